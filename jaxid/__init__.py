@@ -6,3 +6,29 @@ ill-conditioned by nature and float32 loses the small base parameters.
 import jax
 
 jax.config.update("jax_enable_x64", True)
+
+from jaxid import models  # noqa: E402
+from jaxid.dynamics.rnea import forward_kinematics  # noqa: E402
+from jaxid.dynamics.terms import (  # noqa: E402
+    bias_torques,
+    coriolis_matrix,
+    forward_dynamics,
+    gravity_torques,
+    mass_matrix,
+    rnea,
+    simulate,
+)
+from jaxid.identification.regressor import (  # noqa: E402
+    is_linear_in_parameters,
+    parameter_names,
+    parameter_vector,
+    regressor,
+    stack,
+)
+from jaxid.model.robot import Robot  # noqa: E402
+
+__all__ = [
+    "Robot", "models", "rnea", "mass_matrix", "coriolis_matrix", "gravity_torques", "bias_torques",
+    "forward_dynamics", "forward_kinematics", "simulate", "regressor", "stack", "parameter_vector",
+    "parameter_names", "is_linear_in_parameters",
+]

@@ -1,0 +1,77 @@
+"""Rotations, homogeneous transforms and spatial (6-D) vector algebra.
+
+Spatial vectors follow Featherstone, *Rigid Body Dynamics Algorithms* (2008):
+motion vectors are ``[omega; v]`` (angular first), force vectors ``[n; f]``.
+All functions act on one item; batch them with ``jax.vmap``.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def skew(v):
+    """Cross-product matrix: ``skew(a) @ b == cross(a, b)``. v: shape (3,)."""
+    x, y, z = v[0], v[1], v[2]
+    zero = jnp.zeros_like(x)
+    return jnp.stack([
+        jnp.stack([zero, -z, y]),
+        jnp.stack([z, zero, -x]),
+        jnp.stack([-y, x, zero]),
+    ])
+
+
+def axis_angle(axis, angle):
+    """Rotation matrix (3, 3) about a unit ``axis`` (3,) by ``angle`` rad (Rodrigues)."""
+    K = skew(axis)
+    return jnp.eye(3) + jnp.sin(angle) * K + (1.0 - jnp.cos(angle)) * (K @ K)
+
+
+def rot_x(a):
+    return axis_angle(jnp.array([1.0, 0.0, 0.0]), a)
+
+
+def rot_z(a):
+    return axis_angle(jnp.array([0.0, 0.0, 1.0]), a)
+
+
+def rpy(roll, pitch, yaw):
+    """URDF fixed-axis roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    return (axis_angle(jnp.array([0.0, 0.0, 1.0]), yaw)
+            @ axis_angle(jnp.array([0.0, 1.0, 0.0]), pitch)
+            @ axis_angle(jnp.array([1.0, 0.0, 0.0]), roll))
+
+
+def homogeneous(R, p):
+    """4x4 homogeneous transform from rotation R (3, 3) and translation p (3,)."""
+    T = jnp.eye(4)
+    return T.at[:3, :3].set(R).at[:3, 3].set(p)
+
+
+def translation(p):
+    return homogeneous(jnp.eye(3), jnp.asarray(p, dtype=float))
+
+
+def motion_transform(T):
+    """6x6 motion transform from frame A to frame B, where T (4, 4) is B's pose in A.
+
+    Maps a motion vector expressed in A (at A's origin) to B (at B's origin):
+    ``omega_B = R^T omega_A``, ``v_B = R^T (v_A - p x omega_A)``.
+    The force transform from B back to A is its transpose.
+    """
+    R, p = T[:3, :3], T[:3, 3]
+    Rt = R.T
+    top = jnp.concatenate([Rt, jnp.zeros((3, 3))], axis=1)
+    bottom = jnp.concatenate([-Rt @ skew(p), Rt], axis=1)
+    return jnp.concatenate([top, bottom], axis=0)
+
+
+def cross_motion(v, m):
+    """Spatial cross product for motion vectors, ``v x m`` (Featherstone's crm)."""
+    w, u = v[:3], v[3:]
+    return jnp.concatenate([jnp.cross(w, m[:3]), jnp.cross(w, m[3:]) + jnp.cross(u, m[:3])])
+
+
+def cross_force(v, f):
+    """Spatial cross product for force vectors, ``v x* f`` (Featherstone's crf)."""
+    w, u = v[:3], v[3:]
+    return jnp.concatenate([jnp.cross(w, f[:3]) + jnp.cross(u, f[3:]), jnp.cross(w, f[3:])])

@@ -1,0 +1,136 @@
+"""Inverse and forward dynamics of any model that provides ``torque(theta, q, qd, qdd)``.
+
+Every quantity is derived from the model's torque function: the mass matrix is its
+Jacobian in qdd, the bias its value at qdd = 0, the Coriolis matrix the Christoffel
+combination of the mass-matrix derivatives. For a ``Robot`` the torque includes the
+enabled joint terms (friction, offset, rotor inertia); with none enabled these are the
+textbook rigid-body quantities (Siciliano et al., *Robotics*, 2009, ch. 7).
+
+Inputs are (n,) for one sample or (..., n) for a batch; outputs follow.
+"""
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from jaxid.dynamics.batching import batched
+
+
+def _torque(model, q, qd, qdd):
+    return model.torque(model.parameter_vector(), q, qd, qdd)
+
+
+@eqx.filter_jit
+def rnea(model, q, qd, qdd):
+    """Inverse dynamics tau (..., n), N m, by recursive Newton-Euler (plus joint terms).
+
+    q: joint positions (..., n) rad; qd: velocities rad/s; qdd: accelerations rad/s^2.
+    """
+    return batched(_torque, model, q, qd, qdd)
+
+
+def _mass(model, q):
+    zero = jnp.zeros_like(q)
+    return jax.jacfwd(lambda qdd: _torque(model, q, zero, qdd))(zero)
+
+
+@eqx.filter_jit
+def mass_matrix(model, q):
+    """Joint-space mass matrix M (..., n, n), kg m^2, as d tau / d qdd. q: (..., n) rad."""
+    return batched(_mass, model, q)
+
+
+def _gravity(model, q):
+    zero = jnp.zeros_like(q)
+    return _torque(model, q, zero, zero)
+
+
+@eqx.filter_jit
+def gravity_torques(model, q):
+    """Torques at rest, g(q) (..., n), N m (including a constant offset if enabled)."""
+    return batched(_gravity, model, q)
+
+
+def _bias(model, q, qd):
+    return _torque(model, q, qd, jnp.zeros_like(q))
+
+
+@eqx.filter_jit
+def bias_torques(model, q, qd):
+    """Torques at zero acceleration, C(q, qd) qd + g(q) + friction(qd), shape (..., n)."""
+    return batched(_bias, model, q, qd)
+
+
+def _coriolis(model, q, qd):
+    # Christoffel symbols of the first kind: C_ij = sum_k 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) qd_k
+    dM = jax.jacfwd(lambda x: _mass(model, x))(q)  # dM[i, j, k] = dM_ij / dq_k
+    return 0.5 * (jnp.einsum("ijk,k->ij", dM, qd) + jnp.einsum("ikj,k->ij", dM, qd)
+                  - jnp.einsum("jki,k->ij", dM, qd))
+
+
+@eqx.filter_jit
+def coriolis_matrix(model, q, qd):
+    """Coriolis matrix C (..., n, n) in Christoffel form, so that dM/dt - 2C is skew-symmetric."""
+    return batched(_coriolis, model, q, qd)
+
+
+def _forward(model, q, qd, tau):
+    M = _mass(model, q)
+    return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), tau - _bias(model, q, qd))
+
+
+@eqx.filter_jit
+def forward_dynamics(model, q, qd, tau):
+    """Joint accelerations qdd (..., n), rad/s^2, solving ``M qdd = tau - bias`` by Cholesky."""
+    return batched(_forward, model, q, qd, tau)
+
+
+@eqx.filter_jit
+def simulate(model, torque_fn, q0, qd0, t, substeps=1):
+    """Integrate the model under a torque law with fixed-step RK4 (``lax.scan``).
+
+    torque_fn: ``tau = torque_fn(t, q, qd)``, N m, shape (n,); t: sample times (N,), s;
+    q0, qd0: initial state (n,). Each interval is split into ``substeps`` RK4 steps.
+    Returns q, qd, qdd, tau, each (N, n), at the sample times.
+    """
+    t = jnp.asarray(t, dtype=float)
+
+    def accel(ti, q, qd):
+        return _forward(model, q, qd, torque_fn(ti, q, qd))
+
+    def rk4(state, ti, h):
+        q, qd = state
+        k1q, k1v = qd, accel(ti, q, qd)
+        k2q, k2v = qd + 0.5 * h * k1v, accel(ti + 0.5 * h, q + 0.5 * h * k1q, qd + 0.5 * h * k1v)
+        k3q, k3v = qd + 0.5 * h * k2v, accel(ti + 0.5 * h, q + 0.5 * h * k2q, qd + 0.5 * h * k2v)
+        k4q, k4v = qd + h * k3v, accel(ti + h, q + h * k3q, qd + h * k3v)
+        return (q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q), qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+
+    def step(state, interval):
+        t0, t1 = interval
+        h = (t1 - t0) / substeps
+        state = jax.lax.fori_loop(0, substeps, lambda k, s: rk4(s, t0 + k * h, h), state)
+        return state, state
+
+    q0, qd0 = jnp.asarray(q0, dtype=float), jnp.asarray(qd0, dtype=float)
+    _, (q, qd) = jax.lax.scan(step, (q0, qd0), (t[:-1], t[1:]))
+    q, qd = jnp.concatenate([q0[None], q]), jnp.concatenate([qd0[None], qd])
+    tau = jax.vmap(torque_fn)(t, q, qd)
+    qdd = jax.vmap(lambda a, b, c: _forward(model, a, b, c))(q, qd, tau)
+    return q, qd, qdd, tau
+
+
+def kinetic_energy(model, q, qd):
+    """Kinetic energy 1/2 qd^T M(q) qd, J. q, qd: (n,)."""
+    return 0.5 * qd @ _mass(model, q) @ qd
+
+
+def potential_energy(robot, q):
+    """Gravitational potential energy of a ``Robot``, -sum_i m_i g . c_i, J. q: (n,)."""
+    from jaxid.dynamics.rnea import forward_kinematics
+
+    poses = forward_kinematics(robot, q)
+    h = jnp.einsum("nij,nj->ni", poses[:, :3, :3], robot.inertial[:, 1:4])
+    mc = h + robot.inertial[:, :1] * poses[:, :3, 3]
+    return -jnp.sum(mc @ robot.gravity)

@@ -1,0 +1,1 @@
+"""Excitation trajectories and their optimisation."""

@@ -1,0 +1,1 @@
+"""Identification: regressor, base parameters, estimators, friction, payload."""

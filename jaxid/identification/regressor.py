@@ -1,0 +1,65 @@
+"""The regressor ``Y(q, qd, qdd)`` with ``tau = Y @ theta``, by forward-mode autodiff.
+
+For any model providing ``torque(theta, q, qd, qdd)``, ``parameter_vector()`` and
+``parameter_names()``, ``Y = jax.jacfwd(torque)(theta, ...)``. For models linear in
+their parameters (rigid bodies in the 10-vector parametrisation, Atkeson et al.
+1986) Y is exact and independent of theta; otherwise it is the local Jacobian.
+"""
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.dynamics.batching import batched
+
+
+def _regressor(model, theta, q, qd, qdd):
+    return jax.jacfwd(model.torque)(theta, q, qd, qdd)
+
+
+@eqx.filter_jit
+def regressor(model, q, qd, qdd, theta=None):
+    """Regressor Y, shape (n, p) for one sample or (N, n, p) for a batch.
+
+    q, qd, qdd: (n,) or (N, n), rad, rad/s, rad/s^2. theta: point of linearisation
+    (p,), default the model's own parameters (irrelevant for linear models).
+    """
+    theta = model.parameter_vector() if theta is None else jnp.asarray(theta, dtype=float)
+    return batched(lambda m, a, b, c: _regressor(m, theta, a, b, c), model, q, qd, qdd)
+
+
+def stack(Y, tau=None):
+    """Stack a batch Y (N, n, p) sample-major into W (N*n, p); tau (N, n) into (N*n,)."""
+    W = Y.reshape(-1, Y.shape[-1])
+    return W if tau is None else (W, jnp.reshape(tau, -1))
+
+
+def parameter_vector(model):
+    """theta (p,) of a model."""
+    return model.parameter_vector()
+
+
+def parameter_names(model) -> tuple[str, ...]:
+    """Names of theta's entries, from the same code that orders the regressor columns."""
+    return tuple(model.parameter_names())
+
+
+def is_linear_in_parameters(model, n_samples=8, key=None, rtol=1e-9) -> bool:
+    """Numerical check that torque is linear in theta: Y is the same at two parameter points
+    and ``Y @ theta == torque`` at random states."""
+    key = jax.random.PRNGKey(0) if key is None else key
+    k1, k2, k3, k4 = jax.random.split(key, 4)
+    n = model.n
+    q, qd, qdd = (jax.random.normal(k, (n_samples, n)) for k in (k1, k2, k3))
+    theta = model.parameter_vector()
+    other = theta * (1.0 + 0.5 * jax.random.normal(k4, theta.shape)) + 0.1
+    Y1 = regressor(model, q, qd, qdd, theta)
+    Y2 = regressor(model, q, qd, qdd, other)
+    tau = jax.vmap(model.torque, in_axes=(None, 0, 0, 0))(other, q, qd, qdd)
+    scale = float(jnp.max(jnp.abs(Y1))) + 1e-300
+    same = np.allclose(np.asarray(Y1), np.asarray(Y2), rtol=rtol, atol=rtol * scale)
+    exact = np.allclose(np.asarray(jnp.einsum("knp,p->kn", Y2, other)), np.asarray(tau),
+                        rtol=rtol, atol=rtol * scale * float(jnp.max(jnp.abs(other))))
+    return bool(same and exact)

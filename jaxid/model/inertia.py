@@ -1,0 +1,138 @@
+"""Inertial parameters of one rigid body.
+
+The 10-vector ``pi = [m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` is
+expressed in a body-fixed frame, with the rotational inertia taken about that
+frame's origin (Pinocchio's ``Inertia.toDynamicParameters`` order). It is the
+parametrisation in which rigid-body torques are linear (Atkeson, An and
+Hollerbach, 1986).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxid.dynamics.spatial import motion_transform, skew
+
+INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+
+
+def inertia_matrix(pi):
+    """Symmetric 3x3 rotational inertia about the frame origin, from pi (10,)."""
+    xx, xy, yy, xz, yz, zz = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
+    return jnp.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+def spatial_inertia(pi):
+    """6x6 spatial inertia ``[[I_O, skew(h)], [skew(h)^T, m 1]]`` from pi (10,), h = m c."""
+    h = pi[1:4]
+    H = skew(h)
+    top = jnp.concatenate([inertia_matrix(pi), H], axis=1)
+    bottom = jnp.concatenate([H.T, pi[0] * jnp.eye(3)], axis=1)
+    return jnp.concatenate([top, bottom], axis=0)
+
+
+def from_spatial(I6):
+    """Inverse of :func:`spatial_inertia`: 6x6 spatial inertia -> pi (10,)."""
+    I = I6[:3, :3]
+    H = I6[:3, 3:]
+    h = jnp.array([H[2, 1], H[0, 2], H[1, 0]])
+    return jnp.concatenate([I6[3:4, 3], h, jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
+
+
+def transform(pi, T):
+    """Express pi, given in frame B, in frame A, where T (4, 4) is B's pose in A.
+
+    Linear in pi: ``I_A = X^T I_B X`` with X the motion transform A -> B.
+    """
+    X = motion_transform(T)
+    return from_spatial(X.T @ spatial_inertia(pi) @ X)
+
+
+def from_mass_com_inertia(m, c, I_c):
+    """pi (10,) from mass m (kg), centre of mass c (3,) m and inertia I_c (3, 3) about c."""
+    c = jnp.asarray(c, dtype=float)
+    I_o = jnp.asarray(I_c, dtype=float) + m * (jnp.dot(c, c) * jnp.eye(3) - jnp.outer(c, c))
+    return jnp.concatenate([jnp.atleast_1d(m), m * c,
+                            jnp.array([I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])])
+
+
+def to_mass_com_inertia(pi):
+    """(m, c (3,), I_c (3, 3) about the centre of mass) from pi; requires m > 0."""
+    m = pi[0]
+    c = pi[1:4] / m
+    I_c = inertia_matrix(pi) - m * (jnp.dot(c, c) * jnp.eye(3) - jnp.outer(c, c))
+    return m, c, I_c
+
+
+def pseudo_inertia(pi):
+    """4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, Sigma = tr(I)/2 1 - I.
+
+    pi is physically consistent iff J is positive definite (Wensing, Kim and
+    Slotine, 2017): it is then the second moment of a positive mass density.
+    """
+    I = inertia_matrix(pi)
+    Sigma = 0.5 * jnp.trace(I) * jnp.eye(3) - I
+    h = pi[1:4]
+    return jnp.block([[Sigma, h[:, None]], [h[None, :], pi[0:1][None, :]]])
+
+
+def from_pseudo_inertia(J):
+    """Inverse of :func:`pseudo_inertia`."""
+    Sigma = J[:3, :3]
+    I = jnp.trace(Sigma) * jnp.eye(3) - Sigma
+    return jnp.concatenate([J[3:4, 3], J[:3, 3],
+                            jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
+
+
+def is_consistent(pi, tol=0.0):
+    """True where the pseudo-inertia of pi (..., 10) is positive definite (min eigenvalue > tol)."""
+    J = jnp.vectorize(pseudo_inertia, signature="(k)->(a,a)")(jnp.asarray(pi))
+    return jnp.linalg.eigvalsh(J)[..., 0] > tol
+
+
+def log_cholesky_to_inertial(z):
+    """Log-Cholesky parametrisation (Rucker and Wensing, 2022): z (10,) -> pi (10,).
+
+    ``J = U U^T`` with U upper triangular, ``U = [[e^a, s12, s13, t1], [0, e^d2, s23, t2],
+    [0, 0, e^d3, t3], [0, 0, 0, 1]] * e^alpha``: every z gives a physically
+    consistent body and every consistent body has exactly one z.
+    z = [alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3].
+    """
+    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = (z[i] for i in range(10))
+    U = jnp.array([
+        [jnp.exp(d1), s12, s13, t1],
+        [0.0, jnp.exp(d2), s23, t2],
+        [0.0, 0.0, jnp.exp(d3), t3],
+        [0.0, 0.0, 0.0, 1.0],
+    ]) * jnp.exp(alpha)
+    return from_pseudo_inertia(U @ U.T)
+
+
+def inertial_to_log_cholesky(pi):
+    """Inverse of :func:`log_cholesky_to_inertial`; pi must be physically consistent."""
+    J = pseudo_inertia(pi)
+    # Upper-triangular factor J = U U^T from the Cholesky factor of the index-reversed matrix.
+    P = jnp.eye(4)[::-1]
+    L = jnp.linalg.cholesky(P @ J @ P)
+    U = P @ L @ P
+    alpha = jnp.log(U[3, 3])
+    U = U / U[3, 3]
+    return jnp.array([alpha, jnp.log(U[0, 0]), jnp.log(U[1, 1]), jnp.log(U[2, 2]),
+                      U[0, 1], U[1, 2], U[0, 2], U[0, 3], U[1, 3], U[2, 3]])
+
+
+def box_inertia(m, size):
+    """Rotational inertia (3, 3) about the centre of a uniform box of mass m, size (3,) m."""
+    x, y, z = size
+    return m / 12.0 * jnp.diag(jnp.array([y * y + z * z, x * x + z * z, x * x + y * y]))
+
+
+def cylinder_inertia(m, radius, length, axis=2):
+    """Rotational inertia (3, 3) about the centre of a uniform solid cylinder along ``axis``."""
+    radial = m * (3.0 * radius**2 + length**2) / 12.0
+    d = [radial, radial, radial]
+    d[axis] = 0.5 * m * radius**2
+    return jnp.diag(jnp.array(d))
+
+
+batch_transform = jax.vmap(transform)

@@ -1,0 +1,132 @@
+"""Built-in models: the UR5, planar n-R arms and the six-DOF nonlinear benchmark system."""
+from __future__ import annotations
+
+import os
+import site
+import sys
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.model import inertia
+from jaxid.model.robot import Robot
+
+# Universal Robots' published DH parameters and masses for the UR5 (CB3).
+UR5_DH = np.array([  # theta_offset, d, a, alpha
+    [0.0, 0.089159, 0.0, np.pi / 2],
+    [0.0, 0.0, -0.425, 0.0],
+    [0.0, 0.0, -0.39225, 0.0],
+    [0.0, 0.10915, 0.0, np.pi / 2],
+    [0.0, 0.09465, 0.0, -np.pi / 2],
+    [0.0, 0.0823, 0.0, 0.0],
+])
+UR5_MASSES = np.array([3.7, 8.393, 2.33, 1.219, 1.219, 0.1879])
+UR5_COMS = np.array([
+    [0.0, -0.02561, 0.00193],
+    [0.2125, 0.0, 0.11336],
+    [0.15, 0.0, 0.0265],
+    [0.0, -0.0018, 0.01634],
+    [0.0, 0.0018, 0.01634],
+    [0.0, 0.0, -0.001159],
+])
+# Inertia approximation: uniform solid cylinders (radius, length, axis in the DH frame).
+UR5_CYLINDERS = [(0.06, 0.15, 1), (0.06, 0.425, 0), (0.05, 0.39225, 0),
+                 (0.045, 0.12, 1), (0.045, 0.12, 1), (0.0375, 0.0345, 2)]
+
+
+def ur5(joint_terms=(), joint_params=None) -> Robot:
+    """The Universal Robots UR5 from its published standard DH table and link masses.
+
+    DH: d1 = 0.089159, a2 = -0.425, a3 = -0.39225, d4 = 0.10915, d5 = 0.09465,
+    d6 = 0.0823 m; alpha = [pi/2, 0, 0, pi/2, -pi/2, 0]. Masses [3.7, 8.393, 2.33,
+    1.219, 1.219, 0.1879] kg; centres of mass in the DH link frames as published by UR.
+    UR publishes no inertia tensors: each link is approximated by a uniform solid
+    cylinder about its centre of mass (shoulder, wrist links: r = 0.06 / 0.045 m along the
+    joint axis; upper arm and forearm: r = 0.06 / 0.05 m along the link, the lengths of
+    a2, a3; flange: a disc r = 0.0375 m).
+    Limits: +-2 pi rad, pi rad/s, 15 rad/s^2 (a conservative figure: UR states no
+    hardware acceleration limit), torques 150, 150, 150, 28, 28, 28 N m.
+    joint_terms: per-joint terms to enable, e.g. ("fv", "fc"), with values joint_params (n, k).
+    """
+    inertias = [inertia.cylinder_inertia(m, r, L, ax) for m, (r, L, ax) in zip(UR5_MASSES, UR5_CYLINDERS)]
+    limits = dict(q_min=-2 * np.pi, q_max=2 * np.pi, qd_max=np.pi, qdd_max=15.0,
+                  tau_max=np.array([150.0, 150.0, 150.0, 28.0, 28.0, 28.0]))
+    return Robot.from_dh(UR5_DH, "standard", masses=UR5_MASSES, coms=UR5_COMS, inertias=np.stack(inertias),
+                         limits=limits, joint_terms=joint_terms, joint_params=joint_params,
+                         names=("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"),
+                         name="ur5")
+
+
+def planar(n=2, lengths=None, masses=None, gravity=9.81) -> Robot:
+    """An n-link planar revolute arm moving in the vertical x-y plane, gravity along -y.
+
+    Links are uniform thin rods of length l_i (default 1 m) and mass m_i (default 1 kg),
+    centre of mass at mid-length, inertia m l^2 / 12 about the centre (z axis).
+    """
+    lengths = np.ones(n) if lengths is None else np.asarray(lengths, dtype=float).reshape(n)
+    masses = np.ones(n) if masses is None else np.asarray(masses, dtype=float).reshape(n)
+    table = np.stack([np.zeros(n), np.zeros(n), lengths, np.zeros(n)], axis=1)
+    coms = np.stack([-lengths / 2, np.zeros(n), np.zeros(n)], axis=1)  # DH frame i sits at the link's tip
+    inertias = np.stack([np.diag([0.0, m * l**2 / 12, m * l**2 / 12]) for m, l in zip(masses, lengths)])
+    return Robot.from_dh(table, "standard", masses=masses, coms=coms, inertias=inertias,
+                         gravity=(0.0, -gravity, 0.0), name=f"planar{n}")
+
+
+NONLINEAR_6DOF_TERMS = ("m", "c", "d", "b", "k", "k3_", "h", "h3_", "g")
+NONLINEAR_6DOF_VALUES = np.array([
+    [1.20, 0.35, 0.80, 0.12, 3.50, 0.45, 0.55, 0.22, 0.10],
+    [1.10, 0.28, 0.75, 0.15, 3.80, 0.40, 0.62, 0.19, 0.12],
+    [0.90, 0.22, 0.60, 0.10, 2.90, 0.38, 0.48, 0.18, 0.08],
+    [1.00, 0.18, 0.70, 0.11, 3.10, 0.33, 0.52, 0.25, 0.09],
+    [1.30, 0.25, 0.85, 0.14, 3.60, 0.50, 0.60, 0.21, 0.11],
+    [1.15, 0.30, 0.65, 0.09, 3.20, 0.42, 0.44, 0.17, 0.13],
+])
+
+
+class Nonlinear6DOF(eqx.Module):
+    """Six coupled DOFs with cubic damping and stiffness and ring coupling springs:
+
+    ``tau_i = m_i qdd_i + c_i qd_i qd_j + d_i qd_i + b_i qd_i^3 + k_i q_i + k3_i q_i^3
+    + h_i (q_i - q_j) + h3_i (q_i - q_j)^3 + g_i``, j = i + 1 (6 wraps to 1).
+
+    Nonlinear in the states, linear in its 54 parameters (9 per DOF).
+    """
+
+    params: jnp.ndarray  # (6, 9) in the order of NONLINEAR_6DOF_TERMS
+
+    @property
+    def n(self) -> int:
+        return 6
+
+    def parameter_vector(self):
+        return self.params.ravel()
+
+    def parameter_names(self):
+        return tuple(f"{k}{i + 1}" for i in range(6) for k in NONLINEAR_6DOF_TERMS)
+
+    def torque(self, theta, q, qd, qdd):
+        """tau (6,) for theta (54,), q, qd, qdd (6,)."""
+        m, c, d, b, k, k3, h, h3, g = theta.reshape(6, 9).T
+        qj, qdj = jnp.roll(q, -1), jnp.roll(qd, -1)
+        dq = q - qj
+        return (m * qdd + c * qd * qdj + d * qd + b * qd**3 + k * q + k3 * q**3
+                + h * dq + h3 * dq**3 + g)
+
+
+def nonlinear_6dof(params=None) -> Nonlinear6DOF:
+    """The six-DOF benchmark system with its reference parameters (6, 9) unless given."""
+    values = NONLINEAR_6DOF_VALUES if params is None else params
+    return Nonlinear6DOF(jnp.asarray(values, dtype=float).reshape(6, 9))
+
+
+def example_robot_urdf(relative: str) -> str:
+    """Path of a URDF shipped by the ``example-robot-data`` package, e.g.
+    ``"ur_description/urdf/ur5_robot.urdf"`` or ``"panda_description/urdf/panda.urdf"``."""
+    roots = [sys.prefix, *site.getsitepackages()]
+    for root in roots:
+        for sub in ("", "lib/python%d.%d/site-packages" % sys.version_info[:2]):
+            path = os.path.join(root, sub, "cmeel.prefix/share/example-robot-data/robots", relative)
+            if os.path.exists(path):
+                return path
+    raise FileNotFoundError(f"{relative} not found: install example-robot-data (pip install example-robot-data)")

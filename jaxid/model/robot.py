@@ -1,0 +1,237 @@
+"""The rigid-body robot model: topology, geometry, limits and parameters."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.dynamics import spatial
+from jaxid.model import inertia
+
+# Per-joint terms that can be switched on, in the order their columns appear.
+#   ia: rotor (armature) inertia, tau = ia * qdd          [kg m^2]
+#   fv: viscous friction,         tau = fv * qd           [N m s/rad]
+#   fc: Coulomb friction,         tau = fc * tanh(qd/eps) [N m]
+#   offset: constant torque offset (sensor bias)          [N m]
+JOINT_TERMS = ("ia", "fv", "fc", "offset")
+
+
+class Robot(eqx.Module):
+    """A rigid-body robot with n joints (revolute 'R' or prismatic 'P').
+
+    Joint i moves link i. Its frame is ``T_parent @ placements[i] @ motion(q_i)``,
+    where ``motion`` rotates about (or translates along) ``axes[i]``, expressed in
+    the joint frame; link i's inertial parameters are expressed in that frame.
+
+    Attributes (arrays are differentiable leaves, the rest is static topology):
+        joint_types: tuple of 'R' / 'P', length n.
+        parents: parent link index of each link (-1 for the fixed base).
+        names: joint names.
+        joint_terms: enabled per-joint terms, a subset of ``JOINT_TERMS`` in that order.
+        coulomb_eps: velocity scale of the smooth Coulomb sign ``tanh(qd / eps)``, rad/s.
+        placements: fixed transforms parent frame -> joint frame, shape (n, 4, 4).
+        axes: joint axes in the joint frames, shape (n, 3), unit vectors.
+        tip: the flange (tool) frame in the last joint frame, shape (4, 4).
+        gravity: gravity acceleration in the base frame, shape (3,), m/s^2.
+        inertial: per-link inertial 10-vectors, shape (n, 10) (see ``jaxid.model.inertia``).
+        joint_params: values of the enabled joint terms, shape (n, len(joint_terms)).
+        q_min, q_max: position limits, (n,), rad or m.
+        qd_max, qdd_max, tau_max: velocity, acceleration and torque limits, (n,).
+    """
+
+    joint_types: tuple = eqx.field(static=True)
+    parents: tuple = eqx.field(static=True)
+    names: tuple = eqx.field(static=True)
+    joint_terms: tuple = eqx.field(static=True)
+    coulomb_eps: float = eqx.field(static=True)
+    name: str = eqx.field(static=True)
+    placements: jnp.ndarray
+    axes: jnp.ndarray
+    tip: jnp.ndarray
+    gravity: jnp.ndarray
+    inertial: jnp.ndarray
+    joint_params: jnp.ndarray
+    q_min: jnp.ndarray
+    q_max: jnp.ndarray
+    qd_max: jnp.ndarray
+    qdd_max: jnp.ndarray
+    tau_max: jnp.ndarray
+
+    def __init__(self, placements, axes, inertial, *, joint_types=None, parents=None, names=None,
+                 joint_terms=(), joint_params=None, coulomb_eps=1e-3, tip=None,
+                 gravity=(0.0, 0.0, -9.81), q_min=None, q_max=None, qd_max=None, qdd_max=None,
+                 tau_max=None, name="robot"):
+        placements = jnp.asarray(placements, dtype=float)
+        if placements.ndim != 3 or placements.shape[1:] != (4, 4):
+            raise ValueError(f"placements must have shape (n, 4, 4), got {placements.shape}")
+        n = placements.shape[0]
+        if n < 1:
+            raise ValueError("a robot needs at least one joint")
+        axes = jnp.asarray(axes, dtype=float)
+        inertial = jnp.asarray(inertial, dtype=float)
+        _check_shape("axes", axes, (n, 3))
+        _check_shape("inertial", inertial, (n, 10))
+        norms = np.linalg.norm(np.asarray(axes), axis=1)
+        if np.any(norms < 1e-12):
+            raise ValueError(f"joint axes must be non-zero; zero axis at joint(s) {np.where(norms < 1e-12)[0].tolist()}")
+        axes = axes / norms[:, None]
+        joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
+        if len(joint_types) != n or any(t not in ("R", "P") for t in joint_types):
+            raise ValueError(f"joint_types must be n={n} entries of 'R' or 'P', got {joint_types}")
+        parents = tuple(int(p) for p in parents) if parents is not None else tuple(range(-1, n - 1))
+        if len(parents) != n or any(not (-1 <= p < i) for i, p in enumerate(parents)):
+            raise ValueError(f"parents must list n={n} indices with -1 <= parents[i] < i, got {parents}")
+        bad = [t for t in joint_terms if t not in JOINT_TERMS]
+        if bad:
+            raise ValueError(f"unknown joint terms {bad}; choose from {JOINT_TERMS}")
+        joint_terms = tuple(t for t in JOINT_TERMS if t in joint_terms)
+        if joint_params is None:
+            joint_params = jnp.zeros((n, len(joint_terms)))
+        joint_params = jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
+        self.joint_types, self.parents, self.joint_terms = joint_types, parents, joint_terms
+        self.names = tuple(names) if names is not None else tuple(f"joint{i + 1}" for i in range(n))
+        self.coulomb_eps, self.name = float(coulomb_eps), str(name)
+        self.placements, self.axes, self.inertial, self.joint_params = placements, axes, inertial, joint_params
+        self.tip = jnp.eye(4) if tip is None else jnp.asarray(tip, dtype=float)
+        self.gravity = jnp.asarray(gravity, dtype=float)
+        inf = jnp.full((n,), jnp.inf)
+        lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (n,))
+        self.q_min, self.q_max = lim(q_min, -inf), lim(q_max, inf)
+        self.qd_max, self.qdd_max, self.tau_max = lim(qd_max, inf), lim(qdd_max, inf), lim(tau_max, inf)
+
+    # ---- the model interface -------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of joints."""
+        return len(self.joint_types)
+
+    def parameter_vector(self):
+        """theta (p,): the n inertial 10-vectors, then each joint's enabled terms."""
+        return jnp.concatenate([self.inertial.ravel(), self.joint_params.ravel()])
+
+    def parameter_names(self) -> tuple[str, ...]:
+        """Names of theta's entries, e.g. ``m1, mx1, ..., Izz6, fv1, fc1, ...``."""
+        rigid = [f"{k}{i + 1}" for i in range(self.n) for k in inertia.INERTIAL_NAMES]
+        joint = [f"{k}{i + 1}" for i in range(self.n) for k in self.joint_terms]
+        return tuple(rigid + joint)
+
+    def split(self, theta):
+        """theta (p,) -> (inertial (n, 10), joint_params (n, k))."""
+        n = self.n
+        return theta[: 10 * n].reshape(n, 10), theta[10 * n:].reshape(n, len(self.joint_terms))
+
+    def torque(self, theta, q, qd, qdd):
+        """Joint torques (n,) N m of one sample: Newton-Euler plus the enabled joint terms.
+
+        theta: parameters (p,); q, qd, qdd: (n,) rad, rad/s, rad/s^2 (m for prismatic).
+        """
+        from jaxid.dynamics.rnea import rnea_inertial
+
+        inertial, joint_params = self.split(theta)
+        return rnea_inertial(self, inertial, q, qd, qdd) + self.joint_torque(joint_params, qd, qdd)
+
+    def joint_torque(self, joint_params, qd, qdd):
+        """Torque of the enabled per-joint terms (n,), linear in ``joint_params`` (n, k)."""
+        basis = {
+            "ia": qdd,
+            "fv": qd,
+            "fc": jnp.tanh(qd / self.coulomb_eps),
+            "offset": jnp.ones_like(qd),
+        }
+        if not self.joint_terms:
+            return jnp.zeros_like(qd)
+        columns = jnp.stack([basis[k] for k in self.joint_terms], axis=-1)
+        return jnp.sum(columns * joint_params, axis=-1)
+
+    # ---- variants ------------------------------------------------------------------------
+    def with_parameters(self, theta):
+        """The same robot with parameter vector theta (p,)."""
+        inertial, joint_params = self.split(jnp.asarray(theta, dtype=float))
+        return eqx.tree_at(lambda r: (r.inertial, r.joint_params), self, (inertial, joint_params))
+
+    def with_joint_terms(self, terms: Sequence[str], values=None):
+        """The same robot with another set of enabled joint terms (values default to zero)."""
+        return Robot(self.placements, self.axes, self.inertial, joint_types=self.joint_types,
+                     parents=self.parents, names=self.names, joint_terms=tuple(terms),
+                     joint_params=values, coulomb_eps=self.coulomb_eps, tip=self.tip,
+                     gravity=self.gravity, q_min=self.q_min, q_max=self.q_max, qd_max=self.qd_max,
+                     qdd_max=self.qdd_max, tau_max=self.tau_max, name=self.name)
+
+    # ---- constructors --------------------------------------------------------------------
+    @classmethod
+    def from_dh(cls, table, convention="standard", *, masses, coms, inertias=None, joint_types=None,
+                limits=None, **kwargs):
+        """A serial robot from a Denavit-Hartenberg table.
+
+        table: shape (n, 4), columns ``(theta_offset, d, a, alpha)`` (rad, m, m, rad).
+            standard (Denavit-Hartenberg 1955): ``A_i = Rz(theta_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``;
+            modified (Craig 1986): row i holds ``(theta_i, d_i, a_{i-1}, alpha_{i-1})`` and
+            ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)``.
+        masses: (n,) kg. coms: (n, 3) m, centres of mass in the DH link frames.
+        inertias: (n, 3, 3) kg m^2 about the centres of mass, in the DH link frames (default zero).
+        joint_types: 'R' (theta is the variable) or 'P' (d is the variable), default all 'R'.
+        limits: dict with any of q_min, q_max, qd_max, qdd_max, tau_max.
+
+        For the standard convention the joint frame of link i is the DH frame i-1 moved by
+        joint i (``Tz(d_i) Rz(q_i)``); the inertial parameters are re-expressed there (they
+        are given in DH frame i = joint frame i @ ``Tx(a_i) Rx(alpha_i)``), and the flange
+        ``tip`` is ``Tx(a_n) Rx(alpha_n)``. For the modified convention the joint frames are
+        the DH frames.
+        """
+        table = np.asarray(table, dtype=float)
+        if table.ndim != 2 or table.shape[1] != 4:
+            raise ValueError(f"DH table must have shape (n, 4) with columns (theta_offset, d, a, alpha), got {table.shape}")
+        if convention not in ("standard", "modified"):
+            raise ValueError(f"convention must be 'standard' or 'modified', got {convention!r}")
+        n = table.shape[0]
+        masses = np.asarray(masses, dtype=float).reshape(n)
+        coms = np.asarray(coms, dtype=float).reshape(n, 3)
+        inertias = np.zeros((n, 3, 3)) if inertias is None else np.asarray(inertias, dtype=float).reshape(n, 3, 3)
+        joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
+        offset, d, a, alpha = table.T
+        tx = lambda x: spatial.translation(jnp.array([x, 0.0, 0.0]))
+        tz = lambda z: spatial.translation(jnp.array([0.0, 0.0, z]))
+        rx = lambda x: spatial.homogeneous(spatial.rot_x(x), jnp.zeros(3))
+        rz = lambda x: spatial.homogeneous(spatial.rot_z(x), jnp.zeros(3))
+        placements, inertial = [], []
+        for i in range(n):
+            # Fixed part of the joint placement: the joint variable enters as Rz (R) or Tz (P).
+            joint_fixed = tz(d[i]) if joint_types[i] == "R" else rz(offset[i])
+            joint_fixed = joint_fixed @ (rz(offset[i]) if joint_types[i] == "R" else tz(d[i]))
+            pi_dh = inertia.from_mass_com_inertia(masses[i], coms[i], inertias[i])
+            if convention == "standard":
+                prev = tx(a[i - 1]) @ rx(alpha[i - 1]) if i > 0 else jnp.eye(4)
+                placements.append(prev @ joint_fixed)
+                link = tx(a[i]) @ rx(alpha[i])  # DH frame i in the joint frame i
+                inertial.append(inertia.transform(pi_dh, link))
+            else:
+                placements.append(rx(alpha[i]) @ tx(a[i]) @ joint_fixed)
+                inertial.append(pi_dh)
+        tip = tx(a[-1]) @ rx(alpha[-1]) if convention == "standard" else jnp.eye(4)
+        return cls(jnp.stack(placements), jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)),
+                   jnp.stack(inertial), joint_types=joint_types, tip=tip, **(limits or {}), **kwargs)
+
+    @classmethod
+    def from_urdf(cls, path, *, base_link=None, tip_link=None, **kwargs):
+        """A serial robot from a URDF file; see :func:`jaxid.model.urdf.load`."""
+        from jaxid.model.urdf import load
+
+        return load(path, base_link=base_link, tip_link=tip_link, **kwargs)
+
+    def __repr__(self):  # a readable summary instead of equinox's array dump
+        lines = [f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
+                 f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"]
+        for i in range(self.n):
+            m = float(self.inertial[i, 0])
+            c = np.asarray(self.inertial[i, 1:4]) / m if m > 0 else np.zeros(3)
+            lines.append(f"  {self.names[i]:<12} axis {np.round(np.asarray(self.axes[i]), 3)}  m={m:.4g} kg  "
+                         f"c={np.round(c, 4)} m  q in [{float(self.q_min[i]):.3g}, {float(self.q_max[i]):.3g}]  "
+                         f"|tau|<={float(self.tau_max[i]):.4g}")
+        return "\n".join(lines)
+
+
+def _check_shape(name, x, shape):
+    if x.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {x.shape}")

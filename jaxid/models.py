@@ -1,0 +1,8 @@
+"""Built-in models: ``jaxid.models.ur5()``, ``planar(n)``, ``nonlinear_6dof()``."""
+from jaxid.model.library import (  # noqa: F401
+    Nonlinear6DOF,
+    example_robot_urdf,
+    nonlinear_6dof,
+    planar,
+    ur5,
+)
