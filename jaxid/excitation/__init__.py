@@ -1,1 +1,2 @@
-"""Excitation trajectories and their optimisation."""
+"""Excitation trajectories (Fourier, multi-sine, S-curve) and their optimisation."""
+from jaxid.excitation.trajectories import fourier, fourier_period, multisine, random_multisine  # noqa: F401

@@ -1,0 +1,168 @@
+"""Excitation trajectories with analytic velocities and accelerations.
+
+Each trajectory is a pure JAX function of its parameters (so an optimiser can
+differentiate through it) and returns (q, qd, qdd), each shape (N, n): N time samples,
+n joints; rad, rad/s, rad/s^2.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from jaxid.signals import _check_finite
+
+__all__ = ["fourier", "fourier_period", "multisine", "random_multisine"]
+
+
+def _array(x, name, ndim):
+    x = jnp.asarray(x, dtype=jnp.result_type(float))
+    if x.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {x.shape}.")
+    _check_finite(x, name)
+    return x
+
+
+def _time(t):
+    t = _array(t, "t", 1)
+    if t.shape[0] < 1:
+        raise ValueError("t is empty; give at least one time sample (s).")
+    return t
+
+
+def fourier_period(omega_f):
+    """Period of a finite Fourier series of base pulsation omega_f (rad/s): 2 pi / omega_f, s."""
+    return 2 * jnp.pi / omega_f
+
+
+def _zero_start(a, b):
+    """Orthogonal projection of (a, b) onto sum_k a_ik = 0 and sum_k k b_ik = 0.
+
+    Those are exactly qd_i(0) = 0 and qdd_i(0) = 0. The projection is linear and
+    differentiable, leaves coefficients that already satisfy the constraints unchanged,
+    and keeps every harmonic free (rather than sacrificing one to the constraint).
+    """
+    k = jnp.arange(1, a.shape[1] + 1, dtype=a.dtype)
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - (b @ k)[:, None] * k / (k @ k)
+    return a, b
+
+
+def fourier(a, b, q0, omega_f, t, zero_start=False):
+    """Finite Fourier series excitation (Swevers et al.).
+
+    q_i(t) = q0_i + sum_{k=1..H} a_ik/(k w) sin(k w t) - b_ik/(k w) cos(k w t),
+    qd_i(t) = sum_k a_ik cos(k w t) + b_ik sin(k w t),
+    qdd_i(t) = sum_k k w (b_ik cos(k w t) - a_ik sin(k w t)),
+    periodic with period 2 pi / w (``fourier_period``). q0 is the mean position over a
+    period, not the start: q_i(0) = q0_i - sum_k b_ik / (k w).
+
+    zero_start=True makes qd and qdd zero at t = 0, hence at every period boundary, by
+    construction: qd_i(0) = sum_k a_ik and qdd_i(0) = w sum_k k b_ik, so (a, b) are first
+    replaced by their orthogonal projection onto sum_k a_ik = 0 and sum_k k b_ik = 0
+    (a_i minus its mean; b_i minus its component along k = (1..H)). The free parameters
+    stay a and b, and gradients flow through the projection. Needs H >= 2. The start
+    position is then q0_i - sum_k b'_ik / (k w) with the projected b'.
+
+    a, b: coefficients, shape (n, H), rad/s; q0: shape (n,), rad; omega_f: base
+    pulsation, rad/s (> 0); t: times, shape (N,), s.
+    Returns (q, qd, qdd), each shape (N, n).
+
+    Source: Swevers, Ganseman, Tukel, De Schutter, Van Brussel, "Optimal robot excitation
+    and identification", IEEE Trans. Robotics and Automation 13(5), 1997.
+    """
+    a = _array(a, "a", 2)
+    b = _array(b, "b", 2)
+    q0 = _array(q0, "q0", 1)
+    t = _time(t)
+    if a.shape != b.shape or q0.shape != a.shape[:1]:
+        raise ValueError(
+            f"a and b must both have shape (n, H) and q0 shape (n,); got a {a.shape}, "
+            f"b {b.shape}, q0 {q0.shape}."
+        )
+    if a.shape[1] < 1:
+        raise ValueError("a and b have no harmonics; give at least one column (H >= 1).")
+    if zero_start and a.shape[1] < 2:
+        raise ValueError(
+            "zero_start needs at least 2 harmonics: with H = 1 the constraints force a = b = 0."
+        )
+    if not isinstance(omega_f, jax.core.Tracer) and not float(omega_f) > 0:
+        raise ValueError(f"omega_f must be a positive pulsation (rad/s), got {omega_f}.")
+    return _fourier(a, b, q0, omega_f, t, zero_start)
+
+
+@partial(jax.jit, static_argnames=("zero_start",))
+def _fourier(a, b, q0, omega_f, t, zero_start):
+    if zero_start:
+        a, b = _zero_start(a, b)
+    wk = omega_f * jnp.arange(1, a.shape[1] + 1)  # (H,)
+    s, c = jnp.sin(t[:, None] * wk), jnp.cos(t[:, None] * wk)  # (N, H)
+    q = q0 + s @ (a / wk).T - c @ (b / wk).T
+    qd = c @ a.T + s @ b.T
+    qdd = c @ (b * wk).T - s @ (a * wk).T
+    return q, qd, qdd
+
+
+def multisine(amplitudes, frequencies_hz, phases, t, offset=0.0):
+    """Sum-of-sines excitation: q_i(t) = offset_i + sum_s A_is sin(2 pi f_is t + phi_is).
+
+    amplitudes: shape (n, S), rad; frequencies_hz: shape (n, S), Hz; phases: shape (n, S),
+    rad; t: times, shape (N,), s; offset: scalar or shape (n,), rad.
+    Returns (q, qd, qdd), each shape (N, n), with analytic derivatives.
+    """
+    amp = _array(amplitudes, "amplitudes", 2)
+    freq = _array(frequencies_hz, "frequencies_hz", 2)
+    phase = _array(phases, "phases", 2)
+    t = _time(t)
+    offset = jnp.asarray(offset, dtype=amp.dtype)
+    if freq.shape != amp.shape or phase.shape != amp.shape:
+        raise ValueError(
+            f"amplitudes, frequencies_hz and phases must share shape (n, S); got "
+            f"{amp.shape}, {freq.shape}, {phase.shape}."
+        )
+    if offset.shape not in ((), amp.shape[:1]):
+        raise ValueError(f"offset must be a scalar or shape ({amp.shape[0]},), got {offset.shape}.")
+    _check_finite(offset, "offset")
+    return _multisine(amp, freq, phase, t, offset)
+
+
+@jax.jit
+def _multisine(amp, freq, phase, t, offset):
+    w = 2 * jnp.pi * freq  # (n, S)
+    arg = t[:, None, None] * w + phase  # (N, n, S)
+    s, c = jnp.sin(arg), jnp.cos(arg)
+    q = offset + jnp.sum(amp * s, axis=-1)
+    qd = jnp.sum(amp * w * c, axis=-1)
+    qdd = -jnp.sum(amp * w**2 * s, axis=-1)
+    return q, qd, qdd
+
+
+def random_multisine(key, n, t, n_sines=3, freq_range=(0.4, 1.6), amp_range=(0.15, 0.45)):
+    """Random multi-sine excitation, the six-DOF benchmark's (T = 30 s, N = 3000 samples).
+
+    Each of the n joints gets n_sines sines with amplitude ~ U(amp_range) rad, frequency
+    ~ U(freq_range) Hz and phase ~ U(0, 2 pi), drawn independently.
+
+    key: a jax.random key or an int seed; n: joints; t: times, shape (N,), s.
+    Returns (q, qd, qdd, params): the trajectory as ``multisine`` and the drawn
+    parameters {"amplitudes", "frequencies_hz", "phases"}, each shape (n, n_sines).
+    """
+    for name, v in (("n", n), ("n_sines", n_sines)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+    for name, (lo, hi) in (("freq_range", freq_range), ("amp_range", amp_range)):
+        if not 0 <= lo <= hi:
+            raise ValueError(f"{name} must be (low, high) with 0 <= low <= high, got {(lo, hi)}.")
+    if isinstance(key, int):
+        key = jax.random.key(key)
+    k_amp, k_freq, k_phase = jax.random.split(key, 3)
+    shape = (n, n_sines)
+    params = {
+        "amplitudes": jax.random.uniform(k_amp, shape, minval=amp_range[0], maxval=amp_range[1]),
+        "frequencies_hz": jax.random.uniform(
+            k_freq, shape, minval=freq_range[0], maxval=freq_range[1]
+        ),
+        "phases": jax.random.uniform(k_phase, shape, maxval=2 * jnp.pi),
+    }
+    return (*multisine(params["amplitudes"], params["frequencies_hz"], params["phases"], t), params)

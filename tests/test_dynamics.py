@@ -1,0 +1,157 @@
+"""Physics identities of the rigid-body dynamics at random states."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import jaxid
+from jaxid.dynamics.terms import kinetic_energy, potential_energy
+
+
+@pytest.fixture(scope="module")
+def terms(ur5_friction, states):
+    r = ur5_friction
+    q, qd, qdd = states
+    return dict(tau=jaxid.rnea(r, q, qd, qdd), M=jaxid.mass_matrix(r, q), C=jaxid.coriolis_matrix(r, q, qd),
+                g=jaxid.gravity_torques(r, q), b=jaxid.bias_torques(r, q, qd))
+
+
+def test_regressor_times_theta_is_rnea(ur5_friction, states, terms):
+    Y = jaxid.regressor(ur5_friction, *states)
+    assert Y.shape == (8, 6, 60 + 6 * 4)
+    tau = Y @ ur5_friction.parameter_vector()
+    np.testing.assert_allclose(tau, terms["tau"], rtol=1e-10, atol=1e-10 * np.abs(terms["tau"]).max())
+
+
+def test_bias_and_gravity_are_rnea_special_cases(ur5_friction, states, terms):
+    q, qd, _ = states
+    z = np.zeros_like(q)
+    np.testing.assert_allclose(terms["b"], jaxid.rnea(ur5_friction, q, qd, z), atol=1e-10)
+    np.testing.assert_allclose(terms["g"], jaxid.rnea(ur5_friction, q, z, z), atol=1e-10)
+
+
+def test_mass_matrix_symmetric_positive_definite(terms):
+    M = np.asarray(terms["M"])
+    np.testing.assert_allclose(M, np.swapaxes(M, 1, 2), atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(M) > 0)
+
+
+def test_equation_of_motion(terms, states):
+    _, _, qdd = states
+    np.testing.assert_allclose(np.einsum("kij,kj->ki", terms["M"], qdd) + terms["b"], terms["tau"], atol=1e-10)
+
+
+def test_coriolis_reproduces_velocity_terms(ur5, states):
+    q, qd, _ = states
+    C = jaxid.coriolis_matrix(ur5, q, qd)
+    lhs = np.einsum("kij,kj->ki", C, qd) + jaxid.gravity_torques(ur5, q)
+    np.testing.assert_allclose(lhs, jaxid.bias_torques(ur5, q, qd), atol=1e-10)
+
+
+def test_mdot_minus_2c_is_skew_symmetric(ur5, states):
+    q, qd, _ = states
+    for k in range(3):
+        _, Mdot = jax.jvp(lambda x: jaxid.mass_matrix(ur5, x), (jnp.asarray(q[k]),), (jnp.asarray(qd[k]),))
+        N = np.asarray(Mdot - 2 * jaxid.coriolis_matrix(ur5, q[k], qd[k]))
+        np.testing.assert_allclose(N, -N.T, atol=1e-10)
+
+
+def test_forward_inverse_round_trip(ur5_friction, states, terms):
+    q, qd, qdd = states
+    np.testing.assert_allclose(jaxid.forward_dynamics(ur5_friction, q, qd, terms["tau"]), qdd, atol=1e-8)
+
+
+def _energy(robot, q, qd):
+    return kinetic_energy(robot, q, qd) + potential_energy(robot, q)
+
+
+def test_energy_conserved_and_drift_shrinks_with_step(ur5):
+    q0 = jnp.array([0.3, -1.0, 0.8, 0.2, -0.5, 0.1])
+    qd0 = jnp.array([0.5, -0.3, 0.4, 1.0, -0.8, 0.6])
+    E0 = float(_energy(ur5, q0, qd0))
+    drifts = []
+    for steps in (400, 800):
+        t = jnp.linspace(0.0, 1.0, steps + 1)
+        q, qd, _, _ = jaxid.simulate(ur5, lambda t, q, qd: jnp.zeros(6), q0, qd0, t)
+        E = jax.vmap(lambda a, b: _energy(ur5, a, b))(q, qd)
+        drifts.append(float(jnp.max(jnp.abs(E - E0))))
+    assert drifts[0] < 1e-4 * max(1.0, abs(E0))
+    assert drifts[1] < drifts[0] / 8  # RK4: error ~ h^4
+
+
+def planar_lagrange_torque(lengths, masses, g, q, qd, qdd):
+    """Euler-Lagrange equations of a planar rod chain from its closed-form Lagrangian."""
+    l, m = jnp.asarray(lengths), jnp.asarray(masses)
+
+    def lagrangian(q, qd):
+        phi, phid = jnp.cumsum(q), jnp.cumsum(qd)
+        e = jnp.stack([jnp.cos(phi), jnp.sin(phi)], 1)
+        ed = jnp.stack([-jnp.sin(phi), jnp.cos(phi)], 1) * phid[:, None]
+        joints = jnp.concatenate([jnp.zeros((1, 2)), jnp.cumsum(l[:, None] * e, 0)[:-1]])
+        jointsd = jnp.concatenate([jnp.zeros((1, 2)), jnp.cumsum(l[:, None] * ed, 0)[:-1]])
+        c, cd = joints + 0.5 * l[:, None] * e, jointsd + 0.5 * l[:, None] * ed
+        T = 0.5 * jnp.sum(m * jnp.sum(cd**2, 1)) + 0.5 * jnp.sum(m * l**2 / 12 * phid**2)
+        return T - g * jnp.sum(m * c[:, 1])
+
+    H = jax.hessian(lagrangian, argnums=1)(q, qd)
+    mixed = jax.jacfwd(jax.grad(lagrangian, argnums=1), argnums=0)(q, qd)
+    return H @ qdd + mixed @ qd - jax.grad(lagrangian, argnums=0)(q, qd)
+
+
+def test_planar2_closed_form():
+    l1, l2, m1, m2, g = 0.7, 0.5, 2.0, 1.5, 9.81
+    robot = jaxid.models.planar(2, [l1, l2], [m1, m2])
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q, qd, qdd = rng.normal(size=(3, 2))
+        c2, s2 = np.cos(q[1]), np.sin(q[1])
+        I1, I2 = m1 * l1**2 / 12, m2 * l2**2 / 12
+        M11 = I1 + I2 + m1 * l1**2 / 4 + m2 * (l1**2 + l2**2 / 4 + l1 * l2 * c2)
+        M12 = I2 + m2 * (l2**2 / 4 + l1 * l2 * c2 / 2)
+        M22 = I2 + m2 * l2**2 / 4
+        h = m2 * l1 * l2 * s2 / 2
+        G1 = (m1 * l1 / 2 + m2 * l1) * g * np.cos(q[0]) + m2 * l2 / 2 * g * np.cos(q[0] + q[1])
+        G2 = m2 * l2 / 2 * g * np.cos(q[0] + q[1])
+        tau = np.array([M11 * qdd[0] + M12 * qdd[1] - h * (2 * qd[0] * qd[1] + qd[1] ** 2) + G1,
+                        M12 * qdd[0] + M22 * qdd[1] + h * qd[0] ** 2 + G2])
+        np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd), tau, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_planar_matches_lagrangian(n):
+    rng = np.random.default_rng(n)
+    lengths, masses = rng.uniform(0.3, 1.0, n), rng.uniform(0.5, 3.0, n)
+    robot = jaxid.models.planar(n, lengths, masses)
+    q, qd, qdd = rng.normal(size=(3, n))
+    np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd),
+                               planar_lagrange_torque(lengths, masses, 9.81, q, qd, qdd), atol=1e-11)
+
+
+def test_modified_dh_equals_standard_dh():
+    l, m = np.array([0.6, 0.4, 0.3]), np.array([2.0, 1.0, 0.5])
+    std = jaxid.models.planar(3, l, m)
+    table = np.array([[0, 0, 0, 0], [0, 0, l[0], 0], [0, 0, l[1], 0]], dtype=float)
+    coms = np.stack([l / 2, np.zeros(3), np.zeros(3)], 1)
+    inertias = np.stack([np.diag([0, mi * li**2 / 12, mi * li**2 / 12]) for mi, li in zip(m, l)])
+    mod = jaxid.Robot.from_dh(table, "modified", masses=m, coms=coms, inertias=inertias, gravity=(0, -9.81, 0))
+    q, qd, qdd = np.random.default_rng(1).normal(size=(3, 3))
+    np.testing.assert_allclose(jaxid.rnea(mod, q, qd, qdd), jaxid.rnea(std, q, qd, qdd), atol=1e-12)
+
+
+def test_gradients_against_finite_differences(ur5_friction, states):
+    q, qd, qdd = (jnp.asarray(x[0]) for x in states)
+    theta = ur5_friction.parameter_vector()
+    f = lambda th, a, b, c: ur5_friction.torque(th, a, b, c)
+    check_grads(lambda a: f(theta, a, qd, qdd), (q,), order=1, modes=("fwd", "rev"), eps=1e-6)
+    check_grads(lambda b: f(theta, q, b, qdd), (qd,), order=1, modes=("fwd", "rev"), eps=1e-6)
+    check_grads(lambda th: f(th, q, qd, qdd), (theta,), order=1, modes=("fwd", "rev"), eps=1e-6)
+
+
+def test_batched_shapes_and_errors(ur5):
+    q = np.zeros((2, 3, 6))
+    assert jaxid.rnea(ur5, q, q, q).shape == (2, 3, 6)
+    with pytest.raises(ValueError, match="n=6 joints"):
+        jaxid.rnea(ur5, np.zeros(5), np.zeros(5), np.zeros(5))
+    with pytest.raises(ValueError, match="batch shapes"):
+        jaxid.rnea(ur5, np.zeros((3, 6)), np.zeros((4, 6)), np.zeros((3, 6)))

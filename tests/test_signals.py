@@ -1,0 +1,146 @@
+"""jaxid.signals: filters against scipy, exactness identities, noise statistics, delays."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.signal
+from jax.test_util import check_grads
+
+import jaxid  # noqa: F401  (float64)
+from jaxid import signals as S
+
+FS = 100.0
+DT = 1 / FS
+
+
+def _close(y, ref, tol=1e-10):
+    """|y - ref| <= tol relative to the reference's scale (absolute for O(1) signals)."""
+    ref = np.asarray(ref)
+    err = np.abs(np.asarray(y) - ref).max()
+    assert err <= tol * max(1.0, np.abs(ref).max()), err
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    """Three smooth sinusoids with noise, shape (400, 3), O(1)."""
+    rng = np.random.default_rng(0)
+    t = np.arange(400) * DT
+    clean = np.stack([np.sin(2 * np.pi * f * t + p) for f, p in [(0.7, 0), (1.3, 1), (2.1, 2)]], 1)
+    return clean + 0.1 * rng.standard_normal(clean.shape)
+
+
+@pytest.mark.parametrize("order,cutoff", [(1, 20.0), (2, 12.0), (4, 5.0), (5, 8.0)])
+def test_butterworth_matches_filtfilt(noisy, order, cutoff):
+    b, a = scipy.signal.butter(order, cutoff / (FS / 2))
+    _close(S.butterworth(noisy, FS, cutoff, order), scipy.signal.filtfilt(b, a, noisy, axis=0))
+    # 1-D input and time along another axis
+    _close(S.butterworth(noisy[:, 0], FS, cutoff, order), scipy.signal.filtfilt(b, a, noisy[:, 0]))
+    _close(S.butterworth(noisy.T, FS, cutoff, order, axis=1), scipy.signal.filtfilt(b, a, noisy.T))
+
+
+def test_butterworth_jit_and_grad(noisy):
+    f = jax.jit(lambda x: S.butterworth(x, FS, 5.0))
+    _close(f(noisy), S.butterworth(noisy, FS, 5.0))
+    check_grads(lambda x: S.butterworth(x, FS, 10.0, order=2), (jnp.asarray(noisy[:40, 0]),), 1)
+
+
+@pytest.mark.parametrize("window,order,deriv", [(5, 3, 0), (11, 2, 1), (21, 4, 2), (15, 3, 3), (9, 5, 1)])
+def test_savgol_matches_scipy(noisy, window, order, deriv):
+    ref = scipy.signal.savgol_filter(noisy, window, order, deriv, delta=DT, axis=0, mode="interp")
+    _close(S.savgol(noisy, window, order, deriv, dt=DT), ref)
+
+
+def test_five_point_cubic_is_the_cubic_least_squares_fit(noisy):
+    _close(S.five_point_cubic(noisy), S.savgol(noisy, 5, 3))
+    t = np.linspace(-1, 2, 30)
+    cubic = np.stack([1 - 2 * t + 0.5 * t**2 + 0.3 * t**3, t**3], 1)
+    # a cubic passes unchanged at every sample, ends included, however many passes
+    _close(S.five_point_cubic(cubic, k=1), cubic, 1e-13)
+    _close(S.five_point_cubic(cubic, k=4), cubic, 1e-13)
+
+
+def test_five_point_cubic_reduces_white_noise():
+    e = np.random.default_rng(1).standard_normal((20000, 2))
+    var = [float(np.var(S.five_point_cubic(e, k=k)[10:-10])) for k in (1, 2, 4)]
+    # one pass: variance factor sum(c^2) = 595/35^2 = 0.486 in the interior
+    assert var[0] == pytest.approx(595 / 35**2, rel=0.05)
+    assert var[2] < var[1] < var[0]
+
+
+def test_period_average_divides_noise_std_by_sqrt_m():
+    m, p = 64, 250
+    rng = np.random.default_rng(2)
+    periodic = np.sin(2 * np.pi * np.arange(p) / p)[:, None] * np.array([1.0, 2.0, 0.5])
+    x = np.tile(periodic, (m, 1)) + rng.standard_normal((m * p, 3))
+    avg = np.asarray(S.period_average(x, p))
+    assert avg.shape == (p, 3)
+    # 750 residual samples: the std estimate is good to ~2.6 % (1 sigma)
+    assert np.std(avg - periodic) * np.sqrt(m) == pytest.approx(1.0, rel=0.1)
+    _close(S.period_average(x[:, 0], p), avg[:, 0])
+
+
+def test_central_diff_exact_on_quadratics():
+    t = np.linspace(0, 1, 11)
+    x = np.stack([3 - 2 * t + 5 * t**2, t**2], 1)
+    dt = t[1] - t[0]
+    _close(S.central_diff(x, dt), np.stack([-2 + 10 * t, 2 * t], 1), 1e-12)
+    # dt may be traced
+    _close(jax.jit(S.central_diff)(x, dt), np.gradient(x, dt, axis=0, edge_order=2), 1e-12)
+
+
+@pytest.mark.parametrize("method", ["butterworth", "savgol"])
+def test_derivatives_of_a_sinusoid(method):
+    t = np.arange(2000) * DT
+    w = 2 * np.pi * np.array([0.3, 0.5])
+    q = np.sin(w * t[:, None])
+    noise = 1e-5 * np.random.default_rng(3).standard_normal(q.shape)
+    qf, qd, qdd = S.derivatives(q + noise, DT, method=method)
+    inner = slice(50, -50)  # end effects are documented; trim them
+
+    def rel(a, b):
+        return np.abs(np.asarray(a)[inner] - b[inner]).max() / np.abs(b).max()
+
+    assert rel(qf, q) < 1e-4
+    assert rel(qd, w * np.cos(w * t[:, None])) < 1e-3
+    assert rel(qdd, -(w**2) * np.sin(w * t[:, None])) < 1e-2
+
+
+@pytest.mark.parametrize("delay", [3.37, -7.81])
+def test_estimate_delay_recovers_fractional_delay(delay):
+    n = 3000
+    k = np.arange(n)
+    freqs = np.array([0.0031, 0.0127, 0.0213, 0.047, 0.083])  # cycles / sample
+    phases = np.array([0.3, 1.1, 2.0, 4.4, 5.5])
+
+    def signal(s):
+        return np.sin(2 * np.pi * freqs * s[:, None] + phases).sum(1)
+
+    x, y = signal(k), signal(k - delay)  # y(t) = x(t - delay)
+    assert float(S.estimate_delay(x, y, 1.0)) == pytest.approx(delay, abs=0.05)
+    assert float(S.estimate_delay(x, y, DT)) == pytest.approx(delay * DT, abs=0.05 * DT)
+    assert float(S.estimate_delay(y, x, 1.0)) == pytest.approx(-delay, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda x: S.butterworth(x, FS, 60.0), "Nyquist"),
+        (lambda x: S.butterworth(x[:10], FS, 5.0), "at least"),
+        (lambda x: S.butterworth(x, FS, 5.0, order=0), "order"),
+        (lambda x: S.butterworth(x, -1.0, 5.0), "fs"),
+        (lambda x: S.butterworth(np.where(np.arange(400)[:, None] == 7, np.nan, x), FS, 5.0), "NaN"),
+        (lambda x: S.savgol(x, 10, 3), "odd"),
+        (lambda x: S.savgol(x, 5, 5), "smaller"),
+        (lambda x: S.savgol(x[:4], 5, 3), "at least"),
+        (lambda x: S.five_point_cubic(x, k=0), "k must"),
+        (lambda x: S.period_average(x, 300), "trim"),
+        (lambda x: S.central_diff(x, 0.0), "dt"),
+        (lambda x: S.central_diff(x, DT, axis=2), "axis"),
+        (lambda x: S.central_diff(1.0, DT), "scalar"),
+        (lambda x: S.derivatives(x, DT, method="spline"), "method"),
+        (lambda x: S.estimate_delay(x[:, 0], x[:-1, 0], DT), "equal length"),
+    ],
+)
+def test_bad_input_raises(noisy, call, match):
+    with pytest.raises(ValueError, match=match):
+        call(noisy)
