@@ -2,7 +2,8 @@
 
 Supported: revolute, continuous and prismatic joints; fixed joints, whose child links
 are merged into the parent link's inertia (and whose placements are folded into the
-next joint's placement); ``<origin xyz rpy>``, ``<axis>``, ``<inertial>`` with its own
+next joint's placement); links off the chain (beyond the tip, side branches) merged
+with their joints locked at zero; ``<origin xyz rpy>``, ``<axis>``, ``<inertial>`` with its own
 origin and rpy, and ``<limit lower upper velocity effort>``. The chain runs from
 ``base_link`` (default: the root link) to ``tip_link`` (default: the only leaf reached
 through movable joints). Errors name the element, the joint or link, and the file.
@@ -144,12 +145,19 @@ def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=No
         link = joints[child_joint[link]].find("parent").get("link")
     chain.reverse()
 
+    movable_chain = {j for j in chain if joints[j].get("type") in MOVABLE}
+
     def merged_inertial(link):
-        """Inertia of `link` plus everything attached to it through fixed joints only."""
+        """Inertia of `link` plus every link hanging from it off the movable chain.
+
+        Links behind fixed joints are rigidly attached; links behind movable joints that
+        are not part of the chain (a gripper beyond the tip, a side branch) are carried
+        as if those joints were locked at zero, as Pinocchio's reduced models do.
+        """
         pi = _inertial(links[link], path)
         for jname in children.get(link, []):
             j = joints[jname]
-            if j.get("type") != "fixed":
+            if jname in movable_chain:
                 continue
             T = _origin(j, f"joint {jname!r}", path)
             pi = pi + np.asarray(inertia.transform(jnp.asarray(merged_inertial(j.find("child").get("link"))),

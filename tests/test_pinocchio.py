@@ -1,0 +1,56 @@
+"""Agreement with Pinocchio, the reference rigid-body implementation (optional dependency)."""
+import numpy as np
+import pytest
+
+import jaxid
+from jaxid.model.library import UR5_COMS, UR5_CYLINDERS, UR5_DH, UR5_MASSES
+from jaxid.model import inertia
+
+pin = pytest.importorskip("pinocchio")
+
+
+def pin_from_standard_dh(table, masses, coms, inertias):
+    """Pinocchio model of a standard-DH arm, built from the table independently of jaxid."""
+    model = pin.Model()
+    parent, prev = 0, pin.SE3.Identity()
+    for i, (offset, d, a, alpha) in enumerate(table):
+        placement = prev * pin.SE3(np.eye(3), np.array([0, 0, d])) * pin.SE3(pin.utils.rotate("z", offset), np.zeros(3))
+        jid = model.addJoint(parent, pin.JointModelRZ(), placement, f"j{i}")
+        dh_frame = pin.SE3(np.eye(3), np.array([a, 0, 0])) * pin.SE3(pin.utils.rotate("x", alpha), np.zeros(3))
+        model.appendBodyToJoint(jid, pin.Inertia(masses[i], coms[i], inertias[i]), dh_frame)
+        parent, prev = jid, dh_frame
+    return model
+
+
+def compare(robot, model, rng, n_states=5, tol=1e-9):
+    data = model.createData()
+    theta = np.concatenate([model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)])
+    np.testing.assert_allclose(robot.parameter_vector(), theta, atol=tol)
+    for _ in range(n_states):
+        q, qd, qdd = rng.normal(size=(3, robot.n))
+        tau = pin.rnea(model, data, q, qd, qdd)
+        np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd), tau, atol=tol * max(1, np.abs(tau).max()))
+        M = pin.crba(model, data, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(jaxid.mass_matrix(robot, q), M, atol=tol)
+        Y = pin.computeJointTorqueRegressor(model, data, q, qd, qdd)
+        np.testing.assert_allclose(jaxid.regressor(robot, q, qd, qdd), Y, atol=tol * max(1, np.abs(Y).max()))
+
+
+def test_ur5_dh_matches_pinocchio(ur5):
+    inertias = [np.asarray(inertia.cylinder_inertia(m, r, L, ax)) for m, (r, L, ax) in zip(UR5_MASSES, UR5_CYLINDERS)]
+    model = pin_from_standard_dh(UR5_DH, UR5_MASSES, UR5_COMS, inertias)
+    compare(ur5, model, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("relative", ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf"])
+def test_urdf_matches_pinocchio(relative):
+    try:
+        path = jaxid.models.example_robot_urdf(relative)
+    except FileNotFoundError:
+        pytest.skip("example-robot-data not installed")
+    robot = jaxid.Robot.from_urdf(path, tip_link="panda_link7" if "panda" in relative else None)
+    model = pin.buildModelFromUrdf(path)
+    if model.nq != robot.n:  # keep the arm only (the Panda's fingers are extra joints)
+        model = pin.buildReducedModel(model, list(range(robot.n + 1, model.njoints)), pin.neutral(model))
+    compare(robot, model, np.random.default_rng(1))

@@ -1,0 +1,87 @@
+"""URDF reading: structure, merging of fixed links, and clear errors for malformed files."""
+import numpy as np
+import pytest
+
+import jaxid
+
+GOOD = """<robot name="two">
+  <link name="base"/>
+  <link name="l1"><inertial><origin xyz="0.1 0 0" rpy="0 0 0.3"/><mass value="2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial></link>
+  <link name="l2"><inertial><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="tool"><inertial><origin xyz="0 0 0.05"/><mass value="0.5"/>
+    <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
+    <origin xyz="0 0 0.3" rpy="0 0 0"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
+  <joint name="j2" type="prismatic"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0.4 0 0" rpy="1.5707963 0 0"/><axis xyz="1 0 0"/><limit lower="0" upper="0.5" effort="100" velocity="1"/></joint>
+  <joint name="fix" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="0 0 0.1"/></joint>
+</robot>"""
+
+
+def write(tmp_path, text, name="r.urdf"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_reads_chain_limits_and_merges_fixed_links(tmp_path):
+    robot = jaxid.Robot.from_urdf(write(tmp_path, GOOD))
+    assert robot.n == 2 and robot.joint_types == ("R", "P") and robot.names == ("j1", "j2")
+    np.testing.assert_allclose(robot.q_max, [3, 0.5])
+    np.testing.assert_allclose(robot.tau_max, [50, 100])
+    np.testing.assert_allclose(robot.inertial[1, 0], 1.5)  # tool merged into l2
+    np.testing.assert_allclose(robot.inertial[1, 1:4], [0, 0, 0.5 * 0.15])
+    np.testing.assert_allclose(robot.tip, np.eye(4))  # default tip: the last moving link
+    flanged = jaxid.Robot.from_urdf(write(tmp_path, GOOD), tip_link="tool")
+    np.testing.assert_allclose(flanged.tip[:3, 3], [0, 0, 0.1])
+    np.testing.assert_allclose(flanged.inertial, robot.inertial)
+    # The regressor identity holds for prismatic joints too.
+    q, qd, qdd = np.random.default_rng(0).normal(size=(3, 2))
+    np.testing.assert_allclose(jaxid.regressor(robot, q, qd, qdd) @ robot.parameter_vector(),
+                               jaxid.rnea(robot, q, qd, qdd), atol=1e-12)
+
+
+def test_kuka_urdf_loads():
+    path = "../shared/data/kuka_lwr4/kuka_lwr4.urdf"
+    import os
+    if not os.path.exists(path):
+        pytest.skip("shared KUKA data not present")
+    robot = jaxid.Robot.from_urdf(path)
+    assert robot.n == 7
+    np.testing.assert_allclose(robot.tau_max, [176, 176, 100, 100, 100, 38, 38])
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace('<mass value="2"/>', ""), r"link 'l1' <inertial>: missing <mass"),
+    (lambda s: s.replace('xyz="0 0 0.3"', 'xyz="0 0"'), r"joint 'j1' <origin xyz>"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="0 0 0"/>'), r"joint 'j2' <axis xyz>: zero axis"),
+    (lambda s: s.replace('type="prismatic"', 'type="planar"'), r"joint 'j2' has type 'planar'"),
+    (lambda s: s.replace('<child link="l2"/>', '<child link="nope"/>'), r"unknown link 'nope'"),
+    (lambda s: s.replace('ixx="0.01" ixy="0" ixz="0" iyy="0.02"', 'ixy="0" ixz="0" iyy="0.02"'), r"missing attribute\(s\) \['ixx'\]"),
+    (lambda s: s.replace('<limit lower="-3" upper="3" effort="50" velocity="2"/>', ""), r"joint 'j1': a revolute joint needs <limit"),
+    (lambda s: s.replace("</robot>", ""), r"not well-formed XML"),
+    (lambda s: s.replace('<mass value="1"/>', '<mass value="abc"/>'), r"link 'l2' <inertial> <mass value>"),
+])
+def test_malformed_urdf_errors_name_the_problem(tmp_path, edit, message):
+    path = write(tmp_path, edit(GOOD))
+    with pytest.raises(ValueError, match=message) as info:
+        jaxid.Robot.from_urdf(path)
+    assert path in str(info.value)
+
+
+def test_missing_file_and_bad_tip(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        jaxid.Robot.from_urdf(str(tmp_path / "missing.urdf"))
+    with pytest.raises(ValueError, match="tip_link 'zzz' is not a link"):
+        jaxid.Robot.from_urdf(write(tmp_path, GOOD), tip_link="zzz")
+
+
+def test_robot_constructor_rejects_bad_shapes():
+    with pytest.raises(ValueError, match=r"placements must have shape \(n, 4, 4\)"):
+        jaxid.Robot(np.zeros((2, 3, 3)), np.zeros((2, 3)), np.zeros((2, 10)))
+    with pytest.raises(ValueError, match=r"inertial must have shape \(2, 10\)"):
+        jaxid.Robot(np.tile(np.eye(4), (2, 1, 1)), np.ones((2, 3)), np.zeros((2, 9)))
+    with pytest.raises(ValueError, match="unknown joint terms"):
+        jaxid.models.ur5(joint_terms=("viscous",))
