@@ -1,11 +1,15 @@
-"""Recursive Newton-Euler inverse dynamics, written in the base frame.
+"""Recursive Newton-Euler inverse dynamics, reorganised into wide batched operations.
 
-The classic two-pass RNEA (Luh, Walker and Paul, 1980; Featherstone 2008, ch. 5)
-is reorganised so that, after forward kinematics, every step acts on all links at
-once: in the base frame the spatial velocity of link i is the sum of the joint
-twists of its ancestors, ``v = A (S qd)``, and the transmitted forces are the
-subtree sums ``F = A^T f`` (A the ancestor matrix). A few wide batched operations
-instead of many 3-vector ones is what makes ``jax.jacfwd`` of this function fast.
+The classic two-pass RNEA (Luh, Walker and Paul, 1980; Featherstone 2008, ch. 5) is
+rewritten so that, after forward kinematics, every step acts on all links at once:
+in the base frame the spatial velocity of link i is the sum of its ancestors' joint
+twists, ``v = A (S qd)`` (A the ancestor matrix), and the torque of joint j is the
+power of its twist against the net forces of the links it carries,
+``tau_j = sum_{i carried by j} (X_i S_j) . f_i``, with ``f_i`` the net wrench of link i
+in its own frame (where its inertia is constant) and ``X_i S_j`` joint j's twist seen
+from link i. That last form is also what makes the regressor cheap: ``f_i`` is
+linear in link i's 10 parameters alone, so ``jax.jacfwd`` runs 10 tangents per link
+instead of 10 n tangents through the whole robot.
 """
 from __future__ import annotations
 
@@ -29,60 +33,87 @@ def ancestors(parents) -> np.ndarray:
     return A
 
 
-def forward_kinematics(robot, q):
-    """Poses of the n joint (link) frames in the base frame, shape (n, 4, 4). q: (n,)."""
-    revolute = jnp.array([t == "R" for t in robot.joint_types])
+def _joint_rotations(robot, q):
+    """Rotation (n, 3, 3) and translation (n, 3) of each joint's own motion."""
+    R, p = [], []
+    for i, kind in enumerate(robot.joint_types):
+        if kind == "R":
+            R.append(spatial.axis_angle(robot.axes[i], q[i]))
+            p.append(jnp.zeros(3))
+        else:
+            R.append(jnp.eye(3))
+            p.append(robot.axes[i] * q[i])
+    return jnp.stack(R), jnp.stack(p)
 
-    def motion(axis, qi, is_rev):
-        R = jnp.where(is_rev, spatial.axis_angle(axis, qi), jnp.eye(3))
-        p = jnp.where(is_rev, 0.0, qi) * axis
-        return spatial.homogeneous(R, p)
 
-    local = robot.placements @ jax.vmap(motion)(robot.axes, q, revolute)
-    poses = []
+def forward_kinematics_rp(robot, q):
+    """World rotations R (n, 3, 3) and origins p (n, 3) of the n joint (link) frames."""
+    Rq, pq = _joint_rotations(robot, q)
+    PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
+    local_R = PR @ Rq
+    local_p = Pp + jnp.einsum("nij,nj->ni", PR, pq)
+    R, p = [], []
     for i, parent in enumerate(robot.parents):
-        poses.append(local[i] if parent < 0 else poses[parent] @ local[i])
-    return jnp.stack(poses)
+        if parent < 0:
+            R.append(local_R[i])
+            p.append(local_p[i])
+        else:
+            R.append(R[parent] @ local_R[i])
+            p.append(p[parent] + R[parent] @ local_p[i])
+    return jnp.stack(R), jnp.stack(p)
 
 
-def joint_twists(robot, poses):
+def forward_kinematics(robot, q):
+    """Poses of the n joint (link) frames in the base frame, shape (n, 4, 4). q: (n,) rad."""
+    R, p = forward_kinematics_rp(robot, q)
+    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0]), (robot.n, 1, 4))
+    return jnp.concatenate([jnp.concatenate([R, p[:, :, None]], axis=2), bottom], axis=1)
+
+
+def joint_twists(robot, R, p):
     """Unit joint twists S (n, 6) in the base frame, ``[omega; v at the base origin]``."""
-    z = jnp.einsum("nij,nj->ni", poses[:, :3, :3], robot.axes)
-    p = poses[:, :3, 3]
-    revolute = jnp.array([[t == "R"] for t in robot.joint_types])
-    return jnp.where(revolute, jnp.concatenate([z, jnp.cross(p, z)], axis=1),
-                     jnp.concatenate([jnp.zeros_like(z), z], axis=1))
+    z = jnp.einsum("nij,nj->ni", R, robot.axes)
+    revolute = np.array([[t == "R"] for t in robot.joint_types])
+    return jnp.where(revolute, jnp.concatenate([z, jnp.cross(p, z)], axis=-1),
+                     jnp.concatenate([jnp.zeros_like(z), z], axis=-1))
+
+
+def to_link(R, p, m):
+    """Motion vectors m (..., 6) at the base origin, seen from frames (R, p): R^T [w; v + w x p]."""
+    w, v = m[..., :3], m[..., 3:]
+    w_l = jnp.einsum("...ji,...j->...i", R, w)
+    v_l = jnp.einsum("...ji,...j->...i", R, v + jnp.cross(w, p))
+    return jnp.concatenate([w_l, v_l], axis=-1)
 
 
 def kinematics(robot, q, qd, qdd):
-    """Poses (n, 4, 4), twists S (n, 6), link velocities v (n, 6) and accelerations a (n, 6).
+    """Link velocities vl, accelerations al (n, 6) in the link frames, and the transmission U.
 
-    Velocities and accelerations are spatial vectors in the base frame; gravity enters
-    as a fictitious upward acceleration of the base.
+    U (n, n, 6): U[i, j] is joint j's unit twist seen from link i when joint j carries
+    link i, zero otherwise. Gravity enters as a fictitious upward acceleration of the base.
     """
     A = jnp.asarray(ancestors(robot.parents))
-    poses = forward_kinematics(robot, q)
-    S = joint_twists(robot, poses)
+    R, p = forward_kinematics_rp(robot, q)
+    S = joint_twists(robot, R, p)
     v = A @ (S * qd[:, None])
-    # dS_i/dt = v_i x S_i: the axis is fixed in the moving link.
+    # dS_j/dt = v_j x S_j: the axis is fixed in the link it moves.
     Sdot = jax.vmap(spatial.cross_motion)(v, S)
     a0 = jnp.concatenate([jnp.zeros(3), -robot.gravity])
     a = A @ (S * qdd[:, None] + Sdot * qd[:, None]) + a0
-    return poses, S, v, a
+    U = to_link(R[:, None], p[:, None], S[None, :]) * A[:, :, None]
+    return to_link(R, p, v), to_link(R, p, a), U
 
 
-def link_wrenches(inertial, poses, v, a):
-    """Net spatial force of each link in the base frame, f = I a + v x* I v, shape (n, 6).
-
-    Velocities are moved to the link frames, where the inertias are constant, and the
-    forces back (force transform = transpose of the motion transform).
-    """
-    X = jax.vmap(spatial.motion_transform)(poses)
-    I = jax.vmap(inertia.spatial_inertia)(inertial)
-    vl = jnp.einsum("nij,nj->ni", X, v)
-    al = jnp.einsum("nij,nj->ni", X, a)
-    f = jnp.einsum("nij,nj->ni", I, al) + jax.vmap(spatial.cross_force)(vl, jnp.einsum("nij,nj->ni", I, vl))
-    return jnp.einsum("nji,nj->ni", X, f)
+def link_wrench(pi, vl, al):
+    """Net wrench f = I a + v x* (I v) (6,) of one link in its frame; linear in pi (10,)."""
+    w, v = vl[:3], vl[3:]
+    dw, dv = al[:3], al[3:]
+    I, h, m = inertia.inertia_matrix(pi), pi[1:4], pi[0]
+    Lw = I @ w + jnp.cross(h, v)  # angular momentum about the origin
+    Lv = m * v - jnp.cross(h, w)  # linear momentum
+    n = I @ dw + jnp.cross(h, dv) + jnp.cross(w, Lw) + jnp.cross(v, Lv)
+    f = m * dv - jnp.cross(h, dw) + jnp.cross(w, Lv)
+    return jnp.concatenate([n, f])
 
 
 def rnea_inertial(robot, inertial, q, qd, qdd):
@@ -91,7 +122,14 @@ def rnea_inertial(robot, inertial, q, qd, qdd):
     q, qd, qdd: shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
     Returns N m (N for prismatic joints).
     """
-    poses, S, v, a = kinematics(robot, q, qd, qdd)
-    f = link_wrenches(inertial, poses, v, a)
-    F = jnp.asarray(ancestors(robot.parents)).T @ f
-    return jnp.sum(S * F, axis=1)
+    vl, al, U = kinematics(robot, q, qd, qdd)
+    f = jax.vmap(link_wrench)(inertial, vl, al)
+    return jnp.einsum("ijk,ik->j", U, f)
+
+
+def rigid_regressor(robot, q, qd, qdd):
+    """Rigid-body regressor (n, 10 n) of one sample: per link, ``jax.jacfwd`` of its wrench
+    with respect to its 10 parameters, transmitted to the joints that carry it."""
+    vl, al, U = kinematics(robot, q, qd, qdd)
+    B = jax.vmap(jax.jacfwd(link_wrench))(robot.inertial, vl, al)  # (n, 6, 10)
+    return jnp.einsum("ijk,ikp->jip", U, B).reshape(robot.n, -1)

@@ -1,7 +1,9 @@
 """The regressor ``Y(q, qd, qdd)`` with ``tau = Y @ theta``, by forward-mode autodiff.
 
 For any model providing ``torque(theta, q, qd, qdd)``, ``parameter_vector()`` and
-``parameter_names()``, ``Y = jax.jacfwd(torque)(theta, ...)``. For models linear in
+``parameter_names()``, ``Y = jax.jacfwd(torque)(theta, ...)``. A model may provide
+``regressor(theta, q, qd, qdd)`` that assembles the same Jacobian faster from its
+structure (``Robot`` takes ``jax.jacfwd`` link by link); it must equal the plain one. For models linear in
 their parameters (rigid bodies in the 10-vector parametrisation, Atkeson et al.
 1986) Y is exact and independent of theta; otherwise it is the local Jacobian.
 """
@@ -16,6 +18,10 @@ from jaxid.dynamics.batching import batched
 
 
 def _regressor(model, theta, q, qd, qdd):
+    # A model may assemble the same Jacobian from its structure (Robot does, link by link).
+    structured = getattr(model, "regressor", None)
+    if structured is not None:
+        return structured(theta, q, qd, qdd)
     return jax.jacfwd(model.torque)(theta, q, qd, qdd)
 
 
