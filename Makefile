@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(VENV)/bin/jaxid demo
 
 test: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests -q --durations=15
 
 clean:
 	rm -rf $(VENV) build *.egg-info

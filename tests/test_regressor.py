@@ -1,0 +1,80 @@
+"""The autodiff regressor and the model interface."""
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxid
+
+
+def test_structured_robot_regressor_equals_plain_jacfwd(ur5_friction, states):
+    q, qd, qdd = states
+    theta = ur5_friction.parameter_vector()
+    plain = jax.vmap(lambda a, b, c: jax.jacfwd(ur5_friction.torque)(theta, a, b, c))(q, qd, qdd)
+    np.testing.assert_allclose(jaxid.regressor(ur5_friction, q, qd, qdd), plain, atol=1e-12)
+
+
+def test_parameter_names_follow_columns(ur5_friction):
+    names = jaxid.parameter_names(ur5_friction)
+    assert names[:10] == ("m1", "mx1", "my1", "mz1", "Ixx1", "Ixy1", "Iyy1", "Ixz1", "Iyz1", "Izz1")
+    assert names[60:64] == ("ia1", "fv1", "fc1", "offset1")
+    assert len(names) == len(set(names)) == jaxid.parameter_vector(ur5_friction).shape[0]
+
+
+def test_stack_is_sample_major(ur5, states):
+    Y = jaxid.regressor(ur5, *states)
+    tau = jaxid.rnea(ur5, *states)
+    W, t = jaxid.stack(Y, tau)
+    assert W.shape == (8 * 6, 60)
+    np.testing.assert_allclose(W[6:12], Y[1])
+    np.testing.assert_allclose(t[6:12], tau[1])
+
+
+def test_large_batches_run_in_chunks_with_the_same_result(ur5):
+    rng = np.random.default_rng(5)
+    q, qd, qdd = rng.normal(size=(3, 1500, 6))  # more than one chunk, with a remainder
+    tau = jaxid.rnea(ur5, q, qd, qdd)
+    np.testing.assert_allclose(tau[1400], jaxid.rnea(ur5, q[1400], qd[1400], qdd[1400]), atol=1e-12)
+
+
+def test_nonlinear_6dof_model():
+    model = jaxid.models.nonlinear_6dof()
+    names = model.parameter_names()
+    assert len(names) == 54 and names[:9] == ("m1", "c1", "d1", "b1", "k1", "k3_1", "h1", "h3_1", "g1")
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rng.normal(size=(3, 5, 6))
+    Y = jaxid.regressor(model, q, qd, qdd)
+    np.testing.assert_allclose(Y @ model.parameter_vector(), jaxid.rnea(model, q, qd, qdd), atol=1e-12)
+    # coupling: tau_1 depends on q_2 through the ring spring h1 (q1 - q2)
+    i = names.index("h1")
+    np.testing.assert_allclose(Y[:, 0, i], q[:, 0] - q[:, 1])
+    assert jaxid.is_linear_in_parameters(model)
+
+
+class Pendulum(eqx.Module):
+    """A researcher's own model, nonlinear in its parameters: tau = J qdd + m g l sin(q) + b tanh(qd / v)."""
+
+    theta: jnp.ndarray
+    n: int = eqx.field(static=True, default=1)
+
+    def parameter_vector(self):
+        return self.theta
+
+    def parameter_names(self):
+        return ("J", "mgl", "b", "v")
+
+    def torque(self, theta, q, qd, qdd):
+        J, mgl, b, v = theta
+        return J * qdd + mgl * jnp.sin(q) + b * jnp.tanh(qd / v)
+
+
+def test_custom_model_goes_through_the_same_code():
+    model = Pendulum(jnp.array([0.5, 2.0, 0.3, 0.1]))
+    Y = jaxid.regressor(model, jnp.ones((4, 1)), 0.2 * jnp.ones((4, 1)), jnp.zeros((4, 1)))
+    assert Y.shape == (4, 1, 4)
+    np.testing.assert_allclose(Y[0, 0, 1], np.sin(1.0))
+    assert not jaxid.is_linear_in_parameters(model)
+    assert jaxid.is_linear_in_parameters(jaxid.models.planar(2))
+    M = jaxid.mass_matrix(model, jnp.array([0.3]))
+    np.testing.assert_allclose(M, [[0.5]])
