@@ -7,7 +7,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from jaxid import models  # noqa: E402
+from jaxid import metrics, models  # noqa: E402
 from jaxid.dynamics.rnea import forward_kinematics  # noqa: E402
 from jaxid.dynamics.terms import (  # noqa: E402
     bias_torques,
@@ -25,10 +25,13 @@ from jaxid.identification.regressor import (  # noqa: E402
     regressor,
     stack,
 )
+from jaxid.identification.base import BaseParameters, base_from_regressor, base_parameters  # noqa: E402
+from jaxid.identification.estimators import Identification, identify  # noqa: E402
 from jaxid.model.robot import Robot  # noqa: E402
 
 __all__ = [
     "Robot", "models", "rnea", "mass_matrix", "coriolis_matrix", "gravity_torques", "bias_torques",
     "forward_dynamics", "forward_kinematics", "simulate", "regressor", "stack", "parameter_vector",
-    "parameter_names", "is_linear_in_parameters",
+    "parameter_names", "is_linear_in_parameters", "base_parameters", "base_from_regressor",
+    "BaseParameters", "identify", "Identification", "metrics",
 ]

@@ -1,0 +1,437 @@
+"""Linear estimators of the parameters of ``tau = W @ theta + noise``, with uncertainty.
+
+``identify(W, tau, method=...)`` solves the stacked, sample-major system (rows
+``k*n .. k*n+n-1`` belong to sample k) by
+
+- ``"ols"``: ordinary least squares;
+- ``"wls"``: weighted least squares, either Gautier's two-step scheme (per-joint noise
+  variances from an OLS fit of each joint's own equations, then a whitened solve of
+  the whole system; Gautier & Poignet 2001,
+  "Extended Kalman filtering and weighted least squares dynamic identification of robot",
+  Control Eng. Practice 9) or a supplied noise covariance / row weights;
+- ``"irls"``: iteratively reweighted least squares with Huber or Tukey weights and a
+  per-joint MAD scale (Holland & Welsch 1977; Huber 1981, "Robust Statistics");
+- ``"ridge"``: Tikhonov regularisation, lambda given or chosen by generalised
+  cross-validation (Golub, Heath & Wahba 1979, Technometrics 21);
+- ``"tls"``: total least squares from the SVD of ``[W tau]`` (Golub & Van Loan 1980,
+  SIAM J. Numer. Anal. 17).
+
+Every solve goes through the SVD (never the normal equations).  By default each column
+of ``W`` is divided by its norm first (Gautier 1990 practice: it removes the unit
+dependence of the conditioning); theta and its covariance are mapped back.
+
+The numeric core is a pure, jitted function; ``identify`` validates concrete inputs in
+Python and skips the checks when it is traced, so ``jax.jit(identify)`` and
+``jax.vmap(lambda W, t: identify(W, t, n_joints=n))`` work over a leading batch axis.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.identification.base import TOL, base_from_regressor
+
+METHODS = ("ols", "wls", "irls", "ridge", "tls")
+#: Tuning constants giving 95 % efficiency under Gaussian noise (Holland & Welsch 1977).
+LOSS_C = {"huber": 1.345, "tukey": 4.685}
+_MAD = 0.6744897501960817  # median |z| of a standard normal
+
+
+class Identification(eqx.Module):
+    """Result of ``identify``; every array gains a leading axis under ``vmap``.
+
+    Attributes:
+        theta: estimated parameters, shape (p,).
+        cov: parameter covariance, shape (p, p) (see ``identify`` for each method).
+        std: standard deviations sqrt(diag(cov)), shape (p,).
+        rel_std: 100 * std / |theta|, shape (p,), % (inf where theta == 0).
+        cond: condition number s_max / s_min of the (column-scaled when ``scale``) W.
+        singular_values: of the same matrix, shape (p,), descending.
+        residual_rms: RMS of tau - W @ theta per joint, shape (n,), units of tau.
+        sigma2: per-joint noise variance ||r_j||^2 / (N - b_j) of that residual, with b_j
+            the rank of joint j's own rows of W (the number of parameter combinations
+            acting on joint j; Gautier's convention), shape (n,).
+        dof: degrees of freedom of the pooled variance, M - rank (M - trace of the hat
+            matrix for ridge).
+        lam: ridge parameter used, on the column-scaled problem when ``scale`` (0 for
+            other methods).
+        method: the method name.
+    """
+
+    theta: jax.Array
+    cov: jax.Array
+    std: jax.Array
+    rel_std: jax.Array
+    cond: jax.Array
+    singular_values: jax.Array
+    residual_rms: jax.Array
+    sigma2: jax.Array
+    dof: jax.Array
+    lam: jax.Array
+    method: str = eqx.field(static=True)
+
+
+# --------------------------------------------------------------------------- core
+
+
+def _pinv_solve(usv, b, rcond):
+    """x = A^+ b, (A^T A)^+ and the numerical rank from the thin SVD of A, truncated at
+    rcond * s_max."""
+    U, s, Vt = usv
+    keep = s > rcond * s[0]
+    g = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
+    return Vt.T @ (g * (U.T @ b)), (Vt.T * g**2) @ Vt, jnp.sum(keep)
+
+
+def _solve(A, b, rcond):
+    return _pinv_solve(jnp.linalg.svd(A, full_matrices=False), b, rcond)
+
+
+def _joint_ols(A, b, n):
+    """Per-joint OLS of each joint's own equations (Gautier & Poignet 2001).
+
+    Returns the noise variances ||r_j||^2 / (N - b_j) and the ranks b_j, shape (n,) each,
+    where b_j is the number of parameter combinations identifiable from joint j alone.
+    Fitting each joint separately keeps a noisy joint from leaking into the residual of
+    a quiet one, which a pooled OLS residual would do.
+    """
+    M, p = A.shape
+    N = M // n
+
+    def one(Aj, bj):
+        nj = jnp.linalg.norm(Aj, axis=0)
+        x, _, rank = _solve(Aj / jnp.where(nj > 0, nj, 1.0), bj, TOL)
+        r = bj - (Aj / jnp.where(nj > 0, nj, 1.0)) @ x
+        return r @ r / jnp.maximum(N - rank, 1), rank
+
+    return jax.vmap(one)(A.reshape(N, n, p).swapaxes(0, 1), b.reshape(N, n).T)
+
+
+_joint_ols_jit = jax.jit(_joint_ols, static_argnums=2)
+
+
+def _gcv_lambda(s, beta, bb, M):
+    """Minimiser of GCV(l) = M ||r(l)||^2 / (M - tr H(l))^2 over a log grid, from the SVD."""
+    lams = s[0] ** 2 * jnp.logspace(-14, 1, 61)
+    rest = jnp.maximum(bb - beta @ beta, 0.0)  # part of b outside range(A)
+
+    def gcv(lam):
+        f = s**2 / (s**2 + lam)
+        return (rest + jnp.sum(((1 - f) * beta) ** 2)) / (M - jnp.sum(f)) ** 2
+
+    return lams[jnp.argmin(jax.vmap(gcv)(lams))]
+
+
+def _psi(t, c, loss):
+    """Influence function of the standardised residual t."""
+    if loss == "huber":
+        return jnp.clip(t, -c, c)
+    u = t / c
+    return jnp.where(jnp.abs(u) < 1, t * (1 - u**2) ** 2, 0.0)
+
+
+def _irls_weight(t, c, loss):
+    """psi(t) / t, written out so that t = 0 gives weight 1 without a 0/0."""
+    if loss == "huber":
+        return jnp.minimum(1.0, c / jnp.maximum(jnp.abs(t), 1e-300))
+    u = t / c
+    return jnp.where(jnp.abs(u) < 1, (1 - u**2) ** 2, 0.0)
+
+
+@functools.partial(jax.jit, static_argnames=("n", "method", "scale", "loss", "max_iter"))
+def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter):
+    """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n; no validation."""
+    M, p = W.shape
+    N = M // n
+    norms = jnp.linalg.norm(W, axis=0)
+    # Rounding-level columns are zero, as in the rank check (base_from_regressor).
+    zero = norms <= TOL * jnp.max(norms)
+    d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p, W.dtype)
+    A = jnp.where(zero, 0.0, W / d)
+    usv = jnp.linalg.svd(A, full_matrices=False)
+    sv = usv[1]
+    lam_used = jnp.zeros((), W.dtype)
+    sub_var, sub_rank = _joint_ols(A, tau, n)
+
+    def joint_var(r):
+        return jnp.sum(r.reshape(N, n) ** 2, axis=0) / jnp.maximum(N - sub_rank, 1)
+
+    def whiten(X, Wh):  # X (M, k); Wh (N, n, n) or (n, n) per-sample whitening matrix
+        Wh = jnp.broadcast_to(Wh, (N, n, n))
+        return jnp.einsum("kij,kjl->kil", Wh, X.reshape(N, n, -1)).reshape(M, -1)
+
+    if method == "ols":
+        x, P, rank = _pinv_solve(usv, tau, rcond)
+        r = tau - A @ x
+        dof = M - rank
+        cov = P * (r @ r) / dof
+    elif method == "wls":
+        if white is None:  # Gautier's two-step: noise variance per joint from its own OLS
+            # An exactly fitted joint would get an infinite weight; bound it.
+            floor = 1e-24 * jnp.mean(tau.reshape(N, n) ** 2, axis=0) + 1e-300
+            white = jnp.diag(1.0 / jnp.sqrt(jnp.maximum(sub_var, floor)))
+        Aw, bw = whiten(A, white), whiten(tau[:, None], white)[:, 0]
+        x, cov, rank = _solve(Aw, bw, rcond)  # Gauss-Markov: (W^T Sigma^-1 W)^-1
+        dof = M - rank
+    elif method == "irls":
+        tau2 = tau.reshape(N, n)
+        # A joint that fits exactly would get a zero scale; keep it finite.
+        floor = 1e-12 * jnp.sqrt(jnp.mean(tau2**2, axis=0)) + 1e-150
+
+        def resid_scale(x):
+            r = tau2 - (A @ x).reshape(N, n)
+            return r, jnp.maximum(jnp.median(jnp.abs(r), axis=0) / _MAD, floor)
+
+        def step(_, x):
+            r, s = resid_scale(x)
+            sw = (jnp.sqrt(_irls_weight(r / s, c, loss)) / s).reshape(M)
+            return _solve(A * sw[:, None], tau * sw, rcond)[0]
+
+        x = jax.lax.fori_loop(0, max_iter, step, _pinv_solve(usv, tau, rcond)[0])
+        r, s = resid_scale(x)
+        t = r / s
+        _, P, rank = _solve(A / jnp.tile(s, N)[:, None], tau, rcond)
+        dpsi = jax.jvp(lambda t: _psi(t, c, loss), (t,), (jnp.ones_like(t),))[1]
+        dof = M - rank
+        # Huber's (1981, 7.6) asymptotic covariance, small-sample factor K omitted.
+        cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2
+    elif method == "ridge":
+        U, s, Vt = usv
+        beta = U.T @ tau
+        lam_used = _gcv_lambda(s, beta, tau @ tau, M) if lam is None else jnp.asarray(lam, W.dtype)
+        g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)  # lam = 0 on a null space
+        x = Vt.T @ (g * beta)
+        r = tau - A @ x
+        dof = M - jnp.sum(s * g)
+        # Sampling covariance of the (biased) ridge estimator.
+        cov = (Vt.T * g**2) @ Vt * (r @ r) / dof
+    elif method == "tls":
+        nb = jnp.linalg.norm(tau) if scale else jnp.ones((), W.dtype)
+        nb = jnp.where(nb > 0, nb, 1.0)
+        _, sc, Vt = jnp.linalg.svd(jnp.concatenate([A, tau[:, None] / nb], axis=1), full_matrices=False)
+        v = Vt[-1]
+        x = -v[:p] / v[p] * nb
+        r = tau - A @ x
+        dof = jnp.asarray(M - p)
+        # First-order covariance (A^T A - s_{p+1}^2 I)^-1 sigma^2 (Van Huffel & Vandewalle
+        # 1991, "The Total Least Squares Problem", ch. 8).
+        cov = (usv[2].T / (sv**2 - sc[-1] ** 2)) @ usv[2] * (r @ r) / dof
+    else:
+        raise ValueError(f"unknown method {method!r}")
+
+    theta = x / d
+    cov = cov / jnp.outer(d, d)
+    std = jnp.sqrt(jnp.diag(cov))
+    r = tau - W @ theta
+    return Identification(
+        theta=theta,
+        cov=cov,
+        std=std,
+        rel_std=100.0 * std / jnp.abs(theta),
+        cond=sv[0] / sv[-1],
+        singular_values=sv,
+        residual_rms=jnp.sqrt(jnp.mean(r.reshape(N, n) ** 2, axis=0)),
+        sigma2=joint_var(r),
+        dof=jnp.asarray(dof, W.dtype),
+        lam=lam_used,
+        method=method,
+    )
+
+
+# ------------------------------------------------------------------- validation
+
+
+def _is_traced(*xs) -> bool:
+    return any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
+def _whitener(cov, weights, N, n):
+    """Whitening matrix per sample, shape (n, n) or (N, n, n): Wh @ noise_k has unit covariance."""
+    if weights is not None:
+        return jax.vmap(jnp.diag)(jnp.sqrt(weights.reshape(N, n)))
+    if cov.ndim == 1:
+        return jnp.diag(1.0 / jnp.sqrt(cov))
+    L = jnp.linalg.cholesky(cov)
+    eye = jnp.broadcast_to(jnp.eye(n, dtype=L.dtype), L.shape)
+    return jax.scipy.linalg.solve_triangular(L, eye, lower=True)
+
+
+def _rank_error(W, names) -> str | None:
+    """Message naming the dependent columns of W, or None when W has full column rank."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bp = base_from_regressor(W, names, tol=TOL)
+    if bp.rank == W.shape[1]:
+        return None
+    K = np.asarray(bp.K)
+    std, ind = bp.standard_names, np.asarray(bp.indices)
+    parts = []
+    for col, j in enumerate(np.asarray(bp.dependent)):
+        on = [std[ind[i]] for i in np.flatnonzero(K[:, col])]
+        parts.append(f"{std[j]} (= combination of {', '.join(on)})" if on else f"{std[j]} (zero column)")
+    return (
+        f"W is rank deficient (rank {bp.rank} of {W.shape[1]} at tol {TOL:g}): unidentifiable "
+        f"columns {'; '.join(parts)}. Identify base parameters instead "
+        "(jaxid.base_parameters(model), or jaxid.identification.base.base_from_regressor(W, names), "
+        "then .reduce(W)), or use method='ridge' or pass rcond= for a truncated pseudo-inverse."
+    )
+
+
+def identify(
+    W,
+    tau,
+    method: str = "ols",
+    *,
+    scale: bool = True,
+    weights=None,
+    cov=None,
+    n_joints: int | None = None,
+    names=None,
+    loss: str = "huber",
+    c: float | None = None,
+    lam: float | None = None,
+    rcond: float | None = None,
+    max_iter: int = 20,
+) -> Identification:
+    """Estimate theta in ``tau = W @ theta + noise`` with its covariance.
+
+    Args:
+        W: stacked sample-major regressor, shape (N*n, p) (rows k*n .. k*n+n-1 are sample
+            k), or unstacked (N, n, p). Units: tau units per parameter unit.
+        tau: measured torques, shape (N*n,) or (N, n), N·m (or N for prismatic joints).
+        method: "ols", "wls", "irls", "ridge" or "tls" (module docstring gives sources).
+        scale: divide each column of W by its norm before solving (default); theta and
+            cov are mapped back. ``cond``/``singular_values`` refer to the scaled W.
+        weights: "wls" only: per-row weights (inverse noise variances), (N*n,) or (N, n).
+        cov: "wls" only: noise covariance per joint (n,), or the block of one sample
+            (n, n) (shared by all samples) or one block per sample (N, n, n) — as for
+            force/torque sensor wrenches; the system is whitened by its Cholesky factor.
+            Without weights or cov, "wls" is Gautier's two-step scheme and needs n.
+        n_joints: n, to split the rows per joint (inferred from a 3-D W or from cov/weights;
+            otherwise 1, i.e. one pooled output, except for two-step "wls").
+        names: p parameter names for error messages.
+        loss, c: "irls" weight function, "huber" (c = 1.345) or "tukey" (c = 4.685), on
+            residuals standardised by a per-joint MAD scale.
+        lam: "ridge" parameter on the (scaled) problem, >= 0; None chooses it by GCV over
+            61 log-spaced values in s_max^2 * [1e-14, 10].
+        rcond: keep singular values above rcond * s_max (truncated pseudo-inverse) and
+            allow a rank-deficient W ("ols", "wls", "irls"). Default: W must pass the
+            rank check, and eps * max(M, p) (numpy's pinv cut) is used under jit/vmap.
+        max_iter: "irls" iterations (fixed, so that it jits), from the OLS solution.
+
+    Returns:
+        ``Identification``. Covariance: "ols" sigma^2 (W^T W)^-1 with sigma^2 =
+        ||r||^2 / (M - rank); "wls" (W^T Sigma^-1 W)^-1 with the estimated or supplied
+        noise covariance Sigma (Gauss-Markov, no rescaling); "irls" Huber's asymptotic
+        covariance; "ridge" the sampling covariance sigma^2 V diag(g^2) V^T of the
+        regularised estimator (biased); "tls" the first-order sigma^2 (W^T W -
+        s_{p+1}^2 I)^-1.
+
+    Raises:
+        ValueError: unknown method or loss; mismatched shapes; NaN/inf; no more rows than
+        parameters; a rank-deficient W (naming the unidentifiable columns) unless
+        method="ridge" or rcond is given. Value checks are skipped under jit/vmap.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    if loss not in LOSS_C:
+        raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
+    W, tau = jnp.asarray(W), jnp.asarray(tau)
+    if W.ndim == 3:
+        N, n, p = W.shape
+        if tau.shape != (N, n):
+            raise ValueError(f"W has shape {W.shape}, so tau must have shape {(N, n)}, got {tau.shape}")
+        if n_joints is not None and n_joints != n:
+            raise ValueError(f"n_joints={n_joints} but W has shape {W.shape} (n = {n})")
+        W, tau = W.reshape(N * n, p), tau.reshape(N * n)
+    elif W.ndim == 2:
+        if tau.shape != (W.shape[0],):
+            raise ValueError(f"W has {W.shape[0]} rows, so tau must have shape ({W.shape[0]},), got {tau.shape}")
+        n = n_joints
+    else:
+        raise ValueError(f"W must have shape (N*n, p) or (N, n, p), got {W.shape}")
+    M, p = W.shape
+
+    if cov is not None and weights is not None:
+        raise ValueError("pass either cov or weights, not both")
+    if (cov is not None or weights is not None) and method != "wls":
+        raise ValueError(f"cov and weights are used by method='wls' only, not {method!r}")
+    if lam is not None and method != "ridge":
+        raise ValueError(f"lam is used by method='ridge' only, not {method!r}")
+    if rcond is not None and method not in ("ols", "wls", "irls"):
+        raise ValueError(f"rcond is not supported by method={method!r}")
+    if cov is not None:
+        cov = jnp.asarray(cov, W.dtype)
+        n = cov.shape[-1] if n is None and cov.ndim else n
+    if weights is not None:
+        weights = jnp.asarray(weights, W.dtype)
+        n = weights.shape[-1] if n is None and weights.ndim == 2 else n
+    if n is None:
+        if method == "wls" and weights is None:
+            raise ValueError("two-step wls estimates one noise variance per joint: pass n_joints")
+        n = 1
+    if n < 1 or M % n:
+        raise ValueError(f"W has {M} rows, which is not a multiple of n_joints={n}")
+    N = M // n
+    if M <= p:
+        raise ValueError(
+            f"W has {M} rows for {p} parameters: least squares needs more rows than parameters "
+            "(add samples or identify base parameters)"
+        )
+    if cov is not None and cov.shape not in ((n,), (n, n), (N, n, n)):
+        raise ValueError(f"cov must have shape ({n},), ({n}, {n}) or ({N}, {n}, {n}), got {cov.shape}")
+    if weights is not None and weights.shape not in ((M,), (N, n)):
+        raise ValueError(f"weights must have shape ({M},) or ({N}, {n}), got {weights.shape}")
+    if names is not None and len(names) != p:
+        raise ValueError(f"got {len(names)} names for {p} columns of W")
+    if c is None:
+        c = LOSS_C[loss]
+
+    if not _is_traced(W, tau):
+        Wn, tn = np.asarray(W), np.asarray(tau)
+        for label, x in (("W", Wn), ("tau", tn)):
+            bad = np.argwhere(~np.isfinite(x))
+            if bad.size:
+                raise ValueError(f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples")
+        if not Wn.any():
+            raise ValueError("W is all zeros: the data does not excite any parameter")
+        if method == "wls" and cov is None and weights is None:
+            b_j = np.asarray(_joint_ols_jit(W, tau, n)[1])
+            if np.any(N <= b_j):
+                raise ValueError(
+                    f"two-step wls needs more samples than parameters per joint: N={N}, "
+                    f"identifiable parameters per joint {b_j.tolist()}; add samples"
+                )
+        if method != "ridge" and rcond is None:
+            msg = _rank_error(Wn, names)
+            if msg:
+                raise ValueError(msg)
+    if cov is not None and not _is_traced(cov):
+        cn = np.asarray(cov)
+        if not np.all(np.isfinite(cn)):
+            raise ValueError("cov contains NaN or inf")
+        if cn.ndim == 1 and np.any(cn <= 0):
+            raise ValueError("cov (per-joint variances) must be positive")
+        if cn.ndim > 1:
+            try:
+                np.linalg.cholesky(cn)
+            except np.linalg.LinAlgError:
+                raise ValueError("cov must be symmetric positive definite") from None
+    if weights is not None and not _is_traced(weights):
+        wn = np.asarray(weights)
+        if not np.all(np.isfinite(wn)) or np.any(wn < 0):
+            raise ValueError("weights must be finite and non-negative")
+    if lam is not None and not _is_traced(lam) and not lam >= 0:
+        raise ValueError(f"lam must be >= 0, got {lam}")
+    if rcond is not None and not _is_traced(rcond) and not 0 <= rcond < 1:
+        raise ValueError(f"rcond must be in [0, 1), got {rcond}")
+
+    white = None if cov is None and weights is None else _whitener(cov, weights, N, n)
+    if rcond is None:  # numpy's pinv default; passed as a value so that it shares the compile
+        rcond = float(np.finfo(np.float64).eps * max(M, p))
+    return _fit(W, tau, white, lam, rcond, c, n=n, method=method, scale=scale, loss=loss, max_iter=max_iter)

@@ -1,0 +1,74 @@
+"""Validation metrics for predicted vs measured torques, and parameter errors.
+
+Torque arrays have shape (N,) or (N, n): samples along axis 0, joints along axis 1.
+Every torque metric takes ``axis``: the default ``axis=0`` reduces over samples and
+returns one value per joint, shape (n,) (a scalar for (N,) input); ``axis=None`` pools
+all joints into one overall value.  Means used for centring (``r2``) are always taken
+per joint, over samples.  Percentages are in %.  Pure ``jnp``: jit- and vmap-able.
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def _err(real, pred):
+    real, pred = jnp.asarray(real), jnp.asarray(pred)
+    if real.shape != pred.shape:
+        raise ValueError(f"real and pred must have the same shape, got {real.shape} and {pred.shape}")
+    return real, pred - real
+
+
+def rmse(real, pred, axis=0):
+    """Root-mean-square error sqrt(mean((pred - real)^2)), units of tau."""
+    _, e = _err(real, pred)
+    return jnp.sqrt(jnp.mean(e**2, axis=axis))
+
+
+def nrmse(real, pred, axis=0):
+    """RMSE normalised by the RMS of the measured torque, in %.
+
+    Per joint j: 100 * rms(pred_j - real_j) / rms(real_j); overall (``axis=None``):
+    100 * ||pred - real||_F / ||real||_F, i.e. normalised by the RMS over all joints.
+    """
+    real, e = _err(real, pred)
+    return 100.0 * jnp.sqrt(jnp.sum(e**2, axis=axis) / jnp.sum(real**2, axis=axis))
+
+
+def r2(real, pred, axis=0):
+    """Coefficient of determination 1 - SSE / SST, SST about each joint's mean.
+
+    Overall (``axis=None``): 1 - sum of SSE over joints / sum of SST over joints.
+    """
+    real, e = _err(real, pred)
+    sst = jnp.sum((real - jnp.mean(real, axis=0)) ** 2, axis=axis)
+    return 1.0 - jnp.sum(e**2, axis=axis) / sst
+
+
+def wape(real, pred, axis=0):
+    """Weighted absolute percentage error 100 * sum|pred - real| / sum|real|, in %."""
+    real, e = _err(real, pred)
+    return 100.0 * jnp.sum(jnp.abs(e), axis=axis) / jnp.sum(jnp.abs(real), axis=axis)
+
+
+def max_pe(real, pred, axis=0):
+    """Maximum percentage error 100 * max|pred - real| / mean|real|, in %."""
+    real, e = _err(real, pred)
+    return 100.0 * jnp.max(jnp.abs(e), axis=axis) / jnp.mean(jnp.abs(real), axis=axis)
+
+
+def relative_error(theta_est, theta_true):
+    """Relative parameter error 100 * |est - true| / |true| per parameter, in %.
+
+    Shapes (..., p) -> (..., p); take ``.mean(-1)`` for the mean relative error.  A true
+    value of 0 gives inf: compare base parameters or mask such entries.
+    """
+    true, e = _err(theta_true, theta_est)
+    return 100.0 * jnp.abs(e) / jnp.abs(true)
+
+
+TORQUE_METRICS = {"rmse": rmse, "nrmse": nrmse, "r2": r2, "wape": wape, "max_pe": max_pe}
+
+
+def summary(real, pred) -> dict:
+    """All torque metrics: ``{name: {"per_joint": (n,) array, "overall": scalar}}``."""
+    return {k: {"per_joint": f(real, pred, axis=0), "overall": f(real, pred, axis=None)} for k, f in TORQUE_METRICS.items()}

@@ -1,0 +1,210 @@
+"""Estimators against closed forms, covariance calibration, robustness and input checks."""
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import jaxid  # noqa: F401  (float64)
+from jaxid.identification.estimators import METHODS, identify
+
+N, n, p = 60, 2, 4
+SIGMA = np.array([0.02, 0.2])  # per-joint noise, deliberately unequal
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    # Columns of very different size, as with inertial vs friction parameters.
+    W = rng.normal(size=(N * n, p)) * np.array([1.0, 30.0, 0.05, 2.0])
+    theta = np.array([1.5, -0.2, 4.0, 0.7])
+    tau = W @ theta + (rng.normal(size=(N, n)) * SIGMA).ravel()
+    return W, tau, theta
+
+
+def _rows(W, tau):
+    return W.reshape(N, n, p), tau.reshape(N, n)
+
+
+def test_ols_matches_lstsq_and_closed_form_covariance(problem):
+    W, tau, _ = problem
+    fit = identify(W, tau, "ols", n_joints=n)
+    ref, *_ = np.linalg.lstsq(W, tau, rcond=None)
+    np.testing.assert_allclose(fit.theta, ref, rtol=1e-10)
+    r = tau - W @ ref
+    cov = (r @ r) / (N * n - p) * np.linalg.inv(W.T @ W)
+    np.testing.assert_allclose(fit.cov, cov, rtol=1e-8)
+    np.testing.assert_allclose(fit.rel_std, 100 * np.sqrt(np.diag(cov)) / np.abs(ref), rtol=1e-8)
+    np.testing.assert_allclose(fit.residual_rms, np.sqrt(np.mean(r.reshape(N, n) ** 2, 0)), rtol=1e-10)
+    np.testing.assert_allclose(fit.sigma2, np.sum(r.reshape(N, n) ** 2, 0) / (N - p), rtol=1e-10)
+    assert fit.dof == N * n - p
+    Ws = W / np.linalg.norm(W, axis=0)
+    np.testing.assert_allclose(fit.cond, np.linalg.cond(Ws), rtol=1e-10)
+    # Unstacked input gives the same estimate.
+    np.testing.assert_allclose(identify(*_rows(W, tau)).theta, ref, rtol=1e-10)
+
+
+def test_wls_two_step_matches_weighted_normal_equations(problem):
+    W, tau, _ = problem
+    fit = identify(W, tau, "wls", n_joints=n)
+    # Step 1: each joint's own equations by OLS; every column acts on every joint here.
+    var = np.array([np.linalg.lstsq(W[j::n], tau[j::n], rcond=None)[1][0] / (N - p) for j in range(n)])
+    w = np.tile(1 / var, N)
+    info = W.T @ (w[:, None] * W)
+    np.testing.assert_allclose(fit.theta, np.linalg.solve(info, W.T @ (w * tau)), rtol=1e-9)
+    np.testing.assert_allclose(fit.cov, np.linalg.inv(info), rtol=1e-8)
+
+
+def test_wls_supplied_covariance_matches_gls(problem):
+    W, tau, _ = problem
+    C = np.array([[0.04, 0.01], [0.01, 0.09]])
+    Si = np.kron(np.eye(N), np.linalg.inv(C))
+    info = W.T @ Si @ W
+    fit = identify(W, tau, "wls", cov=C, n_joints=n)
+    np.testing.assert_allclose(fit.theta, np.linalg.solve(info, W.T @ Si @ tau), rtol=1e-9)
+    np.testing.assert_allclose(fit.cov, np.linalg.inv(info), rtol=1e-8)
+    # Per-sample blocks, per-joint variances and row weights are the same system.
+    same = identify(W, tau, "wls", cov=np.broadcast_to(C, (N, n, n)))
+    np.testing.assert_allclose(same.theta, fit.theta, rtol=1e-10)
+    diag = identify(W, tau, "wls", cov=SIGMA**2)
+    weighted = identify(W, tau, "wls", weights=np.tile(1 / SIGMA**2, N), n_joints=n)
+    np.testing.assert_allclose(diag.theta, weighted.theta, rtol=1e-10)
+    np.testing.assert_allclose(diag.cov, weighted.cov, rtol=1e-10)
+
+
+def test_ridge_matches_closed_form_and_gcv(problem):
+    W, tau, _ = problem
+    d = np.linalg.norm(W, axis=0)
+    A = W / d
+    lam = 0.3
+    x = np.linalg.solve(A.T @ A + lam * np.eye(p), A.T @ tau)
+    np.testing.assert_allclose(identify(W, tau, "ridge", lam=lam, n_joints=n).theta, x / d, rtol=1e-10)
+    # GCV over the documented grid, with the hat matrix built explicitly.
+    s1 = np.linalg.svd(A, compute_uv=False)[0]
+    grid = s1**2 * np.logspace(-14, 1, 61)
+    M = N * n
+
+    def gcv(lam):
+        H = A @ np.linalg.solve(A.T @ A + lam * np.eye(p), A.T)
+        r = tau - H @ tau
+        return M * (r @ r) / (M - np.trace(H)) ** 2
+
+    fit = identify(W, tau, "ridge", n_joints=n)
+    np.testing.assert_allclose(fit.lam, grid[np.argmin([gcv(g) for g in grid])], rtol=1e-12)
+    np.testing.assert_allclose(fit.dof, M - np.trace(A @ np.linalg.solve(A.T @ A + fit.lam * np.eye(p), A.T)), rtol=1e-9)
+
+
+def test_tls_matches_svd_formula(problem):
+    W, tau, _ = problem
+    d, nb = np.linalg.norm(W, axis=0), np.linalg.norm(tau)
+    v = np.linalg.svd(np.column_stack([W / d, tau / nb]))[2][-1]
+    np.testing.assert_allclose(identify(W, tau, "tls", n_joints=n).theta, -v[:p] / v[p] * nb / d, rtol=1e-9)
+
+
+def test_noiseless_data_is_recovered_by_every_method(problem):
+    W, _, theta = problem
+    for method in METHODS:
+        kw = {"lam": 0.0} if method == "ridge" else {}
+        fit = identify(W, W @ theta, method, n_joints=n, **kw)
+        np.testing.assert_allclose(fit.theta, theta, rtol=1e-9, err_msg=method)
+
+
+# One jitted, vmapped function per method, shared by the tests below.
+BATCHED = {m: jax.jit(jax.vmap(functools.partial(identify, method=m, n_joints=n))) for m in METHODS}
+
+
+def _noise_draws(sigma):
+    keys = jax.random.split(jax.random.PRNGKey(42), 200)
+    return jax.vmap(lambda k: (jax.random.normal(k, (N, n)) * sigma).ravel())(keys)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_jit_vmap_over_noise_seeds_and_covariance_calibration(problem, method):
+    """200 noise draws in one jitted vmap; where the method's covariance model holds, the
+    predicted std must match the spread of the estimates over the draws."""
+    W, _, theta = problem
+    # sigma^2 (W^T W)^-1 assumes one noise level; wls and irls model one per joint.
+    sigma = SIGMA if method in ("wls", "irls") else np.full(n, 0.1)
+    noise = _noise_draws(sigma)
+    Wb = np.broadcast_to(W, (200, *W.shape))
+    fits = BATCHED[method](Wb, W @ theta + noise)
+    for k in range(2):
+        single = identify(W, W @ theta + noise[k], method, n_joints=n)
+        np.testing.assert_allclose(fits.theta[k], single.theta, rtol=1e-9)
+        np.testing.assert_allclose(fits.std[k], single.std, rtol=1e-7)
+    if method not in ("ols", "wls"):  # irls: asymptotic formula; ridge, tls: other noise models
+        return
+    spread = np.std(np.asarray(fits.theta), axis=0, ddof=1)
+    predicted = np.sqrt(np.mean(np.asarray(fits.std) ** 2, axis=0))
+    np.testing.assert_allclose(predicted, spread, rtol=0.15)
+    if method == "wls":  # with unequal joint noise, weighting must pay off
+        ols = BATCHED["ols"](Wb, W @ theta + noise)
+        assert np.all(spread < np.std(np.asarray(ols.theta), axis=0, ddof=1))
+
+
+@pytest.mark.parametrize("loss", ["huber", "tukey"])
+def test_irls_ignores_outliers(problem, loss):
+    W, tau, theta = problem
+    clean = identify(W, tau, n_joints=n)
+    rng = np.random.default_rng(3)
+    bad = rng.choice(N * n, size=12, replace=False)  # 10 % of the rows
+    dirty = tau.copy()
+    dirty[bad] += rng.choice([-1, 1], size=bad.size) * 50.0 * SIGMA.max()
+    ols = identify(W, dirty, n_joints=n)
+    rob = identify(W, dirty, "irls", n_joints=n, loss=loss)
+    err_ols = np.abs(ols.theta - theta) / clean.std
+    err_rob = np.abs(rob.theta - theta) / clean.std
+    assert err_ols.max() > 5 and err_rob.max() < 3, (err_ols, err_rob)
+    assert np.all(rob.std < 2 * clean.std)  # its error bars stay honest, not inflated
+
+
+def test_rank_deficient_names_columns_unless_regularised(problem):
+    W, tau, _ = problem
+    dead = 1e-17 * np.random.default_rng(4).normal(size=N * n)  # rounding noise, e.g. cos(pi/2)
+    Wd = np.column_stack([W[:, :2], W[:, 0] - 2 * W[:, 1], dead])
+    names = ["m1", "mx1", "combo", "dead"]
+    with pytest.raises(ValueError, match="rank deficient") as err:
+        identify(Wd, tau, n_joints=n, names=names)
+    msg = str(err.value)
+    assert "dead (zero column)" in msg and "base_parameters" in msg
+    assert sum(k in msg.split("unidentifiable")[1].split(".")[0] for k in ("m1 (", "mx1 (", "combo (")) == 1
+    with pytest.raises(ValueError, match=r"theta3 \(zero column\)"):
+        identify(Wd, tau)
+    # Truncated pseudo-inverse = the minimum-norm solution in the scaled variables.
+    d = np.r_[np.linalg.norm(Wd[:, :3], axis=0), 1.0]
+    ref = np.linalg.lstsq(np.column_stack([Wd[:, :3], 0 * dead]) / d, tau, rcond=1e-10)[0] / d
+    np.testing.assert_allclose(identify(Wd, tau, rcond=1e-10, n_joints=n).theta, ref, rtol=1e-8, atol=1e-12)
+    assert np.all(np.isfinite(identify(Wd, tau, "ridge", lam=1e-6, n_joints=n).theta))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(W=np.full((120, 4), np.nan)), "W contains NaN"),
+        (dict(tau=np.r_[np.inf, np.ones(119)]), "tau contains NaN or inf"),
+        (dict(tau=np.ones(119)), "tau must have shape"),
+        (dict(W=np.ones((3, 5)), tau=np.ones(3)), "more rows than parameters"),
+        (dict(W=np.ones((2, 2, 5)), tau=np.ones((2, 2))), "more rows than parameters"),
+        (dict(method="wls"), "pass n_joints"),
+        (dict(method="lasso"), "unknown method"),
+        (dict(n_joints=7), "not a multiple"),
+        (dict(lam=1.0), "lam is used by method='ridge'"),
+        (dict(method="wls", cov=np.array([[1.0, 2.0], [2.0, 1.0]])), "positive definite"),
+        (dict(method="wls", cov=np.ones(3), n_joints=2), "cov must have shape"),
+        (dict(method="wls", weights=-np.ones(120)), "non-negative"),
+        (dict(method="irls", loss="cauchy"), "unknown loss"),
+        (dict(W=np.zeros((120, 4)), method="ridge"), "all zeros"),
+    ],
+)
+def test_bad_inputs_raise(problem, kwargs, match):
+    W, tau, _ = problem
+    args = dict(W=W, tau=tau) | kwargs
+    with pytest.raises(ValueError, match=match):
+        identify(args.pop("W"), args.pop("tau"), **args)
+
+
+def test_wls_two_step_needs_samples_per_joint():
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(8, 4))  # 4 samples of 2 joints, 4 parameters on each joint
+    with pytest.raises(ValueError, match="more samples than parameters per joint"):
+        identify(W, rng.normal(size=8), "wls", n_joints=2)

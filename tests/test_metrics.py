@@ -1,0 +1,65 @@
+"""Validation metrics against their closed forms."""
+import jax
+import numpy as np
+import pytest
+
+import jaxid  # noqa: F401  (float64)
+from jaxid import metrics
+
+
+@pytest.fixture(scope="module")
+def torques():
+    rng = np.random.default_rng(0)
+    real = rng.normal(size=(50, 3)) * np.array([1.0, 10.0, 0.1]) + np.array([0.5, -3.0, 0.0])
+    pred = real + rng.normal(size=real.shape) * np.array([0.1, 0.5, 0.02])
+    return real, pred
+
+
+def test_per_joint_and_overall_closed_forms(torques):
+    real, pred = torques
+    e = pred - real
+    np.testing.assert_allclose(metrics.rmse(real, pred), np.sqrt((e**2).mean(0)))
+    np.testing.assert_allclose(metrics.rmse(real, pred, axis=None), np.sqrt((e**2).mean()))
+    np.testing.assert_allclose(metrics.nrmse(real, pred), 100 * np.sqrt((e**2).mean(0) / (real**2).mean(0)))
+    np.testing.assert_allclose(metrics.nrmse(real, pred, axis=None), 100 * np.linalg.norm(e) / np.linalg.norm(real))
+    np.testing.assert_allclose(metrics.wape(real, pred), 100 * np.abs(e).sum(0) / np.abs(real).sum(0))
+    np.testing.assert_allclose(metrics.wape(real, pred, axis=None), 100 * np.abs(e).sum() / np.abs(real).sum())
+    np.testing.assert_allclose(metrics.max_pe(real, pred), 100 * np.abs(e).max(0) / np.abs(real).mean(0))
+    np.testing.assert_allclose(metrics.max_pe(real, pred, axis=None), 100 * np.abs(e).max() / np.abs(real).mean())
+    sst = ((real - real.mean(0)) ** 2).sum(0)
+    np.testing.assert_allclose(metrics.r2(real, pred), 1 - (e**2).sum(0) / sst)
+    np.testing.assert_allclose(metrics.r2(real, pred, axis=None), 1 - (e**2).sum() / sst.sum())
+    # sklearn-free cross-check of r2 per joint: squared correlation for a least-squares fit
+    for j in range(3):
+        fit = np.polyval(np.polyfit(pred[:, j], real[:, j], 1), pred[:, j])
+        np.testing.assert_allclose(metrics.r2(real[:, j], fit), np.corrcoef(pred[:, j], real[:, j])[0, 1] ** 2)
+
+
+def test_limiting_cases(torques):
+    real, _ = torques
+    np.testing.assert_allclose(metrics.r2(real, real), 1.0)
+    np.testing.assert_allclose(metrics.r2(real, np.broadcast_to(real.mean(0), real.shape)), 0.0, atol=1e-12)
+    np.testing.assert_allclose(metrics.nrmse(real, np.zeros_like(real)), 100.0)
+    np.testing.assert_allclose(metrics.wape(real, 2 * real), 100.0)
+    assert metrics.rmse(real[:, 0], real[:, 0] + 1).shape == ()  # (N,) input -> scalar
+
+
+def test_relative_error():
+    est, true = np.array([1.1, -2.0, 0.3]), np.array([1.0, -2.5, 0.3])
+    np.testing.assert_allclose(metrics.relative_error(est, true), [10.0, 20.0, 0.0])
+    np.testing.assert_allclose(metrics.relative_error(est, true).mean(), 10.0)
+
+
+def test_summary_is_jittable(torques):
+    real, pred = torques
+    s = jax.jit(metrics.summary)(real, pred)
+    assert set(s) == {"rmse", "nrmse", "r2", "wape", "max_pe"}
+    for k, v in s.items():
+        assert v["per_joint"].shape == (3,) and v["overall"].shape == ()
+        np.testing.assert_allclose(v["per_joint"], getattr(metrics, k)(real, pred))
+
+
+def test_shape_mismatch_raises(torques):
+    real, pred = torques
+    with pytest.raises(ValueError, match="same shape"):
+        metrics.rmse(real, pred[:-1])
