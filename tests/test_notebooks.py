@@ -1,0 +1,21 @@
+"""Every research notebook executes at reduced size (JAXID_NOTEBOOK_SMALL=1)."""
+import os
+import pathlib
+
+import pytest
+
+NOTEBOOKS = sorted(pathlib.Path(__file__).resolve().parents[1].joinpath("notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_executes(path, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    os.environ["JAXID_NOTEBOOK_SMALL"] = "1"
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
