@@ -33,33 +33,30 @@ def ancestors(parents) -> np.ndarray:
     return A
 
 
-def _joint_rotations(robot, q):
-    """Rotation (n, 3, 3) and translation (n, 3) of each joint's own motion."""
-    R, p = [], []
-    for i, kind in enumerate(robot.joint_types):
-        if kind == "R":
-            R.append(spatial.axis_angle(robot.axes[i], q[i]))
-            p.append(jnp.zeros(3))
-        else:
-            R.append(jnp.eye(3))
-            p.append(robot.axes[i] * q[i])
-    return jnp.stack(R), jnp.stack(p)
-
-
 def forward_kinematics_rp(robot, q):
-    """World rotations R (n, 3, 3) and origins p (n, 3) of the n joint (link) frames."""
-    Rq, pq = _joint_rotations(robot, q)
+    """World rotations R (n, 3, 3) and origins p (n, 3) of the n joint (link) frames.
+
+    The placement is folded into Rodrigues' formula, ``P Rot(axis, q) = P + sin q (P K)
+    + (1 - cos q)(P K^2)``, so that per sample a joint costs scalar-times-matrix
+    updates rather than a matrix product (K the axis' cross-product matrix).
+    """
     PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
-    local_R = PR @ Rq
-    local_p = Pp + jnp.einsum("nij,nj->ni", PR, pq)
+    K = jax.vmap(spatial.skew)(robot.axes)
+    PK, PK2 = PR @ K, PR @ K @ K
+    prismatic_step = jnp.einsum("nij,nj->ni", PR, robot.axes)
     R, p = [], []
-    for i, parent in enumerate(robot.parents):
-        if parent < 0:
-            R.append(local_R[i])
-            p.append(local_p[i])
+    for i, (kind, parent) in enumerate(zip(robot.joint_types, robot.parents)):
+        if kind == "R":
+            local_R = PR[i] + jnp.sin(q[i]) * PK[i] + (1.0 - jnp.cos(q[i])) * PK2[i]
+            local_p = Pp[i]
         else:
-            R.append(R[parent] @ local_R[i])
-            p.append(p[parent] + R[parent] @ local_p[i])
+            local_R, local_p = PR[i], Pp[i] + prismatic_step[i] * q[i]
+        if parent < 0:
+            R.append(local_R)
+            p.append(local_p)
+        else:
+            R.append(R[parent] @ local_R)
+            p.append(p[parent] + R[parent] @ local_p)
     return jnp.stack(R), jnp.stack(p)
 
 

@@ -1,0 +1,123 @@
+"""Figures (matplotlib) and a Markdown + JSON report of an identification experiment."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Sequence
+
+import numpy as np
+
+METRIC_KEYS = ("rmse", "nrmse", "r2", "wape", "max_pe")
+METRIC_HEADERS = ("RMSE [N m]", "NRMSE [%]", "R2", "WAPE [%]", "maxPE [%]")
+
+
+def parameter_table(names: Sequence[str], estimate, rel_std, truth=None, width=48) -> str:
+    """Plain-text table: readable name, estimate, relative std (%), and the true value if known."""
+    head = f"{'#':>3}  {'base parameter':<{width}} {'estimate':>12} {'std %':>8}"
+    head += f" {'true':>12} {'error %':>8}" if truth is not None else ""
+    lines = [head, "-" * len(head)]
+    for i, name in enumerate(names):
+        short = name if len(name) <= width else name[: width - 3] + "..."
+        line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {rel_std[i]:>8.2f}"
+        if truth is not None:
+            err = 100 * abs(estimate[i] - truth[i]) / max(abs(truth[i]), 1e-12)
+            line += f" {truth[i]:>12.5g} {err:>8.2f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def metrics_table(metrics: dict, joint_names: Sequence[str]) -> str:
+    """Plain-text table of per-joint validation metrics (``jaxid.metrics.summary`` output)."""
+    head = f"{'joint':<14}" + "".join(f"{h:>13}" for h in METRIC_HEADERS)
+    lines = [head, "-" * len(head)]
+    for j, name in enumerate(joint_names):
+        lines.append(f"{name:<14}" + "".join(f"{float(np.asarray(metrics[k]['per_joint'])[j]):>13.4g}" for k in METRIC_KEYS))
+    lines.append(f"{'overall':<14}" + "".join(f"{float(metrics[k]['overall']):>13.4g}" for k in METRIC_KEYS))
+    return "\n".join(lines)
+
+
+def _markdown_table(text: str) -> str:
+    rows = [r for r in text.splitlines() if not set(r) <= {"-"}]
+    return "```\n" + "\n".join(rows) + "\n```"
+
+
+def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None, std=None, truth=None,
+            singular_values=None) -> list[str]:
+    """Write the standard figures (PNG) into out_dir and return their file names.
+
+    torque.png: measured vs predicted torque per joint on the validation trajectory;
+    parameters.png: estimates with 3-sigma error bars (and truth) normalised by |estimate|;
+    singular_values.png: singular values of the column-scaled regressor.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    n = tau_measured.shape[1]
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.8 * n), sharex=True)
+    for j, ax in enumerate(np.atleast_1d(axes)):
+        ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label="measured")
+        ax.plot(t, tau_predicted[:, j], lw=0.9, color="C0", label="predicted")
+        ax.set_ylabel(f"{joint_names[j]}\n[N m]", fontsize=8)
+    np.atleast_1d(axes)[0].legend(loc="upper right", fontsize=8)
+    np.atleast_1d(axes)[-1].set_xlabel("t [s]")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "torque.png"), dpi=110)
+    plt.close(fig)
+    written.append("torque.png")
+    if estimate is not None:
+        scale = np.maximum(np.abs(estimate), 1e-12)
+        k = np.arange(len(estimate))
+        fig, ax = plt.subplots(figsize=(10, 3.5))
+        ax.errorbar(k, estimate / scale, yerr=3 * std / scale, fmt="o", ms=3, label="estimate ± 3σ")
+        if truth is not None:
+            ax.plot(k, truth / scale, "x", color="C3", label="truth")
+        ax.set_xlabel("base parameter")
+        ax.set_ylabel("value / |estimate|")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "parameters.png"), dpi=110)
+        plt.close(fig)
+        written.append("parameters.png")
+    if singular_values is not None:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.semilogy(np.asarray(singular_values), "o-", ms=3)
+        ax.set_xlabel("index")
+        ax.set_ylabel("singular value")
+        ax.set_title("column-scaled base regressor")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "singular_values.png"), dpi=110)
+        plt.close(fig)
+        written.append("singular_values.png")
+    return written
+
+
+def to_jsonable(x):
+    """Arrays -> lists, numpy scalars -> floats, recursively."""
+    if isinstance(x, dict):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if hasattr(x, "shape"):
+        a = np.asarray(x)
+        return a.tolist() if a.ndim else a.item()
+    return x
+
+
+def write(out_dir, title: str, sections: dict[str, str], data: dict, figure_files: Sequence[str] = ()) -> dict:
+    """Write ``report.md`` (title, text sections, figures) and ``result.json`` (data) into out_dir."""
+    os.makedirs(out_dir, exist_ok=True)
+    md = [f"# {title}", ""]
+    for heading, text in sections.items():
+        md += [f"## {heading}", "", _markdown_table(text) if "\n" in text and "  " in text else text, ""]
+    for f in figure_files:
+        md += [f"![{f}]({f})", ""]
+    paths = dict(markdown=os.path.join(out_dir, "report.md"), json=os.path.join(out_dir, "result.json"))
+    with open(paths["markdown"], "w") as fh:
+        fh.write("\n".join(md))
+    with open(paths["json"], "w") as fh:
+        json.dump(to_jsonable(data), fh, indent=1)
+    return paths
