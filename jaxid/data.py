@@ -364,3 +364,10 @@ def concatenate(datasets) -> Dataset:
     return Dataset(jnp.concatenate(times), stack("q"), stack("tau"), stack("qd"), stack("qdd"),
                    source=" + ".join(str(d.source) for d in datasets),
                    derivatives=methods.pop() if len(methods) == 1 else None)
+
+
+def simulate(robot, t, q, qd, qdd, key, **kwargs):
+    """Simulated measurements of a perturbed robot; see :func:`jaxid.simulation.simulate`."""
+    from jaxid.simulation import simulate as _simulate
+
+    return _simulate(robot, t, q, qd, qdd, key, **kwargs)
