@@ -1,0 +1,502 @@
+"""Optimal excitation: Fourier coefficients that make the base parameters identifiable.
+
+The excitation is a zero-start finite Fourier series (``trajectories.fourier``, Swevers
+et al. 1997), so it starts and ends at rest. Its coefficients and mean position are
+optimised with optax (Adam) for the conditioning of the column-normalised base
+regressor ``W_b D^-1`` (D: the column norms), sampled on a coarse time grid:
+
+- ``"cond"``: log of its condition number, 0.5 log(lambda_max / lambda_min) of the
+  normalised information matrix ``G = D^-1 W_b^T W_b D^-1`` (Gautier and Khalil,
+  "Exciting trajectories for the identification of base inertial parameters of robots",
+  IJRR 11(4), 1992; Swevers et al. 1997);
+- ``"logdet"``: D-optimal design, -log det G (Swevers et al. 1997). G has a unit
+  diagonal, so det G <= 1 (Hadamard) and the value is >= 0, 0 for orthogonal columns.
+
+Joint position, velocity, acceleration and torque limits (torque from the model's
+nominal parameters) enter as quadratic penalties on the coarse grid, tightened by a
+margin; every start is then checked against the full limits on a dense grid. Several
+random starts are optimised at once (``jax.vmap``); the best start that meets every
+limit on the dense grid is returned.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from tqdm.auto import tqdm
+
+from jaxid.dynamics.terms import rnea
+from jaxid.excitation.trajectories import _zero_start, fourier, fourier_period
+from jaxid.identification.base import base_from_regressor, base_parameters
+from jaxid.identification.regressor import regressor
+
+__all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
+
+#: The limits checked, in report order, with their units.
+LIMITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s^2", "torque": "N m"}
+_LIMIT_FIELDS = ("q_min", "q_max", "qd_max", "qdd_max", "tau_max")
+OBJECTIVES = ("cond", "logdet")
+#: Steps per progress-bar update (one jitted call runs this many optimiser steps).
+CHUNK = 10
+
+
+# ---- limits ------------------------------------------------------------------------------
+def _limits(model, overrides=None) -> dict:
+    """The model's limits as float arrays (n,), with ``overrides`` (same names) applied."""
+    n = int(model.n)
+    overrides = dict(overrides or {})
+    unknown = set(overrides) - set(_LIMIT_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown limit(s) {sorted(unknown)}; use any of {list(_LIMIT_FIELDS)}")
+    inf = {"q_min": -np.inf}
+    out = {}
+    for name in _LIMIT_FIELDS:
+        v = overrides.get(name, getattr(model, name, inf.get(name, np.inf)))
+        v = np.asarray(v, dtype=float)
+        if v.shape not in ((), (n,)):
+            raise ValueError(f"limit {name} must be a scalar or shape ({n},), got shape {v.shape}")
+        if np.any(np.isnan(v)):
+            raise ValueError(f"limit {name} contains NaN; use inf for 'no limit'")
+        out[name] = np.broadcast_to(v, (n,)).copy()
+    if np.any(np.isfinite(out["q_min"]) != np.isfinite(out["q_max"])):
+        raise ValueError("a joint has a position limit on one side only; give both q_min and "
+                         "q_max (rad) or neither")
+    if np.any(out["q_min"] >= out["q_max"]):
+        raise ValueError(f"q_min must be below q_max; got {out['q_min']} and {out['q_max']}")
+    for name in _LIMIT_FIELDS[2:]:
+        if np.any(out[name] <= 0):
+            raise ValueError(f"limit {name} must be positive, got {out[name]}")
+    return out
+
+
+def _scales(lim):
+    """Centre and half-width of the position range, and the limits as divisors (inf -> 0)."""
+    finite = np.isfinite(lim["q_min"]) & np.isfinite(lim["q_max"])
+    lo, hi = np.where(finite, lim["q_min"], 0.0), np.where(finite, lim["q_max"], 0.0)
+    centre, half = 0.5 * (lo + hi), np.where(finite, 0.5 * (hi - lo), np.inf)
+    return centre, np.stack([half, lim["qd_max"], lim["qdd_max"], lim["tau_max"]])
+
+
+def _usage(q, qd, qdd, tau, centre, bound):
+    """Fraction of each limit used, (4, ..., n): position (of the half range about its
+    centre), velocity, acceleration, torque; <= 1 means within the limit."""
+    x = jnp.stack([q - centre, qd, qdd, tau])
+    return jnp.abs(x) / bound.reshape((4,) + (1,) * (x.ndim - 2) + (-1,))
+
+
+def _report(q, qd, qdd, tau, centre, bound):
+    """(usage (4,), excess (4,)): the largest fraction of each limit used along (N, n)
+    signals, and the largest excess over it in its units (0 when met)."""
+    u = jnp.max(_usage(q, qd, qdd, tau, centre, bound), axis=1)  # (4, n)
+    # (u - 1) * bound is the distance beyond the limit; absent limits give -inf there.
+    excess = jnp.max(jnp.where(jnp.isfinite(bound), (u - 1) * bound, 0.0), axis=1)
+    return jnp.max(u, axis=1), jnp.maximum(excess, 0.0)
+
+
+@dataclass(frozen=True)
+class Feasibility:
+    """How a trajectory meets the limits (keys in the order of ``LIMITS``).
+
+    violation: largest excess over each limit, in its units (rad, rad/s, rad/s^2, N m);
+        0 when met. usage: largest fraction of each limit used (<= 1 when met; the
+        position fraction is of the half range about its centre); 0 for absent limits.
+    """
+
+    violation: dict
+    usage: dict
+
+    @classmethod
+    def from_arrays(cls, usage, excess):
+        return cls(dict(zip(LIMITS, map(float, excess))), dict(zip(LIMITS, map(float, usage))))
+
+    @property
+    def feasible(self) -> bool:
+        return all(v == 0.0 for v in self.violation.values())
+
+
+def check_limits(model, q, qd, qdd, tau=None, limits=None) -> Feasibility:
+    """Check joint position, velocity, acceleration and torque limits along a trajectory.
+
+    q, qd, qdd: (N, n), rad, rad/s, rad/s^2; tau: (N, n) N m, default the model's torque
+    with its nominal parameters (``rnea``). limits: overrides of the model's limits
+    (``q_min``, ``q_max``, ``qd_max``, ``qdd_max``, ``tau_max``, (n,) or scalar).
+    """
+    n = int(model.n)
+    q, qd, qdd = (jnp.asarray(x, dtype=float) for x in (q, qd, qdd))
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+        if x.ndim != 2 or x.shape[1] != n or x.shape != q.shape:
+            raise ValueError(f"{name} must have shape (N, {n}) like q, got {x.shape}")
+    tau = rnea(model, q, qd, qdd) if tau is None else jnp.asarray(tau, dtype=float)
+    if tau.shape != q.shape:
+        raise ValueError(f"tau must have shape {q.shape} like q, got {tau.shape}")
+    centre, bound = _scales(_limits(model, limits))
+    return Feasibility.from_arrays(*jax.jit(_report)(q, qd, qdd, tau, centre, bound))
+
+
+# ---- objective ---------------------------------------------------------------------------
+def _singular_measures(W):
+    """(log cond, -log det G) of the column-normalised W (M, b), through eigvalsh of G."""
+    d = jnp.sqrt(jnp.sum(W**2, axis=0) + jnp.finfo(W.dtype).tiny)
+    Wn = W / d
+    lam = jnp.linalg.eigvalsh(Wn.T @ Wn)
+    # A rank-deficient W has lambda_min at rounding level (or below zero): clamp so the
+    # objective stays finite (a start that is rank deficient on the coarse grid then
+    # gets no gradient from its clamped eigenvalues; rich random starts are not).
+    lam = jnp.maximum(lam, 1e-16 * lam[-1])
+    log_lam = jnp.log(lam)
+    return 0.5 * (log_lam[-1] - log_lam[0]), -jnp.sum(log_lam)
+
+
+def excitation_objective(W, objective="cond"):
+    """The optimised measure of a stacked base regressor W (M, b), column-normalised.
+
+    "cond": log of the condition number, the function the optimiser descends (its
+    gradient, through ``eigvalsh``, exists wherever the extreme eigenvalues are simple);
+    its exponential is the condition number. "logdet": -log det(D^-1 W^T W D^-1), D the
+    column norms (D-optimality). Dimensionless; lower is better.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    W = jnp.asarray(W, dtype=float)
+    if W.ndim != 2 or W.shape[0] < W.shape[1]:
+        raise ValueError(f"W must be a stacked regressor (M, b) with M >= b rows, got shape {W.shape}")
+    return _singular_measures(W)[OBJECTIVES.index(objective)]
+
+
+def _true_measures(W):
+    """(cond, -log det G) of the column-normalised W (M, b) from its singular values."""
+    s = jnp.linalg.svd(W / jnp.linalg.norm(W, axis=0), compute_uv=False)
+    return s[0] / s[-1], -2.0 * jnp.sum(jnp.log(s))
+
+
+# ---- result ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Excitation:
+    """An optimised zero-start Fourier excitation and how good it is.
+
+    a, b: coefficients (n, H), rad/s, already projected onto the zero-start constraints;
+    q0: mean position (n,), rad; omega_f: base pulsation, rad/s (period 2 pi / omega_f).
+    objective: "cond" or "logdet"; value: its true value on the dense check grid (the
+    condition number for "cond", -log det G for "logdet"); cond, logdet: both measures.
+    feasibility: limit check on the dense grid. columns: the regressor columns kept.
+    initial_cond / initial_logdet / initial_feasible and final_cond / final_logdet /
+    final_feasible: per start (n_starts,), before and after optimisation, dense grid.
+    best_start: index of the returned start. time_s: wall time of ``optimize``, s
+    (compilation included). steps: optimiser steps per start.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    q0: np.ndarray
+    omega_f: float
+    objective: str
+    value: float
+    cond: float
+    logdet: float
+    feasibility: Feasibility
+    columns: np.ndarray
+    initial_cond: np.ndarray
+    initial_logdet: np.ndarray
+    initial_feasible: np.ndarray
+    final_cond: np.ndarray
+    final_logdet: np.ndarray
+    final_feasible: np.ndarray
+    best_start: int
+    time_s: float
+    steps: int
+
+    @property
+    def period(self) -> float:
+        """Period of the excitation, s."""
+        return float(fourier_period(self.omega_f))
+
+    @property
+    def feasible(self) -> bool:
+        return self.feasibility.feasible
+
+    def sample(self, t):
+        """(q, qd, qdd), each (N, n), rad, rad/s, rad/s^2, at times t (N,), s."""
+        return fourier(self.a, self.b, self.q0, self.omega_f, t, zero_start=True)
+
+    def trajectory(self, fs, periods=1):
+        """Sample ``periods`` periods at fs Hz, both ends included (at rest there).
+
+        Returns (t, q, qd, qdd): t (N,), s, with N = periods * round(period * fs) + 1.
+        """
+        if not (np.isfinite(fs) and fs > 0):
+            raise ValueError(f"fs must be a positive sample rate in Hz, got {fs}")
+        if isinstance(periods, bool) or not isinstance(periods, int) or periods < 1:
+            raise ValueError(f"periods must be a positive integer, got {periods!r}")
+        per = int(round(self.period * fs))
+        if per < 2:
+            raise ValueError(f"fs = {fs} Hz gives {per} sample(s) per period; raise fs")
+        t = np.arange(periods * per + 1) * (self.period / per)
+        return (t, *self.sample(t))
+
+    def summary(self) -> dict:
+        """Figures as plain Python numbers (JSON-ready)."""
+        init = np.asarray(self.initial_cond)
+        return {
+            "objective": self.objective, "value": self.value, "cond": self.cond,
+            "logdet": self.logdet, "feasible": self.feasible,
+            "violation": self.feasibility.violation, "usage": self.feasibility.usage,
+            "random_cond_median": float(np.median(init)), "random_cond_best": float(init.min()),
+            "harmonics": int(self.a.shape[1]), "base_frequency_hz": self.omega_f / (2 * np.pi),
+            "period_s": self.period, "n_starts": int(init.size), "steps": self.steps,
+            "best_start": self.best_start, "time_s": self.time_s,
+        }
+
+
+# ---- optimisation ------------------------------------------------------------------------
+def _positive_int(v, name, low=1):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+    return int(v)
+
+
+def _positive(v, name):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {v!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {v}")
+    return v
+
+
+def _base_columns(fn, n, centre, bound, key):
+    """Independent columns of a regressor function on random states (Gautier 1990)."""
+    kq, kd, ka = jax.random.split(key, 3)
+    half = np.where(np.isfinite(bound[0]), bound[0], np.pi)
+    q = centre + half * jax.random.uniform(kq, (200, n), minval=-1.0, maxval=1.0)
+    Y = fn(q, jax.random.normal(kd, (200, n)), jax.random.normal(ka, (200, n)))
+    return np.asarray(base_from_regressor(np.asarray(Y).reshape(-1, Y.shape[-1])).indices)
+
+
+def optimize(
+    model,
+    *,
+    harmonics=5,
+    base_frequency=0.05,
+    objective="cond",
+    n_starts=8,
+    steps=300,
+    learning_rate=0.02,
+    n_samples=None,
+    check_samples=None,
+    seed=0,
+    q0=None,
+    limits=None,
+    margin=0.05,
+    penalty=100.0,
+    progress=True,
+    regressor_fn=None,
+    columns=None,
+) -> Excitation:
+    """Optimise a zero-start Fourier excitation for the identifiability of a model.
+
+    Args:
+        model: a model of the jaxid interface with ``n`` joints and limits ``q_min``,
+            ``q_max`` (rad), ``qd_max``, ``qdd_max``, ``tau_max`` (n,) where it has them
+            (a ``Robot`` does; missing ones are absent, i.e. infinite).
+        harmonics: H >= 2 (zero start needs two); base_frequency: Hz (period 1 / f).
+        objective: "cond" (condition number of the column-normalised base regressor,
+            optimised as its logarithm) or "logdet" (D-optimal, -log det G).
+        n_starts: random starts optimised together (vmap); steps: Adam steps per start;
+            learning_rate: Adam's initial rate (cosine-decayed to 1 % of it), in units of
+            the limits (coefficients are scaled by qd_max, q0 by the half position range).
+        n_samples: coarse time grid of the objective and penalties over one period,
+            default 20 H (20 samples per period of the highest harmonic).
+        check_samples: dense grid of the final check and of the reported values, default
+            200 H; must be >= n_samples.
+        seed: seeds the random starts; q0: initial mean position (n,), rad, default the
+            centres of the position ranges (the starts then spread about them); optimised.
+        limits: overrides of the model's limits (dict of ``q_min``, ``q_max``, ``qd_max``,
+            ``qdd_max``, ``tau_max``). margin: the optimiser keeps every limit within
+            (1 - margin) of its value (position: of the half range) on the coarse grid, so
+            that the dense check passes between samples. penalty: weight of the squared
+            limit excesses (fractions of the limits, summed over samples and joints).
+        progress: show a tqdm progress bar over the steps (on a terminal).
+        regressor_fn: function (q, qd, qdd) -> Y, (N, n) each -> (N, n, p), default
+            ``regressor(model, ...)``; e.g. ``partial(payload_regressor, robot)`` designs an
+            excitation for a payload. Torques for the limits always come from ``model``.
+        columns: indices of the regressor columns to condition, default the base
+            parameters (``base_parameters(model).indices``, or, with regressor_fn, the
+            independent columns of regressor_fn on random states).
+
+    Random starts draw a, b ~ N(0, qd_max^2) and shift q0 by up to a quarter of each
+    position range, then scale (a, b) down until the start meets every limit (within the
+    margin) on the coarse grid. Returns an ``Excitation``; if no start meets the limits
+    on the dense grid, the least violating one is returned with ``feasible`` False.
+    """
+    t_start = time.perf_counter()
+    H = _positive_int(harmonics, "harmonics", 2)
+    f0 = _positive(base_frequency, "base_frequency")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    S = _positive_int(n_starts, "n_starts")
+    steps = _positive_int(steps, "steps", 0)
+    lr = _positive(learning_rate, "learning_rate")
+    penalty = _positive(penalty, "penalty")
+    n_samples = 20 * H if n_samples is None else _positive_int(n_samples, "n_samples", 2 * H + 1)
+    check_samples = (max(200 * H, n_samples) if check_samples is None
+                     else _positive_int(check_samples, "check_samples", n_samples))
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must be in [0, 1), got {margin}")
+    n = int(model.n)
+    lim = _limits(model, limits)
+    centre, bound = _scales(lim)
+    omega = 2 * np.pi * f0
+    period = 1.0 / f0
+
+    # Optimise in units of the limits so one learning rate suits every robot.
+    v_scale = np.where(np.isfinite(lim["qd_max"]), lim["qd_max"], 1.0)[:, None]
+    q_scale = np.where(np.isfinite(bound[0]), bound[0], 1.0)
+    if q0 is None:
+        q0_hat = np.zeros(n)
+    else:
+        q0 = np.asarray(q0, dtype=float)
+        if q0.shape != (n,) or not np.all(np.isfinite(q0)):
+            raise ValueError(f"q0 must be a finite array of shape ({n},), rad; got {q0}")
+        q0_hat = (q0 - centre) / q_scale
+        if np.any(np.abs(q0 - centre) >= (1 - margin) * bound[0]):
+            raise ValueError(f"q0 = {q0} rad is not inside the position limits less the margin "
+                             f"({margin:g} of each half range); move it towards the centre")
+
+    fn = regressor_fn if regressor_fn is not None else (lambda q, qd, qdd: regressor(model, q, qd, qdd))
+    key_cols, key_start = jax.random.split(jax.random.key(seed))
+    if columns is None:
+        columns = (np.asarray(base_parameters(model).indices) if regressor_fn is None
+                   else _base_columns(fn, n, centre, bound, key_cols))
+    columns = np.asarray(columns, dtype=int)
+    if columns.ndim != 1 or columns.size == 0:
+        raise ValueError(f"columns must be a non-empty 1-D index array, got shape {columns.shape}")
+    if n_samples * n < columns.size:
+        raise ValueError(f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
+                         f"columns; use n_samples >= {-(-columns.size // n)}")
+
+    t_coarse = jnp.arange(n_samples) * (period / n_samples)
+    t_dense = jnp.arange(check_samples) * (period / check_samples)
+    centre_j, bound_j = jnp.asarray(centre), jnp.asarray(bound)
+
+    def physical(z):
+        return z["a"] * v_scale, z["b"] * v_scale, centre + z["q0"] * q_scale
+
+    def trajectory(z, t):
+        a, b, q0_ = physical(z)
+        return fourier(a, b, q0_, omega, t, zero_start=True)
+
+    def usage(z, t):
+        q, qd, qdd = trajectory(z, t)
+        return _usage(q, qd, qdd, rnea(model, q, qd, qdd), centre_j, bound_j)
+
+    def loss(z):
+        q, qd, qdd = trajectory(z, t_coarse)
+        W = _stacked(fn(q, qd, qdd))[:, columns]
+        value = _singular_measures(W)[OBJECTIVES.index(objective)]
+        u = _usage(q, qd, qdd, rnea(model, q, qd, qdd), centre_j, bound_j)
+        excess = jnp.sum(jax.nn.relu(u - (1 - margin)) ** 2)
+        return value + penalty * excess, value
+
+    model_p = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1, n), float),) * 3).shape[-1]
+    if columns.max() >= model_p or columns.min() < 0:
+        raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
+
+    z0 = _random_starts(key_start, S, n, H, q0_hat, q0 is None, trajectory, usage, t_coarse,
+                        centre_j, bound_j, 1 - margin)
+    schedule = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01)
+    opt = optax.adam(schedule)
+    grad = jax.vmap(jax.value_and_grad(loss, has_aux=True))
+
+    @jax.jit
+    def run(carry, n_steps):
+        def step(_, c):
+            z, state, best_z, best_loss = c
+            (total, _), g = grad(z)
+            better = total < best_loss
+            best_z = jax.tree.map(
+                lambda new, old: jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), z, best_z)
+            updates, state = jax.vmap(opt.update)(g, state, z)
+            return optax.apply_updates(z, updates), state, best_z, jnp.minimum(total, best_loss)
+
+        return jax.lax.fori_loop(0, n_steps, step, carry)
+
+    carry = (z0, jax.vmap(opt.init)(z0), z0, jnp.full(S, np.inf, dtype=float))
+    with tqdm(total=steps, desc="excitation", unit="step", disable=None if progress else True, leave=False) as bar:
+        done = 0
+        while done < steps:
+            k = min(CHUNK, steps - done)
+            carry = run(carry, k)
+            done += k
+            best = float(jnp.min(carry[3]))
+            bar.set_postfix({objective: f"{np.exp(best) if objective == 'cond' else best:.4g}"})
+            bar.update(k)
+    z_best = carry[2] if steps else z0
+
+    @jax.jit
+    def evaluate(z):
+        def one(zi):
+            q, qd, qdd = trajectory(zi, t_dense)
+            cond, logdet = _true_measures(_stacked(fn(q, qd, qdd))[:, columns])
+            usage, excess = _report(q, qd, qdd, rnea(model, q, qd, qdd), centre_j, bound_j)
+            return cond, logdet, usage, excess
+
+        return jax.lax.map(one, z)
+
+    initial, final = (jax.tree.map(np.asarray, evaluate(z)) for z in (z0, z_best))
+    feasible = [np.all(r[3] == 0.0, axis=1) for r in (initial, final)]
+    values = final[OBJECTIVES.index(objective)]
+    # The best start that meets every limit; with none, the smallest total relative excess.
+    rank = (np.where(feasible[1], values, np.inf) if feasible[1].any()
+            else np.sum(np.maximum(final[2] - 1.0, 0.0), axis=1))
+    i = int(np.argmin(rank))
+    a, b, q0_best = (np.asarray(x) for x in physical(jax.tree.map(lambda x: x[i], z_best)))
+    a, b = (np.asarray(x) for x in _zero_start(jnp.asarray(a), jnp.asarray(b)))
+    return Excitation(
+        a=a, b=b, q0=q0_best, omega_f=float(omega), objective=objective, value=float(values[i]),
+        cond=float(final[0][i]), logdet=float(final[1][i]),
+        feasibility=Feasibility.from_arrays(final[2][i], final[3][i]), columns=columns,
+        initial_cond=initial[0], initial_logdet=initial[1], initial_feasible=feasible[0],
+        final_cond=final[0], final_logdet=final[1], final_feasible=feasible[1], best_start=i,
+        time_s=time.perf_counter() - t_start, steps=steps,
+    )
+
+
+def _stacked(Y):
+    return Y.reshape(-1, Y.shape[-1])
+
+
+def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac):
+    """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
+
+    The position excursion, velocity and acceleration are linear in the scale of (a, b),
+    which gives the largest admissible scale; the torque is not (gravity does not scale),
+    so the largest of a geometric ladder below it that meets every limit is taken (the
+    smallest if none does: the penalties then take over).
+    """
+    ka, kb, kq = jax.random.split(key, 3)
+    q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
+    if spread_q0:
+        q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
+    z = {"a": jax.random.normal(ka, (S, n, H)), "b": jax.random.normal(kb, (S, n, H)), "q0": q0}
+    ladder = 0.8 ** jnp.arange(16)
+
+    def scaled(zi, s):
+        return {"a": zi["a"] * s, "b": zi["b"] * s, "q0": zi["q0"]}
+
+    def scale(zi):
+        q, qd, qdd = trajectory(zi, t)
+        q_mean = trajectory(scaled(zi, 0.0), t[:1])[0][0]
+        rate = jnp.max(jnp.stack([jnp.abs(q - q_mean), jnp.abs(qd), jnp.abs(qdd)]), axis=1) / bound[:3]
+        off = jnp.abs(q_mean - centre) / bound[0]
+        s_lin = jnp.min(jnp.stack([frac - off, jnp.full(n, frac), jnp.full(n, frac)]) / rate)
+        s_lin = jnp.where(jnp.isfinite(s_lin), s_lin, 1.0)  # no finite limit: keep the draw
+        ok = jax.vmap(lambda s: jnp.all(usage(scaled(zi, s), t) <= frac))(s_lin * ladder)
+        first = jnp.where(jnp.any(ok), jnp.argmax(ok), ladder.size - 1)
+        return scaled(zi, s_lin * ladder[first])
+
+    return jax.jit(jax.vmap(scale))(z)
