@@ -66,15 +66,17 @@ def _energy(robot, q, qd):
     return kinetic_energy(robot, q, qd) + potential_energy(robot, q)
 
 
-def test_energy_conserved_and_drift_shrinks_with_step(ur5):
-    q0 = jnp.array([0.3, -1.0, 0.8, 0.2, -0.5, 0.1])
-    qd0 = jnp.array([0.5, -0.3, 0.4, 1.0, -0.8, 0.6])
-    E0 = float(_energy(ur5, q0, qd0))
+def test_energy_conserved_and_drift_shrinks_with_step():
+    # A 3-link arm keeps the RK4 compile small; the identities above cover the UR5.
+    robot = jaxid.models.planar(3, [0.5, 0.4, 0.3], [2.0, 1.0, 0.5])
+    q0 = jnp.array([0.3, -1.0, 0.8])
+    qd0 = jnp.array([1.5, -2.0, 3.0])
+    E0 = float(_energy(robot, q0, qd0))
+    t = jnp.linspace(0.0, 1.0, 401)
     drifts = []
-    for steps in (400, 800):
-        t = jnp.linspace(0.0, 1.0, steps + 1)
-        q, qd, _, _ = jaxid.simulate(ur5, lambda t, q, qd: jnp.zeros(6), q0, qd0, t)
-        E = jax.vmap(lambda a, b: _energy(ur5, a, b))(q, qd)
+    for substeps in (1, 2):
+        q, qd, _, _ = jaxid.simulate(robot, lambda t, q, qd: jnp.zeros(3), q0, qd0, t, substeps=substeps)
+        E = jax.vmap(lambda a, b: _energy(robot, a, b))(q, qd)
         drifts.append(float(jnp.max(jnp.abs(E - E0))))
     assert drifts[0] < 1e-4 * max(1.0, abs(E0))
     assert drifts[1] < drifts[0] / 8  # RK4: error ~ h^4
@@ -144,8 +146,8 @@ def test_gradients_against_finite_differences(ur5_friction, states):
     theta = ur5_friction.parameter_vector()
     f = lambda th, a, b, c: ur5_friction.torque(th, a, b, c)
     check_grads(lambda a: f(theta, a, qd, qdd), (q,), order=1, modes=("fwd", "rev"), eps=1e-6)
-    check_grads(lambda b: f(theta, q, b, qdd), (qd,), order=1, modes=("fwd", "rev"), eps=1e-6)
-    check_grads(lambda th: f(th, q, qd, qdd), (theta,), order=1, modes=("fwd", "rev"), eps=1e-6)
+    check_grads(lambda b: f(theta, q, b, qdd), (qd,), order=1, modes=("fwd",), eps=1e-6)
+    check_grads(lambda th: f(th, q, qd, qdd), (theta,), order=1, modes=("rev",), eps=1e-6)
 
 
 def test_batched_shapes_and_errors(ur5):
