@@ -101,13 +101,15 @@ def torque_scale(robot) -> np.ndarray:
     |gravity torque| of the robot over 64 random configurations (at least 1 N m)."""
     from jaxid.dynamics.terms import gravity_torques
 
+    tau_max = np.asarray(robot.tau_max)
+    if np.all(np.isfinite(tau_max)):
+        return tau_max
     n = robot.n
     lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
     hi = np.where(np.isfinite(robot.q_max), robot.q_max, np.pi)
     q = np.random.default_rng(0).uniform(lo, hi, size=(64, n))
     rigid = robot.with_joint_terms(())
     g = np.max(np.abs(np.asarray(gravity_torques(rigid, q))), axis=0)
-    tau_max = np.asarray(robot.tau_max)
     return np.where(np.isfinite(tau_max), tau_max, np.maximum(g, 1.0))
 
 

@@ -1,0 +1,137 @@
+"""`jaxid payload`: identify a payload on top of an identified robot model."""
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+
+import numpy as np
+
+from jaxid.cli import UserError
+from jaxid.cli.common import add_data_arguments, add_model_arguments, finite, read_datasets
+
+EXAMPLE = """examples:
+  jaxid payload --robot ur5 --params robot.json loaded.csv -o payload.json
+  jaxid payload --params robot.json --joints 1,2,3 loaded.csv          (wrist torques left out)
+  jaxid payload --params robot.json --period 20000 --average --smooth 5 --step 10 loaded.csv
+"""
+
+
+def register(sub):
+    p = sub.add_parser(
+        "payload", help="identify a payload's 10 inertial parameters on top of an identified robot",
+        description="Identify the mass, first moments and inertia (about the flange origin, in the flange "
+                    "frame) of a load on the flange from data measured with it attached: the torques the "
+                    "identified robot model predicts are subtracted and the rest is fitted by weighted least "
+                    "squares. Prints the 10 parameters with standard deviations, which of them the joints "
+                    "and trajectory identify, and the physical-consistency check.",
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", metavar="DATA", help="loaded-robot dataset (.csv, .npz): t, q, [qd, qdd,] tau")
+    p.add_argument("--params", metavar="PATH", help="params.json of the robot written by 'jaxid identify' "
+                   "(default: the model's nominal parameters)")
+    add_model_arguments(p, robot_default="ur5", joint_terms=None)
+    p.add_argument("--joints", metavar="LIST", help="1-based joints whose torques are used, e.g. 1,2,3 "
+                   "(default: all)")
+    p.add_argument("--cov", metavar="LIST", help="noise variance of each used joint, N^2 m^2, comma separated "
+                   "(default: estimated per joint from the residuals)")
+    p.add_argument("--period", type=int, metavar="K", help="samples per excitation period; the data must hold "
+                   "whole periods, which are then filtered as periodic (needed by --average)")
+    p.add_argument("--average", action="store_true", help="average the periods into one")
+    p.add_argument("--smooth", type=int, default=0, metavar="K", help="five-point cubic smoothing passes on q "
+                   "and tau (default 0)")
+    add_data_arguments(p)
+    p.add_argument("-o", "--output", metavar="PATH", help="write the result as JSON to PATH")
+    p.set_defaults(func=run)
+
+
+def _model(args):
+    """(robot, theta_robot or None) from --params and/or --robot/--urdf."""
+    from jaxid import results
+
+    if args.tip_link and not args.urdf:
+        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
+    params = results.load_params(args.params) if args.params else None
+    desc = params.model if params else {}
+    try:
+        if args.robot or args.urdf or params is None:
+            robot = results.build_model(builtin=None if args.urdf else (args.robot or args.robot_default),
+                                        urdf=args.urdf, tip_link=args.tip_link,
+                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"))
+        else:
+            robot = results.model_from_description(desc)
+        if params is not None:
+            results.check_model(robot, params)
+    except FileNotFoundError as e:
+        raise UserError(f"{e}; give the model with --robot or --urdf") from None
+    except ValueError as e:
+        raise UserError(f"{args.params or args.robot or args.urdf}: {e}") from None
+    if not hasattr(robot, "tip"):
+        raise UserError("payload identification needs a rigid-body robot (built-in or URDF)")
+    # Base values on their leading parameters, the dependent ones 0: the base model's torques.
+    return robot, None if params is None else params.full()
+
+
+def _joints(text, n):
+    try:
+        joints = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise UserError(f"--joints must be comma-separated joint numbers, got {text!r}") from None
+    if any(not 1 <= j <= n for j in joints) or len(set(joints)) != len(joints):
+        raise UserError(f"--joints must list distinct joints between 1 and {n}, got {text!r}")
+    return [j - 1 for j in joints]
+
+
+def run(args) -> int:
+    from jaxid import data
+    from jaxid.identification import payload as P
+
+    robot, theta_robot = _model(args)
+    joints = None if args.joints is None else _joints(args.joints, robot.n)
+    try:
+        cov = None if args.cov is None else np.array([float(v) for v in args.cov.split(",")])
+    except ValueError:
+        raise UserError(f"--cov must be comma-separated numbers, got {args.cov!r}") from None
+    if args.period or args.average or args.smooth:
+        ds = data.read(args.data, n=robot.n, resample=args.resample, derivatives=None)
+        samples = P.preprocess(ds.t, ds.q, ds.tau, period=args.period, average=args.average, smooth=args.smooth,
+                               cutoff=args.cutoff, step=args.step)[1:]
+    else:
+        ds = read_datasets([args.data], robot.n, args)[0]
+        samples = (ds.q, ds.qd, ds.qdd, ds.tau)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov)
+
+    theta, std, tc = (np.asarray(x) for x in (fit.theta, fit.std, fit.theta_consistent))
+    units = ("kg", "kg m", "kg m", "kg m") + ("kg m^2",) * 6
+    print(f"payload on {robot.name} from {len(samples[0])} samples, joints "
+          f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})")
+    print(f"  {'parameter':<10}{'estimate':>14}{'std':>12}  unit")
+    for name, v, s, u in zip(P.PAYLOAD_NAMES, theta, std, units):
+        print(f"  {name:<10}{v:>14.6g}{s:>12.3g}  {u}" if np.isfinite(v) else f"  {name:<10}{'unidentified':>14}")
+    if fit.rank < 10:
+        print("  identified combinations: " + "; ".join(fit.base.names))
+        print("  physical consistency: not checked (rank deficient: use more joints or a richer trajectory)")
+    elif not fit.failures:
+        c = theta[1:4] / theta[0]
+        print(f"  physical consistency: OK (m = {theta[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm)")
+    else:
+        print("  physical consistency: FAILED: " + "; ".join(fit.failures))
+        print("  constrained (log-Cholesky) estimate: "
+              + ", ".join(f"{n}={v:.6g}" for n, v in zip(P.PAYLOAD_NAMES, tc)))
+    for w in caught:
+        if "physically consistent" not in str(w.message):  # already reported above
+            print(f"  warning: {w.message}")
+    if args.output:
+        doc = dict(robot=robot.name, params=args.params, data=args.data, samples=len(samples[0]),
+                   joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
+                   estimate=[finite(v) for v in theta], std=[finite(v) for v in std], rank=fit.rank,
+                   identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
+                   base_estimate=[finite(v) for v in np.asarray(fit.theta_base)],
+                   consistent=fit.rank == 10 and not fit.failures, failures=list(fit.failures),
+                   consistent_estimate=[finite(v) for v in tc],
+                   residual_rms=[finite(v) for v in np.asarray(fit.fit.residual_rms)])
+        with open(args.output, "w") as f:
+            json.dump(doc, f, indent=1)
+        print(f"wrote {args.output}")
+    return 0

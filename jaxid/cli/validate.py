@@ -1,0 +1,112 @@
+"""`jaxid validate`: predict the torques of held-out data from identified parameters."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from jaxid.cli import UserError
+from jaxid.cli.common import add_data_arguments, add_json_argument, add_model_arguments, emit_json, read_datasets
+
+EXAMPLE = """examples:
+  jaxid validate --robot ur5 --params params.json data2.csv
+  jaxid validate --urdf kuka_lwr4.urdf --params kuka.json run1.npz --out figures --json metrics.json
+  jaxid validate --params params.json data2.csv     (the model named in params.json)
+"""
+
+
+def register(sub):
+    p = sub.add_parser(
+        "validate", help="compare measured torques with those the identified parameters predict",
+        description="Predict the torques of each dataset file from identified base parameters and print "
+                    "per-joint metrics: RMSE (N m), NRMSE (RMSE / RMS of the measured torque, %%), R^2, "
+                    "WAPE (%%), max PE (max |error| / mean |tau|, %%) and, where the model has torque "
+                    "limits, NRMS lim (RMSE / (2 tau_max), %%: the error over the torque range "
+                    "[-tau_max, tau_max]); writes figures of measured vs predicted torque.",
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", nargs="+", metavar="DATA", help="held-out dataset files (.csv, .npz)")
+    p.add_argument("--params", required=True, metavar="PATH", help="params.json written by 'jaxid identify'")
+    add_model_arguments(p, robot_default=None, joint_terms=None)
+    p.add_argument("--out", default="validation", metavar="DIR",
+                   help="directory for the figures and metrics.json (default ./validation)")
+    p.add_argument("--no-figures", action="store_true", help="skip the figures")
+    add_data_arguments(p)
+    add_json_argument(p)
+    p.set_defaults(func=run)
+
+
+def plot(t, real, pred, names, title, path):
+    """Measured and predicted torque per joint, and their difference, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = real.shape[1]
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.6 * n + 0.8), sharex=True, squeeze=False)
+    for j, ax in enumerate(axes[:, 0]):
+        ax.plot(t, real[:, j], lw=0.8, label="measured")
+        ax.plot(t, pred[:, j], lw=0.8, label="predicted")
+        ax.plot(t, real[:, j] - pred[:, j], lw=0.6, color="0.5", label="error")
+        ax.set_ylabel(f"{names[j]}\nN m", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
+    axes[0, 0].set_title(title, fontsize=9)
+    axes[-1, 0].set_xlabel("t (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(args) -> int:
+    from jaxid import results
+
+    params = results.load_params(args.params)
+    if args.tip_link and not args.urdf:
+        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
+    desc = params.model
+    try:
+        if args.robot or args.urdf:
+            model = results.build_model(builtin=args.robot, urdf=args.urdf, tip_link=args.tip_link,
+                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"))
+        else:
+            model = results.model_from_description(desc)
+        results.check_model(model, params)
+    except FileNotFoundError as e:
+        raise UserError(f"{e}; give the model with --robot or --urdf") from None
+    except ValueError as e:
+        raise UserError(f"{args.params}: {e}") from None
+    datasets = read_datasets(args.data, model.n, args)
+    out = Path(args.out)
+    if not args.no_figures:
+        out.mkdir(parents=True, exist_ok=True)
+    tau_max = np.asarray(getattr(model, "tau_max", np.full(model.n, np.inf)))
+    names = getattr(model, "names", tuple(f"joint{j + 1}" for j in range(model.n)))
+    doc = {"params": args.params, "robot": getattr(model, "name", type(model).__name__), "files": []}
+    for path, ds in zip(args.data, datasets):
+        real, pred = np.asarray(ds.tau), np.asarray(results.predict(model, params, ds))
+        entry = {"file": path, "samples": len(ds), **results.validation_metrics(real, pred, tau_max)}
+        if not args.no_figures:
+            fig = out / f"{Path(path).stem}_torques.png"
+            plot(np.asarray(ds.t), real, pred, names, f"{Path(path).name}: measured vs predicted torque", fig)
+            entry["figure"] = str(fig)
+        doc["files"].append(entry)
+    if not args.no_figures:
+        emit_json(doc, str(out / "metrics.json"))
+    if args.json is not None and emit_json(doc, args.json):
+        return 0
+
+    cols = [("rmse", "RMSE N m", ".4g"), ("nrmse", "NRMSE %", ".3g"), ("r2", "R2", ".4f"),
+            ("wape", "WAPE %", ".3g"), ("max_pe", "max PE %", ".3g"), ("nrms_limits", "NRMS lim %", ".3g")]
+    for e in doc["files"]:
+        print(f"{e['file']}: {e['samples']} samples, relative error ||e||/||tau|| = {e['relative_error']:.3g} %")
+        shown = [c for c in cols if c[0] in e]
+        print(f"  {'joint':<14}" + "".join(f"{h:>12}" for _, h, _ in shown))
+        fmt = lambda v, f: f"{v:>12{f}}" if v is not None else f"{'-':>12}"
+        for j in range(model.n):
+            print(f"  {names[j]:<14}" + "".join(fmt(e[k]["per_joint"][j], f) for k, _, f in shown))
+        print(f"  {'overall':<14}" + "".join(fmt(e[k]["overall"], f) for k, _, f in shown))
+    if not args.no_figures:
+        print(f"wrote figures and metrics.json to {out}/")
+    return 0

@@ -1,0 +1,397 @@
+"""Identified parameters on disk (``params.json``), torque prediction from them, URDF export.
+
+A ``params.json`` file holds everything needed to predict torques again, or to check an
+identification later:
+
+``format``, ``version``
+    ``"jaxid.params"``, 1.
+``model``
+    how to rebuild the model: ``builtin`` name (``"ur5"``, ``"planar2"``) or ``urdf`` path
+    and ``tip_link``; ``joint_terms`` (e.g. ``["fv", "fc", "offset"]``), ``coulomb_eps``
+    (rad/s), ``name``, ``n``.
+``parameter_names``
+    the p standard parameters (``m1, mx1, ..., fv1, fc1, offset1, ...``).
+``base``
+    the base parameters: readable ``names`` (``"Izz1 + Iyy2 + 0.18*m2"``), ``indices`` and
+    ``dependent`` (0-based columns of the standard regressor), ``K`` (b, p - b) with
+    ``theta_base = theta[indices] + K @ theta[dependent]`` (Gautier 1990), ``r_diag``, ``gap``.
+``estimate``, ``std``, ``rel_std_percent``, ``covariance``
+    the base estimate (b,) — least squares, or the base parameters of a physically
+    consistent estimate (``fit.method`` ``"...+consistent"``) — its standard deviations,
+    100 std / |estimate| (null where the estimate is 0) and the covariance (b, b) of the
+    least-squares estimate.
+``parameters``
+    ``{base name: estimate}``, for readers that take a name -> value map (``jaxid payload``):
+    a base value set on its leading parameter, the dependent ones 0, predicts the same torques.
+``fit``
+    method, condition number, residual RMS per joint (N m), noise variances, degrees of
+    freedom, number of samples, the data files.
+``standard``
+    null, or ``{"theta": [p values], "consistent": true, "source": ...}``: physically
+    consistent standard parameters, from which a URDF can be written (base parameters alone
+    do not determine them): either the base estimate with the non-identifiable parameters at
+    their nominal values, when that is consistent, or the constrained consistent estimate.
+    Torques are predicted from ``estimate``.
+
+:func:`load_params` rejects a malformed file with a :class:`ParamsError` (a ``ValueError``)
+that names the file and the field.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.identification.base import BaseParameters
+
+FORMAT = "jaxid.params"
+VERSION = 1
+
+
+class ParamsError(ValueError):
+    """A params.json file is missing, unreadable or malformed; the message names the field."""
+
+
+class Params(eqx.Module):
+    """Identified base parameters of a model (the content of a ``params.json`` file).
+
+    Attributes:
+        model: description of the model (see the module docstring), static.
+        parameter_names: names of the p standard parameters, static.
+        base: ``BaseParameters`` (indices, dependent, K, names).
+        theta: base estimate (b,). cov: its covariance (b, b).
+        fit: fit statistics (dict of plain numbers and lists), static.
+        standard: physically consistent standard parameters (p,) (for a URDF), or None.
+    """
+
+    model: dict = eqx.field(static=True)
+    parameter_names: tuple = eqx.field(static=True)
+    base: BaseParameters
+    theta: jax.Array
+    cov: jax.Array
+    fit: dict = eqx.field(static=True)
+    standard: jax.Array | None = None
+
+    @property
+    def std(self):
+        """Standard deviations of the base estimate (b,)."""
+        return jnp.sqrt(jnp.clip(jnp.diag(self.cov), 0.0))
+
+    @property
+    def rel_std(self):
+        """100 * std / |theta| (b,), % (inf where theta is 0)."""
+        return 100.0 * self.std / jnp.abs(self.theta)
+
+    def full(self):
+        """A standard parameter vector (p,) predicting the torques of the base estimate: the
+        base values on their leading (independent) parameters, the dependent ones 0."""
+        return jnp.zeros(len(self.parameter_names)).at[self.base.indices].set(self.theta)
+
+
+# --------------------------------------------------------------------------- the model
+def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None) -> dict:
+    """The ``model`` entry of params.json for ``robot``: a built-in name or a URDF path."""
+    if (builtin is None) == (urdf is None):
+        raise ValueError("describe the model by exactly one of builtin= (e.g. 'ur5') and urdf=")
+    return {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
+            "tip_link": tip_link, "joint_terms": list(robot.joint_terms),
+            "coulomb_eps": float(robot.coulomb_eps), "n": int(robot.n)}
+
+
+def builtin_model(name: str):
+    """A built-in robot by name: ``ur5`` or ``planarN`` (N = 1..99 links)."""
+    from jaxid import models
+
+    if name == "ur5":
+        return models.ur5()
+    m = re.fullmatch(r"planar([1-9][0-9]?)", name)
+    if m:
+        return models.planar(int(m[1]))
+    raise ValueError(f"unknown built-in robot {name!r}; use ur5 or planarN (e.g. planar2), or a URDF file")
+
+
+def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
+                joint_terms=(), coulomb_eps: float | None = None):
+    """A ``Robot`` from a built-in name or a URDF file, with ``joint_terms`` enabled (values 0)
+    and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` (rad/s)."""
+    import dataclasses
+
+    from jaxid.model.robot import Robot
+
+    if (builtin is None) == (urdf is None):
+        raise ValueError("give exactly one of a built-in robot name and a URDF path")
+    if tip_link is not None and urdf is None:
+        raise ValueError("a tip link selects the chain of a URDF file; it needs a URDF path")
+    robot = builtin_model(builtin) if builtin is not None else Robot.from_urdf(urdf, tip_link=tip_link)
+    robot = robot.with_joint_terms(tuple(joint_terms))
+    if coulomb_eps is not None:
+        if not (math.isfinite(coulomb_eps) and coulomb_eps > 0):
+            raise ValueError(f"coulomb_eps must be > 0 rad/s, got {coulomb_eps}")
+        robot = dataclasses.replace(robot, coulomb_eps=float(coulomb_eps))
+    return robot
+
+
+def model_from_description(model: dict):
+    """Rebuild the model a params.json file describes."""
+    return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"),
+                       joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"))
+
+
+# ------------------------------------------------------------------------------ writing
+def from_fit(model: dict, parameter_names, base: BaseParameters, fit, *, n_samples: int,
+             sources=(), standard=None) -> Params:
+    """Params from an ``Identification`` of the base parameters (``fit``, from
+    ``jaxid.identify(base.reduce(W), tau, ...)``). n_samples: samples used; sources: data
+    files; standard: physically consistent standard parameters (p,), or None."""
+    stats = {"method": fit.method, "cond": float(fit.cond), "residual_rms": np.asarray(fit.residual_rms).tolist(),
+             "sigma2": np.asarray(fit.sigma2).tolist(), "dof": float(fit.dof), "n_samples": int(n_samples),
+             "sources": [str(s) for s in sources]}
+    return Params(model=dict(model), parameter_names=tuple(parameter_names), base=base,
+                  theta=jnp.asarray(fit.theta), cov=jnp.asarray(fit.cov), fit=stats,
+                  standard=None if standard is None else jnp.asarray(standard, dtype=float))
+
+
+def _num(x):
+    """A JSON number, or null for NaN/inf (JSON has neither)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def to_json(params: Params) -> dict:
+    """The params.json document of ``params`` (a dict of plain Python values)."""
+    arr = lambda a: [_num(v) for v in np.ravel(np.asarray(a))]
+    b = params.base
+    theta = np.asarray(params.theta)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": params.model,
+        "parameter_names": list(params.parameter_names),
+        "base": {"names": list(b.names), "indices": np.asarray(b.indices).tolist(),
+                 "dependent": np.asarray(b.dependent).tolist(),
+                 "K": [arr(row) for row in np.asarray(b.K)],
+                 "r_diag": arr(b.r_diag), "gap": _num(b.gap)},
+        "estimate": arr(theta),
+        "std": arr(params.std),
+        "rel_std_percent": arr(params.rel_std),
+        "covariance": [arr(row) for row in np.asarray(params.cov)],
+        "parameters": dict(zip(b.names, arr(theta))),
+        "fit": params.fit,
+        "standard": None if params.standard is None else {
+            "theta": arr(params.standard), "consistent": True,
+            "source": params.fit.get("standard_source", "base estimate with the non-identifiable parameters "
+                                                          "at their nominal values")},
+    }
+
+
+def save_params(path, params: Params) -> Path:
+    """Write ``params`` as JSON to ``path`` (parents created); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_json(params), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+# ------------------------------------------------------------------------------ reading
+def _field(doc, key, path, where=""):
+    if not isinstance(doc, dict) or key not in doc:
+        raise ParamsError(f"{path}: missing field '{where}{key}'")
+    return doc[key]
+
+
+def _array(value, shape, path, name, *, integer=False, nullable=False):
+    """A float (or int) array of ``shape`` from JSON lists; None entries allowed if nullable (NaN)."""
+    what = "integers" if integer else "numbers"
+    try:
+        a = np.array(value, dtype=object)
+        if a.shape != shape:
+            raise ValueError
+        flat = [math.nan if (v is None and nullable) else v for v in a.ravel()]
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in flat):
+            raise ValueError
+        if integer and any(not float(v).is_integer() for v in flat):
+            raise ValueError
+        out = np.array(flat, dtype=np.int64 if integer else np.float64).reshape(shape)
+    except (ValueError, TypeError):
+        got = np.shape(value) if isinstance(value, list) else type(value).__name__
+        raise ParamsError(f"{path}: field '{name}' must be an array of {what} with shape {shape}, "
+                          f"got {got}") from None
+    if not nullable and not integer and not np.all(np.isfinite(out)):
+        raise ParamsError(f"{path}: field '{name}' contains non-finite values")
+    return out
+
+
+def _names(value, path, name, count=None):
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise ParamsError(f"{path}: field '{name}' must be a list of strings")
+    if count is not None and len(value) != count:
+        raise ParamsError(f"{path}: field '{name}' has {len(value)} entries, expected {count}")
+    return tuple(value)
+
+
+def load_params(path) -> Params:
+    """Read a params.json file written by :func:`save_params`.
+
+    Raises ParamsError (a ValueError) naming the file and the field of any problem: missing
+    file, invalid JSON, wrong format, missing fields, arrays of the wrong shape or with
+    non-numbers, indices out of range, a covariance that is not symmetric.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsError(f"{path}: no such file")
+    try:
+        doc = json.loads(path.read_text())
+    except UnicodeDecodeError:
+        raise ParamsError(f"{path}: not a text file; expected a params.json written by 'jaxid identify'") from None
+    except json.JSONDecodeError as e:
+        raise ParamsError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ParamsError(f"{path}: not a jaxid params file (expected \"format\": \"{FORMAT}\"); write one with "
+                          "'jaxid identify ... -o params.json'")
+    if doc.get("version") != VERSION:
+        raise ParamsError(f"{path}: field 'version' is {doc.get('version')!r}; this jaxid reads version {VERSION}")
+
+    model = _field(doc, "model", path)
+    if not isinstance(model, dict):
+        raise ParamsError(f"{path}: field 'model' must be an object")
+    if (model.get("builtin") is None) == (model.get("urdf") is None):
+        raise ParamsError(f"{path}: field 'model' must name exactly one of 'builtin' and 'urdf'")
+    terms = _names(_field(model, "joint_terms", path, "model."), path, "model.joint_terms")
+    eps = model.get("coulomb_eps")
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0):
+        raise ParamsError(f"{path}: field 'model.coulomb_eps' must be a number > 0, got {eps!r}")
+
+    names = _names(_field(doc, "parameter_names", path), path, "parameter_names")
+    p = len(names)
+    base_doc = _field(doc, "base", path)
+    bnames = _names(_field(base_doc, "names", path, "base."), path, "base.names")
+    b = len(bnames)
+    if not 0 < b <= p:
+        raise ParamsError(f"{path}: field 'base.names' has {b} entries for {p} parameters")
+    indices = _array(_field(base_doc, "indices", path, "base."), (b,), path, "base.indices", integer=True)
+    dependent = _array(_field(base_doc, "dependent", path, "base."), (p - b,), path, "base.dependent", integer=True)
+    if sorted(np.concatenate([indices, dependent]).tolist()) != list(range(p)):
+        raise ParamsError(f"{path}: fields 'base.indices' and 'base.dependent' must together list each of the "
+                          f"{p} parameter indices 0..{p - 1} once")
+    K = _array(_field(base_doc, "K", path, "base."), (b, p - b), path, "base.K")
+    r_diag = base_doc.get("r_diag")
+    r_diag = np.full(p, np.nan) if r_diag is None else _array(r_diag, (p,), path, "base.r_diag", nullable=True)
+    gap = base_doc.get("gap")
+    base = BaseParameters(indices=jnp.asarray(indices, dtype=jnp.int32), dependent=jnp.asarray(dependent, dtype=jnp.int32),
+                          K=jnp.asarray(K), r_diag=jnp.asarray(r_diag), gap=math.inf if gap is None else float(gap),
+                          rank=b, names=bnames, standard_names=names)
+
+    theta = _array(_field(doc, "estimate", path), (b,), path, "estimate")
+    cov = _array(_field(doc, "covariance", path), (b, b), path, "covariance")
+    if not np.allclose(cov, cov.T, rtol=1e-10, atol=0.0):
+        raise ParamsError(f"{path}: field 'covariance' is not symmetric")
+    fit = doc.get("fit") or {}
+    if not isinstance(fit, dict):
+        raise ParamsError(f"{path}: field 'fit' must be an object")
+    standard = doc.get("standard")
+    if standard is not None:
+        standard = _array(_field(standard, "theta", path, "standard."), (p,), path, "standard.theta")
+    bad = [t for t in terms if not any(re.fullmatch(rf"{t}\d+", s) for s in names)]
+    if bad:
+        raise ParamsError(f"{path}: field 'model.joint_terms' lists {bad}, which are not in 'parameter_names'")
+    return Params(model=dict(model), parameter_names=names, base=base, theta=jnp.asarray(theta),
+                  cov=jnp.asarray(cov), fit=dict(fit), standard=None if standard is None else jnp.asarray(standard))
+
+
+# --------------------------------------------------------------------------- prediction
+def check_model(model, params: Params) -> None:
+    """ValueError unless ``model`` has exactly the standard parameters ``params`` was identified for."""
+    names = tuple(model.parameter_names())
+    if names != params.parameter_names:
+        ours, theirs = set(names), set(params.parameter_names)
+        diff = sorted(ours ^ theirs)[:6]
+        raise ValueError(
+            f"the parameters were identified for a model with {len(params.parameter_names)} parameters "
+            f"(joint terms {params.model.get('joint_terms')}), but this model has {len(names)} "
+            f"(joint terms {list(getattr(model, 'joint_terms', []))})"
+            + (f"; they differ in {diff}" if diff else "; their order differs")
+            + ". Use the model of the params file (same robot, --joint-terms)")
+    eps = params.model.get("coulomb_eps")
+    if eps is not None and hasattr(model, "coulomb_eps") and not math.isclose(model.coulomb_eps, eps):
+        raise ValueError(f"the parameters were identified with coulomb_eps = {eps:g} rad/s but the model has "
+                         f"{model.coulomb_eps:g}; use the same Coulomb smooth-sign scale")
+
+
+@eqx.filter_jit
+def _torques(model, theta, q, qd, qdd):
+    from jaxid.dynamics.batching import batched
+
+    return batched(lambda m, *x: m.torque(theta, *x), model, q, qd, qdd)
+
+
+def predict(model, params: Params, dataset) -> jax.Array:
+    """Torques (N, n), N m, that the identified parameters predict along ``dataset``.
+
+    model: the model ``params`` was identified for (same parameter names; e.g.
+    :func:`model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
+    with ``qd`` and ``qdd``. Base parameters determine the torques: the prediction is
+    ``W_base @ theta_base``, computed as the model's torque at :meth:`Params.full`.
+    """
+    check_model(model, params)
+    if dataset.qd is None or dataset.qdd is None:
+        raise ValueError(f"{dataset.source}: the dataset has no velocities/accelerations; read it with "
+                         "derivatives='butterworth' (the default of jaxid.data.read)")
+    if dataset.n != model.n:
+        raise ValueError(f"{dataset.source}: {dataset.n} joints in the data but the model has {model.n}")
+    return _torques(model, params.full(), dataset.q, dataset.qd, dataset.qdd)
+
+
+def validation_metrics(real, pred, tau_max=None) -> dict:
+    """Metrics of predicted against measured torques, both (N, n) N m, as plain numbers.
+
+    ``{name: {"per_joint": [n values], "overall": value}}`` for rmse (N m), nrmse (%), r2,
+    wape (%), max_pe (%) (``jaxid.metrics``); ``relative_error`` = 100 ||e|| / ||tau|| over
+    all joints and samples (%); and, when every torque limit tau_max (n,) N m is finite,
+    ``nrms_limits`` = 100 RMSE_j / (2 tau_max_j) (%), the RMS error over the torque range
+    [-tau_max, tau_max], overall its mean over joints (the normalisation of the FloBaRoID
+    toolbox, ``identification/helpers.py:getNRMSE``). Non-finite values become None.
+    """
+    from jaxid import metrics
+
+    out = {k: {"per_joint": [_num(v) for v in np.asarray(d["per_joint"])], "overall": _num(d["overall"])}
+           for k, d in metrics.summary(real, pred).items()}
+    out["relative_error"] = _num(metrics.nrmse(real, pred, axis=None))
+    if tau_max is not None and np.all(np.isfinite(tau_max)):
+        per = 100.0 * np.asarray(metrics.rmse(real, pred)) / (2.0 * np.asarray(tau_max))
+        out["nrms_limits"] = {"per_joint": [_num(v) for v in per], "overall": _num(per.mean())}
+    return out
+
+
+# -------------------------------------------------------------------------------- URDF
+def consistent_standard(robot, params: Params, nominal=None):
+    """Standard parameters (p,) reproducing the base estimate, with the non-identifiable ones
+    at their nominal values (``robot.parameter_vector()`` unless given), and whether every
+    link of them is physically consistent (bool). Only then can a URDF be written."""
+    from jaxid.identification.consistent import lift
+    from jaxid.model import inertia
+
+    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
+    theta = lift(params.base, params.theta, nominal)
+    links, _ = robot.split(theta)
+    return theta, bool(np.all(np.asarray(inertia.is_consistent(links))))
+
+
+def write_urdf(robot, theta, path) -> Path:
+    """Write ``robot`` with standard parameters ``theta`` (p,) — or the ``standard``
+    parameters of a :class:`Params` — as a URDF file (``jaxid.identification.consistent.to_urdf``:
+    every link must be physically consistent; friction has no URDF element)."""
+    from jaxid.identification.consistent import to_urdf
+
+    if isinstance(theta, Params):
+        if theta.standard is None:
+            raise ValueError("these parameters hold base parameters only, which do not determine the links' "
+                             "inertial parameters; identify with consistent standard parameters "
+                             "('jaxid identify --consistent') to write a URDF")
+        theta = theta.standard
+    return to_urdf(robot, theta, path)

@@ -1,0 +1,161 @@
+"""The command line end to end on a planar 2R arm: simulate -> identify -> validate, and bad input."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxid
+import jaxid.data
+from jaxid import results
+from jaxid.cli import main
+
+
+def write_trajectory(path, seed, n=2, fs=100.0, duration=6.0):
+    """Three sines per joint with exact derivatives, as 'jaxid excite' writes them (no tau)."""
+    t = np.arange(0.0, duration, 1.0 / fs)
+    w = 2 * np.pi * np.array([1 / 6, 2 / 6, 3 / 6])
+    a = np.random.default_rng(seed).normal(size=(3, n)) * 0.6
+    s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+    cols = [t, s @ a, (c * w) @ a, (-s * w**2) @ a]
+    header = ["t"] + [f"{k}{j + 1}" for k in ("q", "qd", "qdd") for j in range(n)]
+    np.savetxt(path, np.column_stack(cols), delimiter=",", header=",".join(header), comments="", fmt="%.17g")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    f = lambda name: str(d / name)
+    for k in (1, 2):
+        traj = write_trajectory(d / f"traj{k}.csv", seed=k)
+        assert main(["simulate", "--robot", "planar2", "--trajectory", traj, "--seed", "3", "-o", f(f"data{k}.csv"),
+                     "--truth", f(f"truth{k}.csv"), "--true-params", f("true.json"), "--sigma-q", "1e-5"]) == 0
+    assert main(["identify", "--robot", "planar2", f("truth1.csv"), "--method", "ols", "-o", f("exact.json"),
+                 "--quiet"]) == 0
+    assert main(["identify", "--robot", "planar2", f("data1.csv"), f("data2.csv"), "--cutoff", "3",
+                 "-o", f("params.json"), "--quiet"]) == 0
+    return d
+
+
+def test_exact_data_recover_the_true_base_parameters(run):
+    true = json.loads((run / "true.json").read_text())
+    params = results.load_params(run / "exact.json")
+    robot = results.model_from_description(params.model)
+    assert list(robot.parameter_names()) == true["names"]
+    base = jaxid.base_parameters(robot)
+    np.testing.assert_allclose(np.asarray(params.theta), np.asarray(base.to_base(np.array(true["theta"]))),
+                               rtol=1e-7, atol=1e-9)
+
+
+def test_noisy_data_predict_held_out_torques(run, capsys):
+    out = run / "val"
+    assert main(["validate", "--params", str(run / "params.json"), str(run / "truth2.csv"), "--out", str(out),
+                 "--json", str(run / "metrics.json")]) == 0
+    table = capsys.readouterr().out
+    assert "RMSE N m" in table and "joint2" in table
+    doc = json.loads((run / "metrics.json").read_text())
+    m = doc["files"][0]
+    # Identified on both noisy runs (0.5 % torque noise), predicting the noise-free truth of run 2.
+    assert m["nrmse"]["overall"] < 3.0 and m["r2"]["overall"] > 0.99
+    assert abs(m["relative_error"] - m["nrmse"]["overall"]) < 1e-9
+    assert (out / "truth2_torques.png").stat().st_size > 1000
+    assert json.loads((out / "metrics.json").read_text()) == doc
+    # --robot given explicitly: the same model, the same figures.
+    assert main(["validate", "--robot", "planar2", "--params", str(run / "params.json"), str(run / "truth2.csv"),
+                 "--no-figures", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["rmse"] == m["rmse"]
+
+
+def test_identify_json_and_table(run, capsys):
+    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "p.json"),
+                 "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["base_parameters"] == 12 and doc["samples"] == 600 and len(doc["base"]) == 12
+    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "p.json"),
+                 "--quiet"]) == 0
+    table = capsys.readouterr().out
+    assert "rel std" in table and "Izz2" in table and "wrote" in table
+
+
+def test_consistent_identification_writes_a_urdf(run, capsys):
+    args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "--consistent", "--urdf-out",
+            str(run / "arm.urdf"), "-o", str(run / "c.json"), "--quiet"]
+    assert main(args) == 0
+    assert "physically consistent" in capsys.readouterr().out
+    params = results.load_params(run / "c.json")
+    assert params.fit["method"] == "wls+consistent" and params.standard is not None
+    true = json.loads((run / "true.json").read_text())
+    # Exact data of a consistent robot: the consistent bodies reproduce its torques.
+    robot = results.model_from_description(params.model)
+    back = jaxid.Robot.from_urdf(run / "arm.urdf", gravity=robot.gravity)
+    truth = jaxid.data.read(run / "truth2.csv")
+    rigid_true = robot.with_parameters(np.array(true["theta"])).with_joint_terms(())
+    np.testing.assert_allclose(np.asarray(jaxid.rnea(back, truth.q, truth.qd, truth.qdd)),
+                               np.asarray(jaxid.rnea(rigid_true, truth.q, truth.qd, truth.qdd)), atol=1e-3)
+
+
+def test_help_has_an_example(capsys):
+    for cmd in ("simulate", "identify", "validate"):
+        with pytest.raises(SystemExit) as e:
+            main([cmd, "--help"])
+        assert e.value.code == 0
+        assert f"jaxid {cmd} " in capsys.readouterr().out
+
+
+def test_console_script_help():
+    script = shutil.which("jaxid", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the jaxid console script is not installed")
+    r = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and all(c in r.stdout for c in ("simulate", "identify", "validate"))
+
+
+def _bad_cases(d):
+    data, truth = str(d / "data1.csv"), str(d / "truth1.csv")
+    lines = Path(truth).read_text().splitlines()
+    nan = d / "nan.csv"
+    cells = lines[3].split(",")
+    cells[-1] = "nan"
+    nan.write_text("\n".join(lines[:3] + [",".join(cells)] + lines[4:]) + "\n")
+    notau = d / "notau.csv"
+    notau.write_text("\n".join(",".join(l.split(",")[:-2]) for l in lines) + "\n")
+    short = d / "short.csv"
+    short.write_text("\n".join(lines[:13]) + "\n")
+    q_only = d / "q_only.csv"
+    q_only.write_text("\n".join(",".join(l.split(",")[:3] + l.split(",")[-2:]) for l in lines[:21]) + "\n")
+    broken = d / "broken.json"
+    broken.write_text('{"format": "jaxid.params", ')
+    params = str(d / "params.json")
+    ident = ["identify", "--robot", "planar2", "-o", str(d / "x.json"), "--quiet"]
+    return [
+        (ident + [str(d / "absent.csv")], "absent.csv: no such file"),
+        (ident + [str(nan)], "column 'tau2', row 3 (line 4): value nan is not finite"),
+        (ident + [str(notau)], "missing column(s) tau1, tau2"),
+        (ident + [str(q_only)], "differentiating q needs more than"),
+        (["identify", "--robot", "ur5", data, "--quiet"], "the data have 2 joint(s) but n=6"),
+        (["identify", "--robot", "puma", data], "unknown built-in robot 'puma'"),
+        (["identify", "--tip-link", "tool0", data], "--tip-link selects the chain of a URDF file"),
+        (["identify", "--urdf", str(d / "absent.urdf"), data], "--urdf: no such file"),
+        (ident + ["--joint-terms", "fv,stiction", data], "unknown term(s) ['stiction']"),
+        (["validate", "--robot", "ur5", "--params", params, data], "identified for a model with 26 parameters"),
+        (["validate", "--params", str(broken), data], "not valid JSON"),
+        (["validate", "--params", str(d / "none.json"), data], "none.json: no such file"),
+        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
+          "--payload-com", "0", "0", "0.1"], "give its --payload-mass too"),
+        (["simulate", "--robot", "planar2", "--trajectory", str(short), "-o", str(d / "s.txt")],
+         "must end in .csv or .npz"),
+        (["identify", "--robot", "planar2", "--urdf-out", str(d / "a.urdf"), truth, "-o", str(d / "x.json"),
+          "--quiet"], "not physically consistent, so no URDF"),
+    ]
+
+
+def test_bad_input_exits_2_with_one_line(run, capsys):
+    for argv, message in _bad_cases(run):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"jaxid {argv[0]}: error: ") and "\n" not in err, err
+        assert message in err, (message, err)

@@ -1,0 +1,250 @@
+"""Payload regressor identity, recovery of a known payload, consistency and input checks."""
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxid
+from jaxid.data import Dataset
+from jaxid.dynamics.rnea import forward_kinematics
+from jaxid.excitation import fourier
+from jaxid.identification.base import base_from_regressor
+from jaxid.identification import payload as P
+from jaxid.model import inertia
+
+N = 40
+# The benchmark payload: 5 kg box 0.1 x 0.1 x 0.15 m, centre of mass (0.02, -0.01, 0.08) m.
+THETA_L = np.asarray(inertia.from_mass_com_inertia(5.0, jnp.array([0.02, -0.01, 0.08]),
+                                                   inertia.box_inertia(5.0, (0.1, 0.1, 0.15))))
+
+
+@pytest.fixture(scope="module")
+def ur5_data(ur5):
+    rng = np.random.default_rng(1)
+    q, qd, qdd = (rng.normal(size=(N, 6)) for _ in range(3))
+    tau = np.asarray(jaxid.rnea(P.attach_payload(ur5, THETA_L), q, qd, qdd))
+    return q, qd, qdd, tau
+
+
+@pytest.fixture(scope="module")
+def exact_fit(ur5, ur5_data):
+    return P.identify_payload(ur5, None, ur5_data)
+
+
+def test_regressor_equals_torque_difference_of_merged_robot(ur5, ur5_data):
+    q, qd, qdd, _ = ur5_data
+    Phi = P.payload_regressor(ur5, q, qd, qdd)
+    assert Phi.shape == (N, 6, 10)
+    diff = jaxid.rnea(P.attach_payload(ur5, THETA_L), q, qd, qdd) - jaxid.rnea(ur5, q, qd, qdd)
+    np.testing.assert_allclose(Phi @ THETA_L, diff, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(P.payload_torque(ur5, THETA_L, q, qd, qdd), diff, rtol=0, atol=1e-10)
+
+
+def test_static_payload_torque_is_gravity_through_jacobian(ur5, ur5_data):
+    # At rest the wrench is the payload's weight m g acting at its centre of mass.
+    q = jnp.asarray(ur5_data[0])
+    R = (forward_kinematics(ur5, q[0])[-1] @ ur5.tip)[:3, :3]
+    c = THETA_L[1:4] / THETA_L[0]
+    f = R.T @ (-THETA_L[0] * ur5.gravity)  # force the flange applies to hold the load, flange frame
+    w = jnp.concatenate([jnp.cross(c, f), f])
+    zero = jnp.zeros_like(q)
+    np.testing.assert_allclose(P.payload_wrench(ur5, THETA_L, q, zero, zero)[0], w, atol=1e-12)
+    np.testing.assert_allclose(P.payload_torque(ur5, THETA_L, q, zero, zero)[0],
+                               P.flange_jacobian(ur5, q[0]).T @ w, atol=1e-12)
+
+
+def test_exact_recovery_from_noiseless_data(exact_fit):
+    np.testing.assert_allclose(exact_fit.theta, THETA_L, rtol=1e-9, atol=1e-12)
+    assert exact_fit.rank == 10 and bool(jnp.all(exact_fit.identifiable))
+    assert exact_fit.failures == ()
+    np.testing.assert_allclose(exact_fit.mass, 5.0, rtol=1e-10)
+    np.testing.assert_allclose(exact_fit.com, [0.02, -0.01, 0.08], atol=1e-10)
+
+
+def test_robot_model_is_subtracted_with_given_parameters(ur5, ur5_data, exact_fit):
+    # Predicting the robot with another parameter vector moves the residual by exactly the
+    # torque difference, which the payload fit then absorbs as far as it can: here we shift
+    # by a payload-shaped change of the last link, so the estimate moves by that payload.
+    delta = 0.1 * THETA_L
+    shifted = P.attach_payload(ur5, -delta)
+    fit = P.identify_payload(ur5, shifted.parameter_vector(), ur5_data)
+    np.testing.assert_allclose(fit.theta, THETA_L + delta, rtol=1e-9, atol=1e-12)
+
+
+def test_consistent_estimate_equals_ls_when_valid(exact_fit):
+    theta, ok = P.consistent_estimate(exact_fit.theta, exact_fit.cov)
+    assert ok
+    np.testing.assert_allclose(theta, exact_fit.theta, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(exact_fit.theta_consistent, exact_fit.theta, rtol=1e-8, atol=1e-12)
+
+
+def test_inconsistent_estimate_warns_and_is_projected(exact_fit):
+    cov = np.asarray(exact_fit.cov)
+    bad = THETA_L.copy()
+    bad[4] = -0.01  # Ixx < 0: the pseudo-inertia cannot be positive definite
+    assert P.consistency_failures(bad) and "pseudo-inertia" in P.consistency_failures(bad)[0]
+    theta, ok = P.consistent_estimate(bad, cov)
+    assert ok and P.consistency_failures(theta) == ()
+    # It is the closest consistent body in the metric of the LS covariance: closer than the truth.
+    dist = lambda x: (x - bad) @ np.linalg.solve(cov, x - bad)
+    assert dist(np.asarray(theta)) < dist(THETA_L)
+    neg = THETA_L * np.r_[-1.0, np.ones(9)]
+    assert any("mass" in f for f in P.consistency_failures(neg))
+
+
+def test_warning_names_the_failed_condition(ur5, ur5_data):
+    q, qd, qdd, tau = ur5_data
+    bad = THETA_L.copy()
+    bad[9] = -0.02  # Izz < 0
+    loaded = np.asarray(jaxid.rnea(P.attach_payload(ur5, bad), q, qd, qdd))
+    with pytest.warns(UserWarning, match="pseudo-inertia is not positive definite"):
+        fit = P.identify_payload(ur5, None, (q, qd, qdd, loaded))
+    np.testing.assert_allclose(fit.theta, bad, rtol=1e-9, atol=1e-12)
+    assert P.consistency_failures(fit.theta_consistent) == ()
+
+
+def test_wrist_free_joints_1_to_3_identify_everything(ur5, ur5_data):
+    # The wrist turns the flange, so the first three joints see every payload parameter.
+    Phi = P.payload_regressor(ur5, *ur5_data[:3])
+    assert base_from_regressor(Phi[:, :3].reshape(-1, 10)).rank == 10
+
+
+def test_flange_turning_about_its_z_axis_hides_ixx_ixy_iyy(ur5):
+    # Joints 1, 5, 6 locked with q5 = 0: the flange z axis is parallel to joints 2-4, so the
+    # angular velocity is omega z_F and only I z_F = (Ixz, Iyz, Izz) enters n = I dw + w x I w:
+    # Ixx, Ixy, Iyy are unidentifiable. Joints 2-3 alone see a planar motion with gravity in
+    # the plane: m, m sx, m sy and Izz only (rank 4).
+    rng = np.random.default_rng(2)
+    q, qd, qdd = (rng.normal(size=(N, 6)) for _ in range(3))
+    locked = np.array([True, False, False, False, True, True])
+    q[:, locked], qd[:, locked], qdd[:, locked] = [0.4, 0.0, 0.7], 0.0, 0.0
+    tau = jaxid.rnea(P.attach_payload(ur5, THETA_L), q, qd, qdd)
+    seen = ["mL", "mxL", "myL", "mzL", "IxzL", "IyzL", "IzzL"]
+    fit = P.identify_payload(ur5, None, (q, qd, qdd, tau), joints=(0, 1, 2))
+    expected = np.isin(P.PAYLOAD_NAMES, seen)
+    assert fit.rank == len(seen) and fit.base.names == tuple(seen) and fit.joints == (0, 1, 2)
+    np.testing.assert_array_equal(fit.identifiable, expected)
+    np.testing.assert_allclose(np.asarray(fit.theta)[expected], THETA_L[expected], rtol=1e-8, atol=1e-11)
+    assert np.all(np.isnan(np.asarray(fit.theta)[~expected])) and np.all(np.isnan(fit.theta_consistent))
+    Phi = P.payload_regressor(ur5, q, qd, qdd)[:, 1:3].reshape(-1, 10)
+    with np.errstate(divide="ignore"):
+        assert base_from_regressor(Phi, P.PAYLOAD_NAMES).names == ("mL", "mxL", "myL", "IzzL")
+
+
+def test_dataset_input_and_supplied_covariance(ur5, ur5_data):
+    q, qd, qdd, tau = ur5_data
+    ds = Dataset(jnp.arange(N) * 1e-3, jnp.asarray(q), jnp.asarray(tau), jnp.asarray(qd), jnp.asarray(qdd))
+    fit = P.identify_payload(ur5, None, ds, cov=np.full(6, 0.01))
+    np.testing.assert_allclose(fit.theta, THETA_L, rtol=1e-9, atol=1e-12)
+    # Gauss-Markov covariance with the supplied variance: (W^T W)^-1 sigma^2.
+    W = np.asarray(P.payload_regressor(ur5, q, qd, qdd)).reshape(-1, 10)
+    np.testing.assert_allclose(fit.cov, 0.01 * np.linalg.inv(W.T @ W), rtol=1e-6)
+
+
+def test_bad_inputs_are_rejected(ur5, ur5_data):
+    q, qd, qdd, tau = ur5_data
+    with pytest.raises(ValueError, match=r"theta_L .*shape \(10,\)"):
+        P.payload_torque(ur5, THETA_L[:9], q, qd, qdd)
+    with pytest.raises(ValueError, match="theta_L contains NaN"):
+        P.attach_payload(ur5, np.full(10, np.nan))
+    nan_tau = tau.copy()
+    nan_tau[3, 2] = np.nan
+    with pytest.raises(ValueError, match="tau contains NaN or inf .*sample 3, joint 3"):
+        P.identify_payload(ur5, None, (q, qd, qdd, nan_tau))
+    with pytest.raises(ValueError, match=r"qd must have shape \(N, 6\)"):
+        P.identify_payload(ur5, None, (q, qd[:, :5], qdd, tau))
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        P.identify_payload(ur5, None, (q, qd, qdd, tau[:-1]))
+    with pytest.raises(ValueError, match="tuple"):
+        P.identify_payload(ur5, None, (q, qd, tau))
+    for joints in ((0, 6), (1, 1), ()):
+        with pytest.raises(ValueError, match="joint"):
+            P.identify_payload(ur5, None, ur5_data, joints=joints)
+    with pytest.raises(ValueError, match="theta_robot"):
+        P.identify_payload(ur5, np.ones(5), ur5_data)
+    with pytest.raises(ValueError, match="record more samples"):
+        P.identify_payload(ur5, None, tuple(x[:3] for x in ur5_data), joints=(0, 1, 2))
+    with pytest.raises(ValueError, match="cov"):
+        P.identify_payload(ur5, None, ur5_data, cov=np.ones(5))
+    ds = Dataset(jnp.arange(N) * 1e-3, jnp.asarray(q), jnp.asarray(tau))
+    with pytest.raises(ValueError, match="no velocities"):
+        P.identify_payload(ur5, None, ds)
+    with pytest.raises(ValueError, match=r"cov must be a finite \(10, 10\)"):
+        P.consistent_estimate(THETA_L, np.eye(9))
+
+
+@pytest.fixture(scope="module")
+def periodic():
+    """Two joints on a 1 Hz zero-start Fourier trajectory, 4 periods at 200 Hz."""
+    rng = np.random.default_rng(3)
+    traj = functools.partial(fourier, *rng.normal(size=(2, 2, 3)), np.zeros(2), 2 * np.pi, zero_start=True)
+    t = np.arange(800) / 200.0
+    q, qd, qdd = (np.asarray(x) for x in traj(jnp.asarray(t)))
+    return traj, t, q, qd, qdd, np.stack([np.sin(2 * np.pi * t), np.cos(4 * np.pi * t)], axis=1)
+
+
+def test_preprocess_periodic_record_has_no_edge_transients(periodic):
+    traj, t, q, qd, qdd, tau = periodic
+    rel = lambda x, ref: np.max(np.abs(np.asarray(x) - ref)) / np.max(np.abs(ref))
+    # Wrapping the ends: every sample, the first and last included, is as accurate as the
+    # central differences (O(h^2) ~ 1e-3 here); without it the ends are ~10x worse.
+    _, _, qd_p, qdd_p, _ = P.preprocess(t, q, tau, period=200, cutoff=20.0)
+    _, _, qd_n, qdd_n, _ = P.preprocess(t, q, tau, cutoff=20.0)
+    assert rel(qd_p, qd) < 2e-3 and rel(qdd_p, qdd) < 2e-3
+    assert rel(qdd_n, qdd) > 5 * rel(qdd_p, qdd)
+    # The commanded trajectory's analytic derivatives replace the measured ones exactly.
+    out = P.preprocess(t, q + 0.01, tau, period=200, commanded=traj)
+    for x, ref in zip(out[1:4], (q, qd, qdd)):
+        np.testing.assert_array_equal(x, ref)
+
+
+def test_preprocess_averaging_divides_noise_by_sqrt_periods(periodic):
+    _, t, q, _, _, tau = periodic
+    noise = 0.1 * np.random.default_rng(4).normal(size=tau.shape)
+    t1, q1, _, _, tau1 = P.preprocess(t, q, tau + noise, period=200, average=True, cutoff=20.0, step=2)
+    assert t1.shape == (100,) and q1.shape == (100, 2)
+    np.testing.assert_allclose(q1, q[:200:2], atol=1e-6)  # the low-passed positions
+    np.testing.assert_allclose(np.std(tau1 - tau[:200:2]), 0.1 / 2, rtol=0.15)  # 4 periods
+    # Five-point cubic smoothing passes cubics unchanged and shrinks white noise further.
+    _, _, _, _, tau_s = P.preprocess(t, q, tau + noise, period=200, average=True, smooth=3, cutoff=20.0, step=2)
+    assert np.std(tau_s - tau[:200:2]) < 0.8 * np.std(tau1 - tau[:200:2])
+
+
+def test_preprocess_rejects_bad_input(periodic):
+    _, t, q, _, _, tau = periodic
+    with pytest.raises(ValueError, match="whole periods"):
+        P.preprocess(t, q, tau, period=300)
+    with pytest.raises(ValueError, match="needs period"):
+        P.preprocess(t, q, tau, average=True)
+    with pytest.raises(ValueError, match="uniformly spaced"):
+        P.preprocess(t ** 2, q, tau)
+    with pytest.raises(ValueError, match="smooth must be an integer"):
+        P.preprocess(t, q, tau, smooth=-1)
+    with pytest.raises(ValueError, match="same N"):
+        P.preprocess(t, q, tau[:-1])
+
+
+def test_cli_payload(ur5, ur5_data, tmp_path):
+    import json
+
+    from jaxid import data as jdata
+    from jaxid import results
+    from jaxid.cli import main
+
+    q, qd, qdd, tau = ur5_data
+    csv = tmp_path / "loaded.csv"
+    jdata.write(Dataset(jnp.arange(N) * 1e-2, jnp.asarray(q), jnp.asarray(tau), jnp.asarray(qd), jnp.asarray(qdd)), csv)
+    # A params.json whose base parameters are the standard ones (identity base), at their true values.
+    names = ur5.parameter_names()
+    base = base_from_regressor(np.eye(len(names)), names)
+    params = results.Params(model=results.model_description(ur5, builtin="ur5"), parameter_names=names, base=base,
+                            theta=ur5.parameter_vector(), cov=jnp.eye(len(names)), fit={})
+    results.save_params(tmp_path / "robot.json", params)
+    out = tmp_path / "payload.json"
+    assert main(["payload", "--params", str(tmp_path / "robot.json"), str(csv), "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
+    assert result["consistent"] and result["rank"] == 10
+    assert main(["payload", "--joints", "0,1", str(csv)]) == 2
+    assert main(["payload", "--average", str(csv)]) == 2
