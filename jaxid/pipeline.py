@@ -33,8 +33,8 @@ class Config:
     seed: int = 0
     harmonics: int = 5
     base_frequency: float = 0.05            # Hz; period 20 s
-    n_starts: int = 4                       # excitation optimiser starts
-    steps: int = 150                        # excitation optimiser steps
+    n_starts: int = 2                       # excitation optimiser starts
+    steps: int = 60                         # excitation optimiser steps
     periods: int = 1                        # excitation periods measured
     fs: float = 500.0                       # sample rate, Hz
     sigma_q: float = 1e-4                   # position noise, rad
