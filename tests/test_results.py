@@ -16,14 +16,15 @@ def problem():
     robot = jaxid.models.planar(2).with_joint_terms(("fv", "fc", "offset"))
     true = simulation.perturb(robot, jax.random.PRNGKey(0), 0.3)
     rng = np.random.default_rng(0)
-    q, qd, qdd = (rng.normal(size=(60, 2)) for _ in range(3))
+    # 200 samples, the size of base_parameters' random states: the regressor compiles once.
+    q, qd, qdd = (rng.normal(size=(200, 2)) for _ in range(3))
     tau = np.asarray(jaxid.rnea(true, q, qd, qdd))
     base = jaxid.base_parameters(robot)
     W = np.asarray(jaxid.regressor(robot, q, qd, qdd)).reshape(-1, len(robot.parameter_names()))
     fit = jaxid.identify(base.reduce(W), tau.reshape(-1), method="ols", n_joints=2, names=list(base.names))
     desc = results.model_description(robot, builtin="planar2")
-    params = results.from_fit(desc, robot.parameter_names(), base, fit, n_samples=60, sources=["x.csv"])
-    ds = data.from_arrays(np.arange(60) * 0.01, q, tau, qd, qdd)
+    params = results.from_fit(desc, robot.parameter_names(), base, fit, n_samples=200, sources=["x.csv"])
+    ds = data.from_arrays(np.arange(200) * 0.01, q, tau, qd, qdd)
     return robot, true, base, params, ds
 
 

@@ -8,9 +8,10 @@ inequalities). Here every link is parametrised by the log-Cholesky factor of its
 pseudo-inertia ``J = U U^T`` (Rucker and Wensing, "Smooth parameterization of rigid-body
 inertia", IEEE RA-L 7(2), 2022), so each parameter value is a physical body, and the
 positive joint terms (armature ``ia``, viscous ``fv``, Coulomb ``fc``) are ``exp`` of a
-free variable; offsets stay free. Levenberg-Marquardt (optimistix) minimises
+free variable; offsets stay free. A trust-region Gauss-Newton method (optimistix
+``Dogleg``, Powell 1970) minimises
 
-    ||r_data||^2 + weight * sum_links D(J_i, J0_i),
+    ||r_data||^2 + weight * (sum_links D(J_i, J0_i) + sum_positive_terms d(x_j, x0_j)),
 
 where ``r_data`` is the whitened torque residual of the base parameters. For a model
 linear in its parameters, ``||Sigma^-1/2 (W_b theta_b - tau)||^2`` equals, up to a
@@ -30,9 +31,14 @@ leave free toward the nominal bodies ``J0``:
   theta) expansion of the entropic divergence at ``J0``: unit-free, unlike a plain
   ``||theta - theta0||^2``.
 
-The prior acts on the inertial parameters only; the joint terms are identifiable and
-are left to the data. With ``weight = 0`` and a consistent WLS estimate the result
-reproduces the WLS base parameters.
+The positive joint terms x get the scalar version ``d = x/x0 - 1 - log(x/x0)``, a barrier
+at 0 that only matters where the data push a term below zero. The weight is lowered
+geometrically from the initial misfit to its final value over ``stages`` warm-started
+solves (continuation, as along the central path of interior-point methods; Nocedal and
+Wright, "Numerical Optimization", 2nd ed., 2006, ch. 19): near the final weight the
+log-Cholesky map bends the data's flat directions into curved valleys, in which a
+trust region started far away crawls. With ``weight = 0`` and a consistent WLS estimate
+the result reproduces the WLS base parameters.
 """
 from __future__ import annotations
 
@@ -74,8 +80,8 @@ class ConsistentFit(eqx.Module):
         joint_valid: every positive joint term (ia, fv, fc) >= 0, shape (n,), bool.
         valid: all links consistent and all joints valid, bool.
         cost: final value of ``||r_data||^2 + weight * sum D``.
-        converged: Levenberg-Marquardt met its tolerance within max_steps.
-        num_steps: Levenberg-Marquardt steps taken.
+        converged: the last continuation stage met its tolerance within max_steps.
+        num_steps: Gauss-Newton steps taken over all stages.
     """
 
     theta: jax.Array
@@ -162,7 +168,7 @@ class _Problem(eqx.Module):
     max_steps: int = eqx.field(static=True)
     rtol: float = eqx.field(static=True)
     atol: float = eqx.field(static=True)
-    solver: object = None
+    stages: int = eqx.field(static=True)
 
     def theta(self, y):
         zl, u = y
@@ -197,23 +203,27 @@ def _solve(problem: _Problem, theta_ls, cov, nominal, weight):
                                                                   problem.prior)
         return r, sw * rj, sw * rp
 
-    solver = problem.solver if problem.solver is not None else optx.Dogleg(rtol=problem.rtol, atol=problem.atol, linear_solver=lx.SVD())
+    # Continuation in the weight (the central path of interior-point methods): the
+    # first stage, prior as heavy as the data misfit at the start, is solved near the
+    # nominal bodies; each later stage starts at the previous optimum. Straight from
+    # the nominal start at a small weight, the trust region stays small along the curved
+    # valleys that the log-Cholesky map makes of the data's flat directions (measured:
+    # KUKA LWR4, 1,000 steps to come within 3.5x of the optimal cost; continuation,
+    # 8 stages, within 5 % in 660 steps).
     y0 = (problem.z0, u0)
-    import os
-    S = int(os.environ.get("STAGES", "1"))
-    if S > 1:
-        c0 = jnp.sum(residual(y0, 0.0)[0] ** 2)
-        wt = jnp.maximum(weight, 1e-10 * c0)
-        ws = jnp.concatenate([c0 * (wt / c0) ** (jnp.arange(S - 1) / (S - 2)), weight[None]])
-        def stage(carry, w):
-            y, steps = carry
-            sol = optx.least_squares(residual, solver, y, args=w, max_steps=problem.max_steps, throw=False)
-            return (sol.value, steps + sol.stats["num_steps"]), sol.result == optx.RESULTS.successful
-        (y, steps), ok = jax.lax.scan(stage, (y0, 0), ws)
-        conv = ok[-1]
-    else:
-        sol = optx.least_squares(residual, solver, y0, args=weight, max_steps=problem.max_steps, throw=False)
-        y, steps, conv = sol.value, sol.stats["num_steps"], sol.result == optx.RESULTS.successful
+    c0 = jnp.sum(residual(y0, 0.0)[0] ** 2)
+    hi, lo = jnp.maximum(c0, weight), jnp.maximum(weight, 1e-10 * c0)
+    frac = jnp.arange(problem.stages - 1) / max(problem.stages - 2, 1)
+    ws = jnp.concatenate([hi * (lo / hi) ** frac, weight[None]])
+    solver = optx.Dogleg(rtol=problem.rtol, atol=problem.atol, linear_solver=lx.SVD())
+
+    def stage(carry, w):
+        y, steps = carry
+        sol = optx.least_squares(residual, solver, y, args=w, max_steps=problem.max_steps, throw=False)
+        return (sol.value, steps + sol.stats["num_steps"]), sol.result == optx.RESULTS.successful
+
+    (y, steps), ok = jax.lax.scan(stage, (y0, jnp.zeros((), int)), ws)
+    conv = ok[-1]
     r = residual(y, weight)
     cost = sum(jnp.sum(x**2) for x in jax.tree.leaves(r))
     return problem.theta(y), cost, conv, steps
@@ -231,7 +241,7 @@ def _validity(robot, theta):
 
 
 # ------------------------------------------------------------------------------ public API
-def _problem(robot, base, nominal, prior, max_steps, rtol, atol) -> _Problem:
+def _problem(robot, base, nominal, prior, stages, max_steps, rtol) -> _Problem:
     if prior not in PRIORS:
         raise ValueError(f"unknown prior {prior!r}; choose one of {PRIORS}")
     n, k = robot.n, len(robot.joint_terms)
@@ -239,48 +249,49 @@ def _problem(robot, base, nominal, prior, max_steps, rtol, atol) -> _Problem:
     if len(base.standard_names) != p:
         raise ValueError(f"base has {len(base.standard_names)} standard parameters but the robot has {p}; "
                          "build it with jaxid.base_parameters(robot) for this robot and joint terms")
-    nominal = jnp.asarray(nominal, dtype=float)
     if nominal.shape != (p,) or not np.all(np.isfinite(np.asarray(nominal))):
         raise ValueError(f"nominal must be a finite parameter vector of shape ({p},), got shape {nominal.shape}")
-    if int(max_steps) < 1:
-        raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    if int(stages) < 1 or int(max_steps) < 1:
+        raise ValueError(f"stages and max_steps must be >= 1, got {stages} and {max_steps}")
+    if not 0 < rtol < 1:
+        raise ValueError(f"rtol must be in (0, 1), got {rtol}")
     pis = project_consistent(nominal[: 10 * n].reshape(n, 10))
     z0 = jax.vmap(inertia.inertial_to_log_cholesky)(pis)
     U0, logdiag0 = jax.vmap(_factor)(z0)
     U0inv = jax.vmap(lambda U: jax.scipy.linalg.solve_triangular(U, jnp.eye(4), lower=False))(U0)
     positive = jnp.broadcast_to(jnp.array([t in POSITIVE_TERMS for t in robot.joint_terms], dtype=bool), (n, k))
-    return _Problem(base, z0, U0inv, logdiag0, positive, n, k, prior, int(max_steps), float(rtol), float(atol))
-
-
-def consistent_estimator(robot, base: BaseParameters | None = None, nominal=None, *, prior="entropic",
-                         weight: float = 1e-3, max_steps: int = 500, rtol: float = 1e-10,
-                         atol: float = 1e-10):
-    """A pure estimator ``f(W_b, tau) -> theta_b (b,)`` for batched studies (``jaxid.study``):
-    two-step WLS on the reduced regressor W_b (M, b), then the consistent fit; same
-    arguments as :func:`identify_consistent`. Jittable and vmappable over tau."""
-    base = base_parameters(robot) if base is None else base
-    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-    problem = _problem(robot, base, nominal, prior, max_steps, rtol, atol)
-    weight = _check_weight(weight)
-
-    def estimate(W_b, tau):
-        ls = identify(W_b, tau, method="wls", n_joints=robot.n)
-        theta = _solve(problem, ls.theta, ls.cov, nominal, weight)[0]
-        return base.to_base(theta)
-
-    return estimate
+    return _Problem(base, z0, U0inv, logdiag0, positive, n, k, prior, int(max_steps), float(rtol),
+                    float(rtol), int(stages))
 
 
 def _check_weight(weight):
     w = float(weight)
     if not (math.isfinite(w) and w >= 0):
         raise ValueError(f"weight must be a finite number >= 0, got {weight}")
-    return w
+    return jnp.asarray(w)
+
+
+def consistent_estimator(robot, base: BaseParameters | None = None, nominal=None, *, prior="entropic",
+                         weight: float = 1e-3, stages: int = 8, max_steps: int = 100, rtol: float = 1e-8):
+    """A pure estimator ``f(W_b, tau, key) -> theta_b (b,)`` for :func:`jaxid.study.run_study`:
+    two-step WLS on the reduced regressor W_b (M, b) = ``base.reduce(W)``, then the
+    consistent fit, returning its base parameters; arguments as :func:`identify_consistent`
+    (key is unused). Jittable and vmappable over tau."""
+    base = base_parameters(robot) if base is None else base
+    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
+    problem = _problem(robot, base, nominal, prior, stages, max_steps, rtol)
+    weight = _check_weight(weight)
+
+    def consistent(W_b, tau, key=None):
+        ls = identify(W_b, tau, method="wls", n_joints=robot.n)
+        return base.to_base(_solve(problem, ls.theta, ls.cov, nominal, weight)[0])
+
+    return consistent
 
 
 def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | None = None,
                         prior: str | None = "entropic", weight: float = 1e-3, method: str = "wls",
-                        max_steps: int = 500, rtol: float = 1e-10, atol: float = 1e-10) -> ConsistentFit:
+                        stages: int = 8, max_steps: int = 100, rtol: float = 1e-8) -> ConsistentFit:
     """Physically consistent standard parameters of ``robot`` from torque data.
 
     Args:
@@ -289,22 +300,34 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             (N, n, p) (``jaxid.regressor`` then ``jaxid.stack``).
         tau: measured torques, (N*n,) or (N, n), N m.
         nominal: prior (CAD) parameters (p,), default ``robot.parameter_vector()``; its
-            links are projected to consistent bodies (:func:`project_consistent`) to give
-            the starting point and ``J0``.
+            links, projected to consistent bodies (:func:`project_consistent`), are the
+            starting point and the ``J0`` of the prior. Positive joint terms start from
+            the WLS estimate (its absolute value).
         base: base parameters to fit, default ``jaxid.base_parameters(robot)`` (structural).
         prior: ``"entropic"``, ``"euclidean"`` or None (module docstring).
-        weight: prior weight >= 0, in units of the whitened squared residual (one sample of
-            one joint contributes about 1 to ``||r_data||^2``). The default 1e-3 fixes the
-            directions the data cannot see while leaving the identifiable ones to the data,
-            and (entropic) keeps bodies off the boundary of the physical set.
+        weight: prior weight >= 0 in units of the whitened squared residual (each sample
+            of each joint adds about 1 to ``||r_data||^2``), so 1e-3 (default) is a
+            thousandth of one sample: it fixes the directions the data cannot see and
+            leaves the others to the data. It also weighs a barrier
+            ``x/x0 - 1 - log(x/x0)`` on the positive joint terms (x0: nominal value if
+            positive, else |WLS estimate|). With weight > 0 and the entropic prior every
+            body and positive term stays strictly inside the physical set.
         method: unconstrained estimator giving theta_ls and its covariance: "wls"
             (two-step, Gautier and Poignet 2001) or "ols".
-        max_steps, rtol, atol: Levenberg-Marquardt limits (optimistix).
+        stages: continuation stages: the weight goes geometrically from the initial data
+            misfit down to ``weight`` (last stage exactly ``weight``), each stage warm
+            started from the last.
+        max_steps: trust-region Gauss-Newton steps per stage (optimistix ``Dogleg``,
+            SVD linear solves, so that the rank-deficient Jacobian of a zero weight is
+            handled).
+        rtol: relative (and absolute) tolerance on the step and the residual.
 
     Returns:
-        :class:`ConsistentFit`. When the WLS optimum lies on the boundary of the physical set
-        and ``weight = 0`` the iterates approach it without converging; ``converged`` is
-        then False but the returned bodies are consistent.
+        :class:`ConsistentFit`. Every returned body is consistent up to rounding (its
+        pseudo-inertia is ``U U^T``); with ``weight = 0`` or the Euclidean prior an
+        optimum on the boundary of the physical set (a degenerate body, a zero friction)
+        is approached but not reached, so ``converged`` may be False and
+        ``link_consistent`` False for a body at rounding distance from the boundary.
 
     Raises:
         ValueError: bad shapes, NaN/inf, unknown prior or method, negative weight, a base
@@ -324,10 +347,10 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
                          f"got tau {tau.shape}")
     base = base_parameters(robot) if base is None else base
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-    problem = _problem(robot, base, nominal, prior, max_steps, rtol, atol)
+    problem = _problem(robot, base, nominal, prior, stages, max_steps, rtol)
     weight = _check_weight(weight)
     ls = identify(base.reduce(W), tau, method=method, n_joints=n, names=list(base.names))
-    theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, jnp.asarray(weight))
+    theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, weight)
     links, joints = _validity(robot, theta)
     r = (tau - W @ theta).reshape(-1, n)
     return ConsistentFit(
@@ -357,7 +380,7 @@ def _rpy(R):
 def _origin(parent, T):
     T = np.asarray(T, dtype=float)
     ET.SubElement(parent, "origin", xyz=" ".join(f"{x:.17g}" for x in T[:3, 3]),
-                  rpy=" ".join(f"{x:.17g}" for x in _rpy(T[:3, :3])))
+                  rpy=" ".join(f"{x + 0.0:.17g}" for x in _rpy(T[:3, :3])))
 
 
 def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:

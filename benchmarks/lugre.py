@@ -1,0 +1,149 @@
+"""LuGre friction: simulation speed and accuracy, and the 100-trial identification study.
+
+Simulation: the reference parameter set (Canudas de Wit et al. 1995; vd = 0.01 m/s,
+alpha3 = 0.1 N*s^2/m^2), 1 kHz, 8 sub-steps per sample.
+  accuracy_N: max |F - F_Radau| on the identification S-curve (scipy Radau,
+    rtol 1e-10, atol 1e-16, max step 1e-4 s, same first-order hold of v);
+  sim_10s_s: one 10 s trajectory (10,001 samples), best of repeated runs;
+  sim_1000_s: 1,000 parameter sets at once (vmap; each parameter x U(0.8, 1.2); the
+    sub-step placement of the reference v0 for all).
+Identification: ``trials`` noisy data sets of the identification S-curve (3.75 s);
+  noise: white Gaussian on the force, sigma_F = 2e-3 N (0.2 % of Fc), none on x, v;
+  trial i uses numpy seed i for the noise and the i-th key of jax.random.split(key(0))
+  for the swarm (the trials are the columns of one ``identify_joints`` call).
+  Methods: pso (100 particles x 200 generations over all eight parameters),
+  shape (swarm 50 x 50, shape-factor iteration, golden section for vd),
+  full (shape + Levenberg-Marquardt). Success: all eight within 1 % of the truth.
+  batch_s (batch_cpu_s): wall (CPU) time of the trials as one vmapped batch, compiled
+  beforehand; per_id_s = batch_s /
+  trials; median_single_s: median over ``--single`` separate ``identify`` calls.
+  crb_pct: Cramer-Rao standard deviation of each parameter for this noise, % of value.
+Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape full] [--single 3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxid  # noqa: F401  (float64)
+from jaxid.excitation.scurve import friction_s_curve
+from jaxid.friction import lugre as L
+from jaxid.identification import lugre as I
+
+SIGMA_F = 2e-3
+DT = 1e-3
+
+
+def best_of(fn, repeat=5):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def simulation_figures(p, v_id, reference=True):
+    out = {}
+    if reference:
+        F_ref, _ = L.simulate_reference(p, np.asarray(v_id), DT)
+        out["accuracy_N"] = float(np.max(np.abs(np.asarray(L.simulate(p, v_id, DT)) - F_ref)))
+    # A 10 s trajectory: the identification profile's levels, held longer.
+    v10 = friction_s_curve(stretch=3.3)[2][:10001]
+    sim = jax.jit(lambda q, u: L.simulate(q, u, DT))
+    sim(p, v10).block_until_ready()
+    out["sim_10s_s"] = best_of(lambda: sim(p, v10))
+    scales = np.random.default_rng(0).uniform(0.8, 1.2, (1000, 8))
+    batch = L.LuGre.from_vector(jnp.asarray(scales) * p.vector())
+    # Sub-steps placed around the reference v0 for all sets: built once, not per set.
+    simb = jax.jit(jax.vmap(lambda q: L.simulate(q, v10, DT, scale=p.v0 / 3)))
+    simb(batch).block_until_ready()
+    out["sim_1000_s"] = best_of(lambda: simb(batch), repeat=2)
+    out["samples"] = int(v10.shape[0])
+    return out
+
+
+def crb(p, v):
+    J = jax.jacfwd(lambda q: L.simulate(L.LuGre.from_vector(jnp.exp(q)), v, DT))(jnp.log(p.vector()))
+    J = np.asarray(J)
+    return dict(zip(L.NAMES, np.sqrt(np.diag(np.linalg.inv(J.T @ J))) * SIGMA_F * 100))
+
+
+def study(method, x, v, F, truth, single):
+    """F: (N, trials). Trials are the columns of one ``identify_joints`` call."""
+    trials = F.shape[1]
+    X, V, F = (jnp.asarray(a) for a in (np.tile(x[:, None], trials), np.tile(v[:, None], trials), F))
+    keys = jax.random.split(jax.random.key(0), trials)  # what identify_joints(key=key(0)) uses
+    n_particles, n_iter = I._DEFAULT_SIZE[method]
+    t0 = time.perf_counter()
+    compiled = I._identify_joints.lower(X, V, F, DT, keys, method, I.THRESHOLD, n_particles, n_iter).compile()
+    compile_s = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    fit = jax.block_until_ready(compiled(X, V, F, DT, keys, I.THRESHOLD))
+    batch_s, batch_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    err = (np.asarray(fit.params.vector()) - truth) / truth
+    ok = np.all(np.abs(err) < 0.01, axis=1)
+    singles = []
+    for i in range(single + 1 if single else 0):  # the first call compiles
+        t0 = time.perf_counter()
+        jax.block_until_ready(I.identify(x, v, np.asarray(F[:, i]), DT, jax.random.key(i), method=method))
+        singles.append(time.perf_counter() - t0)
+    return {
+        "method": method,
+        "success_rate": float(ok.mean()),
+        "batch_s": batch_s,
+        "batch_cpu_s": batch_cpu_s,
+        "per_id_s": batch_s / trials,
+        "median_single_s": float(np.median(singles[1:])) if single else None,
+        "compile_s": compile_s,
+        "median_abs_err_pct": dict(zip(L.NAMES, np.median(np.abs(err), axis=0) * 100)),
+        "max_abs_err_pct": dict(zip(L.NAMES, np.max(np.abs(err), axis=0) * 100)),
+        "failures_by_parameter": {n: int(np.sum(np.abs(err[:, j]) >= 0.01)) for j, n in enumerate(L.NAMES)},
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--methods", nargs="+", default=["pso", "shape", "full"])
+    parser.add_argument("--single", type=int, default=3, help="separate identifications timed per method")
+    parser.add_argument("--no-reference", action="store_true", help="skip the Radau accuracy check")
+    args = parser.parse_args(argv)
+
+    p = L.reference_parameters()
+    truth = np.asarray(p.vector())
+    t, x, v, a = friction_s_curve()
+    F0 = np.asarray(L.simulate(p, v, DT))
+    F = np.stack([F0 + SIGMA_F * np.random.default_rng(i).standard_normal(F0.shape) for i in range(args.trials)], 1)
+
+    result = {
+        "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0], "noise_sigma_F_N": SIGMA_F,
+        "samples": int(v.shape[0]), "trials": args.trials,
+        "truth": dict(zip(L.NAMES, truth.tolist())),
+        "simulation": simulation_figures(p, v, not args.no_reference),
+        "crb_pct": crb(p, v),
+        "methods": [study(m, np.asarray(x), np.asarray(v), F, truth, args.single) for m in args.methods],
+    }
+    sim = result["simulation"]
+    print(f"LuGre, {result['samples']} samples at 1 kHz, sigma_F = {SIGMA_F} N, {args.trials} trials")
+    if "accuracy_N" in sim:
+        print(f"integration error vs Radau: {sim['accuracy_N']:.2e} N")
+    print(f"simulate 10 s ({sim['samples']} samples): {sim['sim_10s_s'] * 1e3:.1f} ms; "
+          f"1,000 parameter sets: {sim['sim_1000_s']:.2f} s")
+    print(f"{'method':8s} {'success':>8s} {'batch s':>9s} {'CPU s':>8s} {'s / id':>8s} {'single s':>9s} "
+          f"{'compile s':>10s}")
+    for r in result["methods"]:
+        single = f"{r['median_single_s']:.2f}" if r["median_single_s"] is not None else "-"
+        print(f"{r['method']:8s} {r['success_rate'] * 100:7.0f}% {r['batch_s']:9.1f} {r['batch_cpu_s']:8.1f} "
+              f"{r['per_id_s']:8.3f} {single:>9s} {r['compile_s']:10.1f}")
+    print(json.dumps(result, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    main()
