@@ -1,0 +1,5 @@
+import sys
+
+from jaxid.cli import main
+
+sys.exit(main())
