@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-all clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 or run 'make PYTHON=python3 ...'"; exit 2; }
@@ -18,7 +18,11 @@ demo: $(STAMP)
 	$(VENV)/bin/jaxid demo
 
 test: $(STAMP)
-	$(PY) -m pytest tests -q --durations=15
+	$(PY) -m pytest tests -q --durations=15 -m "not slow"
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Also the slow tests (full LuGre identification from noiseless data): minutes on 2 cores.
+test-all: $(STAMP)
+	$(PY) -m pytest tests -q --durations=15
