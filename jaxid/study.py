@@ -14,6 +14,9 @@ All runs are one jitted call: the per-run keys are mapped (``jax.lax.map`` in ch
 ``batch_size`` vmapped runs, which bounds memory) and, with several devices, split over a
 1-D mesh by ``jax.shard_map`` so that each device works on its own block of runs. A run's
 noise depends only on its key, so sharded and unsharded studies give the same numbers.
+The mesh may span several processes (``jax.distributed.initialize()`` first, the same
+call in every process): inputs are built shard by shard from each process's identical
+host values and the estimates are gathered back to every process.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jaxid.identification.estimators import METHODS, identify
@@ -120,8 +124,9 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
             noise draws.
         key: ``jax.random`` key (default ``PRNGKey(0)``); run r uses ``split(key, R)[r]``.
         names: b parameter names for the tables (default ``theta0 ...``).
-        devices: devices to split the runs over (default ``jax.devices()``); a 1-D mesh
-            of them shards the runs (padded to a multiple of the device count).
+        devices: devices to split the runs over (default ``jax.devices()``, all devices
+            of all processes); a 1-D mesh of them shards the runs, padded to equal chunks
+            per device with repeated keys whose runs are dropped.
         batch_size: runs vmapped together on one device (default: as many as fit in
             about 256 MB of working arrays).
 
@@ -133,9 +138,10 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
     M, b = W.shape
     n = sigma.shape[0]
     single = not isinstance(estimators, dict)
-    ests = {(estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator")): estimators} \
-        if single else dict(estimators)
-    fns = {k: _estimator(v, n) for k, v in ests.items()}
+    if single:
+        estimators = {estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator"):
+                      estimators}
+    fns = {k: _estimator(v, n) for k, v in estimators.items()}
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
     if len(names) != b:
         raise ValueError(f"got {len(names)} names for {b} parameters")
@@ -143,9 +149,9 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
     if not devices:
         raise ValueError("devices is empty")
     n_runs = int(n_runs)
-    if batch_size is None:
+    if batch_size is None:  # ~8 float64 copies of an (M, b + 1) system per vmapped run
         batch_size = max(1, int(2**28 // (8 * 8 * M * (b + 1))))
-    batch_size = max(1, min(int(batch_size), -(-n_runs // len(devices))))
+    batch_size = max(1, int(batch_size))
 
     keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, n_runs)
     estimates = _batched(fns, W, theta, sigma, keys, devices, batch_size)
@@ -168,8 +174,9 @@ def _method(method: str, n: int):
 
 
 @functools.lru_cache(maxsize=32)
-def _program(fns: tuple, n: int, batch_size: int, devices: tuple):
-    """Jitted ``(W, theta, sigma, keys) -> {name: (R, b)}``, sharded over ``devices``."""
+def _program(fns: tuple, n: int, devices: tuple):
+    """Jitted ``(W, theta, sigma, keys (C, B, 2)) -> {name: (C, B, b)}``: C chunks of B
+    vmapped runs each, the chunks split over ``devices``."""
 
     def block(W, theta, sigma, ks):
         tau0 = W @ theta
@@ -178,7 +185,7 @@ def _program(fns: tuple, n: int, batch_size: int, devices: tuple):
             tau = tau0 + (sigma * jax.random.normal(key, (W.shape[0] // n, n))).reshape(-1)
             return {k: f(W, tau, key) for k, f in fns}
 
-        return jax.lax.map(one, ks, batch_size=batch_size)
+        return jax.lax.map(jax.vmap(one), ks)
 
     if len(devices) == 1:
         return jax.jit(block)
@@ -188,17 +195,31 @@ def _program(fns: tuple, n: int, batch_size: int, devices: tuple):
 
 def _batched(fns: dict, W, theta, sigma, keys, devices, batch_size):
     """Estimates of every estimator for every key, {name: (R, b)}."""
-    program = _program(tuple(fns.items()), sigma.shape[0], batch_size, devices)
-    R = keys.shape[0]
-    if len(devices) == 1:
-        args = jax.device_put((W, theta, sigma, keys), devices[0])
-        return program(*args)
-    mesh = Mesh(np.array(devices), ("runs",))
-    pad = -R % len(devices)
-    # Padding repeats the first keys; their runs are computed and dropped.
-    keys = jnp.concatenate([keys, keys[:pad]]) if pad else keys
-    keys = jax.device_put(keys, NamedSharding(mesh, P("runs")))
-    W, theta, sigma = jax.device_put((W, theta, sigma), NamedSharding(mesh, P()))
+    program = _program(tuple(fns.items()), sigma.shape[0], devices)
+    R, D = keys.shape[0], len(devices)
+    # Equal chunks on every device (one compiled loop body): R is padded to D * C * B
+    # with repeats of the first keys, whose runs are computed and dropped.
+    per_device = -(-R // D)
+    chunks = -(-per_device // batch_size)
+    B = -(-per_device // chunks)
+    total = D * chunks * B
+    keys = jnp.concatenate([keys, keys[: total - R]]) if total > R else keys
+    keys = keys.reshape(D * chunks, B, *keys.shape[1:])
+    if D == 1:
+        out = program(*jax.device_put((W, theta, sigma, keys), devices[0]))
+    else:
+        mesh = Mesh(np.array(devices), ("runs",))
+        # Built shard by shard from the same host values, so that a mesh spanning several
+        # processes (jax.distributed) gets its inputs without a transfer between hosts.
+        def put(x, spec):
+            x = np.asarray(x)
+            return jax.make_array_from_callback(x.shape, NamedSharding(mesh, spec), lambda idx: x[idx])
+
+        out = program(put(W, P()), put(theta, P()), put(sigma, P()), put(keys, P("runs")))
     # Gathered to the host: the statistics are cheap, and reductions over a sharded
     # array would need cross-device collectives.
-    return jax.tree.map(lambda x: jnp.asarray(np.asarray(x)[:R]), program(W, theta, sigma, keys))
+    def gather(x):
+        x = np.asarray(x) if x.is_fully_addressable else multihost_utils.process_allgather(x, tiled=True)
+        return jnp.asarray(x.reshape(total, *x.shape[2:])[:R])
+
+    return jax.tree.map(gather, out)
