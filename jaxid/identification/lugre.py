@@ -364,12 +364,9 @@ def _identify(x, v, F, dt, key, method, threshold, n_particles, n_iter):
         p = search(v, F, dt, steady, key, coarse, vd0, n_particles, n_iter)
         # The swarm supplies the dynamic parameters; the static ones are the LS values.
         p = eqx.tree_at(lambda q: (q.alpha0, q.alpha2, q.alpha3), p, tuple(steady))
-
-        def rounds(_, p):
+        for _ in range(2):  # c2 depends weakly on vd: a second round removes that bias
             p = shape_iteration(p, x, v, F, dt, measured, threshold=threshold, steps=fine)
-            return fit_vd(p, v, F, dt, steps=fine)
-
-        p = lax.fori_loop(0, 2, rounds, p)  # c2 depends weakly on vd: a second round removes the bias
+            p = fit_vd(p, v, F, dt, steps=fine)
         if method == "full":
             p = refine(p, v, F, dt, steps=fine)
     return Fit(p, _loss(p, v, F, dt, fine), measured)
