@@ -1,0 +1,240 @@
+"""Writes 01_six_dof_system.ipynb (run from anywhere: python notebooks/_make_01.py)."""
+import pathlib
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+cells = [
+    new_markdown_cell(r"""# The six-DOF nonlinear benchmark system
+
+`jaxid.models.nonlinear_6dof()`: six coupled degrees of freedom with cubic damping and
+stiffness and ring-coupling springs ($j = i + 1$, DOF 6 couples to DOF 1),
+
+$$\tau_i = m_i \ddot q_i + c_i \dot q_i \dot q_j + d_i \dot q_i + b_i \dot q_i^3 + k_i q_i + k_{3,i} q_i^3
++ h_i (q_i - q_j) + h_{3,i} (q_i - q_j)^3 + g_i .$$
+
+Nonlinear in the states but linear in its 54 parameters, so $\tau = Y(q, \dot q, \ddot q)\,\theta$
+with $Y = \partial\tau/\partial\theta$ (`jaxid.regressor`, by `jax.jacfwd`).
+
+The study (`benchmarks/six_dof.py`, whose functions this notebook calls):
+
+* excitation: per DOF a sum of 3 sines, frequencies ~ U(0.4, 1.6) Hz, amplitudes ~ U(0.15, 0.45) rad,
+  random phases; T = 30 s, N = 3000; true torques from the model;
+* measurements: $\sigma_q = 0.002$ rad, $\sigma_{\dot q} = 0.005$ rad/s, $\sigma_\tau = 0.02$ N m;
+* the naive pipeline: Savitzky-Golay (window 31, order 3) on the measured velocity, its central
+  difference for the acceleration, OLS;
+* a noise sweep over $\sigma_{\dot q}$, ridge, Levenberg-Marquardt, cross-validation, and an estimator
+  that removes the errors-in-variables problem: **output error**.
+
+With `JAXID_NOTEBOOK_SMALL=1` everything runs at a reduced size (6 s, 600 samples, 2 noise draws,
+3 noise levels) so that the notebook executes in well under a minute; the figures quoted in the
+conclusion are from the full-size benchmark."""),
+    new_code_cell("""import importlib.util
+import os
+
+import jax
+import jax.numpy as jnp
+import matplotlib.pyplot as plt
+import numpy as np
+
+import jaxid
+from jaxid import signals
+from jaxid.identification.estimators import identify
+
+SMALL = os.environ.get("JAXID_NOTEBOOK_SMALL") == "1"
+spec = importlib.util.spec_from_file_location("six_dof_benchmark", os.path.join("..", "benchmarks", "six_dof.py"))
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+SIZE = (dict(seeds=2, n_samples=600, duration=6.0, sweep=(0.005, 0.05, 0.1), segment_s=1.0) if SMALL
+        else dict(seeds=3, n_samples=3000, duration=30.0))
+model, theta = bench.MODEL, bench.THETA
+dt = SIZE["duration"] / SIZE["n_samples"]
+print(f"{len(theta)} parameters; N = {SIZE['n_samples']}, T = {SIZE['duration']} s, dt = {dt} s")"""),
+    new_markdown_cell("""## 1. Linear in the parameters: exact recovery from exact data
+
+$Y\\theta$ must equal the model's torque, and with the analytic derivatives of the multi-sine
+(no noise, no filter) OLS must return the 54 parameters to rounding."""),
+    new_code_cell("""rec = bench.experiment(bench.TRAIN_SEED, SIZE["n_samples"], SIZE["duration"])
+Y = jaxid.regressor(model, rec["q"], rec["qd"], rec["qdd"])
+print("max |Y theta - torque| =", float(jnp.max(jnp.abs(Y @ theta - rec["tau"]))), "N m")
+fit0 = identify(*jaxid.stack(Y, rec["tau"]), n_joints=6)
+print(f"noiseless OLS: max relative error {float(jnp.max(jnp.abs(fit0.theta / theta - 1))):.1e}, "
+      f"condition number of the column-scaled W {float(fit0.cond):.1f}")"""),
+    new_markdown_cell("""## 2. What the naive pipeline feeds the regressor
+
+Two things go wrong before least squares even starts:
+
+* **distortion**: a cubic fitted over 31 samples (0.31 s) spans half a period of a 1.6 Hz component,
+  so the smoothed velocity, and even more its derivative, lose about 1 % of their amplitude at the
+  top of the band. The torque is not filtered, so the equation $\\tau = Y\\theta$ no longer holds
+  exactly even without noise, and the fit bends the small parameters (stiffness, cubic terms) to
+  absorb the mismatch;
+* **noise**: the acceleration is a derivative of a noisy signal; its error enters the regressor
+  (errors in variables) and, multiplied by the mass, acts as torque noise tens of times larger
+  than $\\sigma_\\tau$."""),
+    new_code_cell("""def naive_states(qd_meas):
+    qd_s = signals.savgol(qd_meas, bench.WINDOW, bench.ORDER)
+    return qd_s, signals.central_diff(qd_s, dt)
+
+rms = lambda x: float(jnp.sqrt(jnp.mean(x**2)))
+for s in (0.0, bench.SIGMA_QD, 0.05):
+    _, qd_m, _ = bench.measure(jax.random.key(0), rec, s)
+    qd_s, qdd_s = naive_states(qd_m)
+    print(f"sigma_qd = {s:5.3f}: rms error of smoothed qd {rms(qd_s - rec['qd']):.4f} rad/s "
+          f"(signal {rms(rec['qd']):.2f}), of qdd {rms(qdd_s - rec['qdd']):.3f} rad/s^2 (signal {rms(rec['qdd']):.1f})")
+
+_, qd_m, _ = bench.measure(jax.random.key(0), rec, 0.05)
+qd_s, qdd_s = naive_states(qd_m)
+_, qdd_0 = naive_states(rec["qd"])
+k = slice(0, int(3 / dt))
+t = rec["t"][k]
+fig, ax = plt.subplots(1, 2, figsize=(11, 3.4))
+ax[0].plot(t, qd_m[k, 0], ".", ms=2, color="0.6", label="measured, $\\\\sigma_{\\\\dot q}$ = 0.05")
+ax[0].plot(t, qd_s[k, 0], label="Savitzky-Golay (31, 3)")
+ax[0].plot(t, rec["qd"][k, 0], "k--", lw=1, label="true")
+ax[0].set(xlabel="t (s)", ylabel="$\\\\dot q_1$ (rad/s)", title="velocity, DOF 1")
+ax[0].legend(fontsize=8)
+ax[1].plot(t, qdd_s[k, 0] - rec["qdd"][k, 0], lw=0.8, label="noisy velocity")
+ax[1].plot(t, qdd_0[k, 0] - rec["qdd"][k, 0], lw=1.5, label="noise-free velocity (distortion only)")
+ax[1].set(xlabel="t (s)", ylabel="error of $\\\\ddot q_1$ (rad/s$^2$)", title="differentiated acceleration minus truth")
+ax[1].legend(fontsize=8)
+fig.tight_layout()"""),
+    new_markdown_cell("""## 3. The study
+
+One call runs the benchmark at this notebook's size and prints its tables: the per-parameter table at
+the baseline noise (OLS and output error side by side), ridge, the Levenberg-Marquardt refinement, the
+held-out R², the noise sweep (all levels and seeds at once: the measurements and the regressors are
+vmapped, the solves mapped), the error per term type, and the diagnosis at $\\sigma_{\\dot q}$ = 0.05."""),
+    new_code_cell("""res = bench.run(**SIZE)"""),
+    new_markdown_cell("""**Reading the baseline.**
+
+* The OLS standard deviations (`std%`) are far below the actual errors for the stiffness and cubic
+  terms: the covariance $\\sigma^2 (W^TW)^{-1}$ describes torque noise, not a regressor built from
+  distorted and noisy signals. The errors are mostly bias.
+* Ridge ≈ OLS: the column-scaled regressor has a condition number of a few tens, so generalised
+  cross-validation picks a negligible $\\lambda$. There is nothing ill-posed to regularise; the data
+  are wrong, not insufficient.
+* Levenberg-Marquardt on the torque residual from 0.8 × truth lands on the OLS solution (to 1e-12):
+  the residual is linear in $\\theta$, so its only minimum is the least-squares one. A nonlinear
+  solver cannot fix what the regressor got wrong.
+* Held-out R² on the second trajectory, processed the same naive way, looks excellent (0.9997 or
+  more) for both estimators and even favours OLS, which was fitted to the same distortion. Against
+  the second trajectory's true states and torque the difference is clear (OLS 0.9998, output error
+  0.9999999): a torque R² is a weak judge of parameters.
+* `(err / std) rms` is the RMS of (estimate - truth) / reported std, 1 for calibrated standard
+  deviations: far above 1 for OLS (bias), a little above 1 for output error (see section 5)."""),
+    new_code_cell("""sw = res["sweep"]
+sig = np.array(sw["sigma_qd"])
+fig, ax = plt.subplots(1, 2, figsize=(11, 3.6))
+ax[0].errorbar(sig, sw["naive_mean"], yerr=sw["naive_sd"], marker="o", capsize=3, label="naive OLS")
+ax[0].errorbar(sig, sw["output_error_mean"], yerr=sw["output_error_sd"], marker="s", capsize=3, label="output error")
+ax[0].set(xscale="log", yscale="log", xlabel="$\\\\sigma_{\\\\dot q}$ (rad/s)", ylabel="mean relative error (%)",
+          title="parameter error vs velocity noise")
+ax[0].legend()
+for name, e in sw["per_term_naive"].items():
+    ax[1].plot(sig, e, marker=".", label=name)
+ax[1].set(xscale="log", yscale="log", xlabel="$\\\\sigma_{\\\\dot q}$ (rad/s)", ylabel="mean relative error (%)",
+          title="naive OLS, per term type")
+ax[1].legend(ncol=3, fontsize=8)
+fig.tight_layout()
+print("naive OLS, growth of the error from the lowest to the highest noise level:",
+      ", ".join(f"{k} x{sw['growth'][k]:.1f}" for k in sw["degradation_order"]))"""),
+    new_markdown_cell("""**Which parameters degrade first.** The inertia, velocity-product, damping and cubic-damping terms
+(m, c, d, b) stay within a few % at every noise level: their columns are large and the velocity
+noise, once smoothed, is small against them. The stiffness-type terms are the weak ones, and the
+cubic ones most of all: k3 and h3 carry the largest errors at every level and, with the couplings
+h and the stiffnesses k, grow fastest with the noise. Their torque contributions are small
+(k3 $q^3$ with $|q| < 1$ rad is a few % of the torque) and their columns are nearly collinear with
+$\\ddot q$ for sinusoids ($\\ddot q \\approx -\\omega^2 q$), so the error of the differentiated
+acceleration leaks into them. The cubic *damping* b, the term one might expect to suffer most from
+velocity noise, does not move: $\\dot q^3$ is large, and the bias
+$E[(\\dot q + e)^3] - \\dot q^3 = 3\\dot q\\,\\sigma^2$ of the smoothed velocity is tiny."""),
+    new_markdown_cell("""## 4. Why the naive pipeline fails, and why instrumental variables or TLS would not help here
+
+With noisy states inside the regressor, $W = Y(\\hat x)$, least squares is biased whenever the
+errors of $W$ are correlated with $W$ (errors in variables). The classical remedies act on that
+correlation: instrumental variables replace $W^T$ in the normal equations by instruments $Z^T$
+correlated with the true regressor but not with the errors (Gautier's IDIM-IV builds $Z$ from a
+simulation of the model); total least squares assumes i.i.d. errors in every column.
+
+The diagnosis in the table above measures what each part costs at $\\sigma_{\\dot q}$ = 0.05:
+
+* the pipeline on **noise-free** measurements already has a large error: that part is the
+  Savitzky-Golay distortion, a deterministic function of the true signal;
+* the error of the **mean** estimate over the noise draws is most of the total: a bias;
+* **IV with perfect instruments** (the true noise-free regressor, an upper bound for any IV
+  scheme) barely helps: the distortion is correlated with the true signal, so no instrument
+  built from it can remove it, and IV does nothing for the spread;
+* **TLS** barely changes it: the errors are neither i.i.d. nor in every column.
+
+The bias is not an attenuation that a smarter solve can undo; it is in the processed data."""),
+    new_markdown_cell("""## 5. Output error: keep the noise at the output
+
+`jaxid.identification.output_error` never differentiates and never filters. It simulates the model
+with the candidate parameters under the measured torque, and fits the simulated positions and
+velocities to the measured ones,
+
+$$\\min_{\\theta,\\,x_{0,s}} \\sum_k \\Big\\|\\frac{q^{sim}_k(\\theta) - q_k}{\\sigma_q}\\Big\\|^2
++ \\Big\\|\\frac{\\dot q^{sim}_k(\\theta) - \\dot q_k}{\\sigma_{\\dot q}}\\Big\\|^2 ,$$
+
+by Levenberg-Marquardt (optimistix), over the parameters and the initial state of each segment
+(multiple shooting: the record is cut into pieces simulated in parallel, so that an open-loop
+simulation never drifts far). Why it works:
+
+* the measurement noise of $q$ and $\\dot q$ is an **output** error: it is compared with, never fed
+  into, the model, so it cannot bias the estimate; with white noise and the weights $1/\\sigma$
+  the criterion is the maximum-likelihood one. The noise levels are estimated from the data
+  (fourth differences), not given;
+* the acceleration comes from the model and the measured torque, which is precise
+  ($\\sigma_\\tau$ = 0.02 N m): the torque sensor, not the differentiated velocity, carries the
+  acceleration information, and there is no filter to distort anything;
+* the positions ($\\sigma_q$ = 0.002 rad) carry the information that the noisy velocities lose, so
+  the error hardly grows with $\\sigma_{\\dot q}$.
+
+Its costs and limits: each LM step simulates the model and its forward-mode sensitivities
+(per segment only the parameters and the segment's own initial state: 66 tangents, not 174);
+it needs a starting point whose simulation is stable (the naive OLS estimate; on a short,
+poorly exciting record use shorter segments); the torque noise enters as process noise, which the
+output-error covariance ignores, so its standard deviations are somewhat optimistic (the
+`(err / std) rms` of the baseline)."""),
+    new_code_cell("""d = res["diagnosis"]
+print(f"{'sigma_qd':>8}  {'naive OLS %':>11}  {'output error %':>14}  ratio")
+for s, a, b in zip(sw["sigma_qd"], sw["naive_mean"], sw["output_error_mean"]):
+    print(f"{s:8.3f}  {a:11.3f}  {b:14.3f}  {a / b:5.1f}")
+print(f"at sigma_qd = {d['sigma_qd']}: {d['naive']:.2f} % -> {d['output_error']:.2f} %, "
+      f"a {d['improvement']:.1f}x cut (target >= 2x); output error converged in "
+      f"{sw['output_error_converged']} of {sw['fits']} fits")"""),
+    new_markdown_cell("""## Conclusion (full size: `python benchmarks/six_dof.py`, N = 3000, T = 30 s, 3 noise draws)
+
+Mean relative parameter error (%) over the 54 parameters, mean of 3 noise draws per level,
+same data for both estimators:
+
+| $\\sigma_{\\dot q}$ (rad/s) | 0.001 | 0.005 | 0.01 | 0.02 | 0.05 | 0.1 |
+|---|---|---|---|---|---|---|
+| naive (Savitzky-Golay 31/3, central difference, OLS) | 4.78 | 4.85 | 5.01 | 5.46 | 8.30 | 15.66 |
+| output error | 0.38 | 0.55 | 0.71 | 0.83 | 0.88 | 0.89 |
+| ratio | 12.7 | 8.8 | 7.1 | 6.6 | 9.4 | 17.5 |
+
+* Baseline ($\\sigma_{\\dot q}$ = 0.005, first draw): naive OLS 4.74 %, training R² 0.99996, held-out R²
+  0.99995 on the naively processed second trajectory and 0.99982 on its true states; its standard
+  deviations are 23 × too small (RMS of error / std). Ridge is identical (GCV $\\lambda$ = 4e-8,
+  condition number 28); Levenberg-Marquardt from 0.8 × truth returns the OLS solution (14 steps,
+  8e-12 relative). Output error: 0.52 %, held-out R² 0.9999999 on the true states, its
+  standard deviations 2.2 × optimistic (torque noise is process noise it does not model).
+* At $\\sigma_{\\dot q}$ = 0.05 the naive error of 8.30 % splits into 4.67 % of filter distortion (noise-free
+  measurements) and noise; 6.51 % of it is bias (error of the mean over the draws). Ideal
+  instrumental variables reach 8.23 %, TLS 8.06 %; output error 0.88 %, a **9.4 ×** cut.
+* Degradation of the naive estimate from $\\sigma_{\\dot q}$ = 0.001 to 0.1: h × 5.9, h3 × 5.2,
+  k3 × 3.6, g × 2.8, k × 2.2, d × 2.1, c × 1.5, m × 1.4, b × 1.0; the cubic stiffness terms k3
+  and h3 have the largest errors (50 % and 39 % at 0.1).
+* Cost: the 18 output-error fits take about 80 s on two CPU cores (lax.map, one after the
+  other), the 18 naive fits 2 s."""),
+]
+
+nb = new_notebook(cells=cells, metadata={
+    "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+})
+path = pathlib.Path(__file__).with_name("01_six_dof_system.ipynb")
+nbformat.write(nb, path)
+print("wrote", path)
