@@ -101,14 +101,9 @@ class ConsistentFit(eqx.Module):
 def _factor(z):
     """Upper-triangular U (4, 4) with ``J = U U^T`` and log|diag U| from log-Cholesky z (10,),
     in the layout of :func:`jaxid.model.inertia.log_cholesky_to_inertial`."""
-    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = (z[i] for i in range(10))
-    U = jnp.array([
-        [jnp.exp(d1), s12, s13, t1],
-        [0.0, jnp.exp(d2), s23, t2],
-        [0.0, 0.0, jnp.exp(d3), t3],
-        [0.0, 0.0, 0.0, 1.0],
-    ]) * jnp.exp(alpha)
-    return U, alpha + jnp.array([d1, d2, d3, 0.0])
+    from jaxid.model.inertia import log_cholesky_factor
+
+    return log_cholesky_factor(z), z[0] + jnp.array([z[1], z[2], z[3], 0.0])
 
 
 def project_consistent(pi, rel_floor: float = 1e-6):

@@ -98,14 +98,19 @@ def log_cholesky_to_inertial(z):
     consistent body and every consistent body has exactly one z.
     z = [alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3].
     """
+    U = log_cholesky_factor(z)
+    return from_pseudo_inertia(U @ U.T)
+
+
+def log_cholesky_factor(z):
+    """The upper-triangular factor U (4, 4), ``J = U U^T``, of log-Cholesky z (10,)."""
     alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = (z[i] for i in range(10))
-    U = jnp.array([
+    return jnp.array([
         [jnp.exp(d1), s12, s13, t1],
         [0.0, jnp.exp(d2), s23, t2],
         [0.0, 0.0, jnp.exp(d3), t3],
         [0.0, 0.0, 0.0, 1.0],
     ]) * jnp.exp(alpha)
-    return from_pseudo_inertia(U @ U.T)
 
 
 def inertial_to_log_cholesky(pi):
