@@ -11,10 +11,12 @@ deflection z::
     f(v)  = alpha2 v + alpha3 sgn(v) v^2            (viscous + quadratic)
 
 Units are those of a linear axis (N, m, m/s); for a rotary joint read N*m, rad, rad/s.
-The bristle equation is stiff (sigma0 |v| / g reaches 1e5 1/s), so it is integrated
-with the exact exponential solution of dz/dt = v - k z for v and k frozen at the
-midpoint of each sub-step: unconditionally stable, second order, and smooth in the
-parameters (hence differentiable in forward and reverse mode).
+The bristle equation is stiff (sigma0 |v| / g reaches 1e5 1/s) but linear in z, so each
+sample interval is an affine map z -> A z + b. Its sub-steps are fourth-order Magnus
+steps whose exponential is closed form: unconditionally stable, exact wherever g(v) is
+constant (all of sliding, and presliding), and smooth in the parameters (so forward- and
+reverse-mode differentiable). Sub-steps are split at zero crossings of v and gathered
+where |v| is below a few v0, where g changes.
 """
 from __future__ import annotations
 
@@ -188,7 +190,7 @@ def _transition(p: LuGre, steps, dt):
     return lax.scan(substep, (one, 0.0 * one), steps)[0]
 
 
-def integration_steps(v, substeps=8, scale=1e-3 / 3):
+def integration_steps(v, substeps, scale):
     """Sub-step table of a velocity record, for ``simulate(..., steps=...)``.
 
     It depends on the data only, so a caller simulating one record many times (an

@@ -1,16 +1,16 @@
 """LuGre friction identification from a sampled friction experiment.
 
-The method follows the staged scheme of the LuGre literature (steady-state curve
-first, then the dynamic parameters; Canudas de Wit & Lischinsky, "Adaptive friction
-compensation with partially known dynamic friction model", Int. J. Adapt. Control
-11, 1997; shape factors and particle swarm as in Wang, Wang, Zhou & Liu,
-"Parameter identification of the LuGre model based on shape factors", 2014), each
-step its own pure function:
+Staged as is usual for LuGre (static curve first, then the dynamic parameters; Canudas
+de Wit & Lischinsky, "Adaptive friction compensation with partially known dynamic
+friction model", Int. J. Adapt. Control Signal Process. 11, 1997), then refined by a
+particle swarm (Kennedy & Eberhart, 1995), a shape-factor iteration and
+Levenberg-Marquardt (Marquardt, SIAM J. Appl. Math. 11, 1963). Each step is its own
+pure function:
 
   a. ``steady_state``       alpha0, alpha2, alpha3 by least squares where |v| > threshold;
   b. ``stribeck_shape``     a, b of a exp(-(v/b)^2) fitted to the rest below it;
   c. ``hysteresis_shape``   presliding regression on [1, x, v, v x] where |v| < v_pre;
-  d. ``pso``                a vmapped particle swarm for the dynamic parameters;
+  d. ``search`` (``pso``)   a vmapped particle swarm for the dynamic parameters;
   e. ``shape_iteration``    (alpha1, v0) and (sigma0, sigma1) corrected until the
                             shape factors of the simulation match the measured ones;
   f. ``fit_vd``             golden-section search for vd;
@@ -18,7 +18,8 @@ step its own pure function:
                             positive parameters in log coordinates, Jacobian by
                             forward-mode autodiff through the simulation.
 
-``identify`` chains them (``method="pso" | "shape" | "full"``); ``identify_joints``
+``identify`` chains them (``method="pso" | "shape" | "full"``; e and f alternate
+twice, since the damping shape factor depends weakly on vd); ``identify_joints``
 runs it for every joint of a robot in one vmapped call. Data are one axis sampled
 uniformly: x (N,) position, v (N,) velocity, F (N,) friction force; SI units of a
 linear axis (m, m/s, N), or rad, rad/s, N*m for a joint.
