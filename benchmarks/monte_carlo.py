@@ -7,7 +7,8 @@ joint: --sigma (N m). Each run draws its own noise and identifies the base param
 the table compares, per base parameter, the spread of the R estimates with the
 Cramér-Rao bound (spread / bound ~ 1 for an efficient estimator; its sampling error is
 1 / sqrt(2 (R - 1))) and gives the bias in units of its standard error.
-Timing: compile_s is the first call minus a steady call; s_per_id is a steady call / R.
+Timing: first_s is the first call (trace, compile, run), compile_s that minus a steady
+call; s_per_id is a steady call / R (a second study with other noise).
 
 Usage: python benchmarks/monte_carlo.py [--runs 1000] [--estimators wls ols consistent]
                                         [--batch-size B] [--json out.json]
@@ -80,7 +81,7 @@ def main(argv=None):
     steady = time.perf_counter() - t0
 
     summary = dict(devices=[str(d) for d in devices], runs=args.runs, samples=W.shape[0] // robot.n,
-                   base_parameters=W.shape[1], compile_s=max(first - steady, 0.0), steady_s=steady,
+                   base_parameters=W.shape[1], first_s=first, compile_s=max(first - steady, 0.0), steady_s=steady,
                    s_per_id=steady / (args.runs * len(ests)), ids_per_s=args.runs * len(ests) / steady,
                    estimators={})
     se = 1 / np.sqrt(2 * (args.runs - 1))
@@ -96,7 +97,7 @@ def main(argv=None):
             ratio_min=float(ratio.min()), ratio_median=float(np.median(ratio)), ratio_max=float(ratio.max()),
             within_3se=float(np.mean(np.abs(ratio - 1) < 3 * se)), mean_abs_bias_z=float(np.mean(np.abs(bz))),
             ratio=ratio.round(4).tolist())
-    print(f"\ncompile {summary['compile_s']:.1f} s; {steady:.2f} s for {args.runs * len(ests)} identifications = "
+    print(f"\nfirst call {first:.1f} s (compile {summary['compile_s']:.1f} s); {steady:.2f} s for {args.runs * len(ests)} identifications = "
           f"{1e3 * summary['s_per_id']:.2f} ms each ({summary['ids_per_s']:.0f}/s)")
     for name, e in summary["estimators"].items():
         print(f"{name}: ratio min {e['ratio_min']:.3f} median {e['ratio_median']:.3f} max {e['ratio_max']:.3f}; "

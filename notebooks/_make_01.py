@@ -1,5 +1,10 @@
-"""Writes 01_six_dof_system.ipynb (run from anywhere: python notebooks/_make_01.py)."""
+"""Writes 01_six_dof_system.ipynb: python notebooks/_make_01.py [--execute]
+
+--execute runs it (at the size JAXID_NOTEBOOK_SMALL selects, full size by default) with
+nbclient and stores the outputs in the file.
+"""
 import pathlib
+import sys
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -236,5 +241,10 @@ nb = new_notebook(cells=cells, metadata={
     "language_info": {"name": "python"},
 })
 path = pathlib.Path(__file__).with_name("01_six_dof_system.ipynb")
+if "--execute" in sys.argv:
+    import nbclient
+
+    nbclient.NotebookClient(nb, timeout=1200, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
 nbformat.write(nb, path)
 print("wrote", path)
