@@ -101,9 +101,7 @@ class ConsistentFit(eqx.Module):
 def _factor(z):
     """Upper-triangular U (4, 4) with ``J = U U^T`` and log|diag U| from log-Cholesky z (10,),
     in the layout of :func:`jaxid.model.inertia.log_cholesky_to_inertial`."""
-    from jaxid.model.inertia import log_cholesky_factor
-
-    return log_cholesky_factor(z), z[0] + jnp.array([z[1], z[2], z[3], 0.0])
+    return inertia.log_cholesky_factor(z), z[0] + jnp.array([z[1], z[2], z[3], 0.0])
 
 
 def project_consistent(pi, rel_floor: float = 1e-6):
