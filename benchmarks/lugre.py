@@ -11,12 +11,13 @@ Identification: ``trials`` noisy data sets of the identification S-curve (3.75 s
   noise: white Gaussian on the force, sigma_F = 2e-3 N (0.2 % of Fc), none on x, v;
   trial i uses numpy seed i for the noise and the i-th key of jax.random.split(key(0))
   for the swarm (the trials are the columns of one ``identify_joints`` call).
-  Methods: pso (100 particles x 200 generations over all eight parameters),
+  Methods: pso (100 particles x 200 generations over all eight parameters; alpha0,
+  alpha2, alpha3 within +-1 % of their least-squares values, as in the other methods),
   shape (swarm 50 x 50, shape-factor iteration, golden section for vd),
   full (shape + Levenberg-Marquardt). Success: all eight within 1 % of the truth.
   batch_s (batch_cpu_s): wall (CPU) time of the trials as one vmapped batch, compiled
-  beforehand; per_id_s = batch_s /
-  trials; median_single_s: median over ``--single`` separate ``identify`` calls.
+  beforehand; per_id_s = batch_s / trials; median_single_s: median over ``--single``
+  separate ``identify`` calls.
   crb_pct: Cramer-Rao standard deviation of each parameter for this noise, % of value.
 Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape full] [--single 3]
 """

@@ -91,7 +91,6 @@ def test_pso_and_golden_section_find_minima():
     assert I.golden_section(lambda u: (u - 1.7) ** 2, -3.0, 5.0, 60) == pytest.approx(1.7, abs=1e-9)
 
 
-@pytest.mark.slow
 def test_exact_recovery_from_noiseless_data(fit):
     # Both axes in one vmapped call; data and model differ only in the sub-steps.
     truth = np.stack([P.vector(), P2.vector()])
@@ -99,7 +98,6 @@ def test_exact_recovery_from_noiseless_data(fit):
     assert np.all(err < 1e-3), err
 
 
-@pytest.mark.slow
 def test_cli_identifies_and_validates(experiment, fit, tmp_path, capsys):
     from jaxid.cli import main
 

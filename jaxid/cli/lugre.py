@@ -114,7 +114,7 @@ def run(args) -> int:
         entry = {"axis": name, "params": {n: float(getattr(p, n)) for n in model.NAMES}}
         vs, Fs = (v, F) if val is None else val[3:]
         pred = model.simulate(p, jnp.asarray(vs[:, j]), dt)
-        cv = ident.coulomb_viscous(jnp.asarray(v[:, j]), jnp.asarray(F[:, j]))
+        cv = ident.coulomb_viscous(jnp.asarray(v[:, j]), jnp.asarray(F[:, j]), threshold)
         entry["lugre"] = _metrics(Fs[:, j], pred)
         entry["coulomb_viscous"] = {"Fc": float(cv[0]), "fv": float(cv[1]),
                                     **_metrics(Fs[:, j], cv[0] * np.sign(vs[:, j]) + cv[1] * vs[:, j])}

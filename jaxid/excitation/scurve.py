@@ -110,10 +110,11 @@ _FRICTION_PROFILES = {
 def friction_s_curve(kind="identification", dt=1e-3, stretch=1.0):
     """The S-curve friction experiment used by ``jaxid.identification.lugre``.
 
-    ``kind="identification"`` (about 3.9 s): creep dwell at +-1e-5 m/s (presliding
+    ``kind="identification"`` (3.75 s at 1 kHz): creep dwells at +-1e-5 m/s (presliding
     loops), a staircase of quasi-steady plateaus from 5e-3 down to 2e-4 m/s in each
-    direction, reversals through zero at 0.1-10 m/s^2 and sliding up to 1.5 m/s. ``kind="validation"``: other levels and hold times in the
-    same ranges, for a held-out check. a_max = 10 m/s^2, j_max = 200 m/s^3.
+    direction, reversals through zero at up to 10 m/s^2 and sliding up to 1.5 m/s.
+    ``kind="validation"`` (2.4 s): other levels and hold times in the same ranges, for a
+    held-out check. a_max = 10 m/s^2, j_max = 200 m/s^3.
     ``stretch`` multiplies every hold time (a longer experiment of the same shape).
 
     Returns (t, x, v, a), each shape (N,), as ``s_curve``.

@@ -1,5 +1,5 @@
 """Friction models: LuGre dynamic friction (``jaxid.friction.lugre``)."""
 from jaxid.friction import lugre
-from jaxid.friction.lugre import LuGre, reference_parameters, simulate, stribeck
+from jaxid.friction.lugre import LuGre, integration_steps, reference_parameters, simulate, stribeck
 
-__all__ = ["lugre", "LuGre", "reference_parameters", "simulate", "stribeck"]
+__all__ = ["lugre", "LuGre", "integration_steps", "reference_parameters", "simulate", "stribeck"]

@@ -247,7 +247,8 @@ def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, retur
       dt: sample period, s.
       substeps: sub-steps per sample interval (static; 8 keeps the error below 1e-5 N
         for the reference parameters on the identification trajectory).
-      z0: initial bristle deflection, m; default the steady state sgn(v[0]) g(v[0])/sigma0.
+      z0: initial bristle deflection, m; default 0 (relaxed bristles, for a record that
+        starts at rest; one that starts sliding forgets z0 within a few g / sigma0 of travel).
       scale: velocity scale of the sub-step placement, m/s; default ``p.v0 / 3``.
       steps: a precomputed ``integration_steps(v, ...)`` (then substeps, scale unused).
 
@@ -262,9 +263,7 @@ def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, retur
         if not dt > 0:
             raise ValueError(f"dt must be > 0, got {dt}")
     v = jnp.asarray(v)
-    if z0 is None:
-        z0 = jnp.sign(v[0]) * g(p, v[0]) / p.sigma0
-    z0 = jnp.asarray(z0, dtype=v.dtype)
+    z0 = jnp.asarray(0.0 if z0 is None else z0, dtype=v.dtype)
     if steps is None:
         F, z = _simulate_auto(p, v, dt, int(substeps), p.v0 / 3 if scale is None else scale, z0)
     else:
@@ -272,7 +271,7 @@ def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, retur
     return (F, z) if return_state else F
 
 
-def simulate_reference(p: LuGre, v, dt, rtol=1e-10, atol=1e-16, max_step=1e-4, z0=None):
+def simulate_reference(p: LuGre, v, dt, rtol=1e-10, atol=1e-16, max_step=1e-4, z0=0.0):
     """Reference solution with scipy's Radau (implicit, order 5) for verification only.
 
     Same model and the same first-order hold of ``v`` as ``simulate``; shape (N,) -> (N,).
@@ -295,8 +294,6 @@ def simulate_reference(p: LuGre, v, dt, rtol=1e-10, atol=1e-16, max_step=1e-4, z
         u = np.interp(tt, t, v)
         return [[-s0 * abs(u) / gn(u)]]
 
-    if z0 is None:
-        z0 = np.sign(v[0]) * gn(v[0]) / s0
     sol = solve_ivp(rhs, (t[0], t[-1]), [z0], method="Radau", t_eval=t, rtol=rtol, atol=atol,
                     max_step=max_step, jac=jac)
     z = sol.y[0]

@@ -76,9 +76,11 @@ def steady_state(v, F, threshold=THRESHOLD):
 
 
 @jax.jit
-def coulomb_viscous(v, F):
-    """Static baseline F = Fc sgn(v) + fv v by least squares on all samples: (Fc, fv)."""
-    return jnp.linalg.lstsq(jnp.stack([jnp.sign(v), v], axis=1), F)[0]
+def coulomb_viscous(v, F, threshold=THRESHOLD):
+    """Static baseline F = Fc sgn(v) + fv v, the usual least-squares fit to the sliding
+    samples (|v| > threshold): returns (Fc in N, fv in N*s/m)."""
+    w = (jnp.abs(v) > threshold).astype(v.dtype)
+    return jnp.linalg.lstsq(jnp.stack([jnp.sign(v), v], axis=1) * w[:, None], F * w)[0]
 
 
 def _steady(coef, v):
