@@ -92,7 +92,7 @@ def oe(rec, q, qd, tau, theta0, segments):
 
 def rel_err(theta):
     """Relative error per parameter, %, shape (..., 54)."""
-    return metrics.relative_error(theta, jnp.broadcast_to(THETA, jnp.shape(theta)))
+    return metrics.relative_error(theta, THETA)
 
 
 def r2(theta, W, b):

@@ -59,11 +59,20 @@ def max_pe(real, pred, axis=0):
 def relative_error(theta_est, theta_true):
     """Relative parameter error 100 * |est - true| / |true| per parameter, in %.
 
-    Shapes (..., p) -> (..., p); take ``.mean(-1)`` for the mean relative error.  A true
-    value of 0 gives inf: compare base parameters or mask such entries.
+    theta_est (..., p) and theta_true (p,) or (..., p) broadcast against each other, so a
+    stack of estimates (M, p) compares with one truth (p,); take ``.mean(-1)`` for the
+    mean relative error.  A true value of 0 gives inf: compare base parameters or mask
+    such entries.
     """
-    true, e = _err(theta_true, theta_est)
-    return 100.0 * jnp.abs(e) / jnp.abs(true)
+    est, true = jnp.asarray(theta_est), jnp.asarray(theta_true)
+    if est.ndim == 0 or true.ndim == 0 or est.shape[-1] != true.shape[-1]:
+        raise ValueError(f"theta_est {est.shape} and theta_true {true.shape}: expected (..., p) and (p,) "
+                         "or (..., p) with the same number of parameters p on the last axis")
+    try:
+        jnp.broadcast_shapes(est.shape, true.shape)
+    except ValueError:
+        raise ValueError(f"theta_est {est.shape} and theta_true {true.shape} do not broadcast") from None
+    return 100.0 * jnp.abs(est - true) / jnp.abs(true)
 
 
 TORQUE_METRICS = {"rmse": rmse, "nrmse": nrmse, "r2": r2, "wape": wape, "max_pe": max_pe}

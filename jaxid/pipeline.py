@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import jax
 import numpy as np
 
-from jaxid import metrics, models, report, signals
+from jaxid import metrics, report, signals
 from jaxid.excitation.optimize import optimize
 from jaxid.identification.base import base_parameters
 from jaxid.identification.estimators import identify
@@ -28,7 +28,7 @@ from jaxid.identification.regressor import regressor, stack
 class Config:
     """Settings of an experiment; every field has the default of ``jaxid demo``."""
 
-    robot: str = "ur5"                      # built-in model name
+    robot: str = "ur5"                      # built-in model name: ur5 or planarN
     joint_terms: tuple = ("fv", "fc")       # identified per-joint terms
     seed: int = 0
     harmonics: int = 5
@@ -84,15 +84,12 @@ def _preprocess(t, q, tau, cfg):
 
 def run(cfg: Config | None = None, log=print) -> Result:
     """Run the experiment described by ``cfg`` and return its :class:`Result`."""
-    from jaxid import simulation
+    from jaxid import results, simulation
 
     cfg = cfg or Config()
     clock = {}
     t0 = time.perf_counter()
-    factory = {"ur5": models.ur5}
-    if cfg.robot not in factory:
-        raise ValueError(f"unknown robot {cfg.robot!r}; built-ins: {sorted(factory)}")
-    nominal = factory[cfg.robot](joint_terms=cfg.joint_terms)
+    nominal = results.build_model(builtin=cfg.robot, joint_terms=cfg.joint_terms)
     key_truth, key_meas, key_val = jax.random.split(jax.random.key(cfg.seed), 3)
     truth = simulation.perturb(nominal, key_truth, friction=[k for k in cfg.joint_terms if k in simulation.FRICTION_RANGES])
 

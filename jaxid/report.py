@@ -12,15 +12,18 @@ METRIC_HEADERS = ("RMSE [N m]", "NRMSE [%]", "R2", "WAPE [%]", "maxPE [%]")
 
 
 def parameter_table(names: Sequence[str], estimate, rel_std, truth=None, width=48) -> str:
-    """Plain-text table: readable name, estimate, relative std (%), and the true value if known."""
+    """Plain-text table: readable name, estimate, relative std (%), and if the truth is known
+    the true value and the error in standard deviations, |estimate - true| / std (about 1 when
+    the std is honest; a relative error would explode on the many near-zero base parameters)."""
     head = f"{'#':>3}  {'base parameter':<{width}} {'estimate':>12} {'std %':>8}"
-    head += f" {'true':>12} {'error %':>8}" if truth is not None else ""
+    head += f" {'true':>12} {'err/std':>8}" if truth is not None else ""
     lines = [head, "-" * len(head)]
     for i, name in enumerate(names):
         short = name if len(name) <= width else name[: width - 3] + "..."
         line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {rel_std[i]:>8.2f}"
         if truth is not None:
-            err = 100 * abs(estimate[i] - truth[i]) / max(abs(truth[i]), 1e-12)
+            std = abs(estimate[i]) * rel_std[i] / 100
+            err = abs(estimate[i] - truth[i]) / std if std > 0 else float("inf")
             line += f" {truth[i]:>12.5g} {err:>8.2f}"
         lines.append(line)
     return "\n".join(lines)
@@ -45,8 +48,10 @@ def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None,
             singular_values=None) -> list[str]:
     """Write the standard figures (PNG) into out_dir and return their file names.
 
-    torque.png: measured vs predicted torque per joint on the validation trajectory;
-    parameters.png: estimates with 3-sigma error bars (and truth) normalised by |estimate|;
+    torque.png: measured vs predicted torque per joint on the validation trajectory, each
+    with the error measured - predicted below it (invisible at the torque scale);
+    parameters.png: estimates with 3-sigma error bars (and truth) normalised by |estimate|,
+    the axis cut at +-5 so that the few poorly excited parameters do not flatten the rest;
     singular_values.png: singular values of the column-scaled regressor.
     """
     import matplotlib
@@ -57,13 +62,17 @@ def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None,
     os.makedirs(out_dir, exist_ok=True)
     written = []
     n = tau_measured.shape[1]
-    fig, axes = plt.subplots(n, 1, figsize=(9, 1.8 * n), sharex=True)
-    for j, ax in enumerate(np.atleast_1d(axes)):
+    fig, axes = plt.subplots(2 * n, 1, figsize=(9, 2.3 * n), sharex=True, height_ratios=[3, 1] * n)
+    for j in range(n):
+        ax, err_ax = axes[2 * j], axes[2 * j + 1]
         ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label="measured")
         ax.plot(t, tau_predicted[:, j], lw=0.9, color="C0", label="predicted")
         ax.set_ylabel(f"{joint_names[j]}\n[N m]", fontsize=8)
-    np.atleast_1d(axes)[0].legend(loc="upper right", fontsize=8)
-    np.atleast_1d(axes)[-1].set_xlabel("t [s]")
+        err_ax.plot(t, tau_measured[:, j] - tau_predicted[:, j], lw=0.4, color="C3")
+        err_ax.set_ylabel("error", fontsize=7, color="C3")
+        err_ax.tick_params(axis="y", labelsize=7)
+    axes[0].legend(loc="upper right", fontsize=8)
+    axes[-1].set_xlabel("t [s]")
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "torque.png"), dpi=110)
     plt.close(fig)
@@ -77,6 +86,7 @@ def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None,
             ax.plot(k, truth / scale, "x", color="C3", label="truth")
         ax.set_xlabel("base parameter")
         ax.set_ylabel("value / |estimate|")
+        ax.set_ylim(-5, 5)
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(os.path.join(out_dir, "parameters.png"), dpi=110)

@@ -48,6 +48,11 @@ def test_relative_error():
     est, true = np.array([1.1, -2.0, 0.3]), np.array([1.0, -2.5, 0.3])
     np.testing.assert_allclose(metrics.relative_error(est, true), [10.0, 20.0, 0.0])
     np.testing.assert_allclose(metrics.relative_error(est, true).mean(), 10.0)
+    # A stack of estimates against one truth: row k is the k-th estimate's error.
+    stack = np.stack([est, true, 2 * true])
+    np.testing.assert_allclose(metrics.relative_error(stack, true), [[10.0, 20.0, 0.0], [0.0] * 3, [100.0] * 3])
+    with pytest.raises(ValueError, match="number of parameters"):
+        metrics.relative_error(est, true[:2])
 
 
 def test_summary_is_jittable(torques):

@@ -123,7 +123,8 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     r = np.concatenate([r, np.zeros(p - r.size)])  # M < p: the missing pivots are zero
     r = r / r[0] if r[0] > 0 else r
     rank = int(np.sum(r > tol))
-    gap = float(r[rank - 1] / r[rank]) if 0 < rank < p else float("inf")
+    # An exactly zero first dropped pivot means a clean cut: the gap is infinite.
+    gap = float(r[rank - 1] / r[rank]) if 0 < rank < p and r[rank] > 0 else float("inf")
     if rank < p and gap < GAP_WARN:
         warnings.warn(
             f"ambiguous rank: the R diagonal drops only by {gap:.3g} at the cut "

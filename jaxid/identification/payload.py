@@ -395,8 +395,7 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     y = (tau - rnea(robot.with_parameters(theta_robot), q, qd, qdd))[:, sel]
     Phi = payload_regressor(robot, q, qd, qdd)[:, sel, :]
     W = Phi.reshape(-1, 10)
-    with np.errstate(divide="ignore"):  # an exactly zero pivot gives gap = inf, which is right
-        base = base_from_regressor(W, PAYLOAD_NAMES, tol=tol)
+    base = base_from_regressor(W, PAYLOAD_NAMES, tol=tol)
     K = np.asarray(base.K)
     ind = np.asarray(base.indices)
     # A parameter is identified alone when it is a base column no dependent column folds into.
