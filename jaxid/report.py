@@ -44,12 +44,41 @@ def _markdown_table(text: str) -> str:
     return "```\n" + "\n".join(rows) + "\n```"
 
 
+def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None):
+    """PNG at path: measured vs predicted torque per joint, each with the error
+    measured - predicted in a panel below it (invisible at the torque scale).
+
+    t: (N,) s; tau_measured, tau_predicted: (N, n) N m.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = tau_measured.shape[1]
+    fig, axes = plt.subplots(2 * n, 1, figsize=(9, 2.3 * n + 0.3), sharex=True, height_ratios=[3, 1] * n)
+    for j in range(n):
+        ax, err_ax = axes[2 * j], axes[2 * j + 1]
+        ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label="measured")
+        ax.plot(t, tau_predicted[:, j], lw=0.9, color="C0", label="predicted")
+        ax.set_ylabel(f"{joint_names[j]}\n[N m]", fontsize=8)
+        err_ax.plot(t, tau_measured[:, j] - tau_predicted[:, j], lw=0.4, color="C3")
+        err_ax.set_ylabel("error", fontsize=7, color="C3")
+        err_ax.tick_params(axis="y", labelsize=7)
+    axes[0].legend(loc="upper right", fontsize=8)
+    if title:
+        axes[0].set_title(title, fontsize=9)
+    axes[-1].set_xlabel("t [s]")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None, std=None, truth=None,
             singular_values=None) -> list[str]:
     """Write the standard figures (PNG) into out_dir and return their file names.
 
-    torque.png: measured vs predicted torque per joint on the validation trajectory, each
-    with the error measured - predicted below it (invisible at the torque scale);
+    torque.png: ``torque_figure`` of the validation trajectory;
     parameters.png: estimates with 3-sigma error bars (and truth) normalised by |estimate|,
     the axis cut at +-5 so that the few poorly excited parameters do not flatten the rest;
     singular_values.png: singular values of the column-scaled regressor.
@@ -61,21 +90,7 @@ def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None,
 
     os.makedirs(out_dir, exist_ok=True)
     written = []
-    n = tau_measured.shape[1]
-    fig, axes = plt.subplots(2 * n, 1, figsize=(9, 2.3 * n), sharex=True, height_ratios=[3, 1] * n)
-    for j in range(n):
-        ax, err_ax = axes[2 * j], axes[2 * j + 1]
-        ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label="measured")
-        ax.plot(t, tau_predicted[:, j], lw=0.9, color="C0", label="predicted")
-        ax.set_ylabel(f"{joint_names[j]}\n[N m]", fontsize=8)
-        err_ax.plot(t, tau_measured[:, j] - tau_predicted[:, j], lw=0.4, color="C3")
-        err_ax.set_ylabel("error", fontsize=7, color="C3")
-        err_ax.tick_params(axis="y", labelsize=7)
-    axes[0].legend(loc="upper right", fontsize=8)
-    axes[-1].set_xlabel("t [s]")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "torque.png"), dpi=110)
-    plt.close(fig)
+    torque_figure(os.path.join(out_dir, "torque.png"), t, tau_measured, tau_predicted, joint_names)
     written.append("torque.png")
     if estimate is not None:
         scale = np.maximum(np.abs(estimate), 1e-12)

@@ -69,6 +69,32 @@ def model_from_args(args, *, joint_terms=None):
     return robot, model_description(robot, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link)
 
 
+def model_for_params(args, params):
+    """The model of a params.json (``results.Params`` or None): built from --robot / --urdf
+    when given (with the file's joint terms and Coulomb scale), else from the description
+    the file carries (or the subcommand's default robot when there is no file); checked
+    against the file's parameter names."""
+    from jaxid import results
+
+    if args.tip_link and not args.urdf:
+        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
+    desc = params.model if params is not None else {}
+    builtin = None if args.urdf else (args.robot or (args.robot_default if params is None else None))
+    try:
+        if builtin or args.urdf:
+            model = results.build_model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link,
+                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"))
+        else:
+            model = results.model_from_description(desc)
+        if params is not None:
+            results.check_model(model, params)
+    except FileNotFoundError as e:
+        raise UserError(f"{e}; give the model with --robot or --urdf") from None
+    except ValueError as e:
+        raise UserError(f"{args.params or args.robot or args.urdf}: {e}") from None
+    return model
+
+
 def add_data_arguments(p):
     """--resample, --cutoff, --step: how dataset files are read."""
     p.add_argument("--resample", action="store_true",

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_data_arguments, add_model_arguments, finite, read_datasets
+from jaxid.cli.common import add_data_arguments, add_model_arguments, finite, model_for_params, read_datasets
 
 EXAMPLE = """examples:
   jaxid payload --robot ur5 --params robot.json loaded.csv -o payload.json
@@ -48,23 +48,8 @@ def _model(args):
     """(robot, theta_robot or None) from --params and/or --robot/--urdf."""
     from jaxid import results
 
-    if args.tip_link and not args.urdf:
-        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
     params = results.load_params(args.params) if args.params else None
-    desc = params.model if params else {}
-    try:
-        if args.robot or args.urdf or params is None:
-            robot = results.build_model(builtin=None if args.urdf else (args.robot or args.robot_default),
-                                        urdf=args.urdf, tip_link=args.tip_link,
-                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"))
-        else:
-            robot = results.model_from_description(desc)
-        if params is not None:
-            results.check_model(robot, params)
-    except FileNotFoundError as e:
-        raise UserError(f"{e}; give the model with --robot or --urdf") from None
-    except ValueError as e:
-        raise UserError(f"{args.params or args.robot or args.urdf}: {e}") from None
+    robot = model_for_params(args, params)
     if not hasattr(robot, "tip"):
         raise UserError("payload identification needs a rigid-body robot (built-in or URDF)")
     # Base values on their leading parameters, the dependent ones 0: the base model's torques.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxid.cli import UserError
-from jaxid.cli.common import add_data_arguments, add_json_argument, add_model_arguments, emit_json, read_datasets
+from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
+                              model_for_params, read_datasets)
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
@@ -36,47 +36,11 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def plot(t, real, pred, names, title, path):
-    """Measured and predicted torque per joint, and their difference, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = real.shape[1]
-    fig, axes = plt.subplots(n, 1, figsize=(9, 1.6 * n + 0.8), sharex=True, squeeze=False)
-    for j, ax in enumerate(axes[:, 0]):
-        ax.plot(t, real[:, j], lw=0.8, label="measured")
-        ax.plot(t, pred[:, j], lw=0.8, label="predicted")
-        ax.plot(t, real[:, j] - pred[:, j], lw=0.6, color="0.5", label="error")
-        ax.set_ylabel(f"{names[j]}\nN m", fontsize=8)
-        ax.tick_params(labelsize=7)
-    axes[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
-    axes[0, 0].set_title(title, fontsize=9)
-    axes[-1, 0].set_xlabel("t (s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def run(args) -> int:
-    from jaxid import results
+    from jaxid import report, results
 
     params = results.load_params(args.params)
-    if args.tip_link and not args.urdf:
-        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
-    desc = params.model
-    try:
-        if args.robot or args.urdf:
-            model = results.build_model(builtin=args.robot, urdf=args.urdf, tip_link=args.tip_link,
-                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"))
-        else:
-            model = results.model_from_description(desc)
-        results.check_model(model, params)
-    except FileNotFoundError as e:
-        raise UserError(f"{e}; give the model with --robot or --urdf") from None
-    except ValueError as e:
-        raise UserError(f"{args.params}: {e}") from None
+    model = model_for_params(args, params)
     datasets = read_datasets(args.data, model.n, args)
     out = Path(args.out)
     if not args.no_figures:
@@ -89,7 +53,8 @@ def run(args) -> int:
         entry = {"file": path, "samples": len(ds), **results.validation_metrics(real, pred, tau_max)}
         if not args.no_figures:
             fig = out / f"{Path(path).stem}_torques.png"
-            plot(np.asarray(ds.t), real, pred, names, f"{Path(path).name}: measured vs predicted torque", fig)
+            report.torque_figure(fig, np.asarray(ds.t), real, pred, names,
+                                 title=f"{Path(path).name}: measured vs predicted torque")
             entry["figure"] = str(fig)
         doc["files"].append(entry)
     if not args.no_figures:
