@@ -8,7 +8,7 @@ identification later:
 ``model``
     how to rebuild the model: ``builtin`` name (``"ur5"``, ``"planar2"``) or ``urdf`` path
     and ``tip_link``; ``joint_terms`` (e.g. ``["fv", "fc", "offset"]``), ``coulomb_eps``
-    (rad/s), ``name``, ``n``.
+    and ``stribeck_vs`` (rad/s), ``name``, ``n``.
 ``parameter_names``
     the p standard parameters (``m1, mx1, ..., fv1, fc1, offset1, ...``).
 ``base``
@@ -101,7 +101,7 @@ def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link:
         raise ValueError("describe the model by exactly one of builtin= (e.g. 'ur5') and urdf=")
     return {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
             "tip_link": tip_link, "joint_terms": list(robot.joint_terms),
-            "coulomb_eps": float(robot.coulomb_eps), "n": int(robot.n)}
+            "coulomb_eps": float(robot.coulomb_eps), "stribeck_vs": float(robot.stribeck_vs), "n": int(robot.n)}
 
 
 def builtin_model(name: str):
@@ -117,9 +117,10 @@ def builtin_model(name: str):
 
 
 def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                joint_terms=(), coulomb_eps: float | None = None):
+                joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None):
     """A ``Robot`` from a built-in name or a URDF file, with ``joint_terms`` enabled (values 0)
-    and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` (rad/s)."""
+    and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
+    ``stribeck_vs`` (rad/s)."""
     import dataclasses
 
     from jaxid.model.robot import Robot
@@ -134,13 +135,18 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
         if not (math.isfinite(coulomb_eps) and coulomb_eps > 0):
             raise ValueError(f"coulomb_eps must be > 0 rad/s, got {coulomb_eps}")
         robot = dataclasses.replace(robot, coulomb_eps=float(coulomb_eps))
+    if stribeck_vs is not None:
+        if not (math.isfinite(stribeck_vs) and stribeck_vs > 0):
+            raise ValueError(f"stribeck_vs must be > 0 rad/s, got {stribeck_vs}")
+        robot = dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
     return robot
 
 
 def model_from_description(model: dict):
     """Rebuild the model a params.json file describes."""
     return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"),
-                       joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"))
+                       joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
+                       stribeck_vs=model.get("stribeck_vs"))
 
 
 # ------------------------------------------------------------------------------ writing
@@ -263,9 +269,11 @@ def load_params(path) -> Params:
     if (model.get("builtin") is None) == (model.get("urdf") is None):
         raise ParamsError(f"{path}: field 'model' must name exactly one of 'builtin' and 'urdf'")
     terms = _names(_field(model, "joint_terms", path, "model."), path, "model.joint_terms")
-    eps = model.get("coulomb_eps")
-    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0):
-        raise ParamsError(f"{path}: field 'model.coulomb_eps' must be a number > 0, got {eps!r}")
+    for key in ("coulomb_eps", "stribeck_vs"):
+        value = model.get(key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value < math.inf):
+            raise ParamsError(f"{path}: field 'model.{key}' must be a number > 0 and finite, got {value!r}")
 
     names = _names(_field(doc, "parameter_names", path), path, "parameter_names")
     p = len(names)
@@ -321,6 +329,11 @@ def check_model(model, params: Params) -> None:
     if eps is not None and hasattr(model, "coulomb_eps") and not math.isclose(model.coulomb_eps, eps):
         raise ValueError(f"the parameters were identified with coulomb_eps = {eps:g} rad/s but the model has "
                          f"{model.coulomb_eps:g}; use the same Coulomb smooth-sign scale")
+    vs = params.model.get("stribeck_vs")
+    if (vs is not None and "fs" in getattr(model, "joint_terms", ()) and hasattr(model, "stribeck_vs")
+            and not math.isclose(model.stribeck_vs, vs)):
+        raise ValueError(f"the parameters were identified with stribeck_vs = {vs:g} rad/s but the model has "
+                         f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)")
 
 
 @eqx.filter_jit

@@ -32,11 +32,15 @@ from jaxid.model import inertia
 
 #: Ranges of the added joint terms, as fractions of each joint's torque scale T_j (N m):
 #: ``fv`` in [0.01, 0.05] T_j per rad/s, ``fc`` in [0.01, 0.05] T_j, ``offset`` in
-#: [-0.01, 0.01] T_j, drawn uniformly. T_j is the joint's torque limit ``tau_max`` where it
-#: is finite, else the largest gravity torque of the nominal robot over 64 random
-#: configurations (at least 1 N m). For the UR5 (150 / 28 N m limits) this gives Coulomb
-#: friction of 1.5-7.5 N m on the large joints, the order reported for such arms.
-FRICTION_RANGES = {"fv": (0.01, 0.05), "fc": (0.01, 0.05), "offset": (-0.01, 0.01)}
+#: [-0.01, 0.01] T_j, the Stribeck excess ``fs`` (static minus Coulomb level) in [0.005, 0.02]
+#: T_j (about half the Coulomb level, Armstrong-Helouvry 1994), the asymmetric viscous ``fva``
+#: in [-0.005, 0.005] T_j per rad/s (below fv: both directions stay dissipative), drawn
+#: uniformly. T_j is the joint's torque limit ``tau_max`` where it is finite, else the largest
+#: gravity torque of the nominal robot over 64 random configurations (at least 1 N m). For
+#: the UR5 (150 / 28 N m limits) this gives Coulomb friction of 1.5-7.5 N m on the large
+#: joints, the order reported for such arms.
+FRICTION_RANGES = {"fv": (0.01, 0.05), "fc": (0.01, 0.05), "offset": (-0.01, 0.01), "fs": (0.005, 0.02),
+                   "fva": (-0.005, 0.005)}
 
 #: Smallest second moment of a perturbed body, relative to its largest one; a thin rod
 #: (two zero second moments, a singular pseudo-inertia) becomes a slightly thick one.
@@ -130,7 +134,7 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
     torque scale of :func:`torque_scale`; other enabled joint terms (e.g. ``ia``) keep their values.
 
     robot: the nominal ``Robot``. key: ``jax.random`` key. scale: relative size of the
-    perturbation, in [0, 1). friction: subset of ``("fv", "fc", "offset")``.
+    perturbation, in [0, 1). friction: subset of ``FRICTION_RANGES`` (``fv, fc, offset, fs, fva``).
     Returns the true ``Robot``, with joint terms ``robot.joint_terms`` plus ``friction``.
     """
     scale = float(scale)
@@ -143,7 +147,10 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
     k_links, k_joints = jax.random.split(key)
     links = _perturb_links(robot.inertial, k_links, scale)
     T = torque_scale(robot)
-    draws = jax.random.uniform(k_joints, (robot.n, len(FRICTION_RANGES)))
+    # fv, fc, offset keep the draws they had before fs and fva existed, so seeded truths are unchanged.
+    draws = jnp.concatenate([jax.random.uniform(k_joints, (robot.n, 3)),
+                             jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n, len(FRICTION_RANGES) - 3))],
+                            axis=1)
     drawn = {f: (lo + (hi - lo) * draws[:, j]) * T for j, (f, (lo, hi)) in enumerate(FRICTION_RANGES.items())}
     old = dict(zip(robot.joint_terms, robot.joint_params.T))
     true = robot.with_joint_terms(tuple(robot.joint_terms) + friction)

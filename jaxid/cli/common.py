@@ -13,7 +13,8 @@ EDGE_TRIM = 15
 
 
 def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: str | None = "fv,fc,offset"):
-    """--robot / --urdf [--tip-link], and unless joint_terms is None --joint-terms and --coulomb-eps."""
+    """--robot / --urdf [--tip-link], and unless joint_terms is None --joint-terms, --coulomb-eps and
+    --stribeck-vs."""
     src = p.add_mutually_exclusive_group()
     default = f" (default {robot_default})" if robot_default else ""
     src.add_argument("--robot", default=None, metavar="NAME",
@@ -22,11 +23,14 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
     p.add_argument("--tip-link", metavar="LINK", help="last link of the chain in the URDF (default: its only leaf)")
     if joint_terms is not None:
         p.add_argument("--joint-terms", default=joint_terms, metavar="TERMS",
-                       help="per-joint terms of the model, comma-separated subset of ia,fv,fc,offset "
-                            f"(rotor inertia, viscous, Coulomb friction, torque offset; default {joint_terms}; "
-                            "'' for none)")
+                       help="per-joint terms of the model, comma-separated subset of ia,fv,fc,fs,fva,offset "
+                            "(rotor inertia, viscous, Coulomb, Stribeck excess, asymmetric viscous friction, "
+                            f"torque offset; default {joint_terms}; '' for none)")
         p.add_argument("--coulomb-eps", type=float, default=None, metavar="RAD_S",
                        help="velocity scale of the smooth Coulomb sign tanh(qd/eps), rad/s (default 1e-3)")
+        p.add_argument("--stribeck-vs", type=float, default=None, metavar="RAD_S",
+                       help="Stribeck velocity vs of the fs term tanh(qd/eps) exp(-(qd/vs)^2), rad/s "
+                            "(default 0.05; only with fs in --joint-terms)")
     p.set_defaults(robot_default=robot_default)
 
 
@@ -42,7 +46,8 @@ def parse_terms(text: str) -> tuple[str, ...]:
 
 
 def model_from_args(args, *, joint_terms=None):
-    """(robot, description) of --robot / --urdf / --tip-link / --joint-terms / --coulomb-eps.
+    """(robot, description) of --robot / --urdf / --tip-link / --joint-terms / --coulomb-eps /
+    --stribeck-vs.
 
     joint_terms overrides --joint-terms (for subcommands without it). Returns None for both
     when neither --robot nor --urdf is given and the subcommand has no default robot.
@@ -59,9 +64,14 @@ def model_from_args(args, *, joint_terms=None):
     eps = getattr(args, "coulomb_eps", None)
     if eps is not None and not eps > 0:
         raise UserError(f"--coulomb-eps must be > 0 rad/s, got {eps}")
+    vs = getattr(args, "stribeck_vs", None)
+    if vs is not None and not 0 < vs < float("inf"):
+        raise UserError(f"--stribeck-vs must be a finite velocity > 0 rad/s, got {vs}")
+    if vs is not None and "fs" not in joint_terms:
+        raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
     try:
         robot = build_model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, joint_terms=joint_terms,
-                            coulomb_eps=eps)
+                            coulomb_eps=eps, stribeck_vs=vs)
     except FileNotFoundError:
         raise UserError(f"--urdf: no such file {args.urdf!r}") from None
     except ValueError as e:
@@ -71,7 +81,7 @@ def model_from_args(args, *, joint_terms=None):
 
 def model_for_params(args, params):
     """The model of a params.json (``results.Params`` or None): built from --robot / --urdf
-    when given (with the file's joint terms and Coulomb scale), else from the description
+    when given (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the description
     the file carries (or the subcommand's default robot when there is no file); checked
     against the file's parameter names."""
     from jaxid import results
@@ -83,7 +93,8 @@ def model_for_params(args, params):
     try:
         if builtin or args.urdf:
             model = results.build_model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link,
-                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"))
+                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"),
+                                        stribeck_vs=desc.get("stribeck_vs"))
         else:
             model = results.model_from_description(desc)
         if params is not None:

@@ -1,5 +1,25 @@
-"""Friction models: LuGre dynamic friction (``jaxid.friction.lugre``)."""
-from jaxid.friction import lugre
-from jaxid.friction.lugre import LuGre, integration_steps, reference_parameters, simulate, stribeck
+"""Friction models: static joint friction and the joint regressor basis
+(``jaxid.friction.models``), LuGre dynamic friction (``jaxid.friction.lugre``).
 
-__all__ = ["lugre", "LuGre", "integration_steps", "reference_parameters", "simulate", "stribeck"]
+``jaxid.friction.stribeck`` is the LuGre steady-state curve; the static Stribeck model of a
+joint is ``jaxid.friction.models.stribeck``.
+"""
+from jaxid.friction import lugre, models
+from jaxid.friction.lugre import LuGre, integration_steps, reference_parameters, simulate, stribeck
+from jaxid.friction.models import (
+    JOINT_BASIS,
+    JOINT_TERMS,
+    asymmetric,
+    asymmetric_from_terms,
+    asymmetric_terms,
+    coulomb,
+    fit_stribeck_velocity,
+    joint_basis,
+    smooth_sign,
+    stribeck_column,
+    viscous,
+)
+
+__all__ = ["lugre", "models", "LuGre", "integration_steps", "reference_parameters", "simulate", "stribeck",
+           "JOINT_BASIS", "JOINT_TERMS", "asymmetric", "asymmetric_from_terms", "asymmetric_terms", "coulomb",
+           "fit_stribeck_velocity", "joint_basis", "smooth_sign", "stribeck_column", "viscous"]

@@ -61,8 +61,10 @@ __all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "
            "project_consistent", "lift", "to_urdf", "entropic_divergence"]
 
 PRIORS = (None, "euclidean", "entropic")
-#: Joint terms constrained to be >= 0 (``exp`` parametrisation); the others (offset) are free.
-POSITIVE_TERMS = ("ia", "fv", "fc")
+#: Joint terms constrained to be >= 0 (``exp`` parametrisation): inertia, dissipative friction and
+#: the Stribeck excess (static friction at least the Coulomb level); offset and the asymmetric
+#: viscous term fva are free in sign.
+POSITIVE_TERMS = ("ia", "fv", "fc", "fs")
 _TRIU = np.triu_indices(4)
 _OFF = np.triu_indices(4, 1)
 

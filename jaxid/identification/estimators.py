@@ -270,13 +270,17 @@ def _rank_error(W, names) -> str | None:
         return None
     K = np.asarray(bp.K)
     std, ind = bp.standard_names, np.asarray(bp.indices)
-    parts = []
+    parts, zero = [], False
     for col, j in enumerate(np.asarray(bp.dependent)):
         on = [std[ind[i]] for i in np.flatnonzero(K[:, col])]
+        zero |= not on
         parts.append(f"{std[j]} (= combination of {', '.join(on)})" if on else f"{std[j]} (zero column)")
+    hint = (" A zero column is a parameter the data do not excite: record a trajectory that does "
+            "(e.g. slow motion through zero velocity for Stribeck friction) or drop that term from the model."
+            if zero else "")
     return (
         f"W is rank deficient (rank {bp.rank} of {W.shape[1]} at tol {TOL:g}): unidentifiable "
-        f"columns {'; '.join(parts)}. Identify base parameters instead "
+        f"columns {'; '.join(parts)}.{hint} For combinations, identify base parameters instead "
         "(jaxid.base_parameters(model), or jaxid.identification.base.base_from_regressor(W, names), "
         "then .reduce(W)), or use method='ridge' or pass rcond= for a truncated pseudo-inverse."
     )

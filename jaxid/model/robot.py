@@ -9,14 +9,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.dynamics import spatial
+from jaxid.friction import models as friction_models
 from jaxid.model import inertia
 
-# Per-joint terms that can be switched on, in the order their columns appear.
-#   ia: rotor (armature) inertia, tau = ia * qdd          [kg m^2]
-#   fv: viscous friction,         tau = fv * qd           [N m s/rad]
-#   fc: Coulomb friction,         tau = fc * tanh(qd/eps) [N m]
-#   offset: constant torque offset (sensor bias)          [N m]
-JOINT_TERMS = ("ia", "fv", "fc", "offset")
+# Per-joint terms that can be switched on, in the order their columns appear; the columns
+# and units live in one table, jaxid.friction.models.JOINT_BASIS (eps = coulomb_eps,
+# vs = stribeck_vs):
+#   ia: rotor (armature) inertia,  tau = ia * qdd                               [kg m^2]
+#   fv: viscous friction,          tau = fv * qd                                [N m s/rad]
+#   fc: Coulomb friction,          tau = fc * tanh(qd/eps)                      [N m]
+#   fs: Stribeck excess fs - fc,   tau = fs * tanh(qd/eps) * exp(-(qd/vs)^2)    [N m]
+#   fva: asymmetric viscous,       tau = fva * qd * tanh(qd/eps)                [N m s/rad]
+#   offset: constant torque offset (sensor bias + Coulomb asymmetry)            [N m]
+JOINT_TERMS = friction_models.JOINT_TERMS  # ("ia", "fv", "fc", "fs", "fva", "offset")
 
 
 class Robot(eqx.Module):
@@ -32,6 +37,8 @@ class Robot(eqx.Module):
         names: joint names.
         joint_terms: enabled per-joint terms, a subset of ``JOINT_TERMS`` in that order.
         coulomb_eps: velocity scale of the smooth Coulomb sign ``tanh(qd / eps)``, rad/s.
+        stribeck_vs: Stribeck velocity vs of the ``fs`` term, rad/s (see
+            ``jaxid.friction.models.fit_stribeck_velocity`` to identify it).
         placements: fixed transforms parent frame -> joint frame, shape (n, 4, 4).
         axes: joint axes in the joint frames, shape (n, 3), unit vectors.
         tip: the flange (tool) frame in the last joint frame, shape (4, 4).
@@ -47,6 +54,7 @@ class Robot(eqx.Module):
     names: tuple = eqx.field(static=True)
     joint_terms: tuple = eqx.field(static=True)
     coulomb_eps: float = eqx.field(static=True)
+    stribeck_vs: float = eqx.field(static=True)
     name: str = eqx.field(static=True)
     placements: jnp.ndarray
     axes: jnp.ndarray
@@ -61,7 +69,7 @@ class Robot(eqx.Module):
     tau_max: jnp.ndarray
 
     def __init__(self, placements, axes, inertial, *, joint_types=None, parents=None, names=None,
-                 joint_terms=(), joint_params=None, coulomb_eps=1e-3, tip=None,
+                 joint_terms=(), joint_params=None, coulomb_eps=1e-3, stribeck_vs=0.05, tip=None,
                  gravity=(0.0, 0.0, -9.81), q_min=None, q_max=None, qd_max=None, qdd_max=None,
                  tau_max=None, name="robot"):
         placements = jnp.asarray(placements, dtype=float)
@@ -93,7 +101,9 @@ class Robot(eqx.Module):
         joint_params = jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
         self.joint_types, self.parents, self.joint_terms = joint_types, parents, joint_terms
         self.names = tuple(names) if names is not None else tuple(f"joint{i + 1}" for i in range(n))
-        self.coulomb_eps, self.name = float(coulomb_eps), str(name)
+        if not (np.isfinite(stribeck_vs) and stribeck_vs > 0):
+            raise ValueError(f"stribeck_vs must be a finite velocity > 0 rad/s, got {stribeck_vs}")
+        self.coulomb_eps, self.stribeck_vs, self.name = float(coulomb_eps), float(stribeck_vs), str(name)
         self.placements, self.axes, self.inertial, self.joint_params = placements, axes, inertial, joint_params
         self.tip = jnp.eye(4) if tip is None else jnp.asarray(tip, dtype=float)
         self.gravity = jnp.asarray(gravity, dtype=float)
@@ -147,16 +157,9 @@ class Robot(eqx.Module):
         return jnp.concatenate([rigid_regressor(self, q, qd, qdd), joint], axis=1)
 
     def joint_torque(self, joint_params, qd, qdd):
-        """Torque of the enabled per-joint terms (n,), linear in ``joint_params`` (n, k)."""
-        basis = {
-            "ia": qdd,
-            "fv": qd,
-            "fc": jnp.tanh(qd / self.coulomb_eps),
-            "offset": jnp.ones_like(qd),
-        }
-        if not self.joint_terms:
-            return jnp.zeros_like(qd)
-        columns = jnp.stack([basis[k] for k in self.joint_terms], axis=-1)
+        """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n, k):
+        the columns of ``jaxid.friction.models.JOINT_BASIS`` at qd, qdd (n,) rad/s, rad/s^2."""
+        columns = friction_models.joint_basis(self.joint_terms, qd, qdd, self.coulomb_eps, self.stribeck_vs)
         return jnp.sum(columns * joint_params, axis=-1)
 
     # ---- variants ------------------------------------------------------------------------
@@ -169,7 +172,8 @@ class Robot(eqx.Module):
         """The same robot with another set of enabled joint terms (values default to zero)."""
         return Robot(self.placements, self.axes, self.inertial, joint_types=self.joint_types,
                      parents=self.parents, names=self.names, joint_terms=tuple(terms),
-                     joint_params=values, coulomb_eps=self.coulomb_eps, tip=self.tip,
+                     joint_params=values, coulomb_eps=self.coulomb_eps,
+                     stribeck_vs=self.stribeck_vs, tip=self.tip,
                      gravity=self.gravity, q_min=self.q_min, q_max=self.q_max, qd_max=self.qd_max,
                      qdd_max=self.qdd_max, tau_max=self.tau_max, name=self.name)
 
