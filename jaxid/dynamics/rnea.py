@@ -78,9 +78,10 @@ def joint_twists(robot, R, p):
 def to_link(R, p, m):
     """Motion vectors m (..., 6) at the base origin, seen from frames (R, p): R^T [w; v + w x p]."""
     w, v = m[..., :3], m[..., 3:]
-    w_l = jnp.einsum("...ji,...j->...i", R, w)
-    v_l = jnp.einsum("...ji,...j->...i", R, v + jnp.cross(w, p))
-    return jnp.concatenate([w_l, v_l], axis=-1)
+    # R^T x as three broadcast products rather than an einsum: elementwise work that XLA
+    # fuses with its neighbours, where a batched 3x3 dot_general is a kernel of its own.
+    rt = lambda x: sum(R[..., k, :] * x[..., k, None] for k in range(3))
+    return jnp.concatenate([rt(w), rt(v + jnp.cross(w, p))], axis=-1)
 
 
 def kinematics(robot, q, qd, qdd):
@@ -103,14 +104,34 @@ def kinematics(robot, q, qd, qdd):
 
 def link_wrench(pi, vl, al):
     """Net wrench f = I a + v x* (I v) (6,) of one link in its frame; linear in pi (10,)."""
+    return _wrench(pi[0], pi[1:4], inertia.inertia_matrix(pi), vl, al)
+
+
+def _wrench(m, h, I, vl, al):
+    """``link_wrench`` with pi split into mass m, first moment h = m c (3,), inertia I (3, 3)."""
     w, v = vl[:3], vl[3:]
     dw, dv = al[:3], al[3:]
-    I, h, m = inertia.inertia_matrix(pi), pi[1:4], pi[0]
     Lw = I @ w + jnp.cross(h, v)  # angular momentum about the origin
     Lv = m * v - jnp.cross(h, w)  # linear momentum
     n = I @ dw + jnp.cross(h, dv) + jnp.cross(w, Lw) + jnp.cross(v, Lv)
     f = m * dv - jnp.cross(h, dw) + jnp.cross(w, Lv)
     return jnp.concatenate([n, f])
+
+
+def _link_regressor(pi, vl, al):
+    """d link_wrench / d pi, transposed: shape (10, 6), by ``jax.jacfwd`` per parameter group.
+
+    Differentiating in m, then h = m c, then the six inertias holds the other groups
+    constant, so each pass carries tangents only through the terms its group enters
+    (1 + 3 + 6 light tangents, not 10 through the whole wrench). Parameters come first
+    because the transmission in ``rigid_regressor`` reads them that way.
+    """
+    m, h, I = pi[0], pi[1:4], inertia.inertia_matrix(pi)
+    inertia_of = lambda x: inertia.inertia_matrix(jnp.concatenate([pi[:4], x]))  # x: pi[4:]
+    d_m = jax.jacfwd(lambda m: _wrench(m, h, I, vl, al))(m)
+    d_h = jax.jacfwd(lambda h: _wrench(m, h, I, vl, al))(h)
+    d_I = jax.jacfwd(lambda x: _wrench(m, h, inertia_of(x), vl, al))(pi[4:])
+    return jnp.concatenate([d_m[None], d_h.T, d_I.T])
 
 
 def rnea_inertial(robot, inertial, q, qd, qdd):
@@ -128,5 +149,8 @@ def rigid_regressor(robot, q, qd, qdd):
     """Rigid-body regressor (n, 10 n) of one sample: per link, ``jax.jacfwd`` of its wrench
     with respect to its 10 parameters, transmitted to the joints that carry it."""
     vl, al, U = kinematics(robot, q, qd, qdd)
-    B = jax.vmap(jax.jacfwd(link_wrench))(robot.inertial, vl, al)  # (n, 6, 10)
-    return jnp.einsum("ijk,ikp->jip", U, B).reshape(robot.n, -1)
+    B = jax.vmap(_link_regressor)(robot.inertial, vl, al)  # (n, 10, 6)
+    # Y[j, i] = B[i] U[i, j] with the 6-long sum unrolled: one elementwise pass that XLA
+    # fuses and writes in Y's layout; an einsum becomes a batched dot on 6x6 blocks.
+    Ut = jnp.swapaxes(U, 0, 1)
+    return sum(Ut[:, :, None, k] * B[None, :, :, k] for k in range(6)).reshape(robot.n, -1)
