@@ -148,6 +148,8 @@ def _bad_cases(d):
           "--payload-com", "0", "0", "0.1"], "give its --payload-mass too"),
         (["simulate", "--robot", "planar2", "--trajectory", str(short), "-o", str(d / "s.txt")],
          "must end in .csv or .npz"),
+        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
+          "--stribeck-vs", "0.02"], "add fs to --friction"),
         (["identify", "--robot", "planar2", "--urdf-out", str(d / "a.urdf"), truth, "-o", str(d / "x.json"),
           "--quiet"], "not physically consistent, so no URDF"),
     ]

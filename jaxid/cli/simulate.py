@@ -36,7 +36,10 @@ def register(sub):
     p.add_argument("--scale", type=float, default=0.2,
                    help="relative size of the parameter perturbation, in [0, 1) (default 0.2)")
     p.add_argument("--friction", default="fv,fc,offset", metavar="TERMS",
-                   help="joint terms added to the true robot, subset of fv,fc,offset (default all; '' none)")
+                   help="joint terms added to the true robot, subset of fv,fc,fs,fva,offset (viscous, Coulomb, "
+                        "Stribeck excess, asymmetric viscous, offset; default fv,fc,offset; '' none)")
+    p.add_argument("--stribeck-vs", dest="true_stribeck_vs", type=float, metavar="RAD_S",
+                   help="Stribeck velocity of the true robot's fs term, rad/s (default 0.05; needs fs in --friction)")
     p.add_argument("--sigma-q", type=float, default=1e-4, metavar="RAD",
                    help="std of Gaussian position noise, rad (default 1e-4)")
     p.add_argument("--quantization", type=float, metavar="RAD", help="encoder resolution, rad (default: none)")
@@ -115,6 +118,7 @@ def read_trajectory(path, n: int, rate: float | None = None):
 
 
 def run(args) -> int:
+    import dataclasses
     import json
 
     import jax
@@ -130,6 +134,14 @@ def run(args) -> int:
         raise UserError(f"--friction: choose from {','.join(simulation.FRICTION_RANGES)}, got {args.friction!r}")
     if not 0 <= args.scale < 1:
         raise UserError(f"--scale must be in [0, 1), got {args.scale}")
+    vs = args.true_stribeck_vs  # not args.stribeck_vs: that one is the model's, checked against --joint-terms
+    if vs is not None:
+        if "fs" not in friction:
+            raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --friction")
+        if not 0 < vs < float("inf"):
+            raise UserError(f"--stribeck-vs must be a finite velocity > 0 rad/s, got {vs}")
+        robot = dataclasses.replace(robot, stribeck_vs=float(vs))
+        desc = {**desc, "stribeck_vs": float(vs)}
     payload = None
     if args.payload_mass is not None:
         com = args.payload_com if args.payload_com is not None else (0.0, 0.0, 0.0)
