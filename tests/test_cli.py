@@ -150,6 +150,9 @@ def _bad_cases(d):
          "must end in .csv or .npz"),
         (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
           "--stribeck-vs", "0.02"], "add fs to --friction"),
+        (ident + ["--stribeck-vs", "fit", data], "--stribeck-vs fit identifies the Stribeck velocity of the fs term"),
+        (["excite", "--robot", "planar2", "--joint-terms", "fv,fs", "--stribeck-vs", "fit", "-o", str(d / "e.csv")],
+         "--stribeck-vs fit is for 'jaxid identify'"),
         (["identify", "--robot", "planar2", "--urdf-out", str(d / "a.urdf"), truth, "-o", str(d / "x.json"),
           "--quiet"], "not physically consistent, so no URDF"),
     ]
@@ -161,3 +164,27 @@ def test_bad_input_exits_2_with_one_line(run, capsys):
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"jaxid {argv[0]}: error: ") and "\n" not in err, err
         assert message in err, (message, err)
+
+
+def test_stribeck_velocity_fitted_from_data(run, capsys):
+    d = run / "stribeck"
+    d.mkdir()
+    assert main(["simulate", "--robot", "planar2", "--trajectory", str(run / "traj1.csv"), "--seed", "4",
+                 "--friction", "fv,fc,fs", "--stribeck-vs", "0.02", "-o", str(d / "data.csv"),
+                 "--truth", str(d / "truth.csv"), "--true-params", str(d / "true.json")]) == 0
+    true = json.loads((d / "true.json").read_text())
+    assert true["model"]["stribeck_vs"] == 0.02 and "fs2" in true["names"]
+    assert main(["identify", "--robot", "planar2", "--joint-terms", "fv,fc,fs", "--stribeck-vs", "fit",
+                 str(d / "truth.csv"), "-o", str(d / "p.json"), "--method", "ols", "--quiet"]) == 0
+    assert "(fitted: separable least squares)" in capsys.readouterr().out
+    params = results.load_params(d / "p.json")
+    # Noise-free data: vs and the linear parameters come back exactly.
+    assert abs(params.model["stribeck_vs"] / 0.02 - 1) < 1e-6
+    theta = dict(zip(true["names"], true["theta"]))
+    est = dict(zip(params.base.names, np.asarray(params.theta)))
+    for k in ("fs1", "fs2", "fc1", "fv2"):
+        assert abs(est[k] - theta[k]) < 1e-6 * abs(theta[k]) + 1e-9, k
+    # validate rebuilds the model with the fitted vs from params.json.
+    assert main(["validate", "--params", str(d / "p.json"), str(d / "truth.csv"), "--no-figures",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["nrmse"]["overall"] < 1e-4

@@ -12,9 +12,21 @@ from jaxid.cli import UserError
 EDGE_TRIM = 15
 
 
-def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: str | None = "fv,fc,offset"):
+def _velocity_or_fit(text):
+    import argparse
+
+    if text == "fit":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a velocity in rad/s or 'fit', got {text!r}") from None
+
+
+def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: str | None = "fv,fc,offset",
+                        fit_vs: bool = False):
     """--robot / --urdf [--tip-link], and unless joint_terms is None --joint-terms, --coulomb-eps and
-    --stribeck-vs."""
+    --stribeck-vs (which also takes 'fit' where fit_vs: the subcommand then identifies it)."""
     src = p.add_mutually_exclusive_group()
     default = f" (default {robot_default})" if robot_default else ""
     src.add_argument("--robot", default=None, metavar="NAME",
@@ -28,10 +40,11 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
                             f"torque offset; default {joint_terms}; '' for none)")
         p.add_argument("--coulomb-eps", type=float, default=None, metavar="RAD_S",
                        help="velocity scale of the smooth Coulomb sign tanh(qd/eps), rad/s (default 1e-3)")
-        p.add_argument("--stribeck-vs", type=float, default=None, metavar="RAD_S",
+        p.add_argument("--stribeck-vs", type=_velocity_or_fit, default=None, metavar="RAD_S",
                        help="Stribeck velocity vs of the fs term tanh(qd/eps) exp(-(qd/vs)^2), rad/s "
-                            "(default 0.05; only with fs in --joint-terms)")
-    p.set_defaults(robot_default=robot_default)
+                            "(default 0.05; only with fs in --joint-terms)"
+                            + ("; 'fit': identify it from the data (separable least squares)" if fit_vs else ""))
+    p.set_defaults(robot_default=robot_default, stribeck_vs_fit=fit_vs)
 
 
 def parse_terms(text: str) -> tuple[str, ...]:
@@ -65,7 +78,14 @@ def model_from_args(args, *, joint_terms=None):
     if eps is not None and not eps > 0:
         raise UserError(f"--coulomb-eps must be > 0 rad/s, got {eps}")
     vs = getattr(args, "stribeck_vs", None)
-    if vs is not None and not 0 < vs < float("inf"):
+    if vs == "fit":
+        if not getattr(args, "stribeck_vs_fit", False):
+            raise UserError("--stribeck-vs fit is for 'jaxid identify'; here give the velocity in rad/s")
+        vs = None  # the model is built with the default; the subcommand fits it (stribeck_vs_arg)
+        if "fs" not in joint_terms:
+            raise UserError("--stribeck-vs fit identifies the Stribeck velocity of the fs term; add fs to "
+                            "--joint-terms")
+    elif vs is not None and not 0 < vs < float("inf"):
         raise UserError(f"--stribeck-vs must be a finite velocity > 0 rad/s, got {vs}")
     if vs is not None and "fs" not in joint_terms:
         raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")

@@ -13,6 +13,7 @@ EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
   jaxid identify --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset --method ols run2.npz run3.npz -o kuka.json
   jaxid identify --robot planar2 --consistent --urdf-out arm.urdf data.csv -o params.json
+  jaxid identify --robot ur5 --joint-terms fv,fc,fs,offset --stribeck-vs fit data.csv -o params.json
 """
 
 METHODS = ("wls", "ols", "irls", "ridge")
@@ -29,7 +30,7 @@ def register(sub):
                     "velocities and accelerations are computed by zero-phase Butterworth filtering.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), stacked")
-    add_model_arguments(p)
+    add_model_arguments(p, fit_vs=True)
     p.add_argument("-o", "--output", default="params.json", metavar="PATH",
                    help="where to write the parameters (default params.json)")
     p.add_argument("--method", choices=METHODS, default="wls",
@@ -72,6 +73,20 @@ def regressor_rows(model, datasets, columns=None, quiet=False):
     return np.concatenate(W), np.concatenate(tau)
 
 
+def _fit_stribeck_velocity(robot, desc, datasets):
+    """(robot, desc) with the Stribeck velocity identified from all datasets."""
+    import dataclasses
+
+    from jaxid.friction.models import fit_stribeck_velocity
+
+    stacked = [np.concatenate([np.asarray(getattr(d, k)) for d in datasets]) for k in ("q", "qd", "qdd", "tau")]
+    try:
+        vs = fit_stribeck_velocity(robot, *stacked)
+    except ValueError as e:
+        raise UserError(f"--stribeck-vs fit: {e}") from None
+    return dataclasses.replace(robot, stribeck_vs=vs), {**desc, "stribeck_vs": vs}
+
+
 def run(args) -> int:
     import dataclasses
     import warnings
@@ -87,6 +102,8 @@ def run(args) -> int:
         raise UserError(f"--consistent works with --method wls or ols, not {args.method}")
     robot, desc = model_from_args(args)
     datasets = read_datasets(args.data, robot.n, args)
+    if args.stribeck_vs == "fit":
+        robot, desc = _fit_stribeck_velocity(robot, desc, datasets)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an ambiguous rank is reported below, from base.gap
         # Random states in chunks of the same shape as the data's: the regressor compiles once.
@@ -140,6 +157,8 @@ def run(args) -> int:
            "files": list(args.data), "base_parameters": base.rank, "parameters": len(names),
            "cond": finite(fit.cond), "residual_rms_nm": [finite(v) for v in params.fit["residual_rms"]],
            "standard_consistent": params.standard is not None, "urdf": args.urdf_out,
+           "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
+           "stribeck_vs_fitted": args.stribeck_vs == "fit",
            "base": [{"name": s, "estimate": finite(v), "std": finite(d), "rel_std_percent": finite(r)}
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
     if args.json is not None and emit_json(doc, args.json):
@@ -152,6 +171,9 @@ def run(args) -> int:
     for i, (s, v, d, r) in enumerate(zip(base.names, theta, std, rel)):
         s = s if len(s) <= width else s[:width - 3] + "..."
         print(f"  {i + 1:>3}  {s:<{width}}{v:>14.6g}{d:>12.3g}{r:>9.3g}%")
+    if "fs" in robot.joint_terms:
+        print(f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
+              + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else ""))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
     if base.gap < 1e3:
         print(f"  warning: the rank of the regressor is not clear-cut (R-diagonal gap {base.gap:.3g})")
