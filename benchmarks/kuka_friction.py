@@ -23,7 +23,7 @@ import jaxid
 from jaxid import results
 from jaxid.friction.models import fit_stribeck_velocity, joint_basis
 
-from real_kuka import DATA, load  # noqa: E402  (benchmarks/ is the working directory's sibling)
+from real_kuka import DATA, load  # the script's folder is on sys.path
 
 TERM_SETS = (("fv", "fc", "offset"), ("fv", "fc", "fva", "offset"), ("fv", "fc", "fs", "offset"),
              ("fv", "fc", "fs", "fva", "offset"))
