@@ -39,12 +39,9 @@ def regressor(rigid_Y, robot, ds):
     return np.concatenate([rigid_Y, J.reshape(N, n, n * k)], axis=2)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
-    args = p.parse_args(argv)
-    t0 = time.perf_counter()
-    runs, nominal, _ = load(step=1)
+def study(runs, nominal):
+    """Rows {terms, identified_on, validated_on, stribeck_vs, base_parameters, nrms_limits,
+    relative_error, rmse}: every term set of ``TERM_SETS`` x every rotation of the three runs."""
     rigid = nominal.with_joint_terms(())
     rigid_Y = [np.asarray(jaxid.regressor(rigid, d.q, d.qd, d.qdd)) for d in runs]
     tau_max = np.asarray(nominal.tau_max)
@@ -70,19 +67,35 @@ def main(argv=None):
             rows.append(dict(terms=list(terms), identified_on=[k + 1 for k in train], validated_on=held + 1,
                              stribeck_vs=vs, base_parameters=int(base.rank), nrms_limits=m["nrms_limits"]["overall"],
                              relative_error=m["relative_error"], rmse=list(m["rmse"]["per_joint"])))
-    doc = dict(benchmark="kuka_friction", data=str(DATA), rows=rows, time_s=time.perf_counter() - t0)
-    if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    print(json.dumps(doc))
-    print(f"{'joint terms':<22}{'base':>5}" + "".join(f"{f'-> run {h + 1}':>16}" for h in range(3)) + f"{'mean':>8}")
+    return rows
+
+
+def table(rows) -> str:
+    lines = [f"{'joint terms':<22}{'base':>5}" + "".join(f"{f'-> run {h + 1}':>16}" for h in range(3)) + f"{'mean':>8}"]
     for terms in TERM_SETS:
         sel = [r for r in rows if r["terms"] == list(terms)]
         cells = "".join(f"{r['nrms_limits']:>8.3f} %" + (f" {r['stribeck_vs']:.3f}" if r["stribeck_vs"] else " " * 6)
                         for r in sel)
         mean = np.mean([r["nrms_limits"] for r in sel])
-        print(f"{','.join(terms):<22}{sel[0]['base_parameters']:>5}{cells}{mean:>7.3f} %")
-    print("cells: held-out RMS / (2 tau_max) averaged over joints, % (and the fitted vs, rad/s); "
-          f"FloBaRoID reports 0.18-0.21 %; took {doc['time_s']:.0f} s")
+        lines.append(f"{','.join(terms):<22}{sel[0]['base_parameters']:>5}{cells}{mean:>7.3f} %")
+    lines.append("cells: held-out RMS / (2 tau_max) averaged over joints, % (and the fitted vs, rad/s); "
+                 "FloBaRoID reports 0.18-0.21 %")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    runs, nominal, _ = load()
+    rows = study(runs, nominal)
+    doc = dict(benchmark="kuka_friction", data=str(DATA), rows=rows, time_s=time.perf_counter() - t0)
+    if args.json:
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    print(json.dumps(doc))
+    print(table(rows))
+    print(f"took {doc['time_s']:.0f} s")
     return doc
 
 
