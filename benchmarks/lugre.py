@@ -36,18 +36,10 @@ import jaxid  # noqa: F401  (float64)
 from jaxid.excitation.scurve import friction_s_curve
 from jaxid.friction import lugre as L
 from jaxid.identification import lugre as I
+from timing import best_of  # benchmarks/timing.py (the script's folder is on sys.path)
 
 SIGMA_F = 2e-3
 DT = 1e-3
-
-
-def best_of(fn, repeat=5):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def simulation_figures(p, v_id, reference=True):

@@ -22,15 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxid
-
-
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from timing import best_of  # benchmarks/timing.py (the script's folder is on sys.path)
 
 
 def pinocchio_model(robot):
