@@ -142,3 +142,5 @@ def test_bad_input_raises():
         I.identify(x, v[:-1], F, DT)
     with pytest.raises(ValueError, match="method"):
         I.identify(x, v, F, DT, method="magic")
+    with pytest.raises(ValueError, match="threshold must be a finite velocity"):
+        I.identify(x, v, F, DT, threshold=0.0)

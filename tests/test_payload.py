@@ -172,6 +172,8 @@ def test_bad_inputs_are_rejected(ur5, ur5_data):
         P.identify_payload(ur5, None, ds)
     with pytest.raises(ValueError, match=r"cov must be a finite \(10, 10\)"):
         P.consistent_estimate(THETA_L, np.eye(9))
+    with pytest.raises(ValueError, match="symmetric positive definite"):
+        P.consistent_estimate(THETA_L, -1e-4 * np.eye(10))
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +227,7 @@ def test_preprocess_rejects_bad_input(periodic):
         P.preprocess(t, q, tau[:-1])
 
 
-def test_cli_payload(ur5, ur5_data, tmp_path):
+def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     import json
 
     from jaxid import data as jdata
@@ -246,5 +248,8 @@ def test_cli_payload(ur5, ur5_data, tmp_path):
     result = json.loads(out.read_text())
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
     assert result["consistent"] and result["rank"] == 10
+    capsys.readouterr()
     assert main(["payload", "--joints", "0,1", str(csv)]) == 2
+    assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2
+    assert "--period" in capsys.readouterr().err

@@ -76,6 +76,8 @@ def run(args) -> int:
         cov = None if args.cov is None else np.array([float(v) for v in args.cov.split(",")])
     except ValueError:
         raise UserError(f"--cov must be comma-separated numbers, got {args.cov!r}") from None
+    if args.average and not args.period:
+        raise UserError("--average averages whole periods: give --period K (samples per excitation period)")
     if args.period or args.average or args.smooth:
         ds = data.read(args.data, n=robot.n, resample=args.resample, derivatives=None)
         samples = P.preprocess(ds.t, ds.q, ds.tau, period=args.period, average=args.average, smooth=args.smooth,

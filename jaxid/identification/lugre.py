@@ -49,7 +49,8 @@ BOUNDS = {
     "v0": (3e-5, 1e-2, True),
     "vd": (1e-3, 0.2, True),
 }
-_LOG = jnp.array([n in ("sigma0", "sigma1", "alpha0", "v0", "vd") for n in NAMES])
+# numpy, not jnp: a module-level jnp array would start the JAX backend at import.
+_LOG = np.array([n in ("sigma0", "sigma1", "alpha0", "v0", "vd") for n in NAMES])
 
 
 class Fit(eqx.Module):
@@ -382,9 +383,12 @@ _identify_joints = jax.jit(jax.vmap(_identify, in_axes=(1, 1, 1, None, 0, None, 
 _DEFAULT_SIZE = {"pso": (100, 200), "shape": (50, 50), "full": (50, 50)}
 
 
-def _check(x, v, F, dt, method):
+def _check(x, v, F, dt, method, threshold):
     if method not in _DEFAULT_SIZE:
         raise ValueError(f"method must be 'pso', 'shape' or 'full', got {method!r}")
+    # stribeck_shape searches v_min = 1e-4 .. threshold: an empty bracket would give NaN everywhere.
+    if not (np.isfinite(threshold) and threshold > 1e-4):
+        raise ValueError(f"threshold must be a finite velocity > 1e-4 (units/s), got {threshold}")
     x, v, F = (check_signal(n, a, min_len=100) for n, a in (("x", x), ("v", v), ("F", F)))
     if not (x.shape == v.shape == F.shape):
         raise ValueError(f"x, v and F must have the same shape, got {x.shape}, {v.shape}, {F.shape}")
@@ -411,7 +415,7 @@ def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_partic
       Fit with ``params`` (LuGre), ``loss`` (mean squared force error, N^2) and the
       measured shape factors.
     """
-    x, v, F = _check(x, v, F, dt, method)
+    x, v, F = _check(x, v, F, dt, method, threshold)
     if x.ndim != 1:
         raise ValueError(f"identify takes one axis, shape (N,), got {x.shape}; use identify_joints")
     key = jax.random.key(0) if key is None else key
@@ -428,7 +432,7 @@ def identify_joints(q, qd, F, dt, key=None, method="full", threshold=THRESHOLD, 
     key (``key`` split n ways). Also serves Monte-Carlo studies: columns may be repeated
     experiments of one axis. Returns Fit with every field batched (n,).
     """
-    q, qd, F = _check(q, qd, F, dt, method)
+    q, qd, F = _check(q, qd, F, dt, method, threshold)
     if q.ndim != 2:
         raise ValueError(f"q, qd, F must have shape (N, n), got {q.shape}")
     key = jax.random.key(0) if key is None else key

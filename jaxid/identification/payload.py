@@ -198,6 +198,10 @@ def consistent_estimate(theta_ls, cov):
     cov = jnp.asarray(cov, dtype=float)
     if cov.shape != (10, 10) or not np.all(np.isfinite(np.asarray(cov))):
         raise ValueError(f"cov must be a finite (10, 10) covariance, got shape {cov.shape}")
+    c = np.asarray(cov)
+    if not np.allclose(c, c.T, rtol=1e-10, atol=0) or np.linalg.eigvalsh(c)[0] <= 0:
+        raise ValueError("cov must be symmetric positive definite (the covariance of a full-rank fit); "
+                         "use the cov of a PayloadFit with rank 10")
     theta, ok = _consistent_fit(theta_ls, cov)
     return theta, bool(ok)
 
@@ -413,7 +417,8 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     failures, theta_c = (), jnp.full(10, jnp.nan)
     if base.rank == 10:
         failures = consistency_failures(theta)
-        theta_c, ok = consistent_estimate(theta, C)
+        # A consistent estimate is its own constrained estimate: skip the solver (and its compile).
+        theta_c, ok = consistent_estimate(theta, C) if failures else (theta, True)
         if failures:
             warnings.warn(
                 "the payload estimate is not physically consistent: " + "; ".join(failures)
