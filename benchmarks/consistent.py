@@ -6,7 +6,7 @@ the real KUKA LWR4+ recordings.
     perturbed (mass x (1 + 0.2 e), com + 0.02 e m, inertia about the com x (1 + 0.3 e),
     e ~ N(0, 1), seed 0). Identify on one noisy 10-s Fourier trajectory, validate on
     another (noise as in benchmarks/monte_carlo.py).
-(b) KUKA LWR4+ (real, /work/shared/data/kuka_lwr4): identify on runs 2 + 3 with viscous,
+(b) KUKA LWR4+ (real, ../shared/data/kuka_lwr4 or $JAXID_KUKA_DATA): identify on runs 2 + 3 with viscous,
     Coulomb friction and an offset per joint, prior kuka_lwr4.urdf; validate on run 1.
 
 Both estimators identify the base parameters (two-step WLS); the consistent one then fits
@@ -31,13 +31,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from monte_carlo import FRICTION, SIGMA, trajectory
+from real_kuka import DATA as KUKA  # one place resolves the data folder (JAXID_KUKA_DATA)
 
 import jaxid
 import jaxid.data
 from jaxid.identification.consistent import identify_consistent, lift, to_urdf
 from jaxid.model import inertia
 
-KUKA = Path("/work/shared/data/kuka_lwr4")
 
 
 def perturbed(robot, seed=0):

@@ -21,22 +21,18 @@ import numpy as np
 
 import jaxid
 from jaxid import results
-from jaxid.friction.models import fit_stribeck_velocity, joint_basis
+from jaxid.friction.models import fit_stribeck_velocity
 
-from real_kuka import DATA, load  # the script's folder is on sys.path
+from real_kuka import DATA, _joint_columns, load  # the script's folder is on sys.path
 
 TERM_SETS = (("fv", "fc", "offset"), ("fv", "fc", "fva", "offset"), ("fv", "fc", "fs", "offset"),
              ("fv", "fc", "fs", "fva", "offset"))
 
 
 def regressor(rigid_Y, robot, ds):
-    """Full regressor (N, n, p) of a run: the rigid-body block (computed once per run) and the
-    joint-term columns at the robot's eps and vs, laid out as ``Robot.regressor`` does."""
-    cols = np.asarray(joint_basis(robot.joint_terms, ds.qd, ds.qdd, robot.coulomb_eps, robot.stribeck_vs))
-    N, n, k = cols.shape
-    J = np.zeros((N, n, n, k))
-    J[:, np.arange(n), np.arange(n)] = cols  # joint j's terms act on joint j only
-    return np.concatenate([rigid_Y, J.reshape(N, n, n * k)], axis=2)
+    """Full regressor (N, n, p) of a run: its rigid-body block (computed once per run) and the
+    joint-term block at the robot's eps and vs (``real_kuka._joint_columns``)."""
+    return np.concatenate([rigid_Y, np.asarray(_joint_columns(robot, ds.qd, ds.qdd))], axis=2)
 
 
 def study(runs, nominal):

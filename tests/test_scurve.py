@@ -44,14 +44,17 @@ def test_friction_experiment_covers_the_friction_regimes():
     assert tv.shape != v.shape
 
 
-@pytest.mark.parametrize("args", [
-    ([1.0], [0.1, 0.2], 1.0, 1.0),
-    ([1.0], [-0.1], 1.0, 1.0),
-    ([np.nan], [0.1], 1.0, 1.0),
-    ([1.0], [0.1], 0.0, 1.0),
+@pytest.mark.parametrize("args, message", [
+    (([1.0], [0.1, 0.2], 1.0, 1.0), "equal length"),
+    (([1.0], [-0.1], 1.0, 1.0), "holds finite and >= 0"),
+    (([np.nan], [0.1], 1.0, 1.0), "levels must be finite"),
+    (([1.0], [0.1], 0.0, 1.0), "must be > 0"),
 ])
-def test_bad_profiles_raise(args):
-    with pytest.raises(ValueError):
+def test_bad_profiles_raise(args, message):
+    with pytest.raises(ValueError, match=message):
         s_curve(*args)
-    with pytest.raises(ValueError):
+
+
+def test_unknown_friction_profile_raises():
+    with pytest.raises(ValueError, match="kind must be one of"):
         friction_s_curve("nope")
