@@ -29,7 +29,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from jaxid.identification.estimators import METHODS, identify
+from jaxid.identification.estimators import METHODS, _rank_error, identify
 
 __all__ = ["Study", "run_study", "cramer_rao"]
 
@@ -66,12 +66,11 @@ def cramer_rao(W, sigma):
     """Cramér-Rao standard deviations (b,) of theta in ``tau = W theta + noise`` with
     independent Gaussian noise of standard deviation sigma (n,) per joint; W: (N*n, b)
     sample-major. Same units as theta."""
+    # WLS with the noise covariance known has exactly this covariance (Gauss-Markov):
+    # identify's standard deviations, which do not depend on the torques.
+    sigma = jnp.asarray(sigma)
     W = jnp.asarray(W)
-    n = sigma.shape[0]
-    Ww = W / jnp.tile(sigma, W.shape[0] // n)[:, None]
-    d = jnp.linalg.norm(Ww, axis=0)
-    s, Vt = jnp.linalg.svd(Ww / d, full_matrices=False)[1:]
-    return jnp.sqrt(jnp.sum((Vt / s[:, None]) ** 2, axis=0)) / d
+    return identify(W, jnp.zeros(W.shape[0]), "wls", cov=sigma**2, n_joints=sigma.shape[0]).std
 
 
 def _estimator(est, n):
@@ -84,7 +83,7 @@ def _estimator(est, n):
     return est
 
 
-def _check(W, theta, sigma, n_runs):
+def _check(W, theta, sigma, n_runs, names):
     W = np.asarray(W, dtype=float)
     theta, sigma = np.asarray(theta, dtype=float), np.asarray(sigma, dtype=float)
     if W.ndim != 2:
@@ -102,9 +101,11 @@ def _check(W, theta, sigma, n_runs):
         raise ValueError("sigma must be > 0 for every joint (the Cramér-Rao bound needs noise)")
     if M <= b:
         raise ValueError(f"W has {M} rows for {b} parameters: use more samples")
-    norms = np.linalg.norm(W, axis=0)
-    if np.any(norms == 0) or np.linalg.matrix_rank(W / norms, tol=1e-10 * np.sqrt(M)) < b:
-        raise ValueError("W is rank deficient: reduce it to base parameters (jaxid.base_parameters(model).reduce(W))")
+    if len(names) != b:
+        raise ValueError(f"got {len(names)} names for {b} parameters")
+    rank_error = _rank_error(W, list(names))
+    if rank_error:
+        raise ValueError(rank_error)
     if int(n_runs) < 2:
         raise ValueError(f"n_runs must be >= 2 to estimate a spread, got {n_runs}")
 
@@ -133,7 +134,9 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
     Returns:
         A :class:`Study`, or a dict name -> Study when ``estimators`` is a dict.
     """
-    _check(W, theta, sigma, n_runs)
+    b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
+    names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
+    _check(W, theta, sigma, n_runs, names)
     W, theta, sigma = (jnp.asarray(x, dtype=float) for x in (W, theta, sigma))
     M, b = W.shape
     n = sigma.shape[0]
@@ -142,9 +145,6 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
         estimators = {estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator"):
                       estimators}
     fns = {k: _estimator(v, n) for k, v in estimators.items()}
-    names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
-    if len(names) != b:
-        raise ValueError(f"got {len(names)} names for {b} parameters")
     devices = tuple(jax.devices() if devices is None else devices)
     if not devices:
         raise ValueError("devices is empty")
