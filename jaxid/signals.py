@@ -58,13 +58,11 @@ def _check_finite(x, name):
 
 
 def _static_positive(v, name):
-    """A static, finite, positive Python float."""
+    """A static, finite, positive Python float (it sets shapes or filter coefficients)."""
     try:
         v = float(v)
-    except (TypeError, jax.errors.ConcretizationTypeError):
-        raise ValueError(
-            f"{name} must be a Python number (it defines the filter), not {type(v).__name__}."
-        ) from None
+    except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
+        raise ValueError(f"{name} must be a Python number, not {type(v).__name__} {v!r}.") from None
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be finite and > 0, got {v}.")
     return v

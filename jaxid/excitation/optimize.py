@@ -33,6 +33,7 @@ from jaxid.dynamics.terms import rnea
 from jaxid.excitation.trajectories import _zero_start, fourier, fourier_period
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
+from jaxid.signals import _static_int, _static_positive
 
 __all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
 
@@ -252,22 +253,6 @@ class Excitation:
 
 
 # ---- optimisation ------------------------------------------------------------------------
-def _positive_int(v, name, low=1):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    return int(v)
-
-
-def _positive(v, name):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {v!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {v}")
-    return v
-
-
 def _base_columns(fn, n, centre, bound, key):
     """Independent columns of a regressor function on random states (Gautier 1990)."""
     kq, kd, ka = jax.random.split(key, 3)
@@ -334,17 +319,17 @@ def optimize(
     on the dense grid, the least violating one is returned with ``feasible`` False.
     """
     t_start = time.perf_counter()
-    H = _positive_int(harmonics, "harmonics", 2)
-    f0 = _positive(base_frequency, "base_frequency")
+    H = _static_int(harmonics, "harmonics", 2)
+    f0 = _static_positive(base_frequency, "base_frequency")
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    S = _positive_int(n_starts, "n_starts")
-    steps = _positive_int(steps, "steps", 0)
-    lr = _positive(learning_rate, "learning_rate")
-    penalty = _positive(penalty, "penalty")
-    n_samples = 20 * H if n_samples is None else _positive_int(n_samples, "n_samples", 2 * H + 1)
+    S = _static_int(n_starts, "n_starts", 1)
+    steps = _static_int(steps, "steps", 0)
+    lr = _static_positive(learning_rate, "learning_rate")
+    penalty = _static_positive(penalty, "penalty")
+    n_samples = 20 * H if n_samples is None else _static_int(n_samples, "n_samples", 2 * H + 1)
     check_samples = (max(200 * H, n_samples) if check_samples is None
-                     else _positive_int(check_samples, "check_samples", n_samples))
+                     else _static_int(check_samples, "check_samples", n_samples))
     if not 0 <= margin < 1:
         raise ValueError(f"margin must be in [0, 1), got {margin}")
     n = int(model.n)
