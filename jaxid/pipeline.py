@@ -147,7 +147,7 @@ def run(cfg: Config | None = None, log=print) -> Result:
 def sections(result: Result) -> dict:
     """Human-readable tables of a result (printed by ``jaxid demo`` and put in the report)."""
     return {
-        "Base parameters": report.parameter_table(result.names, result.estimate, result.rel_std, result.truth),
+        "Base parameters": report.parameter_table(result.names, result.estimate, result.std, result.truth),
         "Validation against the measured torque": report.metrics_table(result.validation, result.joint_names),
         "Validation against the noise-free true torque": report.metrics_table(result.validation_true,
                                                                                result.joint_names),

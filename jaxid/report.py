@@ -11,20 +11,23 @@ METRIC_KEYS = ("rmse", "nrmse", "r2", "wape", "max_pe")
 METRIC_HEADERS = ("RMSE [N m]", "NRMSE [%]", "R2", "WAPE [%]", "maxPE [%]")
 
 
-def parameter_table(names: Sequence[str], estimate, rel_std, truth=None, width=48) -> str:
-    """Plain-text table: readable name, estimate, relative std (%), and if the truth is known
+def parameter_table(names: Sequence[str], estimate, std, truth=None, width=48) -> str:
+    """Plain-text table of b parameters (estimate, std, truth: (b,) arrays, truth optional):
+    readable name, estimate, relative std (%), and if the truth is known
     the true value and the error in standard deviations, |estimate - true| / std (about 1 when
     the std is honest; a relative error would explode on the many near-zero base parameters)."""
     head = f"{'#':>3}  {'base parameter':<{width}} {'estimate':>12} {'std %':>8}"
     head += f" {'true':>12} {'err/std':>8}" if truth is not None else ""
     lines = [head, "-" * len(head)]
+    estimate, std = np.asarray(estimate), np.asarray(std)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_std = 100 * std / np.abs(estimate)
+        err = None if truth is None else np.abs(estimate - np.asarray(truth)) / std
     for i, name in enumerate(names):
         short = name if len(name) <= width else name[: width - 3] + "..."
         line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {rel_std[i]:>8.2f}"
         if truth is not None:
-            std = abs(estimate[i]) * rel_std[i] / 100
-            err = abs(estimate[i] - truth[i]) / std if std > 0 else float("inf")
-            line += f" {truth[i]:>12.5g} {err:>8.2f}"
+            line += f" {truth[i]:>12.5g} {err[i]:>8.2f}"
         lines.append(line)
     return "\n".join(lines)
 

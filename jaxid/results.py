@@ -163,7 +163,7 @@ def from_fit(model: dict, parameter_names, base: BaseParameters, fit, *, n_sampl
                   standard=None if standard is None else jnp.asarray(standard, dtype=float))
 
 
-def _num(x):
+def json_number(x):
     """A JSON number, or null for NaN/inf (JSON has neither)."""
     x = float(x)
     return x if math.isfinite(x) else None
@@ -171,7 +171,7 @@ def _num(x):
 
 def to_json(params: Params) -> dict:
     """The params.json document of ``params`` (a dict of plain Python values)."""
-    arr = lambda a: [_num(v) for v in np.ravel(np.asarray(a))]
+    arr = lambda a: [json_number(v) for v in np.ravel(np.asarray(a))]
     b = params.base
     theta = np.asarray(params.theta)
     return {
@@ -182,7 +182,7 @@ def to_json(params: Params) -> dict:
         "base": {"names": list(b.names), "indices": np.asarray(b.indices).tolist(),
                  "dependent": np.asarray(b.dependent).tolist(),
                  "K": [arr(row) for row in np.asarray(b.K)],
-                 "r_diag": arr(b.r_diag), "gap": _num(b.gap)},
+                 "r_diag": arr(b.r_diag), "gap": json_number(b.gap)},
         "estimate": arr(theta),
         "std": arr(params.std),
         "rel_std_percent": arr(params.rel_std),
@@ -372,12 +372,12 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
     """
     from jaxid import metrics
 
-    out = {k: {"per_joint": [_num(v) for v in np.asarray(d["per_joint"])], "overall": _num(d["overall"])}
+    out = {k: {"per_joint": [json_number(v) for v in np.asarray(d["per_joint"])], "overall": json_number(d["overall"])}
            for k, d in metrics.summary(real, pred).items()}
-    out["relative_error"] = _num(metrics.nrmse(real, pred, axis=None))
+    out["relative_error"] = json_number(metrics.nrmse(real, pred, axis=None))
     if tau_max is not None and np.all(np.isfinite(tau_max)):
         per = 100.0 * np.asarray(metrics.rmse(real, pred)) / (2.0 * np.asarray(tau_max))
-        out["nrms_limits"] = {"per_joint": [_num(v) for v in per], "overall": _num(per.mean())}
+        out["nrms_limits"] = {"per_joint": [json_number(v) for v in per], "overall": json_number(per.mean())}
     return out
 
 

@@ -169,18 +169,11 @@ def payload_vector(mass, com, inertia_com=None, *, box=None):
         raise ValueError("give either inertia_com or box for the payload, not both")
     if not float(mass) > 0:
         raise ValueError(f"payload mass must be > 0 kg, got {mass}")
+    if box is not None and (len(box) != 3 or not all(np.isfinite(b) and b > 0 for b in box)):
+        raise ValueError(f"payload box must be three finite sizes > 0 m, got {box}")
     I_c = (inertia.box_inertia(float(mass), tuple(float(b) for b in box)) if box is not None
            else jnp.zeros((3, 3)) if inertia_com is None else jnp.asarray(inertia_com, dtype=float))
     return inertia.from_mass_com_inertia(float(mass), jnp.asarray(com, dtype=float), I_c)
-
-
-def _attach(robot, theta_L):
-    try:
-        from jaxid.identification.payload import attach_payload
-    except ImportError:  # pragma: no cover - the payload module ships with jaxid
-        merged = robot.inertial[-1] + inertia.transform(theta_L, robot.tip)
-        return eqx.tree_at(lambda r: r.inertial, robot, robot.inertial.at[-1].set(merged))
-    return attach_payload(robot, theta_L)
 
 
 @jax.jit
@@ -228,7 +221,9 @@ def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: f
     if tau_sigma is not None and tau_rel is not None:
         raise ValueError("give either tau_sigma (N m) or tau_rel (fraction of the torque range), not both")
     if payload is not None:
-        robot = _attach(robot, payload)
+        from jaxid.identification.payload import attach_payload  # lazily: it pulls in optimistix
+
+        robot = attach_payload(robot, payload)
     tau = np.asarray(rnea(robot, q, qd, qdd))
     if tau_sigma is None:
         tau_rel = 0.005 if tau_rel is None else float(tau_rel)

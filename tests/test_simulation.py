@@ -141,5 +141,10 @@ def test_bad_input_is_rejected():
         S.measure(robot, t, q, qd, qdd, key, quantization=-1.0)
     with pytest.raises(ValueError, match="mass must be > 0"):
         S.payload_vector(0.0, [0, 0, 0])
+    with pytest.raises(ValueError, match="box must be three finite sizes > 0"):
+        S.payload_vector(1.0, [0, 0, 0], box=(-0.1, 0.1, 0.1))
+    with pytest.raises(ValueError, match="coulomb_eps must be a finite velocity > 0"):
+        jaxid.Robot(
+            np.tile(np.eye(4), (2, 1, 1)), np.tile([0.0, 0.0, 1.0], (2, 1)), np.zeros((2, 10)), coulomb_eps=0.0)
     with pytest.raises(ValueError, match="increase strictly"):
         S.measure(robot, t[::-1], q, qd, qdd, key)

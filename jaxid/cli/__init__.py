@@ -26,13 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"jaxid.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"jaxid.cli.{name}":
-                continue  # subcommand not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"jaxid.cli.{name}").register(sub)
     return parser
 
 

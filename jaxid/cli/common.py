@@ -178,9 +178,3 @@ def emit_json(doc, dest) -> bool:
     with open(dest, "w") as f:
         f.write(text + "\n")
     return False
-
-
-def finite(x):
-    """float(x), or None for NaN/inf (JSON has neither)."""
-    x = float(x)
-    return x if x == x and abs(x) != float("inf") else None

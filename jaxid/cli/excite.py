@@ -51,6 +51,11 @@ def run(args) -> int:
 
     if not args.output.lower().endswith((".csv", ".npz")):
         raise UserError(f"output {args.output!r} must end in .csv or .npz")
+    # Checked before the optimisation, which takes minutes, rather than after it.
+    if not (np.isfinite(args.fs) and args.fs > 0):
+        raise UserError(f"--fs must be a finite sample rate > 0 Hz, got {args.fs}")
+    if args.periods < 1:
+        raise UserError(f"--periods must be >= 1, got {args.periods}")
     robot, description = model_from_args(args)
     res = optimize(robot, harmonics=args.harmonics, base_frequency=args.base_frequency,
                    objective=args.objective, n_starts=args.starts, steps=args.steps,

@@ -6,8 +6,9 @@ import argparse
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json, finite,
+from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
                               model_from_args, progress, read_datasets)
+from jaxid.results import json_number
 
 EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
@@ -95,9 +96,12 @@ def run(args) -> int:
 
     import jaxid
     from jaxid import results
+    from jaxid.identification.base import GAP_WARN
 
     if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
         raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
+    if not (np.isfinite(args.prior_weight) and args.prior_weight >= 0):
+        raise UserError(f"--prior-weight must be a finite number >= 0, got {args.prior_weight}")
     if args.consistent and args.method not in ("wls", "ols"):
         raise UserError(f"--consistent works with --method wls or ols, not {args.method}")
     robot, desc = model_from_args(args)
@@ -125,8 +129,6 @@ def run(args) -> int:
     if args.consistent:
         from jaxid.identification.consistent import identify_consistent
 
-        if not args.prior_weight >= 0:
-            raise UserError(f"--prior-weight must be >= 0, got {args.prior_weight}")
         c = identify_consistent(robot, W, tau, base=base, method=args.method, weight=args.prior_weight)
         consistent = bool(c.valid)
         standard = np.asarray(c.theta)
@@ -155,11 +157,11 @@ def run(args) -> int:
     theta, std, rel = (np.asarray(x) for x in (params.theta, params.std, params.rel_std))
     doc = {"params": args.output, "robot": robot.name, "method": params.fit["method"], "samples": N,
            "files": list(args.data), "base_parameters": base.rank, "parameters": len(names),
-           "cond": finite(fit.cond), "residual_rms_nm": [finite(v) for v in params.fit["residual_rms"]],
+           "cond": json_number(fit.cond), "residual_rms_nm": [json_number(v) for v in params.fit["residual_rms"]],
            "standard_consistent": params.standard is not None, "urdf": args.urdf_out,
            "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
            "stribeck_vs_fitted": args.stribeck_vs == "fit",
-           "base": [{"name": s, "estimate": finite(v), "std": finite(d), "rel_std_percent": finite(r)}
+           "base": [{"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
     if args.json is not None and emit_json(doc, args.json):
         return 0
@@ -175,7 +177,7 @@ def run(args) -> int:
         print(f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
               + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else ""))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
-    if base.gap < 1e3:
+    if base.gap < GAP_WARN:
         print(f"  warning: the rank of the regressor is not clear-cut (R-diagonal gap {base.gap:.3g})")
     print("  standard parameters: " + ("physically consistent" if params.standard is not None else
                                          "not physically consistent (base parameters only; --consistent for "

@@ -99,8 +99,11 @@ def run(args) -> int:
 
     names, dt, x, v, F = read_friction_csv(args.data)
     threshold = ident.THRESHOLD if args.threshold is None else args.threshold
-    if not threshold > 0:
-        raise UserError(f"--threshold must be > 0 units/s, got {threshold}")
+    if not (np.isfinite(threshold) and threshold > 0):
+        raise UserError(f"--threshold must be a finite velocity > 0 units/s, got {threshold}")
+    if not np.all(np.max(np.abs(v), axis=0) > threshold):
+        raise UserError(f"--threshold {threshold:g} is above every |v| of some axis: no steady-state friction "
+                        "to fit; lower it below the sliding speeds of the experiment")
     val = read_friction_csv(args.validation) if args.validation else None
     if val is not None and (val[0] != names or abs(val[1] - dt) > 1e-9 * dt):
         raise UserError(f"--validation: axes {val[0]} at dt {val[1]} s differ from the data's {names} at {dt} s")

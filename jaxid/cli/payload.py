@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_data_arguments, add_model_arguments, finite, model_for_params, read_datasets
+from jaxid.cli.common import add_data_arguments, add_model_arguments, model_for_params, read_datasets
+from jaxid.results import json_number
 
 EXAMPLE = """examples:
   jaxid payload --robot ur5 --params robot.json loaded.csv -o payload.json
@@ -78,7 +79,7 @@ def run(args) -> int:
         raise UserError(f"--cov must be comma-separated numbers, got {args.cov!r}") from None
     if args.average and not args.period:
         raise UserError("--average averages whole periods: give --period K (samples per excitation period)")
-    if args.period or args.average or args.smooth:
+    if args.period is not None or args.average or args.smooth:
         ds = data.read(args.data, n=robot.n, resample=args.resample, derivatives=None)
         samples = P.preprocess(ds.t, ds.q, ds.tau, period=args.period, average=args.average, smooth=args.smooth,
                                cutoff=args.cutoff, step=args.step)[1:]
@@ -112,12 +113,12 @@ def run(args) -> int:
     if args.output:
         doc = dict(robot=robot.name, params=args.params, data=args.data, samples=len(samples[0]),
                    joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
-                   estimate=[finite(v) for v in theta], std=[finite(v) for v in std], rank=fit.rank,
+                   estimate=[json_number(v) for v in theta], std=[json_number(v) for v in std], rank=fit.rank,
                    identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
-                   base_estimate=[finite(v) for v in np.asarray(fit.theta_base)],
+                   base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
                    consistent=fit.rank == 10 and not fit.failures, failures=list(fit.failures),
-                   consistent_estimate=[finite(v) for v in tc],
-                   residual_rms=[finite(v) for v in np.asarray(fit.fit.residual_rms)])
+                   consistent_estimate=[json_number(v) for v in tc],
+                   residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)])
         with open(args.output, "w") as f:
             json.dump(doc, f, indent=1)
         print(f"wrote {args.output}")

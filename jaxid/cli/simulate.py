@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, finite, model_from_args, parse_terms
+from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, model_from_args, parse_terms
+from jaxid.results import json_number
 
 EXAMPLE = """examples:
   jaxid simulate --robot ur5 --trajectory traj.csv --seed 1 -o data.csv
@@ -108,8 +109,8 @@ def read_trajectory(path, n: int, rate: float | None = None):
     qd = spline(t, 1) if ds.qd is None else np.asarray(ds.qd)
     qdd = spline(t, 2) if ds.qdd is None else np.asarray(ds.qdd)
     if rate is not None:
-        if not rate > 0:
-            raise UserError(f"--rate must be > 0 Hz, got {rate}")
+        if not (np.isfinite(rate) and rate > 0):
+            raise UserError(f"--rate must be a finite rate > 0 Hz, got {rate}")
         grid = np.arange(t[0], t[-1] + 0.5 / rate, 1.0 / rate)
         grid = grid[grid <= t[-1]]
         q, qd, qdd = (CubicSpline(t, x, axis=0)(grid) for x in (q, qd, qdd))
@@ -173,9 +174,9 @@ def run(args) -> int:
     doc = {"robot": robot.name, "trajectory": args.trajectory, "output": args.output, "seed": args.seed,
            "samples": len(t), "duration_s": float(t[-1] - t[0]), "scale": args.scale,
            "friction": list(friction), "sigma_q_rad": args.sigma_q, "quantization_rad": args.quantization,
-           "sigma_tau_nm": [finite(s) for s in np.asarray(m.sigma_tau)],
+           "sigma_tau_nm": [json_number(s) for s in np.asarray(m.sigma_tau)],
            "payload": None if payload is None else [float(v) for v in np.asarray(payload)],
-           "tau_rms_nm": [finite(s) for s in np.sqrt(np.mean(np.asarray(m.tau) ** 2, axis=0))]}
+           "tau_rms_nm": [json_number(s) for s in np.sqrt(np.mean(np.asarray(m.tau) ** 2, axis=0))]}
     if args.json is not None and emit_json(doc, args.json):
         return 0
     print(f"{robot.name}: simulated {len(t)} samples over {doc['duration_s']:.3g} s (seed {args.seed}, "

@@ -101,6 +101,8 @@ class Robot(eqx.Module):
         joint_params = jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
         self.joint_types, self.parents, self.joint_terms = joint_types, parents, joint_terms
         self.names = tuple(names) if names is not None else tuple(f"joint{i + 1}" for i in range(n))
+        if not (np.isfinite(coulomb_eps) and coulomb_eps > 0):
+            raise ValueError(f"coulomb_eps must be a finite velocity > 0 rad/s, got {coulomb_eps}")
         if not (np.isfinite(stribeck_vs) and stribeck_vs > 0):
             raise ValueError(f"stribeck_vs must be a finite velocity > 0 rad/s, got {stribeck_vs}")
         self.coulomb_eps, self.stribeck_vs, self.name = float(coulomb_eps), float(stribeck_vs), str(name)
