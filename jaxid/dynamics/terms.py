@@ -75,14 +75,36 @@ def coriolis_matrix(model, q, qd):
     return batched(_coriolis, model, q, qd)
 
 
+def _spd_solve(M, b):
+    """x = M^-1 b for a symmetric positive definite M (n, n), by Cholesky factorisation
+    and two triangular solves written as short ``fori_loop``s: plain XLA arithmetic, no
+    LAPACK call. jaxlib 0.10's batched CPU LAPACK kernels split their batch over the
+    intra-op thread pool and block on it, which deadlocks when several run concurrently,
+    as vmapped and forward-mode simulations make them do (fixed in jaxlib 0.11).
+    A mass matrix that is not positive definite gives NaN."""
+    n = M.shape[0]
+    i = jnp.arange(n)
+
+    def factor(j, c):  # outer-product Cholesky: column j of L, then the Schur update
+        A, L = c
+        col = jnp.where(i >= j, A[:, j] / jnp.sqrt(A[j, j]), 0.0)
+        return A - jnp.outer(col, col), L.at[:, j].set(col)
+
+    _, L = jax.lax.fori_loop(0, n, factor, (M, jnp.zeros_like(M)))
+    y = jax.lax.fori_loop(0, n, lambda j, y: y.at[j].set((b[j] - L[j] @ y) / L[j, j]), jnp.zeros_like(b))
+    return jax.lax.fori_loop(
+        0, n, lambda k, x: x.at[n - 1 - k].set((y[n - 1 - k] - L[:, n - 1 - k] @ x) / L[n - 1 - k, n - 1 - k]),
+        jnp.zeros_like(b))
+
+
 def _forward(model, q, qd, tau):
-    M = _mass(model, q)
-    return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), tau - _bias(model, q, qd))
+    return _spd_solve(_mass(model, q), tau - _bias(model, q, qd))
 
 
 @eqx.filter_jit
 def forward_dynamics(model, q, qd, tau):
-    """Joint accelerations qdd (..., n), rad/s^2, solving ``M qdd = tau - bias`` by Cholesky."""
+    """Joint accelerations qdd (..., n), rad/s^2, solving ``M qdd = tau - bias`` by Cholesky
+    (LAPACK-free, see ``_spd_solve``)."""
     return batched(_forward, model, q, qd, tau)
 
 

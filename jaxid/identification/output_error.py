@@ -46,60 +46,36 @@ import lineax as lx
 import numpy as np
 import optimistix as optx
 
+from jaxid.dynamics.terms import simulate
+
 __all__ = ["OutputErrorFit", "noise_std", "output_error"]
 
 _D4 = np.array([1.0, -4.0, 6.0, -4.0, 1.0]) / np.sqrt(70.0)  # unit noise gain
 
 
-def _spd_solve(M, b):
-    """x = M^-1 b for a symmetric positive definite M (n, n), by Cholesky factorisation
-    and two triangular solves written as short ``fori_loop``s: plain XLA arithmetic, no
-    LAPACK call. jaxlib 0.10's batched CPU LAPACK kernels split their batch over the
-    intra-op thread pool and block on it, which deadlocks when several run concurrently,
-    as the vmapped/forward-mode simulations below make them do (fixed in jaxlib 0.11).
-    A mass matrix that is not positive definite gives NaN."""
-    n = M.shape[0]
-    i = jnp.arange(n)
+class _AtTheta(eqx.Module):
+    """The model with its parameters replaced by theta (a traced leaf), for ``jaxid.simulate``."""
 
-    def factor(j, c):  # outer-product Cholesky: column j of L, then the Schur update
-        A, L = c
-        col = jnp.where(i >= j, A[:, j] / jnp.sqrt(A[j, j]), 0.0)
-        return A - jnp.outer(col, col), L.at[:, j].set(col)
+    model: eqx.Module
+    theta: jax.Array
 
-    _, L = jax.lax.fori_loop(0, n, factor, (M, jnp.zeros_like(M)))
-    y = jax.lax.fori_loop(0, n, lambda j, y: y.at[j].set((b[j] - L[j] @ y) / L[j, j]), jnp.zeros_like(b))
-    return jax.lax.fori_loop(
-        0, n, lambda k, x: x.at[n - 1 - k].set((y[n - 1 - k] - L[:, n - 1 - k] @ x) / L[n - 1 - k, n - 1 - k]),
-        jnp.zeros_like(b))
+    @property
+    def n(self):
+        return self.model.n
+
+    def parameter_vector(self):
+        return self.theta
+
+    def torque(self, theta, q, qd, qdd):
+        return self.model.torque(theta, q, qd, qdd)
 
 
 def _simulate(model, theta, u, q0, qd0, t):
     """q, qd (L, n) at the times t (L,) of the model at theta under the torque u(t), from
-    (q0, qd0): fixed-step RK4, one step per interval, forward dynamics
-    qdd = M(q)^-1 (tau - torque(q, qd, 0)) with M = d torque / d qdd (the same scheme as
-    ``jaxid.simulate``, with the LAPACK-free solve above)."""
-    n = q0.shape[0]
-    zero = jnp.zeros(n, q0.dtype)
-
-    def f(ti, x):
-        q, qd = x[:n], x[n:]
-        M = jax.jacfwd(lambda a: model.torque(theta, q, zero, a))(zero)
-        return jnp.concatenate([qd, _spd_solve(M, u(ti) - model.torque(theta, q, qd, zero))])
-
-    def step(x, interval):
-        t0, t1 = interval
-        h = t1 - t0
-        k1 = f(t0, x)
-        k2 = f(t0 + h / 2, x + h / 2 * k1)
-        k3 = f(t0 + h / 2, x + h / 2 * k2)
-        k4 = f(t1, x + h * k3)
-        x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        return x, x
-
-    x0 = jnp.concatenate([q0, qd0])
-    _, xs = jax.lax.scan(step, x0, (t[:-1], t[1:]))
-    xs = jnp.concatenate([x0[None], xs])
-    return xs[:, :n], xs[:, n:]
+    (q0, qd0): ``jaxid.simulate`` (RK4, one step per interval; its qdd, tau outputs are
+    unused and compiled away)."""
+    q, qd, _, _ = simulate(_AtTheta(model, theta), lambda ti, q, qd: u(ti), q0, qd0, t)
+    return q, qd
 
 
 class _Interp(eqx.Module):
