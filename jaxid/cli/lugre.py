@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from jaxid.cli import UserError
+from jaxid.cli.common import emit_json
 
 EXAMPLE = """examples:
   jaxid lugre friction.csv -o lugre.json
@@ -133,7 +134,7 @@ def run(args) -> int:
         print(f"  {r['axis']}: LuGre WAPE {a['wape_pct']:.2f} %, max PE {a['max_pe_pct']:.2f} %; "
               f"Coulomb+viscous WAPE {b['wape_pct']:.2f} %, max PE {b['max_pe_pct']:.2f} %")
     if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=1)
+        # NaN/inf (a diverged fit) become null: JSON has neither.
+        emit_json(json.loads(json.dumps(result), parse_constant=lambda _: None), args.output)
         print(f"wrote {args.output}")
     return 0
