@@ -1,31 +1,76 @@
-"""Datasets of robot motion and torque: the ``Dataset`` container, CSV/NPZ I/O, input checks.
+"""Datasets of robot motion and torque: the ``Dataset`` container, the one reader and writer of
+dataset files (CSV, NPZ, optionally HDF5), column mapping, units, input checks.
 
 File formats (see DESIGN.md, "Dataset files"):
 
 - CSV with one header row ``t, q1..qn, [qd1..qdn], [qdd1..qddn], tau1..taun``; ``t`` in s,
   ``q`` in rad, ``qd`` in rad/s, ``qdd`` in rad/s², ``tau`` in N·m. Written with ``%.17g`` so
-  that a write/read round trip is exact.
+  that a write/read round trip is exact. The delimiter is detected from the first line: tab,
+  ``;``, ``,`` (in that order of preference, checked against the second line) or else runs of
+  whitespace. A file whose first line is all numbers has no header; its columns must then be
+  given by 0-based index (below). Numbers are parsed by numpy in C; only when that fails is
+  the file scanned again in Python to name the bad cell.
 - NPZ with arrays ``t`` (N,), ``q``, ``tau`` and optionally ``qd``, ``qdd`` (N, n); or the
   layout of the KUKA LWR4+ recordings (FloBaRoID): ``times`` (Unix time stamps, shifted here
   to start at 0), ``positions``, ``velocities``, ``accelerations``, ``torques``. Other arrays
   in an NPZ file are ignored.
+- HDF5 (``.h5``, ``.hdf5``), only when ``h5py`` is installed (``pip install h5py``): datasets
+  named as in NPZ at the root of the file, or any datasets (``group/name``) chosen with
+  ``columns``.
+- ROS 2 bags are not read: the ``rosbags`` reader is a much larger dependency than the rest of
+  the I/O. Export the joint-state topics to CSV (e.g. ``ros2 bag`` tools or a short script)
+  and map their columns as below.
+
+Logs of real robots name their columns otherwise and use other units. ``read`` takes
+
+- ``columns``: signal -> column(s). For a CSV with a header, glob patterns over the header
+  names, ``{"t": "time", "q": "pos_*", "qd": "vel_*", "tau": "effort_*"}``; the columns a
+  pattern matches are ordered by the numbers in their names (``pos_2`` before ``pos_10``). For
+  any CSV, also 0-based column indices or ranges ``[1, 2, 3]``, ``"1:7"`` (stop excluded).
+  For NPZ and HDF5, signal -> array (dataset) name. Signals left out keep the default names.
+  Columns not mapped are ignored. :func:`parse_columns` reads the command-line form
+  ``"q=pos_*,qd=vel_*,tau=effort_*,t=time"`` (``"t=0,q=1:7,tau=7:13"`` without a header).
+- ``units``: signal -> unit, converted to SI on reading (known units in :data:`UNITS`:
+  ``t`` s, ms, us, ns; ``q`` rad, deg; ``qd`` rad/s, deg/s; ``qdd`` rad/s^2, deg/s^2; ``tau``
+  Nm, N m, mNm, A). :func:`parse_units` reads ``"q=deg,t=ms"``.
+- ``gains``: for a ``tau`` column of motor currents (``units tau=A``, implied by ``gains``),
+  the n per-joint torque constants in N·m/A, gear ratio included: ``tau = gains * current``.
+  :func:`parse_gains` reads ``"10,10.7,..."``.
+
+:func:`load_mapping` reads the three from a small JSON or TOML file, to pass on as
+``read(path, **load_mapping(mapping_file))``. Every conversion made is recorded in the
+dataset's static ``notes`` (a tuple of strings) so that a caller can print what was done.
 
 Every problem in a file raises :class:`DatasetError` (a ``ValueError``) whose message names
 the file, the column and the row. Rows are counted from 1 over the data rows; for CSV the line
-of the file is given too (the header is line 1). NPZ rows are 0-based array indices.
+of the file is given too (the header is line 1). NPZ and HDF5 rows are 0-based array indices.
+A CSV whose last line has fewer cells than the header, or whose last line does not end in a
+newline and has a cell that does not parse or looks cut off (``4.95e-0`` below ``1.2e-05``),
+is reported as truncated. Every row must have as many cells as the header.
 
-Time stamps must increase strictly. A time axis is *irregular* when the relative standard
-deviation of its steps exceeds :data:`JITTER_TOL`. Filtered differentiation needs a uniform
-grid, so when velocities or accelerations have to be computed from an irregular ``q`` the
-reader refuses unless ``resample=True``, which interpolates every signal onto a uniform grid
-with the same number of samples and the same end points (not-a-knot cubic spline). When ``q``,
-``qd``, ``qdd`` and ``tau`` are all in the file, identification uses them sample by sample and
-the recorded time stamps are kept as they are (the KUKA runs have about 0.9 % jitter in their
-logging clock).
+Time stamps must increase strictly. :func:`read` also rejects a mean sampling rate outside
+:data:`RATE_RANGE` (a time column in ms, us or ns read as seconds; the message names the
+likely unit) and a step larger than :data:`GAP_FACTOR` median steps (an interrupted
+recording: split the file there; resampling never bridges it). A time axis is *irregular*
+when the relative standard deviation of its steps exceeds :data:`JITTER_TOL`. Filtered
+differentiation needs a uniform grid, so when velocities or accelerations have to be computed
+from an irregular ``q`` the reader refuses unless ``resample=True``, which interpolates every
+signal onto a uniform grid with the same number of samples and the same end points
+(not-a-knot cubic spline). When ``q``, ``qd``, ``qdd`` and ``tau`` are all in the file,
+identification uses them sample by sample and the recorded time stamps are kept as they are
+(the KUKA runs have about 0.9 % jitter in their logging clock).
+
+:func:`write` writes atomically (:func:`jaxid.atomic.atomic_write`): a temporary file in the
+same directory, fsynced, then renamed onto the target, so that an interrupted or failed write
+leaves the previous file intact.
 """
 from __future__ import annotations
 
 import csv
+import fnmatch
+import io
+import json
+import math
 import re
 import zipfile
 from dataclasses import dataclass
@@ -36,6 +81,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid.atomic import OutputPathError, atomic_write
+
 MIN_SAMPLES = 10
 """Fewest samples a dataset may have: fewer cannot be filtered or differentiated."""
 
@@ -43,9 +90,33 @@ JITTER_TOL = 1e-6
 """Largest relative standard deviation of the time steps, std(dt)/mean(dt), of a uniform grid.
 Time stamps written with 17 significant digits stay far below it (about 1e-12)."""
 
+RATE_RANGE = (1.0, 1e5)
+"""Plausible mean sampling rates, Hz, of a file read by :func:`read`; outside them the time
+column is taken to be in another unit than seconds."""
+
+GAP_FACTOR = 5.0
+"""A time step more than this many median steps long is a gap in the recording (an error)."""
+
+SIGNALS = ("t", "q", "qd", "qdd", "tau")
+"""The signals of a dataset, the keys of ``columns`` and ``units``."""
+
+UNITS = {
+    "t": {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9},
+    "q": {"rad": 1.0, "deg": "deg"},
+    "qd": {"rad/s": 1.0, "deg/s": "deg"},
+    "qdd": {"rad/s^2": 1.0, "rad/s²": 1.0, "deg/s^2": "deg", "deg/s²": "deg"},
+    "tau": {"Nm": 1.0, "N m": 1.0, "N·m": 1.0, "mNm": 1e3, "A": "A"},
+}
+"""Known units per signal: unit -> divisor to SI, "deg" (degrees to radians) or "A" (motor
+current, times ``gains``)."""
+
+_SI = {"t": "s", "q": "rad", "qd": "rad/s", "qdd": "rad/s^2", "tau": "N m"}
 _SIGNALS = ("q", "qd", "qdd", "tau")
 _KUKA_KEYS = {"t": "times", "q": "positions", "qd": "velocities", "qdd": "accelerations",
               "tau": "torques"}
+_TIME_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+_DELIMITERS = ("\t", ";", ",")
+_DELIMITER_NAMES = {"\t": "tab", ";": "';'", ",": "','", None: "whitespace"}
 
 
 class DatasetError(ValueError):
@@ -63,6 +134,9 @@ class Dataset(eqx.Module):
     source: where the samples came from (file path), static metadata.
     derivatives: the method that computed ``qd``/``qdd`` from ``q`` (``q`` then holds the
         filtered positions that were differentiated), or None when they were given.
+    notes: what the reader did to the samples, one sentence each (column mapping, unit
+        conversions, currents times gains, resampling), static metadata, for the caller to
+        print; () when nothing.
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -75,6 +149,7 @@ class Dataset(eqx.Module):
     qdd: jax.Array | None = None
     source: str | None = eqx.field(static=True, default=None)
     derivatives: str | None = eqx.field(static=True, default=None)
+    notes: tuple[str, ...] = eqx.field(static=True, default=())
 
     @property
     def n(self) -> int:
@@ -101,15 +176,32 @@ class _Where:
     """Names columns and rows in messages the way the user sees them in the file."""
 
     path: str
-    keys: dict | None = None  # NPZ: signal name -> array name; None for CSV
+    keys: dict | None = None  # NPZ/HDF5: signal name -> array name; None for CSV
+    names: dict | None = None  # CSV: signal -> column names (header) or 0-based indices
+    first_line: int = 2  # CSV: line of the first data row (1 without a header)
+    kind: str = "array"  # NPZ: "array", HDF5: "dataset"
+
+    @staticmethod
+    def cell(c) -> str:
+        """A CSV column by header name or, without a header, by 0-based index."""
+        return f"'{c}'" if isinstance(c, str) else f"{c} (0-based)"
 
     def col(self, name: str, j: int | None = None) -> str:
-        if self.keys is None:
+        if self.keys is not None:
+            return f"{self.kind} '{self.keys[name]}'" + ("" if j is None else f"[:, {j}]")
+        if self.names is None or name not in self.names:
             return f"column '{name}'" if j is None else f"column '{name}{j + 1}'"
-        return f"array '{self.keys[name]}'" + ("" if j is None else f"[:, {j}]")
+        cols = self.names[name]
+        if j is not None:
+            return f"column {self.cell(cols[j])}"
+        if len(cols) == 1:
+            return f"column {self.cell(cols[0])}"
+        return f"columns {self.cell(cols[0])}..{self.cell(cols[-1])}"
 
     def row(self, k: int) -> str:
-        return f"row {k}" if self.keys is not None else f"row {k + 1} (line {k + 2})"
+        if self.keys is not None:
+            return f"row {k}"
+        return f"row {k + 1} (line {k + self.first_line})"
 
     def error(self, message: str) -> DatasetError:
         return DatasetError(f"{self.path}: {message}")
@@ -119,19 +211,257 @@ def _expected_header(n) -> str:
     return f"t, q1..q{n}, [qd1..qd{n}, qdd1..qdd{n},] tau1..tau{n}"
 
 
-def _read_csv(path: Path, n: int | None) -> tuple[dict, _Where]:
-    where = _Where(str(path))
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise where.error(f"not a readable CSV text file ({e})") from None
-    while rows and not rows[-1]:
-        rows.pop()
-    if not rows:
-        raise where.error(f"the file is empty; the header row should be {_expected_header('n')}")
-    header = [h.strip() for h in rows[0]]
+def _listing(names, limit: int = 40) -> str:
+    names = [str(x) for x in names]
+    more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
+
+def _natural_key(name: str) -> list:
+    """Sort key comparing the digit runs of a name as numbers: pos_2 < pos_10."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name))]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- arguments
+def _normalise_columns(columns) -> dict:
+    """signal -> list of items, each an int (0-based column index) or a str (glob/name)."""
+    if isinstance(columns, str):
+        columns = parse_columns(columns)
+    if not isinstance(columns, dict):
+        raise DatasetError("columns: expected a dict signal -> column pattern(s) or 0-based "
+                           f"indices, or text like 'q=pos_*,tau=effort_*'; got {columns!r}")
+    out = {}
+    for s, value in columns.items():
+        if s not in SIGNALS:
+            raise DatasetError(f"columns: unknown signal '{s}'; the signals are "
+                               f"{', '.join(SIGNALS)}")
+        values = list(value) if isinstance(value, (list, tuple, range)) else [value]
+        items = []
+        for x in values:
+            if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+                if x < 0:
+                    raise DatasetError(f"columns: {s} index {x}: indices are 0-based, >= 0")
+                items.append(int(x))
+                continue
+            if not isinstance(x, str) or not x.strip():
+                raise DatasetError(f"columns: {s}: expected a column name, glob pattern, "
+                                   f"0-based index or range 'a:b'; got {x!r}")
+            x = x.strip()
+            m = re.fullmatch(r"(\d+)\s*:\s*(\d+)|(\d+)", x)
+            if m and m[3] is not None:
+                items.append(int(m[3]))
+            elif m:
+                a, b = int(m[1]), int(m[2])
+                if b <= a:
+                    raise DatasetError(f"columns: {s}={x} is an empty range (the stop {b} is "
+                                       "excluded, as in Python)")
+                items.extend(range(a, b))
+            else:
+                items.append(x)
+        if not items:
+            raise DatasetError(f"columns: no column given for {s}")
+        out[s] = items
+    return out
+
+
+def parse_columns(text: str) -> dict:
+    """Column mapping from its command-line form, e.g. ``"q=pos_*,qd=vel_*,tau=effort_*,t=time"``.
+
+    Each ``signal=value`` item maps one of t, q, qd, qdd, tau to a header name or glob pattern,
+    a 0-based column index or a range ``a:b`` (stop excluded); items without ``=`` continue the
+    previous signal (``"q=1,2,3,tau=4:7"``). Returns {signal: str or list of str}, as
+    :func:`read` takes it. Raises DatasetError for an unknown signal, a signal given twice, an
+    empty value or an item without a signal.
+    """
+    out, current = {}, None
+    for token in (x.strip() for x in str(text).split(",")):
+        if not token:
+            continue
+        if "=" in token:
+            s, _, value = (x.strip() for x in token.partition("="))
+            if s not in SIGNALS:
+                raise DatasetError(f"columns: unknown signal '{s}' in '{text}'; the signals "
+                                   f"are {', '.join(SIGNALS)}")
+            if s in out:
+                raise DatasetError(f"columns: {s} is given twice in '{text}'")
+            if not value:
+                raise DatasetError(f"columns: no column given for {s} in '{text}'")
+            out[s], current = value, s
+        elif current is None:
+            raise DatasetError(f"columns: '{token}' has no signal; write e.g. "
+                               "'q=pos_*,qd=vel_*,tau=effort_*,t=time'")
+        else:
+            previous = out[current]
+            out[current] = (previous if isinstance(previous, list) else [previous]) + [token]
+    if not out:
+        raise DatasetError(f"columns: nothing given in '{text}'; write e.g. "
+                           "'q=pos_*,qd=vel_*,tau=effort_*,t=time'")
+    _normalise_columns(out)
+    return out
+
+
+def _normalise_units(units) -> dict:
+    if units is None:
+        return {}
+    if isinstance(units, str):
+        units = parse_units(units)
+    if not isinstance(units, dict):
+        raise DatasetError(f"units: expected a dict signal -> unit or text like 'q=deg,t=ms'; "
+                           f"got {units!r}")
+    out = {}
+    for s, u in units.items():
+        if s not in SIGNALS:
+            raise DatasetError(f"units: unknown signal '{s}'; the signals are "
+                               f"{', '.join(SIGNALS)}")
+        u = u.strip() if isinstance(u, str) else u
+        if u not in UNITS[s]:
+            raise DatasetError(f"units: unknown unit {u!r} for {s}; known: "
+                               f"{', '.join(UNITS[s])}")
+        out[s] = u
+    return out
+
+
+def parse_units(text: str) -> dict:
+    """Units from their command-line form, e.g. ``"q=deg,qd=deg/s,t=ms"`` -> {signal: unit}.
+
+    Known units are the keys of :data:`UNITS`. Raises DatasetError naming an unknown signal or
+    an unknown unit (listing the known ones), or an item that is not ``signal=unit``.
+    """
+    out = {}
+    for token in (x.strip() for x in str(text).split(",")):
+        if not token:
+            continue
+        s, eq, u = (x.strip() for x in token.partition("="))
+        if not eq or not u:
+            raise DatasetError(f"units: '{token}' is not signal=unit; write e.g. 'q=deg,t=ms'")
+        if s in out:
+            raise DatasetError(f"units: {s} is given twice in '{text}'")
+        out[s] = u
+    return _normalise_units(out)
+
+
+def _normalise_gains(gains) -> tuple[float, ...] | None:
+    if gains is None:
+        return None
+    if isinstance(gains, str):
+        return parse_gains(gains)
+    try:
+        g = np.asarray(gains, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DatasetError(f"gains: expected a sequence of torque constants, N m/A; got "
+                           f"{gains!r}") from None
+    if g.ndim != 1 or g.size == 0:
+        raise DatasetError(f"gains: expected one torque constant per joint, N m/A; got shape "
+                           f"{g.shape}")
+    bad = np.flatnonzero(~np.isfinite(g) | (g == 0))
+    if bad.size:
+        raise DatasetError(f"gains: value {g[bad[0]]} for joint {bad[0] + 1} is not a finite "
+                           "nonzero torque constant (N m/A)")
+    return tuple(float(x) for x in g)
+
+
+def parse_gains(text: str) -> tuple[float, ...]:
+    """Torque constants from their command-line form ``"10,10.7,..."`` (commas or spaces).
+
+    Returns one float per joint, N·m/A with the gear ratio included. Raises DatasetError naming
+    an item that is not a number, or a value that is zero or not finite.
+    """
+    values = []
+    for token in (x for x in re.split(r"[,\s]+", str(text).strip()) if x):
+        try:
+            values.append(float(token))
+        except ValueError:
+            raise DatasetError(f"gains: '{token}' is not a number (in '{text}')") from None
+    if not values:
+        raise DatasetError(f"gains: no value in '{text}'; write e.g. '10,10,10.7'")
+    return _normalise_gains(values)
+
+
+def load_mapping(path) -> dict:
+    """Read ``columns``, ``units`` and ``gains`` from a small ``.json`` or ``.toml`` file.
+
+    The file holds a table with any of the keys ``columns`` (table signal -> pattern, list of
+    names or indices, or the text form of :func:`parse_columns`), ``units`` (table signal ->
+    unit, or text) and ``gains`` (list of numbers, or text). Returns a dict of those present,
+    ready for ``read(data_file, **load_mapping(path))``. Raises DatasetError naming the file
+    for an unreadable file, a syntax error, an unknown key or a bad value.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".toml"):
+        raise DatasetError(f"{path}: a column mapping is a .json or .toml file, not "
+                           f"'{path.suffix}'")
+    text = _read_bytes(path).decode("utf-8", errors="replace")
+    try:
+        if suffix == ".json":
+            content = json.loads(text)
+        else:
+            import tomllib
+
+            content = tomllib.loads(text)
+    except ValueError as e:  # JSONDecodeError and TOMLDecodeError are ValueErrors
+        raise DatasetError(f"{path}: not valid {suffix[1:].upper()} ({e})") from None
+    if not isinstance(content, dict):
+        raise DatasetError(f"{path}: expected a table with keys columns, units, gains")
+    unknown = sorted(set(content) - {"columns", "units", "gains"})
+    if unknown:
+        raise DatasetError(f"{path}: unknown key(s) {', '.join(unknown)}; a mapping has "
+                           "columns, units, gains")
+    out = {}
+    try:
+        if "columns" in content:
+            columns = content["columns"]
+            out["columns"] = parse_columns(columns) if isinstance(columns, str) else columns
+            _normalise_columns(out["columns"])
+        if "units" in content:
+            out["units"] = _normalise_units(content["units"])
+        if "gains" in content:
+            out["gains"] = _normalise_gains(content["gains"])
+    except DatasetError as e:
+        raise DatasetError(f"{path}: {e}") from None
+    return out
+
+
+# ----------------------------------------------------------------------------- CSV
+def _read_bytes(path: Path) -> bytes:
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a directory, not a file")
+    if not path.exists():
+        raise DatasetError(f"{path}: no such file")
+    try:
+        return path.read_bytes()
+    except PermissionError:
+        raise DatasetError(f"{path}: cannot read the file (permission denied)") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read the file ({e.strerror or e})") from None
+
+
+def _split(line: str, delimiter: str | None) -> list[str]:
+    if delimiter is None:
+        return line.split()
+    return next(csv.reader([line], delimiter=delimiter), [])
+
+
+def _detect_delimiter(first: str, second: str) -> str | None:
+    """Tab, ';' or ',' (the first present in ``first`` that splits ``second`` into as many
+    cells), else None for whitespace."""
+    candidates = [d for d in _DELIMITERS if d in first]
+    for d in candidates:
+        if not second or len(_split(second, d)) == len(_split(first, d)):
+            return d
+    return candidates[0] if candidates else None
+
+
+def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
+    """The columns of the default header t, q1.., [qd1.., qdd1..,] tau1.. (all required)."""
     column, groups, unknown = {}, {g: [] for g in _SIGNALS}, []
     for c, name in enumerate(header):
         m = re.fullmatch(r"(qdd|qd|q|tau)([1-9][0-9]*)", name)
@@ -157,56 +487,370 @@ def _read_csv(path: Path, n: int | None) -> tuple[dict, _Where]:
     if unknown:
         problems.append("unrecognised column(s) " + ", ".join(f"'{u}'" for u in unknown))
     if problems:
+        hint = (" (or map the file's own names with columns, e.g. "
+                "'t=time,q=pos_*,tau=effort_*')" if unknown else "")
         raise where.error(f"line 1 (header): {'; '.join(problems)}. "
-                          f"The header should be: {_expected_header(k or 'n')}")
-
-    data = np.empty((len(rows) - 1, len(header)))
-    for r, row in enumerate(rows[1:]):
-        if len(row) != len(header):
-            raise where.error(f"{where.row(r)}: {len(row)} cells but the header has "
-                              f"{len(header)} columns")
-        for c, cell in enumerate(row):
-            try:
-                data[r, c] = float(cell)
-            except ValueError:
-                raise where.error(f"column '{header[c]}', {where.row(r)}: '{cell}' is not a "
-                                  "number") from None
-    arrays = {"t": data[:, column["t"]]}
+                          f"The header should be: {_expected_header(k or 'n')}{hint}")
+    select = {"t": [column["t"]]}
     for g, c in counts.items():
-        arrays[g] = data[:, [column[f"{g}{j}"] for j in range(1, c + 1)]]
-    return arrays, where
+        select[g] = [column[f"{g}{j}"] for j in range(1, c + 1)]
+    return select
 
 
-def _read_npz(path: Path) -> tuple[dict, _Where]:
+def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Where) -> dict:
+    """signal -> 0-based column indices from a ``columns`` mapping (defaults for the rest)."""
+    spec = _normalise_columns(columns)
+    available = (f"the header has: {_listing(header)}" if header is not None
+                 else f"the file has no header and {ncells} columns (0..{ncells - 1})")
+    chosen, origin = {}, {}
+    for s, items in spec.items():
+        idx = []
+        for item in items:
+            if isinstance(item, int):
+                if item >= ncells:
+                    raise where.error(f"columns: {s} index {item} is out of range; {available}")
+                idx.append(item)
+                continue
+            if header is None:
+                raise where.error(f"columns: {s}='{item}' names a column, but the file has no "
+                                  "header row (line 1 is all numbers); give 0-based column "
+                                  f"indices instead, e.g. {s}=1:7")
+            hits = [c for c, h in enumerate(header) if fnmatch.fnmatchcase(h, item)]
+            if not hits:
+                kind = "pattern" if any(ch in item for ch in "*?[") else "column"
+                raise where.error(f"columns: {kind} '{item}' for {s} matches no column; "
+                                  f"{available}")
+            idx += sorted(hits, key=lambda c: _natural_key(header[c]))
+        chosen[s], origin[s] = idx, items
+    if header is not None:  # signals not mapped keep their default names
+        for s in SIGNALS:
+            if s in chosen:
+                continue
+            if s == "t":
+                hits = [c for c, h in enumerate(header) if h == "t"]
+            else:
+                found = {int(m[1]): c for c, h in enumerate(header)
+                         if (m := re.fullmatch(re.escape(s) + r"([1-9][0-9]*)", h))}
+                hits = [found[j] for j in sorted(found)]
+            if hits:
+                chosen[s] = hits
+    missing = [s for s in ("t", "q", "tau") if s not in chosen]
+    if missing:
+        example = {"t": "t=time", "q": "q=pos_*", "tau": "tau=effort_*"}
+        raise where.error(f"columns: no column for {', '.join(missing)}; map "
+                          f"{'it' if len(missing) == 1 else 'them'}, e.g. "
+                          f"'{','.join(example[s] for s in missing)}'; {available}")
+    label = (lambda c: where.cell(header[c])) if header is not None else where.cell
+    if len(chosen["t"]) != 1:
+        raise where.error(f"columns: t must be one column, but {origin.get('t', ['t'])} "
+                          f"gives {len(chosen['t'])}: {', '.join(map(label, chosen['t']))}")
+    used = {}
+    for s, idx in chosen.items():
+        for c in idx:
+            if c in used:
+                raise where.error(f"columns: column {label(c)} is mapped to both {used[c]} "
+                                  f"and {s}")
+            used[c] = s
+    return chosen
+
+
+def _count_ok(text: str, delimiter: str, ncells: int, nlines: int) -> bool:
+    """Whether every line of ``text`` holds ncells - 1 delimiters (vectorised count)."""
+    b = np.frombuffer(text.encode(), np.uint8)
+    ends = np.append(np.flatnonzero(b == 10), b.size)
+    if ends.size != nlines:
+        return False
+    cum = np.searchsorted(np.flatnonzero(b == ord(delimiter)), ends)
+    return bool(np.all(np.diff(cum, prepend=0) == ncells - 1))
+
+
+def _fast_parse(text: str, delimiter: str | None, ncells: int, usecols: list[int]):
+    """The numbers of ``usecols`` parsed by numpy in C, or None when any line is not plain
+    (a bad cell, a wrong cell count, a blank line): then the Python scan finds out."""
+    nlines = text.count("\n") + 1
     try:
-        with np.load(path) as f:
-            files = {k: f[k] for k in f.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise DatasetError(f"{path}: not a readable NPZ file ({e})") from None
-    keys = {s: s for s in ("t",) + _SIGNALS}
-    if "t" not in files and "times" in files:
-        keys = _KUKA_KEYS
-    where = _Where(str(path), keys)
-    missing = [keys[s] for s in ("t", "q", "tau") if keys[s] not in files]
+        if delimiter is None:
+            data = np.loadtxt(io.StringIO(text), ndmin=2, comments=None, dtype=np.float64)
+            return data[:, usecols] if data.shape == (nlines, ncells) else None
+        data = np.loadtxt(io.StringIO(text), delimiter=delimiter, usecols=usecols,
+                          quotechar='"', ndmin=2, comments=None, dtype=np.float64)
+    except (ValueError, IndexError):
+        return None
+    if data.shape[0] != nlines or not _count_ok(text, delimiter, ncells, nlines):
+        return None
+    return data
+
+
+def _slow_parse(text: str, delimiter: str | None, ncells: int, usecols: list[int],
+                labels: list[str], where: _Where, ends_newline: bool, header: bool):
+    """Python scan of every row: the reference parser, naming the first bad cell or row."""
+    lines = text.split("\n")
+    rows = (csv.reader(lines, delimiter=delimiter) if delimiter is not None
+            else (line.split() for line in lines))
+    data = np.empty((len(lines), len(usecols)))
+    last = len(lines) - 1
+    width = f"the header has {ncells} columns" if header else f"line 1 has {ncells} cells"
+    for r, row in enumerate(rows):
+        if len(row) != ncells:
+            if r == last and len(row) < ncells:
+                raise where.error(f"last line {r + where.first_line} has {len(row)} of "
+                                  f"{ncells} cells: the file looks truncated (cut off while "
+                                  "it was written?); delete that line or export the log again")
+            raise where.error(f"{where.row(r)}: {len(row)} cells but {width}")
+        for i, c in enumerate(usecols):
+            try:
+                data[r, i] = float(row[c])
+            except ValueError:
+                message = f"{labels[c]}, {where.row(r)}: '{row[c]}' is not a number"
+                if r == last and not ends_newline:
+                    message += ("; it is on the last line, which does not end in a newline: "
+                                "the file looks truncated")
+                elif delimiter in (";", "\t") and "," in row[c]:
+                    message += " (a decimal comma? write numbers with a decimal point)"
+                raise where.error(message) from None
+    return data
+
+
+def _looks_cut(cell: str, before: str) -> bool:
+    """Whether the last cell of a file looks like a cut-off version of the one above it."""
+    exp = re.compile(r"[eE][+-]?(\d*)$")
+    a, b = exp.search(cell), exp.search(before)
+    if a and b and len(a[1]) < len(b[1]):
+        return True
+    return cell.endswith(".") and not before.endswith(".")
+
+
+def _check_last_line(text: str, delimiter: str | None, usecols: list[int], labels: list[str],
+                     where: _Where) -> None:
+    """For a file not ending in a newline: its last cells must not look cut off."""
+    k = text.rfind("\n")
+    if k < 0:
+        return
+    last, before = text[k + 1:], text[text.rfind("\n", 0, k) + 1:k]
+    a, b = _split(last, delimiter), _split(before, delimiter)
+    for c in usecols:
+        if c < len(a) and c < len(b) and _looks_cut(a[c].strip(), b[c].strip()):
+            line = text.count("\n") + where.first_line
+            raise where.error(f"last line {line} does not end in a newline and its cell "
+                              f"'{a[c].strip()}' in {labels[c]} looks cut off (the line "
+                              f"before has '{b[c].strip()}'): the file looks truncated; "
+                              "delete that line or export the log again")
+
+
+def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
+    where = _Where(str(path))
+    raw = _read_bytes(path)
+    if b"\0" in raw[:65536]:
+        raise where.error("not a readable CSV text file (it holds NUL bytes: a binary file?)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise where.error(f"not a readable CSV text file ({e}); save it as UTF-8") from None
+    del raw
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    end = len(text)  # drop blank lines at the end
+    while end:
+        k = text.rfind("\n", 0, end)
+        if text[k + 1:end].strip():
+            break
+        end = max(k, 0)
+    ends_newline, body = end < len(text), text[:end]
+    del text
+    if not body.strip():
+        raise where.error(f"the file is empty; the header row should be {_expected_header('n')}")
+    k = body.find("\n")
+    first, rest = (body, "") if k < 0 else (body[:k], body[k + 1:])
+    delimiter = _detect_delimiter(first, rest[:rest.find("\n")] if "\n" in rest else rest)
+    cells = [c.strip() for c in _split(first, delimiter)]
+    has_header = not all(_is_number(c) for c in cells)
+    if has_header:
+        header, rows, first_line = cells, rest, 2
+    else:
+        header, rows, first_line = None, body, 1
+    del body
+    ncells = len(cells)
+    where = _Where(str(path), first_line=first_line)
+    if columns is None:
+        if header is None:
+            raise where.error(f"line 1 holds numbers, not the header row "
+                              f"{_expected_header('n')}; for a file without a header pass "
+                              "columns with 0-based indices, e.g. 't=0,q=1:7,tau=7:13'")
+        select = _default_columns(header, n, where)
+    else:
+        select = _mapped_columns(columns, header, ncells, where)
+    labels = [where.cell(h) for h in header] if header else [where.cell(c) for c in range(ncells)]
+    labels = [f"column {x}" for x in labels]
+    usecols = sorted({c for idx in select.values() for c in idx})
+    if not rows:
+        data = np.empty((0, len(usecols)))
+    else:
+        data = _fast_parse(rows, delimiter, ncells, usecols) if fast else None
+        if data is None:
+            data = _slow_parse(rows, delimiter, ncells, usecols, labels, where, ends_newline,
+                               has_header)
+        if not ends_newline:
+            _check_last_line(rows, delimiter, usecols, labels, where)
+    position = {c: i for i, c in enumerate(usecols)}
+    arrays = {s: data[:, [position[c] for c in idx]] for s, idx in select.items()}
+    arrays["t"] = arrays["t"][:, 0]
+    names = {s: [header[c] if header else c for c in idx] for s, idx in select.items()}
+    notes = []
+    if columns is not None:
+        notes.append("columns: " + "; ".join(
+            f"{s} <- {_listing([header[c] if header else c for c in select[s]], 8)}"
+            for s in SIGNALS if s in select))
+    if delimiter != ",":
+        notes.append(f"delimiter {_DELIMITER_NAMES[delimiter]}"
+                     + ("" if has_header else ", no header row"))
+    elif not has_header:
+        notes.append("no header row")
+    return arrays, _Where(str(path), names=names, first_line=first_line), notes
+
+
+# ----------------------------------------------------------------------------- NPZ, HDF5
+def _pick_arrays(path: Path, names: list[str], get, columns, kind: str):
+    """Arrays of the signals from a store of named arrays (NPZ file or HDF5 file)."""
+    keys = {s: s for s in SIGNALS}
+    if "t" not in names and "times" in names and not (columns and "t" in columns):
+        keys = dict(_KUKA_KEYS)
+    kuka = keys["t"] == "times"
+    available = f"the file has: {_listing(names)}"
+    if columns is not None:
+        if isinstance(columns, str):
+            columns = parse_columns(columns)
+        _normalise_columns(columns)
+        for s, name in columns.items():
+            if not isinstance(name, str):
+                raise DatasetError(f"{path}: columns: {s} must name one {kind} of the file, got "
+                                   f"{name!r}; {available}")
+            if name not in names:
+                raise DatasetError(f"{path}: columns: no {kind} '{name}' for {s}; {available}")
+            keys[s] = name
+    where = _Where(str(path), keys, kind=kind)
+    missing = [keys[s] for s in ("t", "q", "tau") if keys[s] not in names]
     if missing:
         raise where.error(
-            f"missing array(s) {', '.join(repr(m) for m in missing)}; expected 't' (N,), 'q', "
+            f"missing {kind}(s) {', '.join(repr(m) for m in missing)}; expected 't' (N,), 'q', "
             "'tau' and optionally 'qd', 'qdd' (N, n), or the KUKA layout 'times', 'positions', "
-            "'torques', ['velocities', 'accelerations']")
+            f"'torques', ['velocities', 'accelerations'], or a columns mapping; {available}")
     arrays = {}
     for s, key in keys.items():
-        if key in files:
-            if not np.issubdtype(files[key].dtype, np.number):
-                raise where.error(f"{where.col(s)} has dtype {files[key].dtype}, not numbers")
-            arrays[s] = np.asarray(files[key], dtype=np.float64)
-    if keys is _KUKA_KEYS:
+        if key in names:
+            a = np.asarray(get(key))
+            if not np.issubdtype(a.dtype, np.number):
+                raise where.error(f"{where.col(s)} has dtype {a.dtype}, not numbers")
+            arrays[s] = np.asarray(a, dtype=np.float64)
+    if kuka and arrays["t"].ndim == 1 and arrays["t"].size:
         arrays["t"] = arrays["t"] - arrays["t"][0]
-    return arrays, where
+    notes = ([f"columns: {'; '.join(f'{s} <- {k}' for s, k in keys.items() if k in names)}"]
+             if columns is not None else [])
+    return arrays, where, notes
+
+
+def _read_npz(path: Path, columns=None):
+    try:
+        with np.load(path) as f:
+            return _pick_arrays(path, list(f.files), f.__getitem__, columns, "array")
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        if isinstance(e, DatasetError):
+            raise
+        raise DatasetError(f"{path}: not a readable NPZ file ({e})") from None
+
+
+def _read_hdf5(path: Path, columns=None):
+    try:
+        import h5py
+    except ImportError:
+        raise DatasetError(f"{path}: reading HDF5 files needs the h5py package: pip install "
+                           "h5py (or pip install 'jaxid[hdf5]'); or export the data to CSV or "
+                           "NPZ") from None
+    try:
+        with h5py.File(path, "r") as f:
+            names = []
+            f.visititems(lambda name, obj: names.append(name)
+                         if isinstance(obj, h5py.Dataset) else None)
+            return _pick_arrays(path, names, lambda k: f[k][()], columns, "dataset")
+    except OSError as e:
+        raise DatasetError(f"{path}: not a readable HDF5 file ({e})") from None
+
+
+_READERS = {".csv": "csv", ".tsv": "csv", ".npz": "npz", ".h5": "hdf5", ".hdf5": "hdf5"}
+
+
+# ----------------------------------------------------------------------------- checks
+def _convert(arrays: dict, where: _Where, units: dict, gains, notes: list) -> dict:
+    """Convert the signals named in ``units`` to SI; currents times gains to torques."""
+    arrays = dict(arrays)
+    for s, u in units.items():
+        if s not in arrays:
+            raise where.error(f"units: {s} is given in '{u}' but the data have no {s}")
+        how = UNITS[s][u]
+        if how == "deg":
+            arrays[s] = np.deg2rad(arrays[s])
+        elif how != "A" and how != 1.0:
+            arrays[s] = arrays[s] / how
+        if how != "A" and how != 1.0:
+            notes.append(f"{s}: converted from {u} to {_SI[s]}")
+    tau_unit = units.get("tau")
+    if tau_unit == "A" and gains is None:
+        raise where.error("units: tau in 'A' (motor currents) needs gains, the torque constants "
+                          "of the joints in N m/A with the gear ratio included (CLI: --gains)")
+    if gains is not None:
+        if tau_unit not in (None, "A"):
+            raise where.error(f"gains convert motor currents to torques, but tau is given in "
+                              f"'{tau_unit}'; pass units tau=A or leave the gains out")
+        joints = arrays["tau"].shape[1]
+        if len(gains) != joints:
+            raise where.error(f"gains: {len(gains)} values for {joints} joints")
+        arrays["tau"] = arrays["tau"] * np.asarray(gains)
+        notes.append("tau: motor currents (A) times gains "
+                     f"{', '.join(f'{g:g}' for g in gains)} N m/A")
+    return arrays
+
+
+def _check_rate(t: np.ndarray, where: _Where, given: str | None) -> None:
+    """Refuse a mean sampling rate outside RATE_RANGE, naming the likely unit of t."""
+    lo, hi = RATE_RANGE
+    step = (t[-1] - t[0]) / (len(t) - 1)
+    if lo <= 1 / step <= hi:
+        return
+    given = given or "s"
+    raw = step * UNITS["t"][given]  # the mean step in the file's numbers
+    shown = repr(float(f"{raw:.4g}"))
+    plausible = [(abs(math.log10(raw / div / 1e-3)), u) for u, div in UNITS["t"].items()
+                 if u in _TIME_WORDS and u != given and lo <= div / raw <= hi]
+    if plausible:
+        u = min(plausible)[1]
+        but = "" if given == "s" else f", not {_TIME_WORDS[given]}"
+        raise where.error(f"{where.col('t')}: t looks like {_TIME_WORDS[u]}{but}: mean step "
+                          f"{shown}; pass units t={u} (CLI: --units t={u})")
+    raise where.error(f"{where.col('t')}: mean step {shown} {given} is a sampling rate of "
+                      f"{1 / step:.3g} Hz, outside the plausible {lo:g} Hz to {hi:g} Hz; "
+                      "check the time column and its unit (units t=s, ms, us or ns)")
+
+
+def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where) -> None:
+    """Refuse steps longer than GAP_FACTOR median steps: the recording was interrupted."""
+    median = float(np.median(step))
+    big = np.flatnonzero(step > GAP_FACTOR * median)
+    if not big.size:
+        return
+    k = int(big[0]) + 1
+    more = f"; {big.size - 1} more gap(s) follow" if big.size > 1 else ""
+    raise where.error(
+        f"{where.col('t')}, {where.row(k)}: gap of {step[k - 1]:.4g} s after t = {t[k - 1]:.6g}"
+        f" s, {step[k - 1] / median:.3g} times the median step {median:.3g} s{more}: the "
+        "recording was interrupted there. Split the file before this row and read the parts "
+        "separately (resampling never bridges a gap)")
 
 
 def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
-           derivatives: str | None, cutoff: float | None) -> Dataset:
-    """Check the signals, resample an irregular grid if asked, and fill missing derivatives."""
+           derivatives: str | None, cutoff: float | None, *, units: dict | None = None,
+           gains=None, check_time: bool = False, notes=()) -> Dataset:
+    """Check the signals, convert units, resample an irregular grid if asked, and fill
+    missing derivatives. check_time: also refuse implausible rates and gaps (files)."""
+    notes = list(notes)
     t = arrays["t"]
     if t.ndim != 1:
         raise where.error(f"{where.col('t')} must have shape (N,), got {t.shape}")
@@ -224,6 +868,8 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
     if len(set(joints.values())) > 1:
         raise where.error("inconsistent joint counts: " + ", ".join(
             f"{where.col(s)} has {k}" for s, k in joints.items()))
+    arrays = _convert(arrays, where, units or {}, gains, notes)
+    t = arrays["t"]
     if n is not None and joints["q"] != n:
         raise where.error(f"the data have {joints['q']} joint(s) but n={n} was asked for")
     if N < MIN_SAMPLES:
@@ -241,6 +887,9 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
                 else "time goes backwards")
         raise where.error(f"{where.col('t')}, {where.row(k)}: {what}, t = {t[k]!r} after "
                           f"{t[k - 1]!r}; time stamps must increase strictly")
+    if check_time:
+        _check_rate(t, where, (units or {}).get("t"))
+        _check_gaps(t, step, where)
 
     missing = [s for s in ("qd", "qdd") if s not in arrays]
     jitter = np.std(step) / np.mean(step)
@@ -250,15 +899,19 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
         uniform = np.linspace(t[0], t[-1], N)
         arrays = {s: CubicSpline(t, a, axis=0)(uniform) for s, a in arrays.items() if s != "t"}
         arrays["t"] = t = uniform
+        notes.append(f"resampled onto a uniform grid, jitter {100 * jitter:.2g}%")
     elif jitter > JITTER_TOL and missing and derivatives is not None:
         raise where.error(
             f"{where.col('t')}: irregular time stamps (std/mean of the step = {jitter:.2g} > "
             f"{JITTER_TOL:g}) and {', '.join(missing)} must be computed by filtered "
             "differentiation, which needs a uniform grid; pass resample=True (CLI: --resample) "
             "to interpolate the signals onto one")
+    elif jitter > JITTER_TOL:
+        notes.append(f"irregular time stamps kept as recorded, jitter {100 * jitter:.2g}%")
 
+    notes = tuple(notes)
     ds = Dataset(*(None if arrays.get(s) is None else jnp.asarray(arrays[s])
-                   for s in ("t", "q", "tau", "qd", "qdd")), source=where.path)
+                   for s in ("t", "q", "tau", "qd", "qdd")), source=where.path, notes=notes)
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
 
@@ -269,32 +922,65 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
                 from None
         ds = Dataset(ds.t, q, ds.tau, qd if ds.qd is None else ds.qd,
                      qdd if ds.qdd is None else ds.qdd, source=where.path,
-                     derivatives=derivatives)
+                     derivatives=derivatives, notes=notes)
     return ds
 
 
 def read(path, *, n: int | None = None, resample: bool = False,
-         derivatives: str | None = "butterworth", cutoff: float | None = None) -> Dataset:
-    """Read a dataset from a ``.csv`` or ``.npz`` file (formats in the module docstring).
+         derivatives: str | None = "butterworth", cutoff: float | None = None,
+         columns: dict | str | None = None, units: dict | str | None = None,
+         gains=None) -> Dataset:
+    """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file (formats,
+    mapping and units in the module docstring).
 
     path: the file. n: expected number of joints (checked), or None to take the file's.
-    resample: interpolate irregular time stamps onto a uniform grid (cubic spline, same N).
+    resample: interpolate irregular time stamps onto a uniform grid (cubic spline, same N);
+        recorded in ``notes``. A gap (a step over GAP_FACTOR median steps) is never bridged.
     derivatives: method of ``jaxid.signals.derivatives`` ("butterworth", ...) used to compute
         missing ``qd``/``qdd`` from ``q`` (``q`` is then replaced by its filtered version), or
         None to leave them missing.
     cutoff: filter cutoff frequency, Hz, passed to ``jaxid.signals.derivatives``.
+    columns: signal -> header glob(s) / 0-based column indices (CSV) or array name (NPZ,
+        HDF5), or the text form of :func:`parse_columns`; None for the default names.
+    units: signal -> unit (keys of :data:`UNITS`), or the text form of :func:`parse_units`;
+        the signals are converted to SI (t s, q rad, qd rad/s, qdd rad/s², tau N·m).
+    gains: n torque constants, N·m/A (gear ratio included), for a tau column of motor
+        currents: tau = gains * current, shape (n,); or the text of :func:`parse_gains`.
 
-    Raises DatasetError (a ValueError) naming the file, column and row of any problem.
+    Returns a Dataset with t (N,) s, q, tau, [qd, qdd] (N, n) in SI units; what was converted
+    or resampled is listed in its ``notes``.
+
+    Raises DatasetError (a ValueError) naming the file, column and row of any problem, or the
+    argument (columns, units, gains) that is wrong.
     """
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".csv", ".npz"):
+    units, gains = _normalise_units(units), _normalise_gains(gains)
+    if columns is not None:
+        _normalise_columns(columns)
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a directory, not a dataset file")
+    if suffix not in _READERS:
         raise DatasetError(f"{path}: unknown file type '{path.suffix}'; a dataset is a .csv "
-                           "or .npz file")
-    if not path.is_file():
+                           "or .npz file (or .h5/.hdf5 with h5py installed)")
+    if not path.exists():
         raise DatasetError(f"{path}: no such file")
-    arrays, where = _read_csv(path, n) if suffix == ".csv" else _read_npz(path)
-    return _build(arrays, where, n, resample, derivatives, cutoff)
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        raise DatasetError(f"{path}: cannot read the file (permission denied)") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    kind = _READERS[suffix]
+    if kind == "csv":
+        arrays, where, notes = _read_csv(path, n, columns)
+    elif kind == "npz":
+        arrays, where, notes = _read_npz(path, columns)
+    else:
+        arrays, where, notes = _read_hdf5(path, columns)
+    return _build(arrays, where, n, resample, derivatives, cutoff, units=units, gains=gains,
+                  check_time=True, notes=notes)
 
 
 def from_arrays(t, q, tau, qd=None, qdd=None, *, resample: bool = False,
@@ -302,7 +988,8 @@ def from_arrays(t, q, tau, qd=None, qdd=None, *, resample: bool = False,
                 source: str = "<arrays>") -> Dataset:
     """A checked Dataset from arrays: t (N,) s, q (N, n) rad, tau (N, n) N·m, optional
     qd (N, n) rad/s and qdd (N, n) rad/s². The other arguments are those of :func:`read`,
-    except that missing derivatives are left missing unless ``derivatives`` names a method.
+    except that missing derivatives are left missing unless ``derivatives`` names a method,
+    and that the sampling rate and gaps are not checked (arrays are not log files).
     """
     arrays = {s: np.asarray(a, dtype=np.float64)
               for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None}
@@ -316,21 +1003,35 @@ def _columns(ds: Dataset) -> dict:
 
 
 def write(dataset: Dataset, path) -> None:
-    """Write ``dataset`` to a ``.csv`` (``%.17g``, exact round trip) or ``.npz`` file.
+    """Write ``dataset`` to a ``.csv`` (``%.17g``, exact round trip) or ``.npz`` file, in SI
+    units with the default names (t (N,), q, [qd, qdd,] tau (N, n)).
 
-    Optional signals that are None are left out.
+    Optional signals that are None are left out. The write is atomic (see
+    :func:`jaxid.atomic.atomic_write`): on any failure the previous file is left as it was and
+    no temporary file remains. Raises DatasetError naming the path for an unknown suffix, a
+    directory as output, a missing or non-writable directory, or a failed write.
     """
     path = Path(path)
-    columns = _columns(dataset)
-    if path.suffix.lower() == ".npz":
-        np.savez(path, **columns)
-    elif path.suffix.lower() == ".csv":
-        names = ["t"] + [f"{s}{j + 1}" for s in columns if s != "t" for j in range(dataset.n)]
-        data = np.column_stack([columns["t"]] + [columns[s] for s in columns if s != "t"])
-        np.savetxt(path, data, fmt="%.17g", delimiter=",", header=",".join(names), comments="")
-    else:
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a directory; give a file name ending in .csv or .npz")
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".npz"):
         raise DatasetError(f"{path}: unknown file type '{path.suffix}'; write a .csv or .npz "
                            "file")
+    columns = _columns(dataset)
+    try:
+        if suffix == ".npz":
+            with atomic_write(path, "wb") as f:
+                np.savez(f, **columns)
+        else:
+            names = ["t"] + [f"{s}{j + 1}" for s in columns if s != "t"
+                             for j in range(dataset.n)]
+            data = np.column_stack([columns["t"]] + [columns[s] for s in columns if s != "t"])
+            with atomic_write(path, "w", newline="\n") as f:
+                np.savetxt(f, data, fmt="%.17g", delimiter=",", header=",".join(names),
+                           comments="")
+    except OutputPathError as e:
+        raise DatasetError(str(e)) from None
 
 
 def concatenate(datasets) -> Dataset:
@@ -339,7 +1040,7 @@ def concatenate(datasets) -> Dataset:
     All need the same number of joints and the same signals present. Each time axis is
     shifted to continue one mean step after the previous one, so ``t`` stays increasing; the
     join between two runs is not a continuous motion, so filter and differentiate each run
-    before concatenating, never after.
+    before concatenating, never after. The notes of all are kept (each once).
     """
     datasets = list(datasets)
     if not datasets:
@@ -361,9 +1062,10 @@ def concatenate(datasets) -> Dataset:
             [getattr(d, s) for d in datasets])
 
     methods = {d.derivatives for d in datasets}
+    notes = tuple(dict.fromkeys(x for d in datasets for x in d.notes))
     return Dataset(jnp.concatenate(times), stack("q"), stack("tau"), stack("qd"), stack("qdd"),
                    source=" + ".join(str(d.source) for d in datasets),
-                   derivatives=methods.pop() if len(methods) == 1 else None)
+                   derivatives=methods.pop() if len(methods) == 1 else None, notes=notes)
 
 
 def simulate(robot, t, q, qd, qdd, key, **kwargs):
