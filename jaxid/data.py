@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import csv
 import fnmatch
-import io
 import json
 import math
 import re
@@ -564,27 +563,32 @@ def _count_ok(text: str, delimiter: str, ncells: int, nlines: int) -> bool:
     return bool(np.all(np.diff(cum, prepend=0) == ncells - 1))
 
 
-def _fast_parse(text: str, delimiter: str | None, ncells: int, usecols: list[int]):
+def _fast_parse(text: str, lines: list[str], delimiter: str | None, ncells: int,
+                usecols: list[int]):
     """The numbers of ``usecols`` parsed by numpy in C, or None when any line is not plain
-    (a bad cell, a wrong cell count, a blank line): then the Python scan finds out."""
-    nlines = text.count("\n") + 1
+    (a bad cell, a wrong cell count, a blank line): then the Python scan finds out.
+    text: the data rows; lines: text split at its newlines."""
+    nlines = len(lines)
     try:
         if delimiter is None:
-            data = np.loadtxt(io.StringIO(text), ndmin=2, comments=None, dtype=np.float64)
+            data = np.loadtxt(lines, ndmin=2, comments=None, dtype=np.float64)
             return data[:, usecols] if data.shape == (nlines, ncells) else None
-        data = np.loadtxt(io.StringIO(text), delimiter=delimiter, usecols=usecols,
-                          quotechar='"', ndmin=2, comments=None, dtype=np.float64)
+        every = usecols == list(range(ncells))  # then numpy checks the cell counts itself
+        data = np.loadtxt(lines, delimiter=delimiter,
+                          usecols=None if every else usecols, quotechar='"', ndmin=2,
+                          comments=None, dtype=np.float64)
     except (ValueError, IndexError):
         return None
-    if data.shape[0] != nlines or not _count_ok(text, delimiter, ncells, nlines):
+    if data.shape != (nlines, len(usecols)):  # blank lines are skipped by numpy
+        return None
+    if not every and not _count_ok(text, delimiter, ncells, nlines):
         return None
     return data
 
 
-def _slow_parse(text: str, delimiter: str | None, ncells: int, usecols: list[int],
+def _slow_parse(lines: list[str], delimiter: str | None, ncells: int, usecols: list[int],
                 labels: list[str], where: _Where, ends_newline: bool, header: bool):
     """Python scan of every row: the reference parser, naming the first bad cell or row."""
-    lines = text.split("\n")
     rows = (csv.reader(lines, delimiter=delimiter) if delimiter is not None
             else (line.split() for line in lines))
     data = np.empty((len(lines), len(usecols)))
@@ -685,10 +689,12 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     if not rows:
         data = np.empty((0, len(usecols)))
     else:
-        data = _fast_parse(rows, delimiter, ncells, usecols) if fast else None
+        lines = rows.split("\n")
+        data = _fast_parse(rows, lines, delimiter, ncells, usecols) if fast else None
         if data is None:
-            data = _slow_parse(rows, delimiter, ncells, usecols, labels, where, ends_newline,
+            data = _slow_parse(lines, delimiter, ncells, usecols, labels, where, ends_newline,
                                has_header)
+        del lines
         if not ends_newline:
             _check_last_line(rows, delimiter, usecols, labels, where)
     position = {c: i for i, c in enumerate(usecols)}
