@@ -7,7 +7,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from jaxid import metrics, models  # noqa: E402
+__version__ = "0.2.0"
+
+from jaxid import metrics, models, workflow  # noqa: E402
 from jaxid.dynamics.rnea import forward_kinematics  # noqa: E402
 from jaxid.dynamics.terms import (  # noqa: E402
     bias_torques,
@@ -33,5 +35,5 @@ __all__ = [
     "Robot", "models", "rnea", "mass_matrix", "coriolis_matrix", "gravity_torques", "bias_torques",
     "forward_dynamics", "forward_kinematics", "simulate", "regressor", "stack", "parameter_vector",
     "parameter_names", "is_linear_in_parameters", "base_parameters", "base_from_regressor",
-    "BaseParameters", "identify", "Identification", "metrics",
+    "BaseParameters", "identify", "Identification", "metrics", "workflow", "__version__",
 ]

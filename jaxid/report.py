@@ -11,12 +11,14 @@ METRIC_KEYS = ("rmse", "nrmse", "r2", "wape", "max_pe")
 METRIC_HEADERS = ("RMSE [N m]", "NRMSE [%]", "R2", "WAPE [%]", "maxPE [%]")
 
 
-def parameter_table(names: Sequence[str], estimate, std, truth=None, width=48) -> str:
+def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None, indent="") -> str:
     """Plain-text table of b parameters (estimate, std, truth: (b,) arrays, truth optional):
-    readable name, estimate, relative std (%), and if the truth is known
-    the true value and the error in standard deviations, |estimate - true| / std (about 1 when
-    the std is honest; a relative error would explode on the many near-zero base parameters)."""
-    head = f"{'#':>3}  {'base parameter':<{width}} {'estimate':>12} {'std %':>8}"
+    readable name (in full unless ``width`` cuts it), estimate, std and relative std (%), and if
+    the truth is known the true value and the error in standard deviations,
+    |estimate - true| / std (about 1 when the std is honest; a relative error would explode on
+    the many near-zero base parameters). ``indent`` starts every line."""
+    width = max([len("base parameter")] + [len(n) for n in names]) if width is None else width
+    head = f"{'#':>3}  {'base parameter':<{width}} {'estimate':>12} {'std':>10} {'std %':>8}"
     head += f" {'true':>12} {'err/std':>8}" if truth is not None else ""
     lines = [head, "-" * len(head)]
     estimate, std = np.asarray(estimate), np.asarray(std)
@@ -25,11 +27,11 @@ def parameter_table(names: Sequence[str], estimate, std, truth=None, width=48) -
         err = None if truth is None else np.abs(estimate - np.asarray(truth)) / std
     for i, name in enumerate(names):
         short = name if len(name) <= width else name[: width - 3] + "..."
-        line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {rel_std[i]:>8.2f}"
+        line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {std[i]:>10.3g} {rel_std[i]:>8.2f}"
         if truth is not None:
             line += f" {truth[i]:>12.5g} {err[i]:>8.2f}"
         lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(indent + line for line in lines)
 
 
 def metrics_table(metrics: dict, joint_names: Sequence[str]) -> str:
@@ -77,50 +79,31 @@ def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None)
     plt.close(fig)
 
 
-def figures(out_dir, t, tau_measured, tau_predicted, joint_names, estimate=None, std=None, truth=None,
-            singular_values=None) -> list[str]:
-    """Write the standard figures (PNG) into out_dir and return their file names.
-
-    torque.png: ``torque_figure`` of the validation trajectory;
-    parameters.png: estimates with 3-sigma error bars (and truth) normalised by |estimate|,
-    the axis cut at +-5 so that the few poorly excited parameters do not flatten the rest;
-    singular_values.png: singular values of the column-scaled regressor.
-    """
+def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
+    """parameters.png in out_dir: estimates with 3-sigma error bars (and the truth) normalised by
+    |estimate|, the axis cut at +-5 so that the few poorly excited parameters do not flatten the
+    rest. estimate, std, truth: (b,). Returns the file names written."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     os.makedirs(out_dir, exist_ok=True)
-    written = []
-    torque_figure(os.path.join(out_dir, "torque.png"), t, tau_measured, tau_predicted, joint_names)
-    written.append("torque.png")
-    if estimate is not None:
-        scale = np.maximum(np.abs(estimate), 1e-12)
-        k = np.arange(len(estimate))
-        fig, ax = plt.subplots(figsize=(10, 3.5))
-        ax.errorbar(k, estimate / scale, yerr=3 * std / scale, fmt="o", ms=3, label="estimate ± 3σ")
-        if truth is not None:
-            ax.plot(k, truth / scale, "x", color="C3", label="truth")
-        ax.set_xlabel("base parameter")
-        ax.set_ylabel("value / |estimate|")
-        ax.set_ylim(-5, 5)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "parameters.png"), dpi=110)
-        plt.close(fig)
-        written.append("parameters.png")
-    if singular_values is not None:
-        fig, ax = plt.subplots(figsize=(6, 3))
-        ax.semilogy(np.asarray(singular_values), "o-", ms=3)
-        ax.set_xlabel("index")
-        ax.set_ylabel("singular value")
-        ax.set_title("column-scaled base regressor")
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "singular_values.png"), dpi=110)
-        plt.close(fig)
-        written.append("singular_values.png")
-    return written
+    estimate, std = np.asarray(estimate), np.asarray(std)
+    scale = np.maximum(np.abs(estimate), 1e-12)
+    k = np.arange(len(estimate))
+    fig, ax = plt.subplots(figsize=(10, 3.5))
+    ax.errorbar(k, estimate / scale, yerr=3 * std / scale, fmt="o", ms=3, label="estimate ± 3σ")
+    if truth is not None:
+        ax.plot(k, np.asarray(truth) / scale, "x", color="C3", label="truth")
+    ax.set_xlabel("base parameter")
+    ax.set_ylabel("value / |estimate|")
+    ax.set_ylim(-5, 5)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "parameters.png"), dpi=110)
+    plt.close(fig)
+    return ["parameters.png"]
 
 
 def to_jsonable(x):

@@ -38,8 +38,10 @@ that names the file and the field.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -96,12 +98,45 @@ class Params(eqx.Module):
 
 # --------------------------------------------------------------------------- the model
 def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None) -> dict:
-    """The ``model`` entry of params.json for ``robot``: a built-in name or a URDF path."""
-    if (builtin is None) == (urdf is None):
-        raise ValueError("describe the model by exactly one of builtin= (e.g. 'ur5') and urdf=")
-    return {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
-            "tip_link": tip_link, "joint_terms": list(robot.joint_terms),
-            "coulomb_eps": float(robot.coulomb_eps), "stribeck_vs": float(robot.stribeck_vs), "n": int(robot.n)}
+    """The ``model`` entry of params.json for ``robot``: how to rebuild it (a built-in name,
+    a URDF path, or neither for a model built in code: then a reader must give the robot),
+    its joint terms, the :func:`fingerprint` of its kinematics and, for a URDF, the file's
+    SHA-256 (``urdf_sha256``)."""
+    if builtin is not None and urdf is not None:
+        raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5') and urdf=")
+    desc = {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
+            "tip_link": tip_link, "joint_terms": list(robot.joint_terms), "coulomb_eps": float(robot.coulomb_eps),
+            "stribeck_vs": float(robot.stribeck_vs), "n": int(robot.n), "fingerprint": fingerprint(robot)}
+    if urdf is not None:
+        desc["urdf_sha256"] = hashlib.sha256(Path(urdf).read_bytes()).hexdigest()
+    return desc
+
+
+def fingerprint(robot) -> str:
+    """A short hash (16 hex digits) of a robot's structure and geometry: joint names and
+    types, parents, placements, axes, tip and gravity, rounded to 1e-9 (not the model's name,
+    inertial parameters or joint terms: those are what is identified). Parameters identified
+    on one model transfer to another with the same fingerprint."""
+    h = hashlib.sha256()
+    for part in (tuple(robot.names), tuple(robot.joint_types), tuple(robot.parents)):
+        h.update(repr(part).encode())
+    for a in (robot.placements, robot.axes, robot.tip, robot.gravity):
+        h.update(np.round(np.asarray(a, dtype=float), 9).tobytes())
+    return h.hexdigest()[:16]
+
+
+def model_mismatches(robot, params: Params) -> list[str]:
+    """Differences between the model ``params`` was identified for (``params.model``) and
+    ``robot``: joint count, :func:`fingerprint` (kinematics), name. Empty when they agree."""
+    desc = params.model
+    if desc.get("n") is not None and desc["n"] != robot.n:
+        return [f"the parameters are for a {desc['n']}-joint model but this robot has {robot.n} joints"]
+    if desc.get("fingerprint") is not None and desc["fingerprint"] != fingerprint(robot):
+        return [f"the parameters were identified for a robot with other kinematics (model {desc.get('name')!r}, "
+                f"fingerprint {desc['fingerprint']}) than {robot.name!r} (fingerprint {fingerprint(robot)})"]
+    if desc.get("name") is not None and desc["name"] != robot.name:
+        return [f"the parameters were identified for model {desc['name']!r}, this is {robot.name!r}"]
+    return []
 
 
 def builtin_model(name: str):
@@ -142,11 +177,20 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
     return robot
 
 
-def model_from_description(model: dict):
-    """Rebuild the model a params.json file describes."""
-    return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"),
-                       joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
-                       stribeck_vs=model.get("stribeck_vs"))
+def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None):
+    """Rebuild the model a params.json file describes; ``builtin``/``urdf`` (and ``tip_link``)
+    replace the file's robot while keeping its joint terms, Coulomb scale and Stribeck velocity.
+    FileNotFoundError when the file names a URDF that is not there, ValueError when it names
+    no robot (a model built in code) and none is given."""
+    kw = dict(joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
+              stribeck_vs=model.get("stribeck_vs"))
+    if builtin is not None or urdf is not None:
+        return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, **kw)
+    if model.get("builtin") is None and model.get("urdf") is None:
+        raise ValueError("the parameters name no built-in robot or URDF (a model built in code): give the robot")
+    if model.get("urdf") is not None and not Path(model["urdf"]).is_file():
+        raise FileNotFoundError(f"the model's URDF {model['urdf']!r} is not there")
+    return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"), **kw)
 
 
 # ------------------------------------------------------------------------------ writing
@@ -200,7 +244,15 @@ def save_params(path, params: Params) -> Path:
     """Write ``params`` as JSON to ``path`` (parents created); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_json(params), indent=1, allow_nan=False) + "\n")
+    doc = to_json(params)
+    urdf = doc["model"].get("urdf")
+    if urdf is not None:
+        # Relative to the params file when it can be (a folder moved or cloned elsewhere keeps working).
+        try:
+            doc["model"] = {**doc["model"], "urdf": os.path.relpath(Path(urdf).resolve(), path.resolve().parent)}
+        except ValueError:  # another drive (Windows)
+            pass
+    path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
     return path
 
 
@@ -266,8 +318,10 @@ def load_params(path) -> Params:
     model = _field(doc, "model", path)
     if not isinstance(model, dict):
         raise ParamsError(f"{path}: field 'model' must be an object")
-    if (model.get("builtin") is None) == (model.get("urdf") is None):
-        raise ParamsError(f"{path}: field 'model' must name exactly one of 'builtin' and 'urdf'")
+    if model.get("builtin") is not None and model.get("urdf") is not None:
+        raise ParamsError(f"{path}: field 'model' must name at most one of 'builtin' and 'urdf'")
+    if isinstance(model.get("urdf"), str) and not Path(model["urdf"]).is_absolute():
+        model = {**model, "urdf": str((path.resolve().parent / model["urdf"]).resolve())}
     terms = _names(_field(model, "joint_terms", path, "model."), path, "model.joint_terms")
     for key in ("coulomb_eps", "stribeck_vs"):
         value = model.get(key)

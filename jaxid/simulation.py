@@ -241,9 +241,15 @@ def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: f
 
 
 def simulate(robot, t, q, qd, qdd, key, *, scale: float = 0.2,
-             friction: Sequence[str] = ("fv", "fc", "offset"), **noise) -> Measurement:
+             friction: Sequence[str] = ("fv", "fc", "offset"), noise_key=None, **noise) -> Measurement:
     """Perturb the nominal ``robot`` (:func:`perturb`) and measure the true one along the
     trajectory (:func:`measure`; ``noise`` are its keyword arguments). The true robot is
-    ``result.robot``. Same key, same experiment."""
+    ``result.robot``. Same key, same experiment.
+
+    key: draws the true robot, and the noise unless ``noise_key`` is given: the same ``key``
+    with another ``noise_key`` is a second experiment on the same simulated robot (the keys
+    are split so that ``noise_key == key`` gives the experiment of ``key`` alone)."""
     k_true, k_noise = jax.random.split(key)
+    if noise_key is not None:
+        k_noise = jax.random.split(noise_key)[1]
     return measure(perturb(robot, k_true, scale, friction), t, q, qd, qdd, k_noise, **noise)

@@ -106,7 +106,7 @@ def _mutations(doc):
     yield "text in cov", {**doc, "covariance": [["x"] * b] * b}, "'covariance' must be an array of numbers"
     yield "asymmetric", {**doc, "covariance": (np.eye(b) + np.triu(np.ones((b, b)), 1)).tolist()}, "not symmetric"
     yield "indices", {**doc, "base": {**doc["base"], "indices": [0] * b}}, "each of the 26 parameter indices"
-    yield "model", {**doc, "model": {**doc["model"], "urdf": "a.urdf"}}, "exactly one of 'builtin' and 'urdf'"
+    yield "model", {**doc, "model": {**doc["model"], "urdf": "a.urdf"}}, "at most one of 'builtin' and 'urdf'"
     yield "terms", {**doc, "model": {**doc["model"], "joint_terms": ["ia"]}}, "not in 'parameter_names'"
     yield "eps", {**doc, "model": {**doc["model"], "coulomb_eps": -1}}, "coulomb_eps' must be a number > 0"
     yield "nan", {**doc, "estimate": [None] * b}, "'estimate' must be an array of numbers"

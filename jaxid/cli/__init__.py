@@ -1,9 +1,13 @@
-"""`jaxid` command line: a thin argparse layer over the public API.
+"""`jaxid` command line: a thin argparse layer over the library (``jaxid.workflow``).
 
 Each subcommand lives in its own module of this package and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
-``func(args) -> int``. User errors raise ``UserError`` and exit with status 2 and
-a one-line message (no traceback).
+``func(args) -> int``. User errors raise ``UserError`` (or a ``ValueError`` /
+``FileNotFoundError`` from the library) and exit with status 2 and a one-line message (no
+traceback); Ctrl-C ends with one line and status 130.
+
+Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
+subcommand does not compile again.
 """
 from __future__ import annotations
 
@@ -20,10 +24,14 @@ class UserError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jaxid import __version__
+
     parser = argparse.ArgumentParser(
         prog="jaxid",
         description="Identify robot dynamic parameters from measured motion and torque.",
-    )
+        epilog="Compiled code is cached in a user cache folder (JAXID_CACHE_DIR moves it; JAXID_CACHE_DIR=off "
+               "turns the cache off).")
+    parser.add_argument("--version", action="version", version=f"jaxid {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"jaxid.cli.{name}").register(sub)
@@ -36,11 +44,24 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from jaxid import cache
+
+    quiet = getattr(args, "quiet", False) or getattr(args, "json", None) == "-"
+    state = cache.enable(warn=lambda m: print(f"jaxid: warning: {m}", file=sys.stderr))
+    first = state is not None and not cache.warm(args.command)
+    if first and not quiet:
+        print(f"jaxid {args.command}: compiling (first run only; cached in {state}) ...", file=sys.stderr, flush=True)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except (UserError, FileNotFoundError, ValueError) as exc:
         print(f"jaxid {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"jaxid {args.command}: interrupted", file=sys.stderr)
+        return 130
+    if state is not None:
+        cache.mark_warm(args.command)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

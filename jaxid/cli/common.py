@@ -6,12 +6,6 @@ import sys
 
 from jaxid.cli import UserError
 
-#: Samples dropped at each end of a run whose velocities and accelerations were computed by
-#: filtered differentiation: the edge transient of the zero-phase Butterworth filter,
-#: padlen = 3 (order + 1) for the default order 4 (see ``jaxid.signals.derivatives``).
-EDGE_TRIM = 15
-
-
 def _velocity_or_fit(text):
     import argparse
 
@@ -65,7 +59,7 @@ def model_from_args(args, *, joint_terms=None):
     joint_terms overrides --joint-terms (for subcommands without it). Returns None for both
     when neither --robot nor --urdf is given and the subcommand has no default robot.
     """
-    from jaxid.results import build_model, model_description
+    from jaxid import workflow
 
     if args.tip_link and not args.urdf:
         raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
@@ -90,20 +84,20 @@ def model_from_args(args, *, joint_terms=None):
     if vs is not None and "fs" not in joint_terms:
         raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
     try:
-        robot = build_model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, joint_terms=joint_terms,
-                            coulomb_eps=eps, stribeck_vs=vs)
+        return workflow.model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, joint_terms=joint_terms,
+                              coulomb_eps=eps, stribeck_vs=vs)
     except FileNotFoundError:
         raise UserError(f"--urdf: no such file {args.urdf!r}") from None
     except ValueError as e:
         raise UserError(f"{'--urdf' if args.urdf else '--robot'}: {e}") from None
-    return robot, model_description(robot, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link)
 
 
 def model_for_params(args, params):
     """The model of a params.json (``results.Params`` or None): built from --robot / --urdf
-    when given (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the description
-    the file carries (or the subcommand's default robot when there is no file); checked
-    against the file's parameter names."""
+    when given (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the
+    description the file carries (or the subcommand's default robot when there is no file);
+    checked against the file's parameter names, and its kinematics against the file's
+    fingerprint (a warning on stderr when they differ)."""
     from jaxid import results
 
     if args.tip_link and not args.urdf:
@@ -111,49 +105,96 @@ def model_for_params(args, params):
     desc = params.model if params is not None else {}
     builtin = None if args.urdf else (args.robot or (args.robot_default if params is None else None))
     try:
-        if builtin or args.urdf:
-            model = results.build_model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link,
-                                        joint_terms=desc.get("joint_terms", ()), coulomb_eps=desc.get("coulomb_eps"),
-                                        stribeck_vs=desc.get("stribeck_vs"))
-        else:
-            model = results.model_from_description(desc)
+        model = results.model_from_description(desc, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link)
         if params is not None:
             results.check_model(model, params)
     except FileNotFoundError as e:
         raise UserError(f"{e}; give the model with --robot or --urdf") from None
     except ValueError as e:
         raise UserError(f"{args.params or args.robot or args.urdf}: {e}") from None
+    if params is not None:
+        for w in results.model_mismatches(model, params):
+            warn(args, f"{args.params}: {w}")
     return model
 
 
+def warn(args, message: str) -> None:
+    """One warning line on stderr (also under --quiet: a warning is never progress)."""
+    print(f"jaxid {args.command}: warning: {message}", file=sys.stderr)
+
+
 def add_data_arguments(p):
-    """--resample, --cutoff, --step: how dataset files are read."""
-    p.add_argument("--resample", action="store_true",
-                   help="interpolate irregular time stamps onto a uniform grid before differentiating")
-    p.add_argument("--cutoff", type=float, metavar="HZ",
-                   help="Butterworth cutoff for computing missing qd, qdd from q (default fs/10)")
-    p.add_argument("--step", type=int, default=1, metavar="K", help="keep every K-th sample (default 1: all)")
+    """How dataset files are read and prepared: column mapping, units, gains, resampling,
+    the derivative filter's cutoff, the edge trim and decimation."""
+    g = p.add_argument_group("reading and preparing the data")
+    g.add_argument("--columns", metavar="MAP",
+                   help="column names of logs with other names, e.g. 't=time,q=pos_*,qd=vel_*,tau=effort_*' "
+                        "(glob patterns, joints in natural order), or 0-based indices for a header-less CSV, "
+                        "e.g. 't=0,q=1:7,tau=7:13'")
+    g.add_argument("--units", metavar="MAP", help="units of the logged signals, e.g. 'q=deg,qd=deg/s,t=ms' "
+                                                  "(tau=A: motor currents, needs --gains)")
+    g.add_argument("--gains", metavar="LIST",
+                   help="per-joint torque constants, N m/A including the gear ratio, e.g. 10,10.7,...: "
+                        "tau = gain * logged current")
+    g.add_argument("--mapping", metavar="PATH",
+                   help="a JSON or TOML file with 'columns', 'units' and 'gains' (instead of the three flags)")
+    g.add_argument("--resample", action="store_true",
+                   help="interpolate jittered time stamps onto a uniform grid before differentiating")
+    g.add_argument("--cutoff", type=float, metavar="HZ",
+                   help="low-pass cutoff for computing missing qd, qdd from q (default: chosen from each run's "
+                        "position spectrum, where the signal meets the noise floor; printed)")
+    g.add_argument("--trim", type=int, metavar="K",
+                   help="samples dropped at each end of a differentiated run (default: the filter's settling "
+                        "time; printed)")
+    g.add_argument("--step", type=int, default=1, metavar="K", help="keep every K-th sample (default 1: all)")
 
 
-def read_datasets(paths, n: int, args):
-    """Read dataset files for an n-joint model; when qd/qdd were computed from q, the filter's
-    edge transient (``EDGE_TRIM`` samples each end) is dropped; then every --step-th sample."""
+def _mapping(args):
+    """(columns, units, gains) from --mapping or --columns/--units/--gains."""
     from jaxid import data
+
+    if args.mapping and (args.columns or args.units or args.gains):
+        raise UserError("give either --mapping PATH or --columns/--units/--gains, not both")
+    try:
+        if args.mapping:
+            m = data.load_mapping(args.mapping)
+            return m.get("columns"), m.get("units"), m.get("gains")
+        return (data.parse_columns(args.columns) if args.columns else None,
+                data.parse_units(args.units) if args.units else None,
+                data.parse_gains(args.gains) if args.gains else None)
+    except AttributeError:
+        raise UserError("--columns/--units/--gains/--mapping need a newer jaxid.data") from None
+    except ValueError as e:
+        flag = "--mapping" if args.mapping else "--columns/--units/--gains"
+        raise UserError(f"{flag}: {e}") from None
+
+
+def read_datasets(paths, robot, args, *, prepare: bool = True):
+    """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless
+    ``prepare`` is False, prepare them (:func:`jaxid.workflow.prepare` with the policy of
+    --cutoff / --trim / --step); returns the ``Prepared`` runs (or the raw datasets)."""
+    from jaxid import workflow
 
     if args.step < 1:
         raise UserError(f"--step must be an integer >= 1, got {args.step}")
     if args.cutoff is not None and not args.cutoff > 0:
         raise UserError(f"--cutoff must be > 0 Hz, got {args.cutoff}")
-    out = []
+    if args.trim is not None and args.trim < 0:
+        raise UserError(f"--trim must be an integer >= 0 samples, got {args.trim}")
+    columns, units, gains = _mapping(args)
+    raw = []
     for path in paths:
-        ds = data.read(path, n=n, resample=args.resample, cutoff=args.cutoff)
-        if ds.derivatives is not None:
-            if len(ds) <= 2 * EDGE_TRIM + data.MIN_SAMPLES:
-                raise UserError(f"{path}: {len(ds)} samples; differentiating q needs more than "
-                                f"{2 * EDGE_TRIM + data.MIN_SAMPLES} (or give qd, qdd columns)")
-            ds = ds.slice(EDGE_TRIM, len(ds) - EDGE_TRIM)
-        out.append(ds.slice(step=args.step))
-    return out
+        ds = workflow.read(path, columns=columns, units=units, gains=gains, resample=args.resample)
+        if ds.n != robot.n:
+            default = " (the default --robot; choose the model with --robot NAME or --urdf PATH)" \
+                if getattr(args, "robot", None) is None and not getattr(args, "urdf", None) else \
+                "; choose the model of this robot (--robot NAME or --urdf PATH)"
+            raise UserError(f"{path}: the data have {ds.n} joints but the model {robot.name!r} has "
+                            f"{robot.n}{default}")
+        raw.append(ds)
+    if not prepare:
+        return raw
+    return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step))
 
 
 def progress(iterable, *, total=None, desc=None, quiet=False):
@@ -165,8 +206,10 @@ def progress(iterable, *, total=None, desc=None, quiet=False):
 
 
 def add_json_argument(p):
+    """--json [PATH] and --quiet, which every subcommand has."""
     p.add_argument("--json", nargs="?", const="-", metavar="PATH",
                    help="write the results as JSON to PATH ('-' or no PATH: to stdout, instead of the table)")
+    p.add_argument("--quiet", action="store_true", help="no progress output (warnings and errors still shown)")
 
 
 def emit_json(doc, dest) -> bool:

@@ -40,7 +40,6 @@ def register(sub):
                    help="sample rate of the written trajectory (default 100 Hz)")
     p.add_argument("--periods", type=int, default=1, help="periods written (default 1)")
     add_json_argument(p)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 

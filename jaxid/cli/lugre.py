@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import emit_json
+from jaxid.cli.common import add_json_argument, emit_json
 
 EXAMPLE = """examples:
   jaxid lugre friction.csv -o lugre.json
@@ -38,6 +39,7 @@ def register(sub):
     p.add_argument("--threshold", type=float, default=None, metavar="V",
                    help="|v| above which friction is steady state, units/s (default 3 deg/s = 0.0524)")
     p.add_argument("-o", "--output", metavar="PATH", help="write the result as JSON to PATH")
+    add_json_argument(p)
     p.set_defaults(func=run)
 
 
@@ -91,6 +93,10 @@ def _metrics(real, pred):
             "rms": float(np.sqrt(np.mean((np.asarray(pred) - real) ** 2)))}
 
 
+def _nan(v):
+    return float("nan") if v is None else v
+
+
 def run(args) -> int:
     import jax
     import jax.numpy as jnp
@@ -108,8 +114,9 @@ def run(args) -> int:
     val = read_friction_csv(args.validation) if args.validation else None
     if val is not None and (val[0] != names or abs(val[1] - dt) > 1e-9 * dt):
         raise UserError(f"--validation: axes {val[0]} at dt {val[1]} s differ from the data's {names} at {dt} s")
-    print(f"identifying {len(names)} axis(es) from {len(x)} samples at {1 / dt:.0f} Hz, method {args.method} "
-          "(the first run compiles, about a minute)", flush=True)
+    if not args.quiet:
+        print(f"identifying {len(names)} axis(es) from {len(x)} samples at {1 / dt:.0f} Hz, method {args.method}",
+              file=sys.stderr, flush=True)
     fit = ident.identify_joints(x, v, F, dt, jax.random.key(args.seed), method=args.method, threshold=threshold)
     result = {"data": args.data, "validation": args.validation, "method": args.method, "seed": args.seed,
               "dt_s": dt, "threshold": threshold, "axes": []}
@@ -123,18 +130,22 @@ def run(args) -> int:
         entry["coulomb_viscous"] = {"Fc": float(cv[0]), "fv": float(cv[1]),
                                     **_metrics(Fs[:, j], cv[0] * np.sign(vs[:, j]) + cv[1] * vs[:, j])}
         result["axes"].append(entry)
+    # NaN/inf (a diverged fit) become null: JSON has neither.
+    result = json.loads(json.dumps(result), parse_constant=lambda _: None)
+    if args.output:
+        emit_json(result, args.output)
+    if args.json is not None and emit_json(result, args.json):
+        return 0
     rows = result["axes"]
     where = f"validation file {args.validation}" if val is not None else "the identification data (no --validation)"
     print(f"{'param':8s} {'unit':10s}" + "".join(f"{r['axis']:>13s}" for r in rows))
     for n, u in zip(model.NAMES, model.UNITS):
-        print(f"{n:8s} {u:10s}" + "".join(f"{r['params'][n]:13.5g}" for r in rows))
+        print(f"{n:8s} {u:10s}" + "".join(f"{_nan(r['params'][n]):13.5g}" for r in rows))
     print(f"simulated force on {where}:")
     for r in rows:
         a, b = r["lugre"], r["coulomb_viscous"]
-        print(f"  {r['axis']}: LuGre WAPE {a['wape_pct']:.2f} %, max PE {a['max_pe_pct']:.2f} %; "
-              f"Coulomb+viscous WAPE {b['wape_pct']:.2f} %, max PE {b['max_pe_pct']:.2f} %")
+        print(f"  {r['axis']}: LuGre WAPE {_nan(a['wape_pct']):.2f} %, max PE {_nan(a['max_pe_pct']):.2f} %; "
+              f"Coulomb+viscous WAPE {_nan(b['wape_pct']):.2f} %, max PE {_nan(b['max_pe_pct']):.2f} %")
     if args.output:
-        # NaN/inf (a diverged fit) become null: JSON has neither.
-        emit_json(json.loads(json.dumps(result), parse_constant=lambda _: None), args.output)
         print(f"wrote {args.output}")
     return 0

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 import warnings
 
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_data_arguments, add_model_arguments, model_for_params, read_datasets
+from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
+                              model_for_params, read_datasets)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -42,6 +43,7 @@ def register(sub):
                    "and tau (default 0)")
     add_data_arguments(p)
     p.add_argument("-o", "--output", metavar="PATH", help="write the result as JSON to PATH")
+    add_json_argument(p)
     p.set_defaults(func=run)
 
 
@@ -68,7 +70,6 @@ def _joints(text, n):
 
 
 def run(args) -> int:
-    from jaxid import data
     from jaxid.identification import payload as P
 
     robot, theta_robot = _model(args)
@@ -80,17 +81,33 @@ def run(args) -> int:
     if args.average and not args.period:
         raise UserError("--average averages whole periods: give --period K (samples per excitation period)")
     if args.period is not None or args.average or args.smooth:
-        ds = data.read(args.data, n=robot.n, resample=args.resample, derivatives=None)
+        ds = read_datasets([args.data], robot, args, prepare=False)[0]
         samples = P.preprocess(ds.t, ds.q, ds.tau, period=args.period, average=args.average, smooth=args.smooth,
                                cutoff=args.cutoff, step=args.step)[1:]
     else:
-        ds = read_datasets([args.data], robot.n, args)[0]
+        prepared = read_datasets([args.data], robot, args)
+        if not args.quiet:
+            print(f"  data: {prepared.describe()[0]}", file=sys.stderr)
+        ds = prepared.datasets[0]
         samples = (ds.q, ds.qd, ds.qdd, ds.tau)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov)
 
     theta, std, tc = (np.asarray(x) for x in (fit.theta, fit.std, fit.theta_consistent))
+    doc = dict(robot=robot.name, params=args.params, data=args.data, samples=len(samples[0]),
+               joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
+               estimate=[json_number(v) for v in theta], std=[json_number(v) for v in std], rank=fit.rank,
+               identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
+               base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
+               consistent=fit.rank == 10 and not fit.failures, failures=list(fit.failures),
+               consistent_estimate=[json_number(v) for v in tc],
+               residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
+               warnings=[str(w.message) for w in caught])
+    if args.output:
+        emit_json(doc, args.output)
+    if args.json is not None and emit_json(doc, args.json):
+        return 0
     units = ("kg", "kg m", "kg m", "kg m") + ("kg m^2",) * 6
     print(f"payload on {robot.name} from {len(samples[0])} samples, joints "
           f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})")
@@ -111,15 +128,5 @@ def run(args) -> int:
         if "physically consistent" not in str(w.message):  # already reported above
             print(f"  warning: {w.message}")
     if args.output:
-        doc = dict(robot=robot.name, params=args.params, data=args.data, samples=len(samples[0]),
-                   joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
-                   estimate=[json_number(v) for v in theta], std=[json_number(v) for v in std], rank=fit.rank,
-                   identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
-                   base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
-                   consistent=fit.rank == 10 and not fit.failures, failures=list(fit.failures),
-                   consistent_estimate=[json_number(v) for v in tc],
-                   residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)])
-        with open(args.output, "w") as f:
-            json.dump(doc, f, indent=1)
         print(f"wrote {args.output}")
     return 0

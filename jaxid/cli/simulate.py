@@ -12,7 +12,8 @@ from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, 
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
-  jaxid simulate --robot ur5 --trajectory traj.csv --seed 1 -o data.csv
+  jaxid simulate --robot ur5 --trajectory traj.csv --robot-seed 1 --noise-seed 1 -o data.csv
+  jaxid simulate --robot ur5 --trajectory traj2.csv --robot-seed 1 --noise-seed 2 -o data2.csv   (same robot)
   jaxid simulate --robot ur5 --trajectory traj.csv --seed 2 --tau-noise 1 --quantization 1e-5 \\
       --payload-mass 2 --payload-com 0 0 0.05 --payload-box 0.1 0.1 0.1 -o loaded.csv --truth true.csv
 """
@@ -31,7 +32,13 @@ def register(sub):
                    help="trajectory file, .csv or .npz: t, q1..qn and optionally qd, qdd (as written by "
                         "'jaxid excite'; tau columns are ignored); missing qd, qdd come from a cubic spline")
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="measured dataset (.csv or .npz)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the true robot and the noise (default 0)")
+    p.add_argument("--robot-seed", type=int, default=None, metavar="N",
+                   help="seed of the true robot's perturbation (default 0): keep it to measure the same simulated "
+                        "robot again")
+    p.add_argument("--noise-seed", type=int, default=None, metavar="N",
+                   help="seed of the measurement noise (default 0): change it for a second experiment")
+    p.add_argument("--seed", type=int, default=None, metavar="N",
+                   help="both seeds at once (default 0); --robot-seed / --noise-seed override it")
     p.add_argument("--rate", type=float, metavar="HZ",
                    help="resample the trajectory at this rate, Hz (cubic spline; default: its own samples)")
     p.add_argument("--scale", type=float, default=0.2,
@@ -158,8 +165,11 @@ def run(args) -> int:
         noise["tau_rel"] = (0.5 if args.tau_noise is None else args.tau_noise) / 100.0
 
     t, q, qd, qdd = read_trajectory(args.trajectory, robot.n, args.rate)
-    m = simulation.simulate(robot, t, q, qd, qdd, jax.random.PRNGKey(args.seed), scale=args.scale,
-                            friction=friction, payload=payload, **noise)
+    seed = 0 if args.seed is None else args.seed
+    robot_seed = seed if args.robot_seed is None else args.robot_seed
+    noise_seed = seed if args.noise_seed is None else args.noise_seed
+    m = simulation.simulate(robot, t, q, qd, qdd, jax.random.PRNGKey(robot_seed), scale=args.scale,
+                            friction=friction, payload=payload, noise_key=jax.random.PRNGKey(noise_seed), **noise)
     data.write(m.data, args.output)
     if args.truth:
         data.write(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth"), args.truth)
@@ -171,7 +181,8 @@ def run(args) -> int:
                        "theta": [float(v) for v in np.asarray(true.parameter_vector())]}, f, indent=1)
             f.write("\n")
 
-    doc = {"robot": robot.name, "trajectory": args.trajectory, "output": args.output, "seed": args.seed,
+    doc = {"robot": robot.name, "trajectory": args.trajectory, "output": args.output, "robot_seed": robot_seed,
+           "noise_seed": noise_seed,
            "samples": len(t), "duration_s": float(t[-1] - t[0]), "scale": args.scale,
            "friction": list(friction), "sigma_q_rad": args.sigma_q, "quantization_rad": args.quantization,
            "sigma_tau_nm": [json_number(s) for s in np.asarray(m.sigma_tau)],
@@ -179,7 +190,8 @@ def run(args) -> int:
            "tau_rms_nm": [json_number(s) for s in np.sqrt(np.mean(np.asarray(m.tau) ** 2, axis=0))]}
     if args.json is not None and emit_json(doc, args.json):
         return 0
-    print(f"{robot.name}: simulated {len(t)} samples over {doc['duration_s']:.3g} s (seed {args.seed}, "
+    print(f"{robot.name}: simulated {len(t)} samples over {doc['duration_s']:.3g} s (robot seed {robot_seed}, "
+          f"noise seed {noise_seed}, "
           f"perturbation {100 * args.scale:g} %, friction {','.join(friction) or 'none'}"
           + (f", payload {args.payload_mass:g} kg" if payload is not None else "") + ")")
     print(f"  {'joint':<14}{'tau rms (N m)':>14}{'noise std (N m)':>17}")

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-
-import numpy as np
 
 from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
                               model_for_params, read_datasets)
@@ -37,24 +36,25 @@ def register(sub):
 
 
 def run(args) -> int:
-    from jaxid import report, results
+    from jaxid import report, results, workflow
 
     params = results.load_params(args.params)
     model = model_for_params(args, params)
-    datasets = read_datasets(args.data, model.n, args)
+    prepared = read_datasets(args.data, model, args)
+    if not args.quiet:
+        for line in prepared.describe():
+            print(f"  data: {line}", file=sys.stderr)
+    val = workflow.validate(model, params, prepared)
     out = Path(args.out)
-    if not args.no_figures:
-        out.mkdir(parents=True, exist_ok=True)
-    tau_max = np.asarray(getattr(model, "tau_max", np.full(model.n, np.inf)))
-    names = getattr(model, "names", tuple(f"joint{j + 1}" for j in range(model.n)))
-    doc = {"params": args.params, "robot": getattr(model, "name", type(model).__name__), "files": []}
-    for path, ds in zip(args.data, datasets):
-        real, pred = np.asarray(ds.tau), np.asarray(results.predict(model, params, ds))
-        entry = {"file": path, "samples": len(ds), **results.validation_metrics(real, pred, tau_max)}
+    names = model.names
+    doc = {"params": args.params, "robot": model.name, "files": [], "warnings": val.warnings,
+           "preprocessing": list(prepared.choices)}
+    for path, entry, t, real, pred in zip(args.data, val.runs, val.t, val.measured, val.predicted):
+        entry = {"file": path, **{k: v for k, v in entry.items() if k != "source"}}
         if not args.no_figures:
+            out.mkdir(parents=True, exist_ok=True)
             fig = out / f"{Path(path).stem}_torques.png"
-            report.torque_figure(fig, np.asarray(ds.t), real, pred, names,
-                                 title=f"{Path(path).name}: measured vs predicted torque")
+            report.torque_figure(fig, t, real, pred, names, title=f"{Path(path).name}: measured vs predicted torque")
             entry["figure"] = str(fig)
         doc["files"].append(entry)
     if not args.no_figures:

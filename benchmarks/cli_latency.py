@@ -1,0 +1,82 @@
+"""First and second run of each `jaxid` subcommand (wall and CPU time), in fresh processes.
+
+Each subcommand of the README's walk-through (excite -> simulate -> identify -> validate ->
+payload, and identify/validate on the KUKA example) runs twice in a new process; the first
+run starts with an empty compilation cache (a fresh ``JAXID_CACHE_DIR``), the second reuses
+it. CPU time is the child's user + system time. Prints a table and the ratios second/first.
+
+    python benchmarks/cli_latency.py [--quick] [--no-cache]
+
+--quick: a short excitation (fewer steps) so the whole study takes a few minutes.
+--no-cache: JAXID_CACHE_DIR=off for both runs (the cost without the persistent cache).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KUKA = ROOT / "examples" / "data" / "kuka_lwr4"
+
+
+def timed(cmd, env, cwd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return wall, cpu
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-cache", action="store_true")
+    args = ap.parse_args()
+    jaxid = [sys.executable, "-m", "jaxid"]
+    steps = ["--steps", "30", "--starts", "2"] if args.quick else []
+    work = Path(tempfile.mkdtemp(prefix="jaxid_latency_"))
+    env = dict(os.environ, JAXID_CACHE_DIR="off" if args.no_cache else str(work / "cache"))
+    commands = [
+        ("excite", ["excite", "--robot", "ur5", "-o", "traj.csv", "--quiet", *steps]),
+        ("simulate", ["simulate", "--robot", "ur5", "--trajectory", "traj.csv", "--robot-seed", "1",
+                      "--noise-seed", "1", "-o", "data.csv"]),
+        ("simulate (2nd run)", ["simulate", "--robot", "ur5", "--trajectory", "traj.csv", "--robot-seed", "1",
+                                "--noise-seed", "2", "-o", "data2.csv"]),
+        ("identify", ["identify", "--robot", "ur5", "data.csv", "-o", "params.json", "--quiet"]),
+        ("validate", ["validate", "--params", "params.json", "data2.csv", "--no-figures", "--quiet"]),
+        ("payload", ["payload", "--params", "params.json", "data2.csv", "--quiet"]),
+    ]
+    if KUKA.is_dir():
+        commands += [
+            ("identify KUKA", ["identify", "--urdf", str(KUKA / "kuka_lwr4.urdf"), "--joint-terms", "fv,fc,offset",
+                               str(KUKA / "measurements_2.npz"), str(KUKA / "measurements_3.npz"),
+                               "-o", "kuka.json", "--quiet"]),
+            ("validate KUKA", ["validate", "--params", "kuka.json", str(KUKA / "measurements_1.npz"),
+                               "--no-figures", "--quiet"]),
+        ]
+    rows = []
+    for label, cmd in commands:
+        first = timed(jaxid + cmd, env, work)
+        second = timed(jaxid + cmd, env, work)
+        rows.append((label, *first, *second))
+        print(f"  {label:<20} first {first[0]:6.1f} s wall {first[1]:6.1f} s CPU   "
+              f"second {second[0]:6.1f} s wall {second[1]:6.1f} s CPU", flush=True)
+    print(f"\ncache: {'off' if args.no_cache else env['JAXID_CACHE_DIR']}; {os.cpu_count()} CPUs")
+    print(f"| {'subcommand':<20} | first wall s | first CPU s | second wall s | second CPU s | CPU 2nd/1st |")
+    print(f"|{'-' * 22}|--------------|-------------|---------------|--------------|-------------|")
+    for label, w1, c1, w2, c2 in rows:
+        print(f"| {label:<20} | {w1:12.1f} | {c1:11.1f} | {w2:13.1f} | {c2:12.1f} | {c2 / c1:11.2f} |")
+
+
+if __name__ == "__main__":
+    main()

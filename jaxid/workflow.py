@@ -1,0 +1,483 @@
+"""The path from a robot's log to an identified model: read -> prepare -> identify -> validate.
+
+One module for the library, the command line and the demo: ``jaxid identify`` is
+``read`` + ``prepare`` + ``identify_experiment`` + ``results.save_params``, ``jaxid validate``
+is ``read`` + ``prepare`` + ``validate``, and ``jaxid demo`` runs the subcommands
+``excite -> simulate -> identify -> validate`` with the defaults a user gets. The choices
+made on the data (cutoff, edge trim, resampling) are recorded in the results and printed.
+
+- :func:`model` builds a robot (built-in or URDF) with its description for ``params.json``.
+- :func:`read` reads one log (``jaxid.data.read`` without differentiation).
+- :func:`prepare` turns raw logs into q, qd, qdd, tau for identification under a
+  :class:`Policy`: missing derivatives by zero-phase filtering with a cutoff chosen from
+  the position spectrum (:func:`choose_cutoff`), edge samples dropped over the filter's
+  settling time (:func:`edge_trim`), optional decimation.
+- :func:`identify_experiment` identifies the base parameters (and joint friction) of all
+  prepared runs stacked, optionally physically consistent standard parameters, and names
+  what is physically wrong with the result (:func:`physics_report`).
+- :func:`validate` predicts held-out torques and computes the metrics, warning when the
+  parameters were identified for another model (``jaxid.results.fingerprint``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+#: Samples per regressor evaluation: a fixed chunk (the last one padded) compiles once, and
+#: the persistent compilation cache reuses it in the next process.
+CHUNK = 2048
+
+#: Signal-to-noise ratio of the smoothed position spectrum at the chosen cutoff
+#: (:func:`choose_cutoff`): 10, i.e. the cutoff is where the signal falls to 10 dB above the
+#: noise floor.
+SNR_CUTOFF = 10.0
+
+#: Relative size of the filter's impulse-response tail that is tolerated at the kept edge
+#: samples (:func:`edge_trim`).
+SETTLING_TOL = 1e-3
+
+
+class WorkflowError(ValueError):
+    """Data or settings that the workflow cannot use; the message names the problem and the fix."""
+
+
+# ---------------------------------------------------------------------------------- models
+def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, joint_terms=(),
+          coulomb_eps: float | None = None, stribeck_vs: float | None = None):
+    """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``) or one read from a
+    URDF, with ``joint_terms`` enabled, and its ``model`` entry for ``params.json`` (see
+    ``jaxid.results.model_description``), with the fingerprint of its kinematics and the
+    URDF's content hash."""
+    from jaxid import results
+
+    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, joint_terms=joint_terms,
+                                coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs)
+    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link)
+
+
+# ------------------------------------------------------------------------------------ read
+def read(path, *, n: int | None = None, columns=None, units=None, gains=None, resample: bool = False):
+    """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
+
+    path: ``.csv``/``.npz`` file (formats in ``jaxid.data``). n: expected joints (checked).
+    columns, units, gains: column mapping, unit conversion and current-to-torque gains of
+    ``jaxid.data.read``. resample: interpolate jittered time stamps onto a uniform grid.
+    Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
+    """
+    from jaxid import data
+
+    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains).items() if v is not None}
+    return data.read(path, n=n, resample=resample, derivatives=None, **extra)
+
+
+# --------------------------------------------------------------------------------- prepare
+@dataclass(frozen=True)
+class Policy:
+    """How measured signals become the q, qd, qdd, tau that identification uses.
+
+    derivatives: "butterworth" (zero-phase, then central differences) or "savgol": the
+        method of ``jaxid.signals.derivatives`` for velocities/accelerations missing from a log.
+    cutoff: low-pass cutoff, Hz, or None: chosen per run from its position spectrum
+        (:func:`choose_cutoff`).
+    order: Butterworth order.
+    trim: samples dropped at each end of a differentiated run, or None: the filter's
+        settling time (:func:`edge_trim`). Runs whose qd and qdd were logged are not trimmed.
+    step: keep every ``step``-th sample after filtering (decimation), >= 1.
+    """
+
+    derivatives: str = "butterworth"
+    cutoff: float | None = None
+    order: int = 4
+    trim: int | None = None
+    step: int = 1
+
+    def __post_init__(self):
+        if self.derivatives not in ("butterworth", "savgol"):
+            raise WorkflowError(f"derivatives must be 'butterworth' or 'savgol', got {self.derivatives!r}")
+        if self.cutoff is not None and not (math.isfinite(self.cutoff) and self.cutoff > 0):
+            raise WorkflowError(f"cutoff must be a finite frequency > 0 Hz, got {self.cutoff}")
+        if int(self.order) != self.order or self.order < 1:
+            raise WorkflowError(f"order must be an integer >= 1, got {self.order}")
+        if self.trim is not None and (int(self.trim) != self.trim or self.trim < 0):
+            raise WorkflowError(f"trim must be an integer >= 0 samples, got {self.trim}")
+        if int(self.step) != self.step or self.step < 1:
+            raise WorkflowError(f"step must be an integer >= 1, got {self.step}")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Runs ready for identification, with the choices made on each.
+
+    datasets: ``jaxid.data.Dataset`` per run, with q (filtered where differentiated), qd,
+        qdd and tau, trimmed and decimated.
+    choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
+        ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
+        ("spectrum" or "policy"), ``trim`` (samples per end), ``step``, ``index``
+        ``[start, stop, step]`` into the run as read, ``notes``.
+    """
+
+    datasets: tuple
+    choices: tuple
+
+    @property
+    def n_samples(self) -> int:
+        """Samples over all runs."""
+        return sum(len(d) for d in self.datasets)
+
+    def align(self, run: int, x):
+        """Rows of ``x`` (an array over the samples of run ``run`` as read, e.g. the noise-free
+        torques of a simulation) that the prepared run kept."""
+        start, stop, step = self.choices[run]["index"]
+        return np.asarray(x)[start:stop:step]
+
+    def describe(self) -> list[str]:
+        """One line per run: what was done to it."""
+        out = []
+        for c in self.choices:
+            if c["derivatives"] == "logged":
+                how = "qd, qdd as logged"
+            else:
+                how = (f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz "
+                       f"({'from the position spectrum' if c['cutoff_from'] == 'spectrum' else 'as set'}), "
+                       f"{c['trim']} samples trimmed at each end")
+            step = f", every {c['step']}th sample" if c["step"] > 1 else ""
+            notes = "".join(f"; {n}" for n in c["notes"])
+            out.append(f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, "
+                       f"{how}{step}{notes}")
+        return out
+
+
+def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF) -> float:
+    """Low-pass cutoff, Hz, for differentiating sampled positions: where the position
+    spectrum meets the noise floor.
+
+    Per joint: the periodogram of q (linear trend removed, Hann window) smoothed over
+    N/200 bins; the noise floor is the mean of the raw periodogram above fs/4 (white
+    measurement and quantisation noise dominates there for any motion a robot can make);
+    the joint's cutoff is the lowest frequency at which the smoothed spectrum falls below
+    ``snr`` times the floor. Returned: the largest over joints, clipped to [fs/1000, fs/4],
+    so that no joint's signal is cut. Noise-free data (no floor) give fs/4.
+
+    q: positions (N, n), rad. fs: sample rate, Hz. The idea: the cutoff is where the
+    signal-to-noise ratio of the derivative signals passes one (e.g. Gautier & Khalil,
+    "Exciting trajectories for the identification of base inertial parameters of robots",
+    IJRR 1992, and the data-driven choice of Pintelon & Schoukens, System Identification,
+    2012, ch. 13).
+    """
+    q = np.asarray(q, dtype=float)
+    N = q.shape[0]
+    t = np.arange(N) - (N - 1) / 2
+    x = q - q.mean(axis=0) - np.outer(t, (t @ (q - q.mean(axis=0))) / (t @ t))
+    X = np.abs(np.fft.rfft(x * np.hanning(N)[:, None], axis=0)) ** 2
+    f = np.fft.rfftfreq(N, 1.0 / fs)
+    floor = X[f > fs / 4].mean(axis=0)
+    w = max(N // 200, 3)
+    kernel = np.ones(w) / w
+    cut = []
+    for j in range(q.shape[1]):
+        smooth = np.convolve(X[:, j], kernel, mode="same")
+        below = np.nonzero((smooth < snr * floor[j]) & (f > 0))[0]
+        cut.append(f[below[0]] if floor[j] > 0 and below.size else fs / 4)
+    return float(np.clip(max(cut), fs / 1000, fs / 4))
+
+
+def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TOL) -> int:
+    """Samples to drop at each end of a zero-phase Butterworth-filtered run: the length over
+    which the forward-backward filter's impulse response exceeds ``tol`` of its peak (its
+    settling time), at least the filter's own edge padding 3 (order + 1). Beyond it the
+    odd-extension edge transient (which flips the sign of qdd) has died out.
+
+    fs: sample rate, Hz. cutoff: Hz. order: Butterworth order.
+    """
+    from scipy import signal
+
+    b, a = signal.butter(order, min(cutoff / (fs / 2), 0.99))
+    n = int(min(max(64, 20 * fs / cutoff), 1e6))
+    h = signal.lfilter(b, a, np.r_[1.0, np.zeros(n - 1)])
+    # filtfilt's impulse response is h convolved with its reverse; its envelope decays as h does.
+    hh = np.convolve(h, h[::-1])
+    centre = n - 1
+    tail = np.abs(hh[centre:])
+    late = np.nonzero(tail > tol * tail.max())[0]
+    return int(max(late[-1] + 1 if late.size else 0, 3 * (order + 1)))
+
+
+def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
+    """Raw runs (``jaxid.data.Dataset``, as :func:`read` returns them) -> :class:`Prepared`.
+
+    Runs with logged qd and qdd are used sample by sample as they are. Otherwise q is
+    low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
+    cutoff or one chosen from the data (:func:`choose_cutoff`), a logged qd is kept, and
+    :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
+    Each run is processed on its own (never across the join of two runs).
+
+    robot: the model, to check the joint count (or None). policy: :class:`Policy`.
+    Raises WorkflowError naming the run when it is too short or irregularly sampled.
+    """
+    from jaxid import data, signals
+
+    policy = policy or Policy()
+    if isinstance(datasets, data.Dataset):
+        datasets = [datasets]
+    out, choices = [], []
+    for ds in datasets:
+        name = ds.source or "<dataset>"
+        if robot is not None and ds.n != robot.n:
+            raise WorkflowError(f"{name}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
+                                "choose the model of this robot (--robot NAME or --urdf PATH)")
+        N = len(ds)
+        fs = 1.0 / ds.dt
+        notes = list(getattr(ds, "notes", ()) or ())
+        c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
+        if ds.qd is not None and ds.qdd is not None:
+            c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
+            start, stop = 0, N
+        else:
+            step_t = np.diff(np.asarray(ds.t))
+            jitter = float(np.std(step_t) / np.mean(step_t))
+            if jitter > data.JITTER_TOL:
+                raise WorkflowError(f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
+                                    "differentiation needs a uniform grid: resample (read(..., resample=True), "
+                                    "CLI --resample) or log qd and qdd")
+            cutoff = policy.cutoff if policy.cutoff is not None else choose_cutoff(ds.q, fs)
+            if not cutoff < fs / 2:
+                raise WorkflowError(f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
+                                    f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff")
+            trim = policy.trim if policy.trim is not None else edge_trim(fs, cutoff, policy.order)
+            if N <= 2 * trim + data.MIN_SAMPLES:
+                raise WorkflowError(f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
+                                    f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
+                                    "raise the cutoff, or log qd and qdd")
+            try:
+                q, qd, qdd = signals.derivatives(ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff,
+                                                 order=policy.order)
+            except ValueError as e:
+                raise WorkflowError(f"{name}: computing qd, qdd from the positions: {e}") from None
+            ds = dataclasses.replace(ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd,
+                                     derivatives=policy.derivatives)
+            c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff),
+                     cutoff_from="policy" if policy.cutoff is not None else "spectrum", trim=int(trim))
+            start, stop = trim, N - trim
+        ds = ds.slice(start, stop, policy.step)
+        c.update(samples=len(ds), index=[int(start), int(stop), int(policy.step)])
+        out.append(ds)
+        choices.append(c)
+    if not out:
+        raise WorkflowError("no datasets given")
+    return Prepared(tuple(out), tuple(choices))
+
+
+# -------------------------------------------------------------------------------- identify
+def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None):
+    """Stacked regressor (M, k) and torques (M,) of prepared datasets, M = samples * n,
+    sample-major.
+
+    columns: regressor columns kept (e.g. the base indices), default all. The regressor is
+    evaluated in chunks of :data:`CHUNK` samples (the last one padded by repeating its last
+    sample) so that it compiles once for every data length. progress: optional wrapper
+    ``progress(iterable, total=..., desc=...)`` (e.g. a tqdm bar).
+    """
+    import jaxid
+
+    n = robot.n
+    chunks = [(ds, s) for ds in datasets for s in range(0, len(ds), CHUNK)]
+    if progress is not None:
+        chunks = progress(chunks, total=len(chunks), desc="regressor")
+    W, tau = [], []
+    for ds, s in chunks:
+        q, qd, qdd = (np.asarray(x[s:s + CHUNK]) for x in (ds.q, ds.qd, ds.qdd))
+        k = q.shape[0]
+        pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
+        Y = np.asarray(jaxid.regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
+        W.append((Y if columns is None else Y[..., columns]).reshape(k * n, -1))
+        tau.append(np.asarray(ds.tau[s:s + CHUNK]).reshape(-1))
+    return np.concatenate(W), np.concatenate(tau)
+
+
+def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
+                        consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
+                        progress: Callable | None = None):
+    """Identify the base parameters (and enabled joint terms) from all prepared runs stacked.
+
+    robot: the model (``jaxid.Robot``). prepared: :func:`prepare`'s result.
+    method: "wls" (Gautier's two-step weighted LS, default), "ols", "irls" (Huber), "ridge".
+    description: the model's ``params.json`` entry (:func:`model`); default that of a model
+        built in code (``jaxid.results.model_description``: validating then needs the robot).
+    consistent: also estimate physically consistent standard parameters
+        (``jaxid.identification.consistent.identify_consistent``, prior weight
+        ``prior_weight``) and predict with them.
+    stribeck_vs: the Stribeck velocity of the ``fs`` term, rad/s, or "fit" to identify it
+        (``jaxid.friction.models.fit_stribeck_velocity``); None keeps the robot's.
+
+    Returns ``jaxid.results.Params``; ``params.fit`` records the preprocessing choices
+    (``preprocessing``), the physics check (``physics``: ``consistent``, ``problems``) and,
+    with ``consistent``, whether the constrained fit converged (``converged``, ``steps``).
+    The robot actually identified (with the fitted Stribeck velocity) is rebuilt from
+    ``params.model`` by ``validate``. Raises WorkflowError when the data do not identify
+    the base parameters.
+    """
+    import jax.numpy as jnp
+
+    import jaxid
+    from jaxid import results
+
+    if method not in ("wls", "ols", "irls", "ridge"):
+        raise WorkflowError(f"method must be one of wls, ols, irls, ridge, got {method!r}")
+    if consistent and method not in ("wls", "ols"):
+        raise WorkflowError(f"consistent identification works with method wls or ols, not {method}")
+    if not (math.isfinite(prior_weight) and prior_weight >= 0):
+        raise WorkflowError(f"prior_weight must be a finite number >= 0, got {prior_weight}")
+    for ds in prepared.datasets:
+        if ds.n != robot.n:
+            raise WorkflowError(f"{ds.source}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}")
+    description = dict(description) if description is not None else results.model_description(robot)
+    datasets = prepared.datasets
+    if stribeck_vs == "fit":
+        from jaxid.friction.models import fit_stribeck_velocity
+
+        stacked = [np.concatenate([np.asarray(getattr(d, k)) for d in datasets]) for k in ("q", "qd", "qdd", "tau")]
+        try:
+            vs = fit_stribeck_velocity(robot, *stacked)
+        except ValueError as e:
+            raise WorkflowError(f"fitting the Stribeck velocity: {e}") from None
+        robot = dataclasses.replace(robot, stribeck_vs=float(vs))
+    elif stribeck_vs is not None:
+        robot = dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
+    description["stribeck_vs"] = float(robot.stribeck_vs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an ambiguous rank is reported in the physics check, from base.gap
+        # Random states in chunks of the data's shape: the regressor compiles once.
+        base = jaxid.base_parameters(robot, n_samples=CHUNK)
+    names = robot.parameter_names()
+    N = prepared.n_samples
+    if N * robot.n <= base.rank:
+        raise WorkflowError(f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
+                            "parameters; record more samples")
+    W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress)
+    Wb = W[:, np.asarray(base.indices)] if consistent else W
+    try:
+        fit = jaxid.identify(Wb, tau, method=method, n_joints=robot.n, names=list(base.names))
+    except ValueError as e:
+        raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
+    params = results.from_fit(description, names, base, fit, n_samples=N,
+                              sources=[c["source"] for c in prepared.choices])
+    extra = {"preprocessing": [{k: v for k, v in c.items()} for c in prepared.choices], "rank_gap": float(base.gap)}
+    standard, source = None, None
+    if consistent:
+        from jaxid.identification.consistent import identify_consistent
+
+        c = identify_consistent(robot, W, tau, base=base, method=method, weight=prior_weight)
+        converged = bool(c.converged)
+        standard = np.asarray(c.theta) if bool(c.valid) else None
+        source = (f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "
+                  f"{'converged' if converged else 'NOT converged'} in {int(c.num_steps)} steps)")
+        # The consistent bodies are the identified model: predict with their base parameters
+        # (the covariance stays that of the unconstrained least-squares estimate).
+        extra.update(method=f"{method}+consistent", prior_weight=prior_weight, converged=converged,
+                     steps=int(c.num_steps), residual_rms=np.asarray(c.residual_rms).tolist(),
+                     estimate_ls=np.asarray(fit.theta).tolist())
+        params = dataclasses.replace(params, theta=c.base)
+    else:
+        theta, ok = results.consistent_standard(robot, params)
+        if ok:
+            standard, source = np.asarray(theta), ("base estimate with the non-identifiable parameters at "
+                                                   "their nominal values")
+    fit_doc = {**params.fit, **extra}
+    if standard is not None:
+        fit_doc["standard_source"] = source
+    params = dataclasses.replace(params, fit=fit_doc, standard=None if standard is None else jnp.asarray(standard))
+    problems = physics_report(robot, params)
+    params = dataclasses.replace(params, fit={**params.fit, "physics": {
+        "consistent": standard is not None and not problems and fit_doc.get("converged", True),
+        "problems": problems}})
+    return params
+
+
+def physics_report(robot, params) -> list[str]:
+    """What is physically wrong with an identification, in words (empty when nothing is).
+
+    Named: joint friction coefficients (fv, fc, fs, fva where it makes fv +- fva negative,
+    rotor inertia ia) estimated below zero, with their distance to zero in standard
+    deviations; bodies that are not physically consistent (non-positive mass, inertia not
+    positive definite or violating the triangle inequality) in the standard parameters
+    written; a constrained fit that did not converge; an ambiguous rank of the regressor.
+    """
+    from jaxid.identification.base import GAP_WARN
+    from jaxid.model import inertia
+
+    problems = []
+    theta, std = np.asarray(params.theta), np.asarray(params.std)
+    for i, name in enumerate(params.base.names):
+        term = name.rstrip("0123456789")
+        if term in ("fv", "fc", "fs", "ia") and theta[i] < 0:
+            z = -theta[i] / std[i] if std[i] > 0 else math.inf
+            problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): negative "
+                            f"{dict(fv='viscous friction', fc='Coulomb friction', fs='Stribeck friction', ia='rotor inertia')[term]}")
+    if params.standard is not None:
+        links, _ = robot.split(params.standard)
+        ok = np.asarray(inertia.is_consistent(links))
+        for j in np.nonzero(~ok)[0]:
+            problems.append(f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)")
+    if params.fit.get("converged") is False:
+        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps")
+    gap = params.fit.get("rank_gap", params.base.gap)
+    if gap is not None and gap < GAP_WARN:
+        problems.append(f"the rank of the regressor is not clear-cut (R-diagonal gap {gap:.3g})")
+    return problems
+
+
+# -------------------------------------------------------------------------------- validate
+@dataclass
+class Validation:
+    """Held-out prediction of :func:`validate`.
+
+    runs: one dict per run: ``source``, ``samples`` and the metrics of
+        ``jaxid.results.validation_metrics`` (rmse N m, nrmse %, r2, wape %, max_pe %,
+        relative_error %, nrms_limits % where the model has torque limits).
+    t, measured, predicted: per run, (N,) s and (N, n) N m.
+    warnings: model mismatches found between the parameters and the given robot.
+    """
+
+    runs: list
+    t: list
+    measured: list
+    predicted: list
+    warnings: list = field(default_factory=list)
+
+    def worst(self, metric: str = "nrmse") -> float:
+        """The largest per-joint value of ``metric`` over all runs."""
+        return max(max(v for v in r[metric]["per_joint"] if v is not None) for r in self.runs)
+
+
+def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None) -> Validation:
+    """Predict the torques of prepared held-out runs from identified parameters.
+
+    robot: the model the parameters were identified for
+        (``jaxid.results.model_from_description(params.model)`` rebuilds it).
+    params: ``jaxid.results.Params``. prepared: :func:`prepare`'s result.
+    truth: optional torques per run (N_read, n) N m to compare with instead of the measured
+        ones (e.g. the noise-free torques of a simulation), aligned with ``Prepared.align``.
+    Returns :class:`Validation`.
+    """
+    from jaxid import results
+
+    mismatches = results.model_mismatches(robot, params)
+    if any("joint" in m for m in mismatches):
+        raise WorkflowError(mismatches[0])
+    tau_max = np.asarray(getattr(robot, "tau_max", np.full(robot.n, np.inf)))
+    val = Validation(runs=[], t=[], measured=[], predicted=[], warnings=mismatches)
+    for i, ds in enumerate(prepared.datasets):
+        real = np.asarray(ds.tau) if truth is None else prepared.align(i, truth[i])
+        pred = np.asarray(results.predict(robot, params, ds))
+        val.runs.append({"source": prepared.choices[i]["source"], "samples": len(ds),
+                         **results.validation_metrics(real, pred, tau_max)})
+        val.t.append(np.asarray(ds.t))
+        val.measured.append(real)
+        val.predicted.append(pred)
+    return val
