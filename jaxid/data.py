@@ -216,6 +216,14 @@ def _listing(names, limit: int = 40) -> str:
     return ", ".join(names[:limit]) + more
 
 
+def _span(names) -> str:
+    """Names of the columns a signal was read from, shortened to first, second, ..., last."""
+    names = [str(x) for x in names]
+    if len(names) <= 8:
+        return ", ".join(names)
+    return f"{names[0]}, {names[1]}, ..., {names[-1]} ({len(names)} columns)"
+
+
 def _natural_key(name: str) -> list:
     """Sort key comparing the digit runs of a name as numbers: pos_2 < pos_10."""
     return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", name))]
@@ -704,7 +712,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     notes = []
     if columns is not None:
         notes.append("columns: " + "; ".join(
-            f"{s} <- {_listing([header[c] if header else c for c in select[s]], 8)}"
+            f"{s} <- {_span([header[c] if header else c for c in select[s]])}"
             for s in SIGNALS if s in select))
     if delimiter != ",":
         notes.append(f"delimiter {_DELIMITER_NAMES[delimiter]}"
@@ -788,7 +796,7 @@ _READERS = {".csv": "csv", ".tsv": "csv", ".npz": "npz", ".h5": "hdf5", ".hdf5":
 def _convert(arrays: dict, where: _Where, units: dict, gains, notes: list) -> dict:
     """Convert the signals named in ``units`` to SI; currents times gains to torques."""
     arrays = dict(arrays)
-    for s, u in units.items():
+    for s, u in sorted(units.items(), key=lambda item: SIGNALS.index(item[0])):
         if s not in arrays:
             raise where.error(f"units: {s} is given in '{u}' but the data have no {s}")
         how = UNITS[s][u]

@@ -1,5 +1,6 @@
 """Datasets: exact file round trips, the KUKA recordings, rejection of bad files, resampling
 of irregular time stamps, and derivatives computed from positions."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -211,3 +212,384 @@ def test_derivatives_computed_when_missing(tmp_path):
     ds = data.read(path, derivatives="savgol")
     assert np.array_equal(ds.qd, qd) and ds.derivatives == "savgol"
     np.testing.assert_allclose(ds.qdd[inner], qdd[inner], atol=1e-2 * W**2)
+
+
+# ----------------------------------------------------------------------------- real logs
+def _log(tmp_path, header, table, delimiter=",", name="log.csv", end="\n", fmt=repr):
+    """A CSV with the given header (list of names, or None) and rows of numbers or text."""
+    lines = [] if header is None else [delimiter.join(header)]
+    lines += [delimiter.join(x if isinstance(x, str) else fmt(float(x)) for x in row)
+              for row in table]
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + end)
+    return path
+
+
+def test_mapping_globs_in_natural_order(tmp_path):
+    rng = np.random.default_rng(5)
+    nj, rows = 11, 20
+    t = 0.002 * np.arange(rows)
+    pos, vel, eff = (rng.normal(size=(rows, nj)) for _ in range(3))
+    # Columns in a scrambled order, plus a text column nobody maps.
+    order = [f"effort_{j}" for j in range(1, nj + 1)] + ["time", "status"] + \
+        [f"pos_{j}" for j in (10, 2, 11, 1, 3, 4, 5, 6, 7, 8, 9)] + \
+        [f"vel_{j}" for j in range(nj, 0, -1)]
+    source = {"time": t, "status": None}
+    for name, a in (("pos", pos), ("vel", vel), ("effort", eff)):
+        source.update({f"{name}_{j + 1}": a[:, j] for j in range(nj)})
+    table = [["OK" if h == "status" else source[h][k] for h in order] for k in range(rows)]
+    path = _log(tmp_path, order, table)
+    for columns in ({"t": "time", "q": "pos_*", "qd": "vel_*", "tau": "effort_*"},
+                    "q=pos_*, qd=vel_*, tau=effort_*, t=time"):
+        ds = data.read(path, columns=columns, derivatives=None)
+        assert np.array_equal(ds.q, pos) and np.array_equal(ds.qd, vel)
+        assert np.array_equal(ds.tau, eff) and np.array_equal(ds.t, t) and ds.qdd is None
+        assert ds.notes[0].startswith("columns: t <- time; q <- pos_1, pos_2, ..., pos_11")
+    assert data.parse_columns("q=pos_*,qd=vel_*,tau=effort_*,t=time") == {
+        "q": "pos_*", "qd": "vel_*", "tau": "effort_*", "t": "time"}
+    # A mapped column that is not a number is still named exactly.
+    table[6][order.index("pos_3")] = "n/a"
+    bad = _log(tmp_path, order, table, name="bad.csv")
+    with pytest.raises(data.DatasetError, match=r"column 'pos_3', row 7 \(line 8\): 'n/a' is no"):
+        data.read(bad, columns="t=time,q=pos_*,tau=effort_*")
+
+
+def test_mapping_errors(tmp_path):
+    path = _log(tmp_path, ["time", "pos_1", "pos_2", "cur_1", "cur_2"],
+                np.column_stack([0.01 * np.arange(12), np.ones((12, 4))]))
+    cases = {
+        "t=time,q=joint_*,tau=cur_*": ["pattern 'joint_*' for q matches no column",
+                                       "the header has: time, pos_1, pos_2, cur_1, cur_2"],
+        "t=clock,q=pos_*,tau=cur_*": ["column 'clock' for t matches no column"],
+        "t=time,q=pos_*": ["no column for tau", "tau=effort_*", "the header has: time"],
+        "t=time,q=pos_*,tau=pos_2,cur_1": ["column 'pos_2' is mapped to both q and tau"],
+        "t=time,q=pos_*,tau=9:11": ["tau index 9 is out of range"],
+        "t=pos_*,q=pos_*,tau=cur_*": ["t must be one column", "'pos_1', 'pos_2'"],
+    }
+    for columns, phrases in cases.items():
+        with pytest.raises(data.DatasetError) as err:
+            data.read(path, columns=columns, derivatives=None)
+        for phrase in [str(path)] + phrases:
+            assert phrase in str(err.value), (columns, phrase, str(err.value))
+    for text, phrase in [("x=pos_*", "unknown signal 'x'"), ("q=a,q=b", "q is given twice"),
+                         ("pos_*", "'pos_*' has no signal"), ("q=", "no column given for q"),
+                         ("q=5:3", "empty range")]:
+        with pytest.raises(data.DatasetError, match=re.escape(phrase)):
+            data.parse_columns(text)
+
+
+def test_headerless_columns_by_index(tmp_path):
+    a = _arrays()
+    table = np.column_stack([a["t"], a["tau"], a["q"]])  # t, tau1..3, q1..3
+    path = _log(tmp_path, None, table, delimiter="\t", name="raw.csv")
+    for columns in ("t=0,tau=1:4,q=4:7", {"t": 0, "tau": [1, 2, 3], "q": "4:7"},
+                    "t=0,tau=1,2,3,q=4,5,6"):
+        ds = data.read(path, columns=columns, derivatives=None)
+        assert np.array_equal(ds.q, a["q"]) and np.array_equal(ds.tau, a["tau"])
+        assert np.array_equal(ds.t, a["t"])
+    assert "delimiter tab, no header row" in ds.notes
+    with pytest.raises(data.DatasetError, match="line 1 holds numbers, not the header row"):
+        data.read(path, derivatives=None)
+    with pytest.raises(data.DatasetError, match=r"q='pos_\*' names a column, but the file has "
+                                                r"no header row"):
+        data.read(path, columns="t=0,tau=1:4,q=pos_*", derivatives=None)
+    with pytest.raises(data.DatasetError, match=r"tau index 7 is out of range; the file has no "
+                                                r"header and 7 columns \(0..6\)"):
+        data.read(path, columns="t=0,tau=7,q=4:7", derivatives=None)
+    table = table.astype(object)
+    table[2, 5] = "x"
+    with pytest.raises(data.DatasetError, match=r"column 5 \(0-based\), row 3 \(line 3\): 'x'"):
+        data.read(_log(tmp_path, None, table, name="bad.csv"), columns="t=0,tau=1:4,q=4:7")
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", " ", "  "])
+def test_delimiters(tmp_path, delimiter):
+    a = _arrays()
+    ds = data.from_arrays(**a)
+    names = ["t"] + [f"{s}{j}" for s in ("q", "qd", "qdd", "tau") for j in (1, 2, 3)]
+    table = np.column_stack([a[s] for s in ("t", "q", "qd", "qdd", "tau")])
+    back = data.read(_log(tmp_path, names, table, delimiter=delimiter))
+    _assert_same(ds, back)
+    assert back.notes == ({";": ("delimiter ';'",), "\t": ("delimiter tab",)}.get(
+        delimiter, ("delimiter whitespace",)))
+
+
+def test_decimal_comma_is_named(tmp_path):
+    path = _log(tmp_path, ["t", "q1", "tau1"], [[k / 100, "0,5", 1] for k in range(12)],
+                delimiter=";")
+    with pytest.raises(data.DatasetError, match=r"column 'q1', row 1 \(line 2\): '0,5' is not "
+                                                r"a number \(a decimal comma\?"):
+        data.read(path, derivatives=None)
+
+
+def test_units_converted_exactly(tmp_path):
+    a = _arrays()
+    t_ms = 2.0 * np.arange(N) + 17.0
+    q_deg = np.degrees(a["q"]) * 10
+    names = ["t"] + [f"{s}{j}" for s in ("q", "qd", "tau") for j in (1, 2, 3)]
+    table = np.column_stack([t_ms, q_deg, a["qd"] * 57, a["tau"] * 1e3])
+    path = _log(tmp_path, names, table)
+    ds = data.read(path, units="q=deg,t=ms,qd=deg/s,tau=mNm", derivatives=None)
+    assert np.array_equal(ds.t, t_ms / 1e3) and np.array_equal(ds.q, np.deg2rad(q_deg))
+    assert np.array_equal(ds.qd, np.deg2rad(a["qd"] * 57))
+    assert np.array_equal(ds.tau, a["tau"] * 1e3 / 1e3)
+    assert ds.notes == ("t: converted from ms to s", "q: converted from deg to rad",
+                        "qd: converted from deg/s to rad/s", "tau: converted from mNm to N m")
+    assert data.parse_units("q=deg, t=ms") == {"q": "deg", "t": "ms"}
+    # Without the unit the time axis is implausible, and the message names the likely unit.
+    with pytest.raises(data.DatasetError,
+                       match=r"t looks like milliseconds: mean step 2\.0; pass units t=ms"):
+        data.read(path, derivatives=None)
+    with pytest.raises(data.DatasetError,
+                       match=r"t looks like microseconds, not milliseconds: mean step 2000\.0"):
+        data.read(_log(tmp_path, names, np.column_stack([table[:, 0] * 1e3, table[:, 1:]])),
+                  units="t=ms", derivatives=None)
+    with pytest.raises(data.DatasetError, match=r"mean step 1e-07 s is a sampling rate of 1e\+07"):
+        data.read(_log(tmp_path, names, np.column_stack([table[:, 0] * 5e-8, table[:, 1:]])),
+                  derivatives=None)
+
+
+def test_unit_errors():
+    with pytest.raises(data.DatasetError) as err:
+        data.parse_units("q=degree")
+    assert str(err.value) == "units: unknown unit 'degree' for q; known: rad, deg"
+    with pytest.raises(data.DatasetError, match=r"unknown unit 'sec' for t; known: s, ms, us"):
+        data.read("whatever.csv", units={"t": "sec"})
+    with pytest.raises(data.DatasetError, match="units: unknown signal 'x'"):
+        data.parse_units("x=rad")
+    with pytest.raises(data.DatasetError, match="'deg' is not signal=unit"):
+        data.parse_units("deg")
+
+
+def test_gains_turn_currents_into_torques(tmp_path):
+    a = _arrays(n=2)
+    names = ["t", "q1", "q2", "tau1", "tau2"]
+    path = _log(tmp_path, names, np.column_stack([a["t"], a["q"], a["tau"] / 1e3]))
+    gains = (10.0, 10.7)
+    for kwargs in (dict(gains=gains), dict(gains="10, 10.7", units="tau=A")):
+        ds = data.read(path, derivatives=None, **kwargs)
+        assert np.array_equal(ds.tau, a["tau"] / 1e3 * np.array(gains))
+        assert ds.notes == ("tau: motor currents (A) times gains 10, 10.7 N m/A",)
+    assert data.parse_gains("10 10.7,3") == (10.0, 10.7, 3.0)
+    with pytest.raises(data.DatasetError, match=r"^.*log\.csv: gains: 3 values for 2 joints$"):
+        data.read(path, gains=[1, 2, 3], derivatives=None)
+    with pytest.raises(data.DatasetError, match="tau in 'A' .* needs gains"):
+        data.read(path, units="tau=A", derivatives=None)
+    with pytest.raises(data.DatasetError, match="but tau is given in 'Nm'"):
+        data.read(path, units="tau=Nm", gains=gains, derivatives=None)
+    with pytest.raises(data.DatasetError, match=r"gains: 'x' is not a number \(in '10,x'\)"):
+        data.parse_gains("10,x")
+    with pytest.raises(data.DatasetError, match="value 0.0 for joint 2 is not a finite nonzero"):
+        data.parse_gains("1,0")
+
+
+def test_truncated_last_line(tmp_path):
+    names = ["t", "q1", "q2", "tau1", "tau2"]
+    table = [[k * DT, 1.5, -2.25, 1.25e-05, 3.0e-06] for k in range(40)]
+    fmt = "{:.6g}".format
+    for end in ("", "\n"):
+        cut = _log(tmp_path, names, table[:-1] + [table[-1][:3]], end=end, fmt=fmt)
+        with pytest.raises(data.DatasetError) as err:
+            data.read(cut, derivatives=None)
+        assert "last line 41 has 3 of 5 cells: the file looks truncated" in str(err.value)
+    text = _log(tmp_path, names, table, fmt=fmt).read_text()
+    assert text.endswith(",3e-06\n")
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[:-2])  # ...,3e-0 : parses, but not like the line before
+    with pytest.raises(data.DatasetError, match=r"last line 41 does not end in a newline and "
+                                                r"its cell '3e-0' in column 'tau2' looks cut"):
+        data.read(cut, derivatives=None)
+    cut.write_text(text[:-3])  # ...,3e- : not a number
+    with pytest.raises(data.DatasetError, match=r"column 'tau2', row 40 \(line 41\): '3e-' is "
+                                                r"not a number; .*looks truncated"):
+        data.read(cut, derivatives=None)
+    cut.write_text(text[:-1])  # complete, only the final newline missing: fine
+    assert len(data.read(cut, derivatives=None)) == 40
+
+
+def test_gap_is_an_error(tmp_path):
+    t = DT * np.arange(N)
+    t[20:] += 0.5
+    a = _arrays()
+    names = ["t", "q1", "q2", "q3", "tau1", "tau2", "tau3"]
+    path = _log(tmp_path, names, np.column_stack([t, a["q"], a["tau"]]))
+    for resample in (False, True):
+        with pytest.raises(data.DatasetError) as err:
+            data.read(path, resample=resample, derivatives=None)
+        for phrase in ["column 't', row 21 (line 22): gap of 0.51 s after t = 0.19 s",
+                       "51 times the median step 0.01 s", "Split the file before this row"]:
+            assert phrase in str(err.value), (phrase, str(err.value))
+
+
+def test_resampling_is_noted(tmp_path):
+    rng = np.random.default_rng(3)
+    t = 0.005 * np.arange(100) + rng.uniform(-5e-5, 5e-5, 100)
+    path = tmp_path / "jitter.npz"
+    np.savez(path, t=t, q=np.sin(t)[:, None], tau=np.cos(t)[:, None])
+    ds = data.read(path, resample=True, derivatives=None)
+    assert len(ds.notes) == 1 and ds.notes[0].startswith("resampled onto a uniform grid, "
+                                                         "jitter 0.")
+    assert data.read(path, derivatives=None).notes[0].startswith(
+        "irregular time stamps kept as recorded, jitter")
+    assert data.concatenate([ds, ds]).notes == ds.notes
+
+
+def test_npz_columns(tmp_path):
+    a = _arrays()
+    path = tmp_path / "log.npz"
+    np.savez(path, stamp=a["t"] * 1e3, joint_pos=a["q"], joint_cur=a["tau"], other=1)
+    ds = data.read(path, columns={"t": "stamp", "q": "joint_pos", "tau": "joint_cur"},
+                   units="t=ms,tau=A", gains=[2, 3, 4], derivatives=None)
+    assert np.array_equal(ds.tau, a["tau"] * [2, 3, 4]) and np.array_equal(ds.q, a["q"])
+    assert ds.notes[0] == "columns: t <- stamp; q <- joint_pos; tau <- joint_cur"
+    with pytest.raises(data.DatasetError, match=r"no array 'joint_vel' for qd; the file has: "
+                                                r"stamp, joint_pos, joint_cur, other"):
+        data.read(path, columns="t=stamp,q=joint_pos,tau=joint_cur,qd=joint_vel")
+    with pytest.raises(data.DatasetError, match=r"missing array\(s\) 't'.*the file has: stamp"):
+        data.read(path, columns="q=joint_pos,tau=joint_cur")
+
+
+def test_hdf5(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    a = _arrays()
+    path = tmp_path / "log.h5"
+    with h5py.File(path, "w") as f:
+        for s in ("t", "q", "qd", "qdd", "tau"):
+            f[s] = a[s]
+        f["robot/effort"] = a["tau"] * 2
+    _assert_same(data.read(path), data.from_arrays(**a))
+    ds = data.read(path, columns={"tau": "robot/effort"})
+    assert np.array_equal(ds.tau, a["tau"] * 2) and np.array_equal(ds.q, a["q"])
+    with pytest.raises(data.DatasetError, match=r"no dataset 'effort' for tau; the file has: "):
+        data.read(path, columns={"tau": "effort"})
+
+
+def test_hdf5_without_h5py(tmp_path, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_h5py(name, *args, **kwargs):
+        if name == "h5py":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    path = tmp_path / "log.hdf5"
+    path.write_bytes(b"\x89HDF\r\n")
+    monkeypatch.setattr(builtins, "__import__", no_h5py)
+    with pytest.raises(data.DatasetError, match="needs the h5py package: pip install h5py"):
+        data.read(path)
+
+
+def test_load_mapping(tmp_path):
+    toml = tmp_path / "map.toml"
+    toml.write_text('gains = [10, 10.7]\n[columns]\nt = "time"\nq = "pos_*"\n'
+                    'tau = "cur_*"\n[units]\nt = "ms"\nq = "deg"\n')
+    js = tmp_path / "map.json"
+    js.write_text('{"columns": "t=time,q=pos_*,tau=cur_*", "units": "t=ms,q=deg", '
+                  '"gains": "10,10.7"}')
+    expected = dict(columns={"t": "time", "q": "pos_*", "tau": "cur_*"},
+                    units={"t": "ms", "q": "deg"}, gains=(10.0, 10.7))
+    assert data.load_mapping(toml) == data.load_mapping(js) == expected
+    a = _arrays(n=2)
+    path = _log(tmp_path, ["time", "pos_1", "pos_2", "cur_1", "cur_2"],
+                np.column_stack([a["t"] * 1e3, a["q"], a["tau"]]))
+    ds = data.read(path, derivatives=None, **data.load_mapping(toml))
+    assert np.array_equal(ds.tau, a["tau"] * [10, 10.7]) and len(ds.notes) == 4
+    js.write_text('{"columns": {"q": "pos_*"}, "unit": {}}')
+    with pytest.raises(data.DatasetError, match=r"map\.json: unknown key\(s\) unit"):
+        data.load_mapping(js)
+    js.write_text('{"units": {"q": "grad"}}')
+    with pytest.raises(data.DatasetError, match=r"map\.json: units: unknown unit 'grad' for q"):
+        data.load_mapping(js)
+    js.write_text('{"units": ')
+    with pytest.raises(data.DatasetError, match=r"map\.json: not valid JSON"):
+        data.load_mapping(js)
+
+
+# ----------------------------------------------------------------------------- writing
+def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
+    from jaxid import atomic
+
+    ds = data.from_arrays(**_arrays())
+    path = tmp_path / "run.csv"
+    data.write(ds, path)
+    before = path.read_bytes()
+
+    def boom(f, *args, **kwargs):
+        f.write("t,q1\n0.0,")
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(data.np, "savetxt", boom)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        data.write(data.from_arrays(**_arrays(1)), path)
+    monkeypatch.undo()
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No "
+                                                                            "space left")))
+    for suffix in (".csv", ".npz"):
+        target = path.with_suffix(suffix)
+        if suffix == ".npz":
+            target.write_bytes(before)
+        with pytest.raises(data.DatasetError, match=r"run\.\w+: writing failed \(No space left"
+                                                    r"\); the previous file.*is unchanged"):
+            data.write(ds, target)
+    assert path.read_bytes() == before and path.with_suffix(".npz").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv", "run.npz"]
+
+
+def test_atomic_write_helper(tmp_path):
+    from jaxid.atomic import OutputPathError, atomic_write
+
+    path = tmp_path / "params.json"
+    path.write_text("old")
+    path.chmod(0o640)
+    with atomic_write(path) as f:
+        f.write('{"a": 1}')
+    assert path.read_text() == '{"a": 1}' and (path.stat().st_mode & 0o777) == 0o640
+    with atomic_write(tmp_path / "new.bin", "wb") as f:
+        f.write(b"\0")
+    assert (tmp_path / "new.bin").read_bytes() == b"\0"
+    with pytest.raises(OutputPathError, match="is a directory"):
+        with atomic_write(tmp_path):
+            pass
+    with pytest.raises(OutputPathError, match="directory '.*nowhere' does not exist"):
+        with atomic_write(tmp_path / "nowhere" / "x.json"):
+            pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.bin", "params.json"]
+
+
+def test_output_and_input_path_errors(tmp_path):
+    ds = data.from_arrays(**_arrays())
+    (tmp_path / "out.csv").mkdir()
+    for bad, phrase in [(tmp_path / "out.csv", "out.csv: is a directory; give a file name"),
+                        (tmp_path, "is a directory"),
+                        (tmp_path / "no" / "run.npz", "directory '" + str(tmp_path / "no")
+                         + "' does not exist")]:
+        with pytest.raises(data.DatasetError) as err:
+            data.write(ds, bad)
+        assert phrase in str(err.value), (phrase, str(err.value))
+    with pytest.raises(data.DatasetError, match=r"out\.csv: is a directory, not a dataset file"):
+        data.read(tmp_path / "out.csv")
+    with pytest.raises(data.DatasetError, match=r"gone\.csv: no such file"):
+        data.read(tmp_path / "gone.csv")
+
+
+def test_permission_errors(tmp_path, monkeypatch):
+    # Simulated: the tests may run as root, who reads and writes whatever the permissions.
+    from jaxid import atomic
+
+    ds = data.from_arrays(**_arrays())
+    path = tmp_path / "run.csv"
+    data.write(ds, path)
+
+    def denied(file, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(file))
+
+    monkeypatch.setattr(data, "open", denied, raising=False)
+    with pytest.raises(data.DatasetError, match=r"run\.csv: cannot read the file \(permission "
+                                                r"denied\)"):
+        data.read(path)
+    monkeypatch.setattr(atomic.os, "access", lambda *args: False)
+    with pytest.raises(data.DatasetError, match=r"cannot write: directory '.*' is not writable "
+                                                r"\(permission denied\)"):
+        data.write(ds, path)
