@@ -471,6 +471,8 @@ def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
     """The columns of the default header t, q1.., [qd1.., qdd1..,] tau1.. (all required)."""
     column, groups, unknown = {}, {g: [] for g in _SIGNALS}, []
     for c, name in enumerate(header):
+        if not name:  # an unnamed column, e.g. after a trailing delimiter: not data
+            continue
         m = re.fullmatch(r"(qdd|qd|q|tau)([1-9][0-9]*)", name)
         if name in column:
             raise where.error(f"line 1 (header): column '{name}' appears twice")

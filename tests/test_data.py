@@ -314,6 +314,16 @@ def test_delimiters(tmp_path, delimiter):
         delimiter, ("delimiter whitespace",)))
 
 
+def test_trailing_delimiter_and_crlf(tmp_path):
+    a = _arrays()
+    ds = data.from_arrays(**a)
+    path = tmp_path / "run.csv"
+    data.write(ds, path)
+    lines = path.read_text().splitlines()
+    path.write_bytes("".join(line + ",\r\n" for line in lines).encode())
+    _assert_same(ds, data.read(path))
+
+
 def test_decimal_comma_is_named(tmp_path):
     path = _log(tmp_path, ["t", "q1", "tau1"], [[k / 100, "0,5", 1] for k in range(12)],
                 delimiter=";")
