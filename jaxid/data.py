@@ -652,6 +652,8 @@ def _check_last_line(text: str, delimiter: str | None, usecols: list[int], label
 
 
 def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
+    """(arrays, where, notes) of a CSV file. fast=False skips numpy's parser and scans every
+    cell in Python (the reader before numpy's, kept as the fallback; benchmarks/read_csv.py)."""
     where = _Where(str(path))
     raw = _read_bytes(path)
     if b"\0" in raw[:65536]:
@@ -677,7 +679,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     first, rest = (body, "") if k < 0 else (body[:k], body[k + 1:])
     delimiter = _detect_delimiter(first, rest[:rest.find("\n")] if "\n" in rest else rest)
     cells = [c.strip() for c in _split(first, delimiter)]
-    has_header = not all(_is_number(c) for c in cells)
+    has_header = not cells or not all(_is_number(c) for c in cells if c)
     if has_header:
         header, rows, first_line = cells, rest, 2
     else:
@@ -693,8 +695,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
         select = _default_columns(header, n, where)
     else:
         select = _mapped_columns(columns, header, ncells, where)
-    labels = [where.cell(h) for h in header] if header else [where.cell(c) for c in range(ncells)]
-    labels = [f"column {x}" for x in labels]
+    labels = [f"column {where.cell(h)}" for h in (header or range(ncells))]
     usecols = sorted({c for idx in select.values() for c in idx})
     if not rows:
         data = np.empty((0, len(usecols)))
