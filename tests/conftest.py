@@ -1,14 +1,21 @@
 """Shared fixtures: built-in models and random states, created once per session."""
 import os
+import tempfile
 
 import jax
 import numpy as np
 import pytest
 
 import jaxid
+import jaxid.cache
 
 # Keep the suite's compile caches small and deterministic on the 2-core CI machine.
 os.environ.setdefault("JAXID_NOTEBOOK_SMALL", "1")
+# A persistent compilation cache of the session's own (never the user's): functions that are
+# jitted anew on every call (closures of the excitation optimiser, the CLI's steps) compile once
+# per session. tests/test_cache.py checks the CLI's cache in subprocesses.
+os.environ.setdefault("JAXID_CACHE_DIR", tempfile.mkdtemp(prefix="jaxid-test-cache-"))
+jaxid.cache.enable()
 
 
 @pytest.fixture(scope="session")

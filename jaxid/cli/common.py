@@ -162,8 +162,6 @@ def _mapping(args):
         return (data.parse_columns(args.columns) if args.columns else None,
                 data.parse_units(args.units) if args.units else None,
                 data.parse_gains(args.gains) if args.gains else None)
-    except AttributeError:
-        raise UserError("--columns/--units/--gains/--mapping need a newer jaxid.data") from None
     except ValueError as e:
         flag = "--mapping" if args.mapping else "--columns/--units/--gains"
         raise UserError(f"{flag}: {e}") from None

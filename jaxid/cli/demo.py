@@ -83,7 +83,7 @@ def run(args) -> int:
         raise UserError(f"--steps must be >= 0 and --starts >= 1, got {args.steps} and {args.starts}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    log = (lambda *a: None) if (args.quiet or args.json == "-") else print
+    log = (lambda *a, **k: None) if (args.quiet or args.json == "-") else print
     timings = {}
     for i, (what, argv) in enumerate(commands(args, out)):
         log(f"\n[{i + 1}/7] {what}\n$ jaxid {shlex.join(argv)}", flush=True)

@@ -1,0 +1,123 @@
+"""jaxid.workflow: the data-driven preprocessing choices, the library path read -> prepare ->
+identify_experiment -> validate on a simulated planar arm, and its checks."""
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+import jaxid
+from jaxid import data, results, signals, simulation, workflow
+
+FS = 100.0
+
+
+def _trajectory(seed=0, duration=12.0, n=2):
+    """Three sines per joint (0.25-0.75 Hz) with exact derivatives."""
+    t = np.arange(0.0, duration, 1.0 / FS)
+    w = 2 * np.pi * np.array([0.25, 0.5, 0.75])
+    a = np.random.default_rng(seed).normal(size=(3, n)) * 0.6
+    s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+    return t, s @ a, (c * w) @ a, (-s * w**2) @ a
+
+
+@pytest.fixture(scope="module")
+def experiment():
+    """A true planar2 robot measured (q, tau only) on two trajectories: same robot, other noise."""
+    robot, desc = workflow.model(builtin="planar2", joint_terms=("fv", "fc", "offset"))
+    key = jax.random.PRNGKey(3)
+    runs = []
+    for k in (1, 2):
+        t, q, qd, qdd = _trajectory(seed=k)
+        m = simulation.simulate(robot.with_joint_terms(()), t, q, qd, qdd, key, noise_key=jax.random.PRNGKey(10 + k),
+                                sigma_q=1e-5)
+        runs.append(m)
+    assert np.allclose(runs[0].robot.parameter_vector(), runs[1].robot.parameter_vector())  # same true robot
+    prepared = workflow.prepare([r.data for r in runs[:1]], robot)
+    params = workflow.identify_experiment(robot, prepared, description=desc)
+    return robot, desc, runs, prepared, params
+
+
+def test_cutoff_follows_the_noise_floor():
+    t, q, _, _ = _trajectory(duration=40.0)
+    rng = np.random.default_rng(0)
+    cut = [workflow.choose_cutoff(q + s * rng.normal(size=q.shape), FS) for s in (1e-6, 1e-4, 1e-2)]
+    # Above the signal band (0.75 Hz), lower for noisier positions, below the noise-only band.
+    assert 0.75 < cut[2] <= cut[1] <= cut[0] <= FS / 4 and cut[2] < cut[0], cut
+    assert workflow.choose_cutoff(q, FS) > 0.9 * FS / 4  # round-off is the only floor: hardly any cut
+
+
+def test_edge_trim_removes_the_filter_transient():
+    t, q, qd, qdd = _trajectory(duration=20.0)
+    cutoff = 5.0
+    k = workflow.edge_trim(FS, cutoff)
+    _, _, qdd_f = (np.asarray(x) for x in signals.derivatives(q, 1 / FS, cutoff=cutoff))
+    err = np.abs(qdd_f - qdd)
+    interior = err[len(t) // 4: -len(t) // 4].max()
+    # Past the trim the edge transient has died out: the kept samples are as good as the interior
+    # (the filter's own attenuation); the dropped edge is far worse.
+    assert err[k:-k].max() < 1.5 * interior
+    assert err[:k].max() > 10 * interior and err[-k:].max() > 10 * interior
+    assert k >= 3 * (4 + 1)
+
+
+def test_prepare_records_its_choices_and_aligns(experiment):
+    robot, _, runs, prepared, _ = experiment
+    c = prepared.choices[0]
+    assert c["derivatives"] == "butterworth" and c["cutoff_from"] == "spectrum" and 0.75 < c["cutoff_hz"] < FS / 4
+    assert c["samples"] == c["samples_read"] - 2 * c["trim"] and c["index"] == [c["trim"], c["samples_read"] - c["trim"], 1]
+    assert np.array_equal(prepared.align(0, runs[0].data.tau), np.asarray(prepared.datasets[0].tau))
+    assert "from the position spectrum" in prepared.describe()[0]
+    # Logged derivatives are used as they are: no filter, no trim.
+    logged = data.from_arrays(runs[0].data.t, runs[0].q, runs[0].tau, runs[0].qd, runs[0].qdd)
+    p = workflow.prepare(logged, robot, workflow.Policy(step=2))
+    assert p.choices[0]["derivatives"] == "logged" and len(p.datasets[0]) == (len(logged) + 1) // 2
+
+
+def test_identifies_and_validates_on_the_same_robot(experiment):
+    robot, _, runs, prepared, params = experiment
+    true = runs[0].robot
+    assert tuple(true.parameter_names()) == tuple(params.parameter_names)
+    theta_true = np.asarray(params.base.to_base(np.asarray(true.parameter_vector())))
+    z = np.abs(np.asarray(params.theta) - theta_true) / np.asarray(params.std)
+    assert z.max() < 5, z
+    held_out = workflow.prepare([runs[1].data], robot)
+    val = workflow.validate(robot, params, held_out, truth=[runs[1].tau])
+    assert val.warnings == [] and val.worst("nrmse") < 1.0
+    assert params.fit["preprocessing"][0]["cutoff_hz"] == prepared.choices[0]["cutoff_hz"]
+    assert isinstance(params.fit["physics"]["problems"], list)
+
+
+def test_other_kinematics_are_named(experiment):
+    robot, _, runs, _, params = experiment
+    longer = dataclasses.replace(robot, placements=robot.placements.at[1, 0, 3].add(0.1))
+    val = workflow.validate(longer, params, workflow.prepare([runs[1].data], longer))
+    assert len(val.warnings) == 1 and "other kinematics" in val.warnings[0]
+
+
+def test_bad_input_is_named(experiment):
+    robot, _, runs, _, params = experiment
+    ur5 = jaxid.models.ur5()
+    with pytest.raises(workflow.WorkflowError, match="the data have 2 joints but the model 'ur5' has 6"):
+        workflow.prepare([runs[0].data], ur5)
+    with pytest.raises(workflow.WorkflowError, match="cutoff must be a finite frequency"):
+        workflow.Policy(cutoff=-1.0)
+    with pytest.raises(workflow.WorkflowError, match="step must be an integer >= 1"):
+        workflow.Policy(step=0)
+    short = runs[0].data.slice(0, 40)
+    with pytest.raises(workflow.WorkflowError, match="40 samples; differentiating q"):
+        workflow.prepare([short], robot, workflow.Policy(cutoff=1.0))
+    jitter = data.from_arrays(np.asarray(runs[0].data.t) + 1e-4 * np.sin(np.arange(len(runs[0].data))),
+                              runs[0].data.q, runs[0].data.tau)
+    with pytest.raises(workflow.WorkflowError, match="irregular time stamps"):
+        workflow.prepare([jitter], robot)
+    with pytest.raises(workflow.WorkflowError, match="method must be one of"):
+        workflow.identify_experiment(robot, workflow.prepare([runs[0].data], robot), method="lasso")
+
+
+def test_params_round_trip_keeps_the_fingerprint(experiment, tmp_path):
+    robot, _, _, _, params = experiment
+    results.save_params(tmp_path / "p.json", params)
+    back = results.load_params(tmp_path / "p.json")
+    assert back.model["fingerprint"] == results.fingerprint(robot)
+    assert results.model_mismatches(results.model_from_description(back.model), back) == []
