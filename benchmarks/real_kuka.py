@@ -1,6 +1,6 @@
 """A real robot: KUKA LWR4+ base parameters with friction, validated on a held-out run.
 
-Data: three measured runs of the FloBaRoID project (``../shared/data/kuka_lwr4``, read by
+Data: three measured runs of the FloBaRoID project (``examples/data/kuka_lwr4``, read by
 path; see its README): 200 Hz, q, qd, qdd, tau of 7 joints, already filtered. For each
 rotation (identify on two runs, validate on the third) the model is the CAD URDF
 ``kuka_lwr4.urdf`` for kinematics, with 43 rigid-body base parameters (Gautier's QR basis)
@@ -40,7 +40,7 @@ import jaxid
 from jaxid import data, results
 from jaxid.identification.consistent import identify_consistent
 
-DATA = Path(os.environ.get("JAXID_KUKA_DATA", Path(__file__).resolve().parents[2] / "shared/data/kuka_lwr4"))
+DATA = Path(os.environ.get("JAXID_KUKA_DATA", Path(__file__).resolve().parents[1] / "examples/data/kuka_lwr4"))
 SMALL = os.environ.get("JAXID_NOTEBOOK_SMALL") == "1"
 TERMS = ("fv", "fc", "offset")
 EPS_GRID = (1e-2,) if SMALL else (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)

@@ -8,7 +8,7 @@ import pytest
 
 from jaxid import data
 
-KUKA = Path("/work/shared/data/kuka_lwr4")
+KUKA = Path(__file__).resolve().parents[1] / "examples/data/kuka_lwr4"
 N, NJ, DT = 40, 3, 0.01
 
 

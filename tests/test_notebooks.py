@@ -6,8 +6,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(ROOT.joinpath("notebooks").glob("*.ipynb"))
-#: The real-robot notebook reads the shared KUKA data by path (it is not in the repository).
-KUKA_DATA = pathlib.Path(os.environ.get("JAXID_KUKA_DATA", ROOT.parent / "shared/data/kuka_lwr4"))
+#: The real-robot notebook reads the KUKA data of examples/data by path.
+KUKA_DATA = pathlib.Path(os.environ.get("JAXID_KUKA_DATA", ROOT / "examples/data/kuka_lwr4"))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -15,7 +15,7 @@ def test_notebook_executes(path, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     if "kuka" in path.stem and not KUKA_DATA.is_dir():
-        pytest.skip(f"shared KUKA data not present at {KUKA_DATA} (set JAXID_KUKA_DATA)")
+        pytest.skip(f"KUKA data not present at {KUKA_DATA} (set JAXID_KUKA_DATA)")
     os.environ["JAXID_NOTEBOOK_SMALL"] = "1"
     os.environ.setdefault("MPLBACKEND", "Agg")
     nb = nbformat.read(path, as_version=4)

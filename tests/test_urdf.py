@@ -44,10 +44,8 @@ def test_reads_chain_limits_and_merges_fixed_links(tmp_path):
 
 
 def test_kuka_urdf_loads():
-    path = "../shared/data/kuka_lwr4/kuka_lwr4.urdf"
-    import os
-    if not os.path.exists(path):
-        pytest.skip("shared KUKA data not present")
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples/data/kuka_lwr4/kuka_lwr4.urdf"
     robot = jaxid.Robot.from_urdf(path)
     assert robot.n == 7
     np.testing.assert_allclose(robot.tau_max, [176, 176, 100, 100, 100, 38, 38])
