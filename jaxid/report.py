@@ -127,8 +127,10 @@ def write(out_dir, title: str, sections: dict[str, str], data: dict, figure_file
     for f in figure_files:
         md += [f"![{f}]({f})", ""]
     paths = dict(markdown=os.path.join(out_dir, "report.md"), json=os.path.join(out_dir, "result.json"))
-    with open(paths["markdown"], "w") as fh:
+    from jaxid.atomic import atomic_write
+
+    with atomic_write(paths["markdown"]) as fh:
         fh.write("\n".join(md))
-    with open(paths["json"], "w") as fh:
+    with atomic_write(paths["json"]) as fh:
         json.dump(to_jsonable(data), fh, indent=1)
     return paths

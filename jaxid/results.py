@@ -252,7 +252,10 @@ def save_params(path, params: Params) -> Path:
             doc["model"] = {**doc["model"], "urdf": os.path.relpath(Path(urdf).resolve(), path.resolve().parent)}
         except ValueError:  # another drive (Windows)
             pass
-    path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    from jaxid.atomic import atomic_write
+
+    with atomic_write(path) as f:  # a crash mid-write leaves the old file, never half a new one
+        f.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
     return path
 
 

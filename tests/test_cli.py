@@ -195,3 +195,34 @@ def test_stribeck_velocity_fitted_from_data(run, capsys):
     assert main(["validate", "--params", str(d / "p.json"), str(d / "truth.csv"), "--no-figures",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["files"][0]["nrmse"]["overall"] < 1e-4
+
+
+def test_log_formats_and_paths_exit_2_with_one_line(run, capsys):
+    """Column mapping, units, gains, and an output that is an input: one line naming the value."""
+    d = run
+    data = str(d / "data1.csv")
+    ident = ["identify", "--robot", "planar2", "-o", str(d / "x.json"), "--quiet"]
+    cases = [
+        (ident + ["--columns", "q=pos_*,tau=tau*", data], "pattern 'pos_*'"),
+        (ident + ["--units", "q=degree", data], "unknown unit 'degree'"),
+        (ident + ["--units", "tau=A", "--gains", "10,10,10", data], "3 values for 2 joints"),
+        (ident + ["--mapping", str(d / "absent.toml"), data], "absent.toml"),
+        (["identify", "--robot", "planar2", data, "-o", data, "--quiet"], "would destroy the data"),
+        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "traj1.csv")],
+         "would destroy the data"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"jaxid {argv[0]}: error: ") and "\n" not in err, err
+        assert message in err, (message, err)
+    # Degrees are converted: the same data written in degrees identify the same parameters.
+    table = np.loadtxt(data, delimiter=",", skiprows=1)
+    header = (d / "data1.csv").read_text().splitlines()[0]
+    deg = table.copy()
+    deg[:, 1:3] = np.rad2deg(deg[:, 1:3])
+    np.savetxt(d / "deg.csv", deg, delimiter=",", header=header, comments="", fmt="%.17g")
+    for name, extra in (("rad.json", [data]), ("deg.json", ["--units", "q=deg", str(d / "deg.csv")])):
+        assert main(["identify", "--robot", "planar2", "--cutoff", "3", "-o", str(d / name), "--quiet", *extra]) == 0
+    a, b = (results.load_params(d / n) for n in ("rad.json", "deg.json"))
+    np.testing.assert_allclose(np.asarray(a.theta), np.asarray(b.theta), rtol=1e-6, atol=1e-9)

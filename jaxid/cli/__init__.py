@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from jaxid import cache
 
-    quiet = getattr(args, "quiet", False) or getattr(args, "json", None) == "-"
+    # Progress output goes to a terminal only (as the progress bars do), never under --quiet.
+    quiet = getattr(args, "quiet", False) or getattr(args, "json", None) == "-" or not sys.stderr.isatty()
     state = cache.enable(warn=lambda m: print(f"jaxid: warning: {m}", file=sys.stderr))
     first = state is not None and not cache.warm(args.command)
     if first and not quiet:

@@ -203,6 +203,17 @@ def progress(iterable, *, total=None, desc=None, quiet=False):
                 leave=False)
 
 
+def refuse_overwrite(inputs, outputs) -> None:
+    """UserError when an output path is one of the input files (it would destroy the data)."""
+    from pathlib import Path
+
+    given = {Path(i).resolve(): i for i in inputs if i is not None}
+    for o in outputs:
+        if o is not None and o != "-" and Path(o).resolve() in given:
+            raise UserError(f"output {o!r} is the input file {given[Path(o).resolve()]!r}; writing it would destroy "
+                            "the data: choose another output path")
+
+
 def add_json_argument(p):
     """--json [PATH] and --quiet, which every subcommand has."""
     p.add_argument("--json", nargs="?", const="-", metavar="PATH",
@@ -216,6 +227,8 @@ def emit_json(doc, dest) -> bool:
     if dest == "-":
         print(text)
         return True
-    with open(dest, "w") as f:
+    from jaxid.atomic import atomic_write
+
+    with atomic_write(dest) as f:
         f.write(text + "\n")
     return False

@@ -9,7 +9,7 @@ import numpy as np
 from jaxid import report
 from jaxid.cli import UserError
 from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_from_args, progress, read_datasets)
+                              model_from_args, progress, read_datasets, refuse_overwrite)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -58,6 +58,7 @@ def run(args) -> int:
 
     if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
         raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
+    refuse_overwrite(args.data, [args.output, args.urdf_out, args.json])
     robot, desc = model_from_args(args)
     prepared = read_datasets(args.data, robot, args)
     if not args.quiet:

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, model_from_args, parse_terms
+from jaxid.cli.common import (add_json_argument, add_model_arguments, emit_json, model_from_args, parse_terms,
+                              refuse_overwrite)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -132,8 +133,10 @@ def run(args) -> int:
     import jax
 
     from jaxid import data, simulation
+    from jaxid.atomic import atomic_write
 
     robot, desc = model_from_args(args, joint_terms=())
+    refuse_overwrite([args.trajectory], [args.output, args.truth, args.true_params])
     for out in (args.output, args.truth):
         if out is not None and not out.lower().endswith((".csv", ".npz")):
             raise UserError(f"output {out!r} must end in .csv or .npz")
@@ -175,7 +178,7 @@ def run(args) -> int:
         data.write(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth"), args.truth)
     true = m.robot
     if args.true_params:
-        with open(args.true_params, "w") as f:
+        with atomic_write(args.true_params) as f:
             json.dump({"model": {**desc, "joint_terms": list(true.joint_terms)},
                        "names": list(true.parameter_names()),
                        "theta": [float(v) for v in np.asarray(true.parameter_vector())]}, f, indent=1)
