@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from jaxid.dynamics import spatial
@@ -20,6 +20,12 @@ from jaxid.model import inertia
 from jaxid.model.robot import Robot
 
 MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
+
+# One compiled function per operation instead of dozens of eager jnp ops per element: a URDF
+# of n links then costs a few dispatches per element rather than a compile of each primitive.
+_placement = jax.jit(lambda rpy, xyz: spatial.homogeneous(spatial.rpy(rpy[0], rpy[1], rpy[2]), xyz))
+_transform = jax.jit(inertia.transform)
+_from_mass_com_inertia = jax.jit(inertia.from_mass_com_inertia)
 
 
 class URDFError(ValueError):
@@ -43,7 +49,7 @@ def _origin(elem, what, path):
         return np.eye(4)
     xyz = _floats(o.get("xyz", "0 0 0"), 3, f"{what} <origin xyz>", path)
     r = _floats(o.get("rpy", "0 0 0"), 3, f"{what} <origin rpy>", path)
-    return np.asarray(spatial.homogeneous(spatial.rpy(*r), jnp.asarray(xyz)))
+    return np.asarray(_placement(r, xyz))
 
 
 def _inertial(link, path):
@@ -68,8 +74,8 @@ def _inertial(link, path):
         raise URDFError(f"{path}: {what} <inertia>: missing attribute(s) {missing}")
     xx, xy, xz, yy, yz, zz = (_floats(I.get(k), 1, f"{what} <inertia {k}>", path)[0] for k in keys)
     I_c = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    pi_c = inertia.from_mass_com_inertia(m, np.zeros(3), I_c)
-    return np.asarray(inertia.transform(pi_c, jnp.asarray(_origin(el, what, path))))
+    pi_c = _from_mass_com_inertia(m, np.zeros(3), I_c)
+    return np.asarray(_transform(pi_c, _origin(el, what, path)))
 
 
 def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=None, name=None,
@@ -160,8 +166,7 @@ def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=No
             if jname in movable_chain:
                 continue
             T = _origin(j, f"joint {jname!r}", path)
-            pi = pi + np.asarray(inertia.transform(jnp.asarray(merged_inertial(j.find("child").get("link"))),
-                                                   jnp.asarray(T)))
+            pi = pi + np.asarray(_transform(merged_inertial(j.find("child").get("link")), T))
         return pi
 
     placements, axes, inertial, types, names, limits = [], [], [], [], [], []
