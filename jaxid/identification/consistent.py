@@ -42,9 +42,11 @@ the result reproduces the WLS base parameters.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -81,9 +83,19 @@ class ConsistentFit(eqx.Module):
         link_consistent: pseudo-inertia of each link positive definite, shape (n,), bool.
         joint_valid: every positive joint term (ia, fv, fc) >= 0, shape (n,), bool.
         valid: all links consistent and all joints valid, bool.
-        cost: final value of ``||r_data||^2 + weight * sum D``.
-        converged: the last continuation stage met its tolerance within max_steps.
-        num_steps: Gauss-Newton steps taken over all stages.
+        cost: final objective ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior`` (whitened
+            misfit including ``rss``; comparable with ``SDPFit.cost``).
+        converged: the solver met its criterion within max_steps ("barrier": the bound
+            ``gap_bound`` on ``cost - optimum`` is below ``rtol * cost`` at a centred
+            iterate; "log-cholesky": the last continuation stage met its tolerance).
+        num_steps: Newton ("barrier") or Gauss-Newton ("log-cholesky") steps taken.
+        grad_norm: Jacobi-scaled norm of the gradient of the last barrier subproblem
+            ("barrier"; NaN for "log-cholesky").
+        gap_bound: ``nu * mu``, the interior-point bound on ``cost - optimum`` of a centred
+            iterate ("barrier"; NaN for "log-cholesky").
+        rss: the whitened residual of the unconstrained (WLS) fit, the least possible misfit.
+        sdp_cost: the SDP optimum of the same objective when ``reference=True``, else NaN.
+        sdp_gap: the SDP solver's duality gap (cost units), else NaN.
     """
 
     theta: jax.Array
@@ -97,6 +109,16 @@ class ConsistentFit(eqx.Module):
     cost: jax.Array
     converged: jax.Array
     num_steps: jax.Array
+    grad_norm: jax.Array = jnp.nan
+    gap_bound: jax.Array = jnp.nan
+    rss: jax.Array = jnp.nan
+    sdp_cost: jax.Array = jnp.nan
+    sdp_gap: jax.Array = jnp.nan
+
+    @property
+    def sdp_rel(self):
+        """``cost / sdp_cost - 1`` (NaN without the SDP reference)."""
+        return self.cost / self.sdp_cost - 1.0
 
 
 # ------------------------------------------------------------------------ parametrisation
@@ -146,6 +168,173 @@ def entropic_divergence(pi, pi0):
     J, J0 = inertia.pseudo_inertia(pi), inertia.pseudo_inertia(pi0)
     M = jnp.linalg.solve(J0, J)
     return jnp.trace(M) - jnp.linalg.slogdet(M)[1] - 4.0
+
+
+# ------------------------------------------------------------------------ body bounds
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """Plausibility bounds on the identified bodies, shared by :func:`identify_consistent`
+    and :func:`jaxid.identification.sdp.identify_sdp`.
+
+    Attributes (numpy arrays; ``-inf``/``inf`` where a side is unbounded):
+        mass_min, mass_max: per-link mass bounds (n,), kg.
+        com_min, com_max: per-link centre-of-mass box (n, 3), m, in the link (joint) frame.
+        total_mass: (lo, hi) bounds on the sum of the link masses, kg, or None.
+        link_names: the links' names, for error messages.
+    """
+
+    mass_min: np.ndarray
+    mass_max: np.ndarray
+    com_min: np.ndarray
+    com_max: np.ndarray
+    total_mass: tuple | None = None
+    link_names: tuple = ()
+
+    def __post_init__(self):
+        for f in ("mass_min", "mass_max", "com_min", "com_max"):
+            object.__setattr__(self, f, np.array(getattr(self, f), dtype=float))
+
+    @classmethod
+    def make(cls, robot, *, mass_min=None, mass_max=None, com_min=None, com_max=None, total_mass=None):
+        """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
+        unbounded), checked (:meth:`check`)."""
+        n = robot.n
+
+        def arr(x, shape, default):
+            a = np.full(shape, default, dtype=float) if x is None else np.broadcast_to(np.asarray(x, dtype=float),
+                                                                                       shape).copy()
+            return a
+
+        b = cls(arr(mass_min, (n,), 0.0), arr(mass_max, (n,), np.inf), arr(com_min, (n, 3), -np.inf),
+                arr(com_max, (n, 3), np.inf), None if total_mass is None else tuple(float(x) for x in total_mass),
+                tuple(robot.names))
+        b.check()
+        return b
+
+    @classmethod
+    def from_nominal(cls, robot, nominal=None, *, mass_tol: float | None = 0.2, com_margin: float | None = None,
+                     total_mass=None):
+        """Bounds around the nominal (CAD) bodies: each link's mass within ``+-mass_tol``
+        (relative) of its nominal mass, its centre of mass within ``+-com_margin`` m of
+        the nominal one along each axis (None: unbounded), and optionally the total mass
+        within (lo, hi) kg."""
+        theta = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
+        pis = np.asarray(theta[: 10 * robot.n]).reshape(robot.n, 10)
+        m = pis[:, 0]
+        kw = {}
+        if mass_tol is not None:
+            if not (math.isfinite(mass_tol) and 0 <= mass_tol):
+                raise ValueError(f"mass_tol must be a finite number >= 0, got {mass_tol}")
+            bad = np.flatnonzero(m <= 0)
+            if bad.size:
+                raise ValueError(f"link {robot.names[bad[0]]}: nominal mass {m[bad[0]]:g} kg is not positive; "
+                                 "relative mass bounds need a positive nominal mass")
+            kw.update(mass_min=m * (1 - mass_tol), mass_max=m * (1 + mass_tol))
+        if com_margin is not None:
+            if not (math.isfinite(com_margin) and com_margin >= 0):
+                raise ValueError(f"com_margin must be a finite number >= 0, got {com_margin}")
+            c = pis[:, 1:4] / np.where(m > 0, m, 1.0)[:, None]
+            kw.update(com_min=c - com_margin, com_max=c + com_margin)
+        return cls.make(robot, total_mass=total_mass, **kw)
+
+    def check(self):
+        """Raise a one-line ValueError naming the link and the bound when bounds contradict
+        each other (so that no body satisfies them)."""
+        n = self.mass_min.shape[0]
+        names = self.link_names or tuple(f"link{i + 1}" for i in range(n))
+        if self.mass_max.shape != (n,) or self.com_min.shape != (n, 3) or self.com_max.shape != (n, 3):
+            raise ValueError("bounds: mass_min, mass_max must have shape (n,) and com_min, com_max (n, 3)")
+        for label, x in (("mass_min", self.mass_min), ("mass_max", self.mass_max),
+                         ("com_min", self.com_min), ("com_max", self.com_max)):
+            if np.any(np.isnan(x)):
+                raise ValueError(f"bounds: {label} contains NaN")
+        for i in range(n):
+            if self.mass_max[i] <= 0:
+                raise ValueError(f"link {names[i]}: mass_max = {self.mass_max[i]:g} kg, a body needs a positive mass")
+            if self.mass_min[i] > self.mass_max[i]:
+                raise ValueError(f"link {names[i]}: mass_min = {self.mass_min[i]:g} kg > mass_max = "
+                                 f"{self.mass_max[i]:g} kg")
+            for a in range(3):
+                if self.com_min[i, a] > self.com_max[i, a]:
+                    raise ValueError(f"link {names[i]}: com_min[{'xyz'[a]}] = {self.com_min[i, a]:g} m > "
+                                     f"com_max[{'xyz'[a]}] = {self.com_max[i, a]:g} m")
+        if self.total_mass is not None:
+            lo, hi = self.total_mass
+            if not lo <= hi:
+                raise ValueError(f"total mass: lower bound {lo:g} kg > upper bound {hi:g} kg")
+            smin, smax = float(np.sum(np.maximum(self.mass_min, 0))), float(np.sum(self.mass_max))
+            if smin > hi:
+                raise ValueError(f"total mass: the links' mass_min sum to {smin:g} kg > total_mass upper bound {hi:g} kg")
+            if smax < lo:
+                raise ValueError(f"total mass: the links' mass_max sum to {smax:g} kg < total_mass lower bound {lo:g} kg")
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return (not np.any(self.mass_min > 0) and not np.any(np.isfinite(self.mass_max))
+                and not np.any(np.isfinite(self.com_min)) and not np.any(np.isfinite(self.com_max))
+                and self.total_mass is None)
+
+
+# ------------------------------------------------------------- data term and prior reference
+class DataTerm(NamedTuple):
+    """The whitened least-squares misfit in a form whose size does not grow with the samples:
+    ``||Sigma^-1/2 (W theta - tau)||^2 = ||L^-1 ((to_base(theta) - theta_ls) / std)||^2 + rss``.
+
+    Attributes:
+        theta_ls: unconstrained (WLS/OLS) base estimate (b,).
+        std: its standard deviations (b,).
+        L: lower Cholesky factor (b, b) of its correlation matrix ``cov / (std std^T)``.
+        rss: the whitened residual of theta_ls (the least value of the misfit).
+        ls: the :class:`jaxid.identification.estimators.Identification` it came from.
+    """
+
+    theta_ls: jax.Array
+    std: jax.Array
+    L: jax.Array
+    rss: jax.Array
+    ls: object
+
+
+def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataTerm:
+    """:class:`DataTerm` of standard regressor W (N*n, p) and torques tau (N*n,): the
+    unconstrained fit of the reduced regressor ``base.reduce(W)`` by ``method`` ("wls":
+    Gautier's two-step weights, "ols": one pooled variance) and its covariance."""
+    from jaxid.identification.estimators import _joint_ols_jit
+
+    n = robot.n
+    Wb = base.reduce(W)
+    ls = identify(Wb, tau, method=method, n_joints=n, names=list(base.names))
+    std = jnp.where(ls.std > 0, ls.std, 1.0)
+    L = jnp.linalg.cholesky(ls.cov / jnp.outer(std, std))
+    r = (tau - Wb @ ls.theta).reshape(-1, n)
+    if method == "wls":  # the same per-joint variances as identify's two-step weights
+        var = _joint_ols_jit(Wb, tau, n)[0]
+        floor = 1e-24 * jnp.mean(tau.reshape(-1, n) ** 2, axis=0) + 1e-300
+        rss = jnp.sum(jnp.sum(r**2, axis=0) / jnp.maximum(var, floor))
+    else:
+        rss = ls.dof.astype(float)  # ||r||^2 / s^2 with s^2 = ||r||^2 / dof
+    return DataTerm(ls.theta, std, L, rss, ls)
+
+
+#: Linear maps between the inertial 10-vector and the flattened 4x4 pseudo-inertia.
+PI_TO_J = np.stack([np.asarray(inertia.pseudo_inertia(jnp.eye(10)[k])).ravel() for k in range(10)], axis=1)
+J_TO_PI = np.linalg.pinv(PI_TO_J)
+
+
+def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
+    """The prior's reference point: nominal bodies projected to consistent ones
+    (:func:`project_consistent`), shape (n, 10), and the reference value x0 (n, k) of each
+    positive joint term (its nominal value where positive, else |its WLS estimate|,
+    at least 1e-12), with the mask (n, k) of positive terms."""
+    n, k = robot.n, len(robot.joint_terms)
+    nominal = jnp.asarray(nominal, dtype=float)
+    pis = project_consistent(nominal[: 10 * n].reshape(n, 10))
+    joint0 = lift(base, theta_ls, nominal)[10 * n:].reshape(n, k)
+    joint_nom = nominal[10 * n:].reshape(n, k)
+    x0 = jnp.where(joint_nom > 0, joint_nom, jnp.maximum(jnp.abs(joint0), 1e-12))
+    positive = np.broadcast_to(np.array([t in POSITIVE_TERMS for t in robot.joint_terms], dtype=bool), (n, k))
+    return pis, x0, positive
 
 
 # ---------------------------------------------------------------------------- numeric core
@@ -227,6 +416,305 @@ def _solve(problem: _Problem, theta_ls, cov, nominal, weight):
 _solve_jit = eqx.filter_jit(_solve)
 
 
+# --------------------------------------------------------------- interior point (default)
+def _chol4_logdet(J):
+    """log det and positive-definiteness of a 4x4 symmetric J by an unrolled Cholesky
+    factorisation (plain XLA arithmetic: no LAPACK call, safe under vmap)."""
+    L = [[None] * 4 for _ in range(4)]
+    logdet, ok = 0.0, True
+    for j in range(4):
+        d = J[j, j] - sum(L[j][m] ** 2 for m in range(j))
+        ok = ok & (d > 0)
+        dj = jnp.sqrt(jnp.where(d > 0, d, 1.0))
+        logdet = logdet + jnp.log(jnp.where(d > 0, d, 1.0))
+        L[j][j] = dj
+        for i in range(j + 1, 4):
+            L[i][j] = (J[i, j] - sum(L[i][m] * L[j][m] for m in range(j))) / dj
+    return logdet, ok
+
+
+class _Barrier(eqx.Module):
+    """The convex problem ``min ||R theta - rhs||^2 + w prior(theta)`` over consistent bodies,
+    positive joint terms and bounds, with its logarithmic barrier (standard parameters theta)."""
+
+    R: jax.Array           # (b, p) whitened base map L^-1 diag(1/std) B
+    rhs: jax.Array         # (b,)
+    J0inv: jax.Array       # (n, 4, 4)
+    logdetJ0: jax.Array    # (n,)
+    S0: jax.Array          # (n, 4, 4) J0^-1/2
+    x0: jax.Array          # (n, k) reference of the positive joint terms
+    positive: jax.Array    # (n, k) float 0/1
+    mass_lo: jax.Array     # (n,) with -inf where absent
+    mass_hi: jax.Array
+    com_lo: jax.Array      # (n, 3)
+    com_hi: jax.Array
+    total: jax.Array       # (2,)
+    nu: jax.Array          # barrier parameter: number of (scalar-equivalent) constraints
+    n: int = eqx.field(static=True)
+    k: int = eqx.field(static=True)
+    prior: str | None = eqx.field(static=True)
+
+    def split(self, theta):
+        return theta[: 10 * self.n].reshape(self.n, 10), theta[10 * self.n:].reshape(self.n, self.k)
+
+    def data(self, theta):
+        r = self.R @ theta - self.rhs
+        return r @ r
+
+    def _slacks(self, theta):
+        pis, x = self.split(theta)
+        m, h = pis[:, 0], pis[:, 1:4]
+        big = 1.0  # value of an absent constraint's slack (its log is then 0)
+        s = [jnp.where(self.positive > 0, x, big).ravel(),
+             jnp.where(jnp.isfinite(self.mass_lo), m - jnp.where(jnp.isfinite(self.mass_lo), self.mass_lo, 0), big),
+             jnp.where(jnp.isfinite(self.mass_hi), jnp.where(jnp.isfinite(self.mass_hi), self.mass_hi, 0) - m, big),
+             jnp.where(jnp.isfinite(self.com_lo), h - jnp.where(jnp.isfinite(self.com_lo), self.com_lo, 0) * m[:, None],
+                       big).ravel(),
+             jnp.where(jnp.isfinite(self.com_hi), jnp.where(jnp.isfinite(self.com_hi), self.com_hi, 0) * m[:, None] - h,
+                       big).ravel(),
+             jnp.where(jnp.isfinite(self.total), jnp.array([1.0, -1.0]) * (jnp.sum(m) - jnp.where(
+                 jnp.isfinite(self.total), self.total, 0)), big)]
+        return jnp.concatenate(s)
+
+    def logdets(self, theta):
+        pis, _ = self.split(theta)
+        J = jax.vmap(inertia.pseudo_inertia)(pis)
+        return jax.vmap(_chol4_logdet)(J), J
+
+    def feasible(self, theta):
+        (_, ok), _ = self.logdets(theta)
+        return jnp.all(ok) & jnp.all(self._slacks(theta) > 0)
+
+    def linear_part(self, theta):
+        """``sum tr(J0^-1 J) + sum x / x0``: the linear term that keeps the barrier bounded below
+        along the directions the data cannot see (where ``-log det J`` alone would fall
+        without bound as a body grows)."""
+        pis, x = self.split(theta)
+        J = jax.vmap(inertia.pseudo_inertia)(pis)
+        return (jnp.sum(jnp.einsum("nij,nji->n", self.J0inv, J))
+                + jnp.sum(jnp.where(self.positive > 0, x / self.x0, 0.0)))
+
+    def barrier(self, theta):
+        """Entropic-type barrier ``sum tr(J0^-1 J) - log det J + sum x/x0 - log x - sum log s``
+        (s: the bound slacks), minimised near the nominal bodies."""
+        (ld, _), _ = self.logdets(theta)
+        s = self._slacks(theta)
+        pis, x = self.split(theta)
+        return self.linear_part(theta) - jnp.sum(ld) - jnp.sum(jnp.log(jnp.where(s > 0, s, 1.0)))
+
+    def prior_value(self, theta):
+        pis, x = self.split(theta)
+        (ld, _), J = self.logdets(theta)
+        if self.prior == "entropic":
+            links = jnp.einsum("nij,nji->n", self.J0inv, J) - ld + self.logdetJ0 - 4.0
+        elif self.prior == "euclidean":
+            E = self.S0 @ J @ self.S0 - jnp.eye(4)
+            links = 0.5 * jnp.sum(E**2, axis=(1, 2))
+        else:
+            links = jnp.zeros(self.n)
+        xr = jnp.where(self.positive > 0, x / self.x0, 1.0)
+        joints = jnp.sum(jnp.where(self.positive > 0, xr - 1.0 - jnp.log(jnp.where(xr > 0, xr, 1.0)), 0.0))
+        return jnp.sum(links) + joints
+
+    def objective(self, theta, weight):
+        return self.data(theta) + weight * self.prior_value(theta)
+
+
+def _newton_solve(H, g):
+    """d = -H^-1 g for a symmetric positive definite H, Jacobi-scaled, LAPACK-free (vmappable)."""
+    from jaxid.dynamics.terms import _spd_solve
+
+    dsc = jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300))
+    Hs = H / jnp.outer(dsc, dsc) + 1e-13 * jnp.eye(H.shape[0])
+    return -_spd_solve(Hs, g / dsc) / dsc
+
+
+#: Centring test (Newton decrement^2 of f/mu + barrier) and the factor mu is lowered by.
+_CENTRED = 1e-2
+_SIGMA = 0.1
+
+
+def _gap_bound(problem, theta, mu):
+    """``mu * (nu + linear_part)``: at a central point of ``f + mu * barrier`` the suboptimality
+    ``f - min f`` is at most ``mu * (nu + c^T (theta* - theta))`` (Boyd and Vandenberghe 2004,
+    11.2.2, with the barrier's linear term c); c^T theta* is replaced by its current value
+    (c^T >= 0 on the feasible set), so this is an estimate, cross-checked by the SDP."""
+    return mu * (problem.nu + problem.linear_part(theta))
+
+
+def _newton_solve_split(G, R, g):
+    """d = -(G + 2 R^T R)^-1 g, G (p, p) the positive definite barrier/prior Hessian and
+    2 R^T R the misfit's: with G = C C^T, (G + 2 R^T R)^-1 = C^-T (1 + M^T M)^-1 C^-1 for
+    M = sqrt(2) R C^-T, and (1 + M^T M)^-1 = 1 - V s^2/(1 + s^2) V^T from the SVD of M,
+    so that no ill-conditioned matrix is factorised (near the end of the path the barrier
+    part is tiny along the data's directions and the misfit's nil along the others: the
+    plain Hessian reaches condition numbers of 1e12 there)."""
+    # Free joint terms (offsets) have no barrier: borrow a 1e-10 sliver of the misfit's
+    # curvature for them (and for every column), so that G is positive definite.
+    G = G + 1e-10 * jnp.diag(2 * jnp.sum(R**2, axis=0))
+    dsc = jnp.sqrt(jnp.maximum(jnp.diag(G), 1e-300))
+    Cs = jnp.linalg.cholesky(G / jnp.outer(dsc, dsc) + 1e-15 * jnp.eye(G.shape[0]))
+    solve_C = lambda x: jax.scipy.linalg.solve_triangular(Cs, x, lower=True)
+    M = jnp.sqrt(2.0) * solve_C((R / dsc).T).T  # (b, p): sqrt(2) R D^-1 Cs^-T
+    _, sv, Vt = jnp.linalg.svd(M, full_matrices=False)
+    y = solve_C(g / dsc)
+    y = y - Vt.T @ ((sv**2 / (1 + sv**2)) * (Vt @ y))
+    return -jax.scipy.linalg.solve_triangular(Cs.T, y, lower=False) / dsc
+
+
+def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
+    """Path-following barrier method (Nocedal and Wright 2006, ch. 19; Boyd and
+    Vandenberghe 2004, ch. 11): Newton steps on ``f + mu * barrier`` with a feasible
+    backtracking line search, mu lowered 10x each time the Newton decrement says the
+    iterate is centred, until ``nu * mu`` (a bound on the suboptimality of a central
+    point) is below ``rtol * (f + rss)``. Returns theta, f, converged, steps, mu,
+    decrement^2, scaled gradient norm."""
+    f = lambda th: problem.objective(th, weight)
+    F = lambda th, mu: f(th) + mu * problem.barrier(th)
+    grad = jax.grad(F)
+    hess_rest = jax.hessian(lambda th, mu: weight * problem.prior_value(th) + mu * problem.barrier(th))
+    mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
+
+    def cond(c):
+        th, mu, it, done, _, _ = c
+        return (~done) & (it < max_steps)
+
+    def body(c):
+        th, mu, it, _, _, _ = c
+        g = grad(th, mu)
+        G = hess_rest(th, mu)
+        d = _newton_solve_split(G, problem.R, g)
+        H = G + 2 * problem.R.T @ problem.R
+        lam2 = -g @ d
+        r0, Rd = problem.R @ th - problem.rhs, problem.R @ d
+        rest0 = weight * problem.prior_value(th) + mu * problem.barrier(th)
+
+        def dF(a):  # F(th + a d) - F(th), the misfit's change without cancellation
+            t = th + a * d
+            return a * Rd @ (2 * r0 + a * Rd) + (weight * problem.prior_value(t) + mu * problem.barrier(t) - rest0)
+
+        def ls_cond(a):
+            ok = problem.feasible(th + a * d)
+            ok = ok & (jnp.where(ok, dF(a), jnp.inf) <= -0.25 * a * lam2)
+            return (~ok) & (a > 1e-12)
+
+        a = jax.lax.while_loop(ls_cond, lambda a: 0.5 * a, jnp.asarray(1.0))
+        th_new = jnp.where(a > 1e-12, th + a * d, th)
+        centred = lam2 <= _CENTRED * mu  # decrement^2 of (f/mu + barrier) small: near the central path
+        mu_new = jnp.where(centred, _SIGMA * mu, mu)
+        done = centred & (_gap_bound(problem, th, mu) <= rtol * (f(th) + rss))
+        return th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300)))
+
+    init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf))
+    th, mu, it, done, lam2, gnorm = jax.lax.while_loop(cond, body, init)
+    return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm
+
+
+_ipm_jit = eqx.filter_jit(_ipm)
+
+
+def _interior_start(robot, pis, bounds: Bounds | None):
+    """Nominal bodies pis (n, 10) (consistent) moved strictly inside the bounds: mass and
+    centre of mass clipped into the interior of their intervals (inertia about the centre
+    of mass scaled with the mass). Raises ValueError naming the link when a bound leaves
+    no interior."""
+    pis = np.array(pis, dtype=float)
+    if bounds is None:
+        return pis
+    bounds.check()
+    n = robot.n
+
+    def inside(v, lo, hi):
+        if np.isfinite(lo) and np.isfinite(hi):
+            return float(np.clip(v, lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo)))
+        if np.isfinite(lo):
+            return max(v, lo + 0.05 * max(abs(lo), 1e-6))
+        if np.isfinite(hi):
+            return min(v, hi - 0.05 * max(abs(hi), 1e-6))
+        return v
+
+    m_new = np.empty(n)
+    for i in range(n):
+        lo, hi = bounds.mass_min[i], bounds.mass_max[i]
+        if lo >= hi:
+            raise ValueError(f"link {robot.names[i]}: mass_min = mass_max = {lo:g} kg leaves no interior for the "
+                             "interior-point fit; give an interval (or use jaxid.identification.sdp.identify_sdp)")
+        for a in range(3):
+            if bounds.com_min[i, a] >= bounds.com_max[i, a]:
+                raise ValueError(f"link {robot.names[i]}: com_min[{'xyz'[a]}] = com_max[{'xyz'[a]}] leaves no "
+                                 "interior for the interior-point fit; give an interval")
+        m_new[i] = inside(pis[i, 0], max(lo, 0.0), hi)
+    if bounds.total_mass is not None:
+        lo, hi = bounds.total_mass
+        tot = m_new.sum()
+        target = inside(tot, lo, hi)
+        if target != tot:
+            m_new = np.array([inside(m * target / tot, max(bounds.mass_min[i], 0.0), bounds.mass_max[i])
+                              for i, m in enumerate(m_new)])
+            if not (lo < m_new.sum() < hi):
+                raise ValueError(f"total mass: no start inside ({lo:g}, {hi:g}) kg within the links' mass bounds "
+                                 f"(it reached {m_new.sum():g} kg); widen total_mass or the per-link bounds")
+    for i in range(n):
+        m, c, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pis[i])))
+        c = np.array([inside(c[a], bounds.com_min[i, a], bounds.com_max[i, a]) for a in range(3)])
+        pis[i] = np.asarray(inertia.from_mass_com_inertia(m_new[i], c, I_c * (m_new[i] / m)))
+    return pis
+
+
+class _BarrierSetup(NamedTuple):
+    """Data-independent pieces of the interior-point problem."""
+
+    pis_start: np.ndarray
+    J0inv: np.ndarray
+    logdetJ0: np.ndarray
+    S0: np.ndarray
+    positive: np.ndarray
+    B: np.ndarray
+    bounds: tuple  # mass_lo, mass_hi, com_lo, com_hi, total (numpy, -inf/inf where absent)
+    nu: float
+
+
+def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup:
+    n, k = robot.n, len(robot.joint_terms)
+    pis0 = np.asarray(project_consistent(jnp.asarray(nominal[: 10 * n]).reshape(n, 10)))
+    J0 = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis0])
+    w, V = np.linalg.eigh(J0)
+    S0 = np.einsum("nij,nj,nkj->nik", V, w**-0.5, V)
+    positive = np.broadcast_to(np.array([t in POSITIVE_TERMS for t in robot.joint_terms], dtype=float), (n, k))
+    B = np.zeros((base.rank, len(base.standard_names)))
+    B[np.arange(base.rank), np.asarray(base.indices)] = 1.0
+    B[:, np.asarray(base.dependent)] = np.asarray(base.K)
+    if bounds is None:
+        b = (np.full(n, -np.inf), np.full(n, np.inf), np.full((n, 3), -np.inf), np.full((n, 3), np.inf),
+             np.array([-np.inf, np.inf]))
+    else:
+        bounds.check()
+        lo = np.where(bounds.mass_min > 0, bounds.mass_min, -np.inf)
+        tot = np.array(bounds.total_mass if bounds.total_mass is not None else (-np.inf, np.inf), dtype=float)
+        tot[0] = tot[0] if tot[0] > 0 else -np.inf
+        b = (lo, bounds.mass_max.copy(), bounds.com_min.copy(), bounds.com_max.copy(), tot)
+    nu = 4.0 * n + positive.sum() + sum(float(np.isfinite(x).sum()) for x in b)
+    pis_start = _interior_start(robot, project_consistent(jnp.asarray(pis0), rel_floor=1e-3), bounds)
+    return _BarrierSetup(pis_start, np.linalg.inv(J0), np.linalg.slogdet(J0)[1], S0, positive, B, b, nu)
+
+
+def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, nominal, prior):
+    """(_Barrier, theta0) from the data term; pure jnp (traceable)."""
+    n, k = robot.n, len(robot.joint_terms)
+    A = jax.scipy.linalg.solve_triangular(L, jnp.diag(1.0 / std), lower=True)
+    R, rhs = A @ setup.B, A @ data_theta_ls
+    joint_nom = nominal[10 * n:].reshape(n, k)
+    joint_ls = lift(base, data_theta_ls, nominal)[10 * n:].reshape(n, k)
+    x0 = jnp.where(joint_nom > 0, joint_nom, jnp.maximum(jnp.abs(joint_ls), 1e-12))
+    pos = setup.positive > 0
+    xs = jnp.where(pos, jnp.maximum(jnp.abs(joint_ls), 1e-3 * x0), joint_ls)
+    theta0 = jnp.concatenate([jnp.asarray(setup.pis_start).ravel(), xs.ravel()])
+    mlo, mhi, clo, chi, tot = (jnp.asarray(x) for x in setup.bounds)
+    problem = _Barrier(R, rhs, jnp.asarray(setup.J0inv), jnp.asarray(setup.logdetJ0), jnp.asarray(setup.S0), x0,
+                       jnp.asarray(setup.positive), mlo, mhi, clo, chi, tot, jnp.asarray(setup.nu), n, k, prior)
+    return problem, theta0
+
+
 def _validity(robot, theta):
     inertial, joint = robot.split(theta)
     links = inertia.is_consistent(inertial)
@@ -283,50 +771,9 @@ def consistent_estimator(robot, base: BaseParameters | None = None, nominal=None
     return consistent
 
 
-def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | None = None,
-                        prior: str | None = "entropic", weight: float = 1e-3, method: str = "wls",
-                        stages: int = 8, max_steps: int = 100, rtol: float = 1e-8) -> ConsistentFit:
-    """Physically consistent standard parameters of ``robot`` from torque data.
-
-    Args:
-        robot: the ``Robot`` whose parameters are identified (links, joint terms).
-        W: stacked sample-major regressor of the robot's standard parameters, (N*n, p) or
-            (N, n, p) (``jaxid.regressor`` then ``jaxid.stack``).
-        tau: measured torques, (N*n,) or (N, n), N m.
-        nominal: prior (CAD) parameters (p,), default ``robot.parameter_vector()``; its
-            links, projected to consistent bodies (:func:`project_consistent`), are the
-            starting point and the ``J0`` of the prior. Positive joint terms start from
-            the WLS estimate (its absolute value).
-        base: base parameters to fit, default ``jaxid.base_parameters(robot)`` (structural).
-        prior: ``"entropic"``, ``"euclidean"`` or None (module docstring).
-        weight: prior weight >= 0 in units of the whitened squared residual (each sample
-            of each joint adds about 1 to ``||r_data||^2``), so 1e-3 (default) is a
-            thousandth of one sample: it fixes the directions the data cannot see and
-            leaves the others to the data. It also weighs a barrier
-            ``x/x0 - 1 - log(x/x0)`` on the positive joint terms (x0: nominal value if
-            positive, else |WLS estimate|). With weight > 0 and the entropic prior every
-            body and positive term stays strictly inside the physical set.
-        method: unconstrained estimator giving theta_ls and its covariance: "wls"
-            (two-step, Gautier and Poignet 2001) or "ols".
-        stages: continuation stages: the weight goes geometrically from the initial data
-            misfit down to ``weight`` (last stage exactly ``weight``), each stage warm
-            started from the last.
-        max_steps: trust-region Gauss-Newton steps per stage (optimistix ``Dogleg``,
-            SVD linear solves, so that the rank-deficient Jacobian of a zero weight is
-            handled).
-        rtol: relative (and absolute) tolerance on the step and the residual.
-
-    Returns:
-        :class:`ConsistentFit`. Every returned body is consistent up to rounding (its
-        pseudo-inertia is ``U U^T``); with ``weight = 0`` or the Euclidean prior an
-        optimum on the boundary of the physical set (a degenerate body, a zero friction)
-        is approached but not reached, so ``converged`` may be False and
-        ``link_consistent`` False for a body at rounding distance from the boundary.
-
-    Raises:
-        ValueError: bad shapes, NaN/inf, unknown prior or method, negative weight, a base
-        that does not belong to the robot, or a rank-deficient reduced regressor.
-    """
+def _check_inputs(robot, W, tau, method):
+    """W (N*n, p) and tau (N*n,) as float arrays (a 3-D W and 2-D tau are stacked); raises
+    ValueError on a bad method or shapes."""
     if method not in ("wls", "ols"):
         raise ValueError(f"method must be 'wls' or 'ols', got {method!r}")
     W, tau = jnp.asarray(W, dtype=float), jnp.asarray(tau, dtype=float)
@@ -339,18 +786,101 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
     if tau.shape != (W.shape[0],) or W.shape[0] % n:
         raise ValueError(f"tau must have shape ({W.shape[0]},) and W {W.shape} must have a multiple of n={n} rows; "
                          f"got tau {tau.shape}")
+    return W, tau
+
+
+def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | None = None,
+                        prior: str | None = "entropic", weight: float = 1e-3, method: str = "wls",
+                        bounds: Bounds | None = None, solver: str = "barrier", reference: bool = False,
+                        stages: int = 8, max_steps: int | None = None, rtol: float = 1e-9) -> ConsistentFit:
+    """Physically consistent standard parameters of ``robot`` from torque data.
+
+    Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (whitened by the
+    two-step WLS noise variances, written in the sample-free form of :class:`DataTerm`)
+    over standard parameters whose links have positive semidefinite pseudo-inertias, whose
+    positive joint terms (ia, fv, fc, fs) are >= 0 and whose bodies satisfy ``bounds``: a
+    convex problem. The default solver is a path-following barrier (interior-point)
+    Newton method in JAX on the standard parameters, which converges to the constrained
+    optimum and bounds its own suboptimality (``gap_bound``); ``reference=True`` also
+    solves the semidefinite program of :mod:`jaxid.identification.sdp` (needs the
+    ``consistent-sdp`` extra) and reports its optimum in ``sdp_cost``.
+
+    Args:
+        robot: the ``Robot`` whose parameters are identified (links, joint terms).
+        W: stacked sample-major regressor of the robot's standard parameters, (N*n, p) or
+            (N, n, p) (``jaxid.regressor`` then ``jaxid.stack``).
+        tau: measured torques, (N*n,) or (N, n), N m.
+        nominal: prior (CAD) parameters (p,), default ``robot.parameter_vector()``; its
+            links, projected to consistent bodies (:func:`project_consistent`), are the
+            ``J0`` of the prior and (moved inside ``bounds``) the starting bodies.
+        base: base parameters to fit, default ``jaxid.base_parameters(robot)`` (structural).
+        prior: ``"entropic"``, ``"euclidean"`` or None (module docstring).
+        weight: prior weight >= 0 in units of the whitened squared residual (each sample
+            of each joint adds about 1 to the misfit), so 1e-3 (default) is a thousandth of
+            one sample: it fixes the directions the data cannot see and leaves the others
+            to the data. It also weighs ``x/x0 - 1 - log(x/x0)`` on the positive joint terms
+            (x0: nominal value if positive, else |WLS estimate|). 0: pure constrained
+            least squares (the optimum may then lie on the boundary: degenerate bodies, a
+            zero friction).
+        method: unconstrained estimator giving the whitening and the data term: "wls"
+            (two-step, Gautier and Poignet 2001) or "ols".
+        bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, total mass),
+            e.g. ``Bounds.from_nominal(robot, mass_tol=0.2)``; None: only consistency.
+        solver: "barrier" (default) or "log-cholesky" (the earlier trust-region
+            Gauss-Newton fit on log-Cholesky bodies with a continuation in the weight;
+            kept for comparison, it does not support bounds and stops short of the
+            optimum when the weight is small).
+        reference: also solve the SDP and fill ``sdp_cost``, ``sdp_gap``.
+        stages: "log-cholesky" only: continuation stages.
+        max_steps: Newton steps in all ("barrier", default 500) or Gauss-Newton steps per
+            stage ("log-cholesky", default 100).
+        rtol: "barrier": stop when ``gap_bound <= rtol * cost``; "log-cholesky": step and
+            residual tolerance.
+
+    Returns:
+        :class:`ConsistentFit`.
+
+    Raises:
+        ValueError: bad shapes, NaN/inf, unknown prior, method or solver, negative weight,
+        a base that does not belong to the robot, a rank-deficient reduced regressor, or
+        bounds that contradict each other (naming the link and bound).
+    """
+    W, tau = _check_inputs(robot, W, tau, method)
+    n = robot.n
+    if solver not in ("barrier", "log-cholesky"):
+        raise ValueError(f"solver must be 'barrier' or 'log-cholesky', got {solver!r}")
     base = base_parameters(robot) if base is None else base
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-    problem = _problem(robot, base, nominal, prior, stages, max_steps, rtol)
+    if solver == "log-cholesky" and bounds is not None:
+        raise ValueError("solver='log-cholesky' does not support bounds; use solver='barrier'")
+    steps_default = 500 if solver == "barrier" else 100
+    problem = _problem(robot, base, nominal, prior, stages, max_steps or steps_default, rtol)
     weight = _check_weight(weight)
-    ls = identify(base.reduce(W), tau, method=method, n_joints=n, names=list(base.names))
-    theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, weight)
+    data = data_term(robot, base, W, tau, method)
+    ls = data.ls
+    nan = jnp.asarray(jnp.nan)
+    if solver == "barrier":
+        setup = _barrier_setup(robot, base, nominal, bounds)
+        bp, theta0 = _barrier_problem(setup, robot, base, data.theta_ls, data.std, data.L, nominal, prior)
+        theta, f, converged, steps, mu, lam2, gnorm = _ipm_jit(bp, theta0, weight, data.rss, float(rtol),
+                                                               int(max_steps or steps_default))
+        cost, gap_bound = f + data.rss, mu
+    else:
+        theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, weight)
+        cost, gap_bound, gnorm = cost + data.rss, nan, nan
+    sdp_cost = sdp_gap = nan
+    if reference:
+        from jaxid.identification.sdp import solve_sdp
+
+        ref = solve_sdp(robot, base, data, nominal, prior=prior, weight=float(weight), bounds=bounds)
+        sdp_cost, sdp_gap = jnp.asarray(ref.cost), jnp.asarray(ref.duality_gap)
     links, joints = _validity(robot, theta)
     r = (tau - W @ theta).reshape(-1, n)
     return ConsistentFit(
         theta=theta, base=base.to_base(theta), base_ls=ls.theta, std_ls=ls.std,
         residual_rms=jnp.sqrt(jnp.mean(r**2, axis=0)), link_consistent=links, joint_valid=joints,
         valid=jnp.all(links) & jnp.all(joints), cost=cost, converged=converged, num_steps=steps,
+        grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap,
     )
 
 
