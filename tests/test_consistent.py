@@ -145,3 +145,16 @@ def test_rejects_bad_input(setup):
         C.identify_consistent(robot, W, tau, base=base, nominal=jnp.zeros(3))
     with pytest.raises(ValueError, match="standard parameters"):
         C.identify_consistent(robot, W, tau, base=jaxid.base_from_regressor(W[:, :30]))
+
+
+def test_holdout_table(setup):
+    robot, W, base, theta, nominal, rng = setup
+    tau = W @ theta + 0.05 * rng.normal(size=W.shape[0])
+    half = W.shape[0] // 2
+    res = C.holdout(robot, [(W[:half], tau[:half])], (W[half:], tau[half:]), weights=(1e-3, 1.0),
+                    nominal=nominal, base=base)
+    rows = res["rows"]
+    assert [r["model"] for r in rows] == ["wls", "consistent", "consistent"]
+    assert all(r["valid"] and r["converged"] for r in rows[1:])
+    assert res["best"]["nrms_pct"] == min(r["nrms_pct"] for r in rows[1:])
+    assert all(np.isfinite(r["nrms_pct"]) and r["rmse"].shape == (3,) for r in rows)

@@ -59,7 +59,8 @@ from jaxid.identification.base import BaseParameters, base_parameters
 from jaxid.identification.estimators import identify
 from jaxid.model import inertia
 
-__all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "consistent_estimator",
+__all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "consistent_estimator", "Bounds",
+           "DataTerm", "data_term", "holdout",
            "project_consistent", "lift", "to_urdf", "entropic_divergence"]
 
 PRIORS = (None, "euclidean", "entropic")
@@ -966,3 +967,54 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="unicode", xml_declaration=True)
     return path
+
+
+# ------------------------------------------------------------------------ held-out protocol
+def holdout(robot, train, test, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), nominal=None,
+            base: BaseParameters | None = None, prior: str | None = "entropic", bounds: Bounds | None = None,
+            method: str = "wls", max_steps: int | None = None):
+    """Fit on some runs, score on another, for each prior weight: the held-out protocol.
+
+    Args:
+        robot: the ``Robot`` (its ``tau_max`` normalises the error).
+        train: list of (W, tau) of the identification runs (standard regressor and torques,
+            shapes as :func:`identify_consistent`); they are stacked.
+        test: (W, tau) of the validation run.
+        weights: prior weights to try (each a consistent fit).
+        nominal, base, prior, bounds, method, max_steps: as :func:`identify_consistent`.
+
+    Returns:
+        dict with ``rows``: one dict per model -- ``{"model": "wls" | "consistent",
+        "weight", "rmse" (n,), "nrms_pct" (mean over joints of RMSE / tau_max, %),
+        "converged", "steps", "cost", "valid"}`` -- the unconstrained WLS model first (its
+        bodies lifted with the dependent parameters at nominal); ``best``: the row of the
+        consistent model with the least held-out ``nrms_pct``.
+    """
+    if not train:
+        raise ValueError("train must hold at least one (W, tau) run")
+    Ws, taus = zip(*[_check_inputs(robot, W, t, method) for W, t in train])
+    W, tau = jnp.concatenate(Ws), jnp.concatenate(taus)
+    Wv, tauv = _check_inputs(robot, *test, method)
+    base = base_parameters(robot) if base is None else base
+    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
+    tmax = np.asarray(robot.tau_max, dtype=float)
+
+    def score(theta):
+        err = np.asarray(Wv @ theta - tauv).reshape(-1, robot.n)
+        rmse = np.sqrt(np.mean(err**2, axis=0))
+        return rmse, float(100 * np.mean(rmse / tmax))
+
+    rows = []
+    for w in weights:
+        fit = identify_consistent(robot, W, tau, nominal=nominal, base=base, prior=prior, weight=w, method=method,
+                                  bounds=bounds, max_steps=max_steps)
+        if not rows:
+            rmse, pct = score(lift(base, fit.base_ls, nominal))
+            rows.append(dict(model="wls", weight=None, rmse=rmse, nrms_pct=pct, converged=None, steps=None,
+                             cost=float(fit.rss), valid=None))
+        rmse, pct = score(fit.theta)
+        rows.append(dict(model="consistent", weight=float(w), rmse=rmse, nrms_pct=pct,
+                         converged=bool(fit.converged), steps=int(fit.num_steps), cost=float(fit.cost),
+                         valid=bool(fit.valid), theta=np.asarray(fit.theta)))
+    best = min((r for r in rows if r["model"] == "consistent"), key=lambda r: r["nrms_pct"])
+    return dict(rows=rows, best=best)

@@ -95,6 +95,11 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         bounds.check()
     if not (math.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a finite number >= 0, got {eps}")
+    if prior not in PRIORS:
+        raise ValueError(f"unknown prior {prior!r}; choose one of {PRIORS}")
+    weight = float(weight)
+    if not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"weight must be a finite number >= 0, got {weight}")
     pis0, x0, positive = (np.asarray(a) for a in prior_reference(robot, base, data.theta_ls, nominal))
     J0 = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis0])
 
@@ -102,7 +107,12 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     # eigenvalue, J_i = c_i^2 Y_i, so that the solver sees O(1) numbers whatever the link's
     # size. (A congruence J = C Y C^T with J0 = C C^T, the nominal metric, was measured to
     # give less accurate optima on the KUKA LWR4 data.)
-    C_ = np.sqrt(np.maximum(np.abs(np.linalg.eigvalsh(J0)).max(axis=1), 1e-12))[:, None, None] * np.eye(4)
+    # With the entropic prior (log det in exponential cones) the congruence J = C Y C^T,
+    # J0 = C C^T, is the one that solves on the KUKA LWR4 data.
+    if weight > 0 and prior == "entropic":
+        C_ = np.linalg.cholesky(J0)
+    else:
+        C_ = np.sqrt(np.maximum(np.abs(np.linalg.eigvalsh(J0)).max(axis=1), 1e-12))[:, None, None] * np.eye(4)
     jscale = np.where(positive, np.maximum(x0, 1e-6), 1.0) if k else np.ones((n, 0))
     B = np.zeros((base.rank, len(base.standard_names)))
     B[np.arange(base.rank), np.asarray(base.indices)] = 1.0
@@ -110,11 +120,6 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     A = np.linalg.solve(np.asarray(data.L), np.diag(1.0 / np.asarray(data.std)))  # L^-1 diag(1/std)
     R, rhs = A @ B, A @ np.asarray(data.theta_ls)
     rss = float(data.rss)
-    if prior not in PRIORS:
-        raise ValueError(f"unknown prior {prior!r}; choose one of {PRIORS}")
-    weight = float(weight)
-    if not (math.isfinite(weight) and weight >= 0):
-        raise ValueError(f"weight must be a finite number >= 0, got {weight}")
     c_scale = 1.0 / max(rss, 1.0)  # O(1) objective for the solver's tolerances
     opts = dict(solver_options or {})
     if solver.upper() == "CLARABEL":
@@ -212,12 +217,24 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     t0 = time.perf_counter()
     Yref, xref = [np.linalg.solve(C_[i], np.linalg.solve(C_[i], J0[i]).T) for i in range(n)], np.where(positive, 1.0, 0.0) if k else np.zeros((n, 0))
     iterations, cost_prev = 0, math.inf
+    best = None
     for _ in range(max(int(passes), 1)):
-        Yref, xref, value, status, gap, it = one_pass(Yref, xref)
-        iterations += it
+        try:
+            out = one_pass(Yref, xref)
+        except (RuntimeError, ValueError):
+            if best is None:
+                raise
+            break  # a refinement pass that fails keeps the previous pass's solution
+        iterations += out[-1]
+        if not math.isfinite(out[2]) or (best is not None and out[2] > best[2]):
+            break
+        best = out
+        Yref, xref, value, status, gap, it = out
         if abs(cost_prev - value) <= 1e-12 * (value + rss):
             break
         cost_prev = value
+    if best is None:
+        raise RuntimeError(f"SDP solver {solver} returned no finite optimum (try solver='SCS' or other tolerances)")
     seconds = time.perf_counter() - t0
     th = theta_of(Yref, xref)
     excess = float(np.sum((R @ th - rhs) ** 2))
