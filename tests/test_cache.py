@@ -33,12 +33,17 @@ def test_second_run_reuses_the_cache(tmp_path):
 
 
 def test_unwritable_cache_warns_and_runs(tmp_path):
-    _traj(tmp_path / "traj.csv")
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    run = _simulate(tmp_path, blocker / "cache")
-    assert run.returncode == 0, run.stderr
-    assert run.stderr.count("warning: the compilation cache folder") == 1 and "without the cache" in run.stderr
+    env = dict(os.environ, JAXID_CACHE_DIR=str(blocker / "cache"))
+    # The cache is set up before the subcommand runs: a run that then fails fast shows both lines.
+    run = subprocess.run([sys.executable, "-m", "jaxid", "simulate", "--robot", "planar2", "--trajectory",
+                          str(tmp_path / "absent.csv"), "-o", str(tmp_path / "d.csv")],
+                         env=env, capture_output=True, text=True)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 2, run.stderr
+    assert "warning: the compilation cache folder" in lines[0] and "without the cache" in lines[0]
+    assert "absent.csv: no such file" in lines[1]
 
 
 def test_version():
@@ -61,3 +66,24 @@ def test_first_run_says_it_compiles(tmp_path, monkeypatch, capsys):
     assert "compiling (first run only" in capsys.readouterr().err
     assert main(argv) == 0
     assert "compiling" not in capsys.readouterr().err
+
+
+def test_interrupt_and_terminate_end_with_one_line(tmp_path):
+    """SIGINT -> exit 130, SIGTERM -> exit 143, one line each, no traceback and no output file."""
+    import signal
+    import time
+
+    t = np.arange(0.0, 600.0, 0.01)
+    np.savetxt(tmp_path / "long.csv", np.column_stack([t, np.sin(t), np.cos(t)]), delimiter=",",
+               header="t,q1,q2", comments="", fmt="%.17g")
+    env = dict(os.environ, JAXID_CACHE_DIR="off")
+    for sig, code, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
+        out = tmp_path / f"out{code}.csv"
+        p = subprocess.Popen([sys.executable, "-m", "jaxid", "excite", "--robot", "planar2", "--steps", "100000",
+                              "-o", str(out)], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        time.sleep(8)  # past the imports, inside the optimisation
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == code, err
+        assert err.strip().splitlines()[-1] == f"jaxid excite: {word}" and "Traceback" not in err
+        assert not out.exists()

@@ -4,7 +4,7 @@ Each subcommand lives in its own module of this package and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 ``func(args) -> int``. User errors raise ``UserError`` (or a ``ValueError`` /
 ``FileNotFoundError`` from the library) and exit with status 2 and a one-line message (no
-traceback); Ctrl-C ends with one line and status 130.
+traceback); Ctrl-C ends with one line and status 130, SIGTERM with status 143.
 
 Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
 subcommand does not compile again.
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     first = state is not None and not cache.warm(args.command)
     if first and not quiet:
         print(f"jaxid {args.command}: compiling (first run only; cached in {state}) ...", file=sys.stderr, flush=True)
+    _on_sigterm(args.command)
     try:
         code = int(args.func(args) or 0)
     except (UserError, FileNotFoundError, ValueError) as exc:
@@ -60,9 +61,31 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"jaxid {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print(f"jaxid {args.command}: terminated", file=sys.stderr)
+        return 143
     if state is not None:
         cache.mark_warm(args.command)
     return code
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that open atomic writes are discarded."""
+
+
+def _on_sigterm(command: str) -> None:
+    """SIGTERM ends the run like Ctrl-C: one line, exit status 143, no partial output file
+    (every output is written atomically, ``jaxid.atomic``)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 if __name__ == "__main__":  # pragma: no cover
