@@ -208,3 +208,75 @@ def test_wls_two_step_needs_samples_per_joint():
     W = rng.normal(size=(8, 4))  # 4 samples of 2 joints, 4 parameters on each joint
     with pytest.raises(ValueError, match="more samples than parameters per joint"):
         identify(W, rng.normal(size=8), "wls", n_joints=2)
+
+
+# ------------------------------------------------------------ dead channels, jit checks
+
+
+def _two_blocks(rng, N=200):
+    """Joint 0 acts on parameters 0, 1; joint 1 on 2 and an offset 3 (which reproduces a
+    torque stuck at a constant exactly)."""
+    W = np.zeros((N, 2, 4))
+    W[:, 0, 0], W[:, 0, 1] = rng.normal(size=N), 3 * rng.normal(size=N)
+    W[:, 1, 2], W[:, 1, 3] = rng.normal(size=N), 1.0
+    theta = np.array([1.5, -0.2, 4.0, 0.7])
+    tau = np.einsum("knp,p->kn", W, theta) + rng.normal(size=(N, 2)) * [0.1, 0.05]
+    return W, tau
+
+
+@pytest.mark.parametrize("stuck", [0.0, 3.7])
+def test_wls_dead_or_stuck_channel_does_not_wreck_the_other_joint(stuck):
+    """A joint fitted exactly by its own equations used to get weight ~1e300 and push the
+    other joint below the pseudo-inverse cut: every estimate ~1e-164 (issue 18, item 1)."""
+    W, tau = _two_blocks(np.random.default_rng(5))
+    tau[:, 1] = stuck
+    fit = identify(W, tau, "wls")
+    alone = identify(W[:, :1, :2], tau[:, :1])  # OLS on joint 0's own rows
+    np.testing.assert_allclose(fit.theta[:2], alone.theta, rtol=1e-6)
+    np.testing.assert_allclose(fit.std[:2], alone.std, rtol=1e-6)
+    np.testing.assert_allclose(fit.theta[2:], [0.0, stuck], atol=1e-5)  # what joint 1's data say
+
+
+def test_wls_variance_floor_bounds_every_weight():
+    from jaxid.identification.estimators import _variance_floor
+
+    tau2 = np.column_stack([np.full(50, 1e3), np.zeros(50), np.linspace(-1, 1, 50)])
+    v = np.asarray(_variance_floor(np.array([1e-40, 0.0, 4e-2]), tau2))
+    assert v[0] == pytest.approx((1e-6 * 1e3) ** 2)  # relative to the joint's torque scale
+    assert v[1] == pytest.approx(1e-6 * 4e-2)  # at most 1e6 x the noisiest joint's weight
+    assert v[2] == 4e-2  # real noise untouched
+    assert np.all(np.asarray(_variance_floor(np.zeros(2), np.zeros((5, 2)))) > 0)
+
+
+JIT_THETA = {m: jax.jit(lambda W, t, m=m: identify(W, t, m, n_joints=n).theta) for m in ("ols", "wls")}
+
+
+@pytest.mark.parametrize("method", ["ols", "wls"])
+def test_jit_raises_on_nan_instead_of_returning_nan(problem, method):
+    W, tau, _ = problem
+    assert np.all(np.isfinite(JIT_THETA[method](W, tau)))
+    bad = tau.copy()
+    bad[7] = np.nan
+    with pytest.raises(Exception, match="tau contains NaN or inf"):
+        JIT_THETA[method](W, bad).block_until_ready()
+    Wb = W.copy()
+    Wb[3, 1] = np.inf
+    with pytest.raises(Exception, match="W contains NaN or inf"):
+        JIT_THETA[method](Wb, tau).block_until_ready()
+    # check=False: the documented fast path, no check compiled in.
+    fast = jax.jit(lambda W, t: identify(W, t, method, n_joints=n, check=False).theta)
+    assert np.all(np.isnan(fast(W, bad)))
+
+
+def test_vmap_and_traced_cov_checks(problem):
+    W, tau, _ = problem
+    taus = np.stack([tau, tau])
+    taus[1, 0] = np.nan
+    with pytest.raises(Exception, match="tau contains NaN"):
+        BATCHED["ols"](np.stack([W, W]), taus).block_until_ready()
+    gls = jax.jit(lambda W, t, c: identify(W, t, "wls", cov=c).theta)
+    assert np.all(np.isfinite(gls(W, tau, SIGMA**2)))
+    with pytest.raises(Exception, match="cov must be finite and positive definite"):
+        gls(W, tau, np.array([0.01, -1.0])).block_until_ready()
+    with pytest.raises(Exception, match="W is all zeros"):
+        JIT_THETA["ols"](np.zeros_like(W), tau).block_until_ready()

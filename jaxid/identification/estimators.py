@@ -21,8 +21,13 @@ of ``W`` is divided by its norm first (Gautier 1990 practice: it removes the uni
 dependence of the conditioning); theta and its covariance are mapped back.
 
 The numeric core is a pure, jitted function; ``identify`` validates concrete inputs in
-Python and skips the checks when it is traced, so ``jax.jit(identify)`` and
-``jax.vmap(lambda W, t: identify(W, t, n_joints=n))`` work over a leading batch axis.
+Python and compiles the value checks in as ``eqx.error_if`` when it is traced, so
+``jax.jit(identify)`` and ``jax.vmap(lambda W, t: identify(W, t, n_joints=n))`` work over a
+leading batch axis and raise on NaN data (``check=False`` skips the checks).
+
+Two-step "wls" floors each joint's noise variance (``_variance_floor``) so that a dead or
+stuck torque channel cannot take a near-infinite weight; detecting such channels, gross
+outliers and implausible values before fitting is ``jaxid.identification.screening``.
 """
 from __future__ import annotations
 
@@ -143,11 +148,56 @@ def _irls_weight(t, c, loss):
     return jnp.where(jnp.abs(u) < 1, (1 - u**2) ** 2, 0.0)
 
 
-@functools.partial(jax.jit, static_argnames=("n", "method", "scale", "loss", "max_iter"))
-def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter):
-    """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n; no validation."""
+#: Two-step wls variance floors (see ``_variance_floor``).
+WLS_REL_TAU = 1e-6
+WLS_REL_VAR = 1e-6
+
+
+def _variance_floor(var, tau2):
+    """Per-joint noise variances for Gautier's two-step wls, floored so that no joint can
+    take a near-infinite weight.
+
+    ``var`` (n,) are the variances from each joint's own OLS fit, ``tau2`` (N, n) the
+    torques. A joint whose own equations fit (almost) exactly -- a dead channel (all zero),
+    one stuck at a constant that an offset or friction column reproduces, noise-free
+    simulated data -- has ``var`` at rounding level; its weight 1/var would then swamp every
+    other joint and push their singular values below the pseudo-inverse cut, i.e. every
+    estimate collapses to ~0 (issue 18). The floor is
+
+        max(var_j, (WLS_REL_TAU * rms(tau_j))^2, WLS_REL_VAR * max_k var_k, tiny)
+
+    - ``(1e-6 rms(tau_j))^2``: a torque channel cannot be known better than a millionth of
+      its own size (a 16-bit converter resolves 1.5e-5 of full scale, float32 6e-8), so a
+      smaller variance is rounding, not sensor noise;
+    - ``1e-6 max_k var_k``: no joint weighs more than a million times the noisiest joint
+      (its noise std is at least 1/1000 of the noisiest joint's); real arms differ by a
+      factor of ~10-100 in noise std between base and wrist, so on real, clean data neither
+      floor binds and the estimator is Gautier's unchanged;
+    - ``tiny`` (the dtype's smallest normal number) keeps 1/var finite when everything is
+      zero (then all weights are equal, i.e. OLS).
+
+    The weight of a dead joint is thus bounded, not zero: parameters that only other
+    joints act on are estimated as from those joints alone, but parameters the dead joint
+    also acts on are still pulled towards its (wrong) zero torque. Detect and exclude such
+    channels before fitting (``jaxid.identification.screening.dead_channels``).
+    Branch-free, so that it jits and vmaps.
+    """
+    # rms without overflow for huge values: max|tau| * rms(tau / max|tau|).
+    top = jnp.max(jnp.abs(tau2), axis=0)
+    safe = jnp.where(top > 0, top, 1.0)
+    rms = top * jnp.sqrt(jnp.mean((tau2 / safe) ** 2, axis=0))
+    floor = jnp.maximum((WLS_REL_TAU * rms) ** 2, WLS_REL_VAR * jnp.max(var))
+    return jnp.maximum(var, jnp.maximum(floor, jnp.finfo(var.dtype).tiny))
+
+
+@functools.partial(jax.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
+def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, check=False):
+    """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n. No validation, except
+    ``check``: the value checks of ``identify`` as ``eqx.error_if`` (for traced inputs)."""
     M, p = W.shape
     N = M // n
+    if check:
+        W, tau, white = _traced_checks(W, tau, white)
     norms = jnp.linalg.norm(W, axis=0)
     # Rounding-level columns are zero, as in the rank check (base_from_regressor).
     zero = norms <= TOL * jnp.max(norms)
@@ -157,6 +207,11 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter):
     sv = usv[1]
     lam_used = jnp.zeros((), W.dtype)
     sub_var, sub_rank = _joint_ols(A, tau, n)
+    if check and method == "wls" and white is None:
+        sub_var = eqx.error_if(
+            sub_var, jnp.any(N <= sub_rank),
+            "two-step wls needs more samples than parameters per joint (found under jit; call "
+            "identify outside jit to see the counts); add samples")
 
     def joint_var(r):
         return jnp.sum(r.reshape(N, n) ** 2, axis=0) / jnp.maximum(N - sub_rank, 1)
@@ -172,9 +227,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter):
         cov = P * (r @ r) / dof
     elif method == "wls":
         if white is None:  # Gautier's two-step: noise variance per joint from its own OLS
-            # An exactly fitted joint would get an infinite weight; bound it.
-            floor = 1e-24 * jnp.mean(tau.reshape(N, n) ** 2, axis=0) + 1e-300
-            white = jnp.diag(1.0 / jnp.sqrt(jnp.maximum(sub_var, floor)))
+            white = jnp.diag(1.0 / jnp.sqrt(_variance_floor(sub_var, tau.reshape(N, n))))
         Aw, bw = whiten(A, white), whiten(tau[:, None], white)[:, 0]
         x, cov, rank = _solve(Aw, bw, rcond)  # Gauss-Markov: (W^T Sigma^-1 W)^-1
         dof = M - rank
@@ -250,6 +303,23 @@ def _is_traced(*xs) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in xs)
 
 
+_UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
+
+
+def _traced_checks(W, tau, white):
+    """The value checks of ``identify`` for traced inputs, as ``eqx.error_if``: running the
+    compiled function on bad values raises (a ``JaxRuntimeError`` carrying the message;
+    under ``vmap`` when any batch member is bad) instead of returning NaN."""
+    W = eqx.error_if(W, ~jnp.all(jnp.isfinite(W)), "W contains NaN or inf" + _UNDER_JIT)
+    tau = eqx.error_if(tau, ~jnp.all(jnp.isfinite(tau)), "tau contains NaN or inf" + _UNDER_JIT)
+    W = eqx.error_if(W, ~jnp.any(W != 0), "W is all zeros: the data does not excite any parameter")
+    if white is not None:  # non-positive variances, negative weights or a non-PD cov give inf/NaN here
+        white = eqx.error_if(
+            white, ~jnp.all(jnp.isfinite(white)),
+            "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)
+    return W, tau, white
+
+
 def _whitener(cov, weights, N, n):
     """Whitening matrix per sample, shape (n, n) or (N, n, n): Wh @ noise_k has unit covariance."""
     if weights is not None:
@@ -301,6 +371,7 @@ def identify(
     lam: float | None = None,
     rcond: float | None = None,
     max_iter: int = 20,
+    check: bool = True,
 ) -> Identification:
     """Estimate theta in ``tau = W @ theta + noise`` with its covariance.
 
@@ -327,6 +398,16 @@ def identify(
             allow a rank-deficient W ("ols", "wls", "irls"). Default: W must pass the
             rank check, and eps * max(M, p) (numpy's pinv cut) is used under jit/vmap.
         max_iter: "irls" iterations (fixed, so that it jits), from the OLS solution.
+        check: validate the values (default). On concrete inputs this is done in Python
+            with messages that locate the problem; on traced inputs (``jax.jit``,
+            ``jax.vmap``) the NaN/inf, all-zero-W, samples-per-joint (two-step "wls") and
+            cov/weights checks are compiled in as ``eqx.error_if``, so running the compiled
+            function on bad data raises a ``JaxRuntimeError`` with the message (under vmap:
+            when any member is bad) instead of returning NaN. The rank check is Python-only:
+            under jit a rank-deficient W gets the truncated pseudo-inverse. ``check=False``
+            is the fast path that skips all value checks (shape checks remain): the caller
+            vouches for finite, exciting data. (``EQX_ON_ERROR=nan`` turns the compiled
+            checks into NaN results, see equinox.)
 
     Returns:
         ``Identification``. Covariance: "ols" sigma^2 (W^T W)^-1 with sigma^2 =
@@ -339,7 +420,8 @@ def identify(
     Raises:
         ValueError: unknown method or loss; mismatched shapes; NaN/inf; no more rows than
         parameters; a rank-deficient W (naming the unidentifiable columns) unless
-        method="ridge" or rcond is given. Value checks are skipped under jit/vmap.
+        method="ridge" or rcond is given. Under jit/vmap the value checks raise at run time
+        (see ``check``).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
@@ -396,7 +478,8 @@ def identify(
     if c is None:
         c = LOSS_C[loss]
 
-    if not _is_traced(W, tau):
+    traced = _is_traced(W, tau)
+    if check and not traced:
         Wn, tn = np.asarray(W), np.asarray(tau)
         for label, x in (("W", Wn), ("tau", tn)):
             bad = np.argwhere(~np.isfinite(x))
@@ -415,7 +498,7 @@ def identify(
             msg = _rank_error(Wn, names)
             if msg:
                 raise ValueError(msg)
-    if cov is not None and not _is_traced(cov):
+    if check and cov is not None and not _is_traced(cov):
         cn = np.asarray(cov)
         if not np.all(np.isfinite(cn)):
             raise ValueError("cov contains NaN or inf")
@@ -426,7 +509,7 @@ def identify(
                 np.linalg.cholesky(cn)
             except np.linalg.LinAlgError:
                 raise ValueError("cov must be symmetric positive definite") from None
-    if weights is not None and not _is_traced(weights):
+    if check and weights is not None and not _is_traced(weights):
         wn = np.asarray(weights)
         if not np.all(np.isfinite(wn)) or np.any(wn < 0):
             raise ValueError("weights must be finite and non-negative")
@@ -438,4 +521,6 @@ def identify(
     white = None if cov is None and weights is None else _whitener(cov, weights, N, n)
     if rcond is None:  # numpy's pinv default; passed as a value so that it shares the compile
         rcond = float(np.finfo(np.float64).eps * max(M, p))
-    return _fit(W, tau, white, lam, rcond, c, n=n, method=method, scale=scale, loss=loss, max_iter=max_iter)
+    traced = traced or _is_traced(white)
+    return _fit(W, tau, white, lam, rcond, c, n=n, method=method, scale=scale, loss=loss, max_iter=max_iter,
+                check=bool(check and traced))
