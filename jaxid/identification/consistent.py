@@ -1,5 +1,18 @@
-"""Physically consistent identification: log-Cholesky inertias, positive friction, and a
-prior toward nominal (CAD) parameters.
+"""Physically consistent identification: consistent bodies, positive friction, body bounds
+and a prior toward nominal (CAD) parameters.
+
+Solvers. The problem below is convex in the standard parameters (a quadratic misfit,
+one linear matrix inequality per link, linear bounds, convex priors), and the default
+``solver="barrier"`` solves it as such: a path-following logarithmic-barrier Newton
+method in JAX (barrier ``tr(J0^-1 J) - log det J`` per link, ``x/x0 - log x`` per
+positive joint term, ``-log s`` per bound slack; Newton systems solved through the SVD
+of the misfit's factor so that the ill-conditioning near the boundary stays out of the
+factorisations), which reports a bound on its suboptimality (``gap_bound``).
+:mod:`jaxid.identification.sdp` solves the same problem with a conic solver as a
+reference. The log-Cholesky Gauss-Newton fit described next is kept as
+``solver="log-cholesky"``; measured against the SDP optimum it stops short of it (UR5
+simulation, weight 0: cost 1.6e-4 above; KUKA LWR4: 7.8e-3 above; "not converged" in
+every case of benchmarks/consistent_sdp.py).
 
 Least squares on the base parameters fits the torques but says nothing about the
 non-identifiable directions, and noise or unmodelled effects can push the identified
@@ -519,15 +532,6 @@ class _Barrier(eqx.Module):
 
     def objective(self, theta, weight):
         return self.data(theta) + weight * self.prior_value(theta)
-
-
-def _newton_solve(H, g):
-    """d = -H^-1 g for a symmetric positive definite H, Jacobi-scaled, LAPACK-free (vmappable)."""
-    from jaxid.dynamics.terms import _spd_solve
-
-    dsc = jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300))
-    Hs = H / jnp.outer(dsc, dsc) + 1e-13 * jnp.eye(H.shape[0])
-    return -_spd_solve(Hs, g / dsc) / dsc
 
 
 #: Centring test (Newton decrement^2 of f/mu + barrier) and the factor mu is lowered by.
