@@ -280,3 +280,18 @@ def test_vmap_and_traced_cov_checks(problem):
         gls(W, tau, np.array([0.01, -1.0])).block_until_ready()
     with pytest.raises(Exception, match="W is all zeros"):
         JIT_THETA["ols"](np.zeros_like(W), tau).block_until_ready()
+
+
+def test_traced_checks_work_inside_shard_map(problem):
+    """As run_study uses identify (eqx.error_if's lax.cond does not type-check there)."""
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    W, tau, _ = problem
+    mesh = Mesh(np.array(jax.devices()[:1]), ("runs",))
+    f = jax.jit(jax.shard_map(jax.vmap(lambda t: identify(W, t, "wls", n_joints=n).theta), mesh=mesh,
+                              in_specs=P("runs"), out_specs=P("runs")))
+    taus = np.stack([tau, tau])
+    np.testing.assert_allclose(f(taus)[1], identify(W, tau, "wls", n_joints=n).theta, rtol=1e-10)
+    taus[1, 3] = np.nan
+    with pytest.raises(Exception, match="tau contains NaN or inf"):
+        f(taus).block_until_ready()

@@ -21,7 +21,7 @@ of ``W`` is divided by its norm first (Gautier 1990 practice: it removes the uni
 dependence of the conditioning); theta and its covariance are mapped back.
 
 The numeric core is a pure, jitted function; ``identify`` validates concrete inputs in
-Python and compiles the value checks in as ``eqx.error_if`` when it is traced, so
+Python and compiles the value checks in (host callbacks that raise) when it is traced, so
 ``jax.jit(identify)`` and ``jax.vmap(lambda W, t: identify(W, t, n_joints=n))`` work over a
 leading batch axis and raise on NaN data (``check=False`` skips the checks).
 
@@ -193,7 +193,7 @@ def _variance_floor(var, tau2):
 @functools.partial(jax.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
 def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, check=False):
     """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n. No validation, except
-    ``check``: the value checks of ``identify`` as ``eqx.error_if`` (for traced inputs)."""
+    ``check``: the value checks of ``identify`` compiled in (for traced inputs)."""
     M, p = W.shape
     N = M // n
     if check:
@@ -208,7 +208,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
     lam_used = jnp.zeros((), W.dtype)
     sub_var, sub_rank = _joint_ols(A, tau, n)
     if check and method == "wls" and white is None:
-        sub_var = eqx.error_if(
+        sub_var = _raise_if(
             sub_var, jnp.any(N <= sub_rank),
             "two-step wls needs more samples than parameters per joint (found under jit; call "
             "identify outside jit to see the counts); add samples")
@@ -306,15 +306,34 @@ def _is_traced(*xs) -> bool:
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
 
 
+def _raise_if(x, pred, msg):
+    """x, with a run-time check: executing the compiled function raises ``msg`` (as a
+    ``JaxRuntimeError`` whose text contains it) when ``pred`` is true. Under ``vmap``,
+    one host call for the whole batch (raising when any member is bad).
+
+    A ``jax.pure_callback`` rather than ``eqx.error_if``: the latter's ``lax.cond`` does
+    not type-check inside ``jax.shard_map`` (``jaxid.study.run_study``), and
+    ``jax.debug.callback`` unrolls over a vmapped axis. The callback returns False, and x
+    is passed through ``where`` on it, so the check cannot be dropped as dead code.
+    """
+
+    def host(p):
+        if np.any(p):
+            raise ValueError(msg)
+        return np.zeros(np.shape(p), dtype=bool)
+
+    flag = jax.pure_callback(host, jax.ShapeDtypeStruct(pred.shape, jnp.bool_), pred, vmap_method="expand_dims")
+    return jnp.where(flag, jnp.nan, x)
+
+
 def _traced_checks(W, tau, white):
-    """The value checks of ``identify`` for traced inputs, as ``eqx.error_if``: running the
-    compiled function on bad values raises (a ``JaxRuntimeError`` carrying the message;
-    under ``vmap`` when any batch member is bad) instead of returning NaN."""
-    W = eqx.error_if(W, ~jnp.all(jnp.isfinite(W)), "W contains NaN or inf" + _UNDER_JIT)
-    tau = eqx.error_if(tau, ~jnp.all(jnp.isfinite(tau)), "tau contains NaN or inf" + _UNDER_JIT)
-    W = eqx.error_if(W, ~jnp.any(W != 0), "W is all zeros: the data does not excite any parameter")
+    """The value checks of ``identify`` for traced inputs, compiled in (``_raise_if``):
+    running the compiled function on bad values raises instead of returning NaN."""
+    W = _raise_if(W, ~jnp.all(jnp.isfinite(W)), "W contains NaN or inf" + _UNDER_JIT)
+    tau = _raise_if(tau, ~jnp.all(jnp.isfinite(tau)), "tau contains NaN or inf" + _UNDER_JIT)
+    W = _raise_if(W, ~jnp.any(W != 0), "W is all zeros: the data does not excite any parameter")
     if white is not None:  # non-positive variances, negative weights or a non-PD cov give inf/NaN here
-        white = eqx.error_if(
+        white = _raise_if(
             white, ~jnp.all(jnp.isfinite(white)),
             "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)
     return W, tau, white
@@ -400,14 +419,14 @@ def identify(
         max_iter: "irls" iterations (fixed, so that it jits), from the OLS solution.
         check: validate the values (default). On concrete inputs this is done in Python
             with messages that locate the problem; on traced inputs (``jax.jit``,
-            ``jax.vmap``) the NaN/inf, all-zero-W, samples-per-joint (two-step "wls") and
-            cov/weights checks are compiled in as ``eqx.error_if``, so running the compiled
-            function on bad data raises a ``JaxRuntimeError`` with the message (under vmap:
-            when any member is bad) instead of returning NaN. The rank check is Python-only:
+            ``jax.vmap``, ``jax.shard_map``) the NaN/inf, all-zero-W, samples-per-joint
+            (two-step "wls") and cov/weights checks are compiled in (one host callback per
+            call), so running the compiled function on bad data raises a
+            ``JaxRuntimeError`` whose text has the message (under vmap: when any member is
+            bad) instead of returning NaN. The rank check is Python-only:
             under jit a rank-deficient W gets the truncated pseudo-inverse. ``check=False``
             is the fast path that skips all value checks (shape checks remain): the caller
-            vouches for finite, exciting data. (``EQX_ON_ERROR=nan`` turns the compiled
-            checks into NaN results, see equinox.)
+            vouches for finite, exciting data.
 
     Returns:
         ``Identification``. Covariance: "ols" sigma^2 (W^T W)^-1 with sigma^2 =
