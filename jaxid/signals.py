@@ -17,7 +17,6 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.signal
 from jax import lax
 
 __all__ = [
@@ -102,6 +101,8 @@ def butter_coefficients(order, cutoff, fs):
         raise ValueError(
             f"cutoff={cutoff} Hz must be below the Nyquist frequency fs/2 = {fs / 2} Hz."
         )
+    import scipy.signal  # lazily: importing it costs about a second, and only filtering needs it
+
     b, a = scipy.signal.butter(order, cutoff / (fs / 2), btype="low")
     return np.asarray(b, float), np.asarray(a, float)
 
@@ -157,6 +158,8 @@ def butterworth(x, fs, cutoff, order=4, axis=0):
     Source: Gustafsson, "Determining the initial states in forward-backward filtering",
     IEEE Trans. Signal Processing 44(4), 1996 (the initial conditions scipy uses).
     """
+    import scipy.signal
+
     b, a = butter_coefficients(order, cutoff, fs)
     padlen = 3 * max(len(a), len(b))
     x = _signal(x, "x", axis, padlen + 1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 import numpy as np
@@ -68,8 +69,7 @@ def run(args) -> int:
         robot, prepared, method=args.method, description=desc, consistent=args.consistent,
         prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs,
         progress=lambda it, **kw: progress(it, quiet=args.quiet, **kw))
-    robot = results.model_from_description(params.model, builtin=desc.get("builtin"), urdf=desc.get("urdf"),
-                                           tip_link=desc.get("tip_link"))
+    robot = dataclasses.replace(robot, stribeck_vs=params.model["stribeck_vs"])  # fitted where asked
     results.save_params(args.output, params)
     if args.urdf_out:
         if params.standard is None:

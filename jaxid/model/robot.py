@@ -1,6 +1,7 @@
 """The rigid-body robot model: topology, geometry, limits and parameters."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Sequence
 
 import equinox as eqx
@@ -210,28 +211,10 @@ class Robot(eqx.Module):
         coms = np.asarray(coms, dtype=float).reshape(n, 3)
         inertias = np.zeros((n, 3, 3)) if inertias is None else np.asarray(inertias, dtype=float).reshape(n, 3, 3)
         joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
-        offset, d, a, alpha = table.T
-        tx = lambda x: spatial.translation(jnp.array([x, 0.0, 0.0]))
-        tz = lambda z: spatial.translation(jnp.array([0.0, 0.0, z]))
-        rx = lambda x: spatial.homogeneous(spatial.rot_x(x), jnp.zeros(3))
-        rz = lambda x: spatial.homogeneous(spatial.rot_z(x), jnp.zeros(3))
-        placements, inertial = [], []
-        for i in range(n):
-            # Fixed part of the joint placement: the joint variable enters as Rz (R) or Tz (P).
-            joint_fixed = tz(d[i]) if joint_types[i] == "R" else rz(offset[i])
-            joint_fixed = joint_fixed @ (rz(offset[i]) if joint_types[i] == "R" else tz(d[i]))
-            pi_dh = inertia.from_mass_com_inertia(masses[i], coms[i], inertias[i])
-            if convention == "standard":
-                prev = tx(a[i - 1]) @ rx(alpha[i - 1]) if i > 0 else jnp.eye(4)
-                placements.append(prev @ joint_fixed)
-                link = tx(a[i]) @ rx(alpha[i])  # DH frame i in the joint frame i
-                inertial.append(inertia.transform(pi_dh, link))
-            else:
-                placements.append(rx(alpha[i]) @ tx(a[i]) @ joint_fixed)
-                inertial.append(pi_dh)
-        tip = tx(a[-1]) @ rx(alpha[-1]) if convention == "standard" else jnp.eye(4)
-        return cls(jnp.stack(placements), jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)),
-                   jnp.stack(inertial), joint_types=joint_types, tip=tip, **(limits or {}), **kwargs)
+        placements, inertial, tip = _dh_geometry(*table.T, masses, coms, inertias, joint_types=joint_types,
+                                                 convention=convention)
+        return cls(placements, jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)), inertial, joint_types=joint_types,
+                   tip=tip, **(limits or {}), **kwargs)
 
     @classmethod
     def from_urdf(cls, path, *, base_link=None, tip_link=None, **kwargs):
@@ -255,3 +238,30 @@ class Robot(eqx.Module):
 def _check_shape(name, x, shape):
     if x.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {x.shape}")
+
+
+@partial(jax.jit, static_argnames=("joint_types", "convention"))
+def _dh_geometry(offset, d, a, alpha, masses, coms, inertias, *, joint_types, convention):
+    """Joint placements (n, 4, 4), link inertials (n, 10) in the joint frames and the tip
+    (4, 4) of a DH table (see ``Robot.from_dh``); one compiled function instead of eager ops."""
+    n = offset.shape[0]
+    tx = lambda x: spatial.translation(jnp.stack([x, 0.0, 0.0]))
+    tz = lambda z: spatial.translation(jnp.stack([0.0, 0.0, z]))
+    rx = lambda x: spatial.homogeneous(spatial.rot_x(x), jnp.zeros(3))
+    rz = lambda x: spatial.homogeneous(spatial.rot_z(x), jnp.zeros(3))
+    placements, inertial = [], []
+    for i in range(n):
+        # Fixed part of the joint placement: the joint variable enters as Rz (R) or Tz (P).
+        joint_fixed = tz(d[i]) if joint_types[i] == "R" else rz(offset[i])
+        joint_fixed = joint_fixed @ (rz(offset[i]) if joint_types[i] == "R" else tz(d[i]))
+        pi_dh = inertia.from_mass_com_inertia(masses[i], coms[i], inertias[i])
+        if convention == "standard":
+            prev = tx(a[i - 1]) @ rx(alpha[i - 1]) if i > 0 else jnp.eye(4)
+            placements.append(prev @ joint_fixed)
+            link = tx(a[i]) @ rx(alpha[i])  # DH frame i in the joint frame i
+            inertial.append(inertia.transform(pi_dh, link))
+        else:
+            placements.append(rx(alpha[i]) @ tx(a[i]) @ joint_fixed)
+            inertial.append(pi_dh)
+    tip = tx(a[-1]) @ rx(alpha[-1]) if convention == "standard" else jnp.eye(4)
+    return jnp.stack(placements), jnp.stack(inertial), tip
