@@ -295,3 +295,13 @@ def test_traced_checks_work_inside_shard_map(problem):
     taus[1, 3] = np.nan
     with pytest.raises(Exception, match="tau contains NaN or inf"):
         f(taus).block_until_ready()
+
+
+def test_wls_variances_are_the_two_step_weights(problem):
+    from jaxid.identification.estimators import wls_variances
+
+    W, tau, _ = problem
+    v = np.asarray(wls_variances(W, tau, n))
+    w = np.tile(1 / v, N)
+    ref = np.linalg.solve(W.T @ (w[:, None] * W), W.T @ (w * tau))
+    np.testing.assert_allclose(identify(W, tau, "wls", n_joints=n).theta, ref, rtol=1e-9)

@@ -120,6 +120,15 @@ def _joint_ols(A, b, n):
 _joint_ols_jit = jax.jit(_joint_ols, static_argnums=2)
 
 
+@functools.partial(jax.jit, static_argnums=2)
+def wls_variances(W, tau, n_joints):
+    """The per-joint noise variances (n,) that two-step ``identify(..., "wls")`` weights
+    by: each joint's own OLS residual variance, floored by ``_variance_floor``. For
+    callers that need the same weights (e.g. a weighted residual sum of squares).
+    W (N*n, p) stacked sample-major, tau (N*n,); no validation."""
+    return _variance_floor(_joint_ols(W, tau, n_joints)[0], tau.reshape(-1, n_joints))
+
+
 def _gcv_lambda(s, beta, bb, M):
     """Minimiser of GCV(l) = M ||r(l)||^2 / (M - tr H(l))^2 over a log grid, from the SVD."""
     lams = s[0] ** 2 * jnp.logspace(-14, 1, 61)
