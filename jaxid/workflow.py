@@ -304,7 +304,7 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
 
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
                         consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
-                        progress: Callable | None = None):
+                        bounds=None, sdp_check: bool = False, progress: Callable | None = None):
     """Identify the base parameters (and enabled joint terms) from all prepared runs stacked.
 
     robot: the model (``jaxid.Robot``). prepared: :func:`prepare`'s result.
@@ -314,8 +314,17 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     consistent: also estimate physically consistent standard parameters
         (``jaxid.identification.consistent.identify_consistent``, prior weight
         ``prior_weight``) and predict with them.
+    bounds: ``jaxid.identification.consistent.Bounds`` on the consistent bodies (masses,
+        centres of mass, total mass), or None.
+    sdp_check: with ``consistent``, also solve the same problem as an SDP (cvxpy + Clarabel,
+        the ``consistent-sdp`` extra) and record how far the fit's cost is from its optimum.
     stribeck_vs: the Stribeck velocity of the ``fs`` term, rad/s, or "fit" to identify it
         (``jaxid.friction.models.fit_stribeck_velocity``); None keeps the robot's.
+
+    Screening (``jaxid.identification.screening``): a torque beyond 1e6 N m or a dead (all
+    zero, stuck) torque channel is an error naming the run and joint; outliers on the
+    residual of an OLS fit (robust z > 8) switch the fit to Huber IRLS (the consistent fit
+    drops those samples), reported in ``params.fit["screening"]``.
 
     Returns ``jaxid.results.Params``; ``params.fit`` records the preprocessing choices
     (``preprocessing``), the physics check (``physics``: ``consistent``, ``problems``) and,
@@ -328,6 +337,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
 
     import jaxid
     from jaxid import results
+    from jaxid.identification import screening
 
     if method not in ("wls", "ols", "irls", "ridge"):
         raise WorkflowError(f"method must be one of wls, ols, irls, ridge, got {method!r}")
@@ -361,29 +371,57 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     if N * robot.n <= base.rank:
         raise WorkflowError(f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
                             "parameters; record more samples")
+    for ds in datasets:  # before any fit, located in the run (a filtered spike would smear over samples)
+        bad = screening.implausible_values(np.asarray(ds.tau), names=list(robot.names))
+        if bad:
+            raise WorkflowError(f"{ds.source}: {bad.message}")
+        dead = screening.dead_channels(np.asarray(ds.tau), names=list(robot.names))
+        if dead:
+            raise WorkflowError(f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
+                                "or record without it")
     W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress)
     Wb = W[:, np.asarray(base.indices)] if consistent else W
     try:
-        fit = jaxid.identify(Wb, tau, method=method, n_joints=robot.n, names=list(base.names))
+        # Outliers on the residual of an OLS fit: Huber IRLS takes over (the consistent fit, which
+        # weighs like WLS/OLS, gets the samples without them); reported in params.fit["screening"].
+        scr = screening.screen_fit(Wb, tau, robot.n, method=method, names=list(base.names),
+                                   joint_names=list(robot.names),
+                                   on_outliers="drop" if consistent or method == "ridge" else "irls")
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
+    fit = scr.fit
+    if consistent and scr.outliers:
+        rows = (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel()
+        W, tau = W[rows], tau[rows]
     params = results.from_fit(description, names, base, fit, n_samples=N,
                               sources=[c["source"] for c in prepared.choices])
-    extra = {"preprocessing": [{k: v for k, v in c.items()} for c in prepared.choices], "rank_gap": float(base.gap)}
+    extra = {"preprocessing": [{k: v for k, v in c.items()} for c in prepared.choices], "rank_gap": float(base.gap),
+             "screening": {"message": scr.message, "method": scr.method,
+                           "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
     standard, source = None, None
     if consistent:
         from jaxid.identification.consistent import identify_consistent
 
-        c = identify_consistent(robot, W, tau, base=base, method=method, weight=prior_weight)
+        if bounds is not None:
+            bounds.check()
+        c = identify_consistent(robot, W, tau, base=base, method=method, weight=prior_weight, bounds=bounds,
+                                reference=sdp_check)
         converged = bool(c.converged)
         standard = np.asarray(c.theta) if bool(c.valid) else None
         source = (f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "
                   f"{'converged' if converged else 'NOT converged'} in {int(c.num_steps)} steps)")
         # The consistent bodies are the identified model: predict with their base parameters
         # (the covariance stays that of the unconstrained least-squares estimate).
+        num = lambda x: None if not np.isfinite(float(x)) else float(x)
         extra.update(method=f"{method}+consistent", prior_weight=prior_weight, converged=converged,
-                     steps=int(c.num_steps), residual_rms=np.asarray(c.residual_rms).tolist(),
-                     estimate_ls=np.asarray(fit.theta).tolist())
+                     steps=int(c.num_steps), grad_norm=num(c.grad_norm), gap_bound=num(c.gap_bound),
+                     cost=num(c.cost), rss=num(c.rss), sdp_cost=num(c.sdp_cost), sdp_gap=num(c.sdp_gap),
+                     bounds=None if bounds is None else {
+                         "mass_kg": [[_finite(lo), _finite(hi)] for lo, hi in zip(bounds.mass_min, bounds.mass_max)],
+                         "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
+                         "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
+                         "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass)},
+                     residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist())
         params = dataclasses.replace(params, theta=c.base)
     else:
         theta, ok = results.consistent_standard(robot, params)
@@ -399,6 +437,34 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         "consistent": standard is not None and not problems and fit_doc.get("converged", True),
         "problems": problems}})
     return params
+
+
+def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+                        method: str = "wls", bounds=None, progress: Callable | None = None) -> dict:
+    """The held-out protocol for consistent identification: fit on the runs of ``train``,
+    score on those of ``test``, for the unconstrained WLS model and a consistent model per
+    prior weight (``jaxid.identification.consistent.holdout``).
+
+    Returns ``{"rows": [...], "best": row}``: each row ``model`` ("wls" or "consistent"),
+    ``weight``, ``rmse`` per joint (N m), ``nrms_pct`` (mean over joints of RMSE / tau_max,
+    %), ``converged``, ``steps``, ``valid``; ``best`` is the consistent row with the least
+    held-out error.
+    """
+    from jaxid.identification.consistent import holdout
+
+    if not np.all(np.isfinite(np.asarray(robot.tau_max))):
+        raise WorkflowError("choosing the prior weight on held-out data scores RMSE / tau_max: the model needs "
+                            "torque limits (URDF <limit effort>)")
+    runs = [regressor_rows(robot, [d], None, progress) for d in train.datasets]
+    test_rows = regressor_rows(robot, list(test.datasets), None, progress)
+    if bounds is not None:
+        bounds.check()
+    return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)
+
+
+def _finite(x):
+    """A JSON number for a finite bound, None for an unbounded side."""
+    return float(x) if np.isfinite(x) else None
 
 
 def physics_report(robot, params) -> list[str]:
@@ -427,7 +493,13 @@ def physics_report(robot, params) -> list[str]:
         for j in np.nonzero(~ok)[0]:
             problems.append(f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)")
     if params.fit.get("converged") is False:
-        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps")
+        gap, cost = params.fit.get("gap_bound"), params.fit.get("cost")
+        bound = f" (its cost may be up to {gap:.3g} = {gap / cost:.1e} of it above the optimum)" \
+            if gap is not None and cost else ""
+        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps{bound}")
+    sdp, cost = params.fit.get("sdp_cost"), params.fit.get("cost")
+    if sdp is not None and cost is not None and sdp > 0 and cost / sdp - 1 > 1e-6:
+        problems.append(f"the consistent fit's cost is {cost / sdp - 1:.1e} above the SDP optimum")
     gap = params.fit.get("rank_gap", params.base.gap)
     if gap is not None and gap < GAP_WARN:
         problems.append(f"the rank of the regressor is not clear-cut (R-diagonal gap {gap:.3g})")

@@ -46,12 +46,49 @@ def register(sub):
     p.add_argument("--prior-weight", type=float, default=1e-3, metavar="W",
                    help="--consistent: weight of the prior toward the nominal links, in units of one whitened "
                         "sample (default 1e-3; larger trusts the nominal model more)")
+    p.add_argument("--mass-tol", type=float, metavar="X",
+                   help="--consistent: each link's mass within +-X (relative) of its nominal mass, e.g. 0.3")
+    p.add_argument("--com-margin", type=float, metavar="M",
+                   help="--consistent: each link's centre of mass within +-M m of its nominal one, per axis")
+    p.add_argument("--total-mass", metavar="LO,HI", help="--consistent: the robot's total mass within [LO, HI] kg")
+    p.add_argument("--sdp-check", action="store_true",
+                   help="--consistent: also solve the problem as an SDP (pip install jaxid[consistent-sdp]) and "
+                        "report how far the fit's cost is from its optimum")
+    p.add_argument("--validate-on", metavar="DATA", nargs="+",
+                   help="--consistent: choose the prior weight by the error on these held-out runs (fit on DATA, "
+                        "score here; table printed), then identify with it")
+    p.add_argument("--prior-weights", default="0,1e-4,1e-3,1e-2,1e-1,1", metavar="LIST",
+                   help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)")
     p.add_argument("--urdf-out", metavar="PATH",
                    help="write the identified inertial parameters as a URDF (requires physically consistent "
                         "links)")
     add_data_arguments(p)
     add_json_argument(p)
     p.set_defaults(func=run)
+
+
+def _bounds(args, robot):
+    """Bounds on the consistent bodies from --mass-tol / --com-margin / --total-mass, or None."""
+    if args.mass_tol is None and args.com_margin is None and args.total_mass is None:
+        return None
+    if not args.consistent:
+        raise UserError("--mass-tol, --com-margin and --total-mass bound the bodies of --consistent; add --consistent")
+    from jaxid.identification.consistent import Bounds
+
+    total = None
+    if args.total_mass is not None:
+        try:
+            total = tuple(float(v) for v in args.total_mass.split(","))
+        except ValueError:
+            total = ()
+        if len(total) != 2:
+            raise UserError(f"--total-mass must be LO,HI in kg, got {args.total_mass!r}")
+    try:
+        bounds = Bounds.from_nominal(robot, mass_tol=args.mass_tol, com_margin=args.com_margin, total_mass=total)
+        bounds.check()
+    except ValueError as e:
+        raise UserError(f"bounds: {e}") from None
+    return bounds
 
 
 def run(args) -> int:
@@ -65,10 +102,33 @@ def run(args) -> int:
     if not args.quiet:
         for line in prepared.describe():
             print(f"  data: {line}", file=sys.stderr)
-    params = workflow.identify_experiment(
-        robot, prepared, method=args.method, description=desc, consistent=args.consistent,
-        prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs,
-        progress=lambda it, **kw: progress(it, quiet=args.quiet, **kw))
+    bounds = _bounds(args, robot)
+    bar = lambda it, **kw: progress(it, quiet=args.quiet, **kw)
+    choice = None
+    if args.validate_on:
+        if not args.consistent:
+            raise UserError("--validate-on chooses the prior weight of --consistent; add --consistent")
+        try:
+            weights = [float(w) for w in args.prior_weights.split(",")]
+        except ValueError:
+            raise UserError(f"--prior-weights must be comma-separated numbers, got {args.prior_weights!r}") from None
+        if not weights or any(not (np.isfinite(w) and w >= 0) for w in weights):
+            raise UserError(f"--prior-weights must be finite numbers >= 0, got {args.prior_weights!r}")
+        refuse_overwrite(args.validate_on, [args.output, args.urdf_out, args.json])
+        held_out = read_datasets(args.validate_on, robot, args)
+        choice = report.to_jsonable(workflow.choose_prior_weight(robot, prepared, held_out, weights=weights,
+                                                                 method=args.method, bounds=bounds, progress=bar))
+        args.prior_weight = float(choice["best"]["weight"])
+    try:
+        params = workflow.identify_experiment(
+            robot, prepared, method=args.method, description=desc, consistent=args.consistent,
+            prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
+            progress=bar)
+    except ImportError as e:  # --sdp-check without the extra
+        raise UserError(str(e)) from None
+    if choice is not None:
+        params = dataclasses.replace(params, fit={**params.fit, "validate_on": list(args.validate_on),
+                                                  "prior_weight_choice": choice})
     robot = dataclasses.replace(robot, stribeck_vs=params.model["stribeck_vs"])  # fitted where asked
     results.save_params(args.output, params)
     if args.urdf_out:
@@ -88,8 +148,18 @@ def run(args) -> int:
            "stribeck_vs_fitted": args.stribeck_vs == "fit",
            "base": [{"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
+    if choice is not None:
+        doc["prior_weight_choice"] = choice
     if args.json is not None and emit_json(doc, args.json):
         return 0
+    if choice is not None:
+        print(f"prior weight chosen on {', '.join(args.validate_on)} (held-out NRMS over the torque limits):")
+        print(f"  {'model':<12}{'weight':>10}{'NRMS lim %':>12}{'converged':>11}{'steps':>7}")
+        for r in choice["rows"]:
+            w = "-" if r["model"] == "wls" else f"{r['weight']:g}"
+            mark = "  <- chosen" if r == choice["best"] else ""
+            conv, steps = ("-", "-") if r["model"] == "wls" else (str(r["converged"]), str(r["steps"]))
+            print(f"  {r['model']:<12}{w:>10}{r['nrms_pct']:>12.4g}{conv:>11}{steps:>7}{mark}")
     print(f"{robot.name}: {base.rank} base parameters of {len(params.parameter_names)} (joint terms "
           f"{','.join(robot.joint_terms) or 'none'}), {doc['method'].upper()} on {prepared.n_samples} samples from "
           f"{len(args.data)} file(s); cond = {float(fit['cond']):.4g}")
@@ -98,6 +168,9 @@ def run(args) -> int:
         print(f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
               + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else ""))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
+    scr = fit.get("screening") or {}
+    if scr.get("outlier_samples") or scr.get("method", args.method) != args.method:
+        print(f"  {scr['message']}")
     for problem in physics["problems"]:
         print(f"  PHYSICS: {problem}")
     if physics["consistent"]:
