@@ -68,10 +68,25 @@ def test_first_run_says_it_compiles(tmp_path, monkeypatch, capsys):
     assert "compiling" not in capsys.readouterr().err
 
 
+def _wait_cpu(pid, seconds, timeout=120.0):
+    """Wait until process ``pid`` has used ``seconds`` of CPU time (Linux /proc), so that a signal
+    reaches it after its imports however loaded the machine is."""
+    import time
+
+    clock = os.sysconf("SC_CLK_TCK")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / clock >= seconds:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"process {pid} did not use {seconds} s of CPU in {timeout} s")
+
+
 def test_interrupt_and_terminate_end_with_one_line(tmp_path):
     """SIGINT -> exit 130, SIGTERM -> exit 143, one line each, no traceback and no output file."""
     import signal
-    import time
 
     t = np.arange(0.0, 600.0, 0.01)
     np.savetxt(tmp_path / "long.csv", np.column_stack([t, np.sin(t), np.cos(t)]), delimiter=",",
@@ -81,7 +96,7 @@ def test_interrupt_and_terminate_end_with_one_line(tmp_path):
         out = tmp_path / f"out{code}.csv"
         p = subprocess.Popen([sys.executable, "-m", "jaxid", "excite", "--robot", "planar2", "--steps", "100000",
                               "-o", str(out)], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        time.sleep(8)  # past the imports, inside the optimisation
+        _wait_cpu(p.pid, 6.0)  # past the imports (about 3 s of CPU), inside the excitation's compile
         p.send_signal(sig)
         _, err = p.communicate(timeout=120)
         assert p.returncode == code, err

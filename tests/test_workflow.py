@@ -121,3 +121,26 @@ def test_params_round_trip_keeps_the_fingerprint(experiment, tmp_path):
     back = results.load_params(tmp_path / "p.json")
     assert back.model["fingerprint"] == results.fingerprint(robot)
     assert results.model_mismatches(results.model_from_description(back.model), back) == []
+
+
+def test_faulty_torque_channels_are_named_or_screened(experiment):
+    """A dead channel and a 1e8 N m cell are errors naming run and joint; a spike within the
+    physical bound switches the fit to IRLS, which stays near the clean estimate."""
+    robot, desc, runs, prepared, clean = experiment
+    ds = prepared.datasets[0]
+    tau = np.asarray(ds.tau)
+    dead = dataclasses.replace(ds, tau=tau * np.array([1.0, 0.0]))
+    with pytest.raises(workflow.WorkflowError, match="joint2.*all zero"):
+        workflow.identify_experiment(robot, workflow.Prepared((dead,), prepared.choices), description=desc)
+    huge = tau.copy()
+    huge[100, 0] = 1e8
+    with pytest.raises(workflow.WorkflowError, match="row 100"):
+        workflow.identify_experiment(robot, workflow.Prepared((dataclasses.replace(ds, tau=huge),), prepared.choices),
+                                     description=desc)
+    spike = tau.copy()
+    spike[100, 0] += 1e3
+    p = workflow.identify_experiment(robot, workflow.Prepared((dataclasses.replace(ds, tau=spike),), prepared.choices),
+                                     description=desc)
+    assert p.fit["screening"]["method"] == "irls" and 100 in p.fit["screening"]["outlier_samples"]
+    z = np.abs(np.asarray(p.theta) - np.asarray(clean.theta)) / np.asarray(clean.std)
+    assert z.max() < 3, z
