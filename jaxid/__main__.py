@@ -1,6 +1,4 @@
 """``python -m jaxid``: the command line (``jaxid.cli``)."""
-import sys
+from jaxid.cli import entry
 
-from jaxid.cli import main
-
-sys.exit(main())
+entry()

@@ -10,10 +10,11 @@ NOTEBOOKS = sorted(ROOT.joinpath("notebooks").glob("*.ipynb"))
 KUKA_DATA = pathlib.Path(os.environ.get("JAXID_KUKA_DATA", ROOT / "examples/data/kuka_lwr4"))
 
 
-#: Notebooks left to ``make test-all``: the real-robot notebook's path (read the KUKA runs,
-#: identify, validate on a held-out run) is what tests/test_readme.py runs on the same data through
-#: the README's Python example and commands; its minute of sweeps would double that in CI.
-SLOW = {"02_real_robot_kuka"}
+#: Notebooks left to ``make test-all`` (CI keeps ``make test`` under 10 minutes on 2 cores): the
+#: real-robot notebook's path (read the KUKA runs, identify, validate on a held-out run) is what
+#: tests/test_readme.py runs on the same data; the six-DOF and payload notebooks' computations are
+#: tests/test_six_dof.py's and tests/test_payload.py's. The LuGre notebook runs in ``make test``.
+SLOW = {"02_real_robot_kuka", "01_six_dof_system", "04_payload"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p

@@ -69,6 +69,21 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def entry() -> None:
+    """The ``jaxid`` console script and ``python -m jaxid``: :func:`main`, then exit. After an
+    interruption the process ends at once (``os._exit``): a compile still running in XLA's
+    threads can crash the interpreter's teardown, and every output is already complete or
+    absent (atomic writes)."""
+    import os
+
+    code = main()
+    if code in (130, 143):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that open atomic writes are discarded."""
 
@@ -89,4 +104,4 @@ def _on_sigterm(command: str) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()
