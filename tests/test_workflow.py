@@ -125,7 +125,7 @@ def test_params_round_trip_keeps_the_fingerprint(experiment, tmp_path):
 
 def test_faulty_torque_channels_are_named_or_screened(experiment):
     """A dead channel and a 1e8 N m cell are errors naming run and joint; a spike within the
-    physical bound switches the fit to IRLS, which stays near the clean estimate."""
+    physical bound is dropped as an outlier, and the fit stays near the clean estimate."""
     robot, desc, runs, prepared, clean = experiment
     ds = prepared.datasets[0]
     tau = np.asarray(ds.tau)
@@ -141,6 +141,6 @@ def test_faulty_torque_channels_are_named_or_screened(experiment):
     spike[100, 0] += 1e3
     p = workflow.identify_experiment(robot, workflow.Prepared((dataclasses.replace(ds, tau=spike),), prepared.choices),
                                      description=desc)
-    assert p.fit["screening"]["method"] == "irls" and 100 in p.fit["screening"]["outlier_samples"]
+    assert p.fit["screening"]["method"] == "wls" and 100 in p.fit["screening"]["outlier_samples"]
     z = np.abs(np.asarray(p.theta) - np.asarray(clean.theta)) / np.asarray(clean.std)
     assert z.max() < 3, z
