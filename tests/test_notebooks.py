@@ -1,4 +1,4 @@
-"""Every research notebook executes at reduced size (JAXID_NOTEBOOK_SMALL=1)."""
+"""Every research notebook executes at reduced size (JAXID_NOTEBOOK_SMALL=1), in ``make test-all``."""
 import os
 import pathlib
 
@@ -12,9 +12,9 @@ KUKA_DATA = pathlib.Path(os.environ.get("JAXID_KUKA_DATA", ROOT / "examples/data
 
 #: Notebooks left to ``make test-all`` (CI keeps ``make test`` under 10 minutes on 2 cores): the
 #: real-robot notebook's path (read the KUKA runs, identify, validate on a held-out run) is what
-#: tests/test_readme.py runs on the same data; the six-DOF and payload notebooks' computations are
-#: tests/test_six_dof.py's and tests/test_payload.py's. The LuGre notebook runs in ``make test``.
-SLOW = {"02_real_robot_kuka", "01_six_dof_system", "04_payload"}
+#: tests/test_readme.py runs on the same data; the six-DOF, LuGre and payload notebooks'
+#: computations are tests/test_six_dof.py's, tests/test_lugre.py's and tests/test_payload.py's.
+SLOW = {"02_real_robot_kuka", "01_six_dof_system", "03_lugre_friction", "04_payload"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
