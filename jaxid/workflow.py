@@ -399,7 +399,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         W, tau = W[rows], tau[rows]
     params = results.from_fit(description, names, base, fit, n_samples=N,
                               sources=[c["source"] for c in prepared.choices])
-    extra = {"preprocessing": [{k: v for k, v in c.items()} for c in prepared.choices], "rank_gap": float(base.gap),
+    extra = {"preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap),
              "screening": {"message": scr.message, "method": scr.method,
                            "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
     standard, source = None, None
@@ -546,7 +546,7 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
     from jaxid import results
 
     mismatches = results.model_mismatches(robot, params)
-    if any("joint" in m for m in mismatches):
+    if params.model.get("n") not in (None, robot.n):  # predictions would not even have the data's shape
         raise WorkflowError(mismatches[0])
     tau_max = np.asarray(getattr(robot, "tau_max", np.full(robot.n, np.inf)))
     val = Validation(runs=[], t=[], measured=[], predicted=[], warnings=mismatches)
