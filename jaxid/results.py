@@ -443,13 +443,18 @@ def consistent_standard(robot, params: Params, nominal=None):
     """Standard parameters (p,) reproducing the base estimate, with the non-identifiable ones
     at their nominal values (``robot.parameter_vector()`` unless given), and whether every
     link of them is physically consistent (bool). Only then can a URDF be written."""
-    from jaxid.identification.consistent import lift
+    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
+    theta, ok = _lift_and_check(robot, params.base, jnp.asarray(params.theta, dtype=float), nominal)
+    return theta, bool(ok)
+
+
+@eqx.filter_jit  # one compiled program instead of dozens of eager ops (cold-start cost)
+def _lift_and_check(robot, base, theta_b, nominal):
+    from jaxid.identification.base import lift
     from jaxid.model import inertia
 
-    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-    theta = lift(params.base, params.theta, nominal)
-    links, _ = robot.split(theta)
-    return theta, bool(np.all(np.asarray(inertia.is_consistent(links))))
+    theta = lift(base, theta_b, nominal)
+    return theta, jnp.all(inertia.is_consistent(robot.split(theta)[0]))
 
 
 def write_urdf(robot, theta, path) -> Path:

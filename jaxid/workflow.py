@@ -293,12 +293,12 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
         chunks = progress(chunks, total=len(chunks), desc="regressor")
     W, tau = [], []
     for ds, s in chunks:
-        q, qd, qdd = (np.asarray(x[s:s + CHUNK]) for x in (ds.q, ds.qd, ds.qdd))
+        q, qd, qdd = (np.asarray(x)[s:s + CHUNK] for x in (ds.q, ds.qd, ds.qdd))
         k = q.shape[0]
         pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
         Y = np.asarray(jaxid.regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
         W.append((Y if columns is None else Y[..., columns]).reshape(k * n, -1))
-        tau.append(np.asarray(ds.tau[s:s + CHUNK]).reshape(-1))
+        tau.append(np.asarray(ds.tau)[s:s + CHUNK].reshape(-1))
     return np.concatenate(W), np.concatenate(tau)
 
 

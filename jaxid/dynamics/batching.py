@@ -40,6 +40,7 @@ def _chunked(f, xs, N):
     a shorter remainder: every chunk then has one shape, and there is no concatenation,
     which would copy the whole output once more (``lax.map`` with ``batch_size`` does).
     """
+    f = jax.jit(f)  # traced once: eval_shape's trace is reused by the loop body
     starts = jnp.asarray(np.minimum(np.arange(0, N, CHUNK), N - CHUNK))
     shapes = jax.eval_shape(f, *(x[:CHUNK] for x in xs))
     init = jax.tree_util.tree_map(lambda s: jnp.zeros((N,) + s.shape[1:], s.dtype), shapes)

@@ -80,6 +80,29 @@ def _format_combination(name: str, coefs: np.ndarray, dep_names: list[str]) -> s
     return " ".join(terms)
 
 
+#: Row block of the tall-skinny QR (see ``r_factor``).
+QR_BLOCK = 1024
+
+
+def r_factor(X, xp=np):
+    """Upper-triangular R (k, k) with X^T X = R^T R, for X (M, k), by tall-skinny QR
+    (Demmel, Grigori, Hoemmen and Langou 2012): the R factors of row blocks are stacked and
+    factored again; zero rows pad M to whole blocks (they leave R unchanged). LAPACK's QR
+    (and SVD) of a tall, narrow regressor is BLAS-2 bound; the batched block QRs are several
+    times faster, and a least-squares problem on X reduces exactly to one on R.
+
+    xp: ``numpy`` (at the edges) or ``jax.numpy`` (inside jitted estimators): one algorithm
+    for both, with static shapes."""
+    M, k = X.shape
+    if M > 2 * QR_BLOCK:
+        nb = -(-M // QR_BLOCK)
+        X = xp.pad(X, ((0, nb * QR_BLOCK - M), (0, 0))).reshape(nb, QR_BLOCK, k)
+        X = xp.linalg.qr(X, mode="r").reshape(nb * k, k)
+    if X.shape[0] < k:
+        X = xp.pad(X, ((0, k - X.shape[0]), (0, 0)))
+    return xp.linalg.qr(X, mode="r")[:k]
+
+
 def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     """Base parameters of a stacked regressor by pivoted QR (Gautier 1990).
 
@@ -118,7 +141,9 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     # normalising it would turn rounding noise into an "independent" column.
     zero = norms <= tol * norms.max()
     d = np.where(zero, 1.0, norms)
-    _, R, perm = scipy.linalg.qr(np.where(zero, 0.0, W / d), mode="economic", pivoting=True)
+    # W = Q0 R0 preserves every column inner product, so the pivoted QR of the small R0
+    # makes the same pivot choices and R as that of W itself, without forming Q.
+    R, perm = scipy.linalg.qr(r_factor(np.where(zero, 0.0, W / d)), mode="r", pivoting=True)
     r = np.abs(np.diag(R))
     r = np.concatenate([r, np.zeros(p - r.size)])  # M < p: the missing pivots are zero
     r = r / r[0] if r[0] > 0 else r
@@ -202,3 +227,11 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
     qdd = jax.random.normal(ka, (n_samples, n))
     Y = regressor(model, q, qd, qdd)
     return base_from_regressor(np.asarray(Y).reshape(-1, p), names, tol=tol)
+
+
+def lift(base: BaseParameters, theta_b, nominal):
+    """Standard parameters (p,) whose base parameters are theta_b (b,), with the
+    non-identifiable (dependent) ones at their nominal values: how an unconstrained base
+    estimate is turned into bodies, e.g. to count its physically invalid links."""
+    theta_b, nominal = jnp.asarray(theta_b, dtype=float), jnp.asarray(nominal, dtype=float)
+    return nominal.at[base.indices].set(theta_b - base.K @ nominal[base.dependent])

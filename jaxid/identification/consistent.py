@@ -68,7 +68,7 @@ import lineax as lx
 import numpy as np
 import optimistix as optx
 
-from jaxid.identification.base import BaseParameters, base_parameters
+from jaxid.identification.base import BaseParameters, base_parameters, lift
 from jaxid.identification.estimators import identify
 from jaxid.model import inertia
 
@@ -330,9 +330,6 @@ def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataT
     return DataTerm(ls.theta, std, L, rss, ls)
 
 
-#: Linear maps between the inertial 10-vector and the flattened 4x4 pseudo-inertia.
-PI_TO_J = np.stack([np.asarray(inertia.pseudo_inertia(jnp.eye(10)[k])).ravel() for k in range(10)], axis=1)
-J_TO_PI = np.linalg.pinv(PI_TO_J)
 
 
 def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
@@ -886,14 +883,6 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
         valid=jnp.all(links) & jnp.all(joints), cost=cost, converged=converged, num_steps=steps,
         grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap,
     )
-
-
-def lift(base: BaseParameters, theta_b, nominal):
-    """Standard parameters (p,) whose base parameters are theta_b (b,), with the
-    non-identifiable (dependent) ones at their nominal values: how an unconstrained base
-    estimate is turned into bodies, e.g. to count its physically invalid links."""
-    theta_b, nominal = jnp.asarray(theta_b, dtype=float), jnp.asarray(nominal, dtype=float)
-    return nominal.at[base.indices].set(theta_b - base.K @ nominal[base.dependent])
 
 
 # ----------------------------------------------------------------------------------- URDF

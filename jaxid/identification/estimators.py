@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid.identification.base import TOL, base_from_regressor
+from jaxid.identification.base import TOL, base_from_regressor, r_factor
 
 METHODS = ("ols", "wls", "irls", "ridge", "tls")
 #: Tuning constants giving 95 % efficiency under Gaussian noise (Holland & Welsch 1977).
@@ -93,8 +93,17 @@ def _pinv_solve(usv, b, rcond):
     return Vt.T @ (g * (U.T @ b)), (Vt.T * g**2) @ Vt, jnp.sum(keep)
 
 
+def _svd_of(A, b):
+    """Thin SVD (U, s, Vt) of the small R with A = Q R, and z = Q^T b: A and R share s and
+    Vt, and U_R^T z = U_A^T b, which is all ``_pinv_solve`` and the ridge/tls paths use."""
+    p = A.shape[1]
+    Rab = r_factor(jnp.concatenate([A, b[:, None]], axis=1), jnp)
+    return jnp.linalg.svd(Rab[:p, :p]), Rab[:p, p]
+
+
 def _solve(A, b, rcond):
-    return _pinv_solve(jnp.linalg.svd(A, full_matrices=False), b, rcond)
+    usv, z = _svd_of(A, b)
+    return _pinv_solve(usv, z, rcond)
 
 
 def _joint_ols(A, b, n):
@@ -212,7 +221,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
     zero = norms <= TOL * jnp.max(norms)
     d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p, W.dtype)
     A = jnp.where(zero, 0.0, W / d)
-    usv = jnp.linalg.svd(A, full_matrices=False)
+    usv, z = _svd_of(A, tau)  # z = Q^T tau: projections on the left singular vectors via R
     sv = usv[1]
     lam_used = jnp.zeros((), W.dtype)
     sub_var, sub_rank = _joint_ols(A, tau, n)
@@ -230,7 +239,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
         return jnp.einsum("kij,kjl->kil", Wh, X.reshape(N, n, -1)).reshape(M, -1)
 
     if method == "ols":
-        x, P, rank = _pinv_solve(usv, tau, rcond)
+        x, P, rank = _pinv_solve(usv, z, rcond)
         r = tau - A @ x
         dof = M - rank
         cov = P * (r @ r) / dof
@@ -254,7 +263,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
             sw = (jnp.sqrt(_irls_weight(r / s, c, loss)) / s).reshape(M)
             return _solve(A * sw[:, None], tau * sw, rcond)[0]
 
-        x = jax.lax.fori_loop(0, max_iter, step, _pinv_solve(usv, tau, rcond)[0])
+        x = jax.lax.fori_loop(0, max_iter, step, _pinv_solve(usv, z, rcond)[0])
         r, s = resid_scale(x)
         t = r / s
         _, P, rank = _solve(A / jnp.tile(s, N)[:, None], tau, rcond)
@@ -264,7 +273,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
         cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2
     elif method == "ridge":
         U, s, Vt = usv
-        beta = U.T @ tau
+        beta = U.T @ z
         lam_used = _gcv_lambda(s, beta, tau @ tau, M) if lam is None else jnp.asarray(lam, W.dtype)
         g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)  # lam = 0 on a null space
         x = Vt.T @ (g * beta)
@@ -275,7 +284,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
     elif method == "tls":
         nb = jnp.linalg.norm(tau) if scale else jnp.ones((), W.dtype)
         nb = jnp.where(nb > 0, nb, 1.0)
-        _, sc, Vt = jnp.linalg.svd(jnp.concatenate([A, tau[:, None] / nb], axis=1), full_matrices=False)
+        _, sc, Vt = jnp.linalg.svd(r_factor(jnp.concatenate([A, tau[:, None] / nb], axis=1), jnp))
         v = Vt[-1]
         x = -v[:p] / v[p] * nb
         r = tau - A @ x

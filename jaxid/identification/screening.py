@@ -359,12 +359,17 @@ def screen_fit(W, tau, n_joints: int, *, method: str = "wls", names=None, joint_
             notes.append(f"{dch.message}: kept (biases the parameters that joint acts on)")
     fit_names = None if joint_names is None else [joint_names[j] for j in joints]
 
+    all_joints = joints == list(range(n))
+
+    def select(x, rows):  # no copy of W for the common case: every sample, every joint
+        x = x if len(rows) == N else x[rows]
+        return x if all_joints else x[:, joints]
+
     def resid(fit, rows):
-        Ws, ts = Wn[rows][:, joints], t[rows][:, joints]
-        return ts - np.einsum("knp,p->kn", Ws, np.asarray(fit.theta))
+        return select(t, rows) - select(Wn, rows) @ np.asarray(fit.theta)
 
     def fit_on(rows, how):
-        return identify(Wn[rows][:, joints], t[rows][:, joints], how, names=names, **identify_kw)
+        return identify(select(Wn, rows), select(t, rows), how, names=names, **identify_kw)
 
     ols = fit_on(samples, "ols")
     found = outliers(resid(ols, samples), k=k, names=fit_names, index=samples)

@@ -24,20 +24,29 @@ Needs the optional extra: ``pip install jaxid[consistent-sdp]`` (cvxpy, clarabel
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification.base import BaseParameters, base_parameters
-from jaxid.identification.consistent import (J_TO_PI, PRIORS, Bounds, DataTerm, _check_inputs, data_term,
+from jaxid.identification.consistent import (PRIORS, Bounds, DataTerm, _check_inputs, data_term,
                                              prior_reference)
 from jaxid.model import inertia
 
 __all__ = ["SDPFit", "identify_sdp", "solve_sdp", "require_cvxpy"]
 
 INSTALL_HINT = "pip install jaxid[consistent-sdp]  (or: pip install cvxpy clarabel)"
+
+
+@functools.cache
+def _j_to_pi():
+    """Linear map from the flattened 4x4 pseudo-inertia (16,) back to the inertial 10-vector."""
+    pi_to_j = np.asarray(jax.jit(jax.vmap(inertia.pseudo_inertia))(jnp.eye(10))).reshape(10, 16).T
+    return np.linalg.pinv(pi_to_j)
 
 
 def require_cvxpy():
@@ -124,6 +133,8 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     opts = dict(solver_options or {})
     if solver.upper() == "CLARABEL":
         opts = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-10, "tol_feas": 1e-9, "max_iter": 500, **opts}
+
+    J_TO_PI = _j_to_pi()
 
     def theta_of(Yl, xv):  # standard parameters from the scaled variables (numpy or cvxpy)
         if isinstance(xv, np.ndarray):
