@@ -29,7 +29,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from jaxid import memory
+from jaxid import hostdevices, memory
 from jaxid.identification.estimators import METHODS, _rank_error, identify
 
 __all__ = ["Study", "run_study", "cramer_rao"]
@@ -146,7 +146,9 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
         estimators = {estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator"):
                       estimators}
     fns = {k: _estimator(v, n) for k, v in estimators.items()}
+    hostdevices.configure()  # a CPU device count set through jax.config after import jaxid
     devices = tuple(jax.devices() if devices is None else devices)
+    hostdevices.warn_if_unsafe(devices)
     if not devices:
         raise ValueError("devices is empty")
     n_runs = int(n_runs)
