@@ -1,11 +1,17 @@
 """jaxid: differentiable robot-dynamics identification in JAX.
 
 Importing the package enables float64 (``jax_enable_x64``): identification is
-ill-conditioned by nature and float32 loses the small base parameters.
+ill-conditioned by nature and float32 loses the small base parameters. With several host CPU
+devices asked for, it also switches off an XLA:CPU scheduler that can hang
+(``jaxid.hostdevices``).
 """
 import jax
 
 jax.config.update("jax_enable_x64", True)
+
+from jaxid import hostdevices as _hostdevices  # noqa: E402
+
+_hostdevices.configure()  # several host CPU devices: XLA:CPU's scheduler that can hang switched off
 
 __version__ = "0.2.0"
 

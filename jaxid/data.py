@@ -85,6 +85,12 @@ from jaxid.atomic import OutputPathError, atomic_write
 MIN_SAMPLES = 10
 """Fewest samples a dataset may have: fewer cannot be filtered or differentiated."""
 
+MOTION_BOUND = 1e6
+"""Largest |q|, |qd|, |qdd| (rad, rad/s, rad/s^2) of a sample; beyond it a cell is corrupt (a
+value of 1e300 would otherwise be copied into a simulation or fitted)."""
+
+_MOTION_UNITS = {"q": "rad", "qd": "rad/s", "qdd": "rad/s^2"}
+
 JITTER_TOL = 1e-6
 """Largest relative standard deviation of the time steps, std(dt)/mean(dt), of a uniform grid.
 Time stamps written with 17 significant digits stay far below it (about 1e-12)."""
@@ -656,6 +662,11 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     cell in Python (the reader before numpy's, kept as the fallback; benchmarks/read_csv.py)."""
     where = _Where(str(path))
     raw = _read_bytes(path)
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with a byte-order mark (spreadsheets' "Unicode text")
+        try:
+            raw = raw.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as e:
+            raise where.error(f"not a readable UTF-16 text file ({e}); save it as UTF-8") from None
     if b"\0" in raw[:65536]:
         raise where.error("not a readable CSV text file (it holds NUL bytes: a binary file?)")
     try:
@@ -897,6 +908,11 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
             k, j = np.argwhere(bad)[0]
             raise where.error(f"{where.col(s, None if s == 't' else j)}, {where.row(k)}: value "
                               f"{a.reshape(N, -1)[k, j]} is not finite; repair or remove it")
+        if s in _MOTION_UNITS and (big := np.abs(a) > MOTION_BOUND).any():
+            k, j = np.argwhere(big)[0]
+            raise where.error(f"{where.col(s, j)}, {where.row(k)}: value {a[k, j]:.3g} is beyond "
+                              f"{MOTION_BOUND:g} {_MOTION_UNITS[s]}: not a joint's motion (a corrupt cell?); "
+                              "repair or remove it")
     step = np.diff(t)
     if (step <= 0).any():
         k = int(np.argmax(step <= 0)) + 1

@@ -304,10 +304,14 @@ def load_params(path) -> Params:
     non-numbers, indices out of range, a covariance that is not symmetric.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ParamsError(f"{path}: is a directory, not a params.json file")
     if not path.is_file():
         raise ParamsError(f"{path}: no such file")
     try:
         doc = json.loads(path.read_text())
+    except PermissionError:
+        raise ParamsError(f"{path}: cannot read the file (permission denied)") from None
     except UnicodeDecodeError:
         raise ParamsError(f"{path}: not a text file; expected a params.json written by 'jaxid identify'") from None
     except json.JSONDecodeError as e:

@@ -29,6 +29,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
+from jaxid import hostdevices, memory
 from jaxid.identification.estimators import METHODS, _rank_error, identify
 
 __all__ = ["Study", "run_study", "cramer_rao"]
@@ -145,13 +146,17 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
         estimators = {estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator"):
                       estimators}
     fns = {k: _estimator(v, n) for k, v in estimators.items()}
+    hostdevices.configure()  # a CPU device count set through jax.config after import jaxid
     devices = tuple(jax.devices() if devices is None else devices)
+    hostdevices.warn_if_unsafe(devices)
     if not devices:
         raise ValueError("devices is empty")
     n_runs = int(n_runs)
     if batch_size is None:  # ~8 float64 copies of an (M, b + 1) system per vmapped run
         batch_size = max(1, int(2**28 // (8 * 8 * M * (b + 1))))
     batch_size = max(1, int(batch_size))
+    local = sum(d.process_index == jax.process_index() for d in devices)
+    memory.check_study(M, b, n_runs, min(batch_size, -(-n_runs // len(devices))), len(fns), max(local, 1))
 
     keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, n_runs)
     estimates = _batched(fns, W, theta, sigma, keys, devices, batch_size)

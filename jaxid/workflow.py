@@ -338,7 +338,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     import jax.numpy as jnp
 
     import jaxid
-    from jaxid import results
+    from jaxid import memory, results
     from jaxid.identification import screening
 
     if method not in ("wls", "ols", "irls", "ridge"):
@@ -375,6 +375,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     if N * robot.n <= base.rank:
         raise WorkflowError(f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
                             "parameters; record more samples")
+    memory.check_identify(N, robot.n, base.rank, all_columns=len(names) if consistent else None)  # before the work
     for ds in datasets:  # before any fit, located in the run (a filtered spike would smear over samples)
         bad = screening.implausible_values(np.asarray(ds.tau), names=list(robot.names))
         if bad:
@@ -459,6 +460,9 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
     if not np.all(np.isfinite(np.asarray(robot.tau_max))):
         raise WorkflowError("choosing the prior weight on held-out data scores RMSE / tau_max: the model needs "
                             "torque limits (URDF <limit effort>)")
+    from jaxid import memory
+
+    memory.check_identify(train.n_samples + test.n_samples, robot.n, len(robot.parameter_names()))
     runs = [regressor_rows(robot, [d], None, progress) for d in train.datasets]
     test_rows = regressor_rows(robot, list(test.datasets), None, progress)
     if bounds is not None:

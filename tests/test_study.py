@@ -1,5 +1,6 @@
 """Monte-Carlo studies: the Cramér-Rao bound in closed form, WLS spread at the bound,
-and a study sharded over two (host) devices equal to the unsharded one."""
+a study sharded over two (host) devices equal to the unsharded one, and over two processes
+(jax.distributed) equal to one."""
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import jaxid  # noqa: F401  (float64)
+from jaxid import hostdevices
 from jaxid.study import cramer_rao, run_study
 
 N, n, b = 80, 3, 5
@@ -60,23 +62,75 @@ SHARDED = textwrap.dedent("""
     kw = dict(estimators="wls", key=jax.random.PRNGKey(3), batch_size=2)
     sharded = run_study(W, theta, np.array([0.1, 0.3]), 11, **kw)   # 11 runs: padded to 12
     single = run_study(W, theta, np.array([0.1, 0.3]), 11, devices=jax.devices()[:1], **kw)
+    import os
     print(json.dumps(dict(devices=list(sharded.devices), scale=float(np.abs(single.estimates).max()),
+                          xla_flags=os.environ["XLA_FLAGS"],
                           diff=float(np.abs(np.asarray(sharded.estimates) - np.asarray(single.estimates)).max()))))
 """)
 
 
 def test_sharded_equals_unsharded():
     env = dict(os.environ)
-    # Two host devices; XLA:CPU's concurrency-optimised scheduler can lose a wake-up
-    # when two host devices run at once (jaxlib 0.10), so it is switched off.
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
-                        " --xla_cpu_enable_concurrency_optimized_scheduler=false")
+    # Two host devices; XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two
+    # host devices run at once (jaxlib 0.10): import jaxid switches it off (jaxid.hostdevices).
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "").replace(hostdevices.SCHEDULER_FLAG, "")
+                        + " --xla_force_host_platform_device_count=2")
     env["JAX_PLATFORMS"] = "cpu"
     out = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert len(res["devices"]) == 2
+    assert hostdevices.SCHEDULER_FLAG in res["xla_flags"]
     assert res["diff"] <= 1e-12 * res["scale"]
+
+
+MULTIPROCESS = textwrap.dedent("""
+    import json, sys, numpy as np, jax
+    jax.distributed.initialize(coordinator_address=sys.argv[1], num_processes=2, process_id=int(sys.argv[2]))
+    import jaxid
+    from jaxid.study import run_study
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(60, 4)); theta = np.array([1.0, -2.0, 0.5, 3.0])
+    s = run_study(W, theta, np.array([0.1, 0.3]), 11, estimators="wls", key=jax.random.PRNGKey(3), batch_size=2)
+    print(json.dumps(dict(devices=list(s.devices), processes=jax.process_count(),
+                          estimates=np.asarray(s.estimates).tolist())))
+""")
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow  # two processes start JAX and compile the study: about 25 s on 2 busy cores
+def test_two_processes_equal_one():
+    """jax.distributed over two local processes (CPU, gloo collectives): the runs are split
+    over the two processes' devices and every process gets all the estimates, equal to the
+    single-process study."""
+    import jax
+
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    address = f"127.0.0.1:{_free_port()}"
+    procs = [subprocess.Popen([sys.executable, "-c", MULTIPROCESS, address, str(i)], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(2)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(60, 4))
+    single = run_study(W, np.array([1.0, -2.0, 0.5, 3.0]), np.array([0.1, 0.3]), 11, estimators="wls",
+                       key=jax.random.PRNGKey(3), batch_size=2, devices=jax.devices()[:1])
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-2000:]
+        res = json.loads(out.strip().splitlines()[-1])
+        assert res["processes"] == 2 and len(res["devices"]) == 2
+        np.testing.assert_allclose(res["estimates"], np.asarray(single.estimates), rtol=1e-12, atol=0)
 
 
 def test_rejects_bad_input():

@@ -4,7 +4,10 @@ Each subcommand lives in its own module of this package and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 ``func(args) -> int``. User errors raise ``UserError`` (or a ``ValueError`` /
 ``FileNotFoundError`` from the library) and exit with status 2 and a one-line message (no
-traceback); Ctrl-C ends with one line and status 130, SIGTERM with status 143.
+traceback), as does running out of memory: a request that would not fit is refused before the
+work starts (``jaxid.memory``), and an allocation that fails all the same (numpy's
+``MemoryError``, XLA's ``RESOURCE_EXHAUSTED``) ends with one line too. Ctrl-C ends with one
+line and status 130, SIGTERM with status 143.
 
 Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
 subcommand does not compile again.
@@ -58,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, FileNotFoundError, ValueError) as exc:
         print(f"jaxid {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except (MemoryError, RuntimeError) as exc:
+        if not _out_of_memory(exc):
+            raise
+        print(f"jaxid {args.command}: error: {_out_of_memory(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"jaxid {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -67,6 +75,19 @@ def main(argv: list[str] | None = None) -> int:
     if state is not None:
         cache.mark_warm(args.command)
     return code
+
+
+def _out_of_memory(exc: BaseException) -> str | None:
+    """One line for an out-of-memory error (numpy's MemoryError, XLA's RESOURCE_EXHAUSTED
+    runtime error), None for any other error. XLA's message runs over many lines: its first
+    line names the allocation."""
+    text = str(exc)
+    if not isinstance(exc, MemoryError) and "RESOURCE_EXHAUSTED" not in text and "Out of memory" not in text:
+        return None
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = first.removeprefix("RESOURCE_EXHAUSTED:").strip()
+    return (f"out of memory{': ' + first if first else ''}; use fewer samples (--step K keeps every K-th) or a "
+            "machine with more memory")
 
 
 def entry() -> None:

@@ -204,14 +204,39 @@ def progress(iterable, *, total=None, desc=None, quiet=False):
 
 
 def refuse_overwrite(inputs, outputs) -> None:
-    """UserError when an output path is one of the input files (it would destroy the data)."""
+    """Before the work: UserError when an output path is one of the input files (it would
+    destroy the data), ``jaxid.atomic.OutputPathError`` when an output cannot be written (a
+    directory, a missing or read-only directory), so that no run fails only at its end."""
     from pathlib import Path
+
+    from jaxid.atomic import check_output_path
 
     given = {Path(i).resolve(): i for i in inputs if i is not None}
     for o in outputs:
         if o is not None and o != "-" and Path(o).resolve() in given:
             raise UserError(f"output {o!r} is the input file {given[Path(o).resolve()]!r}; writing it would destroy "
                             "the data: choose another output path")
+    for o in outputs:
+        if o is not None and o != "-":
+            check_output_path(o)
+
+
+def output_dir(path, flag: str = "--out"):
+    """Create the output folder ``path`` (and its parents) before the work; UserError naming
+    it when that fails (an existing file, a read-only parent)."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {str(path)!r} is a file, not a folder; give a folder for the outputs")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{flag} {str(path)!r}: cannot create the folder ({e.strerror or e})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {str(path)!r}: the folder is not writable (permission denied)")
+    return path
 
 
 def add_json_argument(p):

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument
+from jaxid.cli.common import add_json_argument, output_dir
 
 
 def register(sub):
@@ -81,8 +81,7 @@ def run(args) -> int:
 
     if args.steps < 0 or args.starts < 1:
         raise UserError(f"--steps must be >= 0 and --starts >= 1, got {args.steps} and {args.starts}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out)
     log = (lambda *a, **k: None) if (args.quiet or args.json == "-") else print
     timings = {}
     for i, (what, argv) in enumerate(commands(args, out)):

@@ -6,7 +6,7 @@ import argparse
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, model_from_args
+from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, model_from_args, refuse_overwrite
 
 EXAMPLE = """examples:
   jaxid excite --robot ur5 -o traj.csv
@@ -55,6 +55,7 @@ def run(args) -> int:
         raise UserError(f"--fs must be a finite sample rate > 0 Hz, got {args.fs}")
     if args.periods < 1:
         raise UserError(f"--periods must be >= 1, got {args.periods}")
+    refuse_overwrite([], [args.output, args.json])
     robot, description = model_from_args(args)
     res = optimize(robot, harmonics=args.harmonics, base_frequency=args.base_frequency,
                    objective=args.objective, n_starts=args.starts, steps=args.steps,

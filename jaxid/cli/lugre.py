@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument, emit_json
+from jaxid.cli.common import add_json_argument, emit_json, refuse_overwrite
 
 EXAMPLE = """examples:
   jaxid lugre friction.csv -o lugre.json
@@ -104,16 +105,20 @@ def run(args) -> int:
     from jaxid.friction import lugre as model
     from jaxid.identification import lugre as ident
 
+    refuse_overwrite([args.data, args.validation], [args.output, args.json])
     names, dt, x, v, F = read_friction_csv(args.data)
     threshold = ident.THRESHOLD if args.threshold is None else args.threshold
     if not (np.isfinite(threshold) and threshold > 0):
         raise UserError(f"--threshold must be a finite velocity > 0 units/s, got {threshold}")
-    if not np.all(np.max(np.abs(v), axis=0) > threshold):
-        raise UserError(f"--threshold {threshold:g} is above every |v| of some axis: no steady-state friction "
-                        "to fit; lower it below the sliding speeds of the experiment")
     val = read_friction_csv(args.validation) if args.validation else None
     if val is not None and (val[0] != names or abs(val[1] - dt) > 1e-9 * dt):
         raise UserError(f"--validation: axes {val[0]} at dt {val[1]} s differ from the data's {names} at {dt} s")
+    try:  # data that cannot identify LuGre, named by axis
+        ident.check_excitation(v, threshold)
+    except ValueError as e:
+        msg = re.sub(r"^axis (\d+):", lambda m: f"axis {names[int(m[1])]}:", str(e)).replace(": threshold ",
+                                                                                              ": --threshold ")
+        raise UserError(f"{args.data}: {msg}") from None
     if not args.quiet:
         print(f"identifying {len(names)} axis(es) from {len(x)} samples at {1 / dt:.0f} Hz, method {args.method}",
               file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxid.cli import UserError
 from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_for_params, read_datasets)
+                              model_for_params, read_datasets, refuse_overwrite)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -72,6 +72,7 @@ def _joints(text, n):
 def run(args) -> int:
     from jaxid.identification import payload as P
 
+    refuse_overwrite([args.data, args.params], [args.output, args.json])
     robot, theta_robot = _model(args)
     joints = None if args.joints is None else _joints(args.joints, robot.n)
     try:

@@ -96,6 +96,11 @@ def read_trajectory(path, n: int, rate: float | None = None):
         if table.shape[1] != len(header):
             raise UserError(f"{path}: {table.shape[1]} columns of data but {len(header)} header names")
         col = {h: i for i, h in enumerate(header)}
+        more = sorted({int(m[2]) for m in (re.fullmatch(r"(q|qd|qdd)([0-9]+)", h) for h in header) if m} - set(
+            range(1, n + 1)))
+        if more:  # never drop a joint's columns without a word
+            raise UserError(f"{path}: columns of joint(s) {', '.join(map(str, more))} but the robot has {n} joints "
+                            f"(q1..q{n}); choose the model of this trajectory (--robot NAME or --urdf PATH)")
         arrays = {"t": table[:, col["t"]]} if "t" in col else {}
         for s in ("q", "qd", "qdd"):
             if all(f"{s}{j}" in col for j in range(1, n + 1)):
@@ -108,7 +113,8 @@ def read_trajectory(path, n: int, rate: float | None = None):
     if missing:
         raise UserError(f"{path}: missing {' and '.join(missing)}; a trajectory needs t and q1..q{n}")
     t, q = arrays["t"], arrays["q"]
-    # from_arrays checks shapes, finiteness and increasing time, naming the row.
+    # from_arrays checks shapes, finiteness, |q| etc. within data.MOTION_BOUND and increasing
+    # time, naming the row.
     ds = data.from_arrays(t, q, np.zeros_like(q), arrays.get("qd"), arrays.get("qdd"), source=str(path))
     if ds.n != n:
         raise UserError(f"{path}: {ds.n} joints in the trajectory but the robot has {n}")

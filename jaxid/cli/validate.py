@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_for_params, read_datasets)
+                              model_for_params, output_dir, read_datasets, refuse_overwrite)
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
@@ -38,6 +38,9 @@ def register(sub):
 def run(args) -> int:
     from jaxid import report, results, workflow
 
+    refuse_overwrite([*args.data, args.params], [args.json])
+    if not args.no_figures:
+        output_dir(args.out)
     params = results.load_params(args.params)
     model = model_for_params(args, params)
     prepared = read_datasets(args.data, model, args)

@@ -394,7 +394,29 @@ def _check(x, v, F, dt, method, threshold):
         raise ValueError(f"x, v and F must have the same shape, got {x.shape}, {v.shape}, {F.shape}")
     if not dt > 0:
         raise ValueError(f"dt must be > 0, got {dt}")
+    check_excitation(v, threshold)
     return x, v, F
+
+
+def check_excitation(v, threshold=THRESHOLD):
+    """ValueError unless every axis's velocity identifies LuGre: not constant, through zero
+    (presliding: sigma0, sigma1; both branches of the Stribeck curve) and above the
+    threshold somewhere (steady-state friction). Without these the fit ends at its bounds
+    or in NaN without a word."""
+    cols = v.reshape(v.shape[0], -1).T
+    for j, vj in enumerate(cols):
+        axis = f"axis {j}" if v.ndim == 2 else "the axis"
+        lo, hi = float(vj.min()), float(vj.max())
+        if hi - lo <= 1e-12 * max(abs(lo), abs(hi), 1e-300):
+            raise ValueError(f"{axis}: the velocity is constant ({lo:g} units/s); LuGre needs an experiment "
+                             "that moves through zero velocity (an S-curve with creep dwells)")
+        if not lo < 0 < hi:
+            raise ValueError(f"{axis}: the velocity never crosses zero (from {lo:.3g} to {hi:.3g} units/s); the "
+                             "presliding parameters sigma0, sigma1 need an experiment through zero velocity "
+                             "(an S-curve with creep dwells)")
+        if not max(-lo, hi) > threshold:
+            raise ValueError(f"{axis}: threshold {threshold:g} is above every |v| (at most {max(-lo, hi):.3g} "
+                             "units/s): no steady-state friction to fit; lower it below the sliding speeds")
 
 
 def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_particles=None,

@@ -1,0 +1,321 @@
+"""Issue 18: one test per class of bad input of the campaign, each asserting the message and the
+exit status (the CLI in-process, ``jaxid.cli.main``). Most cases fail before any compile; the
+few that reach the fit share one planar2 model and data length, so they compile once.
+
+Classes (in file order): encoding and separator variants, directories and permissions, output
+paths, huge values and outliers, dead channels, truncated files, concurrency, interruption,
+memory, sharding, time and units, models (LuGre excitation, simulate trajectories). Model
+files (URDF, DH) are tested in tests/test_urdf.py and friends.
+"""
+import json
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import jaxid  # noqa: F401  (float64)
+from jaxid import data, hostdevices, memory
+from jaxid.atomic import atomic_write
+from jaxid.cli import main
+
+FS = 100.0
+N = 400
+
+
+def _table(n=2, rows=N, fs=FS):
+    """t, q, qd, qdd, tau of a planar arm: exact sines, every channel alive."""
+    t = np.arange(rows) / fs
+    w = 2 * np.pi * np.array([0.4, 0.9, 1.7])
+    a = np.random.default_rng(0).normal(size=(3, n))
+    s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+    q, qd, qdd = s @ a, (c * w) @ a, (-s * w**2) @ a
+    tau = 5 * q + 0.3 * qd + 0.01 * qdd + np.random.default_rng(1).normal(size=q.shape) * 0.01
+    return t, q, qd, qdd, tau
+
+
+def _header(n=2):
+    return ["t"] + [f"{k}{j + 1}" for k in ("q", "qd", "qdd", "tau") for j in range(n)]
+
+
+def write_csv(path, table=None, header=None, delimiter=",", fmt="%.17g", encoding="utf-8"):
+    cols = np.column_stack(table if table is not None else _table())
+    header = header or _header()
+    text = delimiter.join(header) + "\n" + "\n".join(delimiter.join(fmt % v for v in r) for r in cols) + "\n"
+    path.write_bytes(text.encode(encoding))
+    return str(path)
+
+
+def fails(capsys, argv, message, code=2):
+    """main(argv) exits with ``code`` and one stderr line 'jaxid CMD: error: ...message...'."""
+    assert main(argv) == code, argv
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and "\n" not in err, err
+    assert err.startswith(f"jaxid {argv[0]}: "), err
+    assert message in err, (message, err)
+    return err
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    write_csv(d / "good.csv")
+    return d
+
+
+def ident(d, *files, out="p.json"):
+    return ["identify", "--robot", "planar2", "-o", str(d / out), "--quiet", *map(str, files)]
+
+
+# --------------------------------------------------------------- encoding and separator variants
+def test_encoding_and_separator_variants(d, capsys):
+    good = data.read(d / "good.csv", derivatives=None)
+    # Read as the same data: UTF-8 with a BOM, UTF-16 (spreadsheets' "Unicode text", tabs), ';' and CRLF.
+    for name, kw in (("bom.csv", dict(encoding="utf-8-sig")), ("utf16.csv", dict(encoding="utf-16", delimiter="\t")),
+                     ("semi.csv", dict(delimiter=";"))):
+        ds = data.read(write_csv(d / name, **kw), derivatives=None)
+        np.testing.assert_array_equal(np.asarray(ds.tau), np.asarray(good.tau))
+    # Refused with one line, exit 2, before any work.
+    latin = d / "latin.csv"
+    latin.write_bytes((d / "good.csv").read_bytes().replace(b"tau1", b"\xe9tau1"))
+    fails(capsys, ident(d, latin), "not a readable CSV text file")
+    fails(capsys, ident(d, latin), "save it as UTF-8")
+    comma = d / "comma.csv"
+    comma.write_text((d / "semi.csv").read_text().replace(".", ",", 50))
+    fails(capsys, ident(d, comma), "a decimal comma?")
+    gz = d / "gz.csv"
+    import gzip
+
+    gz.write_bytes(gzip.compress((d / "good.csv").read_bytes()))
+    fails(capsys, ident(d, gz), "not a readable CSV text file")
+
+
+# --------------------------------------------------------------- directories and permissions
+def test_directories_and_permissions(d, capsys, monkeypatch):
+    (d / "folder.csv").mkdir(exist_ok=True)
+    fails(capsys, ident(d, d / "folder.csv"), "folder.csv: is a directory, not a dataset file")
+    fails(capsys, ident(d, d / "absent.csv"), "absent.csv: no such file")
+    fails(capsys, ["validate", "--params", str(d), str(d / "good.csv"), "--no-figures"],
+          f"{d}: is a directory, not a params.json file")
+
+    def denied(file, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(file))
+
+    monkeypatch.setattr(data, "open", denied, raising=False)  # simulated: tests may run as root
+    fails(capsys, ident(d, d / "good.csv"), "good.csv: cannot read the file (permission denied)")
+
+
+# --------------------------------------------------------------------------------- output paths
+def test_output_paths_checked_before_the_work(d, capsys, monkeypatch):
+    good = str(d / "good.csv")
+    (d / "outdir").mkdir(exist_ok=True)
+    fails(capsys, ["identify", "--robot", "planar2", good, "-o", good, "--quiet"], "would destroy the data")
+    fails(capsys, ["identify", "--robot", "planar2", good, "-o", str(d / "outdir"), "--quiet"],
+          "outdir: is a directory; give the name of a file to write")
+    fails(capsys, ["identify", "--robot", "planar2", good, "-o", str(d / "no" / "p.json"), "--quiet"],
+          "directory '" + str(d / "no") + "' does not exist")
+    fails(capsys, ["lugre", good, "-o", str(d / "outdir")], "is a directory")
+    fails(capsys, ["excite", "--robot", "planar2", "-o", str(d / "no" / "e.csv")], "does not exist")
+    fails(capsys, ["validate", "--params", str(d / "p.json"), good, "--out", good], "is a file, not a folder")
+    fails(capsys, ["demo", "--out", good], "is a file, not a folder")
+    from jaxid import atomic
+
+    monkeypatch.setattr(atomic.os, "access", lambda *a: False)  # a read-only directory (simulated)
+    fails(capsys, ["identify", "--robot", "planar2", good, "-o", str(d / "p.json"), "--quiet"],
+          "is not writable (permission denied)")
+    assert not (d / "p.json").exists()
+
+
+# --------------------------------------------------------------------------- huge values, outliers
+def test_huge_values_and_outliers(d, capsys):
+    t, q, qd, qdd, tau = _table()
+    q2 = q.copy()
+    q2[7, 1] = 1e300
+    fails(capsys, ident(d, write_csv(d / "hugeq.csv", (t, q2, qd, qdd, tau))),
+          "column 'q2', row 8 (line 9): value 1e+300 is beyond 1e+06 rad")
+    big = tau.copy()
+    big[37, 0] = 1e300
+    fails(capsys, ident(d, write_csv(d / "hugetau.csv", (t, q, qd, qdd, big))),
+          "1 sample with a non-finite value or |value| > 1e+06: row 37 (joint 0 (joint1): 1e+300)")
+    traj = d / "traj_huge.csv"
+    write_csv(traj, (t, q2, qd, qdd), header=_header()[:7])
+    fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(traj), "-o", str(d / "s.csv")],
+          "value 1e+300 is beyond 1e+06 rad")
+    assert not (d / "s.csv").exists()
+
+
+# ------------------------------------------------------------------------------------ dead channels
+def test_dead_channel_named(d, capsys):
+    t, q, qd, qdd, tau = _table()
+    tau = tau.copy()
+    tau[:, 1] = 0.0
+    err = fails(capsys, ident(d, write_csv(d / "dead.csv", (t, q, qd, qdd, tau))), "joint2")
+    assert "dead torque channel cannot be identified" in err
+
+
+# ---------------------------------------------------------------------------------- truncated files
+def test_truncated_file(d, capsys):
+    text = (d / "good.csv").read_text()
+    cut = d / "cut.csv"
+    cut.write_text(text[: text.rstrip("\n").rfind(",") - 3])
+    fails(capsys, ident(d, cut), "the file looks truncated")
+    npz = d / "cut.npz"
+    t, q, qd, qdd, tau = _table()
+    np.savez(npz, t=t, q=q, tau=tau[:-1])
+    fails(capsys, ident(d, npz), "array 'tau' has 399 rows")
+
+
+# ------------------------------------------------------------------------------------- concurrency
+def test_concurrent_writers_leave_one_complete_file(tmp_path):
+    """Eight writers of the same output at once: the file is one writer's complete text, no
+    temporary file is left (atomic rename)."""
+    path = tmp_path / "params.json"
+    texts = [json.dumps({"writer": i, "payload": "x" * 20000 * (i + 1)}) for i in range(8)]
+    barrier = threading.Barrier(len(texts))
+
+    def write(text):
+        barrier.wait()
+        with atomic_write(path) as f:
+            for k in range(0, len(text), 4096):
+                f.write(text[k:k + 4096])
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in texts]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert path.read_text() in texts
+    assert [p.name for p in tmp_path.iterdir()] == ["params.json"]
+
+
+# ------------------------------------------------------------------------------------ interruption
+@pytest.mark.parametrize("exc, code, word", [(KeyboardInterrupt, 130, "interrupted"),
+                                             ("terminated", 143, "terminated")])
+def test_interruption_one_line_no_partial_output(d, capsys, monkeypatch, exc, code, word):
+    """In-process (the signal itself: tests/test_cache.py): an interruption inside a write
+    ends with one line and leaves no output file."""
+    import jaxid.cli as cli
+    from jaxid.cli import excite
+
+    exc = cli.Terminated if exc == "terminated" else exc
+    out = d / f"int{code}.csv"
+
+    def run(args):
+        with atomic_write(args.output) as f:
+            f.write("t,q1\n0,")
+            raise exc()
+
+    monkeypatch.setattr(excite, "run", run)
+    assert main(["excite", "--robot", "planar2", "-o", str(out)]) == code
+    assert capsys.readouterr().err.strip() == f"jaxid excite: {word}"
+    assert not out.exists() and not [p for p in d.iterdir() if p.name.startswith(f".int{code}")]
+
+
+# ------------------------------------------------------------------------------------------ memory
+def test_memory_refused_before_the_work(d, capsys, monkeypatch):
+    monkeypatch.setenv(memory.ENV, "100K")
+    err = fails(capsys, ident(d, d / "good.csv"), "needs about ")
+    assert "of memory but 100 KB is available (JAXID_MEMORY_LIMIT)" in err and "--step K" in err
+    monkeypatch.setenv(memory.ENV, "lots")
+    fails(capsys, ident(d, d / "good.csv"), "JAXID_MEMORY_LIMIT='lots': expected a size such as 8G")
+    assert not (d / "p.json").exists()
+    # A UR5 identification of 1e6 samples (54 base columns): about 20 GB, as measured per sample.
+    assert 18 * 2**30 < memory.identify_bytes(10**6, 6, 54) < 24 * 2**30
+    from jaxid.study import run_study
+
+    monkeypatch.setenv(memory.ENV, "64M")
+    W = np.random.default_rng(0).normal(size=(600, 4))
+    with pytest.raises(memory.MemoryLimitError, match=r"a study of 1000 runs .* needs about .* give a smaller "
+                                                      r"batch_size"):
+        run_study(W, np.ones(4), np.array([0.1, 0.2]), 1000, batch_size=1000)
+    monkeypatch.setenv(memory.ENV, "off")
+    assert memory.available() == (None, "JAXID_MEMORY_LIMIT=off")
+
+
+@pytest.mark.parametrize("kind", ["xla", "numpy"])
+def test_out_of_memory_during_a_run_is_one_line(d, capsys, monkeypatch, kind):
+    """A real allocation failure inside a subcommand: one line, exit 2, no traceback."""
+    from jaxid.cli import excite
+
+    def run(args):
+        if kind == "xla":
+            import jax.numpy as jnp
+
+            jnp.zeros((2**42,)).block_until_ready()  # XLA: RESOURCE_EXHAUSTED: Out of memory allocating ...
+        np.empty(2**50)  # numpy: MemoryError: Unable to allocate ...
+
+    monkeypatch.setattr(excite, "run", run)
+    err = fails(capsys, ["excite", "--robot", "planar2", "-o", str(d / "oom.csv")], "error: out of memory: ")
+    assert ("Out of memory allocating" if kind == "xla" else "Unable to allocate") in err
+
+
+# ---------------------------------------------------------------------------------------- sharding
+def test_host_devices_get_the_scheduler_flag():
+    """Several host CPU devices: jaxid adds the flag that avoids XLA:CPU's scheduler hang; one
+    device, or a flag the user set, is left alone (multi-process: tests/test_study.py)."""
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    assert hostdevices.configure(env) and env["XLA_FLAGS"].endswith(hostdevices.SCHEDULER_FLAG)
+    env = {"JAX_NUM_CPU_DEVICES": "2"}
+    assert hostdevices.configure(env) and env["XLA_FLAGS"] == hostdevices.SCHEDULER_FLAG
+    for env in ({}, {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"},
+                {"XLA_FLAGS": "--xla_force_host_platform_device_count=2 "
+                              "--xla_cpu_enable_concurrency_optimized_scheduler=true"}):
+        before = dict(env)
+        assert not hostdevices.configure(env) and env == before
+    from jaxid.study import run_study
+
+    with pytest.raises(ValueError, match="devices is empty"):
+        run_study(np.random.default_rng(0).normal(size=(60, 4)), np.ones(4), np.array([0.1, 0.2]), 4, devices=[])
+
+
+# ---------------------------------------------------------------------------------- time and units
+def test_time_units_and_gaps(d, capsys):
+    t, q, qd, qdd, tau = _table()
+    fails(capsys, ident(d, write_csv(d / "ms.csv", (t * 1e3, q, qd, qdd, tau))),
+          "column 't': t looks like milliseconds: mean step 10.0; pass units t=ms (CLI: --units t=ms)")
+    gap = t.copy()
+    gap[200:] += 10.0  # a 10 s dropout
+    for extra in ([], ["--resample"]):
+        fails(capsys, ident(d, write_csv(d / "gap.csv", (gap, q, qd, qdd, tau))) + extra,
+              "column 't', row 201 (line 202): gap of 10.01 s after t = 1.99 s")
+
+
+# ------------------------------------------------------------------------------------------- models
+def _friction(v, dt=1e-3):
+    x = np.cumsum(v) * dt
+    F = 1.0 * np.tanh(v / 1e-3) + 0.4 * v
+    return x, F
+
+
+def test_lugre_rejects_data_that_cannot_identify_it(d, capsys):
+    from jaxid.identification import lugre
+
+    dt = 1e-3
+    t = np.arange(2000) * dt
+    cases = {"one-sided": (0.05 + 0.1 * (1 + np.sin(2 * np.pi * t)), "the velocity never crosses zero"),
+             "constant": (np.full(t.size, 0.2), "the velocity is constant (0.2 units/s)")}
+    for name, (v, message) in cases.items():
+        x, F = _friction(v)
+        with pytest.raises(ValueError, match=r"the axis: " + message.replace("(", r"\(").replace(")", r"\)")):
+            lugre.identify(x, v, F, dt)
+        with pytest.raises(ValueError, match="axis 1: "):
+            lugre.identify_joints(np.stack([x, x], 1), np.stack([0.2 * np.sin(2 * np.pi * t), v], 1), np.stack([F, F], 1), dt)
+        path = d / f"lugre_{name}.csv"
+        np.savetxt(path, np.column_stack([t, x, F]), delimiter=",", header="t,x,F", comments="", fmt="%.17g")
+        fails(capsys, ["lugre", str(path)], f"lugre_{name}.csv: axis x: {message}")
+    v = 0.01 * np.sin(2 * np.pi * t)  # crosses zero, but never above the 0.052 threshold
+    x, F = _friction(v)
+    with pytest.raises(ValueError, match=r"the axis: threshold 0.0523599 is above every \|v\| \(at most 0.01 units/s\)"):
+        lugre.identify(x, v, F, dt)
+
+
+def test_simulate_trajectory_must_match_the_robot(d, capsys):
+    t, q, qd, qdd, _ = _table(n=3)
+    traj = d / "traj3.csv"
+    write_csv(traj, (t, q, qd, qdd), header=_header(3)[:10])
+    fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(traj), "-o", str(d / "s.csv")],
+          "columns of joint(s) 3 but the robot has 2 joints")
+    np.savez(d / "traj3.npz", t=t, q=q)
+    fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(d / "traj3.npz"), "-o", str(d / "s.csv")],
+          "3 joints in the trajectory but the robot has 2")
+    assert not (d / "s.csv").exists()
