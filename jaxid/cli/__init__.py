@@ -3,8 +3,8 @@
 Each subcommand lives in its own module of this package and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 ``func(args) -> int``. User errors raise ``UserError`` (or a ``ValueError`` /
-``FileNotFoundError`` from the library) and exit with status 2 and a one-line message (no
-traceback); Ctrl-C ends with one line and status 130, SIGTERM with status 143.
+``FileNotFoundError`` from the library, or an ``ImportError`` naming the optional extra to
+install) and exit with status 2 and a one-line message (no traceback); Ctrl-C ends with one line and status 130, SIGTERM with status 143.
 
 Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
 subcommand does not compile again.
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     _on_sigterm(args.command)
     try:
         code = int(args.func(args) or 0)
-    except (UserError, FileNotFoundError, ValueError) as exc:
+    except (UserError, FileNotFoundError, ValueError, ImportError) as exc:  # ImportError: an extra is missing
         print(f"jaxid {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
