@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all clean
+.PHONY: demo test test-all docs notebooks clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 or run 'make PYTHON=python3 ...'"; exit 2; }
@@ -21,7 +21,16 @@ test: $(STAMP)
 	$(PY) -m pytest tests -q --durations=15 -m "not slow"
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info
+
+# The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
+# The tutorial notebooks in JupyterLab (the notebooks extra).
+notebooks: $(STAMP)
+	$(PY) -m pip install -e ".[notebooks]" >/dev/null
+	$(VENV)/bin/jupyter lab notebooks
 
 # Also the slow tests (full LuGre identification from noiseless data): minutes on 2 cores.
 test-all: $(STAMP)

@@ -1,14 +1,134 @@
-"""Figures (matplotlib) and a Markdown + JSON report of an identification experiment."""
+"""Reports a person reads: parameter tables with units and flags, figures, and
+``report.html`` + ``report.md`` of an identification (:func:`write_report`).
+
+The HTML page is one self-contained file: its figures are inline base64 PNG images drawn by
+matplotlib. PNG rather than inline SVG or plotly because a torque trace has N x n points
+(35 000 for a KUKA run): as SVG that is megabytes of path data for the browser to lay out,
+as PNG about 100 kB whatever N; plotly would add a 3 MB script to every page; and the same
+PNG files serve the Markdown twin ``report.md`` (in ``figures/``), which GitHub, an editor or
+mkdocs renders with its real Markdown tables. matplotlib is the optional ``report`` extra
+(``pip install 'jaxid[report]'``): :func:`pyplot` says so in one line when it is missing.
+"""
 from __future__ import annotations
 
+import base64
+import html
+import io
 import json
+import math
 import os
+import re
 from typing import Sequence
 
 import numpy as np
 
-METRIC_KEYS = ("rmse", "nrmse", "r2", "wape", "max_pe")
-METRIC_HEADERS = ("RMSE [N m]", "NRMSE [%]", "R2", "WAPE [%]", "maxPE [%]")
+from jaxid.model.inertia import INERTIAL_NAMES
+
+#: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
+METRIC_COLUMNS = (("rmse", "RMSE [N m]", ".4g"), ("nrmse", "NRMSE [%]", ".3g"), ("r2", "R²", ".4f"),
+                  ("wape", "WAPE [%]", ".3g"), ("max_pe", "max PE [%]", ".3g"),
+                  ("nrms_limits", "NRMS lim [%]", ".3g"))
+INSTALL_HINT = "pip install 'jaxid[report]'"
+
+#: Units of each kind of standard parameter (``jaxid.model.inertia.INERTIAL_NAMES``, then the
+#: joint terms of ``jaxid.friction.models``): (revolute joint, prismatic joint). A base
+#: parameter has the unit of its leading standard parameter (every term of the combination
+#: has it: the coefficients carry lengths).
+UNITS = {"m": ("kg", "kg"), "mx": ("kg m", "kg m"), "my": ("kg m", "kg m"), "mz": ("kg m", "kg m"),
+         **{k: ("kg m²", "kg m²") for k in ("Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")},
+         "ia": ("kg m²", "kg"), "fv": ("N m s/rad", "N s/m"), "fc": ("N m", "N"), "fs": ("N m", "N"),
+         "fva": ("N m s/rad", "N s/m"), "offset": ("N m", "N")}
+
+FLAG_MASS = "negative mass"
+FLAG_INERTIA = "non-positive-definite inertia"
+FLAG_FRICTION = "negative friction"
+FLAG_UNIDENTIFIED = "not identified"
+#: Standard parameters that a physical robot has >= 0, by kind: a mass, the diagonal moments
+#: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
+#: positive semi-definite), the rotor inertia, and viscous, Coulomb and Stribeck friction.
+_NONNEGATIVE = {"m": FLAG_MASS, "Ixx": FLAG_INERTIA, "Iyy": FLAG_INERTIA, "Izz": FLAG_INERTIA,
+                "ia": FLAG_INERTIA, "fv": FLAG_FRICTION, "fc": FLAG_FRICTION, "fs": FLAG_FRICTION}
+
+
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend, or an ImportError whose one-line
+    message names the extra to install."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(f"figures and reports need matplotlib: {INSTALL_HINT}") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _split_name(name: str) -> tuple[str, int]:
+    """``"Izz12"`` -> ``("Izz", 12)``: the kind of a standard parameter and its joint (1-based)."""
+    m = re.fullmatch(r"([A-Za-z_]+?)(\d+)", name)
+    if not m:
+        raise ValueError(f"not a standard parameter name (kind followed by a joint number): {name!r}")
+    return m[1], int(m[2])
+
+
+def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
+    """Unit of a standard or base parameter ``name`` (a base combination has the unit of its
+    leading parameter), for revolute joints unless ``joint_types`` ('R'/'P' per joint) says
+    the joint is prismatic. "" for a name of no known kind."""
+    kind, joint = _split_name(name.split(" ", 1)[0])
+    units = UNITS.get(kind)
+    if units is None:
+        return ""
+    prismatic = joint_types is not None and joint <= len(joint_types) and joint_types[joint - 1] == "P"
+    return units[1] if prismatic else units[0]
+
+
+def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
+    """What is physically impossible or unidentified about each base parameter of ``params``
+    (a ``jaxid.results.Params``): a tuple of flags per base parameter (b entries, empty when
+    nothing is wrong).
+
+    - ``"negative mass"``, ``"non-positive-definite inertia"``, ``"negative friction"``: the
+      estimate is < 0 although the base parameter is a combination, with positive
+      coefficients, of standard parameters that are >= 0 for any physical robot (masses;
+      diagonal moments of inertia Ixx, Iyy, Izz about any point, >= 0 for a positive
+      semi-definite inertia; rotor inertia; viscous, Coulomb and Stribeck friction), named by
+      the kind the combination holds (inertia before mass before friction). Where
+      ``params.standard`` holds standard parameters, a link with mass <= 0 or a pseudo-inertia
+      that is not positive definite (Wensing, Kim and Slotine 2017) flags the base parameters
+      led by that link's parameters too.
+    - ``"not identified"``: |estimate| < ``n_std`` standard deviations (the data cannot tell
+      the value from 0).
+    """
+    base = params.base
+    names = params.parameter_names
+    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    K = np.asarray(base.K, dtype=float)
+    indices, dependent = np.asarray(base.indices), np.asarray(base.dependent)
+    bad_links = {}
+    if params.standard is not None:
+        from jaxid.model import inertia
+
+        n = sum(1 for s in names if re.fullmatch(r"m\d+", s))
+        links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)
+        ok = np.asarray(inertia.is_consistent(links))
+        bad_links = {j + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
+    scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
+    flags = []
+    for k in range(len(theta)):
+        lead_kind, lead_joint = _split_name(names[int(indices[k])])
+        members = [(lead_kind, 1.0)] + [(_split_name(names[int(j)])[0], c)
+                                        for j, c in zip(dependent, K[k]) if abs(c) > 1e-9 * scale]
+        f = []
+        if theta[k] < 0 and all(kind in _NONNEGATIVE and c > 0 for kind, c in members):
+            kinds = {_NONNEGATIVE[kind] for kind, _ in members}
+            f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION) if x in kinds))
+        if lead_kind in INERTIAL_NAMES and bad_links.get(lead_joint) not in (None, *f):
+            f.append(bad_links[lead_joint])
+        if not abs(theta[k]) >= n_std * std[k]:
+            f.append(FLAG_UNIDENTIFIED)
+        flags.append(tuple(f))
+    return flags
 
 
 def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None, indent="") -> str:
@@ -34,78 +154,196 @@ def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None,
     return "\n".join(indent + line for line in lines)
 
 
-def metrics_table(metrics: dict, joint_names: Sequence[str]) -> str:
-    """Plain-text table of per-joint validation metrics (``jaxid.metrics.summary`` output)."""
-    head = f"{'joint':<14}" + "".join(f"{h:>13}" for h in METRIC_HEADERS)
-    lines = [head, "-" * len(head)]
-    for j, name in enumerate(joint_names):
-        lines.append(f"{name:<14}" + "".join(f"{float(np.asarray(metrics[k]['per_joint'])[j]):>13.4g}" for k in METRIC_KEYS))
-    lines.append(f"{'overall':<14}" + "".join(f"{float(metrics[k]['overall']):>13.4g}" for k in METRIC_KEYS))
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence]) -> str:
+    """A Markdown (GitHub / Python-Markdown ``tables``) table: one header row, a rule, the
+    rows; cells are text with the Markdown specials (backslash, *, _, | and backtick) escaped, so that a name
+    like ``Izz1 + 0.18*m2`` shows as written. Numbers right-aligned."""
+    esc = lambda c: re.sub(r"([\\*_|`])", r"\\\1", str(c))
+    numeric = [bool(rows) and all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
+    rule = ["---:" if num else "---" for num in numeric]
+    lines = ["| " + " | ".join(esc(h) for h in headers) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
-def _markdown_table(text: str) -> str:
-    rows = [r for r in text.splitlines() if not set(r) <= {"-"}]
-    return "```\n" + "\n".join(rows) + "\n```"
+def _is_number(cell) -> bool:
+    try:
+        float(str(cell).replace("−", "-"))
+        return True
+    except ValueError:
+        return cell in ("", "-")
 
 
-def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None):
-    """PNG at path: measured vs predicted torque per joint, each with the error
-    measured - predicted in a panel below it (invisible at the torque scale).
+def _fmt(x, spec: str) -> str:
+    return "-" if x is None or not math.isfinite(float(x)) else format(float(x), spec)
+
+
+PARAMETER_HEADERS = ("#", "base parameter", "unit", "value", "std", "std [%]", "flag")
+
+
+def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=None) -> tuple[tuple, list]:
+    """(headers, rows) of the base-parameter table of ``params``: number (1-based, the order
+    of ``params.theta``), the full base combination, its unit (:func:`parameter_unit`),
+    value, std, relative std 100 std/|value| (%), and the :func:`parameter_flags`; with
+    ``truth`` (b,) also the true value and |value - true| / std."""
+    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = 100 * std / np.abs(theta)
+        err = None if truth is None else np.abs(theta - np.asarray(truth, dtype=float)) / std
+    flags = parameter_flags(params)
+    lead = [params.parameter_names[int(i)] for i in np.asarray(params.base.indices)]
+    headers = PARAMETER_HEADERS + (() if truth is None else ("true", "|err|/std"))
+    rows = []
+    for k, name in enumerate(params.base.names):
+        row = [k + 1, name, parameter_unit(lead[k], joint_types), _fmt(theta[k], ".6g"), _fmt(std[k], ".3g"),
+               _fmt(rel[k], ".3g"), "; ".join(flags[k])]
+        if truth is not None:
+            row += [_fmt(truth[k], ".6g"), _fmt(err[k], ".2f")]
+        rows.append(row)
+    return headers, rows
+
+
+def metrics_rows(metrics: dict, joint_names: Sequence[str]) -> tuple[tuple, list]:
+    """(headers, rows) of per-joint validation metrics (``jaxid.results.validation_metrics``
+    output, one run), a row per joint and one ``overall``; the columns of METRIC_COLUMNS that
+    ``metrics`` holds."""
+    cols = [c for c in METRIC_COLUMNS if c[0] in metrics]
+    rows = [[name] + [_fmt(metrics[k]["per_joint"][j], f) for k, _, f in cols] for j, name in enumerate(joint_names)]
+    rows.append(["overall"] + [_fmt(metrics[k]["overall"], f) for k, _, f in cols])
+    return ("joint",) + tuple(h for _, h, _ in cols), rows
+
+
+# ----------------------------------------------------------------------------- figures
+def _save(fig, path=None) -> bytes:
+    """PNG bytes of a matplotlib figure (closed), also written to ``path`` when given."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    pyplot().close(fig)
+    data = buf.getvalue()
+    if path is not None:
+        from jaxid.atomic import atomic_write
+
+        with atomic_write(path, "wb") as fh:
+            fh.write(data)
+    return data
+
+
+def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None, zoom: float = 0.1) -> bytes:
+    """PNG (bytes, and written to ``path`` unless None): per joint, the predicted torque with
+    the measured one drawn on top of it (a thin dark line, points in the zoom), the error
+    measured - predicted below, and on the right a zoom on ``zoom`` of the run (at least 20
+    samples) centred on that joint's largest error.
 
     t: (N,) s; tau_measured, tau_predicted: (N, n) N m.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = tau_measured.shape[1]
-    fig, axes = plt.subplots(2 * n, 1, figsize=(9, 2.3 * n + 0.3), sharex=True, height_ratios=[3, 1] * n)
+    plt = pyplot()
+    t, real, pred = (np.asarray(a, dtype=float) for a in (t, tau_measured, tau_predicted))
+    N, n = real.shape
+    err = real - pred
+    half = max(10, int(zoom * N) // 2)
+    fig, axes = plt.subplots(2 * n, 2, figsize=(11, 2.3 * n + 0.4), height_ratios=[3, 1] * n,
+                             width_ratios=[3, 1], squeeze=False)
     for j in range(n):
-        ax, err_ax = axes[2 * j], axes[2 * j + 1]
-        ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label="measured")
-        ax.plot(t, tau_predicted[:, j], lw=0.9, color="C0", label="predicted")
-        ax.set_ylabel(f"{joint_names[j]}\n[N m]", fontsize=8)
-        err_ax.plot(t, tau_measured[:, j] - tau_predicted[:, j], lw=0.4, color="C3")
-        err_ax.set_ylabel("error", fontsize=7, color="C3")
-        err_ax.tick_params(axis="y", labelsize=7)
-    axes[0].legend(loc="upper right", fontsize=8)
+        ax, zax = axes[2 * j]
+        eax, ezax = axes[2 * j + 1]
+        c = int(np.argmax(np.abs(err[:, j])))
+        w = slice(max(0, c - half), min(N, c + half))
+        ax.plot(t, pred[:, j], lw=1.8, color="C1", alpha=0.8, label="predicted")
+        ax.plot(t, real[:, j], lw=0.5, color="k", label="measured", zorder=3)
+        ax.axvspan(t[w][0], t[w][-1], color="0.85", zorder=0)
+        zax.plot(t[w], pred[w, j], lw=1.8, color="C1", alpha=0.8)
+        zax.plot(t[w], real[w, j], ".", ms=2.5, color="k", zorder=3)
+        eax.plot(t, err[:, j], lw=0.5, color="C3")
+        ezax.plot(t[w], err[w, j], lw=0.8, color="C3")
+        ax.set_ylabel(f"{joint_names[j]}\ntorque [N m]", fontsize=8)
+        eax.set_ylabel("error\n[N m]", fontsize=7)
+        for a in (ax, zax, eax, ezax):
+            a.tick_params(labelsize=7)
+        zax.set_title(f"zoom: largest error, t = {t[c]:.3g} s", fontsize=7)
+    axes[0, 0].legend(loc="upper right", fontsize=7)
+    axes[-1, 0].set_xlabel("t [s]")
+    axes[-1, 1].set_xlabel("t [s]")
     if title:
-        axes[0].set_title(title, fontsize=9)
-    axes[-1].set_xlabel("t [s]")
+        fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return _save(fig, path)
+
+
+def residual_figure(path, tau_measured, tau_predicted, joint_names, title=None) -> bytes:
+    """PNG (bytes, written to ``path`` unless None): a histogram per joint of the torque error
+    measured - predicted (N m) with the normal density of the same mean and std.
+    tau_measured, tau_predicted: (N, n) N m."""
+    plt = pyplot()
+    err = np.asarray(tau_measured, dtype=float) - np.asarray(tau_predicted, dtype=float)
+    n = err.shape[1]
+    cols = min(n, 4)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols, 2.3 * rows + 0.3), squeeze=False)
+    for j, ax in enumerate(axes.ravel()):
+        if j >= n:
+            ax.axis("off")
+            continue
+        e = err[:, j]
+        mu, sd = float(np.mean(e)), float(np.std(e))
+        ax.hist(e, bins=40, density=True, color="C0", alpha=0.7)
+        if sd > 0:
+            x = np.linspace(e.min(), e.max(), 200)
+            ax.plot(x, np.exp(-0.5 * ((x - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi)), color="k", lw=0.8)
+        ax.set_title(f"{joint_names[j]}: RMS {math.sqrt(mu ** 2 + sd ** 2):.3g} N m", fontsize=8)
+        ax.set_xlabel("measured − predicted [N m]", fontsize=7)
+        ax.set_ylabel("density [1/(N m)]", fontsize=7)
+        ax.tick_params(labelsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def singular_value_figure(path, singular_values, cond=None) -> bytes:
+    """PNG (bytes, written to ``path`` unless None): the singular values (b,) of the base
+    regressor, descending, on a log axis, the largest and smallest annotated and the
+    condition number s_1 / s_b in the title."""
+    plt = pyplot()
+    s = np.asarray(singular_values, dtype=float)
+    cond = s[0] / s[-1] if cond is None else cond
+    k = np.arange(1, len(s) + 1)
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.semilogy(k, s, "o-", ms=3, lw=0.8)
+    for i in (0, len(s) - 1):
+        ax.annotate(f"s{k[i]} = {s[i]:.3g}", (k[i], s[i]), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    ax.set_xlabel("index k (descending)")
+    ax.set_ylabel("singular value s_k")
+    ax.set_title(f"singular values of the column-scaled base regressor; condition number s1/s{len(s)} = {cond:.4g}",
+                 fontsize=9)
+    ax.grid(True, which="both", lw=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
 
 
 def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
     """parameters.png in out_dir: estimates with 3-sigma error bars (and the truth) normalised by
     |estimate|, the axis cut at +-5 so that the few poorly excited parameters do not flatten the
-    rest. estimate, std, truth: (b,). Returns the file names written."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    rest; the x axis is the parameter number of the tables (1-based). estimate, std, truth: (b,).
+    Returns the file names written."""
+    plt = pyplot()
     os.makedirs(out_dir, exist_ok=True)
     estimate, std = np.asarray(estimate), np.asarray(std)
     scale = np.maximum(np.abs(estimate), 1e-12)
-    k = np.arange(len(estimate))
+    k = np.arange(1, len(estimate) + 1)
     fig, ax = plt.subplots(figsize=(10, 3.5))
     ax.errorbar(k, estimate / scale, yerr=3 * std / scale, fmt="o", ms=3, label="estimate ± 3σ")
     if truth is not None:
-        ax.plot(k, np.asarray(truth) / scale, "x", color="C3", label="truth")
-    ax.set_xlabel("base parameter")
+        ax.plot(k, np.asarray(truth) / scale, "x", color="C3", label="truth", zorder=3)
+    ax.set_xlabel("base parameter # (as in the table)")
     ax.set_ylabel("value / |estimate|")
     ax.set_ylim(-5, 5)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "parameters.png"), dpi=110)
-    plt.close(fig)
+    _save(fig, os.path.join(out_dir, "parameters.png"))
     return ["parameters.png"]
 
 
+# ------------------------------------------------------------------------------ reports
 def to_jsonable(x):
     """Arrays -> lists, numpy scalars -> floats, recursively."""
     if isinstance(x, dict):
@@ -118,17 +356,225 @@ def to_jsonable(x):
     return x
 
 
-def write(out_dir, title: str, sections: dict[str, str], data: dict, figure_files: Sequence[str] = ()) -> dict:
-    """Write ``report.md`` (title, text sections, figures) and ``result.json`` (data) into out_dir."""
+class Document:
+    """The content of a report as blocks, rendered to Markdown (:meth:`markdown`) and to one
+    self-contained HTML page (:meth:`html`): headings, paragraphs, bullet lists, tables and
+    PNG figures (files in ``figures/`` for the Markdown, inline base64 in the HTML)."""
+
+    def __init__(self, title: str):
+        self.title, self.blocks = title, []
+
+    def heading(self, text):
+        self.blocks.append(("h2", text))
+
+    def text(self, text):
+        self.blocks.append(("p", text))
+
+    def bullets(self, items):
+        self.blocks.append(("ul", list(items)))
+
+    def table(self, headers, rows):
+        self.blocks.append(("table", (tuple(headers), [list(r) for r in rows])))
+
+    def figure(self, name: str, png: bytes, caption: str):
+        self.blocks.append(("figure", (name, png, caption)))
+
+    def markdown(self) -> str:
+        out = [f"# {self.title}", ""]
+        for kind, b in self.blocks:
+            if kind == "h2":
+                out += [f"## {b}", ""]
+            elif kind == "p":
+                out += [b, ""]
+            elif kind == "ul":
+                out += [f"- {item}" for item in b] + [""]
+            elif kind == "table":
+                out += [markdown_table(*b), ""]
+            else:
+                name, _, caption = b
+                out += [f"![{caption}](figures/{name})", "", f"*{caption}*", ""]
+        return "\n".join(out)
+
+    def html(self) -> str:
+        e = html.escape
+        out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+               f"<title>{e(self.title)}</title>", f"<style>{_CSS}</style></head><body>", f"<h1>{e(self.title)}</h1>"]
+        for kind, b in self.blocks:
+            if kind == "h2":
+                out.append(f"<h2>{e(b)}</h2>")
+            elif kind == "p":
+                out.append(f"<p>{e(b)}</p>")
+            elif kind == "ul":
+                out.append("<ul>" + "".join(f"<li>{e(str(i))}</li>" for i in b) + "</ul>")
+            elif kind == "table":
+                headers, rows = b
+                num = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
+                cell = lambda tag, c, i: f'<{tag}{" class=num" if num[i] else ""}>{e(str(c))}</{tag}>'
+                out.append("<table><thead><tr>" + "".join(cell("th", h, i) for i, h in enumerate(headers))
+                           + "</tr></thead><tbody>"
+                           + "".join("<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>"
+                                     for r in rows) + "</tbody></table>")
+            else:
+                name, png, caption = b
+                src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+                out.append(f'<figure><img src="{src}" alt="{e(caption)}" data-name="{e(name)}">'
+                           f"<figcaption>{e(caption)}</figcaption></figure>")
+        out.append("</body></html>")
+        return "\n".join(out)
+
+    def write(self, out_dir) -> dict:
+        """Write ``report.md``, ``report.html`` and ``figures/*.png`` into out_dir (atomically,
+        each file); returns their paths."""
+        from jaxid.atomic import atomic_write
+
+        os.makedirs(os.path.join(out_dir, "figures"), exist_ok=True)
+        figures = []
+        for kind, b in self.blocks:
+            if kind == "figure":
+                figures.append(os.path.join(out_dir, "figures", b[0]))
+                with atomic_write(figures[-1], "wb") as fh:
+                    fh.write(b[1])
+        paths = {"html": os.path.join(out_dir, "report.html"), "markdown": os.path.join(out_dir, "report.md")}
+        with atomic_write(paths["markdown"]) as fh:
+            fh.write(self.markdown())
+        with atomic_write(paths["html"]) as fh:
+            fh.write(self.html())
+        return {**paths, "figures": figures}
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
+        "table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}"
+        "th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}td.num,th.num{text-align:right}"
+        "thead{background:#f2f2f2}img{max-width:100%}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}")
+
+FLAG_LEGEND = (f"flag: {FLAG_MASS}, {FLAG_INERTIA}, {FLAG_FRICTION}: the value is < 0 although the base "
+               "parameter is a positive combination of quantities that are >= 0 for a physical robot (masses, "
+               "diagonal moments of inertia, rotor inertia, friction), or its link's standard parameters are not a "
+               f"physical body; {FLAG_UNIDENTIFIED}: |value| < 2 std.")
+
+#: Fields of an iterative (consistent) fit in params.json ``fit``, with their meaning.
+CONVERGENCE_FIELDS = (("converged", "converged"), ("steps", "iterations"), ("grad_norm", "gradient norm at the end"),
+                      ("cost", "cost"), ("gap_bound", "bound on cost - optimum"), ("rss", "residual sum of squares"),
+                      ("sdp_cost", "SDP optimum (--sdp-check)"), ("sdp_gap", "cost / SDP optimum - 1"),
+                      ("prior_weight", "prior weight"))
+
+
+def identification_document(params, validation, *, joint_types: Sequence[str] | None = None,
+                            joint_names: Sequence[str] | None = None, title: str | None = None,
+                            held_out: bool = False) -> Document:
+    """The report of an identification as a :class:`Document`.
+
+    params: ``jaxid.results.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
+    validation: ``jaxid.workflow.Validation`` of the torques the parameters predict, on the
+        identification's own runs (``held_out=False``) or on held-out runs (``held_out=True``).
+    joint_types: 'R'/'P' per joint for the units (default revolute); joint_names: for the
+        tables and figures (default joint1..n).
+    Sections: summary and physics verdict, the base parameters (full names, units, value, std,
+    relative std, flags), conditioning (condition number, singular values where params.fit
+    records them), the iterative fit's convergence (consistent fits), per run the torque
+    metrics, measured vs predicted torque with a zoom, and residual histograms.
+    """
+    fit = params.fit
+    n = len(validation.measured[0][0]) if validation.measured else int(params.model.get("n") or 0)
+    joint_names = list(joint_names or [f"joint{j + 1}" for j in range(n)])
+    what = "held-out validation" if held_out else "identification"
+    doc = Document(title or f"jaxid {what}: {params.model.get('name', 'robot')}")
+    physics = fit.get("physics") or {}
+    doc.heading("Summary")
+    items = [f"model: {params.model.get('name')} ({params.model.get('n')} joints, joint terms "
+             f"{', '.join(params.model.get('joint_terms') or []) or 'none'})",
+             f"estimator: {fit.get('method', '?')}, {fit.get('n_samples', '?')} samples from "
+             f"{', '.join(os.path.basename(str(s)) for s in fit.get('sources', [])) or '?'}",
+             f"{len(params.base.names)} base parameters of {len(params.parameter_names)} standard ones; "
+             f"condition number {_fmt(fit.get('cond'), '.4g')}"]
+    if fit.get("screening", {}).get("message"):
+        items.append(fit["screening"]["message"])
+    if physics:
+        problems = physics.get("problems") or []
+        items.append("physics: " + ("physically consistent" if physics.get("consistent") else
+                                    "NOT physically consistent: " + "; ".join(problems) if problems else
+                                    "not shown to be physically consistent (base parameters only: no consistent "
+                                    "standard parameters were found; identify with --consistent for them)"))
+    if held_out:
+        items.append(f"validated on {', '.join(os.path.basename(str(r['source'])) for r in validation.runs)}")
+    items += [f"warning: {w}" for w in validation.warnings]
+    doc.bullets(items)
+
+    doc.heading("Base parameters")
+    doc.text("Each base parameter is the combination of standard parameters shown (Gautier 1990); its value "
+             "is what the data determine. " + FLAG_LEGEND)
+    doc.table(*parameter_rows(params, joint_types=joint_types))
+    flagged = [(k + 1, f) for k, f in enumerate(parameter_flags(params)) if f]
+    if flagged:
+        doc.text(f"{len(flagged)} of {len(params.base.names)} base parameters are flagged.")
+
+    doc.heading("Conditioning")
+    sv = fit.get("singular_values")
+    if sv:
+        doc.text(f"Condition number {_fmt(fit.get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
+                 "base regressor (unit-norm columns); a small s_k means a direction in parameter space the "
+                 "data hardly excite.")
+        doc.table(("k", "s_k", "s1 / s_k"), [[k + 1, _fmt(v, ".4g"), _fmt(sv[0] / v if v else math.inf, ".4g")]
+                                          for k, v in enumerate(sv)])
+        doc.figure("singular_values.png", singular_value_figure(None, sv, fit.get("cond")),
+                   "Singular values of the column-scaled base regressor (log scale).")
+    else:
+        doc.text(f"Condition number {_fmt(fit.get('cond'), '.4g')}; the singular values are not recorded in "
+                 "this params file (written by an older jaxid).")
+
+    if "converged" in fit:
+        doc.heading("Iterative fit")
+        doc.table(("quantity", "value"), [[label, fit[key] if isinstance(fit[key], (bool, str)) or fit[key] is None
+                                           else _fmt(fit[key], ".6g")]
+                                          for key, label in CONVERGENCE_FIELDS if key in fit])
+        choice = fit.get("prior_weight_choice")
+        if choice:
+            doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")
+            doc.table(("model", "prior weight", "held-out NRMS lim [%]", "converged", "steps"),
+                      [[r["model"], "-" if r["model"] == "wls" else _fmt(r["weight"], "g"), _fmt(r["nrms_pct"], ".4g"),
+                        r.get("converged", "-"), r.get("steps", "-")] for r in choice["rows"]])
+
+    doc.heading("Held-out torque prediction" if held_out else "Torque fit")
+    for i, (run, t, real, pred) in enumerate(zip(validation.runs, validation.t, validation.measured,
+                                                  validation.predicted)):
+        label = os.path.basename(str(run["source"]))
+        doc.text(f"{label}: {run['samples']} samples, relative error ||e|| / ||tau|| = "
+                 f"{_fmt(run.get('relative_error'), '.3g')} %.")
+        doc.table(*metrics_rows(run, joint_names))
+        doc.figure(f"torque_{i + 1}.png", torque_figure(None, t, real, pred, joint_names, title=label),
+                   f"{label}: measured torque (black, on top) and predicted torque (orange) per joint, the error "
+                   "below each; right: zoom on 10 % of the run around the joint's largest error (shaded on the left).")
+        doc.figure(f"residuals_{i + 1}.png", residual_figure(None, real, pred, joint_names, title=label),
+                   f"{label}: histograms of the torque error measured - predicted per joint, with the normal "
+                   "density of the same mean and standard deviation.")
+    prep = fit.get("preprocessing") or []
+    if prep:
+        doc.heading("Data preparation")
+        doc.bullets(f"{os.path.basename(str(c['source']))}: cutoff {c['cutoff_hz']:.3g} Hz ({c.get('cutoff_from')}), "
+                    f"{c.get('trim')} samples trimmed per end" if c.get("cutoff_hz") else
+                    f"{os.path.basename(str(c['source']))}: qd, qdd as logged" for c in prep)
+    return doc
+
+
+def write_report(out_dir, params, validation, **kw) -> dict:
+    """Write :func:`identification_document` (keywords passed on) into ``out_dir`` as
+    ``report.html`` (self-contained), ``report.md`` and ``figures/*.png``; returns the paths
+    (``html``, ``markdown``, ``figures``)."""
+    return identification_document(params, validation, **kw).write(out_dir)
+
+
+def write(out_dir, title: str, sections: dict, data: dict, figure_files: Sequence[str] = ()) -> dict:
+    """Write ``report.md`` (title, sections: heading -> Markdown text, figures by file name in
+    out_dir) and ``result.json`` (data) into out_dir."""
+    from jaxid.atomic import atomic_write
+
     os.makedirs(out_dir, exist_ok=True)
     md = [f"# {title}", ""]
     for heading, text in sections.items():
-        md += [f"## {heading}", "", _markdown_table(text) if "\n" in text and "  " in text else text, ""]
+        md += [f"## {heading}", "", text, ""]
     for f in figure_files:
         md += [f"![{f}]({f})", ""]
     paths = dict(markdown=os.path.join(out_dir, "report.md"), json=os.path.join(out_dir, "result.json"))
-    from jaxid.atomic import atomic_write
-
     with atomic_write(paths["markdown"]) as fh:
         fh.write("\n".join(md))
     with atomic_write(paths["json"]) as fh:

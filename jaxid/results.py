@@ -24,7 +24,8 @@ identification later:
     ``{base name: estimate}``, for readers that take a name -> value map (``jaxid payload``):
     a base value set on its leading parameter, the dependent ones 0, predicts the same torques.
 ``fit``
-    method, condition number, residual RMS per joint (N m), noise variances, degrees of
+    method, condition number and singular values (b,) of the column-scaled base regressor
+    (``singular_values``), residual RMS per joint (N m), noise variances, degrees of
     freedom, number of samples, the data files.
 ``standard``
     null, or ``{"theta": [p values], "consistent": true, "source": ...}``: physically
@@ -199,7 +200,9 @@ def from_fit(model: dict, parameter_names, base: BaseParameters, fit, *, n_sampl
     """Params from an ``Identification`` of the base parameters (``fit``, from
     ``jaxid.identify(base.reduce(W), tau, ...)``). n_samples: samples used; sources: data
     files; standard: physically consistent standard parameters (p,), or None."""
-    stats = {"method": fit.method, "cond": float(fit.cond), "residual_rms": np.asarray(fit.residual_rms).tolist(),
+    stats = {"method": fit.method, "cond": float(fit.cond),
+             "singular_values": [json_number(v) for v in np.asarray(fit.singular_values)],
+             "residual_rms": np.asarray(fit.residual_rms).tolist(),
              "sigma2": np.asarray(fit.sigma2).tolist(), "dof": float(fit.dof), "n_samples": int(n_samples),
              "sources": [str(s) for s in sources]}
     return Params(model=dict(model), parameter_names=tuple(parameter_names), base=base,

@@ -102,6 +102,22 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
                                np.asarray(jaxid.rnea(rigid_true, truth.q, truth.qd, truth.qdd)), atol=1e-3)
 
 
+def test_identify_and_validate_write_reports(run, capsys):
+    """--report DIR on identify (the fit) and validate (held-out): report.html, report.md, figures."""
+    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "--method", "ols", "-o",
+                 str(run / "r.json"), "--report", str(run / "fit_report"), "--quiet"]) == 0
+    assert "fit_report/report.html" in capsys.readouterr().out
+    assert main(["validate", "--params", str(run / "params.json"), str(run / "truth2.csv"), "--no-figures",
+                 "--report", str(run / "val_report"), "--quiet"]) == 0
+    params = results.load_params(run / "params.json")
+    assert len(params.fit["singular_values"]) == len(params.base.names)  # recorded for the report
+    for d, heading in (("fit_report", "## Torque fit"), ("val_report", "## Held-out torque prediction")):
+        md = (run / d / "report.md").read_text()
+        page = (run / d / "report.html").read_text()
+        assert heading in md and "| base parameter | unit |" in md and "```" not in md
+        assert page.count("data:image/png;base64,") == 3 == len(list((run / d / "figures").glob("*.png")))
+
+
 def test_help_has_an_example(capsys):
     for cmd in ("simulate", "identify", "validate"):
         with pytest.raises(SystemExit) as e:

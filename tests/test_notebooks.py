@@ -32,3 +32,19 @@ def test_notebook_executes(path, tmp_path):
     client.execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
+
+
+#: Absolute paths of a machine (a home, a checkout, a temporary folder) in a stored output.
+MACHINE_PATH = r"(/work/|/home/|/root/|/Users/|/tmp/|site-packages|[A-Z]:\\)"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_stored_outputs_carry_no_machine_paths(path):
+    import json
+    import re
+
+    nb = json.loads(path.read_text())
+    texts = ["".join(o.get("text", "")) + json.dumps(o.get("data", {}).get("text/plain", ""))
+             for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    found = [m.group(0) for t in texts for m in [re.search(MACHINE_PATH, t)] if m]
+    assert not found, found

@@ -3,11 +3,13 @@
 Each subcommand lives in its own module of this package and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 ``func(args) -> int``. User errors raise ``UserError`` (or a ``ValueError`` /
-``FileNotFoundError`` from the library) and exit with status 2 and a one-line message (no
-traceback), as does running out of memory: a request that would not fit is refused before the
-work starts (``jaxid.memory``), and an allocation that fails all the same (numpy's
-``MemoryError``, XLA's ``RESOURCE_EXHAUSTED``) ends with one line too. Ctrl-C ends with one
-line and status 130, SIGTERM with status 143.
+``FileNotFoundError`` from the library, or an ``ImportError`` naming the optional extra to
+install) and exit with status 2 and a one-line message (no traceback), as does running out of
+memory: a request that would not fit is refused before the work starts (``jaxid.memory``),
+and an allocation that fails all the same (numpy's ``MemoryError``, XLA's
+``RESOURCE_EXHAUSTED``) ends with one line too. Ctrl-C ends with one line and status 130,
+SIGTERM with status 143. Any other exception (an ImportError without an install hint
+included) is a bug and keeps its traceback.
 
 Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
 subcommand does not compile again.
@@ -59,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = int(args.func(args) or 0)
     except (UserError, FileNotFoundError, ValueError) as exc:
+        print(f"jaxid {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        if "pip install" not in str(exc):  # a missing extra says what to install; anything else is a bug
+            raise
         print(f"jaxid {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (MemoryError, RuntimeError) as exc:

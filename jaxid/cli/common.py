@@ -239,6 +239,25 @@ def output_dir(path, flag: str = "--out"):
     return path
 
 
+def add_report_argument(p, what: str):
+    """--report DIR: report.html (self-contained) and report.md of ``what`` (jaxid.report)."""
+    p.add_argument("--report", metavar="DIR",
+                   help=f"write a report of {what} to DIR: report.html (one self-contained page, figures "
+                        "embedded), report.md (Markdown tables) and figures/*.png; needs matplotlib "
+                        "(pip install 'jaxid[report]')")
+
+
+def write_report(args, robot, params, validation, held_out: bool):
+    """The --report of identify/validate: jaxid.report.write_report into args.report; returns
+    the HTML path, or None without --report."""
+    if not args.report:
+        return None
+    from jaxid import report
+
+    return report.write_report(args.report, params, validation, joint_types=robot.joint_types,
+                               joint_names=robot.names, held_out=held_out)["html"]
+
+
 def add_json_argument(p):
     """--json [PATH] and --quiet, which every subcommand has."""
     p.add_argument("--json", nargs="?", const="-", metavar="PATH",

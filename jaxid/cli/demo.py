@@ -123,7 +123,7 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     estimate, std = np.asarray(params.theta), np.asarray(params.std)
     val = json.loads((out / "validation.json").read_text())["files"][0]
     val_true = json.loads((out / "validation_true.json").read_text())["files"][0]
-    joint_names = results.model_from_description(params.model).names
+    robot = results.model_from_description(params.model)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(estimate - truth) / std
     summary = {"robot": robot_name, "names": list(params.base.names), "estimate": estimate.tolist(),
@@ -133,16 +133,16 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
                "worst_nrmse_true_percent": max(v for v in val_true["nrmse"]["per_joint"] if v is not None),
                "timings_s": timings}
     figs = report.parameter_figure(out, estimate, std, truth)
-    metric = lambda v: {k: {"per_joint": np.asarray(d["per_joint"], dtype=float), "overall": d["overall"]}
-                        for k, d in v.items() if k in report.METRIC_KEYS}
+    table = lambda rows: report.markdown_table(*rows)
     sections = {
         "Commands": "Every step is a command a user runs; see `jaxid demo --help`.",
         "Data preparation": "\n".join(f"- {c['source']}: cutoff {c['cutoff_hz']:.3g} Hz ({c['cutoff_from']}), "
                                       f"{c['trim']} samples trimmed per end" if c["cutoff_hz"] else
                                       f"- {c['source']}: qd, qdd as logged" for c in params.fit["preprocessing"]),
-        "Base parameters": report.parameter_table(params.base.names, estimate, std, truth),
-        "Validation against the measured torque": report.metrics_table(metric(val), joint_names),
-        "Validation against the noise-free true torque": report.metrics_table(metric(val_true), joint_names),
+        "Base parameters": report.FLAG_LEGEND + "\n\n"
+                           + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
+        "Validation against the measured torque": table(report.metrics_rows(val, robot.names)),
+        "Validation against the noise-free true torque": table(report.metrics_rows(val_true, robot.names)),
         "Physics": "\n".join(f"- {p}" for p in params.fit["physics"]["problems"]) or "no problems found",
         "Timings": "  ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
     }

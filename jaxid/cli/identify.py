@@ -9,8 +9,8 @@ import numpy as np
 
 from jaxid import report
 from jaxid.cli import UserError
-from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_from_args, progress, read_datasets, refuse_overwrite)
+from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, add_report_argument,
+                              emit_json, model_from_args, progress, read_datasets, refuse_overwrite, write_report)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -18,6 +18,7 @@ EXAMPLE = """examples:
   jaxid identify --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset --method ols run2.npz run3.npz -o kuka.json
   jaxid identify --robot planar2 --consistent --urdf-out arm.urdf data.csv -o params.json
   jaxid identify --robot ur5 --joint-terms fv,fc,fs,offset --stribeck-vs fit data.csv -o params.json
+  jaxid identify --robot ur5 data.csv -o params.json --report fit_report
 """
 
 METHODS = ("wls", "ols", "irls", "ridge")
@@ -62,6 +63,7 @@ def register(sub):
     p.add_argument("--urdf-out", metavar="PATH",
                    help="write the identified inertial parameters as a URDF (requires physically consistent "
                         "links)")
+    add_report_argument(p, "the fit (parameter table with flags, conditioning, torque fit, residuals)")
     add_data_arguments(p)
     add_json_argument(p)
     p.set_defaults(func=run)
@@ -97,6 +99,8 @@ def run(args) -> int:
     if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
         raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
     refuse_overwrite(args.data, [args.output, args.urdf_out, args.json])
+    if args.report:
+        report.pyplot()  # a missing matplotlib fails before the fit, in one line
     robot, desc = model_from_args(args)
     prepared = read_datasets(args.data, robot, args)
     if not args.quiet:
@@ -119,13 +123,10 @@ def run(args) -> int:
         choice = report.to_jsonable(workflow.choose_prior_weight(robot, prepared, held_out, weights=weights,
                                                                  method=args.method, bounds=bounds, progress=bar))
         args.prior_weight = float(choice["best"]["weight"])
-    try:
-        params = workflow.identify_experiment(
-            robot, prepared, method=args.method, description=desc, consistent=args.consistent,
-            prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
-            progress=bar)
-    except ImportError as e:  # --sdp-check without the extra
-        raise UserError(str(e)) from None
+    params = workflow.identify_experiment(
+        robot, prepared, method=args.method, description=desc, consistent=args.consistent,
+        prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
+        progress=bar)  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
     if choice is not None:
         params = dataclasses.replace(params, fit={**params.fit, "validate_on": list(args.validate_on),
                                                   "prior_weight_choice": choice})
@@ -136,6 +137,8 @@ def run(args) -> int:
             raise UserError("the identified links are not physically consistent, so no URDF can be written"
                             + ("" if args.consistent else "; rerun with --consistent"))
         results.write_urdf(robot, params, args.urdf_out)
+    html = write_report(args, robot, params, workflow.validate(robot, params, prepared) if args.report else None,
+                        held_out=False)
 
     base, fit, physics = params.base, params.fit, params.fit["physics"]
     theta, std, rel = (np.asarray(x) for x in (params.theta, params.std, params.rel_std))
@@ -144,7 +147,7 @@ def run(args) -> int:
            "cond": json_number(fit["cond"]), "residual_rms_nm": [json_number(v) for v in fit["residual_rms"]],
            "preprocessing": fit["preprocessing"], "physics": physics,
            "standard_consistent": params.standard is not None, "converged": fit.get("converged"),
-           "urdf": args.urdf_out, "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
+           "urdf": args.urdf_out, "report": html, "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
            "stribeck_vs_fitted": args.stribeck_vs == "fit",
            "base": [{"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
@@ -181,5 +184,5 @@ def run(args) -> int:
         verdict = ("not physically consistent (base parameters only"
                    + ("" if args.consistent else "; --consistent for a consistent estimate") + ")")
     print(f"  standard parameters: {verdict}")
-    print(f"wrote {args.output}" + (f" and {args.urdf_out}" if args.urdf_out else ""))
+    print(f"wrote {args.output}" + "".join(f" and {p}" for p in (args.urdf_out, html) if p))
     return 0

@@ -5,13 +5,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_for_params, output_dir, read_datasets, refuse_overwrite)
+from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, add_report_argument,
+                              emit_json, model_for_params, output_dir, read_datasets, refuse_overwrite,
+                              write_report)
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
   jaxid validate --urdf kuka_lwr4.urdf --params kuka.json run1.npz --out figures --json metrics.json
   jaxid validate --params params.json data2.csv     (the model named in params.json)
+  jaxid validate --params params.json data2.csv --report validation_report
 """
 
 
@@ -30,6 +32,7 @@ def register(sub):
     p.add_argument("--out", default="validation", metavar="DIR",
                    help="directory for the figures and metrics.json (default ./validation)")
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
+    add_report_argument(p, "the held-out prediction (parameter table with flags, metrics, torque fit, residuals)")
     add_data_arguments(p)
     add_json_argument(p)
     p.set_defaults(func=run)
@@ -41,6 +44,10 @@ def run(args) -> int:
     refuse_overwrite([*args.data, args.params], [args.json])
     if not args.no_figures:
         output_dir(args.out)
+    if args.report:
+        output_dir(args.report)
+    if args.report or not args.no_figures:
+        report.pyplot()  # a missing matplotlib fails before the work, in one line
     params = results.load_params(args.params)
     model = model_for_params(args, params)
     prepared = read_datasets(args.data, model, args)
@@ -60,6 +67,7 @@ def run(args) -> int:
             report.torque_figure(fig, t, real, pred, names, title=f"{Path(path).name}: measured vs predicted torque")
             entry["figure"] = str(fig)
         doc["files"].append(entry)
+    doc["report"] = write_report(args, model, params, val, held_out=True)
     if not args.no_figures:
         emit_json(doc, str(out / "metrics.json"))
     if args.json is not None and emit_json(doc, args.json):
@@ -77,4 +85,6 @@ def run(args) -> int:
         print(f"  {'overall':<14}" + "".join(fmt(e[k]["overall"], f) for k, _, f in shown))
     if not args.no_figures:
         print(f"wrote figures and metrics.json to {out}/")
+    if doc["report"]:
+        print(f"wrote {doc['report']}")
     return 0

@@ -843,8 +843,8 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
 
     Raises:
         ValueError: bad shapes, NaN/inf, unknown prior, method or solver, negative weight,
-        a base that does not belong to the robot, a rank-deficient reduced regressor, or
-        bounds that contradict each other (naming the link and bound).
+            a base that does not belong to the robot, a rank-deficient reduced regressor, or
+            bounds that contradict each other (naming the link and bound).
     """
     W, tau = _check_inputs(robot, W, tau, method)
     n = robot.n
@@ -913,7 +913,7 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
 
     Raises:
         ValueError: theta has the wrong shape or is not finite, or a link is not
-        physically consistent (a URDF body needs m > 0 and a valid inertia).
+            physically consistent (a URDF body needs m > 0 and a valid inertia).
     """
     theta = np.asarray(theta, dtype=float)
     p = len(robot.parameter_names())

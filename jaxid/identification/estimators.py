@@ -456,9 +456,9 @@ def identify(
 
     Raises:
         ValueError: unknown method or loss; mismatched shapes; NaN/inf; no more rows than
-        parameters; a rank-deficient W (naming the unidentifiable columns) unless
-        method="ridge" or rcond is given. Under jit/vmap the value checks raise at run time
-        (see ``check``).
+            parameters; a rank-deficient W (naming the unidentifiable columns) unless
+            method="ridge" or rcond is given. Under jit/vmap the value checks raise at run time
+            (see ``check``).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")

@@ -235,9 +235,9 @@ def output_error(model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, s
 
     Raises:
         ValueError: mismatched shapes, NaN/inf, non-increasing t, non-positive sigma,
-        fewer than 4 samples per segment or no more residuals than unknowns; a
-        simulation that diverges (theta0 too far off: the solver cannot start). Checks
-        on values are skipped under jit/vmap (check ``converged`` and the residual).
+            fewer than 4 samples per segment or no more residuals than unknowns; a
+            simulation that diverges (theta0 too far off: the solver cannot start). Checks
+            on values are skipped under jit/vmap (check ``converged`` and the residual).
     Warns:
         RuntimeWarning: the solver stopped at ``max_steps`` before convergence.
     """

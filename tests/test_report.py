@@ -1,0 +1,189 @@
+"""jaxid.report: per-parameter flags on a constructed bad fit, the Markdown tables, the
+self-contained HTML page (parsed, and rendered in a headless browser where one is installed),
+and the one-line error when matplotlib is missing."""
+import base64
+import html.parser
+import shutil
+import struct
+import subprocess
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxid import report, results, workflow
+from jaxid.identification.base import BaseParameters
+from jaxid.model.inertia import INERTIAL_NAMES
+
+NAMES = tuple(f"{k}{j}" for j in (1, 2) for k in INERTIAL_NAMES) + ("fv1", "fc1", "fv2", "fc2")
+#: (leading parameter, {dependent parameter: coefficient}, value, std, expected flags)
+CASES = [
+    ("m1", {}, -1.0, 0.01, {report.FLAG_MASS}),
+    ("Izz1", {"Iyy2": 1.0, "m2": 0.180625}, -0.5, 0.01, {report.FLAG_INERTIA}),
+    ("fv1", {}, -0.2, 0.01, {report.FLAG_FRICTION}),
+    ("mx2", {}, 0.001, 0.01, {report.FLAG_UNIDENTIFIED}),
+    ("fc1", {}, 0.5, 0.01, set()),
+    ("Izz2", {"mx1": -0.3}, -1.0, 0.01, set()),  # a negative coefficient: the sign is not physically fixed
+    ("Ixx2", {"Iyy1": 1.0}, -0.01, 0.1, {report.FLAG_INERTIA, report.FLAG_UNIDENTIFIED}),
+]
+
+
+def constructed_params(cases=CASES, standard=None):
+    """Params of a hand-built base: one base parameter per case, with the given combination."""
+    lead = [NAMES.index(c[0]) for c in cases]
+    dependent = [i for i in range(len(NAMES)) if i not in lead]
+    K = np.zeros((len(cases), len(dependent)))
+    names = []
+    for k, (first, deps, *_rest) in enumerate(cases):
+        for name, coef in deps.items():
+            K[k, dependent.index(NAMES.index(name))] = coef
+        names.append(" ".join([first] + [f"{'+' if c > 0 else '-'} {abs(c):g}*{d}" for d, c in deps.items()]))
+    base = BaseParameters(indices=jnp.asarray(lead, dtype=jnp.int32), dependent=jnp.asarray(dependent, dtype=jnp.int32),
+                          K=jnp.asarray(K), r_diag=jnp.ones(len(NAMES)), gap=1e6, rank=len(cases),
+                          names=tuple(names), standard_names=NAMES)
+    std = np.array([c[3] for c in cases])
+    model = {"name": "constructed", "n": 2, "joint_terms": ["fv", "fc"]}
+    fit = {"method": "wls", "cond": 12.5, "singular_values": np.geomspace(2.0, 0.16, len(cases)).tolist(),
+           "n_samples": 300, "sources": ["run1.csv"], "converged": False, "steps": 40, "grad_norm": 1e-3,
+           "physics": {"consistent": False, "problems": ["fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction"]}}
+    return results.Params(model=model, parameter_names=NAMES, base=base, theta=jnp.asarray([c[2] for c in cases]),
+                          cov=jnp.diag(jnp.asarray(std**2)), fit=fit,
+                          standard=None if standard is None else jnp.asarray(standard))
+
+
+def test_each_flag_fires_on_a_constructed_bad_fit():
+    flags = report.parameter_flags(constructed_params())
+    assert [set(f) for f in flags] == [c[4] for c in CASES]
+    # Consistent standard parameters whose link 2 has a negative mass flag the base parameters it leads.
+    standard = np.zeros(len(NAMES))
+    standard[:10] = [1.0, 0, 0, 0, 0.1, 0, 0.1, 0, 0, 0.1]  # link 1: a real body
+    standard[10:20] = [-1.0, 0, 0, 0, 0.1, 0, 0.1, 0, 0, 0.1]  # link 2: negative mass
+    flags = report.parameter_flags(constructed_params(standard=standard))
+    led_by_link2 = [k for k, c in enumerate(CASES) if c[0].endswith("2")]
+    assert all(report.FLAG_MASS in flags[k] for k in led_by_link2)
+    assert report.FLAG_MASS not in flags[CASES.index(next(c for c in CASES if c[0] == "fc1"))]
+
+
+def test_units_follow_the_leading_parameter_and_the_joint_type():
+    assert report.parameter_unit("Izz1 + Iyy2 + 0.18*m2") == "kg m²"
+    assert report.parameter_unit("mx3") == "kg m"
+    assert report.parameter_unit("fv2", ("R", "P")) == "N s/m" and report.parameter_unit("fv1", ("R", "P")) == "N m s/rad"
+    assert report.parameter_unit("offset1") == "N m"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The report of the constructed fit with a synthetic torque record (no JAX compile)."""
+    t = np.arange(300) / 100.0
+    real = np.stack([10 * np.sin(2 * t), 3 * np.cos(3 * t)], axis=1)
+    pred = real - np.random.default_rng(0).normal(scale=[0.2, 0.05], size=real.shape)
+    run = {"source": "/somewhere/run1.csv", "samples": len(t),
+           **results.validation_metrics(real, pred, np.array([50.0, 20.0]))}
+    val = workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred])
+    out = tmp_path_factory.mktemp("report")
+    paths = report.write_report(out, constructed_params(), val, joint_types=("R", "R"))
+    return out, paths
+
+
+class _Images(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images, self.tables = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.images += [dict(attrs)] if tag == "img" else []
+        self.tables += tag == "table"
+
+
+def test_html_is_self_contained_and_every_figure_decodes(written):
+    out, paths = written
+    page = (out / "report.html").read_text()
+    parser = _Images()
+    parser.feed(page)
+    assert len(parser.images) == len(paths["figures"]) == 3 and parser.tables >= 3
+    for img in parser.images:
+        head, data = img["src"].split(",", 1)
+        assert head == "data:image/png;base64"
+        png = base64.b64decode(data, validate=True)
+        width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and width > 100 and height > 100
+    assert "http://" not in page and "https://" not in page and "<script" not in page  # nothing to fetch
+    # Full base-parameter names, the flags and the physics problems are on the page.
+    for name in constructed_params().base.names:
+        assert name in page
+    assert report.FLAG_INERTIA in page and "negative viscous friction" in page and "iterations" in page
+
+
+def test_markdown_twin_has_real_tables_with_full_names(written):
+    markdown = pytest.importorskip("markdown")
+    out, paths = written
+    text = (out / "report.md").read_text()
+    assert "```" not in text
+    rendered = markdown.markdown(text, extensions=["tables"])
+    parser = _Cells()
+    parser.feed(rendered)
+    names = constructed_params().base.names
+    assert set(names) <= set(parser.cells)  # "Izz1 + 1*Iyy2 + 0.180625*m2": the * not taken for emphasis
+    assert parser.tables >= 3
+    for f in paths["figures"]:
+        assert f"figures/{f.rsplit('/', 1)[-1]}" in text
+
+
+class _Cells(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.cells, self.tables, self._cell = [], 0, None
+
+    def handle_starttag(self, tag, attrs):
+        self.tables += tag == "table"
+        if tag == "td":
+            self._cell = ""
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self.cells.append(self._cell)
+            self._cell = None
+
+
+def _browser():
+    """A launchable Chromium for playwright: its own, or the system's (Debian package chromium)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
+    return sync_api, shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_html_report_renders_in_a_headless_browser(written):
+    sync_api, executable = _browser()
+    out, paths = written
+    with sync_api.sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        except Exception as e:  # no browser binary here
+            pytest.skip(f"no headless Chromium: {str(e).splitlines()[0]}")
+        page = browser.new_page()
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((out / "report.html").resolve().as_uri())
+        page.wait_for_load_state("load")
+        shown = page.evaluate("Array.from(document.querySelectorAll('img')).map("
+                              "i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])")
+        browser.close()
+    assert not errors
+    assert len(shown) == len(paths["figures"]) and all(ok and w > 0 and box > 0 for ok, w, box in shown), shown
+
+
+def test_missing_matplotlib_is_one_line_naming_the_extra(tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None\n"
+            "import jaxid, jaxid.workflow, jaxid.results, jaxid.report, jaxid.cli\n"  # the core needs no matplotlib
+            "sys.exit(jaxid.cli.main(sys.argv[1:]))")
+    r = subprocess.run([sys.executable, "-c", code, "validate", "--params", str(tmp_path / "p.json"),
+                        str(tmp_path / "d.csv"), "--report", str(tmp_path / "r")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == ["jaxid validate: error: figures and reports need matplotlib: "
+                                             "pip install 'jaxid[report]'"]
