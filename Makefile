@@ -2,6 +2,8 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# Test processes: one per core of the 2-core CI machine (make test TEST_WORKERS=0 runs serially).
+TEST_WORKERS ?= 2
 
 .PHONY: demo test test-all docs notebooks clean
 
@@ -18,7 +20,7 @@ demo: $(STAMP)
 	$(VENV)/bin/jaxid demo
 
 test: $(STAMP)
-	$(PY) -m pytest tests -q --durations=15 -m "not slow"
+	$(PY) -m pytest tests -q --durations=15 -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
