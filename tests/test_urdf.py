@@ -83,3 +83,65 @@ def test_robot_constructor_rejects_bad_shapes():
         jaxid.Robot(np.tile(np.eye(4), (2, 1, 1)), np.ones((2, 3)), np.zeros((2, 9)))
     with pytest.raises(ValueError, match="unknown joint terms"):
         jaxid.models.ur5(joint_terms=("viscous",))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace('ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"',
+                         'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.03"'),
+     r"link 'l2' <inertial>: principal moments .* violate the triangle inequality"),
+    (lambda s: s.replace('ixx="0.01" ixy="0" ixz="0" iyy="0.02"', 'ixx="-0.01" ixy="0" ixz="0" iyy="0.02"'),
+     r"link 'l1' <inertial>: inertia is not positive semi-definite"),
+    (lambda s: s.replace('<mass value="0.5"/>', '<mass value="0"/>'),
+     r"link 'tool' <inertial>: zero mass with a non-zero inertia"),
+])
+def test_unphysical_inertia_is_named_and_can_be_skipped(tmp_path, edit, message):
+    path = write(tmp_path, edit(GOOD))
+    with pytest.raises(ValueError, match=message + r".*pass check_inertia=False"):
+        jaxid.Robot.from_urdf(path)
+    assert jaxid.Robot.from_urdf(path, check_inertia=False).n == 2
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace('<link name="l2">', '<link name="l1">').replace('<child link="l2"/>', '<child link="l1"/>'),
+     r"two <link> elements are named 'l1'"),
+    (lambda s: s.replace('name="fix"', 'name="j2"'), r"two <joint> elements are named 'j2'"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1" multiplier="2"/>'),
+     r"joint 'j2' mimics joint 'j1'; coupled joints are not supported: pass mimic='independent'"),
+])
+def test_duplicate_names_and_mimic_joints_are_rejected(tmp_path, edit, message):
+    with pytest.raises(ValueError, match=message):
+        jaxid.Robot.from_urdf(write(tmp_path, edit(GOOD)))
+
+
+def test_mimic_joint_independent_or_left_out(tmp_path):
+    path = write(tmp_path, GOOD.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1"/>'))
+    assert jaxid.Robot.from_urdf(path, mimic="independent").n == 2
+    assert jaxid.Robot.from_urdf(path, tip_link="l1").n == 1  # j2 locked: its mimic does not matter
+
+
+DH = np.array([[0.0, 0.3, 0.0, np.pi / 2], [0.0, 0.0, 0.4, 0.0]])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(table=np.where(np.eye(2, 4) > 0, np.nan, DH)), r"DH table row 0 is not finite"),
+    (dict(masses=[1.0, -2.0]), r"DH link 2 \(joint2\): negative mass -2 kg"),
+    (dict(masses=[1.0, 1.0], inertias=[np.eye(3), [[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]]),
+     r"DH link 2 \(joint2\): inertia is not symmetric"),
+    (dict(masses=[1.0, 1.0], inertias=[np.eye(3), np.diag([0.1, 0.1, 0.3])]),
+     r"DH link 2 \(joint2\): principal moments .* triangle inequality"),
+    (dict(masses=[1.0, 1.0], coms=[[0, 0, np.inf], [0, 0, 0]]), r"DH link 1 \(joint1\): centre of mass .* not finite"),
+    (dict(joint_types="R"), r"joint_types must be 2 entries \(one per DH row\)"),
+    (dict(masses=[1.0]), r"masses must have shape \(2,\) for a 2-row DH table"),
+])
+def test_from_dh_rejects_bad_input(kwargs, message):
+    kwargs = dict(dict(table=DH), **kwargs)
+    with pytest.raises(ValueError, match=message):
+        jaxid.Robot.from_dh(kwargs.pop("table"), **kwargs)
+
+
+def test_from_dh_without_inertials_for_least_squares():
+    robot = jaxid.Robot.from_dh(DH)
+    np.testing.assert_array_equal(robot.inertial, 0.0)  # massless placeholders, unused by the regressor
+    unchecked = jaxid.Robot.from_dh(DH, masses=[1.0, 1.0], inertias=[np.eye(3), np.diag([0.1, 0.1, 0.3])],
+                                    check_inertia=False)
+    assert unchecked.n == 2
