@@ -145,3 +145,74 @@ def test_from_dh_without_inertials_for_least_squares():
     unchecked = jaxid.Robot.from_dh(DH, masses=[1.0, 1.0], inertias=[np.eye(3), np.diag([0.1, 0.1, 0.3])],
                                     check_inertia=False)
     assert unchecked.n == 2
+
+
+def _link(name, m, xyz, I):
+    return (f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="0.1 0.2 0.3"/><mass value="{m}"/>'
+            f'<inertia ixx="{I[0]}" ixy="0.001" ixz="0" iyy="{I[1]}" iyz="0.002" izz="{I[2]}"/></inertial></link>')
+
+
+def _joint(name, kind, parent, child, xyz, rpy, axis):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/><limit lower="-2" upper="2" effort="9" velocity="3"/></joint>')
+
+
+# A torso on a revolute joint with two 2-joint branches, one through a fixed mount, one ending
+# in a prismatic joint: parents (-1, 0, 1, 0, 3).
+TREE = "\n".join([
+    '<robot name="tree">', '<link name="base"/>', _link("torso", 3, "0 0 0.2", (0.05, 0.04, 0.03)),
+    _link("mount", 0.5, "0.02 0 0", (0.01, 0.01, 0.01)),
+    _link("l1", 1.5, "0.1 0 0", (0.01, 0.02, 0.02)), _link("l2", 1, "0.1 0.02 0", (0.01, 0.015, 0.02)),
+    _link("r1", 1.2, "0 0.1 0", (0.02, 0.01, 0.02)), _link("r2", 0.8, "0 0 0.05", (0.01, 0.01, 0.01)),
+    _joint("waist", "revolute", "base", "torso", "0 0 0.1", "0 0 0", "0 0 1"),
+    _joint("mount_fix", "fixed", "torso", "mount", "0 0.2 0.4", "0.3 0 0", "1 0 0"),
+    _joint("left1", "revolute", "mount", "l1", "0.1 0 0", "0 0.4 0", "0 1 0"),
+    _joint("left2", "continuous", "l1", "l2", "0.3 0 0", "0 0 0.2", "0.6 0 0.8"),
+    _joint("right1", "revolute", "torso", "r1", "0 -0.2 0.4", "-0.3 0 0", "1 0 0"),
+    _joint("right2", "prismatic", "r1", "r2", "0 -0.3 0", "0 0 0", "0 1 0"),
+    '</robot>'])
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    path = write(tmp_path_factory.mktemp("tree"), TREE)
+    return path, jaxid.Robot.from_urdf(path)
+
+
+def test_tree_structure_and_sub_chains(tree):
+    path, robot = tree
+    assert robot.names == ("waist", "left1", "left2", "right1", "right2")
+    assert robot.parents == (-1, 0, 1, 0, 3) and robot.joint_types == ("R", "R", "R", "R", "P")
+    np.testing.assert_allclose(robot.inertial[0, 0], 3.5)  # the fixed mount merged into the torso
+    left = jaxid.Robot.from_urdf(path, tip_link="l2")
+    assert left.names == ("waist", "left1", "left2") and left.parents == (-1, 0, 1)
+    np.testing.assert_allclose(left.inertial[0, 0], 5.5)  # the right branch locked onto the torso
+    both = jaxid.Robot.from_urdf(path, tip_link=["l2", "r2"])
+    assert both.parents == robot.parents
+    np.testing.assert_allclose(both.inertial, robot.inertial)
+
+
+def test_tree_dynamics_regressor_and_pinocchio(tree):
+    path, robot = tree
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.normal(size=(3, 4, robot.n))
+    tau = np.asarray(jaxid.rnea(robot, q, qd, qdd))
+    Y = np.asarray(jaxid.regressor(robot, q, qd, qdd))
+    np.testing.assert_allclose(Y @ np.asarray(robot.parameter_vector()), tau, atol=1e-12)
+    M = np.asarray(jaxid.mass_matrix(robot, q))
+    np.testing.assert_allclose(M, np.swapaxes(M, 1, 2), atol=1e-14)
+    assert np.linalg.eigvalsh(M).min() > 0
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return
+    model = pin.buildModelFromUrdf(path)
+    data = model.createData()
+    assert [model.names[i] for i in range(1, model.njoints)] == list(robot.names)
+    # Pinocchio's configuration of a continuous joint is (cos q, sin q).
+    config = lambda q: np.concatenate([[np.cos(x), np.sin(x)] if j.nq == 2 else [x] for x, j in zip(q, model.joints[1:])])
+    for k in range(len(q)):
+        np.testing.assert_allclose(tau[k], pin.rnea(model, data, config(q[k]), qd[k], qdd[k]), atol=1e-12)
+        Mp = pin.crba(model, data, config(q[k]))
+        np.testing.assert_allclose(M[k], np.triu(Mp) + np.triu(Mp, 1).T, atol=1e-12)
+        np.testing.assert_allclose(Y[k], pin.computeJointTorqueRegressor(model, data, config(q[k]), qd[k], qdd[k]), atol=1e-12)
