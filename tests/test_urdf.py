@@ -216,3 +216,50 @@ def test_tree_dynamics_regressor_and_pinocchio(tree):
         Mp = pin.crba(model, data, config(q[k]))
         np.testing.assert_allclose(M[k], np.triu(Mp) + np.triu(Mp, 1).T, atol=1e-12)
         np.testing.assert_allclose(Y[k], pin.computeJointTorqueRegressor(model, data, config(q[k]), qd[k], qdd[k]), atol=1e-12)
+
+
+def test_write_back_into_the_source_urdf(tmp_path):
+    """Identified values go into a copy of the user's file: <inertial> of the joints' child links
+    (merged fixed links keep theirs) and <dynamics damping friction>; the rest stays."""
+    import xml.etree.ElementTree as ET
+
+    from jaxid import results
+
+    text = GOOD.replace('<link name="l1">', '<link name="l1"><!-- CAD v2 --><visual><geometry>'
+                        '<mesh filename="meshes/l1.stl"/></geometry></visual>').replace('izz="0.03"', 'izz="0.025"')
+    source = write(tmp_path, text)
+    robot = jaxid.Robot.from_urdf(source, joint_terms=("fv", "fc"))
+    # A heavier copy of each body (consistent), plus friction.
+    theta = np.concatenate([1.1 * np.asarray(robot.inertial).ravel(), [0.5, 2.0, 0.3, 1.5]])
+    (tmp_path / "out").mkdir()
+    out = results.write_urdf(robot, theta, tmp_path / "out" / "id.urdf", source=source)
+    back = jaxid.Robot.from_urdf(out)
+    np.testing.assert_allclose(back.inertial, 1.1 * np.asarray(robot.inertial), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(back.placements, robot.placements, atol=0)
+
+    parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
+    old, new = parse(source), parse(out)
+    inertial = lambda r, name: ET.tostring(r.find(f"link[@name='{name}']/inertial"))
+    assert inertial(new, "tool") == inertial(old, "tool")  # merged into l2, kept as it was
+    assert new.find("link[@name='l1']/inertial/origin").get("rpy") == "0 0 0.3"  # inertial frame kept
+    assert new.find("link[@name='l1']/visual/geometry/mesh").get("filename") == "../meshes/l1.stl"
+    assert new.find("link[@name='l1']")[0].text == " CAD v2 "
+    dyn = [(float(new.find(f"joint[@name='{j}']/dynamics").get("damping")),
+            float(new.find(f"joint[@name='{j}']/dynamics").get("friction"))) for j in ("j1", "j2")]
+    assert dyn == [(0.5, 2.0), (0.3, 1.5)]
+
+    def rest(root):  # every element outside the written ones, as (path, tag, attributes, text)
+        out = []
+        for el in root.iter():
+            if el.tag in ("inertial", "mass", "inertia", "dynamics", "mesh") or el.tag is ET.Comment:
+                continue
+            if el.tag == "origin" and el in [e for i in root.iter("inertial") for e in i]:
+                continue
+            out.append((el.tag, dict(el.attrib), (el.text or "").strip()))
+        return out
+    assert rest(new) == rest(old)
+
+    bad = theta.copy()
+    bad[10] = -1.0  # link l2's mass
+    with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the links merged"):
+        results.write_urdf(robot, bad, tmp_path / "bad.urdf", source=source)

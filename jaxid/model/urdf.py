@@ -90,12 +90,27 @@ def _inertial(link, path, check=True):
     return np.asarray(_transform(pi_c, _origin(el, what, path)))
 
 
+def _merged(link, links, joints, children, movable, path, check=True):
+    """Inertia (10,) of `link` plus every link hanging from it but not behind a joint in
+    `movable`, in `link`'s frame. Links behind fixed joints are rigidly attached; links
+    behind movable joints that are not kept (a gripper beyond the tip, an unkept branch) are
+    carried as if those joints were locked at zero, as Pinocchio's reduced models do."""
+    pi = _inertial(links[link], path, check)
+    for jname in children.get(link, []):
+        if jname not in movable:
+            j = joints[jname]
+            T = _origin(j, f"joint {jname!r}", path)
+            pi = pi + np.asarray(_transform(_merged(j.find("child").get("link"), links, joints, children, movable,
+                                                    path, check), T))
+    return pi
+
+
 def parse(path):
     """(root, links, joints) of a URDF file: the <robot> element and its <link> and <joint>
     elements by name, in document order, checked for names, types and references."""
     path = str(path)
     try:
-        root = ET.parse(path).getroot()
+        root = ET.parse(path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
     except FileNotFoundError:
         raise FileNotFoundError(f"URDF file not found: {path}") from None
     except ET.ParseError as exc:
@@ -175,20 +190,7 @@ def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=Tr
                 link = joints[child_joint[link]].find("parent").get("link")
     movable = {j for j in kept if joints[j].get("type") in MOVABLE}
 
-    def merged_inertial(link):
-        """Inertia of `link` plus every link hanging from it but not behind a kept movable joint.
-
-        Links behind fixed joints are rigidly attached; links behind movable joints that
-        are not kept (a gripper beyond the tip, an unkept branch) are carried as if those
-        joints were locked at zero, as Pinocchio's reduced models do.
-        """
-        pi = _inertial(links[link], path, check_inertia)
-        for jname in children.get(link, []):
-            if jname not in movable:
-                j = joints[jname]
-                T = _origin(j, f"joint {jname!r}", path)
-                pi = pi + np.asarray(_transform(merged_inertial(j.find("child").get("link")), T))
-        return pi
+    merged_inertial = lambda link: _merged(link, links, joints, children, movable, path, check_inertia)
 
     placements, axes, inertial, types, names, limits, parents = [], [], [], [], [], [], []
     tip = np.eye(4)
@@ -240,3 +242,93 @@ def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=Tr
                  parents=tuple(parents), names=tuple(names), joint_terms=joint_terms, joint_params=joint_params,
                  tip=tip, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2], tau_max=lim[:, 3],
                  name=name or root.get("name", "robot"))
+
+
+def _children(joints):
+    children = {}
+    for jname, j in joints.items():
+        children.setdefault(j.find("parent").get("link"), []).append(jname)
+    return children
+
+
+def write_back(robot, theta, source, out):
+    """Write the identified parameters theta (p,) of ``robot`` into a copy of its URDF
+    ``source`` at ``out``; returns the path of ``out``.
+
+    Only these change: the ``<inertial>`` of each joint's child link (mass kg, centre of mass
+    m, inertia kg m^2 about it, in the link's inertial frame, whose rpy is kept) and, when
+    ``fv``/``fc`` are joint terms, each joint's ``<dynamics damping= friction=>`` (N m s/rad,
+    N m). A link's identified body includes the links merged into it (fixed or locked
+    joints, :func:`load`): those keep their own values from ``source`` and the child link
+    gets the rest. Visuals, collisions, frames, names, comments and other joints stay;
+    relative mesh paths are rewritten to point at the same files from ``out``'s directory.
+    ia, fs, fva and offset have no URDF element and are not written.
+
+    Raises:
+        ValueError: theta has the wrong shape or is not finite, a joint of ``robot`` is not
+        in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
+        not positive definite; Wensing et al. 2017): identify with consistent parameters.
+    """
+    import os
+    from pathlib import Path
+
+    from jaxid.atomic import atomic_write
+    import jax.numpy as jnp
+
+    theta = np.asarray(theta, dtype=float)
+    p = len(robot.parameter_names())
+    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    source, out = Path(source), Path(out)
+    root, links, joints = parse(source)
+    tree = ET.ElementTree(root)
+    children = _children(joints)
+    missing = [n for n in robot.names if n not in joints]
+    if missing:
+        raise ValueError(f"{source}: has no joint(s) {missing} of the model; write back into the URDF it was read from")
+    bodies, joint_values = robot.split(jnp.asarray(theta))
+    bodies, joint_values = np.asarray(bodies), np.asarray(joint_values)
+    movable = set(robot.names)
+    for i, jname in enumerate(robot.names):
+        link = joints[jname].find("child").get("link")
+        own = _inertial(links[link], source, check=False)
+        rest = _merged(link, links, joints, children, movable, source, check=False) - own
+        pi = bodies[i] - rest
+        if not bool(inertia.is_consistent(pi)):
+            attached = "" if not np.any(rest) else " less the links merged into it (kept from the source)"
+            raise ValueError(f"link {link!r} (joint {jname!r}): the identified body{attached} is not physically "
+                             "consistent (pseudo-inertia not positive definite); identify with consistent "
+                             "parameters (jaxid identify --consistent)")
+        m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(jnp.asarray(pi)))
+        el = links[link].find("inertial")
+        if el is None:
+            el = ET.SubElement(links[link], "inertial")
+        origin = el.find("origin")
+        rpy = _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source) if origin is not None else np.zeros(3)
+        R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
+        I_f = R.T @ I_c @ R  # about the centre of mass, in the (kept) inertial frame
+        if origin is None:
+            origin = ET.SubElement(el, "origin", rpy="0 0 0")
+        origin.set("xyz", " ".join(f"{x:.17g}" for x in c + 0.0))
+        for tag, attrs in (("mass", dict(value=float(m))), ("inertia", dict(
+                ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2]))):
+            sub = el.find(tag)
+            sub = ET.SubElement(el, tag) if sub is None else sub
+            for k, v in attrs.items():
+                sub.set(k, f"{float(v) + 0.0:.17g}")
+        terms = {t: joint_values[i, k] for k, t in enumerate(robot.joint_terms) if t in ("fv", "fc")}
+        if terms:
+            dyn = joints[jname].find("dynamics")
+            dyn = ET.SubElement(joints[jname], "dynamics") if dyn is None else dyn
+            for t, attr in (("fv", "damping"), ("fc", "friction")):
+                if t in terms:
+                    dyn.set(attr, f"{float(terms[t]):.17g}")
+    for mesh in root.iter("mesh"):
+        f = mesh.get("filename", "")
+        if f and "://" not in f and not os.path.isabs(f):
+            mesh.set("filename", os.path.relpath(source.parent / f, out.parent if str(out.parent) else "."))
+    with atomic_write(out) as fh:
+        fh.write('<?xml version="1.0"?>\n')
+        tree.write(fh, encoding="unicode")
+        fh.write("\n")
+    return out
