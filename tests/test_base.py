@@ -182,3 +182,13 @@ def test_base_set_depends_on_the_structure_only():
         np.testing.assert_array_equal(bp.indices, reference.indices)
         if t < 3:
             assert base_parameters(robot, key=jax.random.PRNGKey(t + 1)).names == reference.names
+
+
+def test_a_tiny_copy_does_not_stand_for_its_group():
+    """A column that is a 3e-8 copy of a later one (a URDF's rpy="1.5707963") is visited last:
+    the base parameter is 'b - 3e-08*a', not 'a - 3.3e7*b' with a reduced column at rounding level."""
+    rng = np.random.default_rng(2)
+    W = rng.normal(size=(40, 3))
+    W[:, 0] = -3e-8 * W[:, 1]
+    bp = base_from_regressor(W, ["a", "b", "c"])
+    assert bp.names == ("b - 3e-08*a", "c")

@@ -4,9 +4,9 @@ Only linear combinations of the standard parameters show in the torques of a rob
 column of the stacked regressor ``W`` that is a combination of the others cannot be
 separated from them (Gautier 1990, "Numerical calculation of the base inertial parameters
 of robots", Proc. IEEE ICRA). The columns are visited in their order -- the model's
-parameter order: each link's inertial parameters, then the joint terms -- and a column is
-kept when its distance to the span of the columns kept before it, relative to its own norm,
-exceeds a tolerance (Gram-Schmidt with re-orthogonalisation; the unpivoted QR rank test of
+parameter order: each link's inertial parameters, then the joint terms; columns below
+``NEGLIGIBLE`` times the largest norm last -- and a column is kept when its distance to the
+span of the columns kept before it, relative to its own norm, exceeds a tolerance (Gram-Schmidt with re-orthogonalisation; the unpivoted QR rank test of
 FIGAROH, Nguyen et al. 2023). Every other column is a combination of earlier kept ones,
 ``W_dep = W_indep @ K``, so that
 
@@ -37,6 +37,11 @@ TOL = 1e-8
 #: Ratio of the smallest kept distance to the largest dropped one below which the rank is
 #: called ambiguous and a warning is raised.
 GAP_WARN = 1e3
+#: Columns with a norm below this fraction of the largest are visited after all the others:
+#: a column that is small only through a rounded angle (a URDF's rpy="1.5707963" leaves a
+#: 3e-8 copy of a column) must not stand for its group, which would scale the base parameter
+#: by 1/3e-8 and leave its reduced column at rounding level.
+NEGLIGIBLE = 1e-6
 #: Coefficients of K with a smaller magnitude are rounding noise and are dropped.
 COEF_TOL = 1e-10
 
@@ -49,7 +54,7 @@ class BaseParameters(eqx.Module):
         dependent: the other columns, sorted, shape (p - b,), int.
         K: shape (b, p - b); ``W[:, dependent] == W[:, indices] @ K``.
         r_diag: each column's distance (``W`` column-normalised) to the span of the kept
-            columns before it, in column order, shape (p,): the |R_jj| of an unpivoted QR;
+            columns visited before it (see the module docstring), shape (p,): the |R_jj| of an unpivoted QR;
             zero for a zero column.
         gap: smallest kept over largest dropped ``r_diag``; ``inf`` when ``W`` has full
             column rank or every dropped column is exactly zero.
@@ -94,9 +99,10 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     Args:
         W: stacked regressor, shape (M, p) (or (N, n, p), stacked to (N*n, p)); it should
             be evaluated on enough generic states that only structural dependencies
-            remain (see ``base_parameters``). Its column order is the order of preference.
+            remain (see ``base_parameters``). Its column order is the order of preference
+            (columns below ``NEGLIGIBLE`` times the largest norm come last).
         names: p standard parameter names; default ``"theta0" ...``.
-        tol: column j is kept when its distance to the span of the kept columns before it
+        tol: column j is kept when its distance to the span of the kept columns visited before it
             exceeds ``tol`` times its norm (so the decision does not depend on parameter
             units). Columns whose norm is below tol * the largest column norm count as zero
             (unidentifiable). Dimensionless; the default 1e-8 splits float64 rounding
@@ -129,7 +135,8 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     Q = np.zeros((M, min(M, p)))  # orthonormal basis of the kept columns
     r = np.zeros(p)
     ind = []
-    for j in np.flatnonzero(~zero):
+    small = norms < NEGLIGIBLE * norms.max()
+    for j in [j for j in np.lexsort((np.arange(p), small)) if not zero[j]]:
         b = len(ind)
         v = Wn[:, j].copy()
         for _ in range(2):  # classical Gram-Schmidt, twice: orthogonal to rounding
@@ -138,7 +145,7 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
         if r[j] > tol and b < Q.shape[1]:
             Q[:, b] = v / r[j]
             ind.append(j)
-    ind = np.array(ind, dtype=int)
+    ind = np.sort(np.array(ind, dtype=int))
     dep = np.setdiff1d(np.arange(p), ind)
     rank = ind.size
     dropped = r[dep].max() if dep.size else 0.0

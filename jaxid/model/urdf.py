@@ -308,7 +308,8 @@ def write_back(robot, theta, source, out):
         R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
         I_f = R.T @ I_c @ R  # about the centre of mass, in the (kept) inertial frame
         if origin is None:
-            origin = ET.SubElement(el, "origin", rpy="0 0 0")
+            origin = ET.Element("origin", rpy="0 0 0")
+            el.insert(0, origin)
         origin.set("xyz", " ".join(f"{x:.17g}" for x in c + 0.0))
         for tag, attrs in (("mass", dict(value=float(m))), ("inertia", dict(
                 ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2]))):
