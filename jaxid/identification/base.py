@@ -6,8 +6,9 @@ separated from them (Gautier 1990, "Numerical calculation of the base inertial p
 of robots", Proc. IEEE ICRA). The columns are visited in their order -- the model's
 parameter order: each link's inertial parameters, then the joint terms; columns below
 ``NEGLIGIBLE`` times the largest norm last -- and a column is kept when its distance to the
-span of the columns kept before it, relative to its own norm, exceeds a tolerance (Gram-Schmidt with re-orthogonalisation; the unpivoted QR rank test of
-FIGAROH, Nguyen et al. 2023). Every other column is a combination of earlier kept ones,
+span of the columns kept before it, relative to its own norm, exceeds a tolerance
+(Gram-Schmidt with re-orthogonalisation; the unpivoted QR rank test of FIGAROH, Nguyen et
+al. 2023). Every other column is a combination of earlier kept ones,
 ``W_dep = W_indep @ K``, so that
 
     W @ theta = W_indep @ (theta_indep + K @ theta_dep) = W_base @ theta_base.
@@ -54,8 +55,8 @@ class BaseParameters(eqx.Module):
         dependent: the other columns, sorted, shape (p - b,), int.
         K: shape (b, p - b); ``W[:, dependent] == W[:, indices] @ K``.
         r_diag: each column's distance (``W`` column-normalised) to the span of the kept
-            columns visited before it (see the module docstring), shape (p,): the |R_jj| of an unpivoted QR;
-            zero for a zero column.
+            columns visited before it (see the module docstring), shape (p,): the |R_jj|
+            of an unpivoted QR in that order; zero for a zero column.
         gap: smallest kept over largest dropped ``r_diag``; ``inf`` when ``W`` has full
             column rank or every dropped column is exactly zero.
         rank: number of base parameters b.
