@@ -464,11 +464,17 @@ def _lift_and_check(robot, base, theta_b, nominal):
     return theta, jnp.all(inertia.is_consistent(robot.split(theta)[0]))
 
 
-def write_urdf(robot, theta, path) -> Path:
+def write_urdf(robot, theta, path, source=None) -> Path:
     """Write ``robot`` with standard parameters ``theta`` (p,) — or the ``standard``
-    parameters of a :class:`Params` — as a URDF file (``jaxid.identification.consistent.to_urdf``:
-    every link must be physically consistent; friction has no URDF element)."""
+    parameters of a :class:`Params` — as a URDF file; returns its path.
+
+    With ``source`` (the URDF the robot was read from) the values go into a copy of that file,
+    which otherwise keeps its visuals, collisions, frames and names, with fv, fc in each
+    joint's ``<dynamics damping friction>`` (``jaxid.model.urdf.write_back``). Without it, a
+    new file of the model alone (``jaxid.identification.consistent.to_urdf``; no friction).
+    Either way every link must be physically consistent."""
     from jaxid.identification.consistent import to_urdf
+    from jaxid.model.urdf import write_back
 
     if isinstance(theta, Params):
         if theta.standard is None:
@@ -476,4 +482,4 @@ def write_urdf(robot, theta, path) -> Path:
                              "inertial parameters; identify with consistent standard parameters "
                              "('jaxid identify --consistent') to write a URDF")
         theta = theta.standard
-    return to_urdf(robot, theta, path)
+    return to_urdf(robot, theta, path) if source is None else write_back(robot, theta, source, path)

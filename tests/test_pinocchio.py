@@ -45,12 +45,13 @@ def test_ur5_dh_matches_pinocchio(ur5):
 
 @pytest.mark.parametrize("relative", ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf"])
 def test_urdf_matches_pinocchio(relative):
+    """The UR5 chain, and the Panda as a tree of 9 joints (the two fingers a branch each; the
+    second finger's mimic read as its own joint, as Pinocchio does)."""
     try:
         path = jaxid.models.example_robot_urdf(relative)
     except FileNotFoundError:
         pytest.skip("example-robot-data not installed")
-    robot = jaxid.Robot.from_urdf(path, tip_link="panda_link7" if "panda" in relative else None)
+    robot = jaxid.Robot.from_urdf(path, mimic="independent")
     model = pin.buildModelFromUrdf(path)
-    if model.nq != robot.n:  # keep the arm only (the Panda's fingers are extra joints)
-        model = pin.buildReducedModel(model, list(range(robot.n + 1, model.njoints)), pin.neutral(model))
+    assert model.nq == robot.n and [model.names[i] for i in range(1, model.njoints)] == list(robot.names)
     compare(robot, model, np.random.default_rng(1))

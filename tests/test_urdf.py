@@ -83,3 +83,183 @@ def test_robot_constructor_rejects_bad_shapes():
         jaxid.Robot(np.tile(np.eye(4), (2, 1, 1)), np.ones((2, 3)), np.zeros((2, 9)))
     with pytest.raises(ValueError, match="unknown joint terms"):
         jaxid.models.ur5(joint_terms=("viscous",))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace('ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"',
+                         'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.03"'),
+     r"link 'l2' <inertial>: principal moments .* violate the triangle inequality"),
+    (lambda s: s.replace('ixx="0.01" ixy="0" ixz="0" iyy="0.02"', 'ixx="-0.01" ixy="0" ixz="0" iyy="0.02"'),
+     r"link 'l1' <inertial>: inertia is not positive semi-definite"),
+    (lambda s: s.replace('<mass value="0.5"/>', '<mass value="0"/>'),
+     r"link 'tool' <inertial>: zero mass with a non-zero inertia"),
+])
+def test_unphysical_inertia_is_named_and_can_be_skipped(tmp_path, edit, message):
+    path = write(tmp_path, edit(GOOD))
+    with pytest.raises(ValueError, match=message + r".*pass check_inertia=False"):
+        jaxid.Robot.from_urdf(path)
+    assert jaxid.Robot.from_urdf(path, check_inertia=False).n == 2
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace('<link name="l2">', '<link name="l1">').replace('<child link="l2"/>', '<child link="l1"/>'),
+     r"two <link> elements are named 'l1'"),
+    (lambda s: s.replace('name="fix"', 'name="j2"'), r"two <joint> elements are named 'j2'"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1" multiplier="2"/>'),
+     r"joint 'j2' mimics joint 'j1'; coupled joints are not supported: pass mimic='independent'"),
+])
+def test_duplicate_names_and_mimic_joints_are_rejected(tmp_path, edit, message):
+    with pytest.raises(ValueError, match=message):
+        jaxid.Robot.from_urdf(write(tmp_path, edit(GOOD)))
+
+
+def test_mimic_joint_independent_or_left_out(tmp_path):
+    path = write(tmp_path, GOOD.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1"/>'))
+    assert jaxid.Robot.from_urdf(path, mimic="independent").n == 2
+    assert jaxid.Robot.from_urdf(path, tip_link="l1").n == 1  # j2 locked: its mimic does not matter
+
+
+DH = np.array([[0.0, 0.3, 0.0, np.pi / 2], [0.0, 0.0, 0.4, 0.0]])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(table=np.where(np.eye(2, 4) > 0, np.nan, DH)), r"DH table row 0 is not finite"),
+    (dict(masses=[1.0, -2.0]), r"DH link 2 \(joint2\): negative mass -2 kg"),
+    (dict(masses=[1.0, 1.0], inertias=[np.eye(3), [[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]]),
+     r"DH link 2 \(joint2\): inertia is not symmetric"),
+    (dict(masses=[1.0, 1.0], inertias=[np.eye(3), np.diag([0.1, 0.1, 0.3])]),
+     r"DH link 2 \(joint2\): principal moments .* triangle inequality"),
+    (dict(masses=[1.0, 1.0], coms=[[0, 0, np.inf], [0, 0, 0]]), r"DH link 1 \(joint1\): centre of mass .* not finite"),
+    (dict(joint_types="R"), r"joint_types must be 2 entries \(one per DH row\)"),
+    (dict(masses=[1.0]), r"masses must have shape \(2,\) for a 2-row DH table"),
+])
+def test_from_dh_rejects_bad_input(kwargs, message):
+    kwargs = dict(dict(table=DH), **kwargs)
+    with pytest.raises(ValueError, match=message):
+        jaxid.Robot.from_dh(kwargs.pop("table"), **kwargs)
+
+
+def test_from_dh_without_inertials_for_least_squares():
+    robot = jaxid.Robot.from_dh(DH)
+    np.testing.assert_array_equal(robot.inertial, 0.0)  # massless placeholders, unused by the regressor
+    unchecked = jaxid.Robot.from_dh(DH, masses=[1.0, 1.0], inertias=[np.eye(3), np.diag([0.1, 0.1, 0.3])],
+                                    check_inertia=False)
+    assert unchecked.n == 2
+
+
+def _link(name, m, xyz, I):
+    return (f'<link name="{name}"><inertial><origin xyz="{xyz}" rpy="0.1 0.2 0.3"/><mass value="{m}"/>'
+            f'<inertia ixx="{I[0]}" ixy="0.001" ixz="0" iyy="{I[1]}" iyz="0.002" izz="{I[2]}"/></inertial></link>')
+
+
+def _joint(name, kind, parent, child, xyz, rpy, axis):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/><limit lower="-2" upper="2" effort="9" velocity="3"/></joint>')
+
+
+# A torso on a revolute joint with two 2-joint branches, one through a fixed mount, one ending
+# in a prismatic joint: parents (-1, 0, 1, 0, 3).
+TREE = "\n".join([
+    '<robot name="tree">', '<link name="base"/>', _link("torso", 3, "0 0 0.2", (0.05, 0.04, 0.03)),
+    _link("mount", 0.5, "0.02 0 0", (0.01, 0.01, 0.01)),
+    _link("l1", 1.5, "0.1 0 0", (0.01, 0.02, 0.02)), _link("l2", 1, "0.1 0.02 0", (0.01, 0.015, 0.02)),
+    _link("r1", 1.2, "0 0.1 0", (0.02, 0.01, 0.02)), _link("r2", 0.8, "0 0 0.05", (0.01, 0.01, 0.01)),
+    _joint("waist", "revolute", "base", "torso", "0 0 0.1", "0 0 0", "0 0 1"),
+    _joint("mount_fix", "fixed", "torso", "mount", "0 0.2 0.4", "0.3 0 0", "1 0 0"),
+    _joint("left1", "revolute", "mount", "l1", "0.1 0 0", "0 0.4 0", "0 1 0"),
+    _joint("left2", "continuous", "l1", "l2", "0.3 0 0", "0 0 0.2", "0.6 0 0.8"),
+    _joint("right1", "revolute", "torso", "r1", "0 -0.2 0.4", "-0.3 0 0", "1 0 0"),
+    _joint("right2", "prismatic", "r1", "r2", "0 -0.3 0", "0 0 0", "0 1 0"),
+    '</robot>'])
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    path = write(tmp_path_factory.mktemp("tree"), TREE)
+    return path, jaxid.Robot.from_urdf(path)
+
+
+def test_tree_structure_and_sub_chains(tree):
+    path, robot = tree
+    assert robot.names == ("waist", "left1", "left2", "right1", "right2")
+    assert robot.parents == (-1, 0, 1, 0, 3) and robot.joint_types == ("R", "R", "R", "R", "P")
+    np.testing.assert_allclose(robot.inertial[0, 0], 3.5)  # the fixed mount merged into the torso
+    left = jaxid.Robot.from_urdf(path, tip_link="l2")
+    assert left.names == ("waist", "left1", "left2") and left.parents == (-1, 0, 1)
+    np.testing.assert_allclose(left.inertial[0, 0], 5.5)  # the right branch locked onto the torso
+    both = jaxid.Robot.from_urdf(path, tip_link=["l2", "r2"])
+    assert both.parents == robot.parents
+    np.testing.assert_allclose(both.inertial, robot.inertial)
+
+
+def test_tree_dynamics_regressor_and_pinocchio(tree):
+    path, robot = tree
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.normal(size=(3, 4, robot.n))
+    tau = np.asarray(jaxid.rnea(robot, q, qd, qdd))
+    Y = np.asarray(jaxid.regressor(robot, q, qd, qdd))
+    np.testing.assert_allclose(Y @ np.asarray(robot.parameter_vector()), tau, atol=1e-12)
+    M = np.asarray(jaxid.mass_matrix(robot, q))
+    np.testing.assert_allclose(M, np.swapaxes(M, 1, 2), atol=1e-14)
+    assert np.linalg.eigvalsh(M).min() > 0
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return
+    model = pin.buildModelFromUrdf(path)
+    data = model.createData()
+    assert [model.names[i] for i in range(1, model.njoints)] == list(robot.names)
+    # Pinocchio's configuration of a continuous joint is (cos q, sin q).
+    config = lambda q: np.concatenate([[np.cos(x), np.sin(x)] if j.nq == 2 else [x] for x, j in zip(q, model.joints[1:])])
+    for k in range(len(q)):
+        np.testing.assert_allclose(tau[k], pin.rnea(model, data, config(q[k]), qd[k], qdd[k]), atol=1e-12)
+        Mp = pin.crba(model, data, config(q[k]))
+        np.testing.assert_allclose(M[k], np.triu(Mp) + np.triu(Mp, 1).T, atol=1e-12)
+        np.testing.assert_allclose(Y[k], pin.computeJointTorqueRegressor(model, data, config(q[k]), qd[k], qdd[k]), atol=1e-12)
+
+
+def test_write_back_into_the_source_urdf(tmp_path):
+    """Identified values go into a copy of the user's file: <inertial> of the joints' child links
+    (merged fixed links keep theirs) and <dynamics damping friction>; the rest stays."""
+    import xml.etree.ElementTree as ET
+
+    from jaxid import results
+
+    text = GOOD.replace('<link name="l1">', '<link name="l1"><!-- CAD v2 --><visual><geometry>'
+                        '<mesh filename="meshes/l1.stl"/></geometry></visual>').replace('izz="0.03"', 'izz="0.025"')
+    source = write(tmp_path, text)
+    robot = jaxid.Robot.from_urdf(source, joint_terms=("fv", "fc"))
+    # A heavier copy of each body (consistent), plus friction.
+    theta = np.concatenate([1.1 * np.asarray(robot.inertial).ravel(), [0.5, 2.0, 0.3, 1.5]])
+    (tmp_path / "out").mkdir()
+    out = results.write_urdf(robot, theta, tmp_path / "out" / "id.urdf", source=source)
+    back = jaxid.Robot.from_urdf(out)
+    np.testing.assert_allclose(back.inertial, 1.1 * np.asarray(robot.inertial), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(back.placements, robot.placements, atol=0)
+
+    parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
+    old, new = parse(source), parse(out)
+    inertial = lambda r, name: ET.tostring(r.find(f"link[@name='{name}']/inertial"))
+    assert inertial(new, "tool") == inertial(old, "tool")  # merged into l2, kept as it was
+    assert new.find("link[@name='l1']/inertial/origin").get("rpy") == "0 0 0.3"  # inertial frame kept
+    assert new.find("link[@name='l1']/visual/geometry/mesh").get("filename") == "../meshes/l1.stl"
+    assert new.find("link[@name='l1']")[0].text == " CAD v2 "
+    dyn = [(float(new.find(f"joint[@name='{j}']/dynamics").get("damping")),
+            float(new.find(f"joint[@name='{j}']/dynamics").get("friction"))) for j in ("j1", "j2")]
+    assert dyn == [(0.5, 2.0), (0.3, 1.5)]
+
+    def rest(root):  # every element outside the written ones, as (path, tag, attributes, text)
+        out = []
+        for el in root.iter():
+            if el.tag in ("inertial", "mass", "inertia", "dynamics", "mesh") or el.tag is ET.Comment:
+                continue
+            if el.tag == "origin" and el in [e for i in root.iter("inertial") for e in i]:
+                continue
+            out.append((el.tag, dict(el.attrib), (el.text or "").strip()))
+        return out
+    assert rest(new) == rest(old)
+
+    bad = theta.copy()
+    bad[10] = -1.0  # link l2's mass
+    with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the links merged"):
+        results.write_urdf(robot, bad, tmp_path / "bad.urdf", source=source)

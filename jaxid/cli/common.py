@@ -26,7 +26,7 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
     src.add_argument("--robot", default=None, metavar="NAME",
                      help=f"built-in model: ur5 or planarN, e.g. planar2{default}")
     src.add_argument("--urdf", metavar="PATH", help="read the robot from a URDF file instead")
-    p.add_argument("--tip-link", metavar="LINK", help="last link of the chain in the URDF (default: its only leaf)")
+    p.add_argument("--tip-link", metavar="LINK", help="keep only the chain from the root to this URDF link (default: every movable joint of the tree)")
     if joint_terms is not None:
         p.add_argument("--joint-terms", default=joint_terms, metavar="TERMS",
                        help="per-joint terms of the model, comma-separated subset of ia,fv,fc,fs,fva,offset "

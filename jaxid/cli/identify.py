@@ -62,7 +62,8 @@ def register(sub):
                    help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)")
     p.add_argument("--urdf-out", metavar="PATH",
                    help="write the identified inertial parameters as a URDF (requires physically consistent "
-                        "links)")
+                        "links): with --urdf, into a copy of that file (only <inertial> and, for fv/fc, "
+                        "<dynamics damping friction> change); with --robot, a new file of the model")
     add_report_argument(p, "the fit (parameter table with flags, conditioning, torque fit, residuals)")
     add_data_arguments(p)
     add_json_argument(p)
@@ -98,7 +99,7 @@ def run(args) -> int:
 
     if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
         raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
-    refuse_overwrite(args.data, [args.output, args.urdf_out, args.json])
+    refuse_overwrite([*args.data, args.urdf], [args.output, args.urdf_out, args.json])
     if args.report:
         report.pyplot()  # a missing matplotlib fails before the fit, in one line
     robot, desc = model_from_args(args)
@@ -136,7 +137,7 @@ def run(args) -> int:
         if params.standard is None:
             raise UserError("the identified links are not physically consistent, so no URDF can be written"
                             + ("" if args.consistent else "; rerun with --consistent"))
-        results.write_urdf(robot, params, args.urdf_out)
+        results.write_urdf(robot, params, args.urdf_out, source=args.urdf)
     html = write_report(args, robot, params, workflow.validate(robot, params, prepared) if args.report else None,
                         held_out=False)
 

@@ -1,17 +1,26 @@
-"""Base (identifiable) parameters by QR decomposition with column pivoting.
+"""Base (identifiable) parameters: a canonical set of independent regressor columns.
 
 Only linear combinations of the standard parameters show in the torques of a robot: a
 column of the stacked regressor ``W`` that is a combination of the others cannot be
-separated from them.  Following Gautier (1990), "Numerical calculation of the base
-inertial parameters of robots", Proc. IEEE ICRA, the rank of ``W`` (stacked on random
-states) is read from the diagonal of ``R`` in ``W P = Q R``; the first ``rank`` pivoted
-columns are independent and every other column is a combination of them,
+separated from them (Gautier 1990, "Numerical calculation of the base inertial parameters
+of robots", Proc. IEEE ICRA). The columns are visited in their order -- the model's
+parameter order: each link's inertial parameters, then the joint terms; columns below
+``NEGLIGIBLE`` times the largest norm last -- and a column is kept when its distance to the
+span of the columns kept before it, relative to its own norm, exceeds a tolerance
+(Gram-Schmidt with re-orthogonalisation; the unpivoted QR rank test of FIGAROH, Nguyen et
+al. 2023). Every other column is a combination of earlier kept ones,
 ``W_dep = W_indep @ K``, so that
 
     W @ theta = W_indep @ (theta_indep + K @ theta_dep) = W_base @ theta_base.
 
-This is a one-off structural computation, done with numpy/scipy at the edge; the
-resulting ``BaseParameters`` maps (``to_base``, ``reduce``) are pure ``jnp`` and jit.
+Ties between equivalent columns are broken by column order, never by rounding, so the set
+and the names depend only on the structure: not on the states, their order, noise or BLAS
+(a pivoted QR picks among equal columns by rounding noise). Joint-term columns come after
+the inertial ones and cannot displace them: the inertial base parameters keep their names
+when friction or offsets are switched on.
+
+This is a one-off structural computation, done with numpy at the edge; the resulting
+``BaseParameters`` maps (``to_base``, ``reduce``) are pure ``jnp`` and jit.
 """
 from __future__ import annotations
 
@@ -21,15 +30,19 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.linalg
 
-#: Relative tolerance on |R_ii| / max|R_ii| (columns normalised first) below which a
-#: column counts as dependent.  Structural dependencies sit at ~1e-15 in float64;
+#: Relative distance of a column (normalised) to the span of the kept columns before it,
+#: below which it counts as dependent. Structural dependencies sit at ~1e-15 in float64;
 #: genuinely independent columns of a regressor on random states sit well above 1e-8.
 TOL = 1e-8
-#: Ratio of the last kept |R_ii| to the first dropped one below which the rank is
+#: Ratio of the smallest kept distance to the largest dropped one below which the rank is
 #: called ambiguous and a warning is raised.
 GAP_WARN = 1e3
+#: Columns with a norm below this fraction of the largest are visited after all the others:
+#: a column that is small only through a rounded angle (a URDF's rpy="1.5707963" leaves a
+#: 3e-8 copy of a column) must not stand for its group, which would scale the base parameter
+#: by 1/3e-8 and leave its reduced column at rounding level.
+NEGLIGIBLE = 1e-6
 #: Coefficients of K with a smaller magnitude are rounding noise and are dropped.
 COEF_TOL = 1e-10
 
@@ -41,10 +54,11 @@ class BaseParameters(eqx.Module):
         indices: independent columns of ``W``, sorted, shape (b,), int.
         dependent: the other columns, sorted, shape (p - b,), int.
         K: shape (b, p - b); ``W[:, dependent] == W[:, indices] @ K``.
-        r_diag: |R_ii| of the pivoted QR of the column-normalised ``W``, divided by the
-            largest, in pivot order, shape (p,).
-        gap: ``r_diag[rank - 1] / r_diag[rank]`` (last kept over first dropped);
-            ``inf`` when ``W`` has full column rank.
+        r_diag: each column's distance (``W`` column-normalised) to the span of the kept
+            columns visited before it (see the module docstring), shape (p,): the |R_jj|
+            of an unpivoted QR in that order; zero for a zero column.
+        gap: smallest kept over largest dropped ``r_diag``; ``inf`` when ``W`` has full
+            column rank or every dropped column is exactly zero.
         rank: number of base parameters b.
         names: readable base parameter names, e.g. ``"Izz1 + Iyy2 + 0.180625*m2"``.
         standard_names: names of the p standard parameters (the columns of ``W``).
@@ -76,7 +90,7 @@ def _format_combination(name: str, coefs: np.ndarray, dep_names: list[str]) -> s
             continue
         sign = "-" if c < 0 else "+"
         mag = abs(c)
-        terms.append(f"{sign} {dn}" if abs(mag - 1.0) < COEF_TOL else f"{sign} {mag:.6g}*{dn}")
+        terms.append(f"{sign} {dn}" if abs(mag - 1.0) < COEF_TOL else f"{sign} {mag:.10g}*{dn}")
     return " ".join(terms)
 
 
@@ -104,23 +118,23 @@ def r_factor(X, xp=np):
 
 
 def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
-    """Base parameters of a stacked regressor by pivoted QR (Gautier 1990).
+    """Base parameters of a stacked regressor: the canonical independent columns.
 
     Args:
         W: stacked regressor, shape (M, p) (or (N, n, p), stacked to (N*n, p)); it should
             be evaluated on enough generic states that only structural dependencies
-            remain (see ``base_parameters``).
+            remain (see ``base_parameters``). Its column order is the order of preference
+            (columns below ``NEGLIGIBLE`` times the largest norm come last).
         names: p standard parameter names; default ``"theta0" ...``.
-        tol: column j is independent when ``|R_jj| > tol * max|R_ii|``, where ``R`` is the
-            pivoted QR factor of ``W`` with every column divided by its norm (so the
-            decision does not depend on parameter units). Columns whose norm is below
-            tol * the largest column norm count as zero (unidentifiable). Dimensionless;
-            the default 1e-8 splits float64 rounding (~1e-15) from genuine
-            near-dependencies.
+        tol: column j is kept when its distance to the span of the kept columns visited before it
+            exceeds ``tol`` times its norm (so the decision does not depend on parameter
+            units). Columns whose norm is below tol * the largest column norm count as zero
+            (unidentifiable). Dimensionless; the default 1e-8 splits float64 rounding
+            (~1e-15) from genuine near-dependencies.
 
     Returns:
-        ``BaseParameters``. Warns (``UserWarning``) when the R-diagonal gap at the rank
-        cut is below 1e3, i.e. when the rank is not clearly defined.
+        ``BaseParameters``. Warns (``UserWarning``) when the gap between kept and dropped
+        distances is below 1e3, i.e. when the rank is not clearly defined.
     """
     W = np.asarray(W, dtype=np.float64)
     if W.ndim == 3:
@@ -141,30 +155,41 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     # normalising it would turn rounding noise into an "independent" column.
     zero = norms <= tol * norms.max()
     d = np.where(zero, 1.0, norms)
-    # W = Q0 R0 preserves every column inner product, so the pivoted QR of the small R0
-    # makes the same pivot choices and R as that of W itself, without forming Q.
-    R, perm = scipy.linalg.qr(r_factor(np.where(zero, 0.0, W / d)), mode="r", pivoting=True)
-    r = np.abs(np.diag(R))
-    r = np.concatenate([r, np.zeros(p - r.size)])  # M < p: the missing pivots are zero
-    r = r / r[0] if r[0] > 0 else r
-    rank = int(np.sum(r > tol))
-    # An exactly zero first dropped pivot means a clean cut: the gap is infinite.
-    gap = float(r[rank - 1] / r[rank]) if 0 < rank < p and r[rank] > 0 else float("inf")
+    # W = Q0 R0 preserves every column inner product: the column distances and the least
+    # squares for K below are the same on the small R0 (p, p), without a Q of W's size.
+    Wn = r_factor(np.where(zero, 0.0, W / d))
+    Q = np.zeros((p, min(M, p)))  # orthonormal basis of the kept columns (in R0's row space)
+    r = np.zeros(p)
+    ind = []
+    small = norms < NEGLIGIBLE * norms.max()
+    for j in [j for j in np.lexsort((np.arange(p), small)) if not zero[j]]:
+        b = len(ind)
+        v = Wn[:, j].copy()
+        for _ in range(2):  # classical Gram-Schmidt, twice: orthogonal to rounding
+            v -= Q[:, :b] @ (Q[:, :b].T @ v)
+        r[j] = np.linalg.norm(v)
+        if r[j] > tol and b < Q.shape[1]:
+            Q[:, b] = v / r[j]
+            ind.append(j)
+    ind = np.sort(np.array(ind, dtype=int))
+    dep = np.setdiff1d(np.arange(p), ind)
+    rank = ind.size
+    dropped = r[dep].max() if dep.size else 0.0
+    gap = float(r[ind].min() / dropped) if rank and dropped > 0 else float("inf")
     if rank < p and gap < GAP_WARN:
         warnings.warn(
-            f"ambiguous rank: the R diagonal drops only by {gap:.3g} at the cut "
+            f"ambiguous rank: kept and dependent columns are only {gap:.3g} apart "
             f"(rank {rank} of {p} at tol={tol:g}); use more or more varied samples, or "
             "inspect .r_diag and choose tol",
             stacklevel=2,
         )
 
-    # Scaled K solves R1 K = R2; unscale so it maps the physical parameters.
-    R1, R2 = R[:rank, :rank], R[:rank, rank:p]
-    Ks = scipy.linalg.solve_triangular(R1, R2) if rank else np.zeros((0, p - rank))
-    ind, dep = perm[:rank], perm[rank:]
+    # W_dep = W_ind K: least squares on the kept columns (exact up to rounding).
+    if rank:
+        Ks = np.linalg.lstsq(Wn[:, ind], Wn[:, dep], rcond=None)[0]
+    else:
+        Ks = np.zeros((0, dep.size))
     K = Ks / d[ind][:, None] * d[dep][None, :]
-    oi, od = np.argsort(ind), np.argsort(dep)
-    ind, dep, K = ind[oi], dep[od], K[oi][:, od]
     K = np.where(np.abs(K) < COEF_TOL, 0.0, K)
 
     dep_names = [names[j] for j in dep]
@@ -192,7 +217,7 @@ def _position_range(model, n: int):
 
 
 def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=None) -> BaseParameters:
-    """Numeric base parameters of a model (Gautier 1990) from its regressor on random states.
+    """Base parameters of a model (Gautier 1990) from its regressor on a fixed set of states.
 
     Args:
         model: any model of the jaxid interface (``torque``, ``parameter_vector``,
@@ -200,7 +225,8 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
         n_samples: number of random states N; default ``max(200, 4 * ceil(p / n))`` so
             that W (N*n rows) has several times more rows than parameters.
         tol: relative rank tolerance on the R diagonal, see ``base_from_regressor``.
-        key: ``jax.random`` key; default ``PRNGKey(0)`` (reproducible).
+        key: ``jax.random`` key of the states; default ``PRNGKey(0)``. The set and names do
+            not depend on it (nor on n_samples, once enough): see the module docstring.
 
     States: q uniform in ``[model.q_min, model.q_max]`` where the model defines finite
     limits, else in [-pi, pi] rad; qd, qdd standard normal (rad/s, rad/s^2).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxid.dynamics.spatial import motion_transform, skew
 
@@ -54,6 +55,43 @@ def from_mass_com_inertia(m, c, I_c):
     I_o = jnp.asarray(I_c, dtype=float) + m * (jnp.dot(c, c) * jnp.eye(3) - jnp.outer(c, c))
     return jnp.concatenate([jnp.atleast_1d(m), m * c,
                             jnp.array([I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])])
+
+
+#: Tolerance of :func:`physical_problem`: relative to the largest principal moment, plus an
+#: absolute kg m^2 floor. URDF and data-sheet inertias are rounded to a few digits, a thin rod
+#: or disc sits exactly on the triangle inequality's boundary, and exporters write "zero"
+#: inertias as +-1e-20.
+PHYSICAL_RTOL = 1e-6
+PHYSICAL_ATOL = 1e-12
+
+
+def physical_problem(m, I_c, rtol: float = PHYSICAL_RTOL) -> str | None:
+    """Why mass m (kg) and inertia I_c (3, 3) kg m^2 about the centre of mass are not a rigid
+    body, or None when they are: m finite and >= 0 (m = 0 only with I_c = 0: a massless
+    link), I_c finite and symmetric, its principal moments I1 <= I2 <= I3 >= 0 and
+    I1 + I2 >= I3 (the triangle inequality of a positive mass density), each up to ``rtol``
+    times I3 plus ``PHYSICAL_ATOL``. Plain numpy, for model construction (Traversaro et al. 2016, "Identification
+    of fully physical consistent inertial parameters using optimization on manifolds")."""
+    m, I_c = float(m), np.asarray(I_c, dtype=float)
+    if not np.isfinite(m):
+        return f"mass {m} is not finite"
+    if m < 0:
+        return f"negative mass {m:g} kg"
+    if I_c.shape != (3, 3) or not np.all(np.isfinite(I_c)):
+        return f"inertia must be a finite 3x3 matrix, got {I_c.tolist()}"
+    scale = np.abs(I_c).max()
+    if np.abs(I_c - I_c.T).max() > rtol * scale:
+        return f"inertia is not symmetric: {I_c.tolist()}"
+    if m == 0:
+        return None if scale == 0 else f"zero mass with a non-zero inertia (ixx iyy izz = {np.diag(I_c).tolist()})"
+    e = np.linalg.eigvalsh(0.5 * (I_c + I_c.T))
+    tol = rtol * max(e[-1], 0.0) + PHYSICAL_ATOL
+    if e[0] < -tol:
+        return f"inertia is not positive semi-definite (principal moments {e.tolist()} kg m^2)"
+    if e[0] + e[1] < e[2] - tol:
+        return (f"principal moments {e.tolist()} kg m^2 violate the triangle inequality "
+                "I1 + I2 >= I3 (no mass distribution has them)")
+    return None
 
 
 def to_mass_com_inertia(pi):

@@ -182,8 +182,8 @@ class Robot(eqx.Module):
 
     # ---- constructors --------------------------------------------------------------------
     @classmethod
-    def from_dh(cls, table, convention="standard", *, masses, coms, inertias=None, joint_types=None,
-                limits=None, **kwargs):
+    def from_dh(cls, table, convention="standard", *, masses=None, coms=None, inertias=None, joint_types=None,
+                limits=None, check_inertia=True, **kwargs):
         """A serial robot from a Denavit-Hartenberg table.
 
         table: shape (n, 4), columns ``(theta_offset, d, a, alpha)`` (rad, m, m, rad).
@@ -191,9 +191,15 @@ class Robot(eqx.Module):
             modified (Craig 1986): row i holds ``(theta_i, d_i, a_{i-1}, alpha_{i-1})`` and
             ``A_i = Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)``.
         masses: (n,) kg. coms: (n, 3) m, centres of mass in the DH link frames.
-        inertias: (n, 3, 3) kg m^2 about the centres of mass, in the DH link frames (default zero).
+        inertias: (n, 3, 3) kg m^2 about the centres of mass, in the DH link frames.
+            Each defaults to zero: omit all three for plain least squares, whose regressor
+            does not depend on them. The links are then massless placeholders: torques
+            computed from the model's own parameters are zero, and nothing that starts
+            from them (a consistent fit's prior, a lifted URDF) means anything.
         joint_types: 'R' (theta is the variable) or 'P' (d is the variable), default all 'R'.
         limits: dict with any of q_min, q_max, qd_max, qdd_max, tau_max.
+        check_inertia: reject a link whose mass and inertia are not a rigid body
+            (``jaxid.model.inertia.physical_problem``); False skips the check.
 
         For the standard convention the joint frame of link i is the DH frame i-1 moved by
         joint i (``Tz(d_i) Rz(q_i)``); the inertial parameters are re-expressed there (they
@@ -202,15 +208,38 @@ class Robot(eqx.Module):
         the DH frames.
         """
         table = np.asarray(table, dtype=float)
-        if table.ndim != 2 or table.shape[1] != 4:
+        if table.ndim != 2 or table.shape[1] != 4 or table.shape[0] < 1:
             raise ValueError(f"DH table must have shape (n, 4) with columns (theta_offset, d, a, alpha), got {table.shape}")
         if convention not in ("standard", "modified"):
             raise ValueError(f"convention must be 'standard' or 'modified', got {convention!r}")
         n = table.shape[0]
-        masses = np.asarray(masses, dtype=float).reshape(n)
-        coms = np.asarray(coms, dtype=float).reshape(n, 3)
-        inertias = np.zeros((n, 3, 3)) if inertias is None else np.asarray(inertias, dtype=float).reshape(n, 3, 3)
+        rows = np.flatnonzero(~np.all(np.isfinite(table), axis=1))
+        if rows.size:
+            raise ValueError(f"DH table row {int(rows[0])} is not finite: {table[rows[0]].tolist()}")
+
+        def array(what, x, shape):
+            x = np.zeros(shape) if x is None else np.asarray(x, dtype=float)
+            if x.size != np.prod(shape):
+                raise ValueError(f"{what} must have shape {shape} for a {n}-row DH table, got {x.shape}")
+            return x.reshape(shape)
+
+        masses, coms = array("masses", masses, (n,)), array("coms", coms, (n, 3))
+        inertias = array("inertias", inertias, (n, 3, 3))
         joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
+        if len(joint_types) != n or any(t not in ("R", "P") for t in joint_types):
+            raise ValueError(f"joint_types must be {n} entries (one per DH row) of 'R' or 'P', got {joint_types}")
+        names = kwargs.get("names")
+        for i in range(n):
+            if not np.all(np.isfinite(coms[i])):
+                problem = f"centre of mass {coms[i].tolist()} is not finite"
+            elif check_inertia:
+                problem = inertia.physical_problem(masses[i], inertias[i])
+            else:
+                problem = None if np.isfinite(masses[i]) and np.all(np.isfinite(inertias[i])) else "mass or inertia not finite"
+            if problem:
+                label = names[i] if names is not None and i < len(names) else f"joint{i + 1}"
+                raise ValueError(f"DH link {i + 1} ({label}): {problem}; correct masses/coms/inertias, or omit them "
+                                 "(or pass check_inertia=False) for plain least squares")
         placements, inertial, tip = _dh_geometry(*table.T, masses, coms, inertias, joint_types=joint_types,
                                                  convention=convention)
         return cls(placements, jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)), inertial, joint_types=joint_types,
@@ -218,7 +247,8 @@ class Robot(eqx.Module):
 
     @classmethod
     def from_urdf(cls, path, *, base_link=None, tip_link=None, **kwargs):
-        """A serial robot from a URDF file; see :func:`jaxid.model.urdf.load`."""
+        """A chain or tree from a URDF file; see :func:`jaxid.model.urdf.load` (tip_link: a link
+        or a list of links; mimic=, check_inertia=, joint_terms=, ...)."""
         from jaxid.model.urdf import load
 
         return load(path, base_link=base_link, tip_link=tip_link, **kwargs)

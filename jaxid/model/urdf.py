@@ -1,12 +1,20 @@
-"""URDF reader (xml.etree) for serial chains.
+"""URDF reader (xml.etree) for kinematic chains and trees.
 
 Supported: revolute, continuous and prismatic joints; fixed joints, whose child links
 are merged into the parent link's inertia (and whose placements are folded into the
-next joint's placement); links off the chain (beyond the tip, side branches) merged
+next joint's placement); links off the kept joints (beyond a tip, unkept branches) merged
 with their joints locked at zero; ``<origin xyz rpy>``, ``<axis>``, ``<inertial>`` with its own
-origin and rpy, and ``<limit lower upper velocity effort>``. The chain runs from
-``base_link`` (default: the root link) to ``tip_link`` (default: the only leaf reached
-through movable joints). Errors name the element, the joint or link, and the file.
+origin and rpy, and ``<limit lower upper velocity effort>``. The model holds every movable
+joint below ``base_link`` (default: the root link), or, given ``tip_link`` (one link or a
+list), those on the paths from ``base_link`` to the tips. Joints are numbered depth-first
+in document order, so that every joint's parent comes before it (``Robot.parents``).
+
+Checks at reading: unique link and joint names; each link's inertia physically valid
+(``jaxid.model.inertia.physical_problem``; ``check_inertia=False`` skips it, e.g. for plain
+least squares on a file whose inertias are placeholders); a kept ``<mimic>`` joint is an
+error unless ``mimic="independent"`` (then it is an ordinary joint with its own variable,
+as Pinocchio's ``buildModelFromUrdf`` reads it by default). Errors name the element, the
+joint or link, and the file.
 """
 from __future__ import annotations
 
@@ -52,7 +60,7 @@ def _origin(elem, what, path):
     return np.asarray(_placement(r, xyz))
 
 
-def _inertial(link, path):
+def _inertial(link, path, check=True):
     """pi (10,) of a <link> in its own frame (zeros when it has no <inertial>)."""
     name = link.get("name")
     el = link.find("inertial")
@@ -74,32 +82,51 @@ def _inertial(link, path):
         raise URDFError(f"{path}: {what} <inertia>: missing attribute(s) {missing}")
     xx, xy, xz, yy, yz, zz = (_floats(I.get(k), 1, f"{what} <inertia {k}>", path)[0] for k in keys)
     I_c = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    problem = inertia.physical_problem(m, I_c) if check else None
+    if problem:
+        raise URDFError(f"{path}: {what}: {problem}; correct the link's inertia, or pass check_inertia=False "
+                        "when the values are placeholders (plain least squares does not use them)")
     pi_c = _from_mass_com_inertia(m, np.zeros(3), I_c)
     return np.asarray(_transform(pi_c, _origin(el, what, path)))
 
 
-def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=None, name=None,
-         gravity=(0.0, 0.0, -9.81)) -> Robot:
-    """Read a URDF file into a :class:`Robot` (see the module docstring)."""
+def _merged(link, links, joints, children, movable, path, check=True):
+    """Inertia (10,) of `link` plus every link hanging from it but not behind a joint in
+    `movable`, in `link`'s frame. Links behind fixed joints are rigidly attached; links
+    behind movable joints that are not kept (a gripper beyond the tip, an unkept branch) are
+    carried as if those joints were locked at zero, as Pinocchio's reduced models do."""
+    pi = _inertial(links[link], path, check)
+    for jname in children.get(link, []):
+        if jname not in movable:
+            j = joints[jname]
+            T = _origin(j, f"joint {jname!r}", path)
+            pi = pi + np.asarray(_transform(_merged(j.find("child").get("link"), links, joints, children, movable,
+                                                    path, check), T))
+    return pi
+
+
+def parse(path):
+    """(root, links, joints) of a URDF file: the <robot> element and its <link> and <joint>
+    elements by name, in document order, checked for names, types and references."""
     path = str(path)
     try:
-        root = ET.parse(path).getroot()
+        root = ET.parse(path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
     except FileNotFoundError:
         raise FileNotFoundError(f"URDF file not found: {path}") from None
     except ET.ParseError as exc:
         raise URDFError(f"{path}: not well-formed XML: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"{path}: the root element is <{root.tag}>, expected <robot>")
-    links = {}
-    for link in root.findall("link"):
-        if not link.get("name"):
-            raise URDFError(f"{path}: a <link> has no name attribute")
-        links[link.get("name")] = link
-    joints = {}
-    for j in root.findall("joint"):
-        jname = j.get("name")
-        if not jname:
-            raise URDFError(f"{path}: a <joint> has no name attribute")
+    links, joints = {}, {}
+    for kind, table in (("link", links), ("joint", joints)):
+        for el in root.findall(kind):
+            name = el.get("name")
+            if not name:
+                raise URDFError(f"{path}: a <{kind}> has no name attribute")
+            if name in table:
+                raise URDFError(f"{path}: two <{kind}> elements are named {name!r}; {kind} names must be unique")
+            table[name] = el
+    for jname, j in joints.items():
         jtype = j.get("type")
         if jtype not in (*MOVABLE, "fixed"):
             raise URDFError(f"{path}: joint {jname!r} has type {jtype!r}; supported: revolute, continuous, prismatic, fixed")
@@ -109,9 +136,24 @@ def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=No
                 raise URDFError(f"{path}: joint {jname!r}: missing <{tag} link=...>")
             if el.get("link") not in links:
                 raise URDFError(f"{path}: joint {jname!r}: <{tag}> names unknown link {el.get('link')!r}")
-        joints[jname] = j
     if not joints:
         raise URDFError(f"{path}: no <joint> elements")
+    return root, links, joints
+
+
+def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=True, joint_terms=(),
+         joint_params=None, name=None, gravity=(0.0, 0.0, -9.81)) -> Robot:
+    """Read a URDF file into a :class:`Robot` (see the module docstring).
+
+    tip_link: None (every movable joint below ``base_link``), a link name, or a list of them.
+    With one tip link, ``Robot.tip`` is that link's frame in the last joint frame; otherwise
+    the identity. mimic: ``"error"`` or ``"independent"``. check_inertia: check each link's
+    inertia (see the module docstring).
+    """
+    path = str(path)
+    if mimic not in ("error", "independent"):
+        raise ValueError(f"mimic must be 'error' or 'independent', got {mimic!r}")
+    root, links, joints = parse(path)
     children = {}
     child_joint = {}
     for jname, j in joints.items():
@@ -125,81 +167,169 @@ def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=No
         if len(roots) != 1:
             raise URDFError(f"{path}: expected one root link, found {roots}; pass base_link=")
         base_link = roots[0]
-    for what, link in (("base_link", base_link), ("tip_link", tip_link)):
-        if link is not None and link not in links:
+    tips = None if tip_link is None else [tip_link] if isinstance(tip_link, str) else list(tip_link)
+    for what, link in [("base_link", base_link)] + [("tip_link", t) for t in tips or []]:
+        if link not in links:
             raise URDFError(f"{path}: {what} {link!r} is not a link of this URDF")
 
-    def movable_leaves(link):
-        out = []
+    def subtree(link):
         for jname in children.get(link, []):
-            child = joints[jname].find("child").get("link")
-            below = movable_leaves(child)
-            out += below if below else ([child] if joints[jname].get("type") in MOVABLE else [])
-        return out
+            yield jname
+            yield from subtree(joints[jname].find("child").get("link"))
 
-    if tip_link is None:
-        leaves = movable_leaves(base_link)
-        if len(leaves) != 1:
-            raise URDFError(f"{path}: the tree below {base_link!r} ends in links {leaves}; pass tip_link= to choose a chain")
-        tip_link = leaves[0]
-    chain = []  # joints from base to tip
-    link = tip_link
-    while link != base_link:
-        if link not in child_joint:
-            raise URDFError(f"{path}: tip_link {tip_link!r} is not below base_link {base_link!r}")
-        chain.append(child_joint[link])
-        link = joints[child_joint[link]].find("parent").get("link")
-    chain.reverse()
+    if tips is None:
+        kept = set(subtree(base_link))
+    else:
+        kept = set()
+        for tip in tips:
+            link = tip
+            while link != base_link:
+                if link not in child_joint:
+                    raise URDFError(f"{path}: tip_link {tip!r} is not below base_link {base_link!r}")
+                kept.add(child_joint[link])
+                link = joints[child_joint[link]].find("parent").get("link")
+    movable = {j for j in kept if joints[j].get("type") in MOVABLE}
 
-    movable_chain = {j for j in chain if joints[j].get("type") in MOVABLE}
+    merged_inertial = lambda link: _merged(link, links, joints, children, movable, path, check_inertia)
 
-    def merged_inertial(link):
-        """Inertia of `link` plus every link hanging from it off the movable chain.
+    placements, axes, inertial, types, names, limits, parents = [], [], [], [], [], [], []
+    tip = np.eye(4)
 
-        Links behind fixed joints are rigidly attached; links behind movable joints that
-        are not part of the chain (a gripper beyond the tip, a side branch) are carried
-        as if those joints were locked at zero, as Pinocchio's reduced models do.
-        """
-        pi = _inertial(links[link], path)
+    def visit(link, parent, pending):
+        """Add the kept movable joints below `link` (body `parent`, `pending` = the link's
+        frame in the body frame), depth-first in document order."""
+        nonlocal tip
+        if tips is not None and len(tips) == 1 and link == tips[0]:
+            tip = pending
         for jname in children.get(link, []):
-            j = joints[jname]
-            if jname in movable_chain:
+            if jname not in kept:
                 continue
-            T = _origin(j, f"joint {jname!r}", path)
-            pi = pi + np.asarray(_transform(merged_inertial(j.find("child").get("link")), T))
-        return pi
+            j = joints[jname]
+            T = pending @ _origin(j, f"joint {jname!r}", path)
+            child = j.find("child").get("link")
+            if jname not in movable:
+                visit(child, parent, T)
+                continue
+            what = f"joint {jname!r}"
+            if j.find("mimic") is not None and mimic == "error":
+                raise URDFError(f"{path}: {what} mimics joint {j.find('mimic').get('joint')!r}; coupled joints are "
+                                "not supported: pass mimic='independent' to give it its own variable (as Pinocchio "
+                                "does by default), or a tip_link that leaves it out")
+            ax = j.find("axis")
+            axis = _floats(ax.get("xyz"), 3, f"{what} <axis xyz>", path) if ax is not None else np.array([1.0, 0, 0])
+            if np.linalg.norm(axis) < 1e-12:
+                raise URDFError(f"{path}: {what} <axis xyz>: zero axis")
+            lim = j.find("limit")
+            if lim is None and j.get("type") != "continuous":
+                raise URDFError(f"{path}: {what}: a {j.get('type')} joint needs <limit lower upper effort velocity>")
+            get = lambda key, default: (_floats(lim.get(key), 1, f"{what} <limit {key}>", path)[0]
+                                        if lim is not None and lim.get(key) is not None else default)
+            lo, hi = (-np.inf, np.inf) if j.get("type") == "continuous" else (get("lower", -np.inf), get("upper", np.inf))
+            limits.append((lo, hi, get("velocity", np.inf), get("effort", np.inf)))
+            placements.append(T)
+            axes.append(axis / np.linalg.norm(axis))
+            types.append(MOVABLE[j.get("type")])
+            names.append(jname)
+            parents.append(parent)
+            inertial.append(merged_inertial(child))
+            visit(child, len(names) - 1, np.eye(4))
 
-    placements, axes, inertial, types, names, limits = [], [], [], [], [], []
-    pending = np.eye(4)  # fixed transforms since the last movable joint
-    for jname in chain:
-        j = joints[jname]
-        T = _origin(j, f"joint {jname!r}", path)
-        if j.get("type") == "fixed":
-            pending = pending @ T
-            continue
-        what = f"joint {jname!r}"
-        ax = j.find("axis")
-        axis = _floats(ax.get("xyz"), 3, f"{what} <axis xyz>", path) if ax is not None else np.array([1.0, 0, 0])
-        if np.linalg.norm(axis) < 1e-12:
-            raise URDFError(f"{path}: {what} <axis xyz>: zero axis")
-        lim = j.find("limit")
-        if lim is None and j.get("type") != "continuous":
-            raise URDFError(f"{path}: {what}: a {j.get('type')} joint needs <limit lower upper effort velocity>")
-        get = lambda key, default: (_floats(lim.get(key), 1, f"{what} <limit {key}>", path)[0]
-                                    if lim is not None and lim.get(key) is not None else default)
-        lo, hi = (-np.inf, np.inf) if j.get("type") == "continuous" else (get("lower", -np.inf), get("upper", np.inf))
-        limits.append((lo, hi, get("velocity", np.inf), get("effort", np.inf)))
-        placements.append(pending @ T)
-        pending = np.eye(4)
-        axes.append(axis / np.linalg.norm(axis))
-        types.append(MOVABLE[j.get("type")])
-        names.append(jname)
-        child = j.find("child").get("link")
-        inertial.append(merged_inertial(child))
+    visit(base_link, -1, np.eye(4))
     if not placements:
-        raise URDFError(f"{path}: no movable joint between {base_link!r} and {tip_link!r}")
+        raise URDFError(f"{path}: no movable joint between {base_link!r} and {tips or 'the leaves'}")
     lim = np.array(limits)
     return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
-                 names=tuple(names), joint_terms=joint_terms, joint_params=joint_params, tip=pending,
-                 gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2], tau_max=lim[:, 3],
+                 parents=tuple(parents), names=tuple(names), joint_terms=joint_terms, joint_params=joint_params,
+                 tip=tip, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2], tau_max=lim[:, 3],
                  name=name or root.get("name", "robot"))
+
+
+def _children(joints):
+    children = {}
+    for jname, j in joints.items():
+        children.setdefault(j.find("parent").get("link"), []).append(jname)
+    return children
+
+
+def write_back(robot, theta, source, out):
+    """Write the identified parameters theta (p,) of ``robot`` into a copy of its URDF
+    ``source`` at ``out``; returns the path of ``out``.
+
+    Only these change: the ``<inertial>`` of each joint's child link (mass kg, centre of mass
+    m, inertia kg m^2 about it, in the link's inertial frame, whose rpy is kept) and, when
+    ``fv``/``fc`` are joint terms, each joint's ``<dynamics damping= friction=>`` (N m s/rad,
+    N m). A link's identified body includes the links merged into it (fixed or locked
+    joints, :func:`load`): those keep their own values from ``source`` and the child link
+    gets the rest. Visuals, collisions, frames, names, comments and other joints stay;
+    relative mesh paths are rewritten to point at the same files from ``out``'s directory.
+    ia, fs, fva and offset have no URDF element and are not written.
+
+    Raises:
+        ValueError: theta has the wrong shape or is not finite, a joint of ``robot`` is not
+        in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
+        not positive definite; Wensing et al. 2017): identify with consistent parameters.
+    """
+    import os
+    from pathlib import Path
+
+    from jaxid.atomic import atomic_write
+    import jax.numpy as jnp
+
+    theta = np.asarray(theta, dtype=float)
+    p = len(robot.parameter_names())
+    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    source, out = Path(source), Path(out)
+    root, links, joints = parse(source)
+    tree = ET.ElementTree(root)
+    children = _children(joints)
+    missing = [n for n in robot.names if n not in joints]
+    if missing:
+        raise ValueError(f"{source}: has no joint(s) {missing} of the model; write back into the URDF it was read from")
+    bodies, joint_values = robot.split(jnp.asarray(theta))
+    bodies, joint_values = np.asarray(bodies), np.asarray(joint_values)
+    movable = set(robot.names)
+    for i, jname in enumerate(robot.names):
+        link = joints[jname].find("child").get("link")
+        own = _inertial(links[link], source, check=False)
+        rest = _merged(link, links, joints, children, movable, source, check=False) - own
+        pi = bodies[i] - rest
+        if not bool(inertia.is_consistent(pi)):
+            attached = "" if not np.any(rest) else " less the links merged into it (kept from the source)"
+            raise ValueError(f"link {link!r} (joint {jname!r}): the identified body{attached} is not physically "
+                             "consistent (pseudo-inertia not positive definite); identify with consistent "
+                             "parameters (jaxid identify --consistent)")
+        m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(jnp.asarray(pi)))
+        el = links[link].find("inertial")
+        if el is None:
+            el = ET.SubElement(links[link], "inertial")
+        origin = el.find("origin")
+        rpy = _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source) if origin is not None else np.zeros(3)
+        R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
+        I_f = R.T @ I_c @ R  # about the centre of mass, in the (kept) inertial frame
+        if origin is None:
+            origin = ET.Element("origin", rpy="0 0 0")
+            el.insert(0, origin)
+        origin.set("xyz", " ".join(f"{x:.17g}" for x in c + 0.0))
+        for tag, attrs in (("mass", dict(value=float(m))), ("inertia", dict(
+                ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2]))):
+            sub = el.find(tag)
+            sub = ET.SubElement(el, tag) if sub is None else sub
+            for k, v in attrs.items():
+                sub.set(k, f"{float(v) + 0.0:.17g}")
+        terms = {t: joint_values[i, k] for k, t in enumerate(robot.joint_terms) if t in ("fv", "fc")}
+        if terms:
+            dyn = joints[jname].find("dynamics")
+            dyn = ET.SubElement(joints[jname], "dynamics") if dyn is None else dyn
+            for t, attr in (("fv", "damping"), ("fc", "friction")):
+                if t in terms:
+                    dyn.set(attr, f"{float(terms[t]):.17g}")
+    for mesh in root.iter("mesh"):
+        f = mesh.get("filename", "")
+        if f and "://" not in f and not os.path.isabs(f):
+            mesh.set("filename", os.path.relpath(source.parent / f, out.parent if str(out.parent) else "."))
+    with atomic_write(out) as fh:
+        fh.write('<?xml version="1.0"?>\n')
+        tree.write(fh, encoding="unicode")
+        fh.write("\n")
+    return out
