@@ -524,7 +524,7 @@ def identify(
                 raise ValueError(f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples")
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
-        if method == "wls" and cov is None and weights is None:
+        if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
             b_j = np.asarray(_joint_ols_jit(W, tau, n)[1])
             if np.any(N <= b_j):
                 raise ValueError(

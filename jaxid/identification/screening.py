@@ -22,8 +22,9 @@ Policy of :func:`screen_fit`:
 2. dead channels are an error naming the joints (``dead="exclude"`` fits without those
    joints' rows, with a warning; ``dead="keep"`` leaves them in, where the two-step wls
    variance floor bounds their weight but they still bias the parameters they act on);
-3. an OLS fit, and :func:`outliers` on its residual. When it finds none, the requested
-   method is fitted (OLS reused). When it finds any, the default ``on_outliers="irls"``
+3. a least-squares fit (the requested method when it is "ols" or "wls", else OLS), and
+   :func:`outliers` on its residual. When it finds none, that fit is the answer (or the
+   requested method is fitted). When it finds any, the default ``on_outliers="irls"``
    fits Huber IRLS instead (``identify(method="irls")``, 95 % efficient on Gaussian noise,
    bounded influence) and reports the outliers found on the IRLS residual (where they
    stand out the most); ``"drop"`` refits the requested method without the flagged
@@ -33,7 +34,7 @@ Why k = 8: a Gaussian residual exceeds 8 robust standard deviations with probabi
 1.2e-15, so a million samples of seven joints give no false alarm, while real residuals
 (friction and model errors at velocity reversals, a few MADs) stay below it; a gross
 corrupt sample is thousands of MADs out. A false alarm only costs the 5 % efficiency of
-IRLS. OLS residuals can hide a second outlier behind a gross one (the gross one inflates
+IRLS. Least-squares residuals can hide a second outlier behind a gross one (the gross one inflates
 every residual through the fit); IRLS, which the alarm switches to, does not care.
 """
 from __future__ import annotations
@@ -276,8 +277,8 @@ class Screened:
     method: the method actually fitted ("irls" when the outlier alarm fired).
     recommended: "irls" when outliers were found (whatever ``on_outliers`` did), else None.
     joints: the joints fitted (all but excluded dead ones). samples: the sample indices fitted.
-    dead, implausible, outliers: the three reports (outliers: on the residual of the OLS
-    screening fit, or of the IRLS fit when that was used).
+    dead, implausible, outliers: the three reports (outliers: on the residual of the
+    least-squares screening fit, or of the IRLS fit when that was used).
     """
 
     fit: object
@@ -371,11 +372,13 @@ def screen_fit(W, tau, n_joints: int, *, method: str = "wls", names=None, joint_
     def fit_on(rows, how):
         return identify(select(Wn, rows), select(t, rows), how, names=names, **identify_kw)
 
-    ols = fit_on(samples, "ols")
-    found = outliers(resid(ols, samples), k=k, names=fit_names, index=samples)
+    # The first fit is already the wanted one where it is a plain least-squares fit (ols, wls):
+    # on clean data it is the answer, with no second fit (and no second compile).
+    first = fit_on(samples, method if method in ("ols", "wls") else "ols")
+    found = outliers(resid(first, samples), k=k, names=fit_names, index=samples)
     recommended = None
     if not found:
-        used, fit = method, (ols if method == "ols" else fit_on(samples, method))
+        used, fit = method, (first if first.method == method else fit_on(samples, method))
     else:
         recommended = "irls"
         if on_outliers == "irls":
