@@ -210,3 +210,32 @@ def test_published_shape_iteration_recovers_perturbed_parameters(experiment):
     q, sweeps, converged = I.shape_iteration_article(start, x, v, F, DT, measured)
     assert bool(converged) and 2 < int(sweeps) < 60
     assert np.all(np.abs(np.asarray(q.vector()) / np.asarray(P.vector()) - 1) < 0.01)
+
+
+def test_arm_with_lugre_joints_integrates_each_bristle_state():
+    # A two-joint arm, LuGre per joint (rad, N m): the measured torque minus the rigid-body
+    # torque is each joint's friction simulated along the whole record (the article's
+    # F = tau - tau_dyn), and it is not a function of the velocity alone.
+    from jaxid import models, simulation
+    from jaxid.dynamics.terms import rnea
+
+    t = np.arange(1000) * DT
+    w = 2 * np.pi * np.array([1.0, 1.5])
+    amp = np.array([0.05, 0.02])
+    q, qd, qdd = -amp / w * np.cos(np.outer(t, w)), amp * np.sin(np.outer(t, w)), amp * w * np.cos(np.outer(t, w))
+    both = L.LuGre.from_vector(jnp.stack([P.vector(), P2.vector()]))
+    robot = models.planar(2)
+    m = simulation.measure(robot, t, q, qd, qdd, jax.random.key(0), sigma_q=0.0, tau_sigma=0.0, lugre=both)
+    F = np.asarray(m.tau) - np.asarray(rnea(robot, q, qd, qdd))
+    per_joint = np.stack([np.asarray(L.simulate(p, qd[:, j], DT)) for j, p in enumerate((P, P2))], 1)
+    assert np.allclose(F, per_joint, rtol=0, atol=1e-9)
+    assert np.allclose(L.joint_torque(P, t, qd), np.stack([per_joint[:, 0], L.simulate(P, qd[:, 1], DT)], 1),
+                       rtol=0, atol=1e-12)  # one set for every joint
+    # Same velocity of joint 0, ~v0, at t = 3 ms (leaving rest: bristles still deflecting)
+    # and 497 ms (sliding down to rest, on the Stribeck peak): a hysteresis loop.
+    i, k = 3, 497
+    assert qd[i, 0] == pytest.approx(qd[k, 0], rel=1e-9) and abs(F[i, 0] - F[k, 0]) > 1e-3
+    with pytest.raises(ValueError, match="for 3 joints"):
+        L.joint_torque(both, t, np.zeros((1000, 3)))
+    with pytest.raises(ValueError, match="uniformly spaced"):
+        L.joint_torque(both, t**2, qd)

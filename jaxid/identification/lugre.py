@@ -602,8 +602,10 @@ def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_partic
         "shape-log" (swarm 50 x 50, jaxid's shape-factor iteration ``shape_iteration``
         alternated twice with the golden section for vd); "shape-article" (swarm 50 x 50,
         the published law ``shape_iteration_article``, then vd once); "shape" (the
-        better of the two, "shape-log": SHAPE_WHY); "full" ("shape" then
-        Levenberg-Marquardt, the default).
+        better of the two on the 100-trial benchmark, "shape-log": it re-fits vd between
+        two rounds of the iteration, while the published order, vd once after the
+        iteration, leaves sigma1 biased by the vd held meanwhile, ~2 %); "full" ("shape"
+        then Levenberg-Marquardt, the default).
       threshold: |v| above which the friction is taken as steady state, units/s.
       n_particles, n_iter: swarm size and generations (defaults by method).
 
