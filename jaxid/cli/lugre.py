@@ -5,6 +5,7 @@ import argparse
 import json
 import re
 import sys
+import warnings
 
 import numpy as np
 
@@ -130,7 +131,9 @@ def run(args) -> int:
     rel_limit = ident.REL_STD if args.rel_std is None else args.rel_std
     if not (np.isfinite(rel_limit) and rel_limit > 0):
         raise UserError(f"--rel-std must be a finite ratio > 0 (0.05 = 5 %), got {rel_limit}")
-    fit = ident.identify_joints(x, v, F, dt, jax.random.key(args.seed), method=args.method, threshold=threshold)
+    with warnings.catch_warnings():  # printed below, with the axis names and --rel-std
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = ident.identify_joints(x, v, F, dt, jax.random.key(args.seed), method=args.method, threshold=threshold)
     result = {"data": args.data, "validation": args.validation, "method": args.method, "seed": args.seed,
               "dt_s": dt, "threshold": threshold, "rel_std_limit": rel_limit, "axes": []}
     for j, name in enumerate(names):
