@@ -158,19 +158,21 @@ SIGMA_F = 2e-3  # force noise of the uncertainty tests, N (0.2 % of Fc)
 @pytest.fixture(scope="module")
 def noisy_refits(experiment):
     """Levenberg-Marquardt from the truth on five noise seeds of axis 0, and the
-    uncertainty each fit reports."""
+    uncertainty each fit reports; a sixth entry: seed 0's fit with sigma1 moved 1 %."""
     t, x, v, F = experiment
     v = jnp.asarray(v[:, 0])
     Fn = jnp.asarray(F[:, 0] + SIGMA_F * np.stack([np.random.default_rng(i).standard_normal(len(t)) for i in range(5)]))
     steps = L.integration_steps(v, 8, P.v0 / 3)
     est, ok = jax.vmap(lambda f: I.refine(P, v, f, DT, steps=steps))(Fn)
-    std, corr, s = jax.vmap(lambda p, f: I.uncertainty(p, v, f, DT, steps=steps))(est, Fn)
-    return np.asarray(est.vector()), np.asarray(ok), np.asarray(std), np.asarray(corr), np.asarray(s)
+    est = jnp.concatenate([est.vector(), est.vector()[:1].at[0, 1].multiply(1.01)])
+    Fn = jnp.concatenate([Fn, Fn[:1]])
+    out = jax.vmap(lambda p, f: I.uncertainty(L.LuGre.from_vector(p), v, f, DT, steps=steps))(est, Fn)
+    return (np.asarray(est), np.asarray(ok), *(np.asarray(a) for a in out))
 
 
 def test_reported_std_matches_the_spread_over_noise_seeds(noisy_refits):
-    est, ok, std, corr, s = noisy_refits
-    assert ok.all()
+    est, ok, std, corr, s, to_optimum = (a[:5] for a in noisy_refits)
+    assert ok.all() and np.all(to_optimum < 0.05)  # at the least-squares optimum
     assert np.allclose(s, SIGMA_F, rtol=0.05)  # the residual estimates the force noise
     err = est - np.asarray(P.vector())
     rms = np.sqrt(np.mean(err**2, axis=0))  # 5 seeds: a chi(5) spread, ~0.4..1.6 at 95 %
@@ -186,14 +188,18 @@ def test_a_record_without_fast_reversals_flags_vd(noisy_refits):
     # (reversals at 10 m/s^2) determines every parameter to better than 1 %.
     v = s_curve([1e-5, -1e-5, 5e-3, -5e-3, 0.06, 0.0], [0.1] * 5 + [0.0], 0.02, 0.5)[2]
     F = L.simulate(P, v, DT) + SIGMA_F * np.random.default_rng(0).standard_normal(v.shape)
-    std, corr, s = I.uncertainty(P, v, F, DT)
-    slow = I.Fit(P, s**2, jnp.zeros(6), 0, True, I.at_bound(P.vector()), std, corr, s)
+    std, corr, s, _ = I.uncertainty(P, v, F, DT)
+    slow = I.Fit(P, s**2, jnp.zeros(6), 0, True, I.at_bound(P.vector()), std, corr, s, jnp.zeros(8))
     assert slow.rel_std()[L.NAMES.index("vd")] > 0.05
     (warning,) = slow.warnings(axis="q1")
     assert warning.startswith("q1: poorly determined") and "vd (" in warning and "sigma0" not in warning
-    est, ok, std, corr, s = (a[0] for a in noisy_refits)
-    good = I.Fit(L.LuGre.from_vector(est), s**2, jnp.zeros(6), 0, True, I.at_bound(est), std, corr, s)
+    est, std, corr, s, to_optimum = (a[[0, 5]] for i, a in enumerate(noisy_refits) if i != 1)
+    good, moved = (I.Fit(L.LuGre.from_vector(est[i]), s[i] ** 2, jnp.zeros(6), 0, True, I.at_bound(est[i]), std[i],
+                         corr[i], s[i], to_optimum[i]) for i in (0, 1))
     assert np.all(good.rel_std() < 0.01) and good.warnings() == []
+    # sigma1 1 % (~20 std) off the optimum: the Gauss-Newton step names it.
+    (short,) = moved.warnings()
+    assert "short of the least-squares optimum" in short and "sigma1 (" in short
     stuck = eqx.tree_at(lambda f: (f.converged, f.at_bound), good,
                         (jnp.asarray(False), jnp.arange(8) == L.NAMES.index("v0")))
     bound, unconverged = stuck.warnings()

@@ -143,6 +143,7 @@ def run(args) -> int:
                  "std": dict(zip(model.NAMES, np.asarray(fj.std).tolist())),
                  "rel_std": dict(zip(model.NAMES, np.asarray(fj.rel_std()).tolist())),
                  "correlation": np.asarray(fj.corr).tolist(), "residual_std": float(fj.residual_std),
+                 "to_optimum_std": dict(zip(model.NAMES, np.asarray(fj.to_optimum).tolist())),
                  "iterations": int(fj.iterations), "converged": bool(fj.converged),
                  "at_bound": [n for n, b in zip(model.NAMES, np.asarray(fj.at_bound)) if b],
                  "warnings": fj.warnings(rel_limit, axis=name)}

@@ -59,6 +59,7 @@ _LOG = np.array([n in ("sigma0", "sigma1", "alpha0", "v0", "vd") for n in NAMES]
 
 
 REL_STD = 0.05  # relative standard deviation above which a parameter is "poorly determined"
+OPTIMUM_STD = 1.0  # Gauss-Newton step to the least-squares optimum, in std, above which a fit stopped short
 
 
 class Fit(eqx.Module):
@@ -71,7 +72,8 @@ class Fit(eqx.Module):
     the edge of its search box (``BOUNDS``; alpha1 in [0, 2 alpha0]). std: (8,) standard
     deviation of each parameter in its unit, Gauss-Newton covariance (J^T J)^-1 s^2 of
     the simulated-force residual at the estimate (``uncertainty``); corr: (8, 8)
-    correlation matrix; residual_std: s, N.
+    correlation matrix; residual_std: s, N. to_optimum: (8,) Gauss-Newton step from the
+    estimate to the least-squares optimum of the record, in std of each parameter.
     """
 
     params: LuGre
@@ -83,6 +85,7 @@ class Fit(eqx.Module):
     std: jax.Array
     corr: jax.Array
     residual_std: jax.Array
+    to_optimum: jax.Array
 
     def rel_std(self):
         """std / |parameter|, shape (..., 8) (inf for a parameter that is 0)."""
@@ -91,7 +94,8 @@ class Fit(eqx.Module):
     def warnings(self, rel_std=REL_STD, axis=None):
         """One line per problem of one axis's fit (unbatched ``Fit``): parameters whose
         relative std exceeds ``rel_std`` (poorly determined by this record), parameters
-        at a search bound, an iteration that did not converge. Empty if none."""
+        more than ``OPTIMUM_STD`` std from the least-squares optimum, parameters at a search
+        bound, an iteration that did not converge. Empty if none."""
         where = "" if axis is None else f"{axis}: "
         rel = np.asarray(self.rel_std())
         out = []
@@ -99,6 +103,10 @@ class Fit(eqx.Module):
         if poor:
             out.append(f"{where}poorly determined by this record (relative std > {100 * rel_std:g} %): "
                        + ", ".join(poor))
+        far = [f"{n} ({z:.2g} std)" for n, z in zip(NAMES, np.asarray(self.to_optimum)) if not z <= OPTIMUM_STD]
+        if far:
+            out.append(f"{where}short of the least-squares optimum of this record (Gauss-Newton step > "
+                       f"{OPTIMUM_STD:g} std): {', '.join(far)}; method 'full' refines to it")
         bound = [n for n, b in zip(NAMES, np.asarray(self.at_bound)) if b]
         if bound:
             out.append(f"{where}at the edge of the search box: {', '.join(bound)}; the fit stopped at a bound")
@@ -494,13 +502,18 @@ def uncertainty(p, v, F, dt, steps=None):
     Identification", 2nd ed., 1999, section 9.2), and the Cramer-Rao bound when that
     noise is Gaussian. J's columns are scaled to unit norm before the inversion (eigh);
     a direction the record does not excite gets an infinite variance (std inf, its
-    correlations NaN), not a silent finite number.
-    v, F: shape (N,). Returns (std (8,) in the parameters' units, corr (8, 8), s in N).
+    correlations NaN), not a silent finite number. The covariance describes the
+    least-squares optimum of the record; ``to_optimum`` says how far ``p`` is from it: the
+    Gauss-Newton step (J^T J)^-1 J^T (F - F_sim) per parameter, in its std (~0 at the
+    optimum; a shape-factor estimate can stop several std short of it).
+    v, F: shape (N,). Returns (std (8,) in the parameters' units, corr (8, 8), s in N,
+    to_optimum (8,), |step| / std).
     """
     steps = _steps(p, v, steps)
     theta = p.vector()
-    J = jax.jacfwd(lambda q: simulate(LuGre.from_vector(q), v, dt, steps=steps))(theta)
-    r = F - simulate(p, v, dt, steps=steps)
+    J, Fs = jax.jacfwd(lambda q: (lambda f: (f, f))(simulate(LuGre.from_vector(q), v, dt, steps=steps)),
+                       has_aux=True)(theta)
+    r = F - Fs
     s2 = jnp.sum(r**2) / (r.shape[0] - theta.shape[0])
     norm = jnp.linalg.norm(J, axis=0)
     d = 1.0 / jnp.where(norm > 0, norm, 1.0)  # a zero column: a zero eigenvalue below
@@ -512,7 +525,8 @@ def uncertainty(p, v, F, dt, steps=None):
     cov = (V * jnp.where(ok, inv, 0.0)) @ V.T  # excited directions; nan rows where var is inf
     std = jnp.sqrt(var * s2) * d
     corr = cov / jnp.sqrt(jnp.outer(var, var))
-    return std, jnp.where(jnp.isfinite(jnp.outer(var, var)), corr, jnp.nan), jnp.sqrt(s2)
+    to_optimum = jnp.abs(cov @ ((J * d).T @ r)) / jnp.sqrt(var * s2)  # 0 where var is inf
+    return std, jnp.where(jnp.isfinite(jnp.outer(var, var)), corr, jnp.nan), jnp.sqrt(s2), to_optimum
 
 
 # --------------------------------------------------------------------------- drivers
@@ -540,8 +554,9 @@ def _identify(x, v, F, dt, key, method, threshold, n_particles, n_iter):
         if method == "full":
             p, ok = refine(p, v, F, dt, steps=fine)
             converged = converged & ok
-    std, corr, s = uncertainty(p, v, F, dt, steps=fine)
-    return Fit(p, _loss(p, v, F, dt, fine), measured, iterations, converged, at_bound(p.vector()), std, corr, s)
+    std, corr, s, to_optimum = uncertainty(p, v, F, dt, steps=fine)
+    return Fit(p, s**2 * (v.shape[0] - 8) / v.shape[0], measured, iterations, converged, at_bound(p.vector()), std,
+               corr, s, to_optimum)
 
 
 _identify_jit = jax.jit(_identify, static_argnums=(5, 7, 8))
