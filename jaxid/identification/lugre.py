@@ -24,9 +24,9 @@ pure function:
 "full"``; in "shape-log" e and f alternate twice, since the damping shape factor depends
 weakly on vd) and reports how well the record determines each parameter
 (``uncertainty``: Gauss-Newton covariance at the estimate; ``Fit.warnings``);
-``identify_joints`` runs it for every joint of a robot in one vmapped call. Data are one axis sampled
-uniformly: x (N,) position, v (N,) velocity, F (N,) friction force; SI units of a
-linear axis (m, m/s, N), or rad, rad/s, N*m for a joint.
+``identify_joints`` runs it for every joint of a robot in one vmapped call. Data are
+one axis sampled uniformly: x (N,) position, v (N,) velocity, F (N,) friction force;
+SI units of a linear axis (m, m/s, N), or rad, rad/s, N*m for a joint.
 """
 from __future__ import annotations
 
