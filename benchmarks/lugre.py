@@ -13,13 +13,24 @@ Identification: ``trials`` noisy data sets of the identification S-curve (3.75 s
   for the swarm (the trials are the columns of one ``identify_joints`` call).
   Methods: pso (100 particles x 200 generations over all eight parameters; alpha0,
   alpha2, alpha3 within +-1 % of their least-squares values, as in the other methods),
-  shape (swarm 50 x 50, shape-factor iteration, golden section for vd),
+  shape-log (swarm 50 x 50, jaxid's shape-factor iteration: all four at once, multiplicative,
+  alternated twice with the golden section for vd; what ``shape`` runs),
+  shape-article (swarm 50 x 50, the article's law: [alpha1, v0] += w (a_r - a_s), then
+  [sigma0, sigma1] += w (dsigma0, dsigma1) from the LS of dF on [1 x v vx], then vd once),
   full (shape + Levenberg-Marquardt). Success: all eight within 1 % of the truth.
+  iterations: shape-factor sweeps per trial (median, max); converged: share of trials
+  whose iteration met its tolerance.
+  Uncertainty (every method): std_reported_pct, the median over trials of the reported
+  relative std (Gauss-Newton covariance at each estimate); spread_pct, the RMS error over
+  the trials, % of the truth; within_3std, the share of trials whose error is within 3
+  reported std, per parameter (Monte-Carlo check of the reported std).
   batch_s (batch_cpu_s): wall (CPU) time of the trials as one vmapped batch, compiled
   beforehand; per_id_s = batch_s / trials; median_single_s: median over ``--single``
   separate ``identify`` calls.
   crb_pct: Cramer-Rao standard deviation of each parameter for this noise, % of value.
-Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape full] [--single 3]
+Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape-log shape-article full] [--single 3]
+  (--trials 10 --single 0 --no-reference for a quick run; 100 trials of the three shape
+  methods: about 200 s of CPU time plus 5 min of compilation on 2 cores)
 """
 from __future__ import annotations
 
@@ -82,6 +93,7 @@ def study(method, x, v, F, truth, single):
     batch_s, batch_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     err = (np.asarray(fit.params.vector()) - truth) / truth
     ok = np.all(np.abs(err) < 0.01, axis=1)
+    rel_std = np.asarray(fit.std) / truth
     singles = []
     for i in range(single + 1 if single else 0):  # the first call compiles
         t0 = time.perf_counter()
@@ -98,13 +110,20 @@ def study(method, x, v, F, truth, single):
         "median_abs_err_pct": dict(zip(L.NAMES, np.median(np.abs(err), axis=0) * 100)),
         "max_abs_err_pct": dict(zip(L.NAMES, np.max(np.abs(err), axis=0) * 100)),
         "failures_by_parameter": {n: int(np.sum(np.abs(err[:, j]) >= 0.01)) for j, n in enumerate(L.NAMES)},
+        "iterations_median": float(np.median(np.asarray(fit.iterations))),
+        "iterations_max": int(np.max(np.asarray(fit.iterations))),
+        "converged": float(np.mean(np.asarray(fit.converged))),
+        "std_reported_pct": dict(zip(L.NAMES, np.median(rel_std, axis=0) * 100)),
+        "spread_pct": dict(zip(L.NAMES, np.sqrt(np.mean(err**2, axis=0)) * 100)),
+        "within_3std": dict(zip(L.NAMES, np.mean(np.abs(err) <= 3 * rel_std, axis=0))),
     }
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=100)
-    parser.add_argument("--methods", nargs="+", default=["pso", "shape", "full"])
+    parser.add_argument("--methods", nargs="+", default=["pso", "shape-log", "shape-article", "full"],
+                        choices=I.METHODS)
     parser.add_argument("--single", type=int, default=3, help="separate identifications timed per method")
     parser.add_argument("--no-reference", action="store_true", help="skip the Radau accuracy check")
     args = parser.parse_args(argv)
@@ -129,12 +148,20 @@ def main(argv=None):
         print(f"integration error vs Radau: {sim['accuracy_N']:.2e} N")
     print(f"simulate 10 s ({sim['samples']} samples): {sim['sim_10s_s'] * 1e3:.1f} ms; "
           f"1,000 parameter sets: {sim['sim_1000_s']:.2f} s")
-    print(f"{'method':8s} {'success':>8s} {'batch s':>9s} {'CPU s':>8s} {'s / id':>8s} {'single s':>9s} "
-          f"{'compile s':>10s}")
+    print(f"{'method':14s} {'success':>8s} {'iter med':>9s} {'iter max':>9s} {'conv':>6s} {'batch s':>9s} "
+          f"{'CPU s':>8s} {'s / id':>8s} {'single s':>9s} {'compile s':>10s}")
     for r in result["methods"]:
         single = f"{r['median_single_s']:.2f}" if r["median_single_s"] is not None else "-"
-        print(f"{r['method']:8s} {r['success_rate'] * 100:7.0f}% {r['batch_s']:9.1f} {r['batch_cpu_s']:8.1f} "
+        print(f"{r['method']:14s} {r['success_rate'] * 100:7.0f}% {r['iterations_median']:9.0f} "
+              f"{r['iterations_max']:9d} {r['converged'] * 100:5.0f}% {r['batch_s']:9.1f} {r['batch_cpu_s']:8.1f} "
               f"{r['per_id_s']:8.3f} {single:>9s} {r['compile_s']:10.1f}")
+    print("failures by parameter (|error| >= 1 %), and reported std vs spread (% of value) / share within 3 std:")
+    print(f"{'method':14s} {'':9s}" + "".join(f"{n:>8s}" for n in L.NAMES))
+    print(f"{'CRB':14s} {'std %':9s}" + "".join(f"{result['crb_pct'][n]:8.3f}" for n in L.NAMES))
+    for r in result["methods"]:
+        for label, key, fmt in (("failures", "failures_by_parameter", "8d"), ("std %", "std_reported_pct", "8.3f"),
+                                ("spread %", "spread_pct", "8.3f"), ("in 3 std", "within_3std", "8.2f")):
+            print(f"{r['method']:14s} {label:9s}" + "".join(f"{r[key][n]:{fmt}}" for n in L.NAMES))
     print(json.dumps(result, indent=1, default=float))
 
 

@@ -186,7 +186,7 @@ def _noise(key, q, tau, sigma_q, sigma_tau, step):
 
 
 def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: float | None = None,
-            tau_sigma=None, tau_rel: float | None = None, payload=None) -> Measurement:
+            tau_sigma=None, tau_rel: float | None = None, payload=None, lugre=None) -> Measurement:
     """Torques of ``robot`` along a trajectory, with measurement noise.
 
     robot: the true ``Robot`` (e.g. from :func:`perturb`).
@@ -200,6 +200,11 @@ def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: f
         range (max - min along the trajectory). Give at most one; default tau_rel = 0.005.
     payload: optional payload 10-vector in the flange frame (see :func:`payload_vector`),
         merged into the last link before the torques are computed.
+    lugre: optional per-joint LuGre friction (``jaxid.friction.LuGre``, fields (n,) or
+        scalars; rad, rad/s, N m): its torque along the true trajectory, bristle states
+        integrated from rest (``jaxid.friction.lugre_joint_torque``; t uniform), is added
+        to the rigid-body torques. ``tau - rnea(robot, ...)`` is then the article's
+        per-joint friction record F = tau - tau_dyn.
 
     Returns :class:`Measurement` (noisy dataset and the noise-free truth).
     """
@@ -225,6 +230,10 @@ def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: f
 
         robot = attach_payload(robot, payload)
     tau = np.asarray(rnea(robot, q, qd, qdd))
+    if lugre is not None:
+        from jaxid.friction.lugre import joint_torque
+
+        tau = tau + np.asarray(joint_torque(lugre, t, qd))
     if tau_sigma is None:
         tau_rel = 0.005 if tau_rel is None else float(tau_rel)
         if not (np.isfinite(tau_rel) and tau_rel >= 0):

@@ -5,6 +5,7 @@ import argparse
 import json
 import re
 import sys
+import warnings
 
 import numpy as np
 
@@ -28,14 +29,19 @@ def register(sub):
                     "axis of a friction experiment (an S-curve through zero velocity with creep dwells): "
                     "steady-state least squares, Stribeck and presliding shape factors, a particle swarm, "
                     "the shape-factor iteration, a golden-section search for vd and Levenberg-Marquardt. "
-                    "Prints the parameters and the WAPE / max PE of the simulated force (on the validation "
-                    "file, if given), next to a Coulomb + viscous model.",
+                    "Prints the parameters with their standard deviations (Gauss-Newton covariance of the "
+                    "simulated-force residual), warnings naming poorly determined parameters, parameters at "
+                    "a search bound and iterations that did not converge, and the WAPE / max PE of the "
+                    "simulated force (on the validation file, if given), next to a Coulomb + viscous model.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", metavar="CSV", help="friction experiment: t, x, F or t, q1..qn, F1..Fn")
     p.add_argument("--validation", metavar="CSV", help="held-out experiment of the same axes for WAPE / max PE")
-    p.add_argument("--method", choices=("full", "shape", "pso"), default="full",
+    p.add_argument("--method", choices=("full", "shape", "shape-log", "shape-article", "pso"), default="full",
                    help="full (default): swarm 50x50, shape-factor iteration, vd, Levenberg-Marquardt; "
-                        "shape: without Levenberg-Marquardt; pso: swarm 100x200 over all eight")
+                        "shape: without Levenberg-Marquardt (= shape-log, the better iteration); shape-article: "
+                        "the article's additive update law; pso: swarm 100x200 over all eight")
+    p.add_argument("--rel-std", type=float, default=None, metavar="R",
+                   help="relative std above which a parameter is reported poorly determined (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the particle swarm (default 0)")
     p.add_argument("--threshold", type=float, default=None, metavar="V",
                    help="|v| above which friction is steady state, units/s (default 3 deg/s = 0.0524)")
@@ -122,12 +128,25 @@ def run(args) -> int:
     if not args.quiet:
         print(f"identifying {len(names)} axis(es) from {len(x)} samples at {1 / dt:.0f} Hz, method {args.method}",
               file=sys.stderr, flush=True)
-    fit = ident.identify_joints(x, v, F, dt, jax.random.key(args.seed), method=args.method, threshold=threshold)
+    rel_limit = ident.REL_STD if args.rel_std is None else args.rel_std
+    if not (np.isfinite(rel_limit) and rel_limit > 0):
+        raise UserError(f"--rel-std must be a finite ratio > 0 (0.05 = 5 %), got {rel_limit}")
+    with warnings.catch_warnings():  # printed below, with the axis names and --rel-std
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = ident.identify_joints(x, v, F, dt, jax.random.key(args.seed), method=args.method, threshold=threshold)
     result = {"data": args.data, "validation": args.validation, "method": args.method, "seed": args.seed,
-              "dt_s": dt, "threshold": threshold, "axes": []}
+              "dt_s": dt, "threshold": threshold, "rel_std_limit": rel_limit, "axes": []}
     for j, name in enumerate(names):
-        p = jax.tree_util.tree_map(lambda a: a[j], fit.params)
-        entry = {"axis": name, "params": {n: float(getattr(p, n)) for n in model.NAMES}}
+        fj = jax.tree_util.tree_map(lambda a: a[j], fit)
+        p = fj.params
+        entry = {"axis": name, "params": {n: float(getattr(p, n)) for n in model.NAMES},
+                 "std": dict(zip(model.NAMES, np.asarray(fj.std).tolist())),
+                 "rel_std": dict(zip(model.NAMES, np.asarray(fj.rel_std()).tolist())),
+                 "correlation": np.asarray(fj.corr).tolist(), "residual_std": float(fj.residual_std),
+                 "to_optimum_std": dict(zip(model.NAMES, np.asarray(fj.to_optimum).tolist())),
+                 "iterations": int(fj.iterations), "converged": bool(fj.converged),
+                 "at_bound": [n for n, b in zip(model.NAMES, np.asarray(fj.at_bound)) if b],
+                 "warnings": fj.warnings(rel_limit, axis=name)}
         vs, Fs = (v, F) if val is None else val[3:]
         pred = model.simulate(p, jnp.asarray(vs[:, j]), dt)
         cv = ident.coulomb_viscous(jnp.asarray(v[:, j]), jnp.asarray(F[:, j]), threshold)
@@ -135,7 +154,10 @@ def run(args) -> int:
         entry["coulomb_viscous"] = {"Fc": float(cv[0]), "fv": float(cv[1]),
                                     **_metrics(Fs[:, j], cv[0] * np.sign(vs[:, j]) + cv[1] * vs[:, j])}
         result["axes"].append(entry)
-    # NaN/inf (a diverged fit) become null: JSON has neither.
+    for r in result["axes"]:  # named, never silent, also under --json
+        for w in r["warnings"]:
+            print(f"warning: {w}", file=sys.stderr)
+    # NaN/inf (a diverged fit, an unexcited parameter's std) become null: JSON has neither.
     result = json.loads(json.dumps(result), parse_constant=lambda _: None)
     if args.output:
         emit_json(result, args.output)
@@ -143,9 +165,13 @@ def run(args) -> int:
         return 0
     rows = result["axes"]
     where = f"validation file {args.validation}" if val is not None else "the identification data (no --validation)"
-    print(f"{'param':8s} {'unit':10s}" + "".join(f"{r['axis']:>13s}" for r in rows))
+    print(f"{'param':8s} {'unit':10s}" + "".join(f"{r['axis']:>13s} {'std':>10s} {'rel std':>8s}" for r in rows))
     for n, u in zip(model.NAMES, model.UNITS):
-        print(f"{n:8s} {u:10s}" + "".join(f"{_nan(r['params'][n]):13.5g}" for r in rows))
+        print(f"{n:8s} {u:10s}" + "".join(f"{_nan(r['params'][n]):13.5g} {_nan(r['std'][n]):10.3g} "
+                                          f"{100 * _nan(r['rel_std'][n]):7.3g}%" for r in rows))
+    for r in rows:
+        print(f"  {r['axis']}: residual std {_nan(r['residual_std']):.3g}, {r['iterations']} shape-factor sweeps, "
+              + ("converged" if r["converged"] else "NOT converged"))
     print(f"simulated force on {where}:")
     for r in rows:
         a, b = r["lugre"], r["coulomb_viscous"]

@@ -298,3 +298,42 @@ def simulate_reference(p: LuGre, v, dt, rtol=1e-10, atol=1e-16, max_step=1e-4, z
                     max_step=max_step, jac=jac)
     z = sol.y[0]
     return np.asarray(force(p, jnp.asarray(v), jnp.asarray(z))), z
+
+
+def joint_torque(params: LuGre, t, qd, substeps=8, z0=None):
+    """LuGre friction torque of every joint of an arm along a sampled trajectory.
+
+    Each joint's bristle state z is integrated along the whole record (``simulate``,
+    vmapped over joints), so the torque at a sample depends on the motion before it:
+    not a per-sample static term. Units of a rotary joint: rad/s, N*m, rad.
+
+    Args:
+      params: LuGre with fields of shape (n,) (one set per joint) or scalars (the same set
+        for every joint).
+      t: sample times, shape (N,), s, uniformly spaced.
+      qd: joint velocities, shape (N, n), rad/s.
+      substeps: sub-steps per sample interval (see ``simulate``).
+      z0: initial bristle deflections, shape (n,), rad; default 0 (relaxed, at rest).
+
+    Returns:
+      tau_f: friction torque, shape (N, n), N*m (add it to the rigid-body torque; the
+      article's F = tau - tau_dyn is this per joint).
+    """
+    qd = check_signal("qd", qd)
+    t = check_signal("t", t)
+    if qd.ndim != 2 or t.ndim != 1 or t.shape[0] != qd.shape[0]:
+        raise ValueError(f"t must have shape (N,) and qd (N, n) with the same N, got {t.shape} and {qd.shape}")
+    steps = np.diff(t)
+    dt = float(np.median(steps))
+    if not dt > 0 or np.any(np.abs(steps - dt) > 1e-6 * dt):
+        raise ValueError("t must be uniformly spaced and increasing for the LuGre integration; resample it")
+    n = qd.shape[1]
+    vec = np.asarray(params.vector(), dtype=float)
+    if vec.shape not in ((8,), (n, 8)):
+        raise ValueError(f"LuGre parameters for {n} joints need fields of shape ({n},) or scalars, "
+                         f"got shape {vec.shape[:-1]}")
+    p = LuGre.from_vector(np.broadcast_to(vec, (n, 8)))
+    check_parameters(p)
+    z0 = jnp.zeros(n) if z0 is None else jnp.broadcast_to(jnp.asarray(z0, dtype=float), (n,))
+    sim = jax.vmap(lambda pj, vj, zj: simulate(pj, vj, dt, substeps, z0=zj), in_axes=(0, 1, 0), out_axes=1)
+    return sim(p, jnp.asarray(qd), z0)
