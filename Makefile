@@ -2,8 +2,11 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# Test processes: one per core of the 2-core CI machine (make test TEST_WORKERS=0 runs serially).
+# Test processes: one per core of the 2-core CI machine (make test TEST_WORKERS=0 runs serially),
+# each single-threaded (XLA and BLAS thread pools would only spin against the other worker).
 TEST_WORKERS ?= 2
+TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+	XLA_FLAGS="$(XLA_FLAGS) --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 .PHONY: demo test test-all docs notebooks clean
 
@@ -20,7 +23,7 @@ demo: $(STAMP)
 	$(VENV)/bin/jaxid demo
 
 test: $(STAMP)
-	$(PY) -m pytest tests -q --durations=15 -m "not slow" -n $(TEST_WORKERS) --dist loadfile
+	$(TEST_ENV) $(PY) -m pytest tests -q --durations=15 -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) build site *.egg-info

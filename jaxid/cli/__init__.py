@@ -104,12 +104,46 @@ def entry() -> None:
     absent (atomic writes)."""
     import os
 
+    _watch_signals()
     code = main()
     if code in (130, 143):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+#: Seconds the main thread has, after Ctrl-C or SIGTERM, to end the run itself.
+SIGNAL_GRACE_S = 2.0
+
+
+def _watch_signals() -> None:
+    """End the process soon after SIGINT/SIGTERM even while the main thread is inside a long
+    XLA compile, where Python runs no signal handler until the compile returns (minutes on a
+    loaded machine). The C-level handler writes the signal number to a wakeup fd; a daemon
+    thread reading it gives the main thread SIGNAL_GRACE_S to finish cleanly (discarding open
+    atomic writes), then prints the same one line and exits 130/143."""
+    import os
+    import signal
+    import threading
+    import time
+
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+
+    def watch():
+        while True:
+            data = os.read(r, 16)
+            for signum in data:
+                if signum in (signal.SIGINT, signal.SIGTERM):
+                    time.sleep(SIGNAL_GRACE_S)
+                    code, word = (130, "interrupted") if signum == signal.SIGINT else (143, "terminated")
+                    command = next((a for a in sys.argv[1:] if a in COMMANDS), "")
+                    print(f"jaxid{' ' + command if command else ''}: {word}", file=sys.stderr, flush=True)
+                    os._exit(code)
+
+    threading.Thread(target=watch, name="jaxid-signals", daemon=True).start()
 
 
 class Terminated(BaseException):
