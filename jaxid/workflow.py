@@ -29,9 +29,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-#: Samples per regressor evaluation: a fixed chunk (the last one padded) compiles once, and
-#: the persistent compilation cache reuses it in the next process.
-CHUNK = 2048
+from jaxid.identification.base import SAMPLES as CHUNK
+
+#: CHUNK: samples per regressor evaluation, ``jaxid.identification.base.SAMPLES``: a fixed
+#: chunk (the last one padded) compiles once, shared with ``base_parameters`` (and so with the
+#: excitation design), and the persistent compilation cache reuses it in the next process.
 
 #: Signal-to-noise ratio of the smoothed position spectrum at the chosen cutoff
 #: (:func:`choose_cutoff`): 10, i.e. the cutoff is where the signal falls to 10 dB above the
@@ -369,7 +371,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an ambiguous rank is reported in the physics check, from base.gap
         # Random states in chunks of the data's shape: the regressor compiles once.
-        base = jaxid.base_parameters(robot, n_samples=CHUNK)
+        base = jaxid.base_parameters(robot)
     names = robot.parameter_names()
     N = prepared.n_samples
     if N * robot.n <= base.rank:

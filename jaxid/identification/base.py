@@ -38,6 +38,12 @@ TOL = 1e-8
 #: Ratio of the smallest kept distance to the largest dropped one below which the rank is
 #: called ambiguous and a warning is raised.
 GAP_WARN = 1e3
+
+#: Samples per regressor evaluation across jaxid: the default number of states of
+#: ``base_parameters`` and the chunk of ``jaxid.workflow.regressor_rows``. One shape means one
+#: compiled regressor per model for excitation, identification and validation alike, which
+#: the persistent compilation cache then reuses from one command to the next.
+SAMPLES = 2048
 #: Columns with a norm below this fraction of the largest are visited after all the others:
 #: a column that is small only through a rounded angle (a URDF's rpy="1.5707963" leaves a
 #: 3e-8 copy of a column) must not stand for its group, which would scale the base parameter
@@ -222,8 +228,9 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
     Args:
         model: any model of the jaxid interface (``torque``, ``parameter_vector``,
             ``parameter_names``; ``n`` joints); the regressor is its Jacobian in theta.
-        n_samples: number of random states N; default ``max(200, 4 * ceil(p / n))`` so
-            that W (N*n rows) has several times more rows than parameters.
+        n_samples: number of random states N; default ``max(SAMPLES, 4 * ceil(p / n))``
+            (SAMPLES = 2048, the regressor shape shared with the workflow), so that W (N*n
+            rows) has many more rows than parameters.
         tol: relative rank tolerance on the R diagonal, see ``base_from_regressor``.
         key: ``jax.random`` key of the states; default ``PRNGKey(0)``. The set and names do
             not depend on it (nor on n_samples, once enough): see the module docstring.
@@ -239,7 +246,7 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
     names = list(model.parameter_names())
     n, p = int(model.n), len(names)
     if n_samples is None:
-        n_samples = max(200, 4 * -(-p // n))
+        n_samples = max(SAMPLES, 4 * -(-p // n))
     if n_samples * n < p:
         raise ValueError(
             f"n_samples={n_samples} gives {n_samples * n} regressor rows for {p} parameters; "
