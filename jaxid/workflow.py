@@ -89,6 +89,11 @@ class Policy:
     trim: samples dropped at each end of a differentiated run, or None: the filter's
         settling time (:func:`edge_trim`). Runs whose qd and qdd were logged are not trimmed.
     step: keep every ``step``-th sample after filtering (decimation), >= 1.
+    base_frequency: base frequency of a periodic excitation, Hz, or None: the run's own
+        (``Dataset.base_frequency``, from ``jaxid excite``'s sidecar), if any.
+    periodic: when the base frequency is known and a run without logged qd, qdd holds whole
+        periods of it, differentiate in the frequency domain over the averaged period
+        (``jaxid.signals.periodic_derivatives``) instead of filtering (:func:`prepare`).
     """
 
     derivatives: str = "butterworth"
@@ -96,6 +101,8 @@ class Policy:
     order: int = 4
     trim: int | None = None
     step: int = 1
+    base_frequency: float | None = None
+    periodic: bool = True
 
     def __post_init__(self):
         if self.derivatives not in ("butterworth", "savgol"):
@@ -108,6 +115,8 @@ class Policy:
             raise WorkflowError(f"trim must be an integer >= 0 samples, got {self.trim}")
         if int(self.step) != self.step or self.step < 1:
             raise WorkflowError(f"step must be an integer >= 1, got {self.step}")
+        if self.base_frequency is not None and not (math.isfinite(self.base_frequency) and self.base_frequency > 0):
+            raise WorkflowError(f"base_frequency must be a finite frequency > 0 Hz, got {self.base_frequency}")
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,12 @@ class Prepared:
     choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
         ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
         ("spectrum" or "policy"), ``trim`` (samples per end), ``step``, ``index``
-        ``[start, stop, step]`` into the run as read, ``notes``.
+        ``[start, stop, step]`` into the run as read, ``notes``; with ``derivatives``
+        "periodic" (the run averaged into one period) also ``base_frequency_hz``,
+        ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
+        ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
+        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None from
+        one period).
     """
 
     datasets: tuple
@@ -142,6 +156,15 @@ class Prepared:
         for c in self.choices:
             if c["derivatives"] == "logged":
                 how = "qd, qdd as logged"
+            elif c["derivatives"] == "periodic":
+                std = c["noise_std"]
+                noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2"
+                         if std else ", no noise estimate from one period")
+                how = (f"{c['periods']} periods of {c['base_frequency_hz']:.4g} Hz "
+                       f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'}) averaged "
+                       f"into one, qd, qdd in the frequency domain with {max(c['harmonics'])} harmonics "
+                       f"({'of the excitation' if c['harmonics_from'] == 'excitation' else 'above the noise floor'})"
+                       f"{noise}")
             else:
                 how = (f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz "
                        f"({'from the position spectrum' if c['cutoff_from'] == 'spectrum' else 'as set'}), "
@@ -213,7 +236,13 @@ def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TO
 def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     """Raw runs (``jaxid.data.Dataset``, as :func:`read` returns them) -> :class:`Prepared`.
 
-    Runs with logged qd and qdd are used sample by sample as they are. Otherwise q is
+    Runs with logged qd and qdd are used sample by sample as they are. A run of a periodic
+    excitation of known base frequency (``policy.base_frequency``, else the run's own, from
+    ``jaxid excite``'s sidecar) that holds whole periods (two, or one when the excitation's
+    harmonics are known) is averaged into one period (q and tau alike), and qd, qdd come from
+    the frequency domain (``jaxid.signals.periodic_derivatives``: exact for a band-limited
+    periodic motion, no edge trim, a noise estimate per joint); so identification uses N =
+    samples per period. Otherwise q is
     low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
     cutoff or one chosen from the data (:func:`choose_cutoff`), a logged qd is kept, and
     :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
@@ -237,10 +266,17 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         fs = 1.0 / ds.dt
         notes = list(getattr(ds, "notes", ()) or ())
         c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
+        periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None else None
         if ds.qd is not None and ds.qdd is not None:
             c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
             start, stop = 0, N
+        elif isinstance(periodic, tuple):
+            ds, more = periodic
+            c.update(more)
+            start, stop = 0, len(ds)
         else:
+            if isinstance(periodic, str):
+                notes.append(periodic)
             step_t = np.diff(np.asarray(ds.t))
             jitter = float(np.std(step_t) / np.mean(step_t))
             if jitter > data.JITTER_TOL:
@@ -273,6 +309,41 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     if not out:
         raise WorkflowError("no datasets given")
     return Prepared(tuple(out), tuple(choices))
+
+
+def _periodic(ds, policy: Policy, name: str):
+    """(the run averaged into one period, its choices) by ``signals.periodic_derivatives``;
+    None without a known base frequency or with ``policy.periodic`` off; a note (str) when
+    the base frequency from the data does not fit the run (one set in the policy then is an
+    error)."""
+    from jaxid import signals
+
+    f0 = policy.base_frequency or ds.base_frequency
+    if not policy.periodic or f0 is None:
+        return None
+    harmonics = ds.harmonics if policy.base_frequency in (None, ds.base_frequency) else None
+    fs, N = 1.0 / ds.dt, len(ds)
+    try:
+        P = signals.samples_per_period(fs, f0)
+        if N < P * (1 if harmonics else 2):
+            raise ValueError(f"{N} samples hold {N / P:.3g} periods of {P} samples at {f0:g} Hz; the periodic "
+                             f"path needs {'one' if harmonics else 'two'}: record more periods")
+        r = signals.periodic_derivatives(ds.q, fs, f0, harmonics=harmonics)
+    except ValueError as e:
+        if policy.base_frequency is not None:
+            raise WorkflowError(f"{name}: base frequency {f0:g} Hz: {e}") from None
+        return f"not differentiated as periodic ({e})"  # the data's base frequency does not fit: filter
+    M, P = r.periods, r.samples_per_period
+    tau = signals.period_average(np.asarray(ds.tau)[:M * P], P)
+    out = dataclasses.replace(ds, t=ds.t[:P], q=r.q, tau=tau, qd=r.qd, qdd=r.qdd, derivatives="periodic")
+    var = np.asarray(r.var)
+    notes = [f"the last {N - M * P} sample(s) after the last whole period dropped"] if N > M * P else []
+    return out, dict(derivatives="periodic", cutoff_hz=None, cutoff_from=None, trim=0, base_frequency_hz=float(f0),
+                     base_frequency_from="policy" if policy.base_frequency is not None else "data",
+                     periods=M, samples_per_period=P, harmonics=[int(k) for k in np.asarray(r.harmonics)],
+                     harmonics_from="excitation" if harmonics else "noise floor",
+                     noise_std=None if M < 2 else {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+                     notes=list(ds.notes or ()) + notes)
 
 
 # -------------------------------------------------------------------------------- identify

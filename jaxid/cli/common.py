@@ -125,7 +125,7 @@ def warn(args, message: str) -> None:
 
 def add_data_arguments(p):
     """How dataset files are read and prepared: column mapping, units, gains, resampling,
-    the derivative filter's cutoff, the edge trim and decimation."""
+    the derivative filter's cutoff, the edge trim, decimation and the periodic path."""
     g = p.add_argument_group("reading and preparing the data")
     g.add_argument("--columns", metavar="MAP",
                    help="column names of logs with other names, e.g. 't=time,q=pos_*,qd=vel_*,tau=effort_*' "
@@ -147,6 +147,12 @@ def add_data_arguments(p):
                    help="samples dropped at each end of a differentiated run (default: the filter's settling "
                         "time; printed)")
     g.add_argument("--step", type=int, default=1, metavar="K", help="keep every K-th sample (default 1: all)")
+    g.add_argument("--base-frequency", type=float, metavar="HZ",
+                   help="base frequency of the periodic excitation (default: the data file's, from the sidecar "
+                        "FILE.json that 'jaxid excite' and 'jaxid simulate' write); a run holding whole periods of "
+                        "it is averaged into one period and differentiated in the frequency domain (printed)")
+    g.add_argument("--no-periodic", action="store_true",
+                   help="filter and differentiate q even when the base frequency is known")
 
 
 def _mapping(args):
@@ -170,7 +176,7 @@ def _mapping(args):
 def read_datasets(paths, robot, args, *, prepare: bool = True):
     """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless
     ``prepare`` is False, prepare them (:func:`jaxid.workflow.prepare` with the policy of
-    --cutoff / --trim / --step); returns the ``Prepared`` runs (or the raw datasets)."""
+    --cutoff / --trim / --step / --base-frequency / --no-periodic); returns the ``Prepared`` runs (or the raw datasets)."""
     from jaxid import workflow
 
     if args.step < 1:
@@ -179,6 +185,8 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
         raise UserError(f"--cutoff must be > 0 Hz, got {args.cutoff}")
     if args.trim is not None and args.trim < 0:
         raise UserError(f"--trim must be an integer >= 0 samples, got {args.trim}")
+    if args.base_frequency is not None and not 0 < args.base_frequency < float("inf"):
+        raise UserError(f"--base-frequency must be a finite frequency > 0 Hz, got {args.base_frequency}")
     columns, units, gains = _mapping(args)
     raw = []
     for path in paths:
@@ -192,7 +200,9 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
         raw.append(ds)
     if not prepare:
         return raw
-    return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step))
+    return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step,
+                                                        base_frequency=args.base_frequency,
+                                                        periodic=not args.no_periodic))
 
 
 def progress(iterable, *, total=None, desc=None, quiet=False):
