@@ -94,6 +94,10 @@ class Policy:
     periodic: when the base frequency is known and a run without logged qd, qdd holds whole
         periods of it, differentiate in the frequency domain over the averaged period
         (``jaxid.signals.periodic_derivatives``) instead of filtering (:func:`prepare`).
+    parallel: parallel filtering (Gautier 1997): the regressor columns and tau of each run are
+        low-pass filtered with the same zero-phase filter and then decimated by ``step``
+        (:func:`regressor_rows`), instead of decimating the prepared samples; the prepared
+        runs keep every sample.
     """
 
     derivatives: str = "butterworth"
@@ -103,6 +107,7 @@ class Policy:
     step: int = 1
     base_frequency: float | None = None
     periodic: bool = True
+    parallel: bool = False
 
     def __post_init__(self):
         if self.derivatives not in ("butterworth", "savgol"):
@@ -128,7 +133,8 @@ class Prepared:
     choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
         ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
         ("spectrum" or "policy"), ``trim`` (samples per end), ``step``, ``index``
-        ``[start, stop, step]`` into the run as read, ``notes``; with ``derivatives``
+        ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
+        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`); with ``derivatives``
         "periodic" (the run averaged into one period) also ``base_frequency_hz``,
         ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
         ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
@@ -160,9 +166,10 @@ class Prepared:
                 std = c["noise_std"]
                 noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2"
                          if std else ", no noise estimate from one period")
-                how = (f"{c['periods']} periods of {c['base_frequency_hz']:.4g} Hz "
-                       f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'}) averaged "
-                       f"into one, qd, qdd in the frequency domain with {max(c['harmonics'])} harmonics "
+                how = (f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
+                       f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
+                       f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
+                       f"{max(c['harmonics'])} harmonics "
                        f"({'of the excitation' if c['harmonics_from'] == 'excitation' else 'above the noise floor'})"
                        f"{noise}")
             else:
@@ -170,6 +177,9 @@ class Prepared:
                        f"({'from the position spectrum' if c['cutoff_from'] == 'spectrum' else 'as set'}), "
                        f"{c['trim']} samples trimmed at each end")
             step = f", every {c['step']}th sample" if c["step"] > 1 else ""
+            if c.get("parallel"):
+                step = (f", W and tau low-passed at {c['parallel']['cutoff_hz']:.3g} Hz together"
+                        f"{step and ' and decimated to' + step[1:]}")
             notes = "".join(f"; {n}" for n in c["notes"])
             out.append(f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, "
                        f"{how}{step}{notes}")
@@ -302,13 +312,23 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
             c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff),
                      cutoff_from="policy" if policy.cutoff is not None else "spectrum", trim=int(trim))
             start, stop = trim, N - trim
-        ds = ds.slice(start, stop, policy.step)
-        c.update(samples=len(ds), index=[int(start), int(stop), int(policy.step)])
+        step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
+        ds = ds.slice(start, stop, step)
+        c.update(samples=len(ds), index=[int(start), int(stop), int(step)],
+                 parallel=dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order,
+                               step=policy.step) if policy.parallel else None)
         out.append(ds)
         choices.append(c)
     if not out:
         raise WorkflowError("no datasets given")
     return Prepared(tuple(out), tuple(choices))
+
+
+def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:
+    """Cutoff, Hz, of the parallel filter of W and tau (Gautier 1997): 0.8 of the Nyquist
+    frequency after decimation by ``step``, 0.4 fs / step (so decimating does not alias), or the
+    derivative filter's ``cutoff`` when that is lower (tau then filtered as q was)."""
+    return float(min(0.4 * fs / step, cutoff if cutoff is not None else math.inf))
 
 
 def _periodic(ds, policy: Policy, name: str):
@@ -347,9 +367,17 @@ def _periodic(ds, policy: Policy, name: str):
 
 
 # -------------------------------------------------------------------------------- identify
-def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None):
+def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None, parallel=None):
     """Stacked regressor (M, k) and torques (M,) of prepared datasets, M = samples * n,
     sample-major.
+
+    parallel: per dataset None or ``{"cutoff_hz", "order", "step"}`` (``Prepared.choices[i]
+    ["parallel"]``): parallel filtering and decimation (Gautier 1997): every regressor column
+    and every torque of that run is filtered along time with the same zero-phase Butterworth
+    filter (``jaxid.signals.butterworth``) and then every ``step``-th sample kept. The filter is
+    linear, so tau = W theta still holds exactly for the filtered rows (edges and Coulomb
+    discontinuities included), while the noise above the cutoff leaves tau. Gautier, "Dynamic
+    identification of robots with power model", ICRA 1997; Gautier & Poignet, 2001.
 
     columns: regressor columns kept (e.g. the base indices), default all. The regressor is
     evaluated in chunks of :data:`CHUNK` samples (the last one padded by repeating its last
@@ -358,19 +386,29 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     """
     import jaxid
 
+    from jaxid import signals
+
     n = robot.n
-    chunks = [(ds, s) for ds in datasets for s in range(0, len(ds), CHUNK)]
+    parallel = [None] * len(datasets) if parallel is None else list(parallel)
+    chunks = [(i, s) for i, ds in enumerate(datasets) for s in range(0, len(ds), CHUNK)]
     if progress is not None:
         chunks = progress(chunks, total=len(chunks), desc="regressor")
-    W, tau = [], []
-    for ds, s in chunks:
-        q, qd, qdd = (np.asarray(x)[s:s + CHUNK] for x in (ds.q, ds.qd, ds.qdd))
+    W, tau = [[] for _ in datasets], [[np.asarray(ds.tau)] for ds in datasets]
+    for i, s in chunks:
+        q, qd, qdd = (np.asarray(x)[s:s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
         k = q.shape[0]
         pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
         Y = np.asarray(jaxid.regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
-        W.append((Y if columns is None else Y[..., columns]).reshape(k * n, -1))
-        tau.append(np.asarray(ds.tau)[s:s + CHUNK].reshape(-1))
-    return np.concatenate(W), np.concatenate(tau)
+        W[i].append(Y if columns is None else Y[..., columns])
+    for i, (ds, f) in enumerate(zip(datasets, parallel)):
+        W[i], tau[i] = np.concatenate(W[i]), tau[i][0]  # (N, n, k), (N, n)
+        if f is not None:
+            try:
+                W[i], tau[i] = (np.asarray(signals.butterworth(x, 1.0 / ds.dt, f["cutoff_hz"], f["order"]))[::f["step"]]
+                                for x in (W[i], tau[i]))
+            except ValueError as e:
+                raise WorkflowError(f"{ds.source}: parallel filtering of W and tau: {e}") from None
+    return np.concatenate([w.reshape(-1, w.shape[-1]) for w in W]), np.concatenate([t.reshape(-1) for t in tau])
 
 
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
@@ -455,7 +493,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         if dead:
             raise WorkflowError(f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
                                 "or record without it")
-    W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress)
+    W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress,
+                            parallel=[c.get("parallel") for c in prepared.choices])
     Wb = W[:, np.asarray(base.indices)] if consistent else W
     try:
         # Gross outliers on the residual of an OLS fit (robust z > 8) are dropped and the chosen
@@ -534,8 +573,8 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
     from jaxid import memory
 
     memory.check_identify(train.n_samples + test.n_samples, robot.n, len(robot.parameter_names()))
-    runs = [regressor_rows(robot, [d], None, progress) for d in train.datasets]
-    test_rows = regressor_rows(robot, list(test.datasets), None, progress)
+    runs = [regressor_rows(robot, [d], None, progress, [c.get("parallel")]) for d, c in zip(train.datasets, train.choices)]
+    test_rows = regressor_rows(robot, list(test.datasets), None, progress, [c.get("parallel") for c in test.choices])
     if bounds is not None:
         bounds.check()
     return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)

@@ -93,3 +93,23 @@ def test_periodic_path_recovers_the_parameters(experiment):
     assert np.all(err["periodic"][0] < err["true"][0] + 3 * err["true"][1]), err
     # the default filter (cutoff 1.35 Hz on a 1 Hz band) attenuates the top harmonic: biased far beyond its std
     assert z["butterworth"] > 10 and err["periodic"][0].max() < err["butterworth"][0].max() / 5, z
+
+
+def test_parallel_filtering_equals_filtering_w_and_tau_by_hand(experiment):
+    import scipy.signal
+
+    robot, _, m, _ = experiment
+    run = m.data.slice(0, 600)
+    plain = workflow.prepare(run, robot, workflow.Policy(cutoff=4.0))
+    p = workflow.prepare(run, robot, workflow.Policy(cutoff=4.0, step=3, parallel=True))
+    c = p.choices[0]
+    assert c["parallel"] == {"cutoff_hz": 4.0, "order": 4, "step": 3} and c["index"][2] == 1
+    assert "W and tau low-passed at 4 Hz together and decimated to every 3th sample" in p.describe()[0]
+    W, tau = workflow.regressor_rows(robot, plain.datasets)  # unfiltered, every sample
+    k = W.shape[1]
+    b, a = scipy.signal.butter(4, 4.0 / (FS / 2))
+    by_hand = [scipy.signal.filtfilt(b, a, x.reshape(-1, robot.n, *x.shape[1:]), axis=0)[::3] for x in (W, tau)]
+    Wp, taup = workflow.regressor_rows(robot, p.datasets, parallel=[c["parallel"]])
+    assert Wp.shape == (by_hand[0].shape[0] * robot.n, k)
+    np.testing.assert_allclose(Wp, by_hand[0].reshape(-1, k), rtol=0, atol=1e-9 * np.abs(W).max())
+    np.testing.assert_allclose(taup, by_hand[1].reshape(-1), rtol=0, atol=1e-9 * np.abs(tau).max())

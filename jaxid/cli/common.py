@@ -153,6 +153,10 @@ def add_data_arguments(p):
                         "it is averaged into one period and differentiated in the frequency domain (printed)")
     g.add_argument("--no-periodic", action="store_true",
                    help="filter and differentiate q even when the base frequency is known")
+    g.add_argument("--parallel-filter", action="store_true",
+                   help="parallel filtering (Gautier 1997): low-pass the regressor columns and tau with the same "
+                        "zero-phase filter, then decimate by --step (cutoff: the derivative filter's, at most 0.4 fs "
+                        "/ step; printed)")
 
 
 def _mapping(args):
@@ -176,7 +180,7 @@ def _mapping(args):
 def read_datasets(paths, robot, args, *, prepare: bool = True):
     """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless
     ``prepare`` is False, prepare them (:func:`jaxid.workflow.prepare` with the policy of
-    --cutoff / --trim / --step / --base-frequency / --no-periodic); returns the ``Prepared`` runs (or the raw datasets)."""
+    --cutoff / --trim / --step / --base-frequency / --no-periodic / --parallel-filter); returns the ``Prepared`` runs (or the raw datasets)."""
     from jaxid import workflow
 
     if args.step < 1:
@@ -202,7 +206,8 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
         return raw
     return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step,
                                                         base_frequency=args.base_frequency,
-                                                        periodic=not args.no_periodic))
+                                                        periodic=not args.no_periodic,
+                                                        parallel=args.parallel_filter))
 
 
 def progress(iterable, *, total=None, desc=None, quiet=False):
