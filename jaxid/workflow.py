@@ -98,6 +98,11 @@ class Policy:
         low-pass filtered with the same zero-phase filter and then decimated by ``step``
         (:func:`regressor_rows`), instead of decimating the prepared samples; the prepared
         runs keep every sample.
+    reversal_band: rad/s, or None: samples at which some joint's |qd| is below it (velocity
+        reversals and rest, where the Coulomb sign tanh(qd / eps) of an estimated qd can flip
+        against the true one and give spikes of +-2 fc) are left out of the fit
+        (:func:`identify_experiment`); a few times the noise std of qd plus the model's
+        ``coulomb_eps`` (the periodic path prints that std). The runs keep them (validation).
     """
 
     derivatives: str = "butterworth"
@@ -108,6 +113,7 @@ class Policy:
     base_frequency: float | None = None
     periodic: bool = True
     parallel: bool = False
+    reversal_band: float | None = None
 
     def __post_init__(self):
         if self.derivatives not in ("butterworth", "savgol"):
@@ -120,6 +126,8 @@ class Policy:
             raise WorkflowError(f"trim must be an integer >= 0 samples, got {self.trim}")
         if int(self.step) != self.step or self.step < 1:
             raise WorkflowError(f"step must be an integer >= 1, got {self.step}")
+        if self.reversal_band is not None and not (math.isfinite(self.reversal_band) and self.reversal_band > 0):
+            raise WorkflowError(f"reversal_band must be a finite velocity > 0 rad/s, got {self.reversal_band}")
         if self.base_frequency is not None and not (math.isfinite(self.base_frequency) and self.base_frequency > 0):
             raise WorkflowError(f"base_frequency must be a finite frequency > 0 Hz, got {self.base_frequency}")
 
@@ -134,7 +142,8 @@ class Prepared:
         ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
         ("spectrum" or "policy"), ``trim`` (samples per end), ``step``, ``index``
         ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
-        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`); with ``derivatives``
+        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`),
+        ``reversal_band`` (rad/s or None, ``Policy.reversal_band``); with ``derivatives``
         "periodic" (the run averaged into one period) also ``base_frequency_hz``,
         ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
         ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
@@ -315,6 +324,7 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
         ds = ds.slice(start, stop, step)
         c.update(samples=len(ds), index=[int(start), int(stop), int(step)],
+                 reversal_band=policy.reversal_band,
                  parallel=dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order,
                                step=policy.step) if policy.parallel else None)
         out.append(ds)
@@ -411,6 +421,21 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     return np.concatenate([w.reshape(-1, w.shape[-1]) for w in W]), np.concatenate([t.reshape(-1) for t in tau])
 
 
+def outside_reversals(prepared: Prepared) -> np.ndarray:
+    """Which rows of :func:`regressor_rows` (one per sample, after parallel decimation) enter
+    the fit: those at which every joint's |qd| is at least the run's ``reversal_band``
+    (``Policy.reversal_band``; all where it is None). Near a velocity reversal or at rest the
+    smooth Coulomb sign of an estimated qd may have the wrong sign; such samples are dropped,
+    not down-weighted, so the estimator and its variance see only the equations it can trust.
+    Returns a boolean array over the samples of all runs."""
+    keep = []
+    for ds, c in zip(prepared.datasets, prepared.choices):
+        qd = np.abs(np.asarray(ds.qd))[::(c.get("parallel") or {}).get("step", 1)]
+        band = c.get("reversal_band")
+        keep.append(np.all(qd >= band, axis=1) if band is not None else np.ones(len(qd), bool))
+    return np.concatenate(keep)
+
+
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
                         consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
                         bounds=None, sdp_check: bool = False, outliers: str = "drop",
@@ -495,6 +520,9 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                                 "or record without it")
     W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress,
                             parallel=[c.get("parallel") for c in prepared.choices])
+    moving = outside_reversals(prepared)
+    W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
+    N = tau.size // robot.n  # the samples fitted (after parallel decimation and reversals)
     Wb = W[:, np.asarray(base.indices)] if consistent else W
     try:
         # Gross outliers on the residual of an OLS fit (robust z > 8) are dropped and the chosen
@@ -511,6 +539,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     params = results.from_fit(description, names, base, fit, n_samples=N,
                               sources=[c["source"] for c in prepared.choices])
     extra = {"preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap),
+             "reversals": {"band_rad_s": [c.get("reversal_band") for c in prepared.choices],
+                           "samples_dropped": int(np.sum(~moving))},
              "screening": {"message": scr.message, "method": scr.method,
                            "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
     standard, source = None, None

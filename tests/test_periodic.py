@@ -113,3 +113,16 @@ def test_parallel_filtering_equals_filtering_w_and_tau_by_hand(experiment):
     assert Wp.shape == (by_hand[0].shape[0] * robot.n, k)
     np.testing.assert_allclose(Wp, by_hand[0].reshape(-1, k), rtol=0, atol=1e-9 * np.abs(W).max())
     np.testing.assert_allclose(taup, by_hand[1].reshape(-1), rtol=0, atol=1e-9 * np.abs(tau).max())
+
+
+def test_reversal_band_leaves_slow_samples_out_of_the_fit(experiment):
+    robot, desc, m, known = experiment
+    band = 0.05
+    p = workflow.prepare(known, robot, workflow.Policy(reversal_band=band))
+    moving = workflow.outside_reversals(p)
+    qd = np.abs(np.asarray(p.datasets[0].qd))
+    # exactly the samples at which some joint is slower than the band: the zero-start ends and the reversals
+    assert np.array_equal(moving, qd.min(axis=1) >= band) and not moving[0] and 0 < np.sum(~moving) < P // 5
+    params = workflow.identify_experiment(robot, p, description=desc)
+    assert params.fit["reversals"] == {"band_rad_s": [band], "samples_dropped": int(np.sum(~moving))}
+    assert params.fit["n_samples"] == int(np.sum(moving))
