@@ -161,7 +161,8 @@ class Prepared:
 
     def align(self, run: int, x):
         """Rows of ``x`` (an array over the samples of run ``run`` as read, e.g. the noise-free
-        torques of a simulation) that the prepared run kept."""
+        torques of a simulation) that the prepared run kept (of a run averaged into one period:
+        the first period, which is the average of a periodic ``x``)."""
         start, stop, step = self.choices[run]["index"]
         return np.asarray(x)[start:stop:step]
 
@@ -285,7 +286,10 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         fs = 1.0 / ds.dt
         notes = list(getattr(ds, "notes", ()) or ())
         c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
-        periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None else None
+        step_t = np.diff(np.asarray(ds.t))
+        jitter = float(np.std(step_t) / np.mean(step_t))
+        uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
+        periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
         if ds.qd is not None and ds.qdd is not None:
             c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
             start, stop = 0, N
@@ -296,9 +300,7 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         else:
             if isinstance(periodic, str):
                 notes.append(periodic)
-            step_t = np.diff(np.asarray(ds.t))
-            jitter = float(np.std(step_t) / np.mean(step_t))
-            if jitter > data.JITTER_TOL:
+            if not uniform:
                 raise WorkflowError(f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
                                     "differentiation needs a uniform grid: resample (read(..., resample=True), "
                                     "CLI --resample) or log qd and qdd")
