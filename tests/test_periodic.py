@@ -62,7 +62,11 @@ def test_prepare_averages_whole_periods(experiment):
     c = workflow.prepare(m.data, robot, workflow.Policy(base_frequency=F0)).choices[0]
     assert c["base_frequency_from"] == "policy" and c["harmonics_from"] == "noise floor"
     assert all(H <= k < 3 * H for k in c["harmonics"])
-    assert workflow.prepare(known, robot, workflow.Policy(periodic=False)).choices[0]["derivatives"] == "butterworth"
+    # filtered instead: the cutoff from the excitation's band, 3 x 0.2 Hz x 5, not from the noisy spectrum
+    p = workflow.prepare(known, robot, workflow.Policy(periodic=False))
+    assert (p.choices[0]["derivatives"], p.choices[0]["cutoff_from"], p.choices[0]["cutoff_hz"]) == \
+        ("butterworth", "excitation", pytest.approx(3 * F0 * H))
+    assert "at 3 Hz (3 x the excitation's band)" in p.describe()[0]
     # a base frequency of the file that does not fit the samples: filtered, with a note saying why
     c = workflow.prepare(dataclasses.replace(known, base_frequency=0.3), robot).choices[0]
     assert c["derivatives"] == "butterworth" and any("not a whole number" in n for n in c["notes"])
