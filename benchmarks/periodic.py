@@ -9,7 +9,8 @@ Prints, per noise seed and path, the median and the largest error of the base pa
 relative to the truth, |theta - theta_true| / max(|theta_true|, scale) (scale: the parameter
 norm / sqrt(p)), and z, the largest |theta - theta_true| / std (how honest the printed std is).
 Paths: the default (Butterworth at the cutoff from the spectrum), the same with parallel
-filtering of W and tau, the periodic path (base frequency known), and the true qd, qdd on the
+filtering of W and tau, Butterworth at 3 x the known excitation band (``--no-periodic`` on a
+file with the sidecar), the periodic path (base frequency known), and the true qd, qdd on the
 averaged period (the floor set by the torque noise).
 """
 from __future__ import annotations
@@ -60,7 +61,7 @@ def main():
     t, q, qd, qdd = excitation(robot.n, a.harmonics, a.f0, periods=a.periods)
     print(f"{a.robot}: {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics, {len(t)} samples at 100 Hz, "
           f"sigma_q {a.sigma_q:g} rad; relative base-parameter errors, z = max |error| / std")
-    paths = ("butterworth", "+ parallel filter", "periodic", "true qd, qdd")
+    paths = ("butterworth", "+ parallel filter", "butterworth, band known", "periodic", "true qd, qdd")
     print(f"{'seed':>4}  " + "  ".join(f"{p:>27}" for p in paths) + "   (median / max %, z)")
     for seed in range(a.seeds):
         m = simulate(robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(seed),
@@ -73,7 +74,7 @@ def main():
                                  periodic.choices)
         row = []
         for prepared in (workflow.prepare(m.data, robot), workflow.prepare(m.data, robot, workflow.Policy(parallel=True)),
-                         periodic, true):
+                         workflow.prepare(known, robot, workflow.Policy(periodic=False)), periodic, true):
             t0 = time.perf_counter()
             med, mx, z = errors(robot, desc, prepared, theta_true)
             row.append(f"{100 * med:6.2f} /{100 * mx:7.2f} % z {z:5.1f}")

@@ -130,3 +130,10 @@ def test_reversal_band_leaves_slow_samples_out_of_the_fit(experiment):
     params = workflow.identify_experiment(robot, p, description=desc)
     assert params.fit["reversals"] == {"band_rad_s": [band], "samples_dropped": int(np.sum(~moving))}
     assert params.fit["n_samples"] == int(np.sum(moving))
+
+
+@pytest.mark.parametrize("kw,match", [(dict(base_frequency=-1.0), "base_frequency must be a finite frequency > 0 Hz"),
+                                      (dict(reversal_band=0.0), "reversal_band must be a finite velocity > 0 rad/s")])
+def test_bad_policy_is_named(kw, match):
+    with pytest.raises(workflow.WorkflowError, match=match):
+        workflow.Policy(**kw)
