@@ -60,6 +60,13 @@ signal onto a uniform grid with the same number of samples and the same end poin
 identification uses them sample by sample and the recorded time stamps are kept as they are
 (the KUKA runs have about 0.9 % jitter in their logging clock).
 
+Excitation metadata: a periodic excitation's base frequency and harmonics (``jaxid excite``
+writes them, ``jaxid simulate`` carries them to the data file) live in a JSON sidecar next to
+the file, ``<file>.json`` (``traj.csv.json``): ``{"jaxid": "excitation", "base_frequency_hz":
+0.05, "harmonics": 5}``, so that the data file itself stays a plain table any tool reads.
+:func:`read` returns them in ``Dataset.base_frequency`` / ``harmonics``; :func:`write` writes
+the sidecar when they are set and removes a stale jaxid sidecar when they are not.
+
 :func:`write` writes atomically (:func:`jaxid.atomic.atomic_write`): a temporary file in the
 same directory, fsynced, then renamed onto the target, so that an interrupted or failed write
 leaves the previous file intact.
@@ -67,6 +74,7 @@ leaves the previous file intact.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import fnmatch
 import json
 import math
@@ -142,6 +150,9 @@ class Dataset(eqx.Module):
     notes: what the reader did to the samples, one sentence each (column mapping, unit
         conversions, currents times gains, resampling), static metadata, for the caller to
         print; () when nothing.
+    base_frequency: base frequency of the periodic excitation that produced the run, Hz, or
+        None when unknown; harmonics: its number of harmonics, or None (static metadata, from
+        the file's sidecar).
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -155,6 +166,8 @@ class Dataset(eqx.Module):
     source: str | None = eqx.field(static=True, default=None)
     derivatives: str | None = eqx.field(static=True, default=None)
     notes: tuple[str, ...] = eqx.field(static=True, default=())
+    base_frequency: float | None = eqx.field(static=True, default=None)
+    harmonics: int | None = eqx.field(static=True, default=None)
 
     @property
     def n(self) -> int:
@@ -1012,8 +1025,36 @@ def read(path, *, n: int | None = None, resample: bool = False,
         arrays, where, notes = _read_npz(path, columns)
     else:
         arrays, where, notes = _read_hdf5(path, columns)
-    return _build(arrays, where, n, resample, derivatives, cutoff, units=units, gains=gains,
-                  check_time=True, notes=notes)
+    ds = _build(arrays, where, n, resample, derivatives, cutoff, units=units, gains=gains,
+                check_time=True, notes=notes)
+    f0, harmonics = read_excitation(path)
+    return ds if f0 is None else dataclasses.replace(ds, base_frequency=f0, harmonics=harmonics)
+
+
+def _sidecar(path) -> Path:
+    return Path(str(path) + ".json")
+
+
+def read_excitation(path) -> tuple[float | None, int | None]:
+    """(base frequency, Hz; harmonics) of the excitation recorded in the sidecar
+    ``<path>.json`` of a dataset file (module docstring), or (None, None) without one.
+    Raises DatasetError naming the sidecar when it is unreadable or its values are not a
+    frequency > 0 and an integer >= 1 (or null)."""
+    side = _sidecar(path)
+    if not side.is_file():
+        return None, None
+    try:
+        doc = json.loads(side.read_text())
+    except (OSError, ValueError) as e:
+        raise DatasetError(f"{side}: not a readable JSON sidecar ({e}); repair or delete it") from None
+    if not isinstance(doc, dict) or doc.get("jaxid") != "excitation":
+        return None, None  # somebody else's file
+    f0, h = doc.get("base_frequency_hz"), doc.get("harmonics")
+    if isinstance(f0, bool) or not isinstance(f0, (int, float)) or not (math.isfinite(f0) and f0 > 0):
+        raise DatasetError(f"{side}: base_frequency_hz must be a frequency > 0 Hz, got {f0!r}; repair or delete it")
+    if h is not None and (isinstance(h, bool) or not isinstance(h, int) or h < 1):
+        raise DatasetError(f"{side}: harmonics must be an integer >= 1 or null, got {h!r}; repair or delete it")
+    return float(f0), h
 
 
 def from_arrays(t, q, tau, qd=None, qdd=None, *, resample: bool = False,
@@ -1039,7 +1080,8 @@ def write(dataset: Dataset, path) -> None:
     """Write ``dataset`` to a ``.csv`` (``%.17g``, exact round trip) or ``.npz`` file, in SI
     units with the default names (t (N,), q, [qd, qdd,] tau (N, n)).
 
-    Optional signals that are None are left out. The write is atomic (see
+    Optional signals that are None are left out; the excitation's base frequency and
+    harmonics, when set, go to the sidecar ``<path>.json`` (module docstring). The write is atomic (see
     :func:`jaxid.atomic.atomic_write`): on any failure the previous file is left as it was and
     no temporary file remains. Raises DatasetError naming the path for an unknown suffix, a
     directory as output, a missing or non-writable directory, or a failed write.
@@ -1063,6 +1105,19 @@ def write(dataset: Dataset, path) -> None:
             with atomic_write(path, "w", newline="\n") as f:
                 np.savetxt(f, data, fmt="%.17g", delimiter=",", header=",".join(names),
                            comments="")
+        side = _sidecar(path)
+        if dataset.base_frequency is not None:
+            with atomic_write(side, "w") as f:
+                json.dump({"jaxid": "excitation", "base_frequency_hz": float(dataset.base_frequency),
+                           "harmonics": None if dataset.harmonics is None else int(dataset.harmonics)}, f)
+                f.write("\n")
+        elif side.is_file():  # a stale sidecar would describe an excitation these samples do not have
+            try:
+                ours = json.loads(side.read_text()).get("jaxid") == "excitation"
+            except (OSError, ValueError, AttributeError):
+                ours = False
+            if ours:
+                side.unlink()
     except OutputPathError as e:
         raise DatasetError(str(e)) from None
 

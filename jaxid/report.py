@@ -550,9 +550,9 @@ def identification_document(params, validation, *, joint_types: Sequence[str] | 
     prep = fit.get("preprocessing") or []
     if prep:
         doc.heading("Data preparation")
-        doc.bullets(f"{os.path.basename(str(c['source']))}: cutoff {c['cutoff_hz']:.3g} Hz ({c.get('cutoff_from')}), "
-                    f"{c.get('trim')} samples trimmed per end" if c.get("cutoff_hz") else
-                    f"{os.path.basename(str(c['source']))}: qd, qdd as logged" for c in prep)
+        from jaxid.workflow import describe_run
+
+        doc.bullets(describe_run({**c, "source": os.path.basename(str(c["source"]))}) for c in prep)
     return doc
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,9 @@ __all__ = [
     "savgol",
     "five_point_cubic",
     "period_average",
+    "PeriodicDerivatives",
+    "periodic_derivatives",
+    "samples_per_period",
     "central_diff",
     "derivatives",
     "estimate_delay",
@@ -288,6 +292,131 @@ def period_average(x, samples_per_period, axis=0):
             f"{m * p} samples (drop the last {n - m * p}, e.g. x[:{m * p}]) or record whole periods."
         )
     return _along_axis(lambda v: v.reshape(n // p, p, -1).mean(axis=0), x, axis)
+
+
+class PeriodicDerivatives(NamedTuple):
+    """Result of :func:`periodic_derivatives` (a pytree).
+
+    q, qd, qdd: one averaged, band-limited period, shape (P, n), rad, rad/s, rad/s^2, at
+        times t0 + arange(P) / fs (t0 the first sample of the record).
+    var: variance of the noise left in q, qd, qdd (averaged over the period), shape (3, n),
+        rad^2, (rad/s)^2, (rad/s^2)^2.
+    noise: variance of the measurement noise on one sample of q, shape (n,), rad^2.
+    harmonics: harmonics kept per joint, shape (n,) (int).
+    periods: M, the whole periods averaged; samples_per_period: P (Python ints).
+    """
+
+    q: jax.Array
+    qd: jax.Array
+    qdd: jax.Array
+    var: jax.Array
+    noise: jax.Array
+    harmonics: jax.Array
+    periods: int
+    samples_per_period: int
+
+
+def samples_per_period(fs, f0):
+    """P = fs / f0 as an int, or a ValueError saying how far it is from a whole number."""
+    fs = _static_positive(fs, "fs")
+    f0 = _static_positive(f0, "f0")
+    p = fs / f0
+    if abs(p - round(p)) > 1e-6 * p or round(p) < 2:
+        raise ValueError(
+            f"fs / f0 = {fs:g} / {f0:g} = {p:.6g} samples per period is not a whole number >= 2 "
+            f"({abs(p - round(p)):.3g} samples off); resample the record at a multiple of f0 or give "
+            f"the exact base frequency."
+        )
+    return int(round(p))
+
+
+def periodic_derivatives(q, fs, f0, harmonics=None, false_alarm=1e-3):
+    """Positions, velocities and accelerations of a periodic record, differentiated in the
+    frequency domain over whole periods, with period averaging and noise estimates.
+
+    The first M = N // P whole periods of P = fs / f0 samples (trailing samples, e.g. the
+    closing sample that ``jaxid excite`` writes, are ignored) are averaged into one period
+    and transformed (DFT over exactly one period: a harmonic of f0 falls on one bin, no
+    leakage); the d-th derivative multiplies bin k by (i k w0)^d, w0 = 2 pi f0, and bins
+    above the bandwidth are zeroed. Exact, to rounding, for a band-limited periodic signal.
+
+    Bandwidth: ``harmonics`` (the excitation's, if known: bins 0..harmonics kept), else per
+    joint the highest bin (below Nyquist) whose averaged power |X_k|^2 exceeds the noise
+    floor times ln(n_bins / false_alarm) (noise alone, an exponential variable, crosses that
+    anywhere in the band with probability ``false_alarm``). The floor is the variance of the
+    averaged spectrum from the period-to-period spread, v_k = sum_m |X_mk - X_k|^2 /
+    (M (M - 1)), averaged over the bins (white noise; at least the rounding level, 1e-12 of
+    the largest bin); the periodic signal does not enter it.
+    Noise estimates: var of each output = (v_0 [d = 0] + 2 sum_{0 < k <= K} (k w0)^2d v_k) / P^2
+    (Parseval), noise = the spread of single samples, sum (q_m - q_mean)^2 / (M P - P).
+
+    q: positions, shape (N,) or (N, n), rad, time along axis 0, N >= 2 P (>= P with
+    ``harmonics`` given: then var and noise are NaN for M = 1). fs: sample rate, Hz; f0: base
+    frequency, Hz, with fs / f0 a whole number; harmonics: int < P / 2 or None (all static).
+    Returns :class:`PeriodicDerivatives` (1-D q gives (P,) signals and scalars per joint).
+
+    Source: Pintelon & Schoukens, System Identification: A Frequency Domain Approach, 2nd
+    ed., Wiley-IEEE 2012, sections 2.4 (nonparametric noise model from periods) and 5.2.
+    """
+    p = samples_per_period(fs, f0)
+    squeeze = jnp.ndim(q) == 1
+    x = _signal(q, "q", 0, 1)
+    x = x[:, None] if squeeze else x.reshape(x.shape[0], -1)
+    n_samples = x.shape[0]
+    if n_samples < p:
+        raise ValueError(
+            f"q has {n_samples} samples, shorter than one period of {p} samples (1 / f0 = "
+            f"{1 / float(f0):g} s at {float(fs):g} Hz); record at least one whole period."
+        )
+    m = n_samples // p
+    nyquist = (p - 1) // 2  # highest bin strictly below Nyquist
+    if harmonics is None:
+        if m < 2:
+            raise ValueError(
+                f"q holds {m} whole period of {p} samples; the noise floor needs the spread of at "
+                f"least 2 periods: record {2 * p} samples or more, or give harmonics."
+            )
+    else:
+        harmonics = _static_int(harmonics, "harmonics", 0)
+        if harmonics > nyquist:
+            raise ValueError(
+                f"harmonics={harmonics} reaches the Nyquist frequency of {p} samples per period; "
+                f"keep at most {nyquist} or sample faster."
+            )
+    _check_finite(jnp.asarray(false_alarm), "false_alarm")
+    out = _periodic(x[: m * p].reshape(m, p, -1), float(f0), harmonics, float(false_alarm))
+    if squeeze:
+        out = jax.tree.map(lambda v: v[..., 0], out)
+    return PeriodicDerivatives(*out, periods=m, samples_per_period=p)
+
+
+@partial(jax.jit, static_argnames=("harmonics",))
+def _periodic(x, f0, harmonics, false_alarm):
+    """x (M, P, c) -> (q, qd, qdd, var, noise, harmonics) of :func:`periodic_derivatives`."""
+    m, p, _ = x.shape
+    X = jnp.fft.rfft(x, axis=1)  # (M, B, c)
+    mean = X.mean(axis=0)
+    k = jnp.arange(mean.shape[0])
+    # Variance of the averaged spectrum and of one sample from the spread (NaN for M = 1).
+    spread = jnp.sum(jnp.abs(X - mean) ** 2, axis=0) / (m * (m - 1)) if m > 1 else jnp.full(mean.shape, jnp.nan)
+    noise = jnp.sum((x - x.mean(axis=0)) ** 2, axis=(0, 1)) / (p * (m - 1)) if m > 1 else spread[0] * jnp.nan
+    inband = (k >= 1) & (k <= (p - 1) // 2)
+    if harmonics is None:
+        floor = jnp.sum(jnp.where(inband[:, None], spread, 0.0), axis=0) / jnp.sum(inband)
+        floor = jnp.maximum(floor, (1e-12 * jnp.max(jnp.abs(mean), axis=0)) ** 2)  # rounding level
+        threshold = jnp.log(jnp.sum(inband) / false_alarm) * floor
+        K = jnp.max(jnp.where(inband[:, None] & (jnp.abs(mean) ** 2 > threshold), k[:, None], 0), axis=0)
+    else:
+        K = jnp.full(mean.shape[1], harmonics)
+    keep = k[:, None] <= K
+    w = 2 * jnp.pi * f0 * k[:, None]
+    signals, var = [], []
+    for d in range(3):
+        D = jnp.where(keep, (1j * w) ** d, 0.0)
+        signals.append(jnp.fft.irfft(mean * D, n=p, axis=0))
+        gain = jnp.where(k[:, None] == 0, 1.0, 2.0) * jnp.abs(D) ** 2
+        var.append(jnp.sum(gain * spread, axis=0) / p**2)
+    return (*signals, jnp.stack(var), noise, K)
 
 
 # ----------------------------------------------------------------------------- differences

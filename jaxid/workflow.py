@@ -40,6 +40,11 @@ from jaxid.identification.base import SAMPLES as CHUNK
 #: noise floor.
 SNR_CUTOFF = 10.0
 
+#: Cutoff of the derivative filter, in multiples of a known excitation band (base frequency x
+#: harmonics): the forward-backward 4th-order Butterworth passes the top harmonic at
+#: 1 / (1 + 3^-8) = 99.985 % (at the 1.35 x band that the spectrum gave on a noisy planar arm, 92 %).
+EXCITATION_CUTOFF = 3.0
+
 #: Fraction of the filter's impulse-response mass that may reach past the kept edge samples
 #: (:func:`edge_trim`).
 SETTLING_TOL = 1e-4
@@ -91,6 +96,20 @@ class Policy:
     trim: samples dropped at each end of a differentiated run, or None: the filter's
         settling time (:func:`edge_trim`). Runs whose qd and qdd were logged are not trimmed.
     step: keep every ``step``-th sample after filtering (decimation), >= 1.
+    base_frequency: base frequency of a periodic excitation, Hz, or None: the run's own
+        (``Dataset.base_frequency``, from ``jaxid excite``'s sidecar), if any.
+    periodic: when the base frequency is known and a run without logged qd, qdd holds whole
+        periods of it, differentiate in the frequency domain over the averaged period
+        (``jaxid.signals.periodic_derivatives``) instead of filtering (:func:`prepare`).
+    parallel: parallel filtering (Gautier 1997): the regressor columns and tau of each run are
+        low-pass filtered with the same zero-phase filter and then decimated by ``step``
+        (:func:`regressor_rows`), instead of decimating the prepared samples; the prepared
+        runs keep every sample.
+    reversal_band: rad/s, or None: samples at which some joint's |qd| is below it (velocity
+        reversals and rest, where the Coulomb sign tanh(qd / eps) of an estimated qd can flip
+        against the true one and give spikes of +-2 fc) are left out of the fit
+        (:func:`identify_experiment`); a few times the noise std of qd plus the model's
+        ``coulomb_eps`` (the periodic path prints that std). The runs keep them (validation).
     """
 
     derivatives: str = "butterworth"
@@ -98,6 +117,10 @@ class Policy:
     order: int = 4
     trim: int | None = None
     step: int = 1
+    base_frequency: float | None = None
+    periodic: bool = True
+    parallel: bool = False
+    reversal_band: float | None = None
 
     def __post_init__(self):
         if self.derivatives not in ("butterworth", "savgol"):
@@ -110,6 +133,10 @@ class Policy:
             raise WorkflowError(f"trim must be an integer >= 0 samples, got {self.trim}")
         if int(self.step) != self.step or self.step < 1:
             raise WorkflowError(f"step must be an integer >= 1, got {self.step}")
+        if self.reversal_band is not None and not (math.isfinite(self.reversal_band) and self.reversal_band > 0):
+            raise WorkflowError(f"reversal_band must be a finite velocity > 0 rad/s, got {self.reversal_band}")
+        if self.base_frequency is not None and not (math.isfinite(self.base_frequency) and self.base_frequency > 0):
+            raise WorkflowError(f"base_frequency must be a finite frequency > 0 Hz, got {self.base_frequency}")
 
 
 @dataclass(frozen=True)
@@ -120,8 +147,15 @@ class Prepared:
         qdd and tau, trimmed and decimated.
     choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
         ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
-        ("spectrum" or "policy"), ``trim`` (samples per end), ``step``, ``index``
-        ``[start, stop, step]`` into the run as read, ``notes``.
+        ("spectrum", "excitation": :data:`EXCITATION_CUTOFF` x the known band, or "policy"), ``trim`` (samples per end), ``step``, ``index``
+        ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
+        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`),
+        ``reversal_band`` (rad/s or None, ``Policy.reversal_band``); with ``derivatives``
+        "periodic" (the run averaged into one period) also ``base_frequency_hz``,
+        ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
+        ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
+        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None from
+        one period).
     """
 
     datasets: tuple
@@ -134,25 +168,43 @@ class Prepared:
 
     def align(self, run: int, x):
         """Rows of ``x`` (an array over the samples of run ``run`` as read, e.g. the noise-free
-        torques of a simulation) that the prepared run kept."""
+        torques of a simulation) that the prepared run kept (of a run averaged into one period:
+        the first period, which is the average of a periodic ``x``)."""
         start, stop, step = self.choices[run]["index"]
         return np.asarray(x)[start:stop:step]
 
     def describe(self) -> list[str]:
-        """One line per run: what was done to it."""
-        out = []
-        for c in self.choices:
-            if c["derivatives"] == "logged":
-                how = "qd, qdd as logged"
-            else:
-                how = (f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz "
-                       f"({'from the position spectrum' if c['cutoff_from'] == 'spectrum' else 'as set'}), "
-                       f"{c['trim']} samples trimmed at each end")
-            step = f", every {c['step']}th sample" if c["step"] > 1 else ""
-            notes = "".join(f"; {n}" for n in c["notes"])
-            out.append(f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, "
-                       f"{how}{step}{notes}")
-        return out
+        """One line per run: what was done to it (:func:`describe_run`)."""
+        return [describe_run(c) for c in self.choices]
+
+
+def describe_run(c: dict) -> str:
+    """One line: what :func:`prepare` did to a run, from its choices (``Prepared.choices[i]``,
+    ``params.fit["preprocessing"][i]``)."""
+    if c["derivatives"] == "logged":
+        how = "qd, qdd as logged"
+    elif c["derivatives"] == "periodic":
+        std = c["noise_std"]
+        noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2"
+                 if std else ", no noise estimate from one period")
+        how = (f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
+               f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
+               f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
+               f"{max(c['harmonics'])} harmonics "
+               f"({'of the excitation' if c['harmonics_from'] == 'excitation' else 'above the noise floor'})"
+               f"{noise}")
+    else:
+        source = dict(spectrum="from the position spectrum",
+                      excitation=f"{EXCITATION_CUTOFF:g} x the excitation's band").get(c["cutoff_from"], "as set")
+        how = (f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz ({source}), "
+               f"{c['trim']} samples trimmed at each end")
+    step = f", every {c['step']}th sample" if c["step"] > 1 else ""
+    if c.get("parallel"):
+        step = (f", W and tau low-passed at {c['parallel']['cutoff_hz']:.3g} Hz together"
+                f"{step and ' and decimated to' + step[1:]}")
+    notes = "".join(f"; {n}" for n in c["notes"])
+    return (f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, "
+            f"{how}{step}{notes}")
 
 
 def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF) -> float:
@@ -215,9 +267,17 @@ def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TO
 def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     """Raw runs (``jaxid.data.Dataset``, as :func:`read` returns them) -> :class:`Prepared`.
 
-    Runs with logged qd and qdd are used sample by sample as they are. Otherwise q is
+    Runs with logged qd and qdd are used sample by sample as they are. A run of a periodic
+    excitation of known base frequency (``policy.base_frequency``, else the run's own, from
+    ``jaxid excite``'s sidecar) that holds whole periods (two, or one when the excitation's
+    harmonics are known) is averaged into one period (q and tau alike), and qd, qdd come from
+    the frequency domain (``jaxid.signals.periodic_derivatives``: exact for a band-limited
+    periodic motion, no edge trim, a noise estimate per joint); so identification uses N =
+    samples per period. Otherwise q is
     low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
-    cutoff or one chosen from the data (:func:`choose_cutoff`), a logged qd is kept, and
+    cutoff, else :data:`EXCITATION_CUTOFF` times the excitation's band (base frequency x
+    harmonics) when the run records it, else one chosen from the data (:func:`choose_cutoff`);
+    a logged qd is kept, and
     :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
     Each run is processed on its own (never across the join of two runs).
 
@@ -239,17 +299,28 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         fs = 1.0 / ds.dt
         notes = list(getattr(ds, "notes", ()) or ())
         c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
+        step_t = np.diff(np.asarray(ds.t))
+        jitter = float(np.std(step_t) / np.mean(step_t))
+        uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
+        periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
         if ds.qd is not None and ds.qdd is not None:
             c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
             start, stop = 0, N
+        elif isinstance(periodic, tuple):
+            ds, more = periodic
+            c.update(more)
+            start, stop = 0, len(ds)
         else:
-            step_t = np.diff(np.asarray(ds.t))
-            jitter = float(np.std(step_t) / np.mean(step_t))
-            if jitter > data.JITTER_TOL:
+            if isinstance(periodic, str):
+                notes.append(periodic)
+            if not uniform:
                 raise WorkflowError(f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
                                     "differentiation needs a uniform grid: resample (read(..., resample=True), "
                                     "CLI --resample) or log qd and qdd")
-            cutoff = policy.cutoff if policy.cutoff is not None else choose_cutoff(ds.q, fs)
+            band = ds.base_frequency * ds.harmonics if ds.base_frequency and ds.harmonics else None
+            cutoff_from = "policy" if policy.cutoff is not None else "excitation" if band else "spectrum"
+            cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(cutoff_from) \
+                or choose_cutoff(ds.q, fs)
             if not cutoff < fs / 2:
                 raise WorkflowError(f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
                                     f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff")
@@ -266,10 +337,14 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
             ds = dataclasses.replace(ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd,
                                      derivatives=policy.derivatives)
             c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff),
-                     cutoff_from="policy" if policy.cutoff is not None else "spectrum", trim=int(trim))
+                     cutoff_from=cutoff_from, trim=int(trim))
             start, stop = trim, N - trim
-        ds = ds.slice(start, stop, policy.step)
-        c.update(samples=len(ds), index=[int(start), int(stop), int(policy.step)])
+        step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
+        ds = ds.slice(start, stop, step)
+        c.update(samples=len(ds), index=[int(start), int(stop), int(step)],
+                 reversal_band=policy.reversal_band,
+                 parallel=dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order,
+                               step=policy.step) if policy.parallel else None)
         out.append(ds)
         choices.append(c)
     if not out:
@@ -277,10 +352,60 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     return Prepared(tuple(out), tuple(choices))
 
 
+def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:
+    """Cutoff, Hz, of the parallel filter of W and tau (Gautier 1997): 0.8 of the Nyquist
+    frequency after decimation by ``step``, 0.4 fs / step (so decimating does not alias), or the
+    derivative filter's ``cutoff`` when that is lower (tau then filtered as q was)."""
+    return float(min(0.4 * fs / step, cutoff if cutoff is not None else math.inf))
+
+
+def _periodic(ds, policy: Policy, name: str):
+    """(the run averaged into one period, its choices) by ``signals.periodic_derivatives``;
+    None without a known base frequency or with ``policy.periodic`` off; a note (str) when
+    the base frequency from the data does not fit the run (one set in the policy then is an
+    error)."""
+    from jaxid import signals
+
+    f0 = policy.base_frequency or ds.base_frequency
+    if not policy.periodic or f0 is None:
+        return None
+    harmonics = ds.harmonics if policy.base_frequency in (None, ds.base_frequency) else None
+    fs, N = 1.0 / ds.dt, len(ds)
+    try:
+        P = signals.samples_per_period(fs, f0)
+        if N < P * (1 if harmonics else 2):
+            raise ValueError(f"{N} samples hold {N / P:.3g} periods of {P} samples at {f0:g} Hz; the periodic "
+                             f"path needs {'one' if harmonics else 'two'}: record more periods")
+        r = signals.periodic_derivatives(ds.q, fs, f0, harmonics=harmonics)
+    except ValueError as e:
+        if policy.base_frequency is not None:
+            raise WorkflowError(f"{name}: base frequency {f0:g} Hz: {e}") from None
+        return f"not differentiated as periodic ({e})"  # the data's base frequency does not fit: filter
+    M, P = r.periods, r.samples_per_period
+    tau = signals.period_average(np.asarray(ds.tau)[:M * P], P)
+    out = dataclasses.replace(ds, t=ds.t[:P], q=r.q, tau=tau, qd=r.qd, qdd=r.qdd, derivatives="periodic")
+    var = np.asarray(r.var)
+    notes = [f"the last {N - M * P} sample(s) after the last whole period dropped"] if N > M * P else []
+    return out, dict(derivatives="periodic", cutoff_hz=None, cutoff_from=None, trim=0, base_frequency_hz=float(f0),
+                     base_frequency_from="policy" if policy.base_frequency is not None else "data",
+                     periods=M, samples_per_period=P, harmonics=[int(k) for k in np.asarray(r.harmonics)],
+                     harmonics_from="excitation" if harmonics else "noise floor",
+                     noise_std=None if M < 2 else {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+                     notes=list(ds.notes or ()) + notes)
+
+
 # -------------------------------------------------------------------------------- identify
-def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None):
+def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None, parallel=None):
     """Stacked regressor (M, k) and torques (M,) of prepared datasets, M = samples * n,
     sample-major.
+
+    parallel: per dataset None or ``{"cutoff_hz", "order", "step"}`` (``Prepared.choices[i]
+    ["parallel"]``): parallel filtering and decimation (Gautier 1997): every regressor column
+    and every torque of that run is filtered along time with the same zero-phase Butterworth
+    filter (``jaxid.signals.butterworth``) and then every ``step``-th sample kept. The filter is
+    linear, so tau = W theta still holds exactly for the filtered rows (edges and Coulomb
+    discontinuities included), while the noise above the cutoff leaves tau. Gautier, "Dynamic
+    identification of robots with power model", ICRA 1997; Gautier & Poignet, 2001.
 
     columns: regressor columns kept (e.g. the base indices), default all. The regressor is
     evaluated in chunks of :data:`CHUNK` samples (the last one padded by repeating its last
@@ -289,19 +414,44 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     """
     import jaxid
 
+    from jaxid import signals
+
     n = robot.n
-    chunks = [(ds, s) for ds in datasets for s in range(0, len(ds), CHUNK)]
+    parallel = [None] * len(datasets) if parallel is None else list(parallel)
+    chunks = [(i, s) for i, ds in enumerate(datasets) for s in range(0, len(ds), CHUNK)]
     if progress is not None:
         chunks = progress(chunks, total=len(chunks), desc="regressor")
-    W, tau = [], []
-    for ds, s in chunks:
-        q, qd, qdd = (np.asarray(x)[s:s + CHUNK] for x in (ds.q, ds.qd, ds.qdd))
+    W, tau = [[] for _ in datasets], [[np.asarray(ds.tau)] for ds in datasets]
+    for i, s in chunks:
+        q, qd, qdd = (np.asarray(x)[s:s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
         k = q.shape[0]
         pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
         Y = np.asarray(jaxid.regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
-        W.append((Y if columns is None else Y[..., columns]).reshape(k * n, -1))
-        tau.append(np.asarray(ds.tau)[s:s + CHUNK].reshape(-1))
-    return np.concatenate(W), np.concatenate(tau)
+        W[i].append(Y if columns is None else Y[..., columns])
+    for i, (ds, f) in enumerate(zip(datasets, parallel)):
+        W[i], tau[i] = np.concatenate(W[i]), tau[i][0]  # (N, n, k), (N, n)
+        if f is not None:
+            try:
+                W[i], tau[i] = (np.asarray(signals.butterworth(x, 1.0 / ds.dt, f["cutoff_hz"], f["order"]))[::f["step"]]
+                                for x in (W[i], tau[i]))
+            except ValueError as e:
+                raise WorkflowError(f"{ds.source}: parallel filtering of W and tau: {e}") from None
+    return np.concatenate([w.reshape(-1, w.shape[-1]) for w in W]), np.concatenate([t.reshape(-1) for t in tau])
+
+
+def outside_reversals(prepared: Prepared) -> np.ndarray:
+    """Which rows of :func:`regressor_rows` (one per sample, after parallel decimation) enter
+    the fit: those at which every joint's |qd| is at least the run's ``reversal_band``
+    (``Policy.reversal_band``; all where it is None). Near a velocity reversal or at rest the
+    smooth Coulomb sign of an estimated qd may have the wrong sign; such samples are dropped,
+    not down-weighted, so the estimator and its variance see only the equations it can trust.
+    Returns a boolean array over the samples of all runs."""
+    keep = []
+    for ds, c in zip(prepared.datasets, prepared.choices):
+        qd = np.abs(np.asarray(ds.qd))[::(c.get("parallel") or {}).get("step", 1)]
+        band = c.get("reversal_band")
+        keep.append(np.all(qd >= band, axis=1) if band is not None else np.ones(len(qd), bool))
+    return np.concatenate(keep)
 
 
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
@@ -386,7 +536,11 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         if dead:
             raise WorkflowError(f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
                                 "or record without it")
-    W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress)
+    W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress,
+                            parallel=[c.get("parallel") for c in prepared.choices])
+    moving = outside_reversals(prepared)
+    W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
+    N = tau.size // robot.n  # the samples fitted (after parallel decimation and reversals)
     Wb = W[:, np.asarray(base.indices)] if consistent else W
     try:
         # Gross outliers on the residual of an OLS fit (robust z > 8) are dropped and the chosen
@@ -403,6 +557,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     params = results.from_fit(description, names, base, fit, n_samples=N,
                               sources=[c["source"] for c in prepared.choices])
     extra = {"preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap),
+             "reversals": {"band_rad_s": [c.get("reversal_band") for c in prepared.choices],
+                           "samples_dropped": int(np.sum(~moving))},
              "screening": {"message": scr.message, "method": scr.method,
                            "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
     standard, source = None, None
@@ -465,8 +621,8 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
     from jaxid import memory
 
     memory.check_identify(train.n_samples + test.n_samples, robot.n, len(robot.parameter_names()))
-    runs = [regressor_rows(robot, [d], None, progress) for d in train.datasets]
-    test_rows = regressor_rows(robot, list(test.datasets), None, progress)
+    runs = [regressor_rows(robot, [d], None, progress, [c.get("parallel")]) for d, c in zip(train.datasets, train.choices)]
+    test_rows = regressor_rows(robot, list(test.datasets), None, progress, [c.get("parallel") for c in test.choices])
     if bounds is not None:
         bounds.check()
     return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)

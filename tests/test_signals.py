@@ -139,8 +139,60 @@ def test_estimate_delay_recovers_fractional_delay(delay):
         (lambda x: S.central_diff(1.0, DT), "scalar"),
         (lambda x: S.derivatives(x, DT, method="spline"), "method"),
         (lambda x: S.estimate_delay(x[:, 0], x[:-1, 0], DT), "equal length"),
+        (lambda x: S.periodic_derivatives(x, FS, 0.2), "shorter than one period"),
+        (lambda x: S.periodic_derivatives(x, FS, 0.3), "0.333 samples off"),
+        (lambda x: S.periodic_derivatives(x, FS, 0.4), "at least 2 periods"),
+        (lambda x: S.periodic_derivatives(x, FS, 0.4, harmonics=200), "Nyquist"),
     ],
 )
 def test_bad_input_raises(noisy, call, match):
     with pytest.raises(ValueError, match=match):
         call(noisy)
+
+
+# ----------------------------------------------------------------------------- periodic
+F0, P_PER = 0.5, 200  # 2 s periods at FS: 200 samples each
+
+
+def _fourier(t, seed=0, harmonics=5):
+    """A band-limited periodic signal of base frequency F0 and its exact derivatives, (N, 2)."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal((2, harmonics, 2))
+    w = 2 * np.pi * F0 * np.arange(1, harmonics + 1)
+    c, s = np.cos(np.outer(t, w)), np.sin(np.outer(t, w))
+    return 0.3 + c @ a + s @ b, (c * w) @ b - (s * w) @ a, -(c * w**2) @ a - (s * w**2) @ b
+
+
+@pytest.mark.parametrize("harmonics", [None, 5, 40])
+def test_periodic_derivatives_exact_on_band_limited_signal(harmonics):
+    # 4 periods and the closing sample (as `jaxid excite` writes them), which is ignored
+    q, qd, qdd = _fourier(np.arange(4 * P_PER + 1) * DT)
+    r = S.periodic_derivatives(q, FS, F0, harmonics=harmonics)
+    assert (r.periods, r.samples_per_period) == (4, P_PER)
+    for est, ref in zip(r[:3], (q, qd, qdd)):
+        _close(est, ref[:P_PER], 1e-10)
+    if harmonics is None:  # noise-free: the bandwidth is where the signal ends
+        assert np.all(np.asarray(r.harmonics) == 5)
+    _close(S.periodic_derivatives(q[:, 1], FS, F0, 5).qdd, qdd[:P_PER, 1], 1e-10)
+
+
+def test_periodic_derivatives_noise_estimates():
+    q, qd, qdd = _fourier(np.arange(8 * P_PER) * DT)
+    sigma = 1e-2
+    errors, estimates, noise = [], [], []
+    for seed in range(4):
+        noisy = q + sigma * np.random.default_rng(seed).standard_normal(q.shape)
+        # the bandwidth from the noise floor is the signal's
+        assert np.all(np.asarray(S.periodic_derivatives(noisy, FS, F0).harmonics) == 5)
+        # 40 harmonics kept: 81 noisy degrees of freedom per joint to compare the estimates on
+        r = S.periodic_derivatives(noisy, FS, F0, harmonics=40)
+        errors.append([np.mean((np.asarray(e) - x[:P_PER]) ** 2, axis=0) for e, x in zip(r[:3], (q, qd, qdd))])
+        estimates.append(np.asarray(r.var))
+        noise.append(np.asarray(r.noise))
+    # the per-sample noise variance from 7 x 200 degrees of freedom per joint: within a few %
+    assert np.mean(noise) / sigma**2 == pytest.approx(1.0, rel=0.05)
+    # the variance left in q, qd, qdd against the actual squared error (both noisy: a factor 1.5)
+    ratio = np.mean(estimates, axis=0) / np.mean(errors, axis=0)
+    assert np.all((ratio > 1 / 1.5) & (ratio < 1.5)), ratio
+    # averaging 8 periods and keeping 81 of 200 bins leaves about 81 / 200 / 8 of a sample's variance
+    assert np.mean(estimates, axis=0)[0] == pytest.approx(np.full(2, sigma**2 * 81 / 200 / 8), rel=0.2)

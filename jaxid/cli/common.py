@@ -125,7 +125,7 @@ def warn(args, message: str) -> None:
 
 def add_data_arguments(p):
     """How dataset files are read and prepared: column mapping, units, gains, resampling,
-    the derivative filter's cutoff, the edge trim and decimation."""
+    the derivative filter's cutoff, the edge trim, decimation and the periodic path."""
     g = p.add_argument_group("reading and preparing the data")
     g.add_argument("--columns", metavar="MAP",
                    help="column names of logs with other names, e.g. 't=time,q=pos_*,qd=vel_*,tau=effort_*' "
@@ -147,6 +147,19 @@ def add_data_arguments(p):
                    help="samples dropped at each end of a differentiated run (default: the filter's settling "
                         "time; printed)")
     g.add_argument("--step", type=int, default=1, metavar="K", help="keep every K-th sample (default 1: all)")
+    g.add_argument("--base-frequency", type=float, metavar="HZ",
+                   help="base frequency of the periodic excitation (default: the data file's, from the sidecar "
+                        "FILE.json that 'jaxid excite' and 'jaxid simulate' write); a run holding whole periods of "
+                        "it is averaged into one period and differentiated in the frequency domain (printed)")
+    g.add_argument("--no-periodic", action="store_true",
+                   help="filter and differentiate q even when the base frequency is known")
+    g.add_argument("--reversal-band", type=float, metavar="RAD_S",
+                   help="leave samples where some joint's |qd| is below RAD_S (velocity reversals, rest: the "
+                        "Coulomb sign of an estimated qd is unreliable there) out of the fit (default: keep all)")
+    g.add_argument("--parallel-filter", action="store_true",
+                   help="parallel filtering (Gautier 1997): low-pass the regressor columns and tau with the same "
+                        "zero-phase filter, then decimate by --step (cutoff: the derivative filter's, at most 0.4 fs "
+                        "/ step; printed)")
 
 
 def _mapping(args):
@@ -170,7 +183,7 @@ def _mapping(args):
 def read_datasets(paths, robot, args, *, prepare: bool = True):
     """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless
     ``prepare`` is False, prepare them (:func:`jaxid.workflow.prepare` with the policy of
-    --cutoff / --trim / --step); returns the ``Prepared`` runs (or the raw datasets)."""
+    --cutoff / --trim / --step / --base-frequency / --no-periodic / --parallel-filter / --reversal-band); returns the ``Prepared`` runs (or the raw datasets)."""
     from jaxid import workflow
 
     if args.step < 1:
@@ -179,6 +192,10 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
         raise UserError(f"--cutoff must be > 0 Hz, got {args.cutoff}")
     if args.trim is not None and args.trim < 0:
         raise UserError(f"--trim must be an integer >= 0 samples, got {args.trim}")
+    if args.reversal_band is not None and not 0 < args.reversal_band < float("inf"):
+        raise UserError(f"--reversal-band must be a finite velocity > 0 rad/s, got {args.reversal_band}")
+    if args.base_frequency is not None and not 0 < args.base_frequency < float("inf"):
+        raise UserError(f"--base-frequency must be a finite frequency > 0 Hz, got {args.base_frequency}")
     columns, units, gains = _mapping(args)
     raw = []
     for path in paths:
@@ -192,7 +209,11 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
         raw.append(ds)
     if not prepare:
         return raw
-    return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step))
+    return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step,
+                                                        base_frequency=args.base_frequency,
+                                                        periodic=not args.no_periodic,
+                                                        parallel=args.parallel_filter,
+                                                        reversal_band=args.reversal_band))
 
 
 def progress(iterable, *, total=None, desc=None, quiet=False):

@@ -111,7 +111,7 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     """Write the demo's report from the files its commands wrote; returns the JSON summary."""
     import numpy as np
 
-    from jaxid import report, results
+    from jaxid import report, results, workflow
 
     params = results.load_params(out / "params.json")
     true = json.loads((out / "true.json").read_text())
@@ -136,9 +136,7 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     table = lambda rows: report.markdown_table(*rows)
     sections = {
         "Commands": "Every step is a command a user runs; see `jaxid demo --help`.",
-        "Data preparation": "\n".join(f"- {c['source']}: cutoff {c['cutoff_hz']:.3g} Hz ({c['cutoff_from']}), "
-                                      f"{c['trim']} samples trimmed per end" if c["cutoff_hz"] else
-                                      f"- {c['source']}: qd, qdd as logged" for c in params.fit["preprocessing"]),
+        "Data preparation": "\n".join(f"- {workflow.describe_run(c)}" for c in params.fit["preprocessing"]),
         "Base parameters": report.FLAG_LEGEND + "\n\n"
                            + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
         "Validation against the measured torque": table(report.metrics_rows(val, robot.names)),

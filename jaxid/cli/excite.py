@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import numpy as np
 
@@ -20,7 +21,8 @@ def register(sub):
         description="Optimise a zero-start Fourier excitation for the condition number (or "
                     "D-optimality) of the column-normalised base regressor, within the joint "
                     "position, velocity, acceleration and torque limits, and write it sampled "
-                    "as CSV or NPZ (t, q, qd, qdd and the nominal model's tau). Exit status 1 "
+                    "as CSV or NPZ (t, q, qd, qdd and the nominal model's tau; the base frequency and "
+                    "harmonics in the sidecar PATH.json). Exit status 1 "
                     "when no start meets the limits.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
@@ -63,6 +65,7 @@ def run(args) -> int:
                    progress=not args.quiet)
     t, q, qd, qdd = res.trajectory(args.fs, args.periods)
     ds = data.from_arrays(t, q, jaxid.rnea(robot, q, qd, qdd), qd, qdd, source="excitation")
+    ds = dataclasses.replace(ds, base_frequency=res.omega_f / (2 * np.pi), harmonics=int(res.a.shape[1]))
     data.write(ds, args.output)
 
     figures = dict(model=description, joints=robot.n, base_parameters=int(res.columns.size),
@@ -87,5 +90,6 @@ def run(args) -> int:
         print(f"  {k:<13}{100 * s['usage'][k]:>9.1f}%{s['violation'][k]:>12.3g} {LIMITS[k]}")
     verdict = "all limits met" if s["feasible"] else "LIMITS VIOLATED (no start met them)"
     print(f"  {verdict}; optimised in {s['time_s']:.1f} s")
-    print(f"wrote {args.output}: {len(t)} samples at {args.fs:g} Hz")
+    print(f"wrote {args.output}: {len(t)} samples at {args.fs:g} Hz (base frequency and harmonics in "
+          f"{args.output}.json)")
     return 0 if s["feasible"] else 1

@@ -31,7 +31,8 @@ def register(sub):
     add_model_arguments(p, joint_terms=None)
     p.add_argument("--trajectory", required=True, metavar="PATH",
                    help="trajectory file, .csv or .npz: t, q1..qn and optionally qd, qdd (as written by "
-                        "'jaxid excite'; tau columns are ignored); missing qd, qdd come from a cubic spline")
+                        "'jaxid excite'; tau columns are ignored); missing qd, qdd come from a cubic spline; "
+                        "its base frequency and harmonics (sidecar PATH.json) are carried to the output")
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="measured dataset (.csv or .npz)")
     p.add_argument("--robot-seed", type=int, default=None, metavar="N",
                    help="seed of the true robot's perturbation (default 0): keep it to measure the same simulated "
@@ -179,7 +180,8 @@ def run(args) -> int:
     noise_seed = seed if args.noise_seed is None else args.noise_seed
     m = simulation.simulate(robot, t, q, qd, qdd, jax.random.PRNGKey(robot_seed), scale=args.scale,
                             friction=friction, payload=payload, noise_key=jax.random.PRNGKey(noise_seed), **noise)
-    data.write(m.data, args.output)
+    f0, harmonics = data.read_excitation(args.trajectory)  # the excitation's period carries over
+    data.write(dataclasses.replace(m.data, base_frequency=f0, harmonics=harmonics), args.output)
     if args.truth:
         data.write(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth"), args.truth)
     true = m.robot
