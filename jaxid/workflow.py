@@ -40,9 +40,11 @@ from jaxid.identification.base import SAMPLES as CHUNK
 #: noise floor.
 SNR_CUTOFF = 10.0
 
-#: Cutoff of the derivative filter, in multiples of a known excitation band (base frequency x
-#: harmonics): the forward-backward 4th-order Butterworth passes the top harmonic at
-#: 1 / (1 + 3^-8) = 99.985 % (at the 1.35 x band that the spectrum gave on a noisy planar arm, 92 %).
+#: Cutoff of the derivative filter, in multiples of the signal band (the excitation's known
+#: base frequency x harmonics, or the band edge read from the spectrum by
+#: :func:`choose_cutoff`): the forward-backward 4th-order Butterworth passes the top of the band
+#: at 1 / (1 + 3^-8) = 99.985 %; a cutoff at the band edge itself (the spectrum's first guess,
+#: 1.35 x band on a noisy planar arm) passes it at 92 % and biases the estimates by tens of std.
 EXCITATION_CUTOFF = 3.0
 
 #: Fraction of the filter's impulse-response mass that may reach past the kept edge samples
@@ -207,9 +209,9 @@ def describe_run(c: dict) -> str:
             f"{how}{step}{notes}")
 
 
-def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF) -> float:
-    """Low-pass cutoff, Hz, for differentiating sampled positions: where the position
-    spectrum meets the noise floor.
+def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITATION_CUTOFF) -> float:
+    """Low-pass cutoff, Hz, for differentiating sampled positions: ``margin`` times the band
+    edge, where the position spectrum meets the noise floor.
 
     Per joint: the periodogram of q (linear trend removed, Hann window) averaged over 9
     neighbouring bins (a mean of 9 exponential variables: noise alone exceeds 10 times its
@@ -217,8 +219,10 @@ def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF) -> float:
     above fs/4 (white measurement and quantisation noise dominates there for any motion a
     robot can make); the joint's cutoff is the highest frequency below fs/4 at which the
     averaged spectrum is above ``snr`` times the floor, so that a signal with separate bands
-    keeps all of them. Returned: the largest over joints, clipped to [fs/1000, fs/4].
-    Noise-free data (no floor) give fs/4.
+    keeps all of them. Returned: ``margin`` (default :data:`EXCITATION_CUTOFF`, 3) times the
+    largest band edge over joints, clipped to [fs/1000, fs/4]: the filter then passes the
+    whole band unattenuated (a cutoff at the edge itself would take 8 % off the top of the
+    band, a bias the reported std does not cover). Noise-free data (no floor) give fs/4.
 
     q: positions (N, n), rad. fs: sample rate, Hz. snr: power ratio to the floor at the cutoff.
     The idea: cut where the signal-to-noise ratio of the positions, and so of their
@@ -239,7 +243,7 @@ def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF) -> float:
     for j in range(q.shape[1]):
         above = np.nonzero(band & (smooth[:, j] > snr * floor[j]))[0]
         cut.append(f[above[-1]] if floor[j] > 0 and above.size else fs / 4)
-    return float(np.clip(max(cut), fs / 1000, fs / 4))
+    return float(np.clip(margin * max(cut), fs / 1000, fs / 4))
 
 
 def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TOL) -> int:
