@@ -1,4 +1,5 @@
 """The command line end to end on a planar 2R arm: simulate -> identify -> validate, and bad input."""
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -84,14 +85,17 @@ def test_identify_json_and_table(run, capsys):
 def test_consistent_identification_writes_a_urdf(run, capsys):
     args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "--consistent", "--urdf-out",
             str(run / "arm.urdf"), "-o", str(run / "c.json"), "--quiet"]
-    assert main(args) == 0
+    code = main(args)
     out = capsys.readouterr().out
     params = results.load_params(run / "c.json")
     assert params.fit["method"] == "wls+consistent" and params.standard is not None
     # "physically consistent" only when the constrained fit converged and nothing is wrong; a fit
-    # that stopped early is named as such.
+    # that stopped early is named as such, is an error (exit 1) and writes no URDF.
     assert ("standard parameters: physically consistent" in out) == params.fit["physics"]["consistent"]
     assert ("PHYSICS: the consistent fit did not converge" in out) == (not params.fit["converged"])
+    assert code == (0 if params.fit["converged"] else 1) and (run / "arm.urdf").exists() == params.fit["converged"]
+    if not params.fit["converged"]:
+        assert main(args + ["--accept-unconverged"]) == 0
     true = json.loads((run / "true.json").read_text())
     # Exact data of a consistent robot: the consistent bodies reproduce its torques.
     robot = results.model_from_description(params.model)
@@ -100,6 +104,26 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     rigid_true = robot.with_parameters(np.array(true["theta"])).with_joint_terms(())
     np.testing.assert_allclose(np.asarray(jaxid.rnea(back, truth.q, truth.qd, truth.qdd)),
                                np.asarray(jaxid.rnea(rigid_true, truth.q, truth.qd, truth.qdd)), atol=1e-3)
+
+
+def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
+    from jaxid import workflow
+
+    real = workflow.identify_experiment
+
+    def stopped_early(*a, **k):  # the same fit, as if the iteration limit had been reached
+        params = real(*a, **k)
+        return dataclasses.replace(params, fit={**params.fit, "converged": False, "steps": 7})
+
+    monkeypatch.setattr(workflow, "identify_experiment", stopped_early)
+    args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "--consistent", "--urdf-out",
+            str(run / "stopped.urdf"), "-o", str(run / "stopped.json"), "--quiet"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "did not converge in 7 steps" in err and "no URDF was written" in err and "--accept-unconverged" in err
+    assert not (run / "stopped.urdf").exists() and (run / "stopped.json").exists()
+    assert main(args + ["--accept-unconverged"]) == 0 and (run / "stopped.urdf").exists()
+    assert "standard parameters: physically consistent" not in capsys.readouterr().out
 
 
 def test_identify_and_validate_write_reports(run, capsys):

@@ -43,7 +43,11 @@ def register(sub):
     p.add_argument("--consistent", action="store_true",
                    help="estimate physically consistent standard parameters (log-Cholesky bodies, non-negative "
                         "friction, entropic prior toward the nominal links) and predict with them; needed for "
-                        "--urdf-out when the least-squares estimate is not consistent")
+                        "--urdf-out when the least-squares estimate is not consistent. A fit that does not "
+                        "converge is an error (exit 1; params.json is written, marked not converged, no URDF)")
+    p.add_argument("--accept-unconverged", action="store_true",
+                   help="--consistent: accept a fit that did not converge (exit 0, URDF written; it is still "
+                        "reported as not converged and never called consistent)")
     p.add_argument("--prior-weight", type=float, default=1e-3, metavar="W",
                    help="--consistent: weight of the prior toward the nominal links, in units of one whitened "
                         "sample (default 1e-3; larger trusts the nominal model more)")
@@ -133,7 +137,8 @@ def run(args) -> int:
                                                   "prior_weight_choice": choice})
     robot = dataclasses.replace(robot, stribeck_vs=params.model["stribeck_vs"])  # fitted where asked
     results.save_params(args.output, params)
-    if args.urdf_out:
+    unconverged = params.fit.get("converged") is False and not args.accept_unconverged
+    if args.urdf_out and not unconverged:
         if params.standard is None:
             raise UserError("the identified links are not physically consistent, so no URDF can be written"
                             + ("" if args.consistent else "; rerun with --consistent"))
@@ -154,8 +159,15 @@ def run(args) -> int:
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
     if choice is not None:
         doc["prior_weight_choice"] = choice
+    code = 1 if unconverged else 0
+    if unconverged:  # an error by default: nothing unconverged passes silently or is written as a model
+        print(f"jaxid identify: error: the consistent fit did not converge in {fit.get('steps')} steps; "
+              f"{args.output} holds it, marked not converged"
+              + (", and no URDF was written" if args.urdf_out else "")
+              + "; use the result only with --accept-unconverged", file=sys.stderr)
+    doc["urdf"] = args.urdf_out if args.urdf_out and not unconverged else None
     if args.json is not None and emit_json(doc, args.json):
-        return 0
+        return code
     if choice is not None:
         print(f"prior weight chosen on {', '.join(args.validate_on)} (held-out NRMS over the torque limits):")
         print(f"  {'model':<12}{'weight':>10}{'NRMS lim %':>12}{'converged':>11}{'steps':>7}")
@@ -177,13 +189,13 @@ def run(args) -> int:
         print(f"  {scr['message']}")
     for problem in physics["problems"]:
         print(f"  PHYSICS: {problem}")
-    if physics["consistent"]:
+    if physics["consistent"] and fit.get("converged") is not False:
         verdict = "physically consistent"
     elif params.standard is not None:
-        verdict = "consistent bodies written, but see the problems above"
+        verdict = "consistent bodies, but see the problems above (not called consistent)"
     else:
         verdict = ("not physically consistent (base parameters only"
                    + ("" if args.consistent else "; --consistent for a consistent estimate") + ")")
     print(f"  standard parameters: {verdict}")
-    print(f"wrote {args.output}" + "".join(f" and {p}" for p in (args.urdf_out, html) if p))
-    return 0
+    print(f"wrote {args.output}" + "".join(f" and {p}" for p in (doc["urdf"], html) if p))
+    return code
