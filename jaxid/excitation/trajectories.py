@@ -104,6 +104,14 @@ def _fourier(a, b, q0, omega_f, t, zero_start):
     return q, qd, qdd
 
 
+def _fourier_jerk(a, b, omega_f, t):
+    """Jerk (N, n), rad/s^3, of ``fourier(a, b, ., omega_f, t)`` for coefficients a, b (n, H)
+    as used (already projected when zero_start): sum_k -(k w)^2 (a_ik cos + b_ik sin)(k w t)."""
+    wk = omega_f * jnp.arange(1, a.shape[1] + 1)
+    s, c = jnp.sin(t[:, None] * wk), jnp.cos(t[:, None] * wk)
+    return -(c @ (a * wk**2).T + s @ (b * wk**2).T)
+
+
 def multisine(amplitudes, frequencies_hz, phases, t, offset=0.0):
     """Sum-of-sines excitation: q_i(t) = offset_i + sum_s A_is sin(2 pi f_is t + phi_is).
 

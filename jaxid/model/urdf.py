@@ -78,9 +78,9 @@ def _inertial(link, path):
     return np.asarray(_transform(pi_c, _origin(el, what, path)))
 
 
-def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=None, name=None,
-         gravity=(0.0, 0.0, -9.81)) -> Robot:
-    """Read a URDF file into a :class:`Robot` (see the module docstring)."""
+def _chain(path, base_link=None, tip_link=None):
+    """(root, links, joints, children, chain, base_link, tip_link) of a URDF file: its
+    elements by name, the joints below each link, and the joints from base to tip."""
     path = str(path)
     try:
         root = ET.parse(path).getroot()
@@ -150,7 +150,14 @@ def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=No
         chain.append(child_joint[link])
         link = joints[child_joint[link]].find("parent").get("link")
     chain.reverse()
+    return root, links, joints, children, chain, base_link, tip_link
 
+
+def load(path, *, base_link=None, tip_link=None, joint_terms=(), joint_params=None, name=None,
+         gravity=(0.0, 0.0, -9.81)) -> Robot:
+    """Read a URDF file into a :class:`Robot` (see the module docstring)."""
+    path = str(path)
+    root, links, joints, children, chain, base_link, tip_link = _chain(path, base_link, tip_link)
     movable_chain = {j for j in chain if joints[j].get("type") in MOVABLE}
 
     def merged_inertial(link):
