@@ -427,8 +427,9 @@ def optimize(
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
             kind, (m, where) = next(iter(bad.items()))
-            raise ValueError(f"home pose violates the {kind} constraint at {where}: {1e3 * (m + constraints.clearance):.0f} "
-                             f"mm where {1e3 * constraints.clearance:.0f} mm are required; move it")
+            raise ValueError(f"home pose violates the {kind} constraint at {where}: clearance "
+                             f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
+                             "are required; move it")
     fn = regressor_fn if regressor_fn is not None else (lambda q, qd, qdd: regressor(model, q, qd, qdd))
     key_cols, key_start = jax.random.split(jax.random.key(seed))
     if columns is None:
@@ -551,8 +552,8 @@ def _stacked(Y):
 def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target):
     """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
 
-    The position excursion, velocity, acceleration and jerk are linear in the scale of
-    (a, b), which gives the largest admissible scale; the torque and the geometric
+    Each joint's position excursion, velocity, acceleration and jerk are linear in the
+    scale of its (a, b), which gives its largest admissible scale; the torque and the geometric
     constraints are not (gravity does not scale), so the largest of a geometric ladder
     below it that meets every limit and constraint is taken (the smallest if none does:
     the penalties then take over).
@@ -577,9 +578,11 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
         q_mean = trajectory(scaled(zi, 0.0), t[:1])[0][0]
         rate = jnp.max(jnp.stack([jnp.abs(q - q_mean), jnp.abs(qd), jnp.abs(qdd), jnp.abs(qddd)]), axis=1) / bound[:4]
         off = jnp.abs(q_mean - centre) / bound[0]
-        s_lin = jnp.min(jnp.stack([frac - off] + [jnp.full(n, frac)] * 3) / rate)
-        s_lin = jnp.where(jnp.isfinite(s_lin), s_lin, 1.0)  # no finite limit: keep the draw
-        ok = jax.vmap(lambda s: meets(scaled(zi, s)))(s_lin * ladder)
+        # Per joint: each joint's position, velocity, acceleration and jerk scale with its own
+        # coefficients, so every joint uses its own range rather than the tightest joint's.
+        s_lin = jnp.min(jnp.stack([frac - off] + [jnp.full(n, frac)] * 3) / rate, axis=0)
+        s_lin = jnp.where(jnp.isfinite(s_lin), s_lin, 1.0)[:, None]  # no finite limit: keep the draw
+        ok = jax.vmap(lambda s: meets(scaled(zi, s_lin * s)))(ladder)
         first = jnp.where(jnp.any(ok), jnp.argmax(ok), ladder.size - 1)
         return scaled(zi, s_lin * ladder[first])
 
