@@ -251,3 +251,15 @@ def test_log_formats_and_paths_exit_2_with_one_line(run, capsys):
         assert main(["identify", "--robot", "planar2", "--cutoff", "3", "-o", str(d / name), "--quiet", *extra]) == 0
     a, b = (results.load_params(d / n) for n in ("rad.json", "deg.json"))
     np.testing.assert_allclose(np.asarray(a.theta), np.asarray(b.theta), rtol=1e-6, atol=1e-9)
+
+
+def test_joint_trajectory_export():
+    from jaxid.cli.excite import joint_trajectory
+
+    t = np.array([0.0, 0.008, 1.5])
+    q = np.arange(6.0).reshape(3, 2)
+    msg = json.loads(json.dumps(joint_trajectory(("a", "b"), t, q, 2 * q, 3 * q)))
+    assert msg["joint_names"] == ["a", "b"] and len(msg["points"]) == 3
+    assert msg["points"][1]["time_from_start"] == {"sec": 0, "nanosec": 8_000_000}
+    assert msg["points"][2]["time_from_start"] == {"sec": 1, "nanosec": 500_000_000}
+    assert msg["points"][2]["positions"] == [4.0, 5.0] and msg["points"][2]["accelerations"] == [12.0, 15.0]

@@ -48,7 +48,9 @@ def register(sub):
                     "every limit and constraint on the dense check.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
-    p.add_argument("-o", "--output", required=True, metavar="PATH", help="trajectory file (.csv or .npz)")
+    p.add_argument("-o", "--output", required=True, metavar="PATH", help="trajectory file: .csv or .npz (t, q, qd, qdd, tau), or .json, a ROS 2 "
+                        "trajectory_msgs/JointTrajectory (joint_names, points with positions, velocities, "
+                        "accelerations, time_from_start)")
     p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics, >= 2 (default 5)")
     p.add_argument("--base-frequency", type=float, default=0.05, metavar="HZ",
                    help="base frequency in Hz; the period is its inverse (default 0.05, T = 20 s)")
@@ -88,8 +90,8 @@ def run(args) -> int:
     from jaxid import data
     from jaxid.excitation.optimize import LIMITS, _limits, optimize
 
-    if not args.output.lower().endswith((".csv", ".npz")):
-        raise UserError(f"output {args.output!r} must end in .csv or .npz")
+    if not args.output.lower().endswith((".csv", ".npz", ".json")):
+        raise UserError(f"output {args.output!r} must end in .csv, .npz or .json")
     # Checked before the optimisation, which takes minutes, rather than after it.
     if not (np.isfinite(args.fs) and args.fs > 0):
         raise UserError(f"--fs must be a finite sample rate > 0 Hz, got {args.fs}")
@@ -128,8 +130,16 @@ def run(args) -> int:
               f"--clearance, or --allow-infeasible)", file=sys.stderr)
         return 1
     t, q, qd, qdd = res.trajectory(args.fs, args.periods)
-    ds = data.from_arrays(t, q, jaxid.rnea(robot, q, qd, qdd), qd, qdd, source="excitation")
-    data.write(ds, args.output)
+    if args.output.lower().endswith(".json"):
+        import json
+
+        from jaxid.atomic import atomic_write
+
+        with atomic_write(args.output) as fh:
+            json.dump(joint_trajectory(robot.names, t, q, qd, qdd), fh)
+    else:
+        ds = data.from_arrays(t, q, jaxid.rnea(robot, q, qd, qdd), qd, qdd, source="excitation")
+        data.write(ds, args.output)
 
     figures = dict(model=description, joints=robot.n, base_parameters=int(res.columns.size),
                    output=args.output, samples=len(t), fs_hz=args.fs, **res.summary(),
@@ -161,6 +171,18 @@ def run(args) -> int:
     print(f"wrote {args.output}: {len(t)} samples at {args.fs:g} Hz" +
           (f"; preview {args.preview}" if args.preview else ""))
     return 0
+
+
+def joint_trajectory(names, t, q, qd, qdd) -> dict:
+    """A ROS 2 ``trajectory_msgs/JointTrajectory`` as a dict: ``joint_names`` and ``points``
+    with positions (rad), velocities (rad/s), accelerations (rad/s^2) and
+    ``time_from_start`` {sec, nanosec}, from t (N,) s and q, qd, qdd (N, n)."""
+    ns = np.round(np.asarray(t, dtype=float) * 1e9).astype(np.int64)
+    rows = (np.asarray(x, dtype=float).tolist() for x in (q, qd, qdd))
+    return {"joint_names": list(names), "points": [
+        {"positions": p, "velocities": v, "accelerations": a,
+         "time_from_start": {"sec": int(k // 1_000_000_000), "nanosec": int(k % 1_000_000_000)}}
+        for p, v, a, k in zip(*rows, ns)]}
 
 
 def _constraints(args, robot):
