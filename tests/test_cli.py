@@ -263,3 +263,29 @@ def test_joint_trajectory_export():
     assert msg["points"][1]["time_from_start"] == {"sec": 0, "nanosec": 8_000_000}
     assert msg["points"][2]["time_from_start"] == {"sec": 1, "nanosec": 500_000_000}
     assert msg["points"][2]["positions"] == [4.0, 5.0] and msg["points"][2]["accelerations"] == [12.0, 15.0]
+
+
+def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
+    import importlib
+    from types import SimpleNamespace
+
+    opt = importlib.import_module("jaxid.excitation.optimize")  # the module, not the function
+
+    seen = {}
+
+    def infeasible(robot, **kwargs):
+        seen.update(kwargs)
+        margin = {"self-collision": (0.01, "base_link/forearm_link"), "floor": (-0.03, "wrist_1_link")}
+        feasibility = opt.Feasibility.from_arrays(np.zeros(5), np.zeros(5), margin)
+        return SimpleNamespace(feasible=False, feasibility=feasibility)
+
+    monkeypatch.setattr(opt, "optimize", infeasible)
+    out = tmp_path / "traj.csv"
+    assert main(["excite", "--robot", "ur5", "--quiet", "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("jaxid excite: error: no start meets") and "\n" not in err
+    assert "floor wrist_1_link: -10 mm  VIOLATED: 30 mm short of 20 mm" in err and "forearm" not in err
+    assert not out.exists()
+    # What it was asked: the UR5's capsules and ranges, a home at their centres.
+    np.testing.assert_allclose(seen["home"], [0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
+    assert seen["constraints"].floor == 0.0 and len(seen["constraints"].capsules) == 8
