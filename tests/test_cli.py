@@ -289,3 +289,32 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
     # What it was asked: the UR5's capsules and ranges, a home at their centres.
     np.testing.assert_allclose(seen["home"], [0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
     assert seen["constraints"].floor == 0.0 and len(seen["constraints"].capsules) == 8
+
+
+def test_start_from_prepends_a_checked_move_to_home():
+    from types import SimpleNamespace
+
+    from jaxid.cli import UserError
+    from jaxid.cli.excite import _with_approach
+    from jaxid.excitation.constraints import Constraints
+    from jaxid.excitation.optimize import _limits
+    from jaxid.model import geometry
+
+    robot = jaxid.models.ur5()
+    limits = dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1])
+    lim, cons = _limits(robot, limits), Constraints(geometry.ur5())
+    home = 0.5 * (geometry.UR5_RANGES[0] + geometry.UR5_RANGES[1])
+    t = np.arange(201) / 100.0
+    traj = (t, np.tile(home, (201, 1)), np.zeros((201, 6)), np.zeros((201, 6)))
+    # Both moves below are as long (the largest step is 1.229 rad in both): one compiled check.
+    args = SimpleNamespace(start_from="1.2292,-1.2,1.2,-1.5,-1.5,0.3", margin=0.05, fs=100.0)
+    T, (t2, q, qd, qdd) = _with_approach(args, robot, limits, lim, cons, home, traj)
+    assert T > 0 and np.all(np.diff(t2) > 0) and len(t2) == len(t) + round(T * 100)
+    np.testing.assert_allclose(q[0], [1.2292, -1.2, 1.2, -1.5, -1.5, 0.3])
+    np.testing.assert_allclose(np.r_[qd[0], qdd[0]], 0.0, atol=1e-12)
+    assert np.max(np.abs(np.diff(q, axis=0))) < 0.05  # no jump where the excitation begins
+    assert np.all(np.abs(qd) <= lim["qd_max"]) and np.all(np.abs(qdd) <= lim["qdd_max"])
+    # From a pose with the wrist in the table, the move is refused, naming the constraint.
+    args.start_from = "0,-0.4,2.8,-1.57,-1.57,0"
+    with pytest.raises(UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"):
+        _with_approach(args, robot, limits, lim, cons, home, traj)

@@ -48,7 +48,8 @@ def register(sub):
                     "every limit and constraint on the dense check.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_arguments(p)
-    p.add_argument("-o", "--output", required=True, metavar="PATH", help="trajectory file: .csv or .npz (t, q, qd, qdd, tau), or .json, a ROS 2 "
+    p.add_argument("-o", "--output", required=True, metavar="PATH",
+                   help="trajectory file: .csv or .npz (t, q, qd, qdd, tau), or .json, a ROS 2 "
                         "trajectory_msgs/JointTrajectory (joint_names, points with positions, velocities, "
                         "accelerations, time_from_start)")
     p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics, >= 2 (default 5)")
@@ -66,6 +67,9 @@ def register(sub):
                    help="sample rate of the written trajectory, e.g. 125 or 500 for a UR servoj loop "
                         "(default 100 Hz)")
     p.add_argument("--home", metavar="Q1,...", help="rest pose at both ends, rad (default: the range centres)")
+    p.add_argument("--start-from", metavar="Q1,...",
+                   help="the robot's current pose, rad: the written trajectory begins with a rest-to-rest "
+                        "quintic move from it to home within the limits (checked like the excitation)")
     p.add_argument("--clearance", type=float, default=0.02, metavar="M",
                    help="least distance between link capsules, to the floor, workspace and obstacles "
                         "(default 0.02 m)")
@@ -130,6 +134,9 @@ def run(args) -> int:
               f"--clearance, or --allow-infeasible)", file=sys.stderr)
         return 1
     t, q, qd, qdd = res.trajectory(args.fs, args.periods)
+    t_approach = 0.0
+    if args.start_from is not None:
+        t_approach, (t, q, qd, qdd) = _with_approach(args, robot, limits, lim, constraints, home, (t, q, qd, qdd))
     if args.output.lower().endswith(".json"):
         import json
 
@@ -167,10 +174,40 @@ def run(args) -> int:
             print(f"    {line}")
     verdict = ("all limits and constraints met" if s["feasible"]
                else "WARNING: LIMITS OR CONSTRAINTS VIOLATED (--allow-infeasible)")
-    print(f"  {verdict}; starts and ends at rest at home {np.round(home, 3).tolist()}; optimised in {s['time_s']:.1f} s")
+    print(f"  {verdict}; starts and ends at rest at home {np.round(home, 3).tolist()}; "
+          f"optimised in {s['time_s']:.1f} s")
+    if t_approach:
+        print(f"  preceded by a {t_approach:g} s move from --start-from to home")
     print(f"wrote {args.output}: {len(t)} samples at {args.fs:g} Hz" +
           (f"; preview {args.preview}" if args.preview else ""))
     return 0
+
+
+def _with_approach(args, robot, limits, lim, constraints, home, traj):
+    """(duration s, trajectory preceded by the approach from --start-from to home), the
+    approach checked on a grid 10x denser than --rate against the limits and constraints (a
+    UserError if it fails)."""
+    from jaxid.excitation.optimize import LIMITS, check_limits
+    from jaxid.excitation.trajectories import approach, approach_duration
+
+    start = _floats(args.start_from, robot.n, "--start-from")
+    frac = 1.0 - args.margin
+    T = approach_duration(start, home, frac * lim["qd_max"], frac * lim["qdd_max"], frac * lim["qddd_max"])
+    T = np.ceil(T * args.fs) / args.fs
+    if T == 0:
+        return 0.0, traj
+    dense = np.linspace(0.0, T, int(round(10 * T * args.fs)) + 1)
+    rep = check_limits(robot, *approach(start, home, T, dense), limits=limits, constraints=constraints)
+    if not rep.feasible:
+        bad = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in rep.violation.items() if v > 0]
+        bad += [ln for ln in rep.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
+        raise UserError(f"--start-from: the {T:g} s move to home violates {'; '.join(bad)}; start from "
+                        "another pose or move the robot to home first")
+    t_a = np.arange(int(round(T * args.fs))) / args.fs
+    ramp = approach(start, home, T, t_a)
+    t, q, qd, qdd = traj
+    joined = (np.concatenate([np.asarray(a), np.asarray(b)]) for a, b in zip(ramp, (q, qd, qdd)))
+    return T, (np.concatenate([t_a, t + T]), *joined)
 
 
 def joint_trajectory(names, t, q, qd, qdd) -> dict:
