@@ -91,6 +91,10 @@ def test_ur5_pairs_exclude_neighbours_and_srdf(ur5, tmp_path):
                     'reason="Never"/></robot>')
     fewer = caps.without(geometry.read_srdf(srdf)).pairs(ur5.parents)
     assert len(fewer) == len(caps.pairs(ur5.parents)) - 1
+    # Without the SRDF, sampling finds the pair the wrist-2 housing always touches (MoveIt's "Always").
+    bare = geometry.Capsules(caps.link, caps.a, caps.b, caps.radius, caps.names)
+    always = geometry.always_touching(ur5, bare, samples=200)
+    assert ("forearm_link", "wrist_2_link") in always and ("base_link", "wrist_3_link") not in always
 
 
 def test_margins_gradient_matches_finite_differences(ur5, ur5_constraints):

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Capsules", "segment_distance", "skeleton", "ur5", "from_urdf", "read_srdf", "UR5_RANGES"]
+__all__ = ["Capsules", "always_touching", "segment_distance", "skeleton", "ur5", "from_urdf", "read_srdf",
+           "UR5_RANGES"]
 
 
 # ---- distance ----------------------------------------------------------------------------
@@ -316,7 +317,8 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
     falls back to the link's skeleton capsule (``skeleton``) of radius ``mesh_radius`` m,
     with one warning naming the links; so does a link with no collision geometry. Links
     fixed to a chain link (or behind joints off the chain, locked at zero) carry their
-    capsules on it. srdf: optional SRDF path whose ``disable_collisions`` pairs are disabled.
+    capsules on it. srdf: optional SRDF path whose ``disable_collisions`` pairs are disabled;
+    without one, pairs that touch in every sampled pose are (``always_touching``, warned).
     """
     from jaxid.model.urdf import MOVABLE, _chain, _origin
 
@@ -370,4 +372,37 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
     if fallback:
         warnings.warn(f"{path}: skeleton capsules of radius {mesh_radius:g} m for link(s) "
                       f"{', '.join(fallback)}", stacklevel=2)
-    return caps.without(read_srdf(srdf)) if srdf is not None else caps
+    if srdf is not None:
+        return caps.without(read_srdf(srdf))
+    always = always_touching(robot, caps)
+    if always:
+        warnings.warn(f"{path}: no SRDF; not checking link pairs whose capsules touch in every sampled pose: "
+                      f"{', '.join('/'.join(p) for p in always)}", stacklevel=2)
+    return caps.without(always)
+
+
+def always_touching(robot, capsules, samples=500, seed=0):
+    """Link-name pairs of ``capsules.pairs`` whose capsules touch (distance <= 0) in every one
+    of ``samples`` uniformly random poses within the joint limits (+-pi where absent): what the
+    MoveIt Setup Assistant disables as "Always" when it writes an SRDF. One compiled call."""
+    import jax
+
+    from jaxid.dynamics.rnea import forward_kinematics_rp
+
+    P = capsules.pairs(robot.parents)
+    if not len(P):
+        return []
+    q_min, q_max = np.asarray(robot.q_min), np.asarray(robot.q_max)
+    lo, hi = np.where(np.isfinite(q_min), q_min, -np.pi), np.where(np.isfinite(q_max), q_max, np.pi)
+    q = lo + (hi - lo) * np.random.default_rng(seed).uniform(size=(samples, robot.n))
+
+    @jax.jit
+    def distances(q):
+        A, B = capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q))
+        r = jnp.asarray(capsules.radius)
+        i, j = P[:, 0], P[:, 1]
+        return segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j]
+
+    touching = np.all(np.asarray(distances(jnp.asarray(q))) <= 0.0, axis=0)
+    pairs = {tuple(sorted((capsules.names[i], capsules.names[j]))) for (i, j), t in zip(P, touching) if t}
+    return sorted(pairs)
