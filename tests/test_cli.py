@@ -197,6 +197,15 @@ def _bad_cases(d):
         (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
           "--rate", "inf"], "--rate must be a finite rate > 0 Hz"),
         (["excite", "--robot", "planar2", "--fs", "nan", "-o", str(d / "e.csv")], "--fs must be a finite sample rate"),
+        (["excite", "--robot", "ur5", "--home", "0,0", "-o", str(d / "e.csv")], "--home must be 6 comma-separated"),
+        (["excite", "--robot", "ur5", "--home", "0,-0.4,2.8,-1.57,-1.57,0", "-o", str(d / "e.csv")],
+         "home pose violates the self-collision constraint at base_link/forearm_link: clearance -21 mm"),
+        (["excite", "--robot", "ur5", "--home", "0,-3,1.57,-1.57,-1.57,0", "-o", str(d / "e.csv")],
+         "home pose outside the position limits at shoulder_lift"),
+        (["excite", "--robot", "planar2", "--obstacle", "0,0,0,1,1,1", "-o", str(d / "e.csv")],
+         "planar2 has no collision geometry"),
+        (["excite", "--robot", "ur5", "--workspace", "0,0,0,-1,1,1", "-o", str(d / "e.csv")], "workspace must be a box"),
+        (["excite", "--robot", "ur5", "--srdf", "ur5.srdf", "-o", str(d / "e.csv")], "--srdf names link pairs of a URDF"),
         (ident + ["--stribeck-vs", "fit", data], "--stribeck-vs fit identifies the Stribeck velocity of the fs term"),
         (["excite", "--robot", "planar2", "--joint-terms", "fv,fs", "--stribeck-vs", "fit", "-o", str(d / "e.csv")],
          "--stribeck-vs fit is for 'jaxid identify'"),
@@ -266,3 +275,70 @@ def test_log_formats_and_paths_exit_2_with_one_line(run, capsys):
         assert main(["identify", "--robot", "planar2", "--cutoff", "3", "-o", str(d / name), "--quiet", *extra]) == 0
     a, b = (results.load_params(d / n) for n in ("rad.json", "deg.json"))
     np.testing.assert_allclose(np.asarray(a.theta), np.asarray(b.theta), rtol=1e-6, atol=1e-9)
+
+
+def test_joint_trajectory_export():
+    from jaxid.cli.excite import joint_trajectory
+
+    t = np.array([0.0, 0.008, 1.5])
+    q = np.arange(6.0).reshape(3, 2)
+    msg = json.loads(json.dumps(joint_trajectory(("a", "b"), t, q, 2 * q, 3 * q)))
+    assert msg["joint_names"] == ["a", "b"] and len(msg["points"]) == 3
+    assert msg["points"][1]["time_from_start"] == {"sec": 0, "nanosec": 8_000_000}
+    assert msg["points"][2]["time_from_start"] == {"sec": 1, "nanosec": 500_000_000}
+    assert msg["points"][2]["positions"] == [4.0, 5.0] and msg["points"][2]["accelerations"] == [12.0, 15.0]
+
+
+def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
+    import importlib
+    from types import SimpleNamespace
+
+    opt = importlib.import_module("jaxid.excitation.optimize")  # the module, not the function
+
+    seen = {}
+
+    def infeasible(robot, **kwargs):
+        seen.update(kwargs)
+        margin = {"self-collision": (0.01, "base_link/forearm_link"), "floor": (-0.03, "wrist_1_link")}
+        feasibility = opt.Feasibility.from_arrays(np.zeros(5), np.zeros(5), margin)
+        return SimpleNamespace(feasible=False, feasibility=feasibility)
+
+    monkeypatch.setattr(opt, "optimize", infeasible)
+    out = tmp_path / "traj.csv"
+    assert main(["excite", "--robot", "ur5", "--quiet", "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("jaxid excite: error: no start meets") and "\n" not in err
+    assert "floor wrist_1_link: -10 mm  VIOLATED: 30 mm short of 20 mm" in err and "forearm" not in err
+    assert not out.exists()
+    # What it was asked: the UR5's capsules and ranges, a home at their centres.
+    np.testing.assert_allclose(seen["home"], [0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
+    assert seen["constraints"].floor == 0.0 and len(seen["constraints"].capsules) == 8
+
+
+def test_start_from_prepends_a_checked_move_to_home():
+    from types import SimpleNamespace
+
+    from jaxid.cli import UserError
+    from jaxid.cli.excite import _with_approach
+    from jaxid.excitation.constraints import Constraints
+    from jaxid.excitation.optimize import _limits
+    from jaxid.model import geometry
+
+    robot = jaxid.models.ur5()
+    limits = dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1])
+    lim, cons = _limits(robot, limits), Constraints(geometry.ur5())
+    home = 0.5 * (geometry.UR5_RANGES[0] + geometry.UR5_RANGES[1])
+    t = np.arange(201) / 100.0
+    traj = (t, np.tile(home, (201, 1)), np.zeros((201, 6)), np.zeros((201, 6)))
+    # Both moves below are as long (the largest step is 1.229 rad in both): one compiled check.
+    args = SimpleNamespace(start_from="1.2292,-1.2,1.2,-1.5,-1.5,0.3", margin=0.05, fs=100.0)
+    T, (t2, q, qd, qdd) = _with_approach(args, robot, limits, lim, cons, home, traj)
+    assert T > 0 and np.all(np.diff(t2) > 0) and len(t2) == len(t) + round(T * 100)
+    np.testing.assert_allclose(q[0], [1.2292, -1.2, 1.2, -1.5, -1.5, 0.3])
+    np.testing.assert_allclose(np.r_[qd[0], qdd[0]], 0.0, atol=1e-12)
+    assert np.max(np.abs(np.diff(q, axis=0))) < 0.05  # no jump where the excitation begins
+    assert np.all(np.abs(qd) <= lim["qd_max"]) and np.all(np.abs(qdd) <= lim["qdd_max"])
+    # From a pose with the wrist in the table, the move is refused, naming the constraint.
+    args.start_from = "0,-0.4,2.8,-1.57,-1.57,0"
+    with pytest.raises(UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"):
+        _with_approach(args, robot, limits, lim, cons, home, traj)

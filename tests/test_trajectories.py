@@ -130,3 +130,20 @@ def test_random_multisine_is_seeded_and_in_range():
 def test_bad_input_raises(coeffs, call, match):
     with pytest.raises(ValueError, match=match):
         call(*coeffs)
+
+
+def test_approach_is_rest_to_rest_within_its_limits():
+    from jaxid.excitation.trajectories import approach, approach_duration
+
+    q_from, q_to = np.array([0.5, -1.0, 0.0]), np.array([-0.3, 0.2, 0.0])
+    qd_max, qdd_max, qddd_max = np.array([1.0, 0.5, 1.0]), np.array([2.0, 2.0, 2.0]), np.array([40.0, 40.0, 40.0])
+    T = approach_duration(q_from, q_to, qd_max, qdd_max, qddd_max)
+    t = np.linspace(0, T, 20001)
+    q, qd, qdd = (np.asarray(x) for x in approach(q_from, q_to, T, t))
+    np.testing.assert_allclose(q[[0, -1]], [q_from, q_to], atol=1e-14)
+    np.testing.assert_allclose(np.r_[qd[[0, -1]], qdd[[0, -1]]], 0.0, atol=1e-14)
+    use = [np.max(np.abs(x) / lim, axis=0) for x, lim in ((qd, qd_max), (qdd, qdd_max),
+                                                         (np.gradient(qdd, t, axis=0), qddd_max))]
+    assert max(u.max() for u in use) == pytest.approx(1.0, abs=1e-3)  # the binding limit is reached
+    assert all(u.max() <= 1.0 + 1e-3 for u in use)
+    np.testing.assert_allclose(np.gradient(q, t, axis=0), qd, atol=1e-6)

@@ -12,16 +12,23 @@ regressor ``W_b D^-1`` (D: the column norms), sampled on a coarse time grid:
 - ``"logdet"``: D-optimal design, -log det G (Swevers et al. 1997). G has a unit
   diagonal, so det G <= 1 (Hadamard) and the value is >= 0, 0 for orthogonal columns.
 
-Joint position, velocity, acceleration and torque limits (torque from the model's
-nominal parameters) enter as quadratic penalties on the coarse grid, tightened by a
-margin; every start is then checked against the full limits on a dense grid. Several
-random starts are optimised at once (``jax.vmap``); the best start that meets every
-limit on the dense grid is returned.
+Joint position, velocity, acceleration, jerk and torque limits (torque from the model's
+nominal parameters) and, optionally, geometric constraints on the link capsules
+(self-collision, floor, workspace box, obstacle boxes: ``jaxid.excitation.constraints``)
+enter as quadratic penalties on the coarse grid, tightened by a margin; every start is
+then checked against the full limits and constraints on a dense grid (10x the coarse
+one by default). Several random starts are optimised at once (``jax.vmap``), in one
+jitted step that includes every constraint; the best start that meets every limit and
+constraint on the dense grid is returned.
+
+With a ``home`` pose the mean position is not free: it is set so that the zero-start
+series starts (and, being periodic, ends) at home, at rest (qd = qdd = 0), the boundary
+conditions of Swevers et al. (1997).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +37,7 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxid.dynamics.terms import rnea
-from jaxid.excitation.trajectories import _zero_start, fourier, fourier_period
+from jaxid.excitation.trajectories import _fourier_jerk, _zero_start, fourier, fourier_period
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
 from jaxid.signals import _static_int, _static_positive
@@ -38,8 +45,12 @@ from jaxid.signals import _static_int, _static_positive
 __all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
 
 #: The limits checked, in report order, with their units.
-LIMITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s^2", "torque": "N m"}
-_LIMIT_FIELDS = ("q_min", "q_max", "qd_max", "qdd_max", "tau_max")
+LIMITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s^2", "jerk": "rad/s^3",
+          "torque": "N m"}
+_LIMIT_FIELDS = ("q_min", "q_max", "qd_max", "qdd_max", "qddd_max", "tau_max")
+#: Geometric constraints on the coarse grid keep this much more than their clearance, m, and
+#: their penalty counts excesses in units of GEOMETRY_SCALE, m.
+GEOMETRY_EXTRA, GEOMETRY_SCALE = 0.01, 0.05
 OBJECTIVES = ("cond", "logdet")
 #: Steps per progress-bar update (one jitted call runs this many optimiser steps).
 CHUNK = 10
@@ -79,20 +90,20 @@ def _scales(lim):
     finite = np.isfinite(lim["q_min"]) & np.isfinite(lim["q_max"])
     lo, hi = np.where(finite, lim["q_min"], 0.0), np.where(finite, lim["q_max"], 0.0)
     centre, half = 0.5 * (lo + hi), np.where(finite, 0.5 * (hi - lo), np.inf)
-    return centre, np.stack([half, lim["qd_max"], lim["qdd_max"], lim["tau_max"]])
+    return centre, np.stack([half, lim["qd_max"], lim["qdd_max"], lim["qddd_max"], lim["tau_max"]])
 
 
-def _usage(q, qd, qdd, tau, centre, bound):
-    """Fraction of each limit used, (4, ..., n): position (of the half range about its
-    centre), velocity, acceleration, torque; <= 1 means within the limit."""
-    x = jnp.stack([q - centre, qd, qdd, tau])
-    return jnp.abs(x) / bound.reshape((4,) + (1,) * (x.ndim - 2) + (-1,))
+def _usage(q, qd, qdd, qddd, tau, centre, bound):
+    """Fraction of each limit used, (5, ..., n): position (of the half range about its
+    centre), velocity, acceleration, jerk, torque; <= 1 means within the limit."""
+    x = jnp.stack([q - centre, qd, qdd, qddd, tau])
+    return jnp.abs(x) / bound.reshape((5,) + (1,) * (x.ndim - 2) + (-1,))
 
 
-def _report(q, qd, qdd, tau, centre, bound):
-    """(usage (4,), excess (4,)): the largest fraction of each limit used along (N, n)
+def _report(q, qd, qdd, qddd, tau, centre, bound):
+    """(usage (5,), excess (5,)): the largest fraction of each limit used along (N, n)
     signals, and the largest excess over it in its units (0 when met)."""
-    u = jnp.max(_usage(q, qd, qdd, tau, centre, bound), axis=1)  # (4, n)
+    u = jnp.max(_usage(q, qd, qdd, qddd, tau, centre, bound), axis=1)  # (5, n)
     # (u - 1) * bound is the distance beyond the limit; absent limits give -inf there.
     excess = jnp.max(jnp.where(jnp.isfinite(bound), (u - 1) * bound, 0.0), axis=1)
     return jnp.max(u, axis=1), jnp.maximum(excess, 0.0)
@@ -100,42 +111,61 @@ def _report(q, qd, qdd, tau, centre, bound):
 
 @dataclass(frozen=True)
 class Feasibility:
-    """How a trajectory meets the limits (keys in the order of ``LIMITS``).
+    """How a trajectory meets the limits (keys in the order of ``LIMITS``) and constraints.
 
-    violation: largest excess over each limit, in its units (rad, rad/s, rad/s^2, N m);
-        0 when met. usage: largest fraction of each limit used (<= 1 when met; the
+    violation: largest excess over each limit, in its units (rad, rad/s, rad/s^2, rad/s^3,
+        N m); 0 when met. usage: largest fraction of each limit used (<= 1 when met; the
         position fraction is of the half range about its centre); 0 for absent limits.
+    margin: per geometric constraint kind (``constraints.KINDS``) present, (worst margin
+        in m, where): the least distance beyond the required clearance along the
+        trajectory (>= 0 when met) and the pair or link it is at, e.g.
+        ``{"self-collision": (0.012, "wrist_3_link/forearm_link"), "floor": (0.04, "wrist_1_link")}``.
     """
 
     violation: dict
     usage: dict
+    margin: dict = field(default_factory=dict)
 
     @classmethod
-    def from_arrays(cls, usage, excess):
-        return cls(dict(zip(LIMITS, map(float, excess))), dict(zip(LIMITS, map(float, usage))))
+    def from_arrays(cls, usage, excess, margin=None):
+        return cls(dict(zip(LIMITS, map(float, excess))), dict(zip(LIMITS, map(float, usage))), dict(margin or {}))
 
     @property
     def feasible(self) -> bool:
-        return all(v == 0.0 for v in self.violation.values())
+        return all(v == 0.0 for v in self.violation.values()) and all(m >= 0 for m, _ in self.margin.values())
+
+    def lines(self, clearance=0.0):
+        """The worst margins as text, e.g. "self-collision wrist_3_link/forearm_link: 32 mm
+        (clearance 20 mm kept)"."""
+        return [f"{kind} {where}: {1e3 * (m + clearance):.0f} mm" + ("" if m >= 0 else
+                f"  VIOLATED: {-1e3 * m:.0f} mm short of {1e3 * clearance:.0f} mm")
+                for kind, (m, where) in self.margin.items()]
 
 
-def check_limits(model, q, qd, qdd, tau=None, limits=None) -> Feasibility:
-    """Check joint position, velocity, acceleration and torque limits along a trajectory.
+def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraints=None) -> Feasibility:
+    """Check joint limits and geometric constraints along a trajectory.
 
     q, qd, qdd: (N, n), rad, rad/s, rad/s^2; tau: (N, n) N m, default the model's torque
     with its nominal parameters (``rnea``). limits: overrides of the model's limits
-    (``q_min``, ``q_max``, ``qd_max``, ``qdd_max``, ``tau_max``, (n,) or scalar).
+    (``q_min``, ``q_max``, ``qd_max``, ``qdd_max``, ``qddd_max``, ``tau_max``, (n,) or
+    scalar). qddd: jerk (N, n), rad/s^3 (default: the jerk limit is not checked).
+    constraints: ``jaxid.excitation.constraints.Constraints`` to check at the samples q.
     """
     n = int(model.n)
-    q, qd, qdd = (jnp.asarray(x, dtype=float) for x in (q, qd, qdd))
-    for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+    qddd = jnp.zeros_like(jnp.asarray(q, dtype=float)) if qddd is None else qddd
+    q, qd, qdd, qddd = (jnp.asarray(x, dtype=float) for x in (q, qd, qdd, qddd))
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("qddd", qddd)):
         if x.ndim != 2 or x.shape[1] != n or x.shape != q.shape:
             raise ValueError(f"{name} must have shape (N, {n}) like q, got {x.shape}")
     tau = rnea(model, q, qd, qdd) if tau is None else jnp.asarray(tau, dtype=float)
     if tau.shape != q.shape:
         raise ValueError(f"tau must have shape {q.shape} like q, got {tau.shape}")
     centre, bound = _scales(_limits(model, limits))
-    return Feasibility.from_arrays(*jax.jit(_report)(q, qd, qdd, tau, centre, bound))
+    margin = None
+    if constraints is not None:
+        worst = jax.jit(lambda x: jnp.min(constraints.margins(model, x), axis=0))(q)
+        margin = constraints.report(model.parents, worst)
+    return Feasibility.from_arrays(*jax.jit(_report)(q, qd, qdd, qddd, tau, centre, bound), margin)
 
 
 # ---- objective ---------------------------------------------------------------------------
@@ -187,7 +217,10 @@ class Excitation:
     initial_cond / initial_logdet / initial_feasible and final_cond / final_logdet /
     final_feasible: per start (n_starts,), before and after optimisation, dense grid.
     best_start: index of the returned start. time_s: wall time of ``optimize``, s
-    (compilation included). steps: optimiser steps per start.
+    (compilation included). steps: optimiser steps per start. initial_margin /
+    final_margin: per start, the worst geometric margin (m, dense grid; NaN without
+    constraints). home: the rest pose (n,) rad it starts and ends at, or None (then it
+    starts at rest at q0 - sum_k b_k / (k w)).
     """
 
     a: np.ndarray
@@ -209,6 +242,9 @@ class Excitation:
     best_start: int
     time_s: float
     steps: int
+    initial_margin: np.ndarray = None
+    final_margin: np.ndarray = None
+    home: np.ndarray = None
 
     @property
     def period(self) -> float:
@@ -222,6 +258,10 @@ class Excitation:
     def sample(self, t):
         """(q, qd, qdd), each (N, n), rad, rad/s, rad/s^2, at times t (N,), s."""
         return fourier(self.a, self.b, self.q0, self.omega_f, t, zero_start=True)
+
+    def jerk(self, t):
+        """Jerk (N, n), rad/s^3, at times t (N,), s."""
+        return _fourier_jerk(jnp.asarray(self.a), jnp.asarray(self.b), self.omega_f, jnp.asarray(t, dtype=float))
 
     def trajectory(self, fs, periods=1):
         """Sample ``periods`` periods at fs Hz, both ends included (at rest there).
@@ -245,6 +285,7 @@ class Excitation:
             "objective": self.objective, "value": self.value, "cond": self.cond,
             "logdet": self.logdet, "feasible": self.feasible,
             "violation": self.feasibility.violation, "usage": self.feasibility.usage,
+            "margin_m": {k: {"margin": m, "where": w} for k, (m, w) in self.feasibility.margin.items()},
             "random_cond_median": float(np.median(init)), "random_cond_best": float(init.min()),
             "harmonics": int(self.a.shape[1]), "base_frequency_hz": self.omega_f / (2 * np.pi),
             "period_s": self.period, "n_starts": int(init.size), "steps": self.steps,
@@ -281,6 +322,8 @@ def optimize(
     progress=True,
     regressor_fn=None,
     columns=None,
+    constraints=None,
+    home=None,
 ) -> Excitation:
     """Optimise a zero-start Fourier excitation for the identifiability of a model.
 
@@ -301,7 +344,7 @@ def optimize(
         seed: seeds the random starts; q0: initial mean position (n,), rad, default the
             centres of the position ranges (the starts then spread about them); optimised.
         limits: overrides of the model's limits (dict of ``q_min``, ``q_max``, ``qd_max``,
-            ``qdd_max``, ``tau_max``). margin: the optimiser keeps every limit within
+            ``qdd_max``, ``qddd_max`` (jerk, rad/s^3), ``tau_max``). margin: the optimiser keeps every limit within
             (1 - margin) of its value (position: of the half range) on the coarse grid, so
             that the dense check passes between samples. penalty: weight of the squared
             limit excesses (fractions of the limits, summed over samples and joints).
@@ -312,11 +355,20 @@ def optimize(
         columns: indices of the regressor columns to condition, default the base
             parameters (``base_parameters(model).indices``, or, with regressor_fn, the
             independent columns of regressor_fn on random states).
+        constraints: ``jaxid.excitation.constraints.Constraints`` (link capsules,
+            self-collision clearance, floor, workspace, obstacles); on the coarse grid each
+            margin is kept >= GEOMETRY_EXTRA m (or half its value at the rest pose, if
+            less), penalised as ``penalty`` times the squared
+            shortfall in units of GEOMETRY_SCALE m; checked exactly on the dense grid.
+        home: rest pose (n,), rad: the trajectory starts and ends there at rest (q0 is then
+            not free; give one or the other). It must lie within the position limits and
+            meet the constraints, else a ValueError names the joint or the pair.
 
     Random starts draw a, b ~ N(0, qd_max^2) and shift q0 by up to a quarter of each
-    position range, then scale (a, b) down until the start meets every limit (within the
-    margin) on the coarse grid. Returns an ``Excitation``; if no start meets the limits
-    on the dense grid, the least violating one is returned with ``feasible`` False.
+    position range (not with a home), then scale (a, b) down until the start meets every
+    limit and constraint (within the margins) on the coarse grid. Returns an
+    ``Excitation``; if no start meets the limits and constraints on the dense grid, the
+    least violating one is returned with ``feasible`` False.
     """
     t_start = time.perf_counter()
     H = _static_int(harmonics, "harmonics", 2)
@@ -341,6 +393,18 @@ def optimize(
     # Optimise in units of the limits so one learning rate suits every robot.
     v_scale = np.where(np.isfinite(lim["qd_max"]), lim["qd_max"], 1.0)[:, None]
     q_scale = np.where(np.isfinite(bound[0]), bound[0], 1.0)
+    if home is not None:
+        if q0 is not None:
+            raise ValueError("give home (the rest pose at both ends) or q0 (the mean position), not both")
+        home = np.asarray(home, dtype=float)
+        if home.shape != (n,) or not np.all(np.isfinite(home)):
+            raise ValueError(f"home must be a finite array of shape ({n},), rad; got {home}")
+        out = np.flatnonzero((home < lim["q_min"]) | (home > lim["q_max"]))
+        if out.size:
+            j = int(out[0])
+            name = model.names[j] if hasattr(model, "names") else f"joint {j + 1}"
+            raise ValueError(f"home pose outside the position limits at {name}: {home[j]:.4g} rad not in "
+                             f"[{lim['q_min'][j]:.4g}, {lim['q_max'][j]:.4g}]")
     if q0 is None:
         q0_hat = np.zeros(n)
     else:
@@ -352,6 +416,20 @@ def optimize(
             raise ValueError(f"q0 = {q0} rad is not inside the position limits less the margin "
                              f"({margin:g} of each half range); move it towards the centre")
 
+    # Margins at the rest pose (home, or the initial mean position): a margin that no motion
+    # can raise above GEOMETRY_EXTRA there (a link that never moves the part that is close)
+    # is kept at half its value on the coarse grid instead.
+    rest = home if home is not None else centre + q0_hat * q_scale
+    target = np.zeros(0)
+    if constraints is not None:
+        worst = np.asarray(jax.jit(lambda q: constraints.margins(model, q)[0])(jnp.asarray(rest)[None]))
+        target = np.clip(0.5 * worst, 0.0, GEOMETRY_EXTRA)
+        bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
+        if bad and home is not None:
+            kind, (m, where) = next(iter(bad.items()))
+            raise ValueError(f"home pose violates the {kind} constraint at {where}: clearance "
+                             f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
+                             "are required; move it")
     fn = regressor_fn if regressor_fn is not None else (lambda q, qd, qdd: regressor(model, q, qd, qdd))
     key_cols, key_start = jax.random.split(jax.random.key(seed))
     if columns is None:
@@ -364,35 +442,46 @@ def optimize(
         raise ValueError(f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
                          f"columns; use n_samples >= {-(-columns.size // n)}")
 
+    wk = omega * np.arange(1, H + 1)
     t_coarse = jnp.arange(n_samples) * (period / n_samples)
     t_dense = jnp.arange(check_samples) * (period / check_samples)
     centre_j, bound_j = jnp.asarray(centre), jnp.asarray(bound)
 
     def physical(z):
-        return z["a"] * v_scale, z["b"] * v_scale, centre + z["q0"] * q_scale
+        a, b = z["a"] * v_scale, z["b"] * v_scale
+        if home is None:
+            return a, b, centre + z["q0"] * q_scale
+        # The mean position that puts q(0) = q0 - sum_k b'_k / (k w) (b' projected) at home.
+        return a, b, home + jnp.sum(_zero_start(a, b)[1] / wk, axis=1)
 
     def trajectory(z, t):
         a, b, q0_ = physical(z)
-        return fourier(a, b, q0_, omega, t, zero_start=True)
+        q, qd, qdd = fourier(a, b, q0_, omega, t, zero_start=True)
+        return q, qd, qdd, _fourier_jerk(*_zero_start(a, b), omega, t)
+
+    def geometry(q):  # (N, M) margins, m, or (N, 0)
+        return constraints.margins(model, q) if constraints is not None else jnp.zeros((q.shape[0], 0))
 
     def usage(z, t):
-        q, qd, qdd = trajectory(z, t)
-        return _usage(q, qd, qdd, rnea(model, q, qd, qdd), centre_j, bound_j)
+        """(fractions of the limits (5, N, n), geometric margins (N, M))."""
+        q, qd, qdd, qddd = trajectory(z, t)
+        return _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j), geometry(q)
 
     def loss(z):
-        q, qd, qdd = trajectory(z, t_coarse)
+        q, qd, qdd, qddd = trajectory(z, t_coarse)
         W = _stacked(fn(q, qd, qdd))[:, columns]
         value = _singular_measures(W)[OBJECTIVES.index(objective)]
-        u = _usage(q, qd, qdd, rnea(model, q, qd, qdd), centre_j, bound_j)
+        u = _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j)
         excess = jnp.sum(jax.nn.relu(u - (1 - margin)) ** 2)
+        excess += jnp.sum(jax.nn.relu((target - geometry(q)) / GEOMETRY_SCALE) ** 2)
         return value + penalty * excess, value
 
     model_p = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1, n), float),) * 3).shape[-1]
     if columns.max() >= model_p or columns.min() < 0:
         raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
 
-    z0 = _random_starts(key_start, S, n, H, q0_hat, q0 is None, trajectory, usage, t_coarse,
-                        centre_j, bound_j, 1 - margin)
+    z0 = _random_starts(key_start, S, n, H, q0_hat, q0 is None and home is None, trajectory, usage, t_coarse,
+                        centre_j, bound_j, 1 - margin, target)
     schedule = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01)
     opt = optax.adam(schedule)
     grad = jax.vmap(jax.value_and_grad(loss, has_aux=True))
@@ -425,29 +514,34 @@ def optimize(
     @jax.jit
     def evaluate(z):
         def one(zi):
-            q, qd, qdd = trajectory(zi, t_dense)
+            q, qd, qdd, qddd = trajectory(zi, t_dense)
             cond, logdet = _true_measures(_stacked(fn(q, qd, qdd))[:, columns])
-            usage, excess = _report(q, qd, qdd, rnea(model, q, qd, qdd), centre_j, bound_j)
-            return cond, logdet, usage, excess
+            usage, excess = _report(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j)
+            return cond, logdet, usage, excess, jnp.min(geometry(q), axis=0, initial=np.inf)
 
         return jax.lax.map(one, z)
 
     initial, final = (jax.tree.map(np.asarray, evaluate(z)) for z in (z0, z_best))
-    feasible = [np.all(r[3] == 0.0, axis=1) for r in (initial, final)]
+    feasible = [np.all(r[3] == 0.0, axis=1) & np.all(r[4] >= 0.0, axis=1) for r in (initial, final)]
     values = final[OBJECTIVES.index(objective)]
     # The best start that meets every limit; with none, the smallest total relative excess.
     rank = (np.where(feasible[1], values, np.inf) if feasible[1].any()
-            else np.sum(np.maximum(final[2] - 1.0, 0.0), axis=1))
+            else np.sum(np.maximum(final[2] - 1.0, 0.0), axis=1)
+            + np.sum(np.maximum(-final[4], 0.0), axis=1) / GEOMETRY_SCALE)
     i = int(np.argmin(rank))
+    worst_margin = [np.min(r[4], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
+                    for r in (initial, final)]
+    margin_report = constraints.report(model.parents, final[4][i]) if constraints is not None else None
     a, b, q0_best = (np.asarray(x) for x in physical(jax.tree.map(lambda x: x[i], z_best)))
     a, b = (np.asarray(x) for x in _zero_start(jnp.asarray(a), jnp.asarray(b)))
     return Excitation(
         a=a, b=b, q0=q0_best, omega_f=float(omega), objective=objective, value=float(values[i]),
         cond=float(final[0][i]), logdet=float(final[1][i]),
-        feasibility=Feasibility.from_arrays(final[2][i], final[3][i]), columns=columns,
+        feasibility=Feasibility.from_arrays(final[2][i], final[3][i], margin_report), columns=columns,
         initial_cond=initial[0], initial_logdet=initial[1], initial_feasible=feasible[0],
         final_cond=final[0], final_logdet=final[1], final_feasible=feasible[1], best_start=i,
-        time_s=time.perf_counter() - t_start, steps=steps,
+        time_s=time.perf_counter() - t_start, steps=steps, initial_margin=worst_margin[0],
+        final_margin=worst_margin[1], home=home,
     )
 
 
@@ -455,13 +549,14 @@ def _stacked(Y):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac):
+def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target):
     """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
 
-    The position excursion, velocity and acceleration are linear in the scale of (a, b),
-    which gives the largest admissible scale; the torque is not (gravity does not scale),
-    so the largest of a geometric ladder below it that meets every limit is taken (the
-    smallest if none does: the penalties then take over).
+    Each joint's position excursion, velocity, acceleration and jerk are linear in the
+    scale of its (a, b), which gives its largest admissible scale; the torque and the geometric
+    constraints are not (gravity does not scale), so the largest of a geometric ladder
+    below it that meets every limit and constraint is taken (the smallest if none does:
+    the penalties then take over).
     """
     ka, kb, kq = jax.random.split(key, 3)
     q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
@@ -473,14 +568,21 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
     def scaled(zi, s):
         return {"a": zi["a"] * s, "b": zi["b"] * s, "q0": zi["q0"]}
 
+    def meets(zi):
+        u, m = usage(zi, t)
+        return jnp.all(u <= frac) & jnp.all(m >= target)
+
     def scale(zi):
-        q, qd, qdd = trajectory(zi, t)
+        q, qd, qdd, qddd = trajectory(zi, t)
+        # The position at zero scale: q0 (the mean) or, with a home, the home pose.
         q_mean = trajectory(scaled(zi, 0.0), t[:1])[0][0]
-        rate = jnp.max(jnp.stack([jnp.abs(q - q_mean), jnp.abs(qd), jnp.abs(qdd)]), axis=1) / bound[:3]
+        rate = jnp.max(jnp.stack([jnp.abs(q - q_mean), jnp.abs(qd), jnp.abs(qdd), jnp.abs(qddd)]), axis=1) / bound[:4]
         off = jnp.abs(q_mean - centre) / bound[0]
-        s_lin = jnp.min(jnp.stack([frac - off, jnp.full(n, frac), jnp.full(n, frac)]) / rate)
-        s_lin = jnp.where(jnp.isfinite(s_lin), s_lin, 1.0)  # no finite limit: keep the draw
-        ok = jax.vmap(lambda s: jnp.all(usage(scaled(zi, s), t) <= frac))(s_lin * ladder)
+        # Per joint: each joint's position, velocity, acceleration and jerk scale with its own
+        # coefficients, so every joint uses its own range rather than the tightest joint's.
+        s_lin = jnp.min(jnp.stack([frac - off] + [jnp.full(n, frac)] * 3) / rate, axis=0)
+        s_lin = jnp.where(jnp.isfinite(s_lin), s_lin, 1.0)[:, None]  # no finite limit: keep the draw
+        ok = jax.vmap(lambda s: meets(scaled(zi, s_lin * s)))(ladder)
         first = jnp.where(jnp.any(ok), jnp.argmax(ok), ladder.size - 1)
         return scaled(zi, s_lin * ladder[first])
 

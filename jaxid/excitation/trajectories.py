@@ -10,10 +10,11 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxid.signals import _check_finite
 
-__all__ = ["fourier", "fourier_period", "multisine", "random_multisine"]
+__all__ = ["approach", "approach_duration", "fourier", "fourier_period", "multisine", "random_multisine"]
 
 
 def _array(x, name, ndim):
@@ -102,6 +103,36 @@ def _fourier(a, b, q0, omega_f, t, zero_start):
     qd = c @ a.T + s @ b.T
     qdd = c @ (b * wk).T - s @ (a * wk).T
     return q, qd, qdd
+
+
+def _fourier_jerk(a, b, omega_f, t):
+    """Jerk (N, n), rad/s^3, of ``fourier(a, b, ., omega_f, t)`` for coefficients a, b (n, H)
+    as used (already projected when zero_start): sum_k -(k w)^2 (a_ik cos + b_ik sin)(k w t)."""
+    wk = omega_f * jnp.arange(1, a.shape[1] + 1)
+    s, c = jnp.sin(t[:, None] * wk), jnp.cos(t[:, None] * wk)
+    return -(c @ (a * wk**2).T + s @ (b * wk**2).T)
+
+
+def approach(q_from, q_to, duration, t):
+    """A rest-to-rest move from q_from to q_to (n,), rad, in ``duration`` s: the quintic
+    (minimum-jerk) blend q = q_from + (q_to - q_from) (10 s^3 - 15 s^4 + 6 s^5), s = t / duration
+    clipped to [0, 1], with zero velocity and acceleration at both ends (Biagiotti &
+    Melchiorri 2008, section 2.1.5). t: (N,) s. Returns (q, qd, qdd), each (N, n)."""
+    q_from, q_to = jnp.asarray(q_from, dtype=float), jnp.asarray(q_to, dtype=float)
+    s = jnp.clip(jnp.asarray(t, dtype=float) / duration, 0.0, 1.0)[:, None]
+    dq = q_to - q_from
+    q = q_from + dq * s**3 * (10 - 15 * s + 6 * s**2)
+    qd = dq * 30 * s**2 * (1 - s) ** 2 / duration
+    qdd = dq * 60 * s * (1 - s) * (1 - 2 * s) / duration**2
+    return q, qd, qdd
+
+
+def approach_duration(q_from, q_to, qd_max, qdd_max, qddd_max=np.inf):
+    """The shortest duration, s, of ``approach`` within the velocity, acceleration and jerk
+    limits (n,): its peaks are 15/8, 10/sqrt(3) and 60 times |dq| / T, / T^2, / T^3."""
+    dq = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))
+    return float(np.max(np.concatenate([
+        1.875 * dq / qd_max, np.sqrt(10 / np.sqrt(3) * dq / qdd_max), np.cbrt(60 * dq / qddd_max), [0.0]])))
 
 
 def multisine(amplitudes, frequencies_hz, phases, t, offset=0.0):
