@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # each single-threaded (XLA and BLAS thread pools would only spin against the other worker).
 TEST_WORKERS ?= 2
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
-	XLA_FLAGS="$(XLA_FLAGS) --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+	XLA_FLAGS="$(XLA_FLAGS) --xla_cpu_multi_thread_eigen=false"
 
 .PHONY: demo test test-all docs notebooks clean
 
