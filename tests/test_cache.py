@@ -96,9 +96,13 @@ def test_interrupt_and_terminate_end_with_one_line(tmp_path):
         out = tmp_path / f"out{code}.csv"
         p = subprocess.Popen([sys.executable, "-m", "jaxid", "excite", "--robot", "planar2", "--steps", "100000",
                               "-o", str(out)], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        _wait_cpu(p.pid, 6.0)  # past the imports (about 3 s of CPU), inside the excitation's compile
-        p.send_signal(sig)
-        _, err = p.communicate(timeout=600)  # an XLA compile on a loaded machine can hold the interpreter for minutes
+        try:
+            _wait_cpu(p.pid, 6.0)  # past the imports (about 3 s of CPU), inside the excitation's compile
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=600)  # a compile on a loaded machine can hold the interpreter for minutes
+        finally:
+            p.kill()  # never leave a 100000-step optimisation running after a failure
+            p.wait()
         assert p.returncode == code, err
         assert err.strip().splitlines()[-1] == f"jaxid excite: {word}" and "Traceback" not in err
         assert not out.exists()
