@@ -94,8 +94,11 @@ def test_interrupt_and_terminate_end_with_one_line(tmp_path):
     env = dict(os.environ, JAXID_CACHE_DIR="off")
     for sig, code, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
         out = tmp_path / f"out{code}.csv"
+        # As from a terminal: SIGINT at its default (a pytest-xdist worker ignores it, and a child
+        # inherits an ignored SIGINT, which Python then leaves ignored).
         p = subprocess.Popen([sys.executable, "-m", "jaxid", "excite", "--robot", "planar2", "--steps", "100000",
-                              "-o", str(out)], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                              "-o", str(out)], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             _wait_cpu(p.pid, 6.0)  # past the imports (about 3 s of CPU), inside the excitation's compile
             p.send_signal(sig)
