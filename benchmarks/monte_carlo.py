@@ -68,7 +68,7 @@ def main(argv=None):
     print(f"UR5 + friction: {W.shape[0] // robot.n} samples, {W.shape[1]} base parameters, {args.runs} runs")
 
     def study(seed):
-        out = run_study(W, theta, sigma, args.runs, estimators=ests, key=jax.random.PRNGKey(seed),
+        out = run_study(W, theta, sigma, args.runs, estimators=ests, key=jax.random.PRNGKey(seed), n_joints=robot.n,
                         names=base.names, batch_size=args.batch_size)
         jax.block_until_ready(jax.tree.leaves(out))
         return out

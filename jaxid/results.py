@@ -153,10 +153,12 @@ def builtin_model(name: str):
 
 
 def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None):
+                joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
+                check_inertia: bool = True):
     """A ``Robot`` from a built-in name or a URDF file, with ``joint_terms`` enabled (values 0)
     and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
-    ``stribeck_vs`` (rad/s)."""
+    ``stribeck_vs`` (rad/s). check_inertia=False accepts a URDF whose inertials are not
+    physical (placeholders: plain least squares does not use them)."""
     import dataclasses
 
     from jaxid.model.robot import Robot
@@ -165,7 +167,8 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
         raise ValueError("give exactly one of a built-in robot name and a URDF path")
     if tip_link is not None and urdf is None:
         raise ValueError("a tip link selects the chain of a URDF file; it needs a URDF path")
-    robot = builtin_model(builtin) if builtin is not None else Robot.from_urdf(urdf, tip_link=tip_link)
+    robot = (builtin_model(builtin) if builtin is not None
+             else Robot.from_urdf(urdf, tip_link=tip_link, check_inertia=check_inertia))
     robot = robot.with_joint_terms(tuple(joint_terms))
     if coulomb_eps is not None:
         if not (math.isfinite(coulomb_eps) and coulomb_eps > 0):
@@ -178,13 +181,14 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
     return robot
 
 
-def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None):
+def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
+                           check_inertia: bool = True):
     """Rebuild the model a params.json file describes; ``builtin``/``urdf`` (and ``tip_link``)
     replace the file's robot while keeping its joint terms, Coulomb scale and Stribeck velocity.
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
-              stribeck_vs=model.get("stribeck_vs"))
+              stribeck_vs=model.get("stribeck_vs"), check_inertia=check_inertia)
     if builtin is not None or urdf is not None:
         return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, **kw)
     if model.get("builtin") is None and model.get("urdf") is None:

@@ -84,7 +84,7 @@ def _estimator(est, n):
     return est
 
 
-def _check(W, theta, sigma, n_runs, names):
+def _check(W, theta, sigma, n_runs, names, n_joints=None):
     W = np.asarray(W, dtype=float)
     theta, sigma = np.asarray(theta, dtype=float), np.asarray(sigma, dtype=float)
     if W.ndim != 2:
@@ -95,6 +95,9 @@ def _check(W, theta, sigma, n_runs, names):
     if sigma.ndim != 1 or sigma.size < 1 or M % sigma.size:
         raise ValueError(f"sigma must hold one noise std per joint (n,), with W rows a multiple of n; "
                          f"got sigma {sigma.shape} for W {W.shape}")
+    if n_joints is not None and sigma.size != int(n_joints):
+        raise ValueError(f"sigma holds {sigma.size} noise std for a {int(n_joints)}-joint robot: give one per "
+                         f"joint, shape ({int(n_joints)},)")
     for label, x in (("W", W), ("theta", theta), ("sigma", sigma)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{label} contains NaN or inf")
@@ -112,7 +115,7 @@ def _check(W, theta, sigma, n_runs, names):
 
 
 def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names=None,
-              devices=None, batch_size: int | None = None):
+              devices=None, batch_size: int | None = None, n_joints: int | None = None):
     """Monte-Carlo study of estimators on ``tau = W @ theta + noise`` (module docstring).
 
     Args:
@@ -131,13 +134,15 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
             per device with repeated keys whose runs are dropped.
         batch_size: runs vmapped together on one device (default: as many as fit in
             about 256 MB of working arrays).
+        n_joints: the robot's joint count n, checked against ``sigma`` (recommended: without
+            it a sigma of the wrong length is caught only when it does not divide W's rows).
 
     Returns:
         A :class:`Study`, or a dict name -> Study when ``estimators`` is a dict.
     """
     b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
-    _check(W, theta, sigma, n_runs, names)
+    _check(W, theta, sigma, n_runs, names, n_joints)
     W, theta, sigma = (jnp.asarray(x, dtype=float) for x in (W, theta, sigma))
     M, b = W.shape
     n = sigma.shape[0]

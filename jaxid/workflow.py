@@ -58,15 +58,15 @@ class WorkflowError(ValueError):
 
 # ---------------------------------------------------------------------------------- models
 def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, joint_terms=(),
-          coulomb_eps: float | None = None, stribeck_vs: float | None = None):
+          coulomb_eps: float | None = None, stribeck_vs: float | None = None, check_inertia: bool = True):
     """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``) or one read from a
     URDF, with ``joint_terms`` enabled, and its ``model`` entry for ``params.json`` (see
     ``jaxid.results.model_description``), with the fingerprint of its kinematics and the
-    URDF's content hash."""
+    URDF's content hash. check_inertia=False accepts placeholder (non-physical) URDF inertials."""
     from jaxid import results
 
     robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, joint_terms=joint_terms,
-                                coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs)
+                                coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs, check_inertia=check_inertia)
     return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link)
 
 
@@ -710,6 +710,7 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
     Returns :class:`Validation`.
     """
     from jaxid import results
+    from jaxid.identification import screening
 
     mismatches = results.model_mismatches(robot, params)
     if params.model.get("n") not in (None, robot.n):  # predictions would not even have the data's shape
@@ -719,6 +720,11 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
     for i, ds in enumerate(prepared.datasets):
         real = np.asarray(ds.tau) if truth is None else prepared.align(i, truth[i])
         pred = np.asarray(results.predict(robot, params, ds))
+        bad = screening.implausible_values(pred, label=f"{prepared.choices[i]['source']}: the predicted torque",
+                                           names=list(robot.names))
+        if bad:  # an overflowing model: its metrics would be inf or NaN
+            raise WorkflowError(f"{bad.message}; these parameters are not a usable model of this robot "
+                                "(check the params file, and that it was identified for this robot)")
         val.runs.append({"source": prepared.choices[i]["source"], "samples": len(ds),
                          **results.validation_metrics(real, pred, tau_max)})
         val.t.append(np.asarray(ds.t))

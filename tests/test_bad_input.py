@@ -319,3 +319,32 @@ def test_simulate_trajectory_must_match_the_robot(d, capsys):
     fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(d / "traj3.npz"), "-o", str(d / "s.csv")],
           "3 joints in the trajectory but the robot has 2")
     assert not (d / "s.csv").exists()
+
+
+def test_placeholder_inertia_named_and_accepted_by_flag(d, capsys):
+    """A URDF whose inertial violates the triangle inequality is refused with the link named and
+    the flag that accepts it; with the flag, plain least squares runs (it never uses them)."""
+    link = ('<link name="{0}"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="{1}" ixy="0" '
+            'ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
+    joint = ('<joint name="j{0}" type="revolute"><parent link="{1}"/><child link="{2}"/><origin xyz="{3} 0 0"/>'
+             '<axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>')
+    urdf = d / "placeholder.urdf"
+    urdf.write_text('<robot name="p"><link name="base"/>' + link.format("l1", 0.01) + link.format("l2", 0.5)
+                    + joint.format(1, "base", "l1", 0) + joint.format(2, "l1", "l2", 0.4) + "</robot>")
+    argv = ["identify", "--urdf", str(urdf), "-o", str(d / "pu.json"), "--quiet", str(d / "good.csv")]
+    err = fails(capsys, argv, "--no-inertia-check")
+    assert "l2" in err and "triangle" in err, err
+    assert main([*argv, "--no-inertia-check"]) == 0
+    assert (d / "pu.json").is_file()
+
+
+def test_overflowing_predictions_named(d, capsys):
+    """Parameters whose predictions overflow (a corrupted params file) are an error naming the
+    run and the rows, not a TypeError while formatting inf metrics."""
+    assert main(ident(d, d / "good.csv", out="ok.json")) == 0
+    params = json.loads((d / "ok.json").read_text())
+    params["estimate"] = [v * 1e306 for v in params["estimate"]]
+    (d / "huge.json").write_text(json.dumps(params))
+    err = fails(capsys, ["validate", "--params", str(d / "huge.json"), "--quiet", str(d / "good.csv")],
+                "the predicted torque: 400 samples with a non-finite value")
+    assert "not a usable model" in err, err

@@ -141,5 +141,8 @@ def test_rejects_bad_input():
         run_study(W, theta, np.array([0.1, 0.0, 0.1]), 10)
     with pytest.raises(ValueError, match="n_runs"):
         run_study(W, theta, SIGMA, 1)
+    # one std per row divides W's rows too: only the stated joint count catches it
+    with pytest.raises(ValueError, match=r"sigma holds 1 noise std for a 3-joint robot"):
+        run_study(W, theta, SIGMA[:1], 10, n_joints=len(SIGMA))
     with pytest.raises(ValueError, match="unknown estimator"):
         run_study(W, theta, SIGMA, 10, estimators="lasso")

@@ -27,6 +27,9 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
                      help=f"built-in model: ur5 or planarN, e.g. planar2{default}")
     src.add_argument("--urdf", metavar="PATH", help="read the robot from a URDF file instead")
     p.add_argument("--tip-link", metavar="LINK", help="keep only the chain from the root to this URDF link (default: every movable joint of the tree)")
+    p.add_argument("--no-inertia-check", dest="check_inertia", action="store_false",
+                   help="accept URDF inertials that are not physical (placeholders; plain least squares "
+                        "does not use them)")
     if joint_terms is not None:
         p.add_argument("--joint-terms", default=joint_terms, metavar="TERMS",
                        help="per-joint terms of the model, comma-separated subset of ia,fv,fc,fs,fva,offset "
@@ -85,7 +88,7 @@ def model_from_args(args, *, joint_terms=None):
         raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
     try:
         return workflow.model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, joint_terms=joint_terms,
-                              coulomb_eps=eps, stribeck_vs=vs)
+                              coulomb_eps=eps, stribeck_vs=vs, check_inertia=getattr(args, "check_inertia", True))
     except FileNotFoundError:
         raise UserError(f"--urdf: no such file {args.urdf!r}") from None
     except ValueError as e:
@@ -105,7 +108,8 @@ def model_for_params(args, params):
     desc = params.model if params is not None else {}
     builtin = None if args.urdf else (args.robot or (args.robot_default if params is None else None))
     try:
-        model = results.model_from_description(desc, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link)
+        model = results.model_from_description(desc, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link,
+                                               check_inertia=getattr(args, "check_inertia", True))
         if params is not None:
             results.check_model(model, params)
     except FileNotFoundError as e:

@@ -84,8 +84,8 @@ def _inertial(link, path, check=True):
     I_c = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     problem = inertia.physical_problem(m, I_c) if check else None
     if problem:
-        raise URDFError(f"{path}: {what}: {problem}; correct the link's inertia, or pass check_inertia=False "
-                        "when the values are placeholders (plain least squares does not use them)")
+        raise URDFError(f"{path}: {what}: {problem}; correct the link's inertia, or skip the check "
+                        "(check_inertia=False; on the command line --no-inertia-check) when the values are placeholders (plain least squares does not use them)")
     pi_c = _from_mass_com_inertia(m, np.zeros(3), I_c)
     return np.asarray(_transform(pi_c, _origin(el, what, path)))
 
