@@ -143,11 +143,13 @@ def simulate(model, torque_fn, q0, qd0, t, substeps=1):
     return q, qd, qdd, tau
 
 
+@eqx.filter_jit  # eagerly, the jacfwd mass matrix is hundreds of separately compiled ops
 def kinetic_energy(model, q, qd):
     """Kinetic energy 1/2 qd^T M(q) qd, J. q, qd: (n,)."""
     return 0.5 * qd @ _mass(model, q) @ qd
 
 
+@eqx.filter_jit
 def potential_energy(robot, q):
     """Gravitational potential energy of a ``Robot``, -sum_i m_i g . c_i, J. q: (n,)."""
     from jaxid.dynamics.rnea import forward_kinematics
