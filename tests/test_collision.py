@@ -1,6 +1,6 @@
 """Collision geometry and geometric excitation constraints: capsule distances against brute
-force, gradients against finite differences, URDF/SRDF geometry, a collision rejected, and an
-optimised trajectory that starts and ends at rest at home and meets every constraint densely."""
+force, gradients against finite differences, URDF/SRDF geometry, a collision rejected, and
+the constrained optimiser's one-line errors (its optimised trajectory: tests/test_optimize.py)."""
 import struct
 
 import jax
@@ -175,48 +175,3 @@ def test_urdf_collision_geometry_bounds_its_shapes(tmp_path):
     # The unreadable mesh falls back to the skeleton: l3 from its joint to the flange (a point).
     assert caps.radius[4] == 0.04
 
-
-# ---- an optimised planar arm with an obstacle and a home pose ---------------------------
-LIMITS = dict(q_min=[-2.0, -2.0], q_max=[2.0, 2.0], qd_max=[2.0, 2.0], qdd_max=[6.0, 6.0],
-              qddd_max=[30.0, 30.0], tau_max=[30.0, 10.0])
-H, F0 = 3, 0.1
-ARM_HOME = np.array([0.3, 0.4])
-# The planar arm moves in the x-y plane (gravity along -y); a box below its reach on one side.
-OBSTACLE = (np.array([0.6, -2.5, -1.0]), np.array([2.5, -1.0, 1.0]))
-
-
-@pytest.fixture(scope="module")
-def arm():
-    return jaxid.models.planar(2)
-
-
-@pytest.fixture(scope="module")
-def arm_constraints(arm):
-    return Constraints(geometry.skeleton(arm, 0.05), clearance=0.02, floor=None, obstacles=(OBSTACLE,))
-
-
-@pytest.fixture(scope="module")
-def arm_result(arm, arm_constraints):
-    return optimize(arm, harmonics=H, base_frequency=F0, n_starts=2, steps=20, limits=LIMITS,
-                    learning_rate=0.05, progress=False, constraints=arm_constraints, home=ARM_HOME)
-
-
-def test_optimised_trajectory_meets_every_constraint_densely_and_rests_at_home(arm, arm_constraints, arm_result):
-    res = arm_result
-    assert res.feasible and np.all(res.final_feasible)
-    # 20x denser than the check inside optimize: every limit and the obstacle clearance hold.
-    t, q, qd, qdd = (np.asarray(x) for x in res.trajectory(fs=2000 * H * F0))
-    rep = check_limits(arm, q, qd, qdd, limits=LIMITS, qddd=res.jerk(t), constraints=arm_constraints)
-    assert rep.feasible, rep
-    assert rep.margin["obstacle"][0] >= 0 and rep.margin["obstacle"][1].startswith("0/")
-    np.testing.assert_allclose(rep.margin["obstacle"][0], res.feasibility.margin["obstacle"][0], atol=2e-3)
-    # Starts and ends at rest at home: q, qd, qdd at both ends.
-    for k in (0, -1):
-        np.testing.assert_allclose(q[k], ARM_HOME, atol=1e-12)
-        np.testing.assert_allclose(qd[k], 0.0, atol=1e-12)
-        np.testing.assert_allclose(qdd[k], 0.0, atol=1e-12)
-    assert np.all(res.final_cond <= res.initial_cond)
-    # The jerk is the derivative of qdd.
-    dt = t[1] - t[0]
-    np.testing.assert_allclose(np.gradient(qdd, dt, axis=0)[1:-1], np.asarray(res.jerk(t))[1:-1],
-                               atol=1e-3 * np.abs(res.jerk(t)).max())

@@ -1,16 +1,23 @@
-"""jaxid.excitation.optimize: limits met, conditioning improved, true figures, bad input."""
+"""jaxid.excitation.optimize: limits and geometric constraints met densely, at rest at home,
+conditioning improved, true figures, bad input. One constrained optimisation (one compile) is
+shared by the tests."""
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxid
+from jaxid.excitation.constraints import Constraints
 from jaxid.excitation.optimize import check_limits, excitation_objective, optimize
+from jaxid.model import geometry
 
 # A planar 2-link arm (1 m, 1 kg rods) with friction, and limits that bind: holding the
 # arm out takes 19.6 and 4.9 N m of the 30 and 10 available.
 LIMITS = dict(q_min=[-2.0, -2.0], q_max=[2.0, 2.0], qd_max=[2.0, 2.0], qdd_max=[6.0, 6.0],
-              tau_max=[30.0, 10.0])
+              qddd_max=[30.0, 30.0], tau_max=[30.0, 10.0])
 H, F0 = 3, 0.1
+HOME = np.array([0.3, 0.4])
+# The planar arm moves in the x-y plane (gravity along -y); a box below its reach on one side.
+OBSTACLE = (np.array([0.6, -2.5, -1.0]), np.array([2.5, -1.0, 1.0]))
 
 
 @pytest.fixture(scope="module")
@@ -19,9 +26,14 @@ def robot():
 
 
 @pytest.fixture(scope="module")
-def result(robot):
+def constraints(robot):
+    return Constraints(geometry.skeleton(robot, 0.05), clearance=0.02, floor=None, obstacles=(OBSTACLE,))
+
+
+@pytest.fixture(scope="module")
+def result(robot, constraints):
     return optimize(robot, harmonics=H, base_frequency=F0, n_starts=3, steps=40, limits=LIMITS,
-                    learning_rate=0.05, progress=False)
+                    learning_rate=0.05, progress=False, constraints=constraints, home=HOME)
 
 
 def _dense(res):
@@ -37,16 +49,34 @@ def test_limits_met_on_a_dense_grid(robot, result):
         assert np.all(np.abs(x) <= LIMITS[k]), k
     # The reported usage is the largest fraction of each limit along the trajectory.
     np.testing.assert_allclose(result.feasibility.usage["velocity"], np.max(np.abs(qd) / 2.0), rtol=1e-3)
-    # Zero start: at rest at both ends of the period, and periodic.
-    np.testing.assert_allclose(qd[[0, -1]], 0.0, atol=1e-12)
-    np.testing.assert_allclose(qdd[[0, -1]], 0.0, atol=1e-12)
-    np.testing.assert_allclose(q[0], q[-1], atol=1e-12)
+    # At rest at home at both ends of the period.
+    for k in (0, -1):
+        np.testing.assert_allclose(q[k], HOME, atol=1e-12)
+        np.testing.assert_allclose(qd[k], 0.0, atol=1e-12)
+        np.testing.assert_allclose(qdd[k], 0.0, atol=1e-12)
     assert t[-1] == pytest.approx(1 / F0)
+
+
+def test_geometric_constraints_and_jerk_met_densely(robot, constraints, result):
+    assert result.feasible and np.all(result.final_feasible)
+    # 20x denser than the check inside optimize: every limit and the obstacle clearance hold.
+    t, q, qd, qdd = (np.asarray(x) for x in result.trajectory(fs=2000 * H * F0))
+    rep = check_limits(robot, q, qd, qdd, limits=LIMITS, qddd=result.jerk(t), constraints=constraints)
+    assert rep.feasible, rep
+    assert rep.margin["obstacle"][0] >= 0 and rep.margin["obstacle"][1].startswith("0/")
+    np.testing.assert_allclose(rep.margin["obstacle"][0], result.feasibility.margin["obstacle"][0], atol=2e-3)
+    # The jerk is the derivative of qdd.
+    dt = t[1] - t[0]
+    np.testing.assert_allclose(np.gradient(qdd, dt, axis=0)[1:-1], np.asarray(result.jerk(t))[1:-1],
+                               atol=1e-3 * np.abs(result.jerk(t)).max())
 
 
 def test_objective_improved_and_reported_truthfully(robot, result):
     assert np.all(result.initial_feasible)
-    assert np.all(result.final_cond < result.initial_cond)
+    # Every start keeps its best iterate; the constrained steps really optimise (a NaN step,
+    # as an -O0 build of the step gave with the obstacle, would leave every start where it was).
+    assert np.all(result.final_cond <= result.initial_cond)
+    assert np.sum(result.final_cond < 0.9 * result.initial_cond) >= 2
     assert result.cond < np.median(result.initial_cond)
     assert result.value == result.cond == result.final_cond[result.best_start]
     # The reported value is the condition number of the column-normalised base regressor

@@ -27,7 +27,6 @@ conditions of Swevers et al. (1997).
 """
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 
@@ -53,11 +52,6 @@ _LIMIT_FIELDS = ("q_min", "q_max", "qd_max", "qdd_max", "qddd_max", "tau_max")
 #: their penalty counts excesses in units of GEOMETRY_SCALE, m.
 GEOMETRY_EXTRA, GEOMETRY_SCALE = 0.01, 0.05
 OBJECTIVES = ("cond", "logdet")
-#: XLA options of the optimiser's own programs (the Adam loop and the dense evaluation): LLVM
-#: at -O0. They are compiled anew for every model, limits and constraints, and small: their
-#: compile dominates a run (UR5, 2 starts x 60 steps: 62 -> 42 s CPU cold, warm unchanged;
-#: 8 x 300: 92 -> 88 s cold, 39 -> 43 s warm, measured on 2 cores).
-FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 #: Steps per progress-bar update (one jitted call runs this many optimiser steps).
 CHUNK = 10
@@ -493,7 +487,9 @@ def optimize(
     opt = optax.adam(schedule)
     grad = jax.vmap(jax.value_and_grad(loss, has_aux=True))
 
-    @functools.partial(jax.jit, compiler_options=FAST_COMPILE)
+    # Not at LLVM -O0 (xla_backend_optimization_level=0): that build of the step returned NaN
+    # with an obstacle constraint, and the optimiser then silently kept its random start.
+    @jax.jit
     def run(carry, n_steps):
         def step(_, c):
             z, state, best_z, best_loss = c
@@ -518,7 +514,7 @@ def optimize(
             bar.update(k)
     z_best = carry[2] if steps else z0
 
-    @functools.partial(jax.jit, compiler_options=FAST_COMPILE)
+    @jax.jit
     def evaluate(z):
         def one(zi):
             q, qd, qdd, qddd = trajectory(zi, t_dense)
