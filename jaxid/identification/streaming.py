@@ -350,9 +350,8 @@ def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None,
     found = screening.outliers(r, k=k, names=joint_names, index=samples)
     notes, used = [], method
     if found and on_outliers == "drop":
-        where = np.concatenate([np.flatnonzero(m) + sum(len(x) for x in masks[:i]) for i, m in enumerate(masks)])
-        keep = np.ones(sum(len(m) for m in masks), bool)
-        keep[where[found.rows]] = False
+        keep = np.concatenate(masks)
+        keep[np.flatnonzero(keep)[found.rows]] = False
         masks = np.split(keep, np.cumsum([len(m) for m in masks])[:-1])
         red = reduce_runs(model, runs, columns, masks, progress)
         samples = np.setdiff1d(samples, found.rows)
