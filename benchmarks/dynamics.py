@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import jax
 import jax.numpy as jnp
@@ -21,18 +20,7 @@ import numpy as np
 
 import jaxid
 from jaxid.dynamics import rnea
-
-
-def _medians(fns, repeat):
-    for f in fns.values():
-        jax.block_until_ready(f())
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            jax.block_until_ready(f())
-            times[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(v)) for k, v in times.items()}
+from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
 
 
 def main(argv=None):
@@ -67,7 +55,7 @@ def main(argv=None):
             fns["pin rnea loop"] = lambda: [pin.rnea(model, data, qn[k], qdn[k], qddn[k]) for k in range(args.samples)]
             fns["pin crba loop"] = lambda: [pin.crba(model, data, qn[k]) for k in range(args.samples)]
             err = np.abs(np.asarray(rec(q, qd, qdd))[0] - pin.rnea(model, data, qn[0], qdn[0], qddn[0])).max()
-        t = _medians(fns, args.repeat)
+        t = interleaved_medians(fns, args.repeat)
         auto = "recursive" if n >= rnea.RECURSIVE_FROM else "wide"
         row = dict(n=n, us_per_sample={k: 1e6 * v / args.samples for k, v in t.items()}, auto=auto,
                    wide_over_recursive=t["rnea wide"] / t["rnea recursive"],

@@ -27,21 +27,7 @@ import sys
 import time
 
 import numpy as np
-
-
-def _median_times(fns, repeat):
-    """Median wall time, s, of each function, the calls interleaved (fair under load)."""
-    import jax
-
-    for f in fns.values():
-        jax.block_until_ready(f())
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            jax.block_until_ready(f())
-            times[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(v)) for k, v in times.items()}
+from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
 
 
 def normal_equations(W, tau):
@@ -69,7 +55,7 @@ def least_squares(rows, repeat):
            "streamed TSQR ols": lambda: streaming.fit(streaming.from_rows(W, tau, n), "ols", check=False).theta,
            "dense identify wls": lambda: estimators.identify(W2, t2, "wls", n_joints=n, check=False).theta,
            "normal equations": lambda: normal_equations(W2, t2)[0]}
-    t = _median_times(fns, repeat)
+    t = interleaved_medians(fns, repeat)
     floor = t["read W once"]
     print(f"\nleast squares on W {W2.shape[0]} x {k} (interleaved medians of {repeat})")
     print(f"{'':>22} {'s':>9} {'x floor':>9}")
@@ -118,8 +104,8 @@ def one(N, dense):
     qd, qdd, tau = np.empty_like(q), np.empty_like(q), np.empty_like(q)
     theta = robot.parameter_vector()
     torque = jax.jit(jax.vmap(robot.torque, in_axes=(None, 0, 0, 0)))
-    for s in range(0, N, 100_000):  # the data in pieces: only the identification's memory counts
-        ts = t[s:s + 100_000]
+    for s in range(0, N, 10_000):  # the data in pieces: only the identification's memory counts
+        ts = t[s:s + 10_000]
         S, C = np.sin(np.outer(ts, w)), np.cos(np.outer(ts, w))
         q[s:s + len(ts)] = S @ a + C @ b
         qd[s:s + len(ts)] = (C * w) @ a - (S * w) @ b
@@ -154,11 +140,11 @@ def memory_table(sizes):
                 continue
             rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
     print("\nworkflow.identify_experiment, UR5 (fv, fc), two-step WLS, one process per row")
-    print(f"{'N':>8} {'path':>8} {'cold s':>8} {'warm s':>8} {'warm us/sample':>15} {'peak RSS MB':>12} "
-          f"{'max |err|/std':>14}")
+    print(f"{'N':>8} {'path':>8} {'cold s':>8} {'warm s':>8} {'warm us/sample':>15} {'RSS before MB':>14} "
+          f"{'peak RSS MB':>12} {'max |err|/std':>14}")
     for r in rows:
         print(f"{r['N']:>8} {'dense' if r['dense'] else 'streamed':>8} {r['cold_s']:>8.2f} {r['warm_s']:>8.2f} "
-              f"{1e6 * r['warm_s'] / r['N']:>15.2f} {r['peak_rss_mb']:>12.0f} {r['max_error_in_std']:>14.2f}")
+              f"{1e6 * r['warm_s'] / r['N']:>15.2f} {r['rss_before_mb']:>14.0f} {r['peak_rss_mb']:>12.0f} {r['max_error_in_std']:>14.2f}")
     return rows
 
 

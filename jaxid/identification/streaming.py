@@ -253,7 +253,7 @@ def _torque_residual(model, theta, q, qd, qdd, tau):
     return tau - jax.vmap(model.torque, in_axes=(None, 0, 0, 0))(theta, q, qd, qdd)
 
 
-def _chunks(runs, masks, progress, desc):
+def _chunks(runs, progress, desc):
     """(run index, start) of every chunk of SAMPLES samples, through ``progress``."""
     todo = [(i, s) for i, run in enumerate(runs) if not callable(run) for s in range(0, len(run[0]), SAMPLES)]
     todo += [(i, None) for i, run in enumerate(runs) if callable(run)]
@@ -276,7 +276,7 @@ def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
     masks = [None] * len(runs) if masks is None else list(masks)
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
     red = Reduced.empty(int(model.n), int(columns.size))
-    for i, s in _chunks(runs, masks, progress, "regressor"):
+    for i, s in _chunks(runs, progress, "regressor"):
         run = runs[i]
         if callable(run):
             W, tau = run()
