@@ -38,11 +38,13 @@ from jaxid.identification.estimators import (Identification, _gcv_lambda, _pinv_
                                              _variance_floor)
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
-#: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it the
-#: dense path is at least as fast (it reuses W for the residual screening instead of a
-#: second pass over the dynamics) and its peak (about ``jaxid.memory.COPIES`` = 9 copies of
-#: W, ~600 MB at the threshold) fits any machine that runs jaxid; above it memory grows
-#: with the data on the dense path and stays at a few chunks here.
+#: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
+#: identification is dominated by compiling, and the dense path compiles less (no streaming
+#: step, no residual pass; UR5, 30k samples, first call 44 s dense vs 61 s streamed on a loaded
+#: 2-core machine) while its peak (about ``jaxid.memory.COPIES`` = 9 copies of W, ~600 MB at
+#: the threshold) fits any machine that runs jaxid. Above it the streamed path is faster warm
+#: (30k: 1.3 s vs 4.9 s; 100k: 7.8 s vs 53 s) and its memory stays at a few chunks
+#: (``benchmarks/streaming.py``).
 STREAM_BYTES = 64 * 2**20
 
 METHODS = ("ols", "wls", "ridge")
