@@ -443,6 +443,24 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     return np.concatenate([w.reshape(-1, w.shape[-1]) for w in W]), np.concatenate([t.reshape(-1) for t in tau])
 
 
+def _streamed_runs(robot, prepared: Prepared, columns):
+    """The runs as ``streaming.reduce_runs`` takes them, and the rows of each: the states, or
+    for a run with parallel filtering (each regressor column filtered along the whole run) a
+    callable returning its filtered, decimated rows (only that run is then held)."""
+    runs, lengths = [], []
+    for ds, c in zip(prepared.datasets, prepared.choices):
+        f = c.get("parallel")
+        if f is None:
+            runs.append(tuple(np.asarray(x) for x in (ds.q, ds.qd, ds.qdd, ds.tau)))
+        else:
+            def rows(ds=ds, f=f):
+                W, tau = regressor_rows(robot, [ds], columns, parallel=[f])
+                return W.reshape(-1, robot.n, W.shape[-1]), tau.reshape(-1, robot.n)
+            runs.append(rows)
+        lengths.append(len(range(0, len(ds), (f or {}).get("step", 1))))
+    return runs, lengths
+
+
 def outside_reversals(prepared: Prepared) -> np.ndarray:
     """Which rows of :func:`regressor_rows` (one per sample, after parallel decimation) enter
     the fit: those at which every joint's |qd| is at least the run's ``reversal_band``
@@ -495,7 +513,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
 
     import jaxid
     from jaxid import memory, results
-    from jaxid.identification import screening
+    from jaxid.identification import screening, streaming
 
     if method not in ("wls", "ols", "irls", "ridge"):
         raise WorkflowError(f"method must be one of wls, ols, irls, ridge, got {method!r}")
@@ -531,7 +549,12 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     if N * robot.n <= base.rank:
         raise WorkflowError(f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
                             "parameters; record more samples")
-    memory.check_identify(N, robot.n, base.rank, all_columns=len(names) if consistent else None)  # before the work
+    # Above STREAM_BYTES of W the regressor is reduced chunk by chunk instead (IRLS and the consistent fit
+    # reweigh or keep the rows themselves: they hold W).
+    stream = (not consistent and method in streaming.METHODS and outliers != "irls"
+              and memory.regressor_bytes(N, robot.n, base.rank) > streaming.STREAM_BYTES)
+    if not stream:
+        memory.check_identify(N, robot.n, base.rank, all_columns=len(names) if consistent else None)  # before the work
     for ds in datasets:  # before any fit, located in the run (a filtered spike would smear over samples)
         bad = screening.implausible_values(np.asarray(ds.tau), names=list(robot.names))
         if bad:
@@ -540,18 +563,25 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         if dead:
             raise WorkflowError(f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
                                 "or record without it")
-    W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress,
-                            parallel=[c.get("parallel") for c in prepared.choices])
     moving = outside_reversals(prepared)
-    W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
-    N = tau.size // robot.n  # the samples fitted (after parallel decimation and reversals)
-    Wb = W[:, np.asarray(base.indices)] if consistent else W
+    N = int(np.sum(moving))  # the samples fitted (after parallel decimation and reversals)
+    if not stream:
+        W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress,
+                                parallel=[c.get("parallel") for c in prepared.choices])
+        W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
+        Wb = W[:, np.asarray(base.indices)] if consistent else W
     try:
         # Gross outliers on the residual of an OLS fit (robust z > 8) are dropped and the chosen
         # estimator refitted on the rest: on the real KUKA runs this costs a quarter of Huber IRLS
         # (3 s vs 14 s CPU) and keeps the estimator's covariance; reported in params.fit["screening"].
-        scr = screening.screen_fit(Wb, tau, robot.n, method=method, names=list(base.names),
-                                   joint_names=list(robot.names), on_outliers=outliers)
+        if stream:
+            runs, lengths = _streamed_runs(robot, prepared, np.asarray(base.indices))
+            scr = streaming.screen(robot, runs, np.asarray(base.indices), method=method,
+                                   masks=np.split(moving, np.cumsum(lengths)[:-1]), names=list(base.names),
+                                   joint_names=list(robot.names), on_outliers=outliers, progress=progress)
+        else:
+            scr = screening.screen_fit(Wb, tau, robot.n, method=method, names=list(base.names),
+                                       joint_names=list(robot.names), on_outliers=outliers)
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
     fit = scr.fit

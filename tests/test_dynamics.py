@@ -1,4 +1,5 @@
 """Physics identities of the rigid-body dynamics at random states."""
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -160,3 +161,44 @@ def test_batched_shapes_and_errors(ur5):
         jaxid.rnea(ur5, np.zeros(5), np.zeros(5), np.zeros(5))
     with pytest.raises(ValueError, match="batch shapes"):
         jaxid.rnea(ur5, np.zeros((3, 6)), np.zeros((4, 6)), np.zeros((3, 6)))
+
+
+def _random_tree(n=6, seed=0):
+    """A spatial tree (a branch at link 2) with revolute and prismatic joints,
+    random placements, axes and physical bodies."""
+    rng = np.random.default_rng(seed)
+    T = np.zeros((n, 4, 4))
+    for i in range(n):
+        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        T[i, :3, :3], T[i, :3, 3], T[i, 3, 3] = Q * np.sign(np.linalg.det(Q)), rng.normal(size=3) * 0.3, 1.0
+    m, c = rng.uniform(0.5, 3.0, n), rng.normal(size=(n, 3)) * 0.1
+    inertial = np.stack([np.asarray(jaxid.model.inertia.from_mass_com_inertia(m[i], c[i], np.diag(rng.uniform(0.01, 0.1, 3)) * m[i]))
+                         for i in range(n)])
+    parents = [-1, 0, 1, 2, 1, 4][:n]
+    types = ["R", "R", "P", "R", "R", "P"][:n]
+    return jaxid.Robot(T, rng.normal(size=(n, 3)), inertial, joint_types=types, parents=parents,
+                       joint_terms=("fv", "ia"), joint_params=rng.uniform(0.1, 1.0, (n, 2)))
+
+
+@eqx.filter_jit
+def _both_ways(robot, q, qd, qdd):
+    """(recursive, wide) rnea, (crba, jacfwd of the wide rnea), (mass_matrix, jacfwd of torque)
+    at a batch of states."""
+    from jaxid.dynamics import rnea
+
+    def one(q, qd, qdd):
+        zero = jnp.zeros_like(q)
+        M = jax.jacfwd(lambda x: rnea.rnea_wide(robot, robot.inertial, q, zero, x))(zero)
+        full = jax.jacfwd(lambda x: robot.torque(robot.parameter_vector(), q, zero, x))(zero)
+        return ((rnea.rnea_recursive(robot, robot.inertial, q, qd, qdd), rnea.rnea_wide(robot, robot.inertial, q, qd, qdd)),
+                (rnea.crba(robot, robot.inertial, q), M), (robot.mass_matrix(robot.parameter_vector(), q), full))
+
+    return jax.vmap(one)(q, qd, qdd)
+
+
+@pytest.mark.parametrize("make", [jaxid.models.ur5, _random_tree])
+def test_recursive_rnea_and_crba_equal_the_wide_formulation(make):
+    robot = make()
+    q, qd, qdd = np.random.default_rng(2).normal(size=(3, 4, robot.n))
+    for fast, reference in _both_ways(robot, q, qd, qdd):  # the public mass_matrix includes the rotor inertia
+        assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference)))))

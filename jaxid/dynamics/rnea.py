@@ -134,15 +134,106 @@ def _link_regressor(pi, vl, al):
     return jnp.concatenate([d_m[None], d_h.T, d_I.T])
 
 
+#: Joints from which ``rnea_inertial`` and ``crba`` use the classic O(n) recursions rather than the
+#: wide (ancestor-matrix) formulation, which does O(n^2) work per sample in few wide operations:
+#: measured by ``benchmarks/dynamics.py`` (batched, 2 CPU cores), the two cross near this n.
+RECURSIVE_FROM = 8
+
+
+def _local(robot, q):
+    """Each joint's pose in its parent's frame: rotations E (n, 3, 3), origins r (n, 3)."""
+    PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
+    K = jax.vmap(spatial.skew)(robot.axes)
+    revolute = np.array([t == "R" for t in robot.joint_types])
+    s, c = jnp.where(revolute, jnp.sin(q), 0.0), jnp.where(revolute, 1.0 - jnp.cos(q), 0.0)
+    E = PR + s[:, None, None] * (PR @ K) + c[:, None, None] * (PR @ K @ K)
+    r = Pp + jnp.where(revolute, 0.0, q)[:, None] * jnp.einsum("nij,nj->ni", PR, robot.axes)
+    return E, r
+
+
+def _axes(robot):
+    """Joint motion subspaces S (n, 6) in the link frames: [axis; 0] revolute, [0; axis] prismatic."""
+    revolute = np.array([[t == "R"] for t in robot.joint_types])
+    zero = jnp.zeros_like(robot.axes)
+    return jnp.where(revolute, jnp.concatenate([robot.axes, zero], -1), jnp.concatenate([zero, robot.axes], -1))
+
+
+def _to_child(E, r, m):
+    """Motion vector m (6,) of the parent frame seen from the child at pose (E, r): E^T [w; v + w x r]."""
+    w = m[:3]
+    return jnp.concatenate([E.T @ w, E.T @ (m[3:] + jnp.cross(w, r))])
+
+
+def _to_parent(E, r, f):
+    """Force f (6,) of the child at pose (E, r) in the parent frame: [E n + r x E f; E f]."""
+    ff = E @ f[3:]
+    return jnp.concatenate([E @ f[:3] + jnp.cross(r, ff), ff])
+
+
+def rnea_recursive(robot, inertial, q, qd, qdd):
+    """``rnea_inertial`` by the classic recursions, O(n) per sample: velocities and
+    accelerations outward from the base, net link wrenches inward (Featherstone, "Rigid
+    Body Dynamics Algorithms", 2008, table 5.1), in each link's own frame, unrolled over the
+    static tree. Gravity is a fictitious upward acceleration of the base."""
+    E, r = _local(robot, q)
+    S = _axes(robot)
+    a0 = jnp.concatenate([jnp.zeros(3), -robot.gravity])
+    v, a, f = [], [], []
+    for i, parent in enumerate(robot.parents):
+        vp, ap = (jnp.zeros(6), a0) if parent < 0 else (v[parent], a[parent])
+        vi = _to_child(E[i], r[i], vp) + S[i] * qd[i]
+        ai = _to_child(E[i], r[i], ap) + S[i] * qdd[i] + spatial.cross_motion(vi, S[i]) * qd[i]
+        v.append(vi)
+        a.append(ai)
+        f.append(link_wrench(inertial[i], vi, ai))
+    tau = [None] * robot.n
+    for i in reversed(range(robot.n)):
+        tau[i] = S[i] @ f[i]
+        if robot.parents[i] >= 0:
+            f[robot.parents[i]] = f[robot.parents[i]] + _to_parent(E[i], r[i], f[i])
+    return jnp.stack(tau)
+
+
+def crba(robot, inertial, q):
+    """Rigid-body mass matrix M (n, n) of one sample by the composite-rigid-body algorithm
+    (Featherstone 2008, table 6.2): composite inertias folded inward over the static tree,
+    then each joint's column read off its composite inertia and carried to its ancestors."""
+    E, r = _local(robot, q)
+    S = _axes(robot)
+    X = [jnp.block([[Ei, spatial.skew(ri) @ Ei], [jnp.zeros((3, 3)), Ei]]) for Ei, ri in zip(E, r)]  # force, child -> parent
+    Ic = [inertia.spatial_inertia(pi) for pi in inertial]
+    for i in reversed(range(robot.n)):
+        if robot.parents[i] >= 0:
+            Ic[robot.parents[i]] = Ic[robot.parents[i]] + X[i] @ Ic[i] @ X[i].T
+    M = [[None] * robot.n for _ in range(robot.n)]
+    zero = jnp.zeros(())
+    for i in range(robot.n):
+        F = Ic[i] @ S[i]
+        M[i][i] = S[i] @ F
+        j = i
+        while robot.parents[j] >= 0:
+            F = X[j] @ F
+            j = robot.parents[j]
+            M[i][j] = M[j][i] = S[j] @ F
+    return jnp.stack([jnp.stack([zero if x is None else x for x in row]) for row in M])
+
+
+def rnea_wide(robot, inertial, q, qd, qdd):
+    """``rnea_inertial`` in the wide formulation (module docstring): O(n^2) per sample in a
+    few batched operations, faster than the recursion for small n."""
+    vl, al, U = kinematics(robot, q, qd, qdd)
+    f = jax.vmap(link_wrench)(inertial, vl, al)
+    return jnp.einsum("ijk,ik->j", U, f)
+
+
 def rnea_inertial(robot, inertial, q, qd, qdd):
     """Rigid-body joint torques (n,) of one sample for inertial parameters (n, 10).
 
     q, qd, qdd: shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
-    Returns N m (N for prismatic joints).
+    Returns N m (N for prismatic joints). By :func:`rnea_recursive` from
+    :data:`RECURSIVE_FROM` joints on, else :func:`rnea_wide` (the same numbers).
     """
-    vl, al, U = kinematics(robot, q, qd, qdd)
-    f = jax.vmap(link_wrench)(inertial, vl, al)
-    return jnp.einsum("ijk,ik->j", U, f)
+    return (rnea_recursive if robot.n >= RECURSIVE_FROM else rnea_wide)(robot, inertial, q, qd, qdd)
 
 
 def rigid_regressor(robot, q, qd, qdd):

@@ -1,0 +1,80 @@
+"""Inverse dynamics and mass matrix: jaxid's two formulations vs Pinocchio, n = 2 .. 20.
+
+Planar n-R chains (``jaxid.models.planar(n)``), N random states, batched (jitted, vmapped)
+in jaxid; Pinocchio (``pin.rnea``, ``pin.crba``) in a Python loop, one sample at a time, as
+identification scripts call it. Both jaxid formulations are timed: the wide one (ancestor
+matrix, O(n^2) per sample, few wide ops; mass matrix by ``jax.jacfwd`` of it in qdd) and
+the recursive one (Featherstone's RNEA and CRBA, O(n)); ``jaxid.dynamics.rnea.RECURSIVE_FROM``
+chooses between them by n. All timings interleaved in one process, medians of --repeat.
+Printed: us/sample and ratios (> 1: the first named is slower).
+Usage: python benchmarks/dynamics.py [--n 2 4 6 8 12 16 20] [--samples 2000] [--repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxid
+from jaxid.dynamics import rnea
+from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, nargs="+", default=[2, 4, 6, 8, 12, 16, 20])
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    try:
+        import pinocchio as pin
+
+        from regressor import pinocchio_model  # benchmarks/regressor.py (this folder is on sys.path)
+    except ImportError:
+        pin = None
+        print("pinocchio not installed: jaxid's two formulations only")
+    rows = []
+    for n in args.n:
+        robot = jaxid.models.planar(n)
+        q, qd, qdd = (jnp.asarray(np.random.default_rng(k).normal(size=(args.samples, n))) for k in range(3))
+        zero = jnp.zeros(n)
+        batch = lambda f: jax.jit(jax.vmap(f))
+        wide = batch(lambda q, qd, qdd: rnea.rnea_wide(robot, robot.inertial, q, qd, qdd))
+        rec = batch(lambda q, qd, qdd: rnea.rnea_recursive(robot, robot.inertial, q, qd, qdd))
+        M_wide = batch(lambda q: jax.jacfwd(lambda x: rnea.rnea_wide(robot, robot.inertial, q, zero, x))(zero))
+        M_rec = batch(lambda q: rnea.crba(robot, robot.inertial, q))
+        fns = {"rnea wide": lambda: wide(q, qd, qdd), "rnea recursive": lambda: rec(q, qd, qdd),
+               "M jacfwd(wide)": lambda: M_wide(q), "M crba": lambda: M_rec(q)}
+        if pin is not None:
+            model = pinocchio_model(robot)
+            data = model.createData()
+            qn, qdn, qddn = (np.asarray(x) for x in (q, qd, qdd))
+            fns["pin rnea loop"] = lambda: [pin.rnea(model, data, qn[k], qdn[k], qddn[k]) for k in range(args.samples)]
+            fns["pin crba loop"] = lambda: [pin.crba(model, data, qn[k]) for k in range(args.samples)]
+            err = np.abs(np.asarray(rec(q, qd, qdd))[0] - pin.rnea(model, data, qn[0], qdn[0], qddn[0])).max()
+        t = interleaved_medians(fns, args.repeat)
+        auto = "recursive" if n >= rnea.RECURSIVE_FROM else "wide"
+        row = dict(n=n, us_per_sample={k: 1e6 * v / args.samples for k, v in t.items()}, auto=auto,
+                   wide_over_recursive=t["rnea wide"] / t["rnea recursive"],
+                   M_jacfwd_over_crba=t["M jacfwd(wide)"] / t["M crba"])
+        if pin is not None:
+            row.update(pin_rnea_over_jaxid=t["pin rnea loop"] / t[f"rnea {auto}"],
+                       pin_crba_over_jaxid=t["pin crba loop"] / t["M crba" if auto == "recursive" else "M jacfwd(wide)"],
+                       max_abs_diff=float(err))
+        rows.append(row)
+    print(f"{'n':>3} {'wide us':>8} {'rec us':>8} {'wide/rec':>9} {'M jac us':>9} {'crba us':>8} {'jac/crba':>9} "
+          f"{'auto':>10} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12}")
+    for r in rows:
+        u = r["us_per_sample"]
+        print(f"{r['n']:>3} {u['rnea wide']:>8.2f} {u['rnea recursive']:>8.2f} {r['wide_over_recursive']:>9.2f} "
+              f"{u['M jacfwd(wide)']:>9.2f} {u['M crba']:>8.2f} {r['M_jacfwd_over_crba']:>9.2f} {r['auto']:>10} "
+              f"{r.get('pin_rnea_over_jaxid', float('nan')):>15.2f} {r.get('pin_crba_over_jaxid', float('nan')):>12.2f}")
+    print(json.dumps(dict(benchmark="dynamics", devices=[str(d) for d in jax.devices()], samples=args.samples,
+                          recursive_from=rnea.RECURSIVE_FROM, rows=rows)))
+
+
+if __name__ == "__main__":
+    main()

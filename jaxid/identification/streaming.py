@@ -1,0 +1,365 @@
+"""Least squares on regressors too long to hold: rows reduced on the fly into R factors.
+
+A least-squares problem on rows ``X = [W | tau]`` depends on the rows only through an
+upper-triangular R with ``X^T X = R^T R``, and the R of a stack of row blocks is the R of
+their stacked R's (tall-skinny / incremental QR; Demmel, Grigori, Hoemmen and Langou
+2012, "Communication-optimal parallel and sequential QR and LU factorizations", SIAM J.
+Sci. Comput. 34). So the regressor is generated chunk by chunk (``SAMPLES`` samples, the
+regressor shape shared across jaxid), each chunk is folded into the running R by one
+Householder QR, and the chunk is dropped: memory is O(chunk), whatever the number of
+samples. One R is kept per joint, ``R_j`` of ``[W_j | tau_j]`` (joint j's own rows),
+because everything the estimators need follows from them without another pass:
+
+- the pooled R of all rows is the R of the stacked ``R_j``; column norms (for scaling and
+  the zero-column test) are the column norms of R;
+- Gautier's two-step WLS: each joint's OLS residual variance from its own ``R_j``
+  (Gautier & Poignet 2001), then the R of the whitened system is the R of the stacked
+  ``R_j / sigma_j``;
+- residuals: ``||tau_j - W_j theta||^2 = ||R_j [theta; -1]||^2`` per joint, so
+  ``residual_rms``, ``sigma2`` and the OLS covariance come from the reduced form too.
+
+:func:`fit` returns the same ``Identification`` as ``estimators.identify`` ("ols", "wls"
+two-step or with per-joint variances, "ridge") to rounding. The R's are accumulated by
+QR, not as normal equations ``W^T W``: the normal equations square the condition number
+(their error in theta is ~cond^2 eps against ~cond eps), which ``benchmarks/streaming.py``
+measures on an ill-conditioned case. Everything here is pure ``jnp`` with static shapes
+(jit, vmap, GPU); only :func:`reduce_runs` and :func:`screen` loop over chunks in Python,
+with one compiled step per model.
+"""
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.identification.base import SAMPLES, TOL, r_factor
+from jaxid.identification.estimators import (Identification, _gcv_lambda, _pinv_solve, _rank_error,
+                                             _variance_floor)
+
+#: Bytes of the stacked float64 regressor (samples x joints x columns) above which
+#: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
+#: identification is dominated by compiling, and the dense path compiles less (no streaming
+#: step, no residual pass; UR5, 30k samples, first call 44 s dense vs 61 s streamed on a loaded
+#: 2-core machine) while its peak (about ``jaxid.memory.COPIES`` = 9 copies of W, ~600 MB at
+#: the threshold) fits any machine that runs jaxid. Above it the streamed path is faster warm
+#: (30k: 1.3 s vs 4.9 s; 100k: 7.8 s vs 53 s) and its memory stays at a few chunks
+#: (``benchmarks/streaming.py``).
+STREAM_BYTES = 64 * 2**20
+
+METHODS = ("ols", "wls", "ridge")
+
+
+class Reduced(eqx.Module):
+    """Rows ``[W | tau]`` of a least-squares problem, reduced per joint.
+
+    Attributes:
+        R: shape (n, k + 1, k + 1), upper triangular: ``R[j]^T R[j] = X_j^T X_j`` for joint
+            j's rows ``X_j = [W_j | tau_j]`` (k regressor columns, then the torque).
+        N: samples reduced (rows per joint), int scalar.
+    """
+
+    R: jax.Array
+    N: jax.Array
+
+    @staticmethod
+    def empty(n: int, k: int) -> "Reduced":
+        """No rows yet: n joints, k regressor columns."""
+        return Reduced(jnp.zeros((n, k + 1, k + 1)), jnp.zeros((), jnp.int32))
+
+
+def update(red: Reduced, Y, tau, mask=None) -> Reduced:
+    """Fold a chunk of samples into ``red``.
+
+    Y: regressor rows of the chunk, (C, n, k); tau: torques (C, n); mask: (C,) bool or
+    0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
+    which leaves R unchanged. Pure, fixed shapes: jit and vmap it."""
+    Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
+    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
+    count = Y.shape[0]
+    if mask is not None:
+        mask = jnp.asarray(mask).astype(bool)
+        X = jnp.where(mask[:, None, None], X, 0.0)
+        count = jnp.sum(mask.astype(jnp.int32))
+    # One QR per joint, unrolled: XLA's batched QR on CPU is slower than n single ones.
+    R = jnp.stack([jnp.linalg.qr(jnp.concatenate([red.R[j], X[:, j]]), mode="r") for j in range(X.shape[1])])
+    return Reduced(R, red.N + count)
+
+
+_update = jax.jit(update)
+
+
+def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None) -> Reduced:
+    """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
+    (N*n,) (or (N, n)) held in memory, ``chunk`` samples at a time (the last chunk
+    padded with masked-out samples, so every chunk has one shape). mask: (N,) samples kept.
+    start: rows reduced before, to add these to (default none)."""
+    n = int(n_joints)
+    W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
+    W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
+    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
+    red = Reduced.empty(n, W.shape[-1]) if start is None else start
+    for s in range(0, len(W), chunk):
+        red = _update(red, *_padded(chunk, W[s:s + chunk], tau[s:s + chunk], keep[s:s + chunk]))
+    return red
+
+
+def _padded(chunk, *xs):
+    """Arrays of one chunk padded to ``chunk`` rows by repeating the last (the last array, the
+    mask, padded with False)."""
+    k = len(xs[0])
+    if k == chunk:
+        return xs
+    pad = [np.concatenate([x, np.repeat(x[-1:], chunk - k, axis=0)]) for x in xs[:-1]]
+    return (*pad, np.concatenate([xs[-1], np.zeros(chunk - k, bool)]))
+
+
+# ------------------------------------------------------------------------------ the fit
+
+
+def _joint_variance(Rj, N):
+    """Joint j's own OLS (its R_j, columns normalised): residual variance ||r_j||^2 / (N - b_j)
+    and rank b_j, as ``estimators._joint_ols`` computes them from the rows."""
+    p = Rj.shape[1] - 1
+    nj = jnp.linalg.norm(Rj[:, :p], axis=0)
+    Rj = Rj * jnp.append(1.0 / jnp.where(nj > 0, nj, 1.0), 1.0)
+    x, _, rank = _pinv_solve(jnp.linalg.svd(Rj[:p, :p]), Rj[:p, p], TOL)
+    rss = jnp.sum((Rj[:p, p] - Rj[:p, :p] @ x) ** 2) + Rj[p, p] ** 2
+    return rss / jnp.maximum(N - rank, 1), rank
+
+
+def _pooled(R):
+    """R of the stacked per-joint R's (n, k1, k1) -> (k1, k1)."""
+    return r_factor(R.reshape(-1, R.shape[-1]), jnp)
+
+
+@jax.jit
+def _rank_matrix(red: Reduced):
+    """R (k + 1, k) of the pooled regressor columns: same column inner products as W."""
+    return _pooled(red.R)[:, :-1]
+
+
+def _fit(red: Reduced, variances, lam, rcond, *, method: str, scale: bool):
+    R, N = red.R, red.N
+    n, p = R.shape[0], R.shape[1] - 1
+    M = N * n
+    pooled = _pooled(R)
+    norms = jnp.linalg.norm(pooled[:, :p], axis=0)
+    zero = norms <= TOL * jnp.max(norms)  # as in estimators._fit and the rank check
+    d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p)
+    cols = jnp.append(jnp.where(zero, 0.0, 1.0 / d), 1.0)
+    Rs, Ra = R * cols, pooled * cols  # the R's of [A_j | tau_j] and [A | tau], A = W / d
+    usv = jnp.linalg.svd(Ra[:p, :p])
+    z, rho2 = Ra[:p, p], Ra[p, p] ** 2
+    sv = usv[1]
+    sub_var, sub_rank = jax.vmap(_joint_variance, in_axes=(0, None))(Rs, N)
+    rss = lambda x: jnp.sum((z - Ra[:p, :p] @ x) ** 2) + rho2  # ||tau - A x||^2
+    lam_used = jnp.zeros(())
+    if method == "ols":
+        x, P, rank = _pinv_solve(usv, z, rcond)
+        dof = M - rank
+        cov = P * rss(x) / dof
+    elif method == "wls":
+        if variances is None:  # Gautier's two-step; the floor needs only each joint's rms torque
+            rms = jnp.linalg.norm(R[:, :, p], axis=1) / jnp.sqrt(jnp.maximum(N, 1))
+            variances = _variance_floor(sub_var, rms[None])
+        Rw = _pooled(Rs / jnp.sqrt(variances)[:, None, None])
+        x, cov, rank = _pinv_solve(jnp.linalg.svd(Rw[:p, :p]), Rw[:p, p], rcond)
+        dof = M - rank
+    elif method == "ridge":
+        U, s, Vt = usv
+        beta = U.T @ z
+        lam_used = _gcv_lambda(s, beta, z @ z + rho2, M) if lam is None else jnp.asarray(lam, float)
+        g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)
+        x = Vt.T @ (g * beta)
+        dof = M - jnp.sum(s * g)
+        cov = (Vt.T * g**2) @ Vt * rss(x) / dof
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    theta = x / d
+    cov = cov / jnp.outer(d, d)
+    std = jnp.sqrt(jnp.diag(cov))
+    r2 = jnp.sum((R @ jnp.append(theta, -1.0)) ** 2, axis=1)  # ||tau_j - W_j theta||^2 per joint
+    return Identification(
+        theta=theta, cov=cov, std=std, rel_std=100.0 * std / jnp.abs(theta), cond=sv[0] / sv[-1],
+        singular_values=sv, residual_rms=jnp.sqrt(r2 / N), sigma2=r2 / jnp.maximum(N - sub_rank, 1),
+        dof=jnp.asarray(dof, float), lam=lam_used, method=method), sub_rank
+
+
+_fit_jit = jax.jit(_fit, static_argnames=("method", "scale"))
+
+
+def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=None, scale: bool = True,
+        names=None, check: bool = True) -> Identification:
+    """``estimators.identify`` on reduced rows: the same estimate, covariance and statistics.
+
+    red: :class:`Reduced` (n joints, k columns, N samples). method: "ols", "wls" or "ridge".
+    variances: "wls" only: per-joint noise variances (n,) (units of tau squared); None:
+        Gautier's two-step estimate from each joint's own OLS (``estimators.identify``).
+    lam, rcond, scale: as ``identify``. names: k column names for the rank message.
+    check: (concrete inputs) raise on non-finite rows, too few rows, a rank-deficient W
+        (unless ridge or rcond), too few samples per joint for two-step wls.
+    Returns ``estimators.Identification``; under jit (``check=False``) the same numbers.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS} on reduced rows (irls and tls reweigh or augment "
+                         f"the rows themselves: hold W and use estimators.identify), got {method!r}")
+    if variances is not None and method != "wls":
+        raise ValueError(f"variances are used by method='wls' only, not {method!r}")
+    if lam is not None and method != "ridge":
+        raise ValueError(f"lam is used by method='ridge' only, not {method!r}")
+    n, k1 = red.R.shape[0], red.R.shape[-1]
+    p = k1 - 1
+    if variances is not None:
+        variances = jnp.asarray(variances, dtype=float)
+        if variances.shape != (n,):
+            raise ValueError(f"variances must have shape ({n},) (one per joint), got {variances.shape}")
+    if check:
+        if not bool(jnp.all(jnp.isfinite(red.R))):
+            raise ValueError("the reduced rows contain NaN or inf: some regressor row or torque is not finite; "
+                             "screen the data (jaxid.identification.screening.implausible_values)")
+        if int(red.N) * n <= p:
+            raise ValueError(f"{int(red.N) * n} rows for {p} parameters: least squares needs more rows than "
+                             "parameters (add samples or identify base parameters)")
+        if not bool(jnp.any(red.R[:, :, :p] != 0)):
+            raise ValueError("W is all zeros: the data does not excite any parameter")
+        if method != "ridge" and rcond is None:
+            msg = _rank_error(np.asarray(_rank_matrix(red)), names)
+            if msg:
+                raise ValueError(msg)
+        if variances is not None and not bool(jnp.all(variances > 0) & jnp.all(jnp.isfinite(variances))):
+            raise ValueError("variances (per-joint noise variances) must be finite and positive")
+        if lam is not None and not lam >= 0:
+            raise ValueError(f"lam must be >= 0, got {lam}")
+    if rcond is None:  # numpy's pinv cut, as identify
+        rcond = float(np.finfo(np.float64).eps * max(int(red.N) * n, p))
+    out, sub_rank = _fit_jit(red, variances, lam, rcond, method=method, scale=scale)
+    if check and method == "wls" and variances is None and np.any(int(red.N) <= np.asarray(sub_rank)):
+        raise ValueError(f"two-step wls needs more samples than parameters per joint: N={int(red.N)}, "
+                         f"identifiable parameters per joint {np.asarray(sub_rank).tolist()}; add samples")
+    return out
+
+
+# ------------------------------------------------------------------- runs, chunk by chunk
+
+
+@eqx.filter_jit
+def _regressor_update(model, red, columns, q, qd, qdd, tau, mask):
+    from jaxid.identification.regressor import regressor  # the regressor module imports models
+
+    return update(red, regressor(model, q, qd, qdd)[..., columns], tau, mask)
+
+
+@eqx.filter_jit
+def _torque_residual(model, theta, q, qd, qdd, tau):
+    return tau - jax.vmap(model.torque, in_axes=(None, 0, 0, 0))(theta, q, qd, qdd)
+
+
+def _chunks(runs, progress, desc):
+    """(run index, start) of every chunk of SAMPLES samples, through ``progress``."""
+    todo = [(i, s) for i, run in enumerate(runs) if not callable(run) for s in range(0, len(run[0]), SAMPLES)]
+    todo += [(i, None) for i, run in enumerate(runs) if callable(run)]
+    return todo if progress is None else progress(todo, total=len(todo), desc=desc)
+
+
+def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
+    """:class:`Reduced` of the regressor rows of several runs, never holding more than a chunk of
+    them (``SAMPLES`` samples; the regressor is evaluated inside the compiled step, so on a GPU
+    the rows never leave it).
+
+    model: a jaxid model (``n``, ``torque``, ``parameter_vector``; its regressor by
+        ``jaxid.regressor``). runs: per run either states ``(q, qd, qdd, tau)``, each (N_i, n)
+        (rad, rad/s, rad/s^2, N m), or a callable returning that run's rows ``(W, tau)``,
+        (N_i, n, k) and (N_i, n), for rows that cannot be generated chunk by chunk (e.g.
+        parallel filtering along the whole run). columns: the k regressor columns kept (int
+        array), e.g. the base indices. masks: per run (N_i,) bool, the samples that enter the fit
+        (None: all). progress: optional ``progress(iterable, total=..., desc=...)``.
+    """
+    masks = [None] * len(runs) if masks is None else list(masks)
+    columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
+    red = Reduced.empty(int(model.n), int(columns.size))
+    for i, s in _chunks(runs, progress, "regressor"):
+        run = runs[i]
+        if callable(run):
+            W, tau = run()
+            red = from_rows(W, tau, model.n, masks[i], start=red)
+            continue
+        keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
+        chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), keep[s:s + SAMPLES])
+        red = _regressor_update(model, red, columns, *chunk)
+    return red
+
+
+def residuals(model, runs, columns, theta) -> list:
+    """Residuals tau - W theta (N_i, n) of every run (all samples), chunk by chunk.
+
+    theta: estimate of the k ``columns`` (e.g. base parameters on the base columns). For
+    states, ``W theta`` is the model's torque at the standard parameter vector with theta on
+    ``columns`` and zero elsewhere: one inverse-dynamics evaluation per sample instead of a
+    regressor, equal for models linear in their parameters (``Robot``). Row runs
+    (callables) are evaluated again."""
+    theta = np.asarray(theta, dtype=float)
+    full = jnp.zeros(len(model.parameter_names())).at[np.asarray(columns)].set(theta)
+    out = []
+    for run in runs:
+        if callable(run):
+            W, tau = run()
+            out.append(np.asarray(tau) - np.asarray(W) @ theta)
+            continue
+        N = len(run[0])
+        r = np.empty((N, model.n))
+        for s in range(0, N, SAMPLES):
+            k = min(SAMPLES, N - s)
+            chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), np.ones(k, bool))
+            r[s:s + k] = np.asarray(_torque_residual(model, full, *chunk[:4]))[:k]
+        out.append(r)
+    return out
+
+
+def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None, joint_names=None,
+           k: float | None = None, on_outliers: str = "drop", progress=None):
+    """``screening.screen_fit`` on streamed rows: fit, screen the residual for outliers
+    (robust z > k), and drop them and refit (``on_outliers="drop"``) or report them
+    (``"keep"``). Implausible torques and dead channels are an error, as there.
+
+    model, runs, columns, masks, progress: as :func:`reduce_runs`. method: "ols", "wls" or
+    "ridge". names: the k column names; joint_names: n joint names (messages). Outlier rows
+    are numbered over the samples that enter the fit (the masks' True samples, run after
+    run), as ``screen_fit`` numbers the rows it is given. IRLS (``on_outliers="irls"``)
+    reweighs every row at every iteration and needs the rows held: ``screen_fit``.
+
+    Returns ``screening.Screened``; raises ValueError with the report's message."""
+    from jaxid.identification import screening
+
+    if on_outliers not in ("drop", "keep"):
+        raise ValueError(f"on_outliers must be 'drop' or 'keep' on streamed rows (IRLS needs the rows held: "
+                         f"screening.screen_fit), got {on_outliers!r}")
+    k = screening.OUTLIER_K if k is None else k
+    n = int(model.n)
+    taus = [np.asarray(run()[1] if callable(run) else run[3]) for run in runs]
+    masks = [np.ones(len(t), bool) for t in taus] if masks is None else [np.asarray(m, bool) for m in masks]
+    tau = np.concatenate([t[m] for t, m in zip(taus, masks)])
+    bad = screening.implausible_values(tau, names=joint_names)
+    if bad:
+        raise ValueError(bad.message + " (remove those samples)")
+    dead = screening.dead_channels(tau, joint_names)
+    if dead:
+        raise ValueError(dead.message + "; fix the sensor or mapping")
+    red = reduce_runs(model, runs, columns, masks, progress)
+    first = fit(red, method if method in ("ols", "wls") else "ols", names=names)
+    r = np.concatenate([x[m] for x, m in zip(residuals(model, runs, columns, first.theta), masks)])
+    samples = np.arange(len(tau))
+    found = screening.outliers(r, k=k, names=joint_names, index=samples)
+    notes, used = [], method
+    if found and on_outliers == "drop":
+        keep = np.concatenate(masks)
+        keep[np.flatnonzero(keep)[found.rows]] = False
+        masks = np.split(keep, np.cumsum([len(m) for m in masks])[:-1])
+        red = reduce_runs(model, runs, columns, masks, progress)
+        samples = np.setdiff1d(samples, found.rows)
+        notes.append(f"{found.message}: dropped, refitted by {method}")
+    elif found:
+        notes.append(f"{found.message}: kept (IRLS recommended)")
+    out = first if first.method == method and not (found and on_outliers == "drop") else fit(red, method, names=names)
+    return screening.Screened(out, used, "irls" if found else None, tuple(range(n)), samples, dead, bad, found,
+                              tuple(notes))
