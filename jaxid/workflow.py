@@ -159,8 +159,9 @@ class Prepared:
         "periodic" (the run averaged into one period) also ``base_frequency_hz``,
         ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
         ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
-        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None from
-        one period).
+        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None when
+        it cannot be estimated) and ``noise_from`` ("period spread", or from one period
+        "spectrum above the harmonics").
     """
 
     datasets: tuple
@@ -190,8 +191,8 @@ def describe_run(c: dict) -> str:
         how = "qd, qdd as logged"
     elif c["derivatives"] == "periodic":
         std = c["noise_std"]
-        noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2"
-                 if std else ", no noise estimate from one period")
+        noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2 "
+                 f"(from the {c.get('noise_from', 'period spread')})" if std else ", no noise estimate")
         how = (f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
                f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
                f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
@@ -397,7 +398,9 @@ def _periodic(ds, policy: Policy, name: str):
                      base_frequency_from="policy" if policy.base_frequency is not None else "data",
                      periods=M, samples_per_period=P, harmonics=[int(k) for k in np.asarray(r.harmonics)],
                      harmonics_from="excitation" if harmonics else "noise floor",
-                     noise_std=None if M < 2 else {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+                     noise_std=None if not np.all(np.isfinite(var)) else
+                     {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+                     noise_from="period spread" if M > 1 else "spectrum above the harmonics",
                      notes=list(ds.notes or ()) + notes)
 
 
