@@ -77,17 +77,20 @@ def main():
                     z.setdefault(key, []).append(e / np.asarray(params.std))
                     rel.setdefault(key, []).append(np.abs(e) / np.maximum(np.abs(bt), np.linalg.norm(bt) / np.sqrt(bt.size)))
             print(f"  sigma_q {sq:g} seed {seed} done ({time.perf_counter() - tic:.0f} s)", flush=True)
-    print(f"\n{a.robot}: {a.seeds} seeds x {len(a.sigma_q)} noise levels; {a.periods} periods of {a.f0:g} Hz, "
-          f"{a.harmonics} harmonics at 100 Hz, q-only files, torque noise 0.5 % of range; "
-          f"{len(z[key][0])} base parameters")
+        table(a, z, rel)  # after each noise level, so that a long run reports as it goes
+    print(f"({time.perf_counter() - tic:.0f} s; timings under load)")
+
+
+def table(a, z, rel):
+    print(f"\n{a.robot}: {a.seeds} seeds; {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics at 100 Hz, "
+          f"q-only files, torque noise 0.5 % of range; {len(next(iter(z.values()))[0])} base parameters")
     print(f"{'sigma_q':>8} {'path':>9} {'method':>6} | {'<=1 std':>8} {'<=2 std':>8} {'<=3 std':>8} "
           f"{'med |z|':>8} | {'med rel %':>9} {'p90 rel %':>9}")
     print(f"{'':>8} {'':>9} {'nominal':>6} | {68.3:8.1f} {95.4:8.1f} {99.7:8.1f} {0.674:8.3f} |")
     for (sq, path, method), zs in z.items():
         zz, rr = np.abs(np.concatenate(zs)), np.concatenate(rel[(sq, path, method)])
         print(f"{sq:8.0e} {path:>9} {method:>6} | " + " ".join(f"{100 * np.mean(zz <= k):8.1f}" for k in (1, 2, 3))
-              + f" {np.median(zz):8.3f} | {100 * np.median(rr):9.3f} {100 * np.percentile(rr, 90):9.3f}")
-    print(f"({time.perf_counter() - tic:.0f} s; timings under load)")
+              + f" {np.median(zz):8.3f} | {100 * np.median(rr):9.3f} {100 * np.percentile(rr, 90):9.3f}", flush=True)
 
 
 if __name__ == "__main__":
