@@ -96,6 +96,12 @@ class Params(eqx.Module):
         base values on their leading (independent) parameters, the dependent ones 0."""
         return jnp.zeros(len(self.parameter_names)).at[self.base.indices].set(self.theta)
 
+    def full_cov(self):
+        """The covariance (p, p) of :meth:`full`: the base covariance on the leading parameters,
+        0 elsewhere."""
+        i = np.asarray(self.base.indices)
+        return jnp.zeros((len(self.parameter_names),) * 2).at[np.ix_(i, i)].set(self.cov)
+
 
 # --------------------------------------------------------------------------- the model
 def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None) -> dict:

@@ -350,8 +350,13 @@ def periodic_derivatives(q, fs, f0, harmonics=None, false_alarm=1e-3):
     Noise estimates: var of each output = (v_0 [d = 0] + 2 sum_{0 < k <= K} (k w0)^2d v_k) / P^2
     (Parseval), noise = the spread of single samples, sum (q_m - q_mean)^2 / (M P - P).
 
+    One period (M = 1, ``harmonics`` given): the noise floor is the mean power of the bins
+    above the harmonics (below Nyquist), which a band-limited periodic motion leaves to the
+    noise alone (white noise: E|X_k|^2 = P sigma^2); on a real robot tracking errors beyond the
+    band count as noise there, so the estimate errs high. NaN when no bin is left above.
+
     q: positions, shape (N,) or (N, n), rad, time along axis 0, N >= 2 P (>= P with
-    ``harmonics`` given: then var and noise are NaN for M = 1). fs: sample rate, Hz; f0: base
+    ``harmonics`` given). fs: sample rate, Hz; f0: base
     frequency, Hz, with fs / f0 a whole number; harmonics: int < P / 2 or None (all static).
     Returns :class:`PeriodicDerivatives` (1-D q gives (P,) signals and scalars per joint).
 
@@ -398,9 +403,18 @@ def _periodic(x, f0, harmonics, false_alarm):
     mean = X.mean(axis=0)
     k = jnp.arange(mean.shape[0])
     # Variance of the averaged spectrum and of one sample from the spread (NaN for M = 1).
-    spread = jnp.sum(jnp.abs(X - mean) ** 2, axis=0) / (m * (m - 1)) if m > 1 else jnp.full(mean.shape, jnp.nan)
-    noise = jnp.sum((x - x.mean(axis=0)) ** 2, axis=(0, 1)) / (p * (m - 1)) if m > 1 else spread[0] * jnp.nan
     inband = (k >= 1) & (k <= (p - 1) // 2)
+    if m > 1:
+        spread = jnp.sum(jnp.abs(X - mean) ** 2, axis=0) / (m * (m - 1))
+        noise = jnp.sum((x - x.mean(axis=0)) ** 2, axis=(0, 1)) / (p * (m - 1))
+    elif harmonics is not None and harmonics < (p - 1) // 2:
+        # One period of a known band: the bins above it hold white noise only, E|X_k|^2 = P sigma^2.
+        out = inband & (k > harmonics)
+        level = jnp.sum(jnp.where(out[:, None], jnp.abs(mean) ** 2, 0.0), axis=0) / jnp.sum(out)
+        spread, noise = jnp.broadcast_to(level, mean.shape), level / p
+    else:
+        spread = jnp.full(mean.shape, jnp.nan)
+        noise = spread[0]
     if harmonics is None:
         floor = jnp.sum(jnp.where(inband[:, None], spread, 0.0), axis=0) / jnp.sum(inband)
         floor = jnp.maximum(floor, (1e-12 * jnp.max(jnp.abs(mean), axis=0)) ** 2)  # rounding level

@@ -47,6 +47,9 @@ SNR_CUTOFF = 10.0
 #: 1.35 x band on a noisy planar arm) passes it at 92 % and biases the estimates by tens of std.
 EXCITATION_CUTOFF = 3.0
 
+#: Estimators of :func:`identify_experiment`.
+METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")
+
 #: Fraction of the filter's impulse-response mass that may reach past the kept edge samples
 #: (:func:`edge_trim`).
 SETTLING_TOL = 1e-4
@@ -156,8 +159,9 @@ class Prepared:
         "periodic" (the run averaged into one period) also ``base_frequency_hz``,
         ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
         ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
-        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None from
-        one period).
+        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None when
+        it cannot be estimated) and ``noise_from`` ("period spread", or from one period
+        "spectrum above the harmonics").
     """
 
     datasets: tuple
@@ -187,8 +191,8 @@ def describe_run(c: dict) -> str:
         how = "qd, qdd as logged"
     elif c["derivatives"] == "periodic":
         std = c["noise_std"]
-        noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2"
-                 if std else ", no noise estimate from one period")
+        noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2 "
+                 f"(from the {c.get('noise_from', 'period spread')})" if std else ", no noise estimate")
         how = (f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
                f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
                f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
@@ -394,7 +398,9 @@ def _periodic(ds, policy: Policy, name: str):
                      base_frequency_from="policy" if policy.base_frequency is not None else "data",
                      periods=M, samples_per_period=P, harmonics=[int(k) for k in np.asarray(r.harmonics)],
                      harmonics_from="excitation" if harmonics else "noise floor",
-                     noise_std=None if M < 2 else {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+                     noise_std=None if not np.all(np.isfinite(var)) else
+                     {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+                     noise_from="period spread" if M > 1 else "spectrum above the harmonics",
                      notes=list(ds.notes or ()) + notes)
 
 
@@ -478,12 +484,20 @@ def outside_reversals(prepared: Prepared) -> np.ndarray:
 
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
                         consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
-                        bounds=None, sdp_check: bool = False, outliers: str = "drop",
+                        bounds=None, sdp_check: bool = False, outliers: str = "drop", reference=None, gains=None,
                         progress: Callable | None = None):
     """Identify the base parameters (and enabled joint terms) from all prepared runs stacked.
 
     robot: the model (``jaxid.Robot``). prepared: :func:`prepare`'s result.
-    method: "wls" (Gautier's two-step weighted LS, default), "ols", "irls" (Huber), "ridge".
+    method: "wls" (Gautier's two-step weighted LS, default), "ols", "irls" (Huber), "ridge", or
+        "iv" (IDIM-IV) / "didim" (``jaxid.identification.instrumental``: the regressor noise of
+        differentiated positions does not bias them), started from the WLS estimate, with
+        instruments from the model's motion under the runs' control law (:func:`instruments`).
+    reference: "iv", "didim": per run the commanded trajectory ``(t, q, qd, qdd)`` (s, rad, rad/s,
+        rad/s^2; e.g. ``jaxid excite``'s file), or None: the prepared motion (with ``gains`` only).
+    gains: "iv", "didim": the PD gains ``(kp, kd)`` (n,) each, N m/rad and N m s/rad, of the
+        controller that tracked the reference, or None: a controller that tracked it exactly
+        (computed torque; ``jaxid simulate``'s data), so that the model moves along the reference.
     description: the model's ``params.json`` entry (:func:`model`); default that of a model
         built in code (``jaxid.results.model_description``: validating then needs the robot).
     consistent: also estimate physically consistent standard parameters
@@ -515,8 +529,11 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     from jaxid import memory, results
     from jaxid.identification import screening, streaming
 
-    if method not in ("wls", "ols", "irls", "ridge"):
-        raise WorkflowError(f"method must be one of wls, ols, irls, ridge, got {method!r}")
+    if method not in METHODS:
+        raise WorkflowError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method in ("iv", "didim") and reference is None and gains is None:
+        raise WorkflowError(f"method {method} needs the instruments' motion: the commanded trajectory of each run "
+                            "(reference=, CLI --reference traj.csv) or the controller's PD gains (gains=)")
     if consistent and method not in ("wls", "ols"):
         raise WorkflowError(f"consistent identification works with method wls or ols, not {method}")
     if outliers not in ("drop", "irls", "keep") or (consistent and outliers == "irls"):
@@ -574,20 +591,27 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         # Gross outliers on the residual of an OLS fit (robust z > 8) are dropped and the chosen
         # estimator refitted on the rest: on the real KUKA runs this costs a quarter of Huber IRLS
         # (3 s vs 14 s CPU) and keeps the estimator's covariance; reported in params.fit["screening"].
+        fit_method = "wls" if method in ("iv", "didim") else method  # the instruments start from WLS
         if stream:
             runs, lengths = _streamed_runs(robot, prepared, np.asarray(base.indices))
-            scr = streaming.screen(robot, runs, np.asarray(base.indices), method=method,
+            scr = streaming.screen(robot, runs, np.asarray(base.indices), method=fit_method,
                                    masks=np.split(moving, np.cumsum(lengths)[:-1]), names=list(base.names),
                                    joint_names=list(robot.names), on_outliers=outliers, progress=progress)
         else:
-            scr = screening.screen_fit(Wb, tau, robot.n, method=method, names=list(base.names),
+            scr = screening.screen_fit(Wb, tau, robot.n, method=fit_method, names=list(base.names),
                                        joint_names=list(robot.names), on_outliers=outliers)
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
     fit = scr.fit
-    if consistent and scr.outliers and outliers == "drop":
-        rows = (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel()
+    rows = (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel() \
+        if scr.outliers and outliers == "drop" else None
+    if consistent and rows is not None:
         W, tau = W[rows], tau[rows]
+    if method in ("iv", "didim"):
+        keep = np.repeat(moving, robot.n).nonzero()[0]  # the rows of W among all samples' rows
+        keep = keep if rows is None else keep[rows]
+        fit, iv_doc = _instrumental(robot, prepared, base, Wb if rows is None else Wb[rows],
+                                    tau if rows is None else tau[rows], fit, method, reference, gains, keep, progress)
     params = results.from_fit(description, names, base, fit, n_samples=N,
                               sources=[c["source"] for c in prepared.choices])
     extra = {"preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap),
@@ -595,6 +619,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                            "samples_dropped": int(np.sum(~moving))},
              "screening": {"message": scr.message, "method": scr.method,
                            "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
+    if method in ("iv", "didim"):
+        extra["instrumental"] = iv_doc
     standard, source = None, None
     if consistent:
         from jaxid.identification.consistent import identify_consistent
@@ -634,6 +660,80 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         "consistent": standard is not None and not problems and fit_doc.get("converged", True),
         "problems": problems}})
     return params
+
+
+def instruments(robot, prepared: Prepared, reference=None, gains=None):
+    """The motion of the model that instrumental estimators use, per prepared run: a function
+    ``motion(theta) -> [(q, qd, qdd), ...]`` ((N_i, n) each, at the run's prepared sample times)
+    and whether it depends on theta.
+
+    reference: per run ``(t, q, qd, qdd)`` of the commanded trajectory (the run's samples must lie
+    inside it; values between its samples by cubic splines), or None: the prepared q, qd, qdd.
+    gains: ``(kp, kd)``: the model at theta simulated under that PD law tracking the reference
+    (``jaxid.identification.instrumental.closed_loop``) from the reference's first state;
+    None: the reference itself (exact tracking; no dependence on theta).
+    """
+    from scipy.interpolate import CubicSpline
+
+    from jaxid.identification.instrumental import closed_loop
+
+    refs = []  # per run: its sample times, and the reference (t, q, qd, qdd) from its start to the run's end
+    for i, (ds, c) in enumerate(zip(prepared.datasets, prepared.choices)):
+        t = np.asarray(ds.t)
+        if reference is None:
+            refs.append((t, (t, np.asarray(ds.q), np.asarray(ds.qd), np.asarray(ds.qdd))))
+            continue
+        if len(reference) != len(prepared.datasets):
+            raise WorkflowError(f"{len(reference)} reference trajectories for {len(prepared.datasets)} runs: give "
+                                "one per run, in the same order")
+        tr, *x = (np.asarray(v, dtype=float) for v in reference[i])
+        if any(v.shape != (tr.size, robot.n) for v in x):
+            raise WorkflowError(f"{c['source']}: the reference must be t (N,) and q, qd, qdd (N, {robot.n})")
+        if t[0] < tr[0] - 1e-9 or t[-1] > tr[-1] + 1e-9:
+            raise WorkflowError(f"{c['source']}: its samples ({t[0]:g} to {t[-1]:g} s) are not all inside the "
+                                f"reference trajectory ({tr[0]:g} to {tr[-1]:g} s); give the run's own reference")
+        upto = min(tr.size, int(np.searchsorted(tr, t[-1] + 1e-9)) + 3)  # a few past the end for the spline
+        refs.append((t, (tr[:upto], *(v[:upto] for v in x))))
+
+    def at(t, grid, *x):
+        return tuple(CubicSpline(grid, v, axis=0)(t) if grid.shape != t.shape or np.any(grid != t) else v for v in x)
+
+    if gains is None:
+        return (lambda theta: [at(t, *r) for t, r in refs]), False
+    kp, kd = (np.broadcast_to(np.asarray(g, dtype=float), (robot.n,)) for g in gains)
+    if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd)) and np.all(kp > 0) and np.all(kd >= 0)):
+        raise WorkflowError(f"gains must be kp > 0 and kd >= 0 per joint, got kp {kp}, kd {kd}")
+    # The closed loop is simulated from the reference's start, where the robot started on it, not from
+    # the run's first kept sample (after an edge trim the robot is off the reference by its tracking error).
+    return (lambda theta: [at(t, r[0], *(np.asarray(v) for v in closed_loop(robot, theta, r[0], r[1], r[2], kp, kd)))
+                           for t, r in refs]), True
+
+
+def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, rows, progress):
+    """IDIM-IV / DIDIM fit of the base parameters (``identify_experiment``), and its record."""
+    from jaxid.identification import instrumental
+    from jaxid.identification.base import lift
+
+    motion, iterate = instruments(robot, prepared, reference, gains)
+    nominal, cols = robot.parameter_vector(), np.asarray(base.indices)
+
+    def Z(theta_b):
+        moved = [dataclasses.replace(ds, q=m[0], qd=m[1], qdd=m[2])
+                 for ds, m in zip(prepared.datasets, motion(lift(base, theta_b, nominal)))]
+        return regressor_rows(robot, moved, cols, progress, [c.get("parallel") for c in prepared.choices])[0][rows]
+
+    try:
+        out = (instrumental.idim_iv(W, tau, Z, fit.theta, robot.n, iterate=iterate) if method == "iv"
+               else instrumental.didim(tau, Z, fit.theta, robot.n, iterate=iterate))
+    except ValueError as e:
+        raise WorkflowError(f"{method}: {e}") from None
+    if not out.converged:
+        warnings.warn(f"{method} did not converge in {out.iterations} iterations (last relative change "
+                      f"{out.change:.2g}); the estimate is the last one", RuntimeWarning, stacklevel=3)
+    return out.fit, {"iterations": out.iterations, "converged": out.converged, "change": out.change,
+                     "reference": "given" if reference is not None else "prepared motion",
+                     "controller": "exact tracking" if gains is None else "PD",
+                     "estimate_wls": np.asarray(fit.theta).tolist()}
 
 
 def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),

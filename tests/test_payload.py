@@ -72,6 +72,19 @@ def test_robot_model_is_subtracted_with_given_parameters(ur5, ur5_data, exact_fi
     np.testing.assert_allclose(fit.theta, THETA_L + delta, rtol=1e-9, atol=1e-12)
 
 
+def test_robot_covariance_is_propagated_into_the_payload_covariance(ur5, ur5_data, exact_fit):
+    # The fit is linear in the robot's parameters: a robot error d with covariance d d^T moves the
+    # estimate by G d, so the payload covariance grows by exactly (G d)(G d)^T.
+    rng = np.random.default_rng(2)
+    d = np.zeros(len(ur5.parameter_names()))
+    d[-10:] = 0.05 * rng.standard_normal(10) * np.abs(THETA_L)  # an error on the last link
+    moved = P.identify_payload(ur5, np.asarray(ur5.parameter_vector()) + d, ur5_data).theta - exact_fit.theta
+    fit = P.identify_payload(ur5, None, ur5_data, robot_cov=np.outer(d, d))
+    np.testing.assert_allclose(fit.cov - exact_fit.cov, np.outer(moved, moved), rtol=1e-6, atol=1e-14)
+    with pytest.raises(ValueError, match="robot_cov must be a finite"):
+        P.identify_payload(ur5, None, ur5_data, robot_cov=np.eye(3))
+
+
 def test_consistent_estimate_equals_ls_when_valid(exact_fit):
     theta, ok = P.consistent_estimate(exact_fit.theta, exact_fit.cov)
     assert ok

@@ -196,3 +196,22 @@ def test_periodic_derivatives_noise_estimates():
     assert np.all((ratio > 1 / 1.5) & (ratio < 1.5)), ratio
     # averaging 8 periods and keeping 81 of 200 bins leaves about 81 / 200 / 8 of a sample's variance
     assert np.mean(estimates, axis=0)[0] == pytest.approx(np.full(2, sigma**2 * 81 / 200 / 8), rel=0.2)
+
+
+def test_periodic_derivatives_noise_from_one_period():
+    # One period of a known band: the bins above the 5 harmonics hold the noise alone.
+    q, qd, qdd = _fourier(np.arange(P_PER) * DT)
+    sigma = 1e-2
+    noise, ratio = [], []
+    for seed in range(4):
+        noisy = q + sigma * np.random.default_rng(seed).standard_normal(q.shape)
+        r = S.periodic_derivatives(noisy, FS, F0, harmonics=5)
+        noise.append(np.asarray(r.noise))
+        ratio.append(np.asarray(r.var) / np.array([np.mean((np.asarray(e) - x) ** 2, axis=0)
+                                                   for e, x in zip(r[:3], (q, qd, qdd))]))
+    # 94 noise bins per joint and seed: the per-sample variance within a few %
+    assert np.mean(noise) / sigma**2 == pytest.approx(1.0, rel=0.1)
+    # the variance left on q, qd, qdd against the squared error (11 noisy degrees of freedom each)
+    assert np.all((np.mean(ratio, axis=0) > 0.5) & (np.mean(ratio, axis=0) < 2.0))
+    # no bin above the band: no estimate
+    assert np.all(np.isnan(np.asarray(S.periodic_derivatives(q, FS, F0, harmonics=99).noise)))

@@ -21,7 +21,7 @@ EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv -o params.json --report fit_report
 """
 
-METHODS = ("wls", "ols", "irls", "ridge")
+METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")  # jaxid.workflow.METHODS (imported lazily there)
 
 
 def register(sub):
@@ -39,7 +39,12 @@ def register(sub):
                    help="where to write the parameters (default params.json)")
     p.add_argument("--method", choices=METHODS, default="wls",
                    help="estimator: two-step weighted LS (Gautier), ordinary LS, robust IRLS (Huber), "
-                        "ridge with GCV (default wls)")
+                        "ridge with GCV, instrumental variables (IDIM-IV) or DIDIM with instruments along "
+                        "--reference (default wls)")
+    p.add_argument("--reference", nargs="+", metavar="TRAJ",
+                   help="--method iv/didim: the commanded trajectory of each data file, in the same order "
+                        "(t, q and optionally qd, qdd, as written by 'jaxid excite'), tracked exactly by the "
+                        "controller")
     p.add_argument("--consistent", action="store_true",
                    help="estimate physically consistent standard parameters (log-Cholesky bodies, non-negative "
                         "friction, entropic prior toward the nominal links) and predict with them; needed for "
@@ -128,8 +133,15 @@ def run(args) -> int:
         choice = report.to_jsonable(workflow.choose_prior_weight(robot, prepared, held_out, weights=weights,
                                                                  method=args.method, bounds=bounds, progress=bar))
         args.prior_weight = float(choice["best"]["weight"])
+    reference = None
+    if args.reference is not None:
+        if args.method not in ("iv", "didim"):
+            raise UserError("--reference gives the instruments of --method iv or didim; add one of them")
+        from jaxid.cli.simulate import read_trajectory
+
+        reference = [read_trajectory(path, robot.n) for path in args.reference]
     params = workflow.identify_experiment(
-        robot, prepared, method=args.method, description=desc, consistent=args.consistent,
+        robot, prepared, method=args.method, description=desc, consistent=args.consistent, reference=reference,
         prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
         progress=bar)  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
     if choice is not None:

@@ -48,7 +48,7 @@ def register(sub):
 
 
 def _model(args):
-    """(robot, theta_robot or None) from --params and/or --robot/--urdf."""
+    """(robot, theta_robot or None, its covariance or None) from --params and/or --robot/--urdf."""
     from jaxid import results
 
     params = results.load_params(args.params) if args.params else None
@@ -56,7 +56,7 @@ def _model(args):
     if not hasattr(robot, "tip"):
         raise UserError("payload identification needs a rigid-body robot (built-in or URDF)")
     # Base values on their leading parameters, the dependent ones 0: the base model's torques.
-    return robot, None if params is None else params.full()
+    return robot, None if params is None else params.full(), None if params is None else params.full_cov()
 
 
 def _joints(text, n):
@@ -73,7 +73,7 @@ def run(args) -> int:
     from jaxid.identification import payload as P
 
     refuse_overwrite([args.data, args.params], [args.output, args.json])
-    robot, theta_robot = _model(args)
+    robot, theta_robot, robot_cov = _model(args)
     joints = None if args.joints is None else _joints(args.joints, robot.n)
     try:
         cov = None if args.cov is None else np.array([float(v) for v in args.cov.split(",")])
@@ -93,7 +93,7 @@ def run(args) -> int:
         samples = (ds.q, ds.qd, ds.qdd, ds.tau)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov)
+        fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
 
     theta, std, tc = (np.asarray(x) for x in (fit.theta, fit.std, fit.theta_consistent))
     doc = dict(robot=robot.name, params=args.params, data=args.data, samples=len(samples[0]),

@@ -36,6 +36,7 @@ from jaxid.dynamics.batching import batched
 from jaxid.dynamics.rnea import kinematics, link_wrench
 from jaxid.dynamics.terms import rnea
 from jaxid.identification.base import TOL, BaseParameters, base_from_regressor
+from jaxid.identification.regressor import regressor as jaxid_regressor
 from jaxid.identification.consistent import project_consistent
 from jaxid.identification.estimators import Identification, identify
 from jaxid.model import inertia
@@ -360,7 +361,7 @@ def _joint_indices(joints, n):
 
 
 def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None = None, cov=None,
-                     method: str = "wls", tol: float = TOL) -> PayloadFit:
+                     method: str = "wls", tol: float = TOL, robot_cov=None) -> PayloadFit:
     """Identify a payload's 10 inertial parameters from data measured with it attached.
 
     robot: the ``jaxid.Robot`` (kinematics and flange frame; its ``torque`` predicts the
@@ -375,6 +376,12 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     method: estimator of ``jaxid.identification.estimators.identify`` ("wls", "ols",
         "irls", ...); cov only with "wls".
     tol: rank tolerance of ``base_from_regressor``.
+    robot_cov: covariance (p, p) of theta_robot (e.g. ``jaxid.results.Params.full_cov()``), or
+        None. The robot model's own estimation error enters the residual as
+        ``Y_robot dtheta_robot`` and, on another trajectory than the robot was identified on,
+        does not average out: with robot_cov the payload covariance includes it,
+        ``G robot_cov G^T`` with G the (weighted) least-squares map of the payload fit applied to
+        the robot regressor. Without it the std covers the torque noise only.
 
     The residual ``tau - robot.torque(theta_robot)`` is regressed on the payload regressor
     of the chosen joints. When its rank is below 10 the base combinations are estimated
@@ -409,7 +416,19 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel),
                    names=list(base.names))
     theta = jnp.full(10, jnp.nan).at[ind].set(fit.theta)
-    C = jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(fit.cov)
+    Cb = fit.cov
+    if robot_cov is not None:
+        robot_cov = jnp.asarray(robot_cov, dtype=float)
+        if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
+            raise ValueError(f"robot_cov must be a finite ({p}, {p}) covariance of theta_robot, got shape "
+                             f"{robot_cov.shape}")
+        # The fit is linear in y for its weights (the per-joint residual variances), so a robot error
+        # dtheta moves the estimate by G dtheta, G = (Wb^T S Wb)^-1 Wb^T S Y_robot.
+        w = jnp.tile(1.0 / jnp.sqrt(fit.sigma2) if method == "wls" else jnp.ones(len(sel)), q.shape[0])[:, None]
+        Yr = jaxid_regressor(robot, q, qd, qdd)[:, sel, :].reshape(-1, p)
+        G = jnp.linalg.lstsq(base.reduce(W) * w, Yr * w)[0]
+        Cb = Cb + G @ robot_cov @ G.T
+    C = jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(Cb)
     mask = jnp.asarray(identifiable)
     theta = jnp.where(mask, theta, jnp.nan)
     C = jnp.where(mask[:, None] & mask[None, :], C, jnp.nan)
@@ -426,5 +445,5 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 + ("" if ok else " (its solver did not converge: check the data and the robot model)"),
                 UserWarning, stacklevel=2)
     return PayloadFit(theta=theta, std=jnp.sqrt(jnp.diag(C)), cov=C, identifiable=jnp.asarray(identifiable),
-                      theta_base=fit.theta, std_base=fit.std, theta_consistent=theta_c, base=base,
+                      theta_base=fit.theta, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
                       fit=fit, rank=base.rank, failures=failures, joints=sel)
