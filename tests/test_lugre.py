@@ -245,3 +245,76 @@ def test_arm_with_lugre_joints_integrates_each_bristle_state():
         L.joint_torque(both, t, np.zeros((1000, 3)))
     with pytest.raises(ValueError, match="uniformly spaced"):
         L.joint_torque(both, t**2, qd)
+
+
+# ----------------------------------------------------------------- an arm with LuGre joints
+SIGMA_TAU = 2e-3  # torque noise of the arm experiment, N m
+
+
+@pytest.fixture(scope="module")
+def arm_files(tmp_path_factory):
+    """A planar 2-R arm with LuGre friction P, P2 on its joints: the S-curve friction run
+    (both joints), a Fourier run for the rigid body and a held-out Fourier run, as CSVs with
+    logged qd, qdd (the bristle dynamics need the velocity itself, not one filtered from q)."""
+    from jaxid import data, models, simulation
+
+    robot = models.planar(2)
+    both = L.LuGre.from_vector(jnp.stack([P.vector(), P2.vector()]))
+    t, x, v, a = (np.asarray(u) for u in friction_s_curve())
+    sign = np.array([1.0, -1.0])
+    runs = [(t, 0.3 * sign + np.outer(x, sign), np.outer(v, sign), np.outer(a, sign))]
+    for f, amp in (([0.7, 1.1], [0.8, 1.2]), ([0.5, 1.3], [1.0, 0.9])):
+        tf = t  # one length for all runs: one compile of the simulation and of the fit
+        w = 2 * np.pi * np.asarray(f)
+        runs.append((tf, np.asarray(amp) / w * np.sin(np.outer(tf, w)), amp * np.cos(np.outer(tf, w)),
+                     -np.asarray(amp) * w * np.sin(np.outer(tf, w))))
+    paths = []
+    for k, (tt, q, qd, qdd) in enumerate(runs):
+        m = simulation.measure(robot, tt, q, qd, qdd, jax.random.key(k), sigma_q=0.0, tau_sigma=SIGMA_TAU, lugre=both)
+        paths.append(tmp_path_factory.mktemp("arm") / f"run{k}.csv")
+        data.write(data.from_arrays(tt, q, m.data.tau, qd, qdd), paths[-1])
+    return robot, both, paths
+
+
+def test_arm_rigid_body_and_lugre_identified_together(arm_files, tmp_path, capsys):
+    # jaxid identify --friction lugre: base parameters and both joints' LuGre parameters from
+    # one experiment, each within 4 reported std of the truth; validate integrates the
+    # bristle states along a held-out run and predicts its torques to the noise floor.
+    from jaxid import results
+    from jaxid.cli import main
+
+    robot, truth, (scurve, fourier, held_out) = arm_files
+    out = tmp_path / "params.json"
+    assert main(["identify", "--robot", "planar2", "--friction", "lugre", str(scurve), str(fourier),
+                 "-o", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "LuGre friction (converged" in printed.out and "warning" not in printed.err
+    params = results.load_params(out)
+    doc = params.fit["lugre"]
+    assert doc["converged"] and doc["warnings"] == [] and params.fit["physics"]["problems"] == []
+    est, std = np.asarray(params.lugre.vector()), np.asarray(doc["std"])
+    err = est - np.asarray(truth.vector())
+    assert np.all(np.abs(err / truth.vector()) < 0.01), err / truth.vector()
+    assert np.all(np.abs(err) < 4 * std), err / std
+    # The default joint terms fv, fc, offset: LuGre replaces fv and fc, the offset stays (true value 0).
+    assert params.model["joint_terms"] == ["offset"]
+    theta_true = np.asarray(params.base.to_base(robot.with_joint_terms(("offset",)).parameter_vector()))
+    assert np.all(np.abs(np.asarray(params.theta) - theta_true) < 4 * np.asarray(params.std))
+    assert main(["validate", "--params", str(out), str(held_out), "--no-figures", "--json", "-"]) == 0
+    val = json.loads(capsys.readouterr().out)
+    assert max(val["files"][0]["rmse"]["per_joint"]) < 1.1 * SIGMA_TAU
+
+
+def test_arm_lugre_bad_input(arm_files):
+    from jaxid import data, workflow
+    from jaxid.identification import lugre_robot as R
+
+    robot, truth, (scurve, fourier, _) = arm_files
+    runs = [data.read(p) for p in (scurve, fourier)]
+    slow = runs[0].slice(step=10)  # 100 Hz: bristle time constants of ~12 ms get one sample
+    with pytest.raises(ValueError, match=r"too slowly for the bristle dynamics .* record at >= \d+ Hz"):
+        R.check_rate(truth.vector(), [slow])
+    with pytest.raises(ValueError, match="no run identifies LuGre friction on every joint"):
+        R.friction_run([runs[1].slice(stop=400)])  # a quarter period: no zero crossing
+    with pytest.raises(workflow.WorkflowError, match="replaces the joint terms fv, fc"):
+        workflow.identify_lugre(robot.with_joint_terms(("fv", "fc")), workflow.prepare(runs))

@@ -101,16 +101,21 @@ class Fit(eqx.Module):
         return out
 
 
-def static_start(W, tau, qd):
+def static_start(W, tau, qd, threshold=single.THRESHOLD):
     """Step 1: (theta_b (b,), friction (n, 3)) by least squares on [W, sgn qd_j, qd_j,
     sgn(qd_j) qd_j^2]: the rigid body with each joint's steady-state LuGre friction
-    (alpha0, alpha2, alpha3). W: (N, n, b); tau, qd: (N, n)."""
+    (alpha0, alpha2, alpha3), on the equations (sample k, joint j) with |qd_j| > threshold:
+    there the friction is in steady state and this model is exact; below it (presliding,
+    the Stribeck dip, dwells) the static model would bias theta_b and with it every joint's
+    friction record. W: (N, n, b); tau, qd: (N, n)."""
     N, n, b = W.shape
     cols = jnp.stack([jnp.sign(qd), qd, jnp.sign(qd) * qd**2], axis=-1)  # (N, n, 3)
     F = (cols[:, :, None, :] * jnp.eye(n)[None, :, :, None]).reshape(N, n, 3 * n)
-    A = jnp.concatenate([W, F], axis=-1).reshape(N * n, -1)
+    keep = (jnp.abs(qd) > threshold).reshape(-1, 1)
+    A = jnp.concatenate([W, F], axis=-1).reshape(N * n, -1) * keep
     scale = jnp.linalg.norm(A, axis=0)
-    x = jnp.linalg.lstsq(A / jnp.where(scale > 0, scale, 1.0), tau.reshape(-1))[0] / jnp.where(scale > 0, scale, 1.0)
+    scale = jnp.where(scale > 0, scale, 1.0)
+    x = jnp.linalg.lstsq(A / scale, tau.reshape(-1) * keep[:, 0])[0] / scale
     return x[:b], x[b:].reshape(n, 3)
 
 
@@ -287,7 +292,7 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
     data = _check_runs(W, runs)
     W = [jnp.asarray(Wr, dtype=float) for Wr in W]
     i = friction_run(runs, threshold)
-    theta0, _ = static_start(jnp.concatenate(W), *(jnp.concatenate([d[k] for d in data]) for k in (0, 1)))
+    theta0, _ = static_start(jnp.concatenate(W), *(jnp.concatenate([d[k] for d in data]) for k in (0, 1)), threshold)
     tau, qd, dt = data[i]
     with warnings.catch_warnings():  # the starting fits' warnings are superseded by the joint fit's
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -296,7 +301,6 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
                                          key, method=method, threshold=threshold)
     P = initial.params.vector()
     check_parameters(LuGre.from_vector(P))
-    check_rate(P, runs)
     scale = initial.params.v0 / 3  # sub-steps concentrated at each joint's Stribeck velocity, fixed hereafter
     steps = [jax.vmap(lambda v, sc: integration_steps(v, 8, sc), in_axes=(1, 0))(qd_r, scale) for _, qd_r, _ in data]
     runs_j = tuple((tau_r, qd_r, dt_r, st) for (tau_r, qd_r, dt_r), st in zip(data, steps))
@@ -316,6 +320,7 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
         Q = tuple(jnp.split(jnp.linalg.qr(A)[0], sizes))
         P, converged, k = refine(P, runs_j, Q, w, max_steps=max_steps)
         nsteps += int(k)
+    check_rate(P, runs)  # on the joint estimate: a staged start on a contaminated residual can be 2x off
     theta, res, JtJ, Jtr, rr, m = _linear_part(P, W, runs_j, w)
     std, corr, s, to_optimum = single.gauss_newton_normal(JtJ, Jtr, rr, m)
     b = theta.shape[0]
