@@ -267,7 +267,7 @@ def check_rate(P, runs):
             j = int(np.argmin(tc))
             raise ValueError(f"{ds.source or 'a run'}: sampled at {fs:.4g} Hz, too slowly for the bristle dynamics of "
                              f"joint {j + 1} (time constant {tc[j] * 1e3:.3g} ms at its Stribeck velocity); record at "
-                             f">= {need:.4g} Hz")
+                             f">= {int(np.ceil(need))} Hz")
 
 
 def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, max_steps=50, rounds=3):
