@@ -188,14 +188,19 @@ def refine(P0, runs, Q, w, rtol=1e-6, atol=1e-6, max_steps=50):
 
 
 @eqx.filter_jit
-def _linear_part(P, W, runs, w):
-    """theta_b by weighted least squares on tau - F(P), the residuals (N_r, n) per run, and the
-    normal equations of the Gauss-Newton covariance of [theta_b, P] (natural units)."""
-    F, J = zip(*(_friction_jac(P, qd, dt, st, False) for tau, qd, dt, st in runs))
+def _linear_part(P, W, runs, w, normal=True):
+    """theta_b by weighted least squares on tau - F(P), the residuals (N_r, n) per run, and (if
+    ``normal``) the normal equations of the Gauss-Newton covariance of [theta_b, P] (natural units)."""
+    if normal:
+        F, J = zip(*(_friction_jac(P, qd, dt, st, False) for tau, qd, dt, st in runs))
+    else:
+        F = [_friction(LuGre.from_vector(P), qd, dt, st) for tau, qd, dt, st in runs]
     A = jnp.concatenate([(w[None, :, None] * Wr).reshape(-1, Wr.shape[-1]) for Wr in W])
     y = jnp.concatenate([(w * (tau - Fr)).reshape(-1) for (tau, *_), Fr in zip(runs, F)])
     theta = jnp.linalg.lstsq(A, y)[0]
     res = [tau - jnp.einsum("knb,b->kn", Wr, theta) - Fr for (tau, *_), Wr, Fr in zip(runs, W, F)]
+    if not normal:
+        return theta, res
     k = W[0].shape[-1] + 8 * P.shape[0]
     JtJ, Jtr, rr, m = jnp.zeros((k, k)), jnp.zeros(k), 0.0, 0
     for Wr, Jr, er in zip(W, J, res):  # the Jacobian of a long run is accumulated, not stored whole
@@ -311,7 +316,7 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
     # re-estimated after each refinement until it settles (the first residual, of the staged
     # start, overstates the noise of a joint whose start was poor).
     for _ in range(rounds):
-        _, res, *_ = _linear_part(P, W, runs_j, w)
+        _, res = _linear_part(P, W, runs_j, w, False)
         w_new = 1.0 / _weights(res)
         if nsteps and float(jnp.max(jnp.abs(w_new / w - 1))) < 0.05:
             break
