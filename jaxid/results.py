@@ -33,6 +33,11 @@ identification later:
     do not determine them): either the base estimate with the non-identifiable parameters at
     their nominal values, when that is consistent, or the constrained consistent estimate.
     Torques are predicted from ``estimate``.
+``lugre``
+    absent, or per-joint LuGre friction identified with the base parameters (``jaxid
+    identify --friction lugre``): ``names`` (the eight of ``jaxid.friction.lugre.NAMES``),
+    ``units``, ``values`` and ``std`` (n, 8); predictions then add each joint's LuGre torque,
+    its bristle state integrated along the run from rest.
 
 :func:`load_params` rejects a malformed file with a :class:`ParamsError` (a ``ValueError``)
 that names the file and the field.
@@ -51,6 +56,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid.friction.lugre import NAMES as LUGRE_NAMES
+from jaxid.friction.lugre import JOINT_UNITS as LUGRE_UNITS
+from jaxid.friction.lugre import LuGre, check_parameters
 from jaxid.identification.base import BaseParameters
 
 FORMAT = "jaxid.params"
@@ -71,6 +79,8 @@ class Params(eqx.Module):
         theta: base estimate (b,). cov: its covariance (b, b).
         fit: fit statistics (dict of plain numbers and lists), static.
         standard: physically consistent standard parameters (p,) (for a URDF), or None.
+        lugre: per-joint LuGre friction (``jaxid.friction.LuGre``, fields (n,)) added to the
+            predicted torques, or None; its std (n, 8) is in ``fit["lugre"]["std"]``.
     """
 
     model: dict = eqx.field(static=True)
@@ -80,6 +90,7 @@ class Params(eqx.Module):
     cov: jax.Array
     fit: dict = eqx.field(static=True)
     standard: jax.Array | None = None
+    lugre: LuGre | None = None
 
     @property
     def std(self):
@@ -250,6 +261,11 @@ def to_json(params: Params) -> dict:
             "theta": arr(params.standard), "consistent": True,
             "source": params.fit.get("standard_source", "base estimate with the non-identifiable parameters "
                                                           "at their nominal values")},
+        **({} if params.lugre is None else {"lugre": {
+            "names": list(LUGRE_NAMES), "units": list(LUGRE_UNITS),
+            "values": [arr(row) for row in np.asarray(params.lugre.vector())],
+            "std": [arr(row) for row in np.asarray(params.fit.get("lugre", {}).get("std", np.full(
+                np.shape(params.lugre.vector()), np.nan)))]}}),
     }
 
 
@@ -382,8 +398,20 @@ def load_params(path) -> Params:
     bad = [t for t in terms if not any(re.fullmatch(rf"{t}\d+", s) for s in names)]
     if bad:
         raise ParamsError(f"{path}: field 'model.joint_terms' lists {bad}, which are not in 'parameter_names'")
+    lugre = doc.get("lugre")
+    if lugre is not None:
+        n = model.get("n")
+        if not isinstance(n, int) or list(_field(lugre, "names", path, "lugre.")) != list(LUGRE_NAMES):
+            raise ParamsError(f"{path}: field 'lugre' needs 'model.n' and names {list(LUGRE_NAMES)}")
+        lugre = LuGre.from_vector(jnp.asarray(_array(_field(lugre, "values", path, "lugre."), (n, 8), path,
+                                                     "lugre.values")))
+        try:
+            check_parameters(lugre)
+        except ValueError as e:
+            raise ParamsError(f"{path}: field 'lugre.values': {e}") from None
     return Params(model=dict(model), parameter_names=names, base=base, theta=jnp.asarray(theta),
-                  cov=jnp.asarray(cov), fit=dict(fit), standard=None if standard is None else jnp.asarray(standard))
+                  cov=jnp.asarray(cov), fit=dict(fit), standard=None if standard is None else jnp.asarray(standard),
+                  lugre=lugre)
 
 
 # --------------------------------------------------------------------------- prediction
@@ -423,7 +451,10 @@ def predict(model, params: Params, dataset) -> jax.Array:
     model: the model ``params`` was identified for (same parameter names; e.g.
     :func:`model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
     with ``qd`` and ``qdd``. Base parameters determine the torques: the prediction is
-    ``W_base @ theta_base``, computed as the model's torque at :meth:`Params.full`.
+    ``W_base @ theta_base``, computed as the model's torque at :meth:`Params.full`, plus, for
+    parameters with LuGre friction (``params.lugre``), each joint's LuGre torque with its
+    bristle state integrated along the run from rest (``jaxid.friction.lugre_joint_torque``;
+    the run must be uniformly sampled).
     """
     check_model(model, params)
     if dataset.qd is None or dataset.qdd is None:
@@ -431,7 +462,15 @@ def predict(model, params: Params, dataset) -> jax.Array:
                          "derivatives='butterworth' (the default of jaxid.data.read)")
     if dataset.n != model.n:
         raise ValueError(f"{dataset.source}: {dataset.n} joints in the data but the model has {model.n}")
-    return _torques(model, params.full(), dataset.q, dataset.qd, dataset.qdd)
+    tau = _torques(model, params.full(), dataset.q, dataset.qd, dataset.qdd)
+    if params.lugre is None:
+        return tau
+    from jaxid.friction.lugre import joint_torque
+
+    try:
+        return tau + joint_torque(params.lugre, dataset.t, dataset.qd)
+    except ValueError as e:
+        raise ValueError(f"{dataset.source}: LuGre friction: {e}") from None
 
 
 def validation_metrics(real, pred, tau_max=None) -> dict:

@@ -762,6 +762,85 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
     return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)
 
 
+#: Joint terms that LuGre friction replaces: its alpha0 is the Coulomb level, alpha2 the viscous
+#: coefficient, alpha1 and v0 the Stribeck term (``identify_lugre`` refuses a model with them).
+LUGRE_REPLACES = ("fv", "fc", "fs", "fva")
+
+
+def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None, key=None, method: str = "full",
+                   progress: Callable | None = None):
+    """Base parameters and per-joint LuGre friction identified together from prepared runs.
+
+    ``jaxid.identification.lugre_robot.identify``: least squares with static friction, each
+    joint's LuGre fit on the residual of the run that dwells longest at low speed, then
+    Levenberg-Marquardt on all of them with the base parameters eliminated (variable
+    projection), reweighted per joint; the Gauss-Newton covariance of both together.
+
+    robot: the model without the friction terms LuGre replaces (:data:`LUGRE_REPLACES`;
+    ``ia``, ``offset`` may stay). prepared: runs with qd (logged, or filtered by
+    :func:`prepare`), uniformly sampled, one of them through zero velocity on every joint with
+    low-speed dwells (the S-curve friction experiment), fast enough for the bristle dynamics.
+    key: PRNG key of the per-joint swarms; method: their staged method
+    (``jaxid.identification.lugre.METHODS``).
+
+    Returns ``jaxid.results.Params`` with ``lugre`` (fields (n,)) and ``fit["lugre"]``:
+    ``method``, ``converged``, ``steps``, ``std`` and ``rel_std`` (n, 8), ``warnings``,
+    ``friction_run`` (the run of the per-joint starting fits); ``fit["physics"]`` names a
+    refinement that did not converge. Raises WorkflowError for data that cannot identify it.
+    """
+    import jax.numpy as jnp
+
+    import jaxid
+    from jaxid import results
+    from jaxid.identification import lugre_robot
+
+    overlap = [t for t in robot.joint_terms if t in LUGRE_REPLACES]
+    if overlap:
+        raise WorkflowError(f"LuGre friction replaces the joint terms {', '.join(overlap)}; build the model without "
+                            "them (--joint-terms without fv, fc, fs, fva)")
+    datasets = prepared.datasets
+    for ds, c in zip(datasets, prepared.choices):
+        if ds.n != robot.n:
+            raise WorkflowError(f"{ds.source}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}")
+        if c.get("parallel") or c.get("derivatives") == "periodic":
+            raise WorkflowError(f"{ds.source}: LuGre integrates each joint's bristle state sample by sample along "
+                                "the run; use the run as recorded (no parallel filtering, no period averaging)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an ambiguous rank is reported in the physics check
+        base = jaxid.base_parameters(robot)
+    idx = np.asarray(base.indices)
+    W = [regressor_rows(robot, [ds], idx, progress)[0].reshape(len(ds), robot.n, -1) for ds in datasets]
+    with warnings.catch_warnings(record=True):  # the same lines are returned in fit["lugre"]["warnings"]
+        warnings.simplefilter("always", RuntimeWarning)
+        try:
+            fit = lugre_robot.identify(W, datasets, key=key, method=method)
+        except ValueError as e:
+            raise WorkflowError(f"the data do not identify LuGre friction: {e}") from None
+    names = list(robot.names)
+    A = np.concatenate([w.reshape(-1, w.shape[-1]) for w in W])
+    sv = np.linalg.svd(A / np.where((nrm := np.linalg.norm(A, axis=0)) > 0, nrm, 1.0), compute_uv=False)
+    N = prepared.n_samples
+    dof = N * robot.n - base.rank - 8 * robot.n
+    lugre_doc = {"method": method, "converged": bool(fit.converged), "steps": int(fit.steps),
+                 "friction_run": prepared.choices[fit.friction_run]["source"],
+                 "std": np.asarray(fit.std_lugre).tolist(), "rel_std": np.asarray(fit.rel_std_lugre()).tolist(),
+                 "warnings": fit.warnings(names)}
+    stats = {"method": "lugre", "cond": float(sv[0] / sv[-1]), "singular_values": [results.json_number(v) for v in sv],
+             "residual_rms": np.asarray(fit.residual_rms).tolist(), "sigma2": (np.asarray(fit.sigma) ** 2).tolist(),
+             "dof": float(dof), "n_samples": int(N), "sources": [c["source"] for c in prepared.choices],
+             "preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap), "lugre": lugre_doc}
+    params = results.Params(model=dict(description if description is not None else results.model_description(robot)),
+                            parameter_names=tuple(robot.parameter_names()), base=base, theta=fit.theta,
+                            cov=jnp.nan_to_num(fit.cov_theta, nan=0.0), fit=stats, lugre=fit.lugre)
+    theta, ok = results.consistent_standard(robot, params)
+    if ok:
+        params = dataclasses.replace(params, standard=jnp.asarray(theta), fit={
+            **stats, "standard_source": "base estimate with the non-identifiable parameters at their nominal values"})
+    problems = physics_report(robot, params)
+    return dataclasses.replace(params, fit={**params.fit, "physics": {
+        "consistent": params.standard is not None and not problems, "problems": problems}})
+
+
 def _finite(x):
     """A JSON number for a finite bound, None for an unbounded side."""
     return float(x) if np.isfinite(x) else None
@@ -800,6 +879,9 @@ def physics_report(robot, params) -> list[str]:
     sdp, cost = params.fit.get("sdp_cost"), params.fit.get("cost")
     if sdp is not None and cost is not None and sdp > 0 and cost / sdp - 1 > 1e-6:
         problems.append(f"the consistent fit's cost is {cost / sdp - 1:.1e} above the SDP optimum")
+    lugre = params.fit.get("lugre") or {}
+    if lugre.get("converged") is False:
+        problems.append(f"the joint rigid-body + LuGre fit did not converge in {lugre.get('steps')} steps")
     gap = params.fit.get("rank_gap", params.base.gap)
     if gap is not None and gap < GAP_WARN:
         problems.append(f"the rank of the regressor is not clear-cut (R-diagonal gap {gap:.3g})")

@@ -155,13 +155,12 @@ def test_bad_input_raises():
 SIGMA_F = 2e-3  # force noise of the uncertainty tests, N (0.2 % of Fc)
 
 
-@pytest.fixture(scope="module")
-def noisy_refits(experiment):
-    """Levenberg-Marquardt from the truth on five noise seeds of axis 0, and the
-    uncertainty each fit reports; a sixth entry: seed 0's fit with sigma1 moved 1 %."""
+def _refits(experiment, seeds):
+    """Levenberg-Marquardt from the truth on noise seeds ``seeds`` of axis 0, and the
+    uncertainty each fit reports; one more entry: the first seed's fit with sigma1 moved 1 %."""
     t, x, v, F = experiment
     v = jnp.asarray(v[:, 0])
-    Fn = jnp.asarray(F[:, 0] + SIGMA_F * np.stack([np.random.default_rng(i).standard_normal(len(t)) for i in range(5)]))
+    Fn = jnp.asarray(F[:, 0] + SIGMA_F * np.stack([np.random.default_rng(i).standard_normal(len(t)) for i in seeds]))
     steps = L.integration_steps(v, 8, P.v0 / 3)
     est, ok = jax.vmap(lambda f: I.refine(P, v, f, DT, steps=steps))(Fn)
     est = jnp.concatenate([est.vector(), est.vector()[:1].at[0, 1].multiply(1.01)])
@@ -170,8 +169,15 @@ def noisy_refits(experiment):
     return (np.asarray(est), np.asarray(ok), *(np.asarray(a) for a in out))
 
 
-def test_reported_std_matches_the_spread_over_noise_seeds(noisy_refits):
-    est, ok, std, corr, s, to_optimum = (a[:5] for a in noisy_refits)
+@pytest.fixture(scope="module")
+def noisy_refits(experiment):
+    """``_refits`` of noise seed 0 (and its fit with sigma1 moved)."""
+    return _refits(experiment, [0])
+
+
+@pytest.mark.slow  # a noise-seed study: five refits
+def test_reported_std_matches_the_spread_over_noise_seeds(experiment):
+    est, ok, std, corr, s, to_optimum = (a[:5] for a in _refits(experiment, range(5)))
     assert ok.all() and np.all(to_optimum < 0.05)  # at the least-squares optimum
     assert np.allclose(s, SIGMA_F, rtol=0.05)  # the residual estimates the force noise
     err = est - np.asarray(P.vector())
@@ -193,7 +199,7 @@ def test_a_record_without_fast_reversals_flags_vd(noisy_refits):
     assert slow.rel_std()[L.NAMES.index("vd")] > 0.05
     (warning,) = slow.warnings(axis="q1")
     assert warning.startswith("q1: poorly determined") and "vd (" in warning and "sigma0" not in warning
-    est, std, corr, s, to_optimum = (a[[0, 5]] for i, a in enumerate(noisy_refits) if i != 1)
+    est, std, corr, s, to_optimum = (a[[0, 1]] for i, a in enumerate(noisy_refits) if i != 1)
     good, moved = (I.Fit(L.LuGre.from_vector(est[i]), s[i] ** 2, jnp.zeros(6), 0, True, I.at_bound(est[i]), std[i],
                          corr[i], s[i], to_optimum[i]) for i in (0, 1))
     assert np.all(good.rel_std() < 0.01) and good.warnings() == []
@@ -245,3 +251,76 @@ def test_arm_with_lugre_joints_integrates_each_bristle_state():
         L.joint_torque(both, t, np.zeros((1000, 3)))
     with pytest.raises(ValueError, match="uniformly spaced"):
         L.joint_torque(both, t**2, qd)
+
+
+# ----------------------------------------------------------------- an arm with LuGre joints
+SIGMA_TAU = 2e-3  # torque noise of the arm experiment, N m
+
+
+@pytest.fixture(scope="module")
+def arm_files(tmp_path_factory):
+    """A planar 2-R arm with LuGre friction P, P2 on its joints: the S-curve friction run
+    (both joints), a Fourier run for the rigid body and a held-out Fourier run, as CSVs with
+    logged qd, qdd (the bristle dynamics need the velocity itself, not one filtered from q)."""
+    from jaxid import data, models, simulation
+
+    robot = models.planar(2)
+    both = L.LuGre.from_vector(jnp.stack([P.vector(), P2.vector()]))
+    t, x, v, a = (np.asarray(u) for u in friction_s_curve())
+    sign = np.array([1.0, -1.0])
+    runs = [(t, 0.3 * sign + np.outer(x, sign), np.outer(v, sign), np.outer(a, sign))]
+    for f, amp in (([0.7, 1.1], [0.8, 1.2]), ([0.5, 1.3], [1.0, 0.9])):
+        tf = t  # one length for all runs: one compile of the simulation and of the fit
+        w = 2 * np.pi * np.asarray(f)
+        runs.append((tf, np.asarray(amp) / w * np.sin(np.outer(tf, w)), amp * np.cos(np.outer(tf, w)),
+                     -np.asarray(amp) * w * np.sin(np.outer(tf, w))))
+    paths = []
+    for k, (tt, q, qd, qdd) in enumerate(runs):
+        m = simulation.measure(robot, tt, q, qd, qdd, jax.random.key(k), sigma_q=0.0, tau_sigma=SIGMA_TAU, lugre=both)
+        paths.append(tmp_path_factory.mktemp("arm") / f"run{k}.csv")
+        data.write(data.from_arrays(tt, q, m.data.tau, qd, qdd), paths[-1])
+    return robot, both, paths
+
+
+def test_arm_rigid_body_and_lugre_identified_together(arm_files, tmp_path, capsys):
+    # jaxid identify --friction lugre: base parameters and both joints' LuGre parameters from
+    # one experiment, each within 4 reported std of the truth; validate integrates the
+    # bristle states along a held-out run and predicts its torques to the noise floor.
+    from jaxid import results
+    from jaxid.cli import main
+
+    robot, truth, (scurve, fourier, held_out) = arm_files
+    out = tmp_path / "params.json"
+    assert main(["identify", "--robot", "planar2", "--friction", "lugre", str(scurve), str(fourier),
+                 "-o", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "LuGre friction (converged" in printed.out and "warning" not in printed.err
+    params = results.load_params(out)
+    doc = params.fit["lugre"]
+    assert doc["converged"] and doc["warnings"] == [] and params.fit["physics"]["problems"] == []
+    est, std = np.asarray(params.lugre.vector()), np.asarray(doc["std"])
+    err = est - np.asarray(truth.vector())
+    assert np.all(np.abs(err / truth.vector()) < 0.01), err / truth.vector()
+    assert np.all(np.abs(err) < 4 * std), err / std
+    # The default joint terms fv, fc, offset: LuGre replaces fv and fc, the offset stays (true value 0).
+    assert params.model["joint_terms"] == ["offset"]
+    theta_true = np.asarray(params.base.to_base(robot.with_joint_terms(("offset",)).parameter_vector()))
+    assert np.all(np.abs(np.asarray(params.theta) - theta_true) < 4 * np.asarray(params.std))
+    assert main(["validate", "--params", str(out), str(held_out), "--no-figures", "--json", "-"]) == 0
+    val = json.loads(capsys.readouterr().out)
+    assert max(val["files"][0]["rmse"]["per_joint"]) < 1.1 * SIGMA_TAU
+
+
+def test_arm_lugre_bad_input(arm_files):
+    from jaxid import data, workflow
+    from jaxid.identification import lugre_robot as R
+
+    robot, truth, (scurve, fourier, _) = arm_files
+    runs = [data.read(p) for p in (scurve, fourier)]
+    slow = runs[0].slice(step=10)  # 100 Hz: bristle time constants of ~12 ms get one sample
+    with pytest.raises(ValueError, match=r"100 Hz, too slowly for the bristle dynamics .* record at >= \d+ Hz"):
+        R.check_rate(truth.vector(), [slow])
+    with pytest.raises(ValueError, match="no run identifies LuGre friction on every joint"):
+        R.friction_run([runs[1].slice(stop=200)])  # before the first zero crossing
+    with pytest.raises(workflow.WorkflowError, match="replaces the joint terms fv, fc"):
+        workflow.identify_lugre(robot.with_joint_terms(("fv", "fc")), workflow.prepare(runs))

@@ -19,6 +19,7 @@ EXAMPLE = """examples:
   jaxid identify --robot planar2 --consistent --urdf-out arm.urdf data.csv -o params.json
   jaxid identify --robot ur5 --joint-terms fv,fc,fs,offset --stribeck-vs fit data.csv -o params.json
   jaxid identify --robot ur5 data.csv -o params.json --report fit_report
+  jaxid identify --robot planar2 --friction lugre --joint-terms '' scurve.csv fourier.csv -o params.json
 """
 
 METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")  # jaxid.workflow.METHODS (imported lazily there)
@@ -73,6 +74,12 @@ def register(sub):
                    help="write the identified inertial parameters as a URDF (requires physically consistent "
                         "links): with --urdf, into a copy of that file (only <inertial> and, for fv/fc, "
                         "<dynamics damping friction> change); with --robot, a new file of the model")
+    p.add_argument("--friction", choices=("terms", "lugre"), default="terms",
+                   help="terms (default): joint friction as the --joint-terms, linear in their coefficients; "
+                        "lugre: per-joint LuGre dynamic friction (8 parameters each, bristle state integrated along "
+                        "each run) identified together with the base parameters (fv, fc, fs, fva are then left "
+                        "out of the joint terms); one run must take every joint through zero velocity with "
+                        "low-speed dwells (the S-curve friction experiment), sampled at ~1 kHz")
     add_report_argument(p, "the fit (parameter table with flags, conditioning, torque fit, residuals)")
     add_data_arguments(p)
     add_json_argument(p)
@@ -103,6 +110,20 @@ def _bounds(args, robot):
     return bounds
 
 
+def lugre_table(joints, values, doc) -> str:
+    """The per-joint LuGre parameters with their std and relative std, one row per parameter."""
+    from jaxid.friction.lugre import JOINT_UNITS, NAMES
+
+    values, std, rel = (np.asarray(x, dtype=float) for x in (values, doc["std"], doc["rel_std"]))
+    lines = [f"  LuGre friction ({'converged' if doc['converged'] else 'NOT converged'} in {doc['steps']} "
+             f"Levenberg-Marquardt steps; per-joint start on {doc['friction_run']}):",
+             f"  {'param':8s} {'unit':14s}" + "".join(f"{j:>13s} {'rel std':>8s}" for j in joints)]
+    for i, (name, unit) in enumerate(zip(NAMES, JOINT_UNITS)):
+        lines.append(f"  {name:8s} {unit:14s}" + "".join(f"{values[j, i]:13.5g} {100 * rel[j, i]:7.3g}%"
+                                                        for j in range(len(joints))))
+    return "\n".join(lines)
+
+
 def run(args) -> int:
     from jaxid import results, workflow
 
@@ -111,7 +132,19 @@ def run(args) -> int:
     refuse_overwrite([*args.data, args.urdf], [args.output, args.urdf_out, args.json])
     if args.report:
         report.pyplot()  # a missing matplotlib fails before the fit, in one line
-    robot, desc = model_from_args(args)
+    lugre = args.friction == "lugre"
+    if lugre:
+        from jaxid.cli.common import parse_terms
+
+        bad = [f for f, on in (("--consistent", args.consistent), ("--validate-on", args.validate_on),
+                               ("--stribeck-vs", args.stribeck_vs is not None),
+                               ("--reference", args.reference is not None)) if on]
+        if bad:
+            raise UserError(f"{', '.join(bad)} cannot be combined with --friction lugre")
+        terms = parse_terms(args.joint_terms or "")
+        robot, desc = model_from_args(args, joint_terms=tuple(t for t in terms if t not in workflow.LUGRE_REPLACES))
+    else:
+        robot, desc = model_from_args(args)
     prepared = read_datasets(args.data, robot, args)
     if not args.quiet:
         for line in prepared.describe():
@@ -140,10 +173,16 @@ def run(args) -> int:
         from jaxid.cli.simulate import read_trajectory
 
         reference = [read_trajectory(path, robot.n) for path in args.reference]
-    params = workflow.identify_experiment(
-        robot, prepared, method=args.method, description=desc, consistent=args.consistent, reference=reference,
-        prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
-        progress=bar)  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
+    if lugre:
+        try:
+            params = workflow.identify_lugre(robot, prepared, description=desc, progress=bar)
+        except workflow.WorkflowError as e:
+            raise UserError(str(e)) from None
+    else:
+        params = workflow.identify_experiment(
+            robot, prepared, method=args.method, description=desc, consistent=args.consistent, reference=reference,
+            prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
+            progress=bar)  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
     if choice is not None:
         params = dataclasses.replace(params, fit={**params.fit, "validate_on": list(args.validate_on),
                                                   "prior_weight_choice": choice})
@@ -171,6 +210,11 @@ def run(args) -> int:
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
     if choice is not None:
         doc["prior_weight_choice"] = choice
+    if lugre:
+        doc["lugre"] = {**fit["lugre"], "joints": list(robot.names),
+                        "values": np.asarray(params.lugre.vector()).tolist()}
+        for line in fit["lugre"]["warnings"]:  # named, never silent, also under --json
+            print(f"warning: {line}", file=sys.stderr)
     code = 1 if unconverged else 0
     if unconverged:  # an error by default: nothing unconverged passes silently or is written as a model
         print(f"jaxid identify: error: the consistent fit did not converge in {fit.get('steps')} steps; "
@@ -195,6 +239,8 @@ def run(args) -> int:
     if "fs" in robot.joint_terms:
         print(f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
               + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else ""))
+    if lugre:
+        print(lugre_table(robot.names, params.lugre.vector(), fit["lugre"]))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
     scr = fit.get("screening") or {}
     if scr.get("outlier_samples") or scr.get("method", args.method) != args.method:

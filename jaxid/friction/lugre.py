@@ -30,6 +30,7 @@ from jax import lax
 
 NAMES = ("sigma0", "sigma1", "alpha0", "alpha1", "v0", "vd", "alpha2", "alpha3")
 UNITS = ("N/m", "N*s/m", "N", "N", "m/s", "m/s", "N*s/m", "N*s^2/m^2")
+JOINT_UNITS = ("N*m/rad", "N*m*s/rad", "N*m", "N*m", "rad/s", "rad/s", "N*m*s/rad", "N*m*s^2/rad^2")  # rotary joint
 
 
 class LuGre(eqx.Module):

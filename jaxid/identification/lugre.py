@@ -510,14 +510,30 @@ def uncertainty(p, v, F, dt, steps=None):
     to_optimum (8,), |step| / std).
     """
     steps = _steps(p, v, steps)
-    theta = p.vector()
     J, Fs = jax.jacfwd(lambda q: (lambda f: (f, f))(simulate(LuGre.from_vector(q), v, dt, steps=steps)),
-                       has_aux=True)(theta)
-    r = F - Fs
-    s2 = jnp.sum(r**2) / (r.shape[0] - theta.shape[0])
-    norm = jnp.linalg.norm(J, axis=0)
+                       has_aux=True)(p.vector())
+    return gauss_newton(J, F - Fs)
+
+
+def gauss_newton(J, r):
+    """Gauss-Newton covariance of a least-squares estimate from its Jacobian and residual.
+
+    J: d model / d theta, shape (M, k); r: data - model at the estimate, shape (M,) (both
+    weighted, for a weighted fit). cov = (J^T J)^-1 s^2 with s^2 = |r|^2 / (M - k); J's
+    columns scaled to unit norm before the inversion (eigh), an unexcited direction given an
+    infinite variance (std inf, its correlations NaN). Returns (std (k,), corr (k, k), s,
+    to_optimum (k,): |Gauss-Newton step (J^T J)^-1 J^T r| / std per parameter).
+    """
+    return gauss_newton_normal(J.T @ J, J.T @ r, r @ r, r.shape[0])
+
+
+def gauss_newton_normal(A, g, rr, m):
+    """``gauss_newton`` from the normal equations: A = J^T J (k, k), g = J^T r (k,),
+    rr = |r|^2 and m residuals (for a Jacobian too tall to hold, accumulated in blocks)."""
+    s2 = rr / (m - A.shape[0])
+    norm = jnp.sqrt(jnp.diag(A))
     d = 1.0 / jnp.where(norm > 0, norm, 1.0)  # a zero column: a zero eigenvalue below
-    lam, V = jnp.linalg.eigh((J * d).T @ (J * d))
+    lam, V = jnp.linalg.eigh(A * jnp.outer(d, d))
     ok = lam > lam[-1] * 1e-14
     inv = 1.0 / jnp.where(ok, lam, 1.0)
     V2 = V**2
@@ -525,7 +541,7 @@ def uncertainty(p, v, F, dt, steps=None):
     cov = (V * jnp.where(ok, inv, 0.0)) @ V.T  # excited directions; nan rows where var is inf
     std = jnp.sqrt(var * s2) * d
     corr = cov / jnp.sqrt(jnp.outer(var, var))
-    to_optimum = jnp.abs(cov @ ((J * d).T @ r)) / jnp.sqrt(var * s2)  # 0 where var is inf
+    to_optimum = jnp.abs(cov @ (d * g)) / jnp.sqrt(var * s2)  # 0 where var is inf
     return std, jnp.where(jnp.isfinite(jnp.outer(var, var)), corr, jnp.nan), jnp.sqrt(s2), to_optimum
 
 
