@@ -266,8 +266,8 @@ def write_back(robot, theta, source, out):
 
     Raises:
         ValueError: theta has the wrong shape or is not finite, a joint of ``robot`` is not
-        in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
-        not positive definite; Wensing et al. 2017): identify with consistent parameters.
+            in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
+            not positive definite; Wensing et al. 2017): identify with consistent parameters.
     """
     import os
     from pathlib import Path
