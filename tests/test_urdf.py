@@ -105,17 +105,41 @@ def test_unphysical_inertia_is_named_and_can_be_skipped(tmp_path, edit, message)
     (lambda s: s.replace('<link name="l2">', '<link name="l1">').replace('<child link="l2"/>', '<child link="l1"/>'),
      r"two <link> elements are named 'l1'"),
     (lambda s: s.replace('name="fix"', 'name="j2"'), r"two <joint> elements are named 'j2'"),
-    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1" multiplier="2"/>'),
-     r"joint 'j2' mimics joint 'j1'; coupled joints are not supported: pass mimic='independent'"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="jx"/>'),
+     r"joint 'j2' <mimic joint='jx'>: no joint of that name"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="fix"/>'),
+     r"joint 'j2' <mimic joint='fix'>: that joint is not in the model"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1"/>').replace(
+        '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="j2"/>'), r"form a cycle"),
+    (lambda s: s.replace('<limit lower="-3"', '<dynamics damping="-0.1"/><limit lower="-3"'),
+     r"joint 'j1' <dynamics damping>: negative friction -0.1"),
 ])
-def test_duplicate_names_and_mimic_joints_are_rejected(tmp_path, edit, message):
+def test_duplicate_names_and_bad_mimic_joints_are_rejected(tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
-        jaxid.Robot.from_urdf(write(tmp_path, edit(GOOD)))
+        jaxid.Robot.from_urdf(write(tmp_path, edit(GOOD)), joint_terms=("fv",))
 
 
-def test_mimic_joint_independent_or_left_out(tmp_path):
-    path = write(tmp_path, GOOD.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1"/>'))
-    assert jaxid.Robot.from_urdf(path, mimic="independent").n == 2
+def test_coupled_mimic_joint(tmp_path):
+    """j2 follows j1 (q2 = 0.3 q1 + 0.1): one coordinate, and its torque is the virtual-work
+    projection G^T tau of the unconstrained robot's joint torques at the coupled motion."""
+    path = write(tmp_path, GOOD.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1" multiplier="0.3" '
+                                        'offset="0.1"/>'))
+    robot = jaxid.Robot.from_urdf(path, joint_terms=("fv", "fc"))
+    free = jaxid.Robot.from_urdf(path, mimic="independent", joint_terms=("fv", "fc"))
+    assert (robot.n, robot.n_joints, robot.coordinate_names, free.n) == (1, 2, ("j1",), 2)
+    np.testing.assert_allclose(robot.q_max, [3.0])
+    theta = np.random.default_rng(1).uniform(0.1, 1.0, free.parameter_vector().shape)
+    robot, free = robot.with_parameters(theta), free.with_parameters(theta)
+    G = np.array([[1.0], [0.3]])
+    q, qd, qdd = np.random.default_rng(2).normal(size=(3, 4, 1))
+    full = lambda x, o: x @ G.T + [0.0, o]
+    tau = np.asarray(jaxid.rnea(free, full(q, 0.1), full(qd, 0), full(qdd, 0))) @ G
+    np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd), tau, rtol=1e-12)
+    Y = np.asarray(jaxid.regressor(robot, q, qd, qdd))
+    np.testing.assert_allclose(Y @ theta, tau[..., 0:1] if tau.ndim == 1 else tau, rtol=1e-12)
+    np.testing.assert_allclose(jaxid.mass_matrix(robot, q[0]), G.T @ jaxid.mass_matrix(free, full(q[0], 0.1)) @ G,
+                               rtol=1e-12)
+    assert jaxid.base_parameters(robot).indices.size < jaxid.base_parameters(free).indices.size
     assert jaxid.Robot.from_urdf(path, tip_link="l1").n == 1  # j2 locked: its mimic does not matter
 
 
@@ -233,8 +257,8 @@ def test_write_back_into_the_source_urdf(tmp_path):
     theta = np.concatenate([1.1 * np.asarray(robot.inertial).ravel(), [0.5, 2.0, 0.3, 1.5]])
     (tmp_path / "out").mkdir()
     out = results.write_urdf(robot, theta, tmp_path / "out" / "id.urdf", source=source)
-    back = jaxid.Robot.from_urdf(out)
-    np.testing.assert_allclose(back.inertial, 1.1 * np.asarray(robot.inertial), rtol=1e-12, atol=1e-15)
+    back = jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc"))  # <dynamics> read back as fv, fc
+    np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(back.placements, robot.placements, atol=0)
 
     parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()

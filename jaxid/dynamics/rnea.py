@@ -34,12 +34,19 @@ def ancestors(parents) -> np.ndarray:
 
 
 def forward_kinematics_rp(robot, q):
-    """World rotations R (n, 3, 3) and origins p (n, 3) of the n joint (link) frames.
+    """World rotations R (n_joints, 3, 3) and origins p (n_joints, 3) of the joint (link)
+    frames at coordinates q (n,) rad or m (coupled joints follow their masters).
 
     The placement is folded into Rodrigues' formula, ``P Rot(axis, q) = P + sin q (P K)
     + (1 - cos q)(P K^2)``, so that per sample a joint costs scalar-times-matrix
     updates rather than a matrix product (K the axis' cross-product matrix).
     """
+    q, _, _ = robot.joint_motion(q, q, q)
+    return _frames(robot, q)
+
+
+def _frames(robot, q):
+    """``forward_kinematics_rp`` at joint positions q (n_joints,)."""
     PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
     K = jax.vmap(spatial.skew)(robot.axes)
     PK, PK2 = PR @ K, PR @ K @ K
@@ -61,9 +68,9 @@ def forward_kinematics_rp(robot, q):
 
 
 def forward_kinematics(robot, q):
-    """Poses of the n joint (link) frames in the base frame, shape (n, 4, 4). q: (n,) rad."""
+    """Poses of the joint (link) frames in the base frame, shape (n_joints, 4, 4). q: (n,) rad."""
     R, p = forward_kinematics_rp(robot, q)
-    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0]), (robot.n, 1, 4))
+    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0]), (robot.n_joints, 1, 4))
     return jnp.concatenate([jnp.concatenate([R, p[:, :, None]], axis=2), bottom], axis=1)
 
 
@@ -85,13 +92,15 @@ def to_link(R, p, m):
 
 
 def kinematics(robot, q, qd, qdd):
-    """Link velocities vl, accelerations al (n, 6) in the link frames, and the transmission U.
+    """Link velocities vl, accelerations al (n_joints, 6) in the link frames, and the
+    transmission U, at coordinates q, qd, qdd (n,).
 
-    U (n, n, 6): U[i, j] is joint j's unit twist seen from link i when joint j carries
-    link i, zero otherwise. Gravity enters as a fictitious upward acceleration of the base.
+    U (n_joints, n_joints, 6): U[i, j] is joint j's unit twist seen from link i when joint j
+    carries link i, zero otherwise. Gravity enters as a fictitious upward acceleration of the base.
     """
     A = jnp.asarray(ancestors(robot.parents))
-    R, p = forward_kinematics_rp(robot, q)
+    q, qd, qdd = robot.joint_motion(q, qd, qdd)
+    R, p = _frames(robot, q)
     S = joint_twists(robot, R, p)
     v = A @ (S * qd[:, None])
     # dS_j/dt = v_j x S_j: the axis is fixed in the link it moves.
@@ -135,22 +144,24 @@ def _link_regressor(pi, vl, al):
 
 
 def rnea_inertial(robot, inertial, q, qd, qdd):
-    """Rigid-body joint torques (n,) of one sample for inertial parameters (n, 10).
+    """Rigid-body generalised forces (n,) of one sample for inertial parameters (n_joints, 10).
 
-    q, qd, qdd: shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
+    q, qd, qdd: coordinates, shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
     Returns N m (N for prismatic joints).
     """
     vl, al, U = kinematics(robot, q, qd, qdd)
     f = jax.vmap(link_wrench)(inertial, vl, al)
-    return jnp.einsum("ijk,ik->j", U, f)
+    return robot.to_coordinates(jnp.einsum("ijk,ik->j", U, f))
 
 
 def rigid_regressor(robot, q, qd, qdd):
-    """Rigid-body regressor (n, 10 n) of one sample: per link, ``jax.jacfwd`` of its wrench
-    with respect to its 10 parameters, transmitted to the joints that carry it."""
+    """Rigid-body regressor (n, 10 n_joints) of one sample: per link, ``jax.jacfwd`` of its
+    wrench with respect to its 10 parameters, transmitted to the joints that carry it (and
+    from coupled joints to their masters' coordinates)."""
     vl, al, U = kinematics(robot, q, qd, qdd)
     B = jax.vmap(_link_regressor)(robot.inertial, vl, al)  # (n, 10, 6)
     # Y[j, i] = B[i] U[i, j] with the 6-long sum unrolled: one elementwise pass that XLA
     # fuses and writes in Y's layout; an einsum becomes a batched dot on 6x6 blocks.
     Ut = jnp.swapaxes(U, 0, 1)
-    return sum(Ut[:, :, None, k] * B[None, :, :, k] for k in range(6)).reshape(robot.n, -1)
+    Y = sum(Ut[:, :, None, k] * B[None, :, :, k] for k in range(6)).reshape(robot.n_joints, -1)
+    return robot.to_coordinates(Y)

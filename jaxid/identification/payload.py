@@ -48,9 +48,11 @@ PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 def _flange(robot, q, qd, qdd):
     """Flange Jacobian (6, n), velocity v (6,) and acceleration a (6,), all in the flange frame."""
     vl, al, U = kinematics(robot, q, qd, qdd)
-    # Last-link frame -> flange frame; U[-1] already zeroes joints that do not carry the last link.
+    # Flange link's frame -> flange frame; U[b] already zeroes joints that do not carry link b,
+    # and to_coordinates moves coupled joints' columns onto their masters (dx = J G dq).
+    b = robot.tip_joint
     X = spatial.motion_transform(robot.tip)
-    return X @ U[-1].T, X @ vl[-1], X @ al[-1]
+    return robot.to_coordinates((X @ U[b].T).T).T, X @ vl[b], X @ al[b]
 
 
 def flange_jacobian(robot, q):
@@ -129,14 +131,15 @@ def payload_regressor(robot, q, qd, qdd):
 
 
 def attach_payload(robot, theta_L):
-    """The robot with the payload merged into its last link.
+    """The robot with the payload merged into the flange's link (``robot.tip_joint``).
 
-    theta_L (10,) is moved from the flange frame to the last joint frame
-    (``inertia.transform`` by ``robot.tip``) and added to the last link's parameters.
+    theta_L (10,) is moved from the flange frame to that joint frame
+    (``inertia.transform`` by ``robot.tip``) and added to the link's parameters.
     """
     theta_L = _check_payload(theta_L)
-    merged = robot.inertial[-1] + inertia.transform(theta_L, robot.tip)
-    return eqx.tree_at(lambda r: r.inertial, robot, robot.inertial.at[-1].set(merged))
+    b = robot.tip_joint
+    merged = robot.inertial[b] + inertia.transform(theta_L, robot.tip)
+    return eqx.tree_at(lambda r: r.inertial, robot, robot.inertial.at[b].set(merged))
 
 
 # ------------------------------------------------------------------ physical consistency
