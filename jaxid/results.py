@@ -123,6 +123,9 @@ def fingerprint(robot) -> str:
         h.update(repr(part).encode())
     for a in (robot.placements, robot.axes, robot.tip, robot.gravity):
         h.update(np.round(np.asarray(a, dtype=float), 9).tobytes())
+    if robot.n != robot.n_joints or robot.tip_joint != robot.n_joints - 1:  # older models' hashes unchanged
+        h.update(repr((robot.mimic, robot.tip_joint)).encode())
+        h.update(np.round(np.asarray([robot.mimic_ratio, robot.mimic_offset]), 9).tobytes())
     return h.hexdigest()[:16]
 
 

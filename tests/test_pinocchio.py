@@ -54,6 +54,9 @@ def test_urdf_matches_pinocchio(relative):
     model = pin.buildModelFromUrdf(path)
     assert model.nq == robot.n and [model.names[i] for i in range(1, model.njoints)] == list(robot.names)
     compare(robot, model, np.random.default_rng(1))
+    tool = model.frames[model.getFrameId("tool0")]  # the payload flange: URDF's tool0
+    assert robot.tip_joint == tool.parentJoint - 1
+    np.testing.assert_allclose(robot.tip, tool.placement.homogeneous, atol=1e-12)
 
 
 def test_panda_coupled_fingers_match_pinocchio():
@@ -77,3 +80,11 @@ def test_panda_coupled_fingers_match_pinocchio():
         np.testing.assert_allclose(jaxid.mass_matrix(robot, q), np.triu(M) + np.triu(M, 1).T, atol=1e-12)
         Y = G.T @ pin.computeJointTorqueRegressor(free, free_data, G @ q, G @ qd, G @ qdd)
         np.testing.assert_allclose(jaxid.regressor(robot, q, qd, qdd), Y, atol=1e-10 * np.abs(Y).max())
+        # Interchange: the same robot read from Pinocchio's model, and written into one.
+        exported = robot.to_pinocchio()
+        np.testing.assert_allclose(pin.rnea(exported, exported.createData(), q, qd, qdd), tau, atol=1e-12)
+    back = jaxid.Robot.from_pinocchio(model)
+    assert (back.names, back.mimic, back.parents) == (robot.names, robot.mimic, robot.parents)
+    np.testing.assert_allclose(back.parameter_vector(), robot.parameter_vector(), atol=1e-12)
+    np.testing.assert_allclose(back.placements, robot.placements, atol=1e-12)
+    np.testing.assert_allclose(np.stack([back.q_min, back.q_max]), np.stack([robot.q_min, robot.q_max]))

@@ -212,7 +212,7 @@ class Bounds:
     def make(cls, robot, *, mass_min=None, mass_max=None, com_min=None, com_max=None, total_mass=None):
         """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
         unbounded), checked (:meth:`check`)."""
-        n = robot.n
+        n = robot.n_joints
 
         def arr(x, shape, default):
             a = np.full(shape, default, dtype=float) if x is None else np.broadcast_to(np.asarray(x, dtype=float),
@@ -233,7 +233,7 @@ class Bounds:
         the nominal one along each axis (None: unbounded), and optionally the total mass
         within (lo, hi) kg."""
         theta = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-        pis = np.asarray(theta[: 10 * robot.n]).reshape(robot.n, 10)
+        pis = np.asarray(theta[: 10 * robot.n_joints]).reshape(robot.n_joints, 10)
         m = pis[:, 0]
         kw = {}
         if mass_tol is not None:
@@ -337,7 +337,7 @@ def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
     (:func:`project_consistent`), shape (n, 10), and the reference value x0 (n, k) of each
     positive joint term (its nominal value where positive, else |its WLS estimate|,
     at least 1e-12), with the mask (n, k) of positive terms."""
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     nominal = jnp.asarray(nominal, dtype=float)
     pis = project_consistent(nominal[: 10 * n].reshape(n, 10))
     joint0 = lift(base, theta_ls, nominal)[10 * n:].reshape(n, k)
@@ -623,7 +623,7 @@ def _interior_start(robot, pis, bounds: Bounds | None):
     if bounds is None:
         return pis
     bounds.check()
-    n = robot.n
+    n = robot.n_joints
 
     def inside(v, lo, hi):
         if np.isfinite(lo) and np.isfinite(hi):
@@ -676,7 +676,7 @@ class _BarrierSetup(NamedTuple):
 
 
 def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup:
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     pis0 = np.asarray(project_consistent(jnp.asarray(nominal[: 10 * n]).reshape(n, 10)))
     J0 = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis0])
     w, V = np.linalg.eigh(J0)
@@ -701,7 +701,7 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
 
 def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, nominal, prior):
     """(_Barrier, theta0) from the data term; pure jnp (traceable)."""
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     A = jax.scipy.linalg.solve_triangular(L, jnp.diag(1.0 / std), lower=True)
     R, rhs = A @ setup.B, A @ data_theta_ls
     joint_nom = nominal[10 * n:].reshape(n, k)
@@ -728,7 +728,7 @@ def _validity(robot, theta):
 def _problem(robot, base, nominal, prior, stages, max_steps, rtol) -> _Problem:
     if prior not in PRIORS:
         raise ValueError(f"unknown prior {prior!r}; choose one of {PRIORS}")
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     p = 10 * n + n * k
     if len(base.standard_names) != p:
         raise ValueError(f"base has {len(base.standard_names)} standard parameters but the robot has {p}; "
@@ -927,7 +927,7 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     root = ET.Element("robot", name=name or robot.name)
     ET.SubElement(root, "link", name="base_link")
     parent_links = ["base_link"]
-    for i in range(robot.n):
+    for i in range(robot.n_joints):
         link = f"{robot.names[i]}_link"
         m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(inertial[i]))
         el = ET.SubElement(ET.SubElement(root, "link", name=link), "inertial")
@@ -935,7 +935,8 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         ET.SubElement(el, "mass", value=f"{float(m):.17g}")
         ET.SubElement(el, "inertia", **{k: f"{I_c[a, b]:.17g}" for k, (a, b) in dict(
             ixx=(0, 0), ixy=(0, 1), ixz=(0, 2), iyy=(1, 1), iyz=(1, 2), izz=(2, 2)).items()})
-        lo, hi = float(robot.q_min[i]), float(robot.q_max[i])
+        c = robot.coordinates[i]  # limits are the coordinates' (a mimic joint's: its master's)
+        lo, hi = float(robot.q_min[c]), float(robot.q_max[c])
         kind = {"R": "revolute", "P": "prismatic"}[robot.joint_types[i]]
         if kind == "revolute" and not (math.isfinite(lo) or math.isfinite(hi)):
             kind = "continuous"
@@ -944,14 +945,17 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         ET.SubElement(j, "child", link=link)
         _origin(j, robot.placements[i])
         ET.SubElement(j, "axis", xyz=" ".join(f"{x:.17g}" for x in np.asarray(robot.axes[i])))
-        limits = dict(lower=lo, upper=hi, effort=float(robot.tau_max[i]), velocity=float(robot.qd_max[i]))
+        limits = dict(lower=lo, upper=hi, effort=float(robot.tau_max[c]), velocity=float(robot.qd_max[c]))
         if kind == "continuous":
             limits = {k: v for k, v in limits.items() if k in ("effort", "velocity")}
         ET.SubElement(j, "limit", **{k: f"{v:.17g}" for k, v in limits.items() if math.isfinite(v)})
+        if robot.mimic[i] >= 0:
+            ET.SubElement(j, "mimic", joint=robot.names[robot.mimic[i]], multiplier=f"{float(robot.mimic_ratio[i]):.17g}",
+                          offset=f"{float(robot.mimic_offset[i]):.17g}")
         parent_links.append(link)
     ET.SubElement(root, "link", name="flange")
     j = ET.SubElement(root, "joint", name="flange_joint", type="fixed")
-    ET.SubElement(j, "parent", link=parent_links[-1])
+    ET.SubElement(j, "parent", link=parent_links[robot.tip_joint + 1])
     ET.SubElement(j, "child", link="flange")
     _origin(j, robot.tip)
     ET.indent(root)

@@ -314,6 +314,28 @@ class Robot(eqx.Module):
 
         return load(path, base_link=base_link, tip_link=tip_link, **kwargs)
 
+    @classmethod
+    def from_mjcf(cls, path, **kwargs):
+        """A chain or tree from a MuJoCo MJCF file; see :func:`jaxid.model.mjcf.load`
+        (tool_site=, check_inertia=, joint_terms=)."""
+        from jaxid.model.mjcf import load
+
+        return load(path, **kwargs)
+
+    @classmethod
+    def from_pinocchio(cls, model, **kwargs):
+        """A robot from a ``pinocchio.Model``; see :func:`jaxid.model.pinocchio_model.from_pinocchio`."""
+        from jaxid.model.pinocchio_model import from_pinocchio
+
+        return from_pinocchio(model, **kwargs)
+
+    def to_pinocchio(self, theta=None):
+        """This robot (parameters theta (p,), default its own) as a ``pinocchio.Model``; see
+        :func:`jaxid.model.pinocchio_model.to_pinocchio`."""
+        from jaxid.model.pinocchio_model import to_pinocchio
+
+        return to_pinocchio(self, theta)
+
     def __repr__(self):  # a readable summary instead of equinox's array dump
         lines = [f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
                  f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"]
