@@ -57,17 +57,17 @@ class WorkflowError(ValueError):
 
 
 # ---------------------------------------------------------------------------------- models
-def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, joint_terms=(),
+def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, joint_terms=(),
           coulomb_eps: float | None = None, stribeck_vs: float | None = None):
-    """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``) or one read from a
-    URDF, with ``joint_terms`` enabled, and its ``model`` entry for ``params.json`` (see
-    ``jaxid.results.model_description``), with the fingerprint of its kinematics and the
-    URDF's content hash."""
+    """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``), one read from a
+    URDF or from a DH description file (``jaxid.model.dh``), with ``joint_terms`` enabled, and
+    its ``model`` entry for ``params.json`` (see ``jaxid.results.model_description``), with the
+    fingerprint of its kinematics and the file's content hash."""
     from jaxid import results
 
-    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, joint_terms=joint_terms,
+    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, joint_terms=joint_terms,
                                 coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs)
-    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link)
+    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh)
 
 
 # ------------------------------------------------------------------------------------ read

@@ -1,4 +1,6 @@
 """URDF reading: structure, merging of fixed links, and clear errors for malformed files."""
+import re
+
 import numpy as np
 import pytest
 
@@ -287,3 +289,47 @@ def test_write_back_into_the_source_urdf(tmp_path):
     bad[10] = -1.0  # link l2's mass
     with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the links merged"):
         results.write_urdf(robot, bad, tmp_path / "bad.urdf", source=source)
+
+
+MASSES, COMS = [2.0, 1.0], [[0.0, 0.1, 0.0], [-0.2, 0.0, 0.01]]
+INERTIAS = [[0.02, 0.001, 0.0, 0.03, 0.0, 0.025], [0.01, 0.0, 0.002, 0.012, 0.0, 0.015]]
+
+
+def _dh_toml(inertials=True):
+    """The two-row DH table above as a DH description file, angles in degrees."""
+    f = lambda xs: "[" + ", ".join(repr(float(x)) for x in xs) + "]"
+    rows = ['name = "two"', 'convention = "standard"', 'angle_unit = "deg"', 'joint_terms = ["fv"]']
+    for i, row in enumerate(DH):
+        rows += ["[[joint]]", f"dh = {f([np.degrees(row[0]), row[1], row[2], np.degrees(row[3])])}", "q_min = -90",
+                 "q_max = 180.0", f"tau_max = {[150.0, 28][i]}"]
+        if inertials:
+            rows += [f"mass = {MASSES[i]!r}", f"com = {f(COMS[i])}", f"inertia = {f(INERTIAS[i])}"]
+    rows += ["[tool]", "xyz = [0, 0, 0.1]", "rpy = [0, 0, 90]"]
+    return "\n".join(rows)
+
+
+def test_dh_description_file(tmp_path):
+    from jaxid.model import dh
+
+    path = tmp_path / "two.toml"
+    path.write_text(_dh_toml())
+    robot = dh.load(path)
+    sym = lambda v: [[v[0], v[1], v[2]], [v[1], v[3], v[4]], [v[2], v[4], v[5]]]
+    ref = jaxid.Robot.from_dh(DH, masses=MASSES, coms=COMS, inertias=[sym(v) for v in INERTIAS])
+    assert robot.joint_terms == ("fv",) and robot.names == ("joint1", "joint2")
+    np.testing.assert_allclose(robot.placements, ref.placements, atol=1e-12)
+    np.testing.assert_allclose(robot.inertial, ref.inertial, atol=1e-12)
+    np.testing.assert_allclose(np.stack([robot.q_min, robot.q_max, robot.tau_max]),
+                               [[-np.pi / 2] * 2, [np.pi] * 2, [150, 28]])
+    np.testing.assert_allclose(robot.tip, ref.tip @ np.array([[0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0.1],
+                                                              [0, 0, 0, 1]]), atol=1e-12)
+    path.write_text(_dh_toml(inertials=False))
+    np.testing.assert_array_equal(dh.load(path, joint_terms=()).inertial, 0.0)  # least squares needs none
+    bad = {"unknown key(s) ['masses']": _dh_toml().replace("mass =", "masses =", 1),
+           "inertials are given for some joints but not all": _dh_toml().replace("mass =", "# mass =", 1),
+           "joint 1: missing dh": _dh_toml().replace("dh = [", "# dh = [", 1),
+           "not valid TOML": _dh_toml() + "\n[[joint"}
+    for message, text in bad.items():
+        path.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            dh.load(path)

@@ -89,7 +89,7 @@ class Robot(eqx.Module):
     def __init__(self, placements, axes, inertial, *, joint_types=None, parents=None, names=None,
                  joint_terms=(), joint_params=None, coulomb_eps=1e-3, stribeck_vs=0.05, tip=None,
                  gravity=(0.0, 0.0, -9.81), q_min=None, q_max=None, qd_max=None, qdd_max=None,
-                 tau_max=None, mimic=None, tip_joint=-1, name="robot"):
+                 tau_max=None, mimic=None, tip_joint=-1, name="robot", mimic_ratio=None, mimic_offset=None):
         placements = jnp.asarray(placements, dtype=float)
         if placements.ndim != 3 or placements.shape[1:] != (4, 4):
             raise ValueError(f"placements must have shape (n, 4, 4), got {placements.shape}")
@@ -114,6 +114,9 @@ class Robot(eqx.Module):
         if bad:
             raise ValueError(f"unknown joint terms {bad}; choose from {JOINT_TERMS}")
         joint_terms = tuple(t for t in JOINT_TERMS if t in joint_terms)
+        if mimic_ratio is not None:  # the field form (dataclasses.replace): master indices, ratios, offsets
+            mimic = [None if m < 0 else (m, r, o) for m, r, o in zip(mimic, np.asarray(mimic_ratio),
+                                                                      np.asarray(mimic_offset))]
         self.mimic, ratio, offset = _coupling(mimic, n)
         self.mimic_ratio, self.mimic_offset = jnp.asarray(ratio), jnp.asarray(offset)
         if joint_params is None:
