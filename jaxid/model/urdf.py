@@ -139,7 +139,11 @@ def parse(path):
     for jname, j in joints.items():
         jtype = j.get("type")
         if jtype not in (*MOVABLE, "fixed"):
-            raise URDFError(f"{path}: joint {jname!r} has type {jtype!r}; supported: revolute, continuous, prismatic, fixed")
+            child = j.find("child").get("link") if j.find("child") is not None else "?"
+            why = (" (floating and planar joints, e.g. a mobile or floating base, are not supported yet: read the "
+                   "arm with base_link= below it)" if jtype in ("floating", "planar") else "")
+            raise URDFError(f"{path}: joint {jname!r} has type {jtype!r} (child link {child!r}); supported: revolute, "
+                            f"continuous, prismatic, fixed{why}")
         for tag in ("parent", "child"):
             el = j.find(tag)
             if el is None or not el.get("link"):
@@ -338,8 +342,8 @@ def write_back(robot, theta, source, out):
 
     Raises:
         ValueError: theta has the wrong shape or is not finite, a joint of ``robot`` is not
-        in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
-        not positive definite; Wensing et al. 2017): identify with consistent parameters.
+            in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
+            not positive definite; Wensing et al. 2017): identify with consistent parameters.
     """
     import os
     from pathlib import Path
