@@ -32,9 +32,9 @@ def relative(a, b):
 
 
 def config(model, q):
-    """Pinocchio's configuration of joint angles q (continuous joints: cos, sin)."""
-    return np.concatenate([[np.cos(x), np.sin(x)] if j.nq == 2 else [x] for x, j in zip(q, model.joints[1:])
-                           if j.nq > 0])
+    """Pinocchio's configuration of joint angles q (continuous joints: cos, sin; mimic: none)."""
+    moving = [j for j in model.joints[1:] if j.nq > 0]
+    return np.concatenate([[np.cos(x), np.sin(x)] if j.nq == 2 else [x] for x, j in zip(q, moving)])
 
 
 def compare(path, states, coupled, rng):
@@ -70,13 +70,20 @@ def main():
         has_mimic = "<mimic" in open(path).read()
         for coupled in (False, True) if has_mimic else (False,):
             t0 = time.perf_counter()
-            robot, err = compare(path, args.states, coupled, rng)
+            try:
+                robot, err = compare(path, args.states, coupled, rng)
+            except Exception as e:  # a file the reader refuses, or a disagreement in shape: a row, not a stop
+                rows.append({"urdf": rel, "coupled": coupled, "error": str(e).splitlines()[0]})
+                continue
             rows.append({"urdf": rel, "coupled": coupled, "joints": robot.n_joints, "coordinates": robot.n,
                          "tree": any(robot.parents.count(i) > 1 for i in range(-1, robot.n_joints)), **err,
                          "seconds": time.perf_counter() - t0})
     print(json.dumps(rows, indent=1))
     print(f"\n{'URDF':<62} {'coupled':>7} {'n':>3} {'tree':>5} {'rnea':>9} {'M':>9} {'Y':>9}")
     for r in rows:
+        if "error" in r:
+            print(f"{r['urdf']:<62} {str(r['coupled']):>7}  error: {r['error']}")
+            continue
         y = "-" if r["Y"] is None else f"{r['Y']:.1e}"
         print(f"{r['urdf']:<62} {str(r['coupled']):>7} {r['coordinates']:>3} {str(r['tree']):>5} "
               f"{r['rnea']:9.1e} {r['M']:9.1e} {y:>9}")

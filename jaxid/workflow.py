@@ -588,7 +588,10 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                          "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
                          "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
                          "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass)},
-                     residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist())
+                     residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist(),
+                     history=None if c.history is None else {
+                         "cost": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 0]],
+                         "gap_bound": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 1]]})
         params = dataclasses.replace(params, theta=c.base)
     else:
         theta, ok = results.consistent_standard(robot, params)

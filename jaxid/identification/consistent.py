@@ -110,6 +110,8 @@ class ConsistentFit(eqx.Module):
         rss: the whitened residual of the unconstrained (WLS) fit, the least possible misfit.
         sdp_cost: the SDP optimum of the same objective when ``reference=True``, else NaN.
         sdp_gap: the SDP solver's duality gap (cost units), else NaN.
+        history: per Newton step, the cost and the gap bound after it, shape (max_steps, 2),
+            NaN beyond ``num_steps`` ("barrier"; None for "log-cholesky").
     """
 
     theta: jax.Array
@@ -128,6 +130,7 @@ class ConsistentFit(eqx.Module):
     rss: jax.Array = jnp.nan
     sdp_cost: jax.Array = jnp.nan
     sdp_gap: jax.Array = jnp.nan
+    history: jax.Array | None = None
 
     @property
     def sdp_rel(self):
@@ -569,7 +572,8 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     backtracking line search, mu lowered 10x each time the Newton decrement says the
     iterate is centred, until ``nu * mu`` (a bound on the suboptimality of a central
     point) is below ``rtol * (f + rss)``. Returns theta, f, converged, steps, mu,
-    decrement^2, scaled gradient norm."""
+    decrement^2, scaled gradient norm, and the history (max_steps, 2) of the cost ``f + rss``
+    and of the gap bound after each step (NaN beyond the last)."""
     f = lambda th: problem.objective(th, weight)
     F = lambda th, mu: f(th) + mu * problem.barrier(th)
     grad = jax.grad(F)
@@ -577,11 +581,11 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
 
     def cond(c):
-        th, mu, it, done, _, _ = c
+        th, mu, it, done, _, _, _ = c
         return (~done) & (it < max_steps)
 
     def body(c):
-        th, mu, it, _, _, _ = c
+        th, mu, it, _, _, _, hist = c
         g = grad(th, mu)
         G = hess_rest(th, mu)
         d = _newton_solve_split(G, problem.R, g)
@@ -604,11 +608,14 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
         centred = lam2 <= _CENTRED * mu  # decrement^2 of (f/mu + barrier) small: near the central path
         mu_new = jnp.where(centred, _SIGMA * mu, mu)
         done = centred & (_gap_bound(problem, th, mu) <= rtol * (f(th) + rss))
-        return th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300)))
+        hist = hist.at[it].set(jnp.stack([f(th_new) + rss, _gap_bound(problem, th_new, mu_new)]))
+        return (th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300))),
+                hist)
 
-    init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf))
-    th, mu, it, done, lam2, gnorm = jax.lax.while_loop(cond, body, init)
-    return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm
+    init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf),
+            jnp.full((max_steps, 2), jnp.nan))
+    th, mu, it, done, lam2, gnorm, hist = jax.lax.while_loop(cond, body, init)
+    return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm, hist
 
 
 _ipm_jit = eqx.filter_jit(_ipm)
@@ -863,12 +870,12 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
     if solver == "barrier":
         setup = _barrier_setup(robot, base, nominal, bounds)
         bp, theta0 = _barrier_problem(setup, robot, base, data.theta_ls, data.std, data.L, nominal, prior)
-        theta, f, converged, steps, mu, lam2, gnorm = _ipm_jit(bp, theta0, weight, data.rss, float(rtol),
-                                                               int(max_steps or steps_default))
+        theta, f, converged, steps, mu, lam2, gnorm, history = _ipm_jit(bp, theta0, weight, data.rss, float(rtol),
+                                                                        int(max_steps or steps_default))
         cost, gap_bound = f + data.rss, mu
     else:
         theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, weight)
-        cost, gap_bound, gnorm = cost + data.rss, nan, nan
+        cost, gap_bound, gnorm, history = cost + data.rss, nan, nan, None
     sdp_cost = sdp_gap = nan
     if reference:
         from jaxid.identification.sdp import solve_sdp
@@ -881,7 +888,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
         theta=theta, base=base.to_base(theta), base_ls=ls.theta, std_ls=ls.std,
         residual_rms=jnp.sqrt(jnp.mean(r**2, axis=0)), link_consistent=links, joint_valid=joints,
         valid=jnp.all(links) & jnp.all(joints), cost=cost, converged=converged, num_steps=steps,
-        grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap,
+        grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap, history=history,
     )
 
 

@@ -296,6 +296,8 @@ class PayloadFit(eqx.Module):
         failures: physical-consistency conditions theta fails (empty when consistent).
         fit: the ``Identification`` of the base problem (residual_rms, sigma2, cond, ...).
         joints: 0-based joint indices used.
+        converged: the estimate is final: least squares is a direct solve, and the
+            constrained estimate's solver (run only when theta is not consistent) converged.
     """
 
     theta: jax.Array
@@ -310,6 +312,23 @@ class PayloadFit(eqx.Module):
     rank: int = eqx.field(static=True)
     failures: tuple = eqx.field(static=True)
     joints: tuple = eqx.field(static=True)
+    converged: bool = eqx.field(static=True, default=True)
+
+    @property
+    def consistent(self) -> bool:
+        """theta is a physical body (full rank, no ``failures``)."""
+        return self.rank == 10 and not self.failures
+
+    def verdict(self) -> str:
+        """One line: whether the fit converged and whether theta is physically consistent, by name."""
+        solved = "converged" if self.converged else "NOT converged (the constrained estimate's solver stopped)"
+        if self.rank < 10:
+            physics = f"physical consistency not checked (rank {self.rank} of 10: use more joints or a richer trajectory)"
+        elif self.consistent:
+            physics = "physically consistent"
+        else:
+            physics = "NOT physically consistent: " + "; ".join(self.failures)
+        return f"{solved}; {physics}"
 
     @property
     def mass(self):
@@ -417,7 +436,7 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     theta = jnp.where(mask, theta, jnp.nan)
     C = jnp.where(mask[:, None] & mask[None, :], C, jnp.nan)
 
-    failures, theta_c = (), jnp.full(10, jnp.nan)
+    failures, theta_c, ok = (), jnp.full(10, jnp.nan), True
     if base.rank == 10:
         failures = consistency_failures(theta)
         # A consistent estimate is its own constrained estimate: skip the solver (and its compile).
@@ -430,4 +449,4 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 UserWarning, stacklevel=2)
     return PayloadFit(theta=theta, std=jnp.sqrt(jnp.diag(C)), cov=C, identifiable=jnp.asarray(identifiable),
                       theta_base=fit.theta, std_base=fit.std, theta_consistent=theta_c, base=base,
-                      fit=fit, rank=base.rank, failures=failures, joints=sel)
+                      fit=fit, rank=base.rank, failures=failures, joints=sel, converged=bool(ok))
