@@ -27,7 +27,7 @@ import numpy as np
 
 from jaxid.model import inertia
 from jaxid.model.robot import JOINT_TERMS, Robot
-from jaxid.model.urdf import TOOL_NAMES, _from_mass_com_inertia, _transform
+from jaxid.model.urdf import _from_mass_com_inertia, _transform, flange
 
 JOINT_KINDS = {"hinge": "R", "slide": "P"}
 JOINT_DEFAULTS = {"type": "hinge", "axis": "0 0 1", "pos": "0 0 0", "ref": "0"}
@@ -266,14 +266,8 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
     mimic = _equality(r, names)
     free = [m is None for m in mimic]
     lim = np.array(limits)[free]
-    if tool_site is None:
-        found = [s for s in sites if s and (s in TOOL_NAMES or any(s.endswith("_" + t) for t in TOOL_NAMES))]
-        tool_site = found[0] if found else None
-    if tool_site is not None and tool_site not in sites:
-        raise MJCFError(f"{r.path}: tool_site {tool_site!r} is not a <site> of this model")
-    tip_joint, tip = sites[tool_site] if tool_site is not None else (len(names) - 1, np.eye(4))
-    if tip_joint < 0:
-        raise MJCFError(f"{r.path}: tool_site {tool_site!r} is on a body fixed to the world")
+    tip_joint, tip = flange(sites, tool_site, len(names), f"{r.path}: tool_site", "is not a <site> of this model",
+                            MJCFError)
     option = r.root.find("option")
     gravity = r.floats(option.get("gravity", "0 0 -9.81"), 3, "<option gravity>") if option is not None else \
         np.array([0.0, 0.0, -9.81])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxid.model.robot import JOINT_TERMS, Robot
-from jaxid.model.urdf import TOOL_NAMES
+from jaxid.model.urdf import flange
 
 #: Joint terms with a Pinocchio model array, read as nominal values and written back.
 TERM_ARRAYS = {"fv": "damping", "fc": "friction", "ia": "armature"}
@@ -81,16 +81,10 @@ def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robo
         if term in TERM_ARRAYS:
             per_v = np.asarray(getattr(model, TERM_ARRAYS[term]))
             values[:, k] = [per_v[model.joints[i].idx_v] for i in range(1, model.njoints)]
-    frames = [f for f in model.frames if f.name == tool_frame or (tool_frame is None and (
-        f.name in TOOL_NAMES or any(f.name.endswith("_" + t) for t in TOOL_NAMES)))]
-    if tool_frame is not None and not frames:
-        raise ValueError(f"tool_frame {tool_frame!r} is not a frame of the Pinocchio model")
-    tip_joint, tip = len(names) - 1, np.eye(4)
-    if frames:
-        f = frames[0]
-        if f.parentJoint == 0:
-            raise ValueError(f"tool frame {f.name!r} is fixed to the universe, not to a moving joint")
-        tip_joint, tip = f.parentJoint - 1, f.placement.homogeneous
+    frames = {f.name: (f.parentJoint - 1, f.placement.homogeneous) for f in model.frames
+              if f.type != pin.FrameType.JOINT}
+    tip_joint, tip = flange(frames, tool_frame, len(names), "tool_frame", "is not a frame of the Pinocchio model",
+                            ValueError)
     big = lambda x: np.where(x >= 1e300, np.inf, np.where(x <= -1e300, -np.inf, x))  # Pinocchio's "unlimited"
     return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
                  parents=tuple(parents), names=tuple(names), joint_terms=enabled, joint_params=values,

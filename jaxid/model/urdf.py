@@ -263,18 +263,28 @@ def load(path, *, base_link=None, tip_link=None, tool_link=None, mimic="coupled"
     lim = np.array(limits)[free]
     if joint_params is None:
         joint_params = _dynamics(path, joints, names, joint_terms)
-    if tool_link is None:
-        found = [l for l in frames if l in TOOL_NAMES or any(l.endswith("_" + t) for t in TOOL_NAMES)]
-        tool_link = found[0] if found else None
-    if tool_link is not None and tool_link not in frames:
-        raise URDFError(f"{path}: tool_link {tool_link!r} is not fixed to a link of the model")
-    tip_joint, tip = frames[tool_link] if tool_link is not None else (len(names) - 1, np.eye(4))
-    if tip_joint < 0:
-        raise URDFError(f"{path}: tool_link {tool_link!r} is fixed to the base, not to a moving link")
+    tip_joint, tip = flange(frames, tool_link, len(names), f"{path}: tool_link", "is not fixed to a link of the model")
     return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
                  parents=tuple(parents), names=tuple(names), joint_terms=joint_terms, joint_params=joint_params,
                  tip=tip, tip_joint=tip_joint, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2],
                  tau_max=lim[:, 3], mimic=couplings, name=name or root.get("name", "robot"))
+
+
+def flange(frames, name, n_joints, what, missing, error=URDFError):
+    """(tip_joint, tip) of the payload flange: the frame ``name`` of ``frames`` (name -> (joint
+    index, 4x4 frame in that joint's frame)), by default the first named like a tool flange
+    (``TOOL_NAMES``), else the last joint's frame. Errors start with ``what``."""
+    if name is None:
+        name = next((f for f in frames if f and (f in TOOL_NAMES or any(f.endswith("_" + t) for t in TOOL_NAMES))),
+                    None)
+        if name is None:
+            return n_joints - 1, np.eye(4)
+    if name not in frames:
+        raise error(f"{what} {name!r} {missing}")
+    tip_joint, tip = frames[name]
+    if tip_joint < 0:
+        raise error(f"{what} {name!r} is fixed to the base, not to a moving link")
+    return tip_joint, tip
 
 
 def _mimic(path, joints, names):
