@@ -643,23 +643,32 @@ def _finite(x):
 def physics_report(robot, params) -> list[str]:
     """What is physically wrong with an identification, in words (empty when nothing is).
 
-    Named: joint friction coefficients (fv, fc, fs, fva where it makes fv +- fva negative,
-    rotor inertia ia) estimated below zero, with their distance to zero in standard
-    deviations; bodies that are not physically consistent (non-positive mass, inertia not
-    positive definite or violating the triangle inequality) in the standard parameters
-    written; a constrained fit that did not converge; an ambiguous rank of the regressor.
+    Named: base parameters estimated below zero although they are positive combinations of
+    quantities that are >= 0 for any physical robot (masses, diagonal moments of inertia,
+    rotor inertia, friction: ``jaxid.report.parameter_flags``, the report's flags), with
+    their distance to zero in standard deviations; bodies that are not physically consistent
+    (non-positive mass, inertia not positive definite or violating the triangle inequality)
+    in the standard parameters written; a constrained fit that did not converge; an
+    ambiguous rank of the regressor.
     """
     from jaxid.identification.base import GAP_WARN
     from jaxid.model import inertia
+    from jaxid.report import FLAG_FRICTION, FLAG_INERTIA, FLAG_MASS, parameter_flags
 
     problems = []
     theta, std = np.asarray(params.theta), np.asarray(params.std)
-    for i, name in enumerate(params.base.names):
+    single = dict(fv="viscous friction", fc="Coulomb friction", fs="Stribeck friction", ia="rotor inertia")
+    what = {FLAG_MASS: "negative mass", FLAG_FRICTION: "negative friction",
+            FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)"}
+    # Without the standard parameters the flags are the sign rule's alone (bad links: below).
+    for i, (name, flags) in enumerate(zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))):
+        kind = next((f for f in flags if f in what), None)
+        if kind is None:
+            continue
+        z = -theta[i] / std[i] if std[i] > 0 else math.inf
         term = name.rstrip("0123456789")
-        if term in ("fv", "fc", "fs", "ia") and theta[i] < 0:
-            z = -theta[i] / std[i] if std[i] > 0 else math.inf
-            problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): negative "
-                            f"{dict(fv='viscous friction', fc='Coulomb friction', fs='Stribeck friction', ia='rotor inertia')[term]}")
+        problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
+                        + (f"negative {single[term]}" if term in single else what[kind]))
     if params.standard is not None:
         links, _ = robot.split(params.standard)
         ok = np.asarray(inertia.is_consistent(links))

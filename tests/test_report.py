@@ -66,6 +66,18 @@ def test_each_flag_fires_on_a_constructed_bad_fit():
     assert report.FLAG_MASS not in flags[CASES.index(next(c for c in CASES if c[0] == "fc1"))]
 
 
+def test_physics_verdict_names_each_impossible_estimate():
+    """The identification's physics verdict names what the report's flags mark, with the distance to zero."""
+    problems = workflow.physics_report(None, constructed_params())
+    assert problems == ["m1 = -1 < 0 (100.0 std below zero): negative mass",
+                        "Izz1 + 1*Iyy2 + 0.180625*m2 = -0.5 < 0 (50.0 std below zero): negative moment of inertia "
+                        "(no positive semi-definite inertia has one)",
+                        "fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction",
+                        "Ixx2 + 1*Iyy1 = -0.01 < 0 (0.1 std below zero): negative moment of inertia "
+                        "(no positive semi-definite inertia has one)",
+                        "the consistent fit did not converge in 40 steps"]
+
+
 def test_units_follow_the_leading_parameter_and_the_joint_type():
     assert report.parameter_unit("Izz1 + Iyy2 + 0.18*m2") == "kg m²"
     assert report.parameter_unit("mx3") == "kg m"
