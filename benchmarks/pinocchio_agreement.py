@@ -6,7 +6,12 @@ max|a - b| / max|b| of rnea, the mass matrix and the regressor; for files with m
 also the coupled reading (``mimic=True``) for rnea and M. Pinocchio's continuous joints
 (configuration (cos q, sin q)) are fed the same angle. Prints JSON, then a table.
 
-    python benchmarks/pinocchio_agreement.py [--states 3]
+    python benchmarks/pinocchio_agreement.py [--states 3] [--only panda,tiago]
+
+Measured (3 states each): ur5, ur10, ur3_gripper, panda (9 joints, tree; coupled: 8),
+xarm7, z1, so101, double_pendulum_continuous, talos_left_arm (and coupled), baxter (19
+joints, tree; coupled: 17), allegro_right_hand (16, tree), tiago (48, tree): every relative
+error of rnea, M and the regressor below 3e-15.
 """
 from __future__ import annotations
 
@@ -43,26 +48,35 @@ def compare(path, states, coupled, rng):
     robot = jaxid.Robot.from_urdf(path, mimic="coupled" if coupled else "independent", check_inertia=False)
     model = pin.buildModelFromUrdf(path, mimic=coupled) if coupled else pin.buildModelFromUrdf(path)
     data = model.createData()
+    # Pinocchio numbers the joints in its own depth-first order; jaxid in document order.
+    pin_joints = [model.names[i] for i in range(1, model.njoints)]
+    order = [robot.coordinate_names.index(model.names[i]) for i in range(1, model.njoints) if model.joints[i].nq > 0]
+    columns = np.concatenate([10 * robot.names.index(name) + np.arange(10) for name in pin_joints])
     err = {"rnea": 0.0, "M": 0.0, "Y": None if coupled else 0.0}
     for _ in range(states):
         q, qd, qdd = rng.normal(size=(3, robot.n))
-        c = config(model, q)
-        err["rnea"] = max(err["rnea"], relative(jaxid.rnea(robot, q, qd, qdd), pin.rnea(model, data, c, qd, qdd)))
+        c = config(model, q[order])
+        tau = pin.rnea(model, data, c, qd[order], qdd[order])
+        err["rnea"] = max(err["rnea"], relative(np.asarray(jaxid.rnea(robot, q, qd, qdd))[order], tau))
         M = pin.crba(model, data, c)
-        err["M"] = max(err["M"], relative(jaxid.mass_matrix(robot, q), np.triu(M) + np.triu(M, 1).T))
+        err["M"] = max(err["M"], relative(np.asarray(jaxid.mass_matrix(robot, q))[np.ix_(order, order)],
+                                          np.triu(M) + np.triu(M, 1).T))
         if not coupled:
-            Y = pin.computeJointTorqueRegressor(model, data, c, qd, qdd)
-            err["Y"] = max(err["Y"], relative(jaxid.regressor(robot, q, qd, qdd), Y))
+            Y = pin.computeJointTorqueRegressor(model, data, c, qd[order], qdd[order])
+            err["Y"] = max(err["Y"], relative(np.asarray(jaxid.regressor(robot, q, qd, qdd))[order][:, columns], Y))
     return robot, err
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--states", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated substrings: check only the URDFs that contain one")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     rows = []
     for rel in URDFS:
+        if args.only and not any(k in rel for k in args.only.split(",")):
+            continue
         try:
             path = jaxid.models.example_robot_urdf(rel)
         except FileNotFoundError:
