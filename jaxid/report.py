@@ -320,6 +320,31 @@ def singular_value_figure(path, singular_values, cond=None) -> bytes:
     return _save(fig, path)
 
 
+def convergence_figure(path, cost, gap_bound=None, converged=None, title="iterative fit") -> bytes:
+    """PNG (bytes, written to ``path`` unless None): the convergence of an iterative fit, per
+    iteration k, the cost minus its last value (how far each iterate still was from where the
+    fit ended) and, when given, the solver's bound on cost - optimum (``gap_bound``), on a log
+    axis, the verdict ``converged`` in the title. cost, gap_bound: (K,)."""
+    plt = pyplot()
+    cost = np.asarray(cost, dtype=float)
+    k = np.arange(1, len(cost) + 1)
+    fig, ax = plt.subplots(figsize=(8, 3))
+    excess = cost - cost[-1]
+    ax.semilogy(k[excess > 0], excess[excess > 0], "o-", ms=3, lw=0.8, label="cost - final cost")
+    if gap_bound is not None:
+        g = np.asarray(gap_bound, dtype=float)
+        ok = np.isfinite(g) & (g > 0)
+        ax.semilogy(k[ok], g[ok], "s--", ms=3, lw=0.8, label="bound on cost - optimum")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cost units (whitened misfit)")
+    verdict = "" if converged is None else (": converged" if converged else ": NOT converged")
+    ax.set_title(f"{title}, final cost {cost[-1]:.6g}, {len(cost)} iterations{verdict}", fontsize=9)
+    ax.grid(True, which="both", lw=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
     """parameters.png in out_dir: estimates with 3-sigma error bars (and the truth) normalised by
     |estimate|, the axis cut at +-5 so that the few poorly excited parameters do not flatten the
@@ -527,6 +552,14 @@ def identification_document(params, validation, *, joint_types: Sequence[str] | 
         doc.table(("quantity", "value"), [[label, fit[key] if isinstance(fit[key], (bool, str)) or fit[key] is None
                                            else _fmt(fit[key], ".6g")]
                                           for key, label in CONVERGENCE_FIELDS if key in fit])
+        history = fit.get("history") or {}
+        if history.get("cost"):
+            doc.figure("convergence.png", convergence_figure(None, [math.nan if v is None else v for v in history["cost"]],
+                                                             [math.nan if v is None else v for v in
+                                                              history.get("gap_bound", [])] or None,
+                                                             fit.get("converged"), title="physically consistent fit"),
+                       "Convergence of the physically consistent fit (interior-point Newton steps): the cost above "
+                       "its final value, and the solver's bound on the distance to the optimum (log scale).")
         choice = fit.get("prior_weight_choice")
         if choice:
             doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")

@@ -115,18 +115,21 @@ class Params(eqx.Module):
 
 
 # --------------------------------------------------------------------------- the model
-def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None) -> dict:
+def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
+                      dh=None) -> dict:
     """The ``model`` entry of params.json for ``robot``: how to rebuild it (a built-in name,
-    a URDF path, or neither for a model built in code: then a reader must give the robot),
-    its joint terms, the :func:`fingerprint` of its kinematics and, for a URDF, the file's
-    SHA-256 (``urdf_sha256``)."""
-    if builtin is not None and urdf is not None:
-        raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5') and urdf=")
+    a URDF path, a DH description file (``jaxid.model.dh``), or none for a model built in
+    code: then a reader must give the robot), its joint terms, the :func:`fingerprint` of its
+    kinematics and, for a file, its SHA-256 (``urdf_sha256``, ``dh_sha256``)."""
+    if sum(x is not None for x in (builtin, urdf, dh)) > 1:
+        raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf= and dh=")
     desc = {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
             "tip_link": tip_link, "joint_terms": list(robot.joint_terms), "coulomb_eps": float(robot.coulomb_eps),
             "stribeck_vs": float(robot.stribeck_vs), "n": int(robot.n), "fingerprint": fingerprint(robot)}
-    if urdf is not None:
-        desc["urdf_sha256"] = hashlib.sha256(Path(urdf).read_bytes()).hexdigest()
+    for key, path in (("urdf", urdf), ("dh", dh)):
+        if path is not None:
+            desc[key] = str(Path(path).resolve())
+            desc[f"{key}_sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return desc
 
 
@@ -140,6 +143,9 @@ def fingerprint(robot) -> str:
         h.update(repr(part).encode())
     for a in (robot.placements, robot.axes, robot.tip, robot.gravity):
         h.update(np.round(np.asarray(a, dtype=float), 9).tobytes())
+    if robot.n != robot.n_joints or robot.tip_joint != robot.n_joints - 1:  # older models' hashes unchanged
+        h.update(repr((robot.mimic, robot.tip_joint)).encode())
+        h.update(np.round(np.asarray([robot.mimic_ratio, robot.mimic_offset]), 9).tobytes())
     return h.hexdigest()[:16]
 
 
@@ -169,24 +175,29 @@ def builtin_model(name: str):
     raise ValueError(f"unknown built-in robot {name!r}; use ur5 or planarN (e.g. planar2), or a URDF file")
 
 
-def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
+def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None,
                 joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
                 check_inertia: bool = True):
-    """A ``Robot`` from a built-in name or a URDF file, with ``joint_terms`` enabled (values 0)
+    """A ``Robot`` from a built-in name, a URDF file or a DH description file
+    (``jaxid.model.dh``), with ``joint_terms`` enabled (values 0, or a URDF's ``<dynamics>``)
     and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
     ``stribeck_vs`` (rad/s). check_inertia=False accepts a URDF whose inertials are not
     physical (placeholders: plain least squares does not use them)."""
     import dataclasses
 
+    from jaxid.model import dh as dh_file
     from jaxid.model.robot import Robot
 
-    if (builtin is None) == (urdf is None):
-        raise ValueError("give exactly one of a built-in robot name and a URDF path")
+    if sum(x is not None for x in (builtin, urdf, dh)) != 1:
+        raise ValueError("give exactly one of a built-in robot name, a URDF path and a DH description file")
     if tip_link is not None and urdf is None:
         raise ValueError("a tip link selects the chain of a URDF file; it needs a URDF path")
-    robot = (builtin_model(builtin) if builtin is not None
-             else Robot.from_urdf(urdf, tip_link=tip_link, check_inertia=check_inertia))
-    robot = robot.with_joint_terms(tuple(joint_terms))
+    if urdf is not None:
+        robot = Robot.from_urdf(urdf, tip_link=tip_link, joint_terms=tuple(joint_terms), check_inertia=check_inertia)
+    elif dh is not None:
+        robot = dh_file.load(dh, joint_terms=tuple(joint_terms))
+    else:
+        robot = builtin_model(builtin).with_joint_terms(tuple(joint_terms))
     if coulomb_eps is not None:
         if not (math.isfinite(coulomb_eps) and coulomb_eps > 0):
             raise ValueError(f"coulomb_eps must be > 0 rad/s, got {coulomb_eps}")
@@ -199,20 +210,22 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
 
 
 def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                           check_inertia: bool = True):
-    """Rebuild the model a params.json file describes; ``builtin``/``urdf`` (and ``tip_link``)
+                           dh=None, check_inertia: bool = True):
+    """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh`` (and ``tip_link``)
     replace the file's robot while keeping its joint terms, Coulomb scale and Stribeck velocity.
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
               stribeck_vs=model.get("stribeck_vs"), check_inertia=check_inertia)
-    if builtin is not None or urdf is not None:
-        return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, **kw)
-    if model.get("builtin") is None and model.get("urdf") is None:
-        raise ValueError("the parameters name no built-in robot or URDF (a model built in code): give the robot")
-    if model.get("urdf") is not None and not Path(model["urdf"]).is_file():
-        raise FileNotFoundError(f"the model's URDF {model['urdf']!r} is not there")
-    return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"), **kw)
+    if builtin is not None or urdf is not None or dh is not None:
+        return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, **kw)
+    if all(model.get(k) is None for k in ("builtin", "urdf", "dh")):
+        raise ValueError("the parameters name no built-in robot, URDF or DH file (a model built in code): give the robot")
+    for key, what in (("urdf", "URDF"), ("dh", "DH description file")):
+        if model.get(key) is not None and not Path(model[key]).is_file():
+            raise FileNotFoundError(f"the model's {what} {model[key]!r} is not there")
+    return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"),
+                       dh=model.get("dh"), **kw)
 
 
 # ------------------------------------------------------------------------------ writing

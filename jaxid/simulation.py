@@ -148,8 +148,8 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
     links = _perturb_links(robot.inertial, k_links, scale)
     T = torque_scale(robot)
     # fv, fc, offset keep the draws they had before fs and fva existed, so seeded truths are unchanged.
-    draws = jnp.concatenate([jax.random.uniform(k_joints, (robot.n, 3)),
-                             jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n, len(FRICTION_RANGES) - 3))],
+    draws = jnp.concatenate([jax.random.uniform(k_joints, (robot.n_joints, 3)),
+                             jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n_joints, len(FRICTION_RANGES) - 3))],
                             axis=1)
     drawn = {f: (lo + (hi - lo) * draws[:, j]) * T for j, (f, (lo, hi)) in enumerate(FRICTION_RANGES.items())}
     old = dict(zip(robot.joint_terms, robot.joint_params.T))

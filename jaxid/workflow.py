@@ -60,17 +60,18 @@ class WorkflowError(ValueError):
 
 
 # ---------------------------------------------------------------------------------- models
-def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, joint_terms=(),
+def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, joint_terms=(),
           coulomb_eps: float | None = None, stribeck_vs: float | None = None, check_inertia: bool = True):
-    """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``) or one read from a
-    URDF, with ``joint_terms`` enabled, and its ``model`` entry for ``params.json`` (see
-    ``jaxid.results.model_description``), with the fingerprint of its kinematics and the
-    URDF's content hash. check_inertia=False accepts placeholder (non-physical) URDF inertials."""
+    """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``), one read from a
+    URDF or from a DH description file (``jaxid.model.dh``), with ``joint_terms`` enabled, and
+    its ``model`` entry for ``params.json`` (see ``jaxid.results.model_description``), with the
+    fingerprint of its kinematics and the file's content hash. check_inertia=False accepts
+    placeholder (non-physical) URDF inertials."""
     from jaxid import results
 
-    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, joint_terms=joint_terms,
+    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, joint_terms=joint_terms,
                                 coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs, check_inertia=check_inertia)
-    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link)
+    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh)
 
 
 # ------------------------------------------------------------------------------------ read
@@ -644,7 +645,10 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                          "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
                          "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
                          "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass)},
-                     residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist())
+                     residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist(),
+                     history=None if c.history is None else {
+                         "cost": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 0]],
+                         "gap_bound": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 1]]})
         params = dataclasses.replace(params, theta=c.base)
     else:
         theta, ok = results.consistent_standard(robot, params)
@@ -849,23 +853,32 @@ def _finite(x):
 def physics_report(robot, params) -> list[str]:
     """What is physically wrong with an identification, in words (empty when nothing is).
 
-    Named: joint friction coefficients (fv, fc, fs, fva where it makes fv +- fva negative,
-    rotor inertia ia) estimated below zero, with their distance to zero in standard
-    deviations; bodies that are not physically consistent (non-positive mass, inertia not
-    positive definite or violating the triangle inequality) in the standard parameters
-    written; a constrained fit that did not converge; an ambiguous rank of the regressor.
+    Named: base parameters estimated below zero although they are positive combinations of
+    quantities that are >= 0 for any physical robot (masses, diagonal moments of inertia,
+    rotor inertia, friction: ``jaxid.report.parameter_flags``, the report's flags), with
+    their distance to zero in standard deviations; bodies that are not physically consistent
+    (non-positive mass, inertia not positive definite or violating the triangle inequality)
+    in the standard parameters written; a constrained fit that did not converge; an
+    ambiguous rank of the regressor.
     """
     from jaxid.identification.base import GAP_WARN
     from jaxid.model import inertia
+    from jaxid.report import FLAG_FRICTION, FLAG_INERTIA, FLAG_MASS, parameter_flags
 
     problems = []
     theta, std = np.asarray(params.theta), np.asarray(params.std)
-    for i, name in enumerate(params.base.names):
+    single = dict(fv="viscous friction", fc="Coulomb friction", fs="Stribeck friction", ia="rotor inertia")
+    what = {FLAG_MASS: "negative mass", FLAG_FRICTION: "negative friction",
+            FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)"}
+    # Without the standard parameters the flags are the sign rule's alone (bad links: below).
+    for i, (name, flags) in enumerate(zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))):
+        kind = next((f for f in flags if f in what), None)
+        if kind is None:
+            continue
+        z = -theta[i] / std[i] if std[i] > 0 else math.inf
         term = name.rstrip("0123456789")
-        if term in ("fv", "fc", "fs", "ia") and theta[i] < 0:
-            z = -theta[i] / std[i] if std[i] > 0 else math.inf
-            problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): negative "
-                            f"{dict(fv='viscous friction', fc='Coulomb friction', fs='Stribeck friction', ia='rotor inertia')[term]}")
+        problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
+                        + (f"negative {single[term]}" if term in single else what[kind]))
     if params.standard is not None:
         links, _ = robot.split(params.standard)
         ok = np.asarray(inertia.is_consistent(links))

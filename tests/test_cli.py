@@ -342,3 +342,21 @@ def test_start_from_prepends_a_checked_move_to_home():
     args.start_from = "0,-0.4,2.8,-1.57,-1.57,0"
     with pytest.raises(UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"):
         _with_approach(args, robot, limits, lim, cons, home, traj)
+
+
+def test_identify_and_validate_a_robot_from_its_dh_file(run, capsys):
+    """planar2 given by its DH table (degrees, no inertials): the same base parameters from the
+    same data as --robot planar2, and validate rebuilds the model from the params' description."""
+    dh = run / "planar2.toml"
+    dh.write_text('name = "planar2"\nangle_unit = "deg"\ngravity = [0, -9.81, 0]\n'
+                  + "[[joint]]\ndh = [0, 0, 1, 0]\n" * 2)
+    out = run / "dh.json"
+    assert main(["identify", "--dh", str(dh), str(run / "truth1.csv"), "--method", "ols", "-o", str(out),
+                 "--quiet"]) == 0
+    params, exact = results.load_params(out), results.load_params(run / "exact.json")
+    assert params.base.names == exact.base.names and params.model["dh"] == str(dh.resolve())
+    np.testing.assert_allclose(np.asarray(params.theta), np.asarray(exact.theta), rtol=1e-9, atol=1e-12)
+    assert main(["validate", "--params", str(out), str(run / "truth2.csv")]) == 0
+    capsys.readouterr()
+    assert main(["identify", "--dh", str(run / "absent.toml"), str(run / "truth1.csv")]) == 2
+    assert "--dh: no such file" in capsys.readouterr().err

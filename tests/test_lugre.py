@@ -120,16 +120,30 @@ def test_cli_identifies_and_validates(experiment, fit, tmp_path, capsys):
         assert axis["lugre"]["wape_pct"] < 0.1 < axis["coulomb_viscous"]["wape_pct"]
         # Noiseless data: the residual is integration error only, every parameter determined.
         assert axis["converged"] and axis["warnings"] == [] and axis["at_bound"] == []
+        assert axis["physically_consistent"] and axis["physics_problems"] == []
         assert all(0 <= axis["rel_std"][n] < 1e-3 for n in L.NAMES)
         assert np.allclose(np.diag(axis["correlation"]), 1)
     printed = capsys.readouterr()
     assert "WAPE" in printed.out and "rel std" in printed.out and "warning" not in printed.err
+    assert printed.out.count("converged, physically consistent") == 2
 
     bad = cols.copy()
     bad[10, 5] = np.nan
     np.savetxt(path, bad, delimiter=",", header="t,q1,q2,qd1,qd2,F1,F2", comments="", fmt="%.17g")
     assert main(["lugre", str(path)]) == 2
     assert "F1" in capsys.readouterr().err
+
+
+def test_unphysical_estimate_is_named(fit):
+    """A fit whose viscous friction came out negative says so by name, and the model still simulates."""
+    import jax
+
+    one = jax.tree_util.tree_map(lambda a: a[0], fit)
+    bad = eqx.tree_at(lambda f: f.params.alpha2, one, -abs(one.params.alpha2))
+    assert one.physical_problems() == []
+    problems = bad.physical_problems()
+    assert len(problems) == 1 and problems[0].startswith("negative viscous friction alpha2")
+    assert any(w.startswith("q1: NOT physically consistent: negative viscous") for w in bad.warnings(axis="q1"))
 
 
 def test_bad_input_raises():

@@ -115,6 +115,8 @@ def test_warning_names_the_failed_condition(ur5, ur5_data):
         fit = P.identify_payload(ur5, None, (q, qd, qdd, loaded))
     np.testing.assert_allclose(fit.theta, bad, rtol=1e-9, atol=1e-12)
     assert P.consistency_failures(fit.theta_consistent) == ()
+    assert not fit.consistent and fit.converged  # loud: the verdict names both
+    assert fit.verdict().startswith("converged; NOT physically consistent: pseudo-inertia is not positive definite")
 
 
 def test_wrist_free_joints_1_to_3_identify_everything(ur5, ur5_data):
@@ -260,8 +262,8 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     assert main(["payload", "--params", str(tmp_path / "robot.json"), str(csv), "-o", str(out)]) == 0
     result = json.loads(out.read_text())
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
-    assert result["consistent"] and result["rank"] == 10
-    capsys.readouterr()
+    assert result["consistent"] and result["rank"] == 10 and result["converged"]
+    assert "fit: converged; physically consistent" in capsys.readouterr().out
     assert main(["payload", "--joints", "0,1", str(csv)]) == 2
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2

@@ -46,6 +46,7 @@ def constructed_params(cases=CASES, standard=None):
     model = {"name": "constructed", "n": 2, "joint_terms": ["fv", "fc"]}
     fit = {"method": "wls", "cond": 12.5, "singular_values": np.geomspace(2.0, 0.16, len(cases)).tolist(),
            "n_samples": 300, "sources": ["run1.csv"], "converged": False, "steps": 40, "grad_norm": 1e-3,
+           "history": {"cost": (5.0 + np.geomspace(10.0, 1e-3, 40)).tolist(), "gap_bound": np.geomspace(20, 1e-2, 40).tolist()},
            "physics": {"consistent": False, "problems": ["fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction"]}}
     return results.Params(model=model, parameter_names=NAMES, base=base, theta=jnp.asarray([c[2] for c in cases]),
                           cov=jnp.diag(jnp.asarray(std**2)), fit=fit,
@@ -63,6 +64,18 @@ def test_each_flag_fires_on_a_constructed_bad_fit():
     led_by_link2 = [k for k, c in enumerate(CASES) if c[0].endswith("2")]
     assert all(report.FLAG_MASS in flags[k] for k in led_by_link2)
     assert report.FLAG_MASS not in flags[CASES.index(next(c for c in CASES if c[0] == "fc1"))]
+
+
+def test_physics_verdict_names_each_impossible_estimate():
+    """The identification's physics verdict names what the report's flags mark, with the distance to zero."""
+    problems = workflow.physics_report(None, constructed_params())
+    assert problems == ["m1 = -1 < 0 (100.0 std below zero): negative mass",
+                        "Izz1 + 1*Iyy2 + 0.180625*m2 = -0.5 < 0 (50.0 std below zero): negative moment of inertia "
+                        "(no positive semi-definite inertia has one)",
+                        "fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction",
+                        "Ixx2 + 1*Iyy1 = -0.01 < 0 (0.1 std below zero): negative moment of inertia "
+                        "(no positive semi-definite inertia has one)",
+                        "the consistent fit did not converge in 40 steps"]
 
 
 def test_units_follow_the_leading_parameter_and_the_joint_type():
@@ -101,7 +114,8 @@ def test_html_is_self_contained_and_every_figure_decodes(written):
     page = (out / "report.html").read_text()
     parser = _Images()
     parser.feed(page)
-    assert len(parser.images) == len(paths["figures"]) == 3 and parser.tables >= 3
+    assert len(parser.images) == len(paths["figures"]) == 4 and parser.tables >= 3
+    assert "convergence.png" in [img["data-name"] for img in parser.images]  # the iterative fit's convergence
     for img in parser.images:
         head, data = img["src"].split(",", 1)
         assert head == "data:image/png;base64"

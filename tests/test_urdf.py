@@ -1,4 +1,6 @@
 """URDF reading: structure, merging of fixed links, and clear errors for malformed files."""
+import re
+
 import numpy as np
 import pytest
 
@@ -105,17 +107,40 @@ def test_unphysical_inertia_is_named_and_can_be_skipped(tmp_path, edit, message)
     (lambda s: s.replace('<link name="l2">', '<link name="l1">').replace('<child link="l2"/>', '<child link="l1"/>'),
      r"two <link> elements are named 'l1'"),
     (lambda s: s.replace('name="fix"', 'name="j2"'), r"two <joint> elements are named 'j2'"),
-    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1" multiplier="2"/>'),
-     r"joint 'j2' mimics joint 'j1'; coupled joints are not supported: pass mimic='independent'"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="jx"/>'),
+     r"joint 'j2' <mimic joint='jx'>: no joint of that name"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="fix"/>'),
+     r"joint 'j2' <mimic joint='fix'>: that joint is not in the model"),
+    (lambda s: s.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1"/>').replace(
+        '<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="j2"/>'), r"form a cycle"),
+    (lambda s: s.replace('<limit lower="-3"', '<dynamics damping="-0.1"/><limit lower="-3"'),
+     r"joint 'j1' <dynamics damping>: negative friction -0.1"),
 ])
-def test_duplicate_names_and_mimic_joints_are_rejected(tmp_path, edit, message):
+def test_duplicate_names_and_bad_mimic_joints_are_rejected(tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
-        jaxid.Robot.from_urdf(write(tmp_path, edit(GOOD)))
+        jaxid.Robot.from_urdf(write(tmp_path, edit(GOOD)), joint_terms=("fv",))
 
 
-def test_mimic_joint_independent_or_left_out(tmp_path):
-    path = write(tmp_path, GOOD.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1"/>'))
-    assert jaxid.Robot.from_urdf(path, mimic="independent").n == 2
+def test_coupled_mimic_joint(tmp_path):
+    """j2 follows j1 (q2 = 0.3 q1 + 0.1): one coordinate, and its torque is the virtual-work
+    projection G^T tau of the unconstrained robot's joint torques at the coupled motion."""
+    path = write(tmp_path, GOOD.replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 0"/><mimic joint="j1" multiplier="0.3" '
+                                        'offset="0.1"/>'))
+    robot = jaxid.Robot.from_urdf(path, joint_terms=("fv",))
+    free = jaxid.Robot.from_urdf(path, mimic="independent", joint_terms=("fv",))
+    assert (robot.n, robot.n_joints, robot.coordinate_names, free.n) == (1, 2, ("j1",), 2)
+    np.testing.assert_allclose(robot.q_max, [3.0])
+    theta = np.random.default_rng(1).uniform(0.1, 1.0, free.parameter_vector().shape)
+    robot, free = robot.with_parameters(theta), free.with_parameters(theta)
+    G = np.array([[1.0], [0.3]])
+    q, qd, qdd = np.random.default_rng(2).normal(size=(3, 4, 1))
+    full = lambda x, o: x @ G.T + [0.0, o]
+    tau = np.asarray(jaxid.rnea(free, full(q, 0.1), full(qd, 0), full(qdd, 0))) @ G
+    np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd), tau, rtol=1e-12)
+    Y = np.asarray(jaxid.regressor(robot, q, qd, qdd))
+    np.testing.assert_allclose(Y @ theta, tau[..., 0:1] if tau.ndim == 1 else tau, rtol=1e-12)
+    np.testing.assert_allclose(jaxid.mass_matrix(robot, q[0]), G.T @ jaxid.mass_matrix(free, full(q[0], 0.1)) @ G,
+                               rtol=1e-12)
     assert jaxid.Robot.from_urdf(path, tip_link="l1").n == 1  # j2 locked: its mimic does not matter
 
 
@@ -233,8 +258,8 @@ def test_write_back_into_the_source_urdf(tmp_path):
     theta = np.concatenate([1.1 * np.asarray(robot.inertial).ravel(), [0.5, 2.0, 0.3, 1.5]])
     (tmp_path / "out").mkdir()
     out = results.write_urdf(robot, theta, tmp_path / "out" / "id.urdf", source=source)
-    back = jaxid.Robot.from_urdf(out)
-    np.testing.assert_allclose(back.inertial, 1.1 * np.asarray(robot.inertial), rtol=1e-12, atol=1e-15)
+    back = jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc"))  # <dynamics> read back as fv, fc
+    np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(back.placements, robot.placements, atol=0)
 
     parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
@@ -263,3 +288,47 @@ def test_write_back_into_the_source_urdf(tmp_path):
     bad[10] = -1.0  # link l2's mass
     with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the links merged"):
         results.write_urdf(robot, bad, tmp_path / "bad.urdf", source=source)
+
+
+MASSES, COMS = [2.0, 1.0], [[0.0, 0.1, 0.0], [-0.2, 0.0, 0.01]]
+INERTIAS = [[0.02, 0.001, 0.0, 0.03, 0.0, 0.025], [0.01, 0.0, 0.002, 0.012, 0.0, 0.015]]
+
+
+def _dh_toml(inertials=True):
+    """The two-row DH table above as a DH description file, angles in degrees."""
+    f = lambda xs: "[" + ", ".join(repr(float(x)) for x in xs) + "]"
+    rows = ['name = "two"', 'convention = "standard"', 'angle_unit = "deg"', 'joint_terms = ["fv"]']
+    for i, row in enumerate(DH):
+        rows += ["[[joint]]", f"dh = {f([np.degrees(row[0]), row[1], row[2], np.degrees(row[3])])}", "q_min = -90",
+                 "q_max = 180.0", f"tau_max = {[150.0, 28][i]}"]
+        if inertials:
+            rows += [f"mass = {MASSES[i]!r}", f"com = {f(COMS[i])}", f"inertia = {f(INERTIAS[i])}"]
+    rows += ["[tool]", "xyz = [0, 0, 0.1]", "rpy = [0, 0, 90]"]
+    return "\n".join(rows)
+
+
+def test_dh_description_file(tmp_path):
+    from jaxid.model import dh
+
+    path = tmp_path / "two.toml"
+    path.write_text(_dh_toml())
+    robot = dh.load(path)
+    sym = lambda v: [[v[0], v[1], v[2]], [v[1], v[3], v[4]], [v[2], v[4], v[5]]]
+    ref = jaxid.Robot.from_dh(DH, masses=MASSES, coms=COMS, inertias=[sym(v) for v in INERTIAS])
+    assert robot.joint_terms == ("fv",) and robot.names == ("joint1", "joint2")
+    np.testing.assert_allclose(robot.placements, ref.placements, atol=1e-12)
+    np.testing.assert_allclose(robot.inertial, ref.inertial, atol=1e-12)
+    np.testing.assert_allclose(np.stack([robot.q_min, robot.q_max, robot.tau_max]),
+                               [[-np.pi / 2] * 2, [np.pi] * 2, [150, 28]])
+    np.testing.assert_allclose(robot.tip, ref.tip @ np.array([[0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0.1],
+                                                              [0, 0, 0, 1]]), atol=1e-12)
+    path.write_text(_dh_toml(inertials=False))
+    np.testing.assert_array_equal(dh.load(path, joint_terms=()).inertial, 0.0)  # least squares needs none
+    bad = {"unknown key(s) ['masses']": _dh_toml().replace("mass =", "masses =", 1),
+           "inertials are given for some joints but not all": _dh_toml().replace("mass =", "# mass =", 1),
+           "joint 1: missing dh": _dh_toml().replace("dh = [", "# dh = [", 1),
+           "not valid TOML": _dh_toml() + "\n[[joint"}
+    for message, text in bad.items():
+        path.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            dh.load(path)

@@ -26,6 +26,8 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
     src.add_argument("--robot", default=None, metavar="NAME",
                      help=f"built-in model: ur5 or planarN, e.g. planar2{default}")
     src.add_argument("--urdf", metavar="PATH", help="read the robot from a URDF file instead")
+    src.add_argument("--dh", metavar="FILE", help="read the robot from a DH-table description file (TOML or JSON; "
+                     "format in docs/your-robot.md)")
     p.add_argument("--tip-link", metavar="LINK", help="keep only the chain from the root to this URDF link (default: every movable joint of the tree)")
     p.add_argument("--no-inertia-check", dest="check_inertia", action="store_false",
                    help="accept URDF inertials that are not physical (placeholders; plain least squares "
@@ -66,8 +68,8 @@ def model_from_args(args, *, joint_terms=None):
 
     if args.tip_link and not args.urdf:
         raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
-    builtin = None if args.urdf else (args.robot or args.robot_default)
-    if builtin is None and not args.urdf:
+    builtin = None if args.urdf or args.dh else (args.robot or args.robot_default)
+    if builtin is None and not args.urdf and not args.dh:
         return None, None
     if joint_terms is None:
         joint_terms = parse_terms(getattr(args, "joint_terms", "") or "")
@@ -87,12 +89,14 @@ def model_from_args(args, *, joint_terms=None):
     if vs is not None and "fs" not in joint_terms:
         raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
     try:
-        return workflow.model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, joint_terms=joint_terms,
-                              coulomb_eps=eps, stribeck_vs=vs, check_inertia=getattr(args, "check_inertia", True))
+        return workflow.model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, dh=args.dh,
+                              joint_terms=joint_terms, coulomb_eps=eps, stribeck_vs=vs,
+                              check_inertia=getattr(args, "check_inertia", True))
     except FileNotFoundError:
-        raise UserError(f"--urdf: no such file {args.urdf!r}") from None
+        flag = "--urdf" if args.urdf else "--dh"
+        raise UserError(f"{flag}: no such file {args.urdf or args.dh!r}") from None
     except ValueError as e:
-        raise UserError(f"{'--urdf' if args.urdf else '--robot'}: {e}") from None
+        raise UserError(f"{'--urdf' if args.urdf else '--dh' if args.dh else '--robot'}: {e}") from None
 
 
 def model_for_params(args, params):
@@ -106,16 +110,16 @@ def model_for_params(args, params):
     if args.tip_link and not args.urdf:
         raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
     desc = params.model if params is not None else {}
-    builtin = None if args.urdf else (args.robot or (args.robot_default if params is None else None))
+    builtin = None if args.urdf or args.dh else (args.robot or (args.robot_default if params is None else None))
     try:
         model = results.model_from_description(desc, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link,
-                                               check_inertia=getattr(args, "check_inertia", True))
+                                               dh=args.dh, check_inertia=getattr(args, "check_inertia", True))
         if params is not None:
             results.check_model(model, params)
     except FileNotFoundError as e:
         raise UserError(f"{e}; give the model with --robot or --urdf") from None
     except ValueError as e:
-        raise UserError(f"{args.params or args.robot or args.urdf}: {e}") from None
+        raise UserError(f"{args.params or args.robot or args.urdf or args.dh}: {e}") from None
     if params is not None:
         for w in results.model_mismatches(model, params):
             warn(args, f"{args.params}: {w}")

@@ -129,7 +129,7 @@ def run(args) -> int:
 
     if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
         raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
-    refuse_overwrite([*args.data, args.urdf], [args.output, args.urdf_out, args.json])
+    refuse_overwrite([*args.data, args.urdf, args.dh], [args.output, args.urdf_out, args.json])
     if args.report:
         report.pyplot()  # a missing matplotlib fails before the fit, in one line
     lugre = args.friction == "lugre"

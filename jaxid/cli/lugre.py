@@ -145,6 +145,7 @@ def run(args) -> int:
                  "correlation": np.asarray(fj.corr).tolist(), "residual_std": float(fj.residual_std),
                  "to_optimum_std": dict(zip(model.NAMES, np.asarray(fj.to_optimum).tolist())),
                  "iterations": int(fj.iterations), "converged": bool(fj.converged),
+                 "physically_consistent": not fj.physical_problems(), "physics_problems": fj.physical_problems(),
                  "at_bound": [n for n, b in zip(model.NAMES, np.asarray(fj.at_bound)) if b],
                  "warnings": fj.warnings(rel_limit, axis=name)}
         vs, Fs = (v, F) if val is None else val[3:]
@@ -171,7 +172,9 @@ def run(args) -> int:
                                           f"{100 * _nan(r['rel_std'][n]):7.3g}%" for r in rows))
     for r in rows:
         print(f"  {r['axis']}: residual std {_nan(r['residual_std']):.3g}, {r['iterations']} shape-factor sweeps, "
-              + ("converged" if r["converged"] else "NOT converged"))
+              + ("converged" if r["converged"] else "NOT converged") + ", "
+              + ("physically consistent" if r["physically_consistent"] else
+                 "NOT physically consistent: " + "; ".join(r["physics_problems"])))
     print(f"simulated force on {where}:")
     for r in rows:
         a, b = r["lugre"], r["coulomb_viscous"]

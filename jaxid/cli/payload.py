@@ -101,7 +101,7 @@ def run(args) -> int:
                estimate=[json_number(v) for v in theta], std=[json_number(v) for v in std], rank=fit.rank,
                identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
                base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
-               consistent=fit.rank == 10 and not fit.failures, failures=list(fit.failures),
+               consistent=fit.consistent, converged=fit.converged, verdict=fit.verdict(), failures=list(fit.failures),
                consistent_estimate=[json_number(v) for v in tc],
                residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
                warnings=[str(w.message) for w in caught])
@@ -112,17 +112,16 @@ def run(args) -> int:
     units = ("kg", "kg m", "kg m", "kg m") + ("kg m^2",) * 6
     print(f"payload on {robot.name} from {len(samples[0])} samples, joints "
           f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})")
+    print(f"  fit: {fit.verdict()}")
     print(f"  {'parameter':<10}{'estimate':>14}{'std':>12}  unit")
     for name, v, s, u in zip(P.PAYLOAD_NAMES, theta, std, units):
         print(f"  {name:<10}{v:>14.6g}{s:>12.3g}  {u}" if np.isfinite(v) else f"  {name:<10}{'unidentified':>14}")
     if fit.rank < 10:
         print("  identified combinations: " + "; ".join(fit.base.names))
-        print("  physical consistency: not checked (rank deficient: use more joints or a richer trajectory)")
-    elif not fit.failures:
+    elif fit.consistent:
         c = theta[1:4] / theta[0]
-        print(f"  physical consistency: OK (m = {theta[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm)")
+        print(f"  m = {theta[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm in the flange frame")
     else:
-        print("  physical consistency: FAILED: " + "; ".join(fit.failures))
         print("  constrained (log-Cholesky) estimate: "
               + ", ".join(f"{n}={v:.6g}" for n, v in zip(P.PAYLOAD_NAMES, tc)))
     for w in caught:

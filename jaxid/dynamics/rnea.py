@@ -34,12 +34,19 @@ def ancestors(parents) -> np.ndarray:
 
 
 def forward_kinematics_rp(robot, q):
-    """World rotations R (n, 3, 3) and origins p (n, 3) of the n joint (link) frames.
+    """World rotations R (n_joints, 3, 3) and origins p (n_joints, 3) of the joint (link)
+    frames at coordinates q (n,) rad or m (coupled joints follow their masters).
 
     The placement is folded into Rodrigues' formula, ``P Rot(axis, q) = P + sin q (P K)
     + (1 - cos q)(P K^2)``, so that per sample a joint costs scalar-times-matrix
     updates rather than a matrix product (K the axis' cross-product matrix).
     """
+    q, _, _ = robot.joint_motion(q, q, q)
+    return _frames(robot, q)
+
+
+def _frames(robot, q):
+    """``forward_kinematics_rp`` at joint positions q (n_joints,)."""
     PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
     K = jax.vmap(spatial.skew)(robot.axes)
     PK, PK2 = PR @ K, PR @ K @ K
@@ -61,9 +68,9 @@ def forward_kinematics_rp(robot, q):
 
 
 def forward_kinematics(robot, q):
-    """Poses of the n joint (link) frames in the base frame, shape (n, 4, 4). q: (n,) rad."""
+    """Poses of the joint (link) frames in the base frame, shape (n_joints, 4, 4). q: (n,) rad."""
     R, p = forward_kinematics_rp(robot, q)
-    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0]), (robot.n, 1, 4))
+    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0]), (robot.n_joints, 1, 4))
     return jnp.concatenate([jnp.concatenate([R, p[:, :, None]], axis=2), bottom], axis=1)
 
 
@@ -85,13 +92,15 @@ def to_link(R, p, m):
 
 
 def kinematics(robot, q, qd, qdd):
-    """Link velocities vl, accelerations al (n, 6) in the link frames, and the transmission U.
+    """Link velocities vl, accelerations al (n_joints, 6) in the link frames, and the
+    transmission U, at coordinates q, qd, qdd (n,).
 
-    U (n, n, 6): U[i, j] is joint j's unit twist seen from link i when joint j carries
-    link i, zero otherwise. Gravity enters as a fictitious upward acceleration of the base.
+    U (n_joints, n_joints, 6): U[i, j] is joint j's unit twist seen from link i when joint j
+    carries link i, zero otherwise. Gravity enters as a fictitious upward acceleration of the base.
     """
     A = jnp.asarray(ancestors(robot.parents))
-    R, p = forward_kinematics_rp(robot, q)
+    q, qd, qdd = robot.joint_motion(q, qd, qdd)
+    R, p = _frames(robot, q)
     S = joint_twists(robot, R, p)
     v = A @ (S * qd[:, None])
     # dS_j/dt = v_j x S_j: the axis is fixed in the link it moves.
@@ -174,7 +183,10 @@ def rnea_recursive(robot, inertial, q, qd, qdd):
     """``rnea_inertial`` by the classic recursions, O(n) per sample: velocities and
     accelerations outward from the base, net link wrenches inward (Featherstone, "Rigid
     Body Dynamics Algorithms", 2008, table 5.1), in each link's own frame, unrolled over the
-    static tree. Gravity is a fictitious upward acceleration of the base."""
+    static tree. Gravity is a fictitious upward acceleration of the base. q, qd, qdd:
+    coordinates (n,); returns the generalised forces (n,) (mimic joints folded onto their
+    masters)."""
+    q, qd, qdd = robot.joint_motion(q, qd, qdd)
     E, r = _local(robot, q)
     S = _axes(robot)
     a0 = jnp.concatenate([jnp.zeros(3), -robot.gravity])
@@ -186,28 +198,30 @@ def rnea_recursive(robot, inertial, q, qd, qdd):
         v.append(vi)
         a.append(ai)
         f.append(link_wrench(inertial[i], vi, ai))
-    tau = [None] * robot.n
-    for i in reversed(range(robot.n)):
+    tau = [None] * robot.n_joints
+    for i in reversed(range(robot.n_joints)):
         tau[i] = S[i] @ f[i]
         if robot.parents[i] >= 0:
             f[robot.parents[i]] = f[robot.parents[i]] + _to_parent(E[i], r[i], f[i])
-    return jnp.stack(tau)
+    return robot.to_coordinates(jnp.stack(tau))
 
 
 def crba(robot, inertial, q):
     """Rigid-body mass matrix M (n, n) of one sample by the composite-rigid-body algorithm
     (Featherstone 2008, table 6.2): composite inertias folded inward over the static tree,
-    then each joint's column read off its composite inertia and carried to its ancestors."""
-    E, r = _local(robot, q)
+    then each joint's column read off its composite inertia and carried to its ancestors.
+    q: coordinates (n,); with mimic joints M = G^T M_joints G, G = d(joint motion)/d(coordinates)."""
+    E, r = _local(robot, robot.joint_motion(q, q, q)[0])
     S = _axes(robot)
     X = [jnp.block([[Ei, spatial.skew(ri) @ Ei], [jnp.zeros((3, 3)), Ei]]) for Ei, ri in zip(E, r)]  # force, child -> parent
     Ic = [inertia.spatial_inertia(pi) for pi in inertial]
-    for i in reversed(range(robot.n)):
+    n = robot.n_joints
+    for i in reversed(range(n)):
         if robot.parents[i] >= 0:
             Ic[robot.parents[i]] = Ic[robot.parents[i]] + X[i] @ Ic[i] @ X[i].T
-    M = [[None] * robot.n for _ in range(robot.n)]
+    M = [[None] * n for _ in range(n)]
     zero = jnp.zeros(())
-    for i in range(robot.n):
+    for i in range(n):
         F = Ic[i] @ S[i]
         M[i][i] = S[i] @ F
         j = i
@@ -215,7 +229,8 @@ def crba(robot, inertial, q):
             F = X[j] @ F
             j = robot.parents[j]
             M[i][j] = M[j][i] = S[j] @ F
-    return jnp.stack([jnp.stack([zero if x is None else x for x in row]) for row in M])
+    M = jnp.stack([jnp.stack([zero if x is None else x for x in row]) for row in M])
+    return robot.to_coordinates(robot.to_coordinates(M).T)  # G^T M G (M symmetric)
 
 
 def rnea_wide(robot, inertial, q, qd, qdd):
@@ -223,25 +238,27 @@ def rnea_wide(robot, inertial, q, qd, qdd):
     few batched operations, faster than the recursion for small n."""
     vl, al, U = kinematics(robot, q, qd, qdd)
     f = jax.vmap(link_wrench)(inertial, vl, al)
-    return jnp.einsum("ijk,ik->j", U, f)
+    return robot.to_coordinates(jnp.einsum("ijk,ik->j", U, f))
 
 
 def rnea_inertial(robot, inertial, q, qd, qdd):
-    """Rigid-body joint torques (n,) of one sample for inertial parameters (n, 10).
+    """Rigid-body generalised forces (n,) of one sample for inertial parameters (n_joints, 10).
 
-    q, qd, qdd: shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
+    q, qd, qdd: coordinates, shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
     Returns N m (N for prismatic joints). By :func:`rnea_recursive` from
     :data:`RECURSIVE_FROM` joints on, else :func:`rnea_wide` (the same numbers).
     """
-    return (rnea_recursive if robot.n >= RECURSIVE_FROM else rnea_wide)(robot, inertial, q, qd, qdd)
+    return (rnea_recursive if robot.n_joints >= RECURSIVE_FROM else rnea_wide)(robot, inertial, q, qd, qdd)
 
 
 def rigid_regressor(robot, q, qd, qdd):
-    """Rigid-body regressor (n, 10 n) of one sample: per link, ``jax.jacfwd`` of its wrench
-    with respect to its 10 parameters, transmitted to the joints that carry it."""
+    """Rigid-body regressor (n, 10 n_joints) of one sample: per link, ``jax.jacfwd`` of its
+    wrench with respect to its 10 parameters, transmitted to the joints that carry it (and
+    from coupled joints to their masters' coordinates)."""
     vl, al, U = kinematics(robot, q, qd, qdd)
     B = jax.vmap(_link_regressor)(robot.inertial, vl, al)  # (n, 10, 6)
     # Y[j, i] = B[i] U[i, j] with the 6-long sum unrolled: one elementwise pass that XLA
     # fuses and writes in Y's layout; an einsum becomes a batched dot on 6x6 blocks.
     Ut = jnp.swapaxes(U, 0, 1)
-    return sum(Ut[:, :, None, k] * B[None, :, :, k] for k in range(6)).reshape(robot.n, -1)
+    Y = sum(Ut[:, :, None, k] * B[None, :, :, k] for k in range(6)).reshape(robot.n_joints, -1)
+    return robot.to_coordinates(Y)

@@ -76,22 +76,36 @@ def _concrete(*trees) -> bool:
     return not any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(trees))
 
 
-def check_parameters(p: LuGre) -> None:
-    """Raise ValueError if ``p`` is not a valid LuGre parameter set (called at the edge)."""
+def parameter_problems(p: LuGre, *, dissipative: bool = True) -> list[str]:
+    """What makes ``p`` (one parameter set) not a physical LuGre model, one line each, by
+    name: non-finite values; sigma0, v0, vd, alpha0 not > 0 (stiffness, Coulomb level and
+    the characteristic velocities are positive); sigma1 < 0 (micro-damping); g(v) = alpha0 +
+    alpha1 exp(-(v/v0)^2) not > 0; alpha2 < 0 or alpha3 < 0 (viscous or quadratic friction
+    that feeds energy in instead of dissipating it; checked when ``dissipative``). Empty when
+    physical."""
     values = {n: np.asarray(getattr(p, n), dtype=float) for n in NAMES}
-    for name, value in values.items():
-        if not np.all(np.isfinite(value)):
-            raise ValueError(f"LuGre parameter {name} must be finite, got {value}")
-    for name in ("sigma0", "v0", "vd", "alpha0"):
-        if np.any(values[name] <= 0):
-            raise ValueError(
-                f"LuGre parameter {name} must be > 0, got {values[name]}; "
-                "stiffness, Coulomb level and the characteristic velocities are positive"
-            )
+    bad = [f"LuGre parameter {n} must be finite, got {v}" for n, v in values.items() if not np.all(np.isfinite(v))]
+    if bad:
+        return bad
+    out = [f"LuGre parameter {n} must be > 0, got {values[n]}; stiffness, Coulomb level and the characteristic "
+           "velocities are positive" for n in ("sigma0", "v0", "vd", "alpha0") if np.any(values[n] <= 0)]
     if np.any(values["sigma1"] < 0):
-        raise ValueError(f"LuGre parameter sigma1 must be >= 0, got {values['sigma1']}")
+        out.append(f"LuGre parameter sigma1 must be >= 0, got {values['sigma1']}")
     if np.any(values["alpha0"] + np.minimum(values["alpha1"], 0) <= 0):
-        raise ValueError("LuGre needs g(v) = alpha0 + alpha1 exp(-(v/v0)^2) > 0: alpha0 + alpha1 <= 0")
+        out.append("LuGre needs g(v) = alpha0 + alpha1 exp(-(v/v0)^2) > 0: alpha0 + alpha1 <= 0")
+    for n, what in (("alpha2", "viscous"), ("alpha3", "quadratic")) if dissipative else ():
+        if np.any(values[n] < 0):
+            out.append(f"negative {what} friction {n} = {values[n]}: it would feed energy in, not dissipate it")
+    return out
+
+
+def check_parameters(p: LuGre) -> None:
+    """Raise ValueError if ``p`` is not a valid LuGre parameter set (called at the edge): the
+    first of :func:`parameter_problems` that breaks the model's definition (a negative
+    viscous or quadratic coefficient can be simulated; the fits' warnings name it)."""
+    problems = parameter_problems(p, dissipative=False)
+    if problems:
+        raise ValueError(problems[0])
 
 
 def check_signal(name, x, min_len=2) -> np.ndarray:

@@ -110,6 +110,8 @@ class ConsistentFit(eqx.Module):
         rss: the whitened residual of the unconstrained (WLS) fit, the least possible misfit.
         sdp_cost: the SDP optimum of the same objective when ``reference=True``, else NaN.
         sdp_gap: the SDP solver's duality gap (cost units), else NaN.
+        history: per Newton step, the cost and the gap bound after it, shape (max_steps, 2),
+            NaN beyond ``num_steps`` ("barrier"; None for "log-cholesky").
     """
 
     theta: jax.Array
@@ -128,6 +130,7 @@ class ConsistentFit(eqx.Module):
     rss: jax.Array = jnp.nan
     sdp_cost: jax.Array = jnp.nan
     sdp_gap: jax.Array = jnp.nan
+    history: jax.Array | None = None
 
     @property
     def sdp_rel(self):
@@ -212,7 +215,7 @@ class Bounds:
     def make(cls, robot, *, mass_min=None, mass_max=None, com_min=None, com_max=None, total_mass=None):
         """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
         unbounded), checked (:meth:`check`)."""
-        n = robot.n
+        n = robot.n_joints
 
         def arr(x, shape, default):
             a = np.full(shape, default, dtype=float) if x is None else np.broadcast_to(np.asarray(x, dtype=float),
@@ -233,7 +236,7 @@ class Bounds:
         the nominal one along each axis (None: unbounded), and optionally the total mass
         within (lo, hi) kg."""
         theta = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-        pis = np.asarray(theta[: 10 * robot.n]).reshape(robot.n, 10)
+        pis = np.asarray(theta[: 10 * robot.n_joints]).reshape(robot.n_joints, 10)
         m = pis[:, 0]
         kw = {}
         if mass_tol is not None:
@@ -337,7 +340,7 @@ def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
     (:func:`project_consistent`), shape (n, 10), and the reference value x0 (n, k) of each
     positive joint term (its nominal value where positive, else |its WLS estimate|,
     at least 1e-12), with the mask (n, k) of positive terms."""
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     nominal = jnp.asarray(nominal, dtype=float)
     pis = project_consistent(nominal[: 10 * n].reshape(n, 10))
     joint0 = lift(base, theta_ls, nominal)[10 * n:].reshape(n, k)
@@ -569,7 +572,8 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     backtracking line search, mu lowered 10x each time the Newton decrement says the
     iterate is centred, until ``nu * mu`` (a bound on the suboptimality of a central
     point) is below ``rtol * (f + rss)``. Returns theta, f, converged, steps, mu,
-    decrement^2, scaled gradient norm."""
+    decrement^2, scaled gradient norm, and the history (max_steps, 2) of the cost ``f + rss``
+    and of the gap bound after each step (NaN beyond the last)."""
     f = lambda th: problem.objective(th, weight)
     F = lambda th, mu: f(th) + mu * problem.barrier(th)
     grad = jax.grad(F)
@@ -577,11 +581,11 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
 
     def cond(c):
-        th, mu, it, done, _, _ = c
+        th, mu, it, done, _, _, _ = c
         return (~done) & (it < max_steps)
 
     def body(c):
-        th, mu, it, _, _, _ = c
+        th, mu, it, _, _, _, hist = c
         g = grad(th, mu)
         G = hess_rest(th, mu)
         d = _newton_solve_split(G, problem.R, g)
@@ -604,11 +608,14 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
         centred = lam2 <= _CENTRED * mu  # decrement^2 of (f/mu + barrier) small: near the central path
         mu_new = jnp.where(centred, _SIGMA * mu, mu)
         done = centred & (_gap_bound(problem, th, mu) <= rtol * (f(th) + rss))
-        return th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300)))
+        hist = hist.at[it].set(jnp.stack([f(th_new) + rss, _gap_bound(problem, th_new, mu_new)]))
+        return (th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300))),
+                hist)
 
-    init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf))
-    th, mu, it, done, lam2, gnorm = jax.lax.while_loop(cond, body, init)
-    return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm
+    init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf),
+            jnp.full((max_steps, 2), jnp.nan))
+    th, mu, it, done, lam2, gnorm, hist = jax.lax.while_loop(cond, body, init)
+    return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm, hist
 
 
 _ipm_jit = eqx.filter_jit(_ipm)
@@ -623,7 +630,7 @@ def _interior_start(robot, pis, bounds: Bounds | None):
     if bounds is None:
         return pis
     bounds.check()
-    n = robot.n
+    n = robot.n_joints
 
     def inside(v, lo, hi):
         if np.isfinite(lo) and np.isfinite(hi):
@@ -676,7 +683,7 @@ class _BarrierSetup(NamedTuple):
 
 
 def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup:
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     pis0 = np.asarray(project_consistent(jnp.asarray(nominal[: 10 * n]).reshape(n, 10)))
     J0 = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis0])
     w, V = np.linalg.eigh(J0)
@@ -701,7 +708,7 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
 
 def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, nominal, prior):
     """(_Barrier, theta0) from the data term; pure jnp (traceable)."""
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     A = jax.scipy.linalg.solve_triangular(L, jnp.diag(1.0 / std), lower=True)
     R, rhs = A @ setup.B, A @ data_theta_ls
     joint_nom = nominal[10 * n:].reshape(n, k)
@@ -728,7 +735,7 @@ def _validity(robot, theta):
 def _problem(robot, base, nominal, prior, stages, max_steps, rtol) -> _Problem:
     if prior not in PRIORS:
         raise ValueError(f"unknown prior {prior!r}; choose one of {PRIORS}")
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     p = 10 * n + n * k
     if len(base.standard_names) != p:
         raise ValueError(f"base has {len(base.standard_names)} standard parameters but the robot has {p}; "
@@ -863,12 +870,12 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
     if solver == "barrier":
         setup = _barrier_setup(robot, base, nominal, bounds)
         bp, theta0 = _barrier_problem(setup, robot, base, data.theta_ls, data.std, data.L, nominal, prior)
-        theta, f, converged, steps, mu, lam2, gnorm = _ipm_jit(bp, theta0, weight, data.rss, float(rtol),
-                                                               int(max_steps or steps_default))
+        theta, f, converged, steps, mu, lam2, gnorm, history = _ipm_jit(bp, theta0, weight, data.rss, float(rtol),
+                                                                        int(max_steps or steps_default))
         cost, gap_bound = f + data.rss, mu
     else:
         theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, weight)
-        cost, gap_bound, gnorm = cost + data.rss, nan, nan
+        cost, gap_bound, gnorm, history = cost + data.rss, nan, nan, None
     sdp_cost = sdp_gap = nan
     if reference:
         from jaxid.identification.sdp import solve_sdp
@@ -881,7 +888,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
         theta=theta, base=base.to_base(theta), base_ls=ls.theta, std_ls=ls.std,
         residual_rms=jnp.sqrt(jnp.mean(r**2, axis=0)), link_consistent=links, joint_valid=joints,
         valid=jnp.all(links) & jnp.all(joints), cost=cost, converged=converged, num_steps=steps,
-        grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap,
+        grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap, history=history,
     )
 
 
@@ -927,7 +934,7 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     root = ET.Element("robot", name=name or robot.name)
     ET.SubElement(root, "link", name="base_link")
     parent_links = ["base_link"]
-    for i in range(robot.n):
+    for i in range(robot.n_joints):
         link = f"{robot.names[i]}_link"
         m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(inertial[i]))
         el = ET.SubElement(ET.SubElement(root, "link", name=link), "inertial")
@@ -935,7 +942,8 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         ET.SubElement(el, "mass", value=f"{float(m):.17g}")
         ET.SubElement(el, "inertia", **{k: f"{I_c[a, b]:.17g}" for k, (a, b) in dict(
             ixx=(0, 0), ixy=(0, 1), ixz=(0, 2), iyy=(1, 1), iyz=(1, 2), izz=(2, 2)).items()})
-        lo, hi = float(robot.q_min[i]), float(robot.q_max[i])
+        c = robot.coordinates[i]  # limits are the coordinates' (a mimic joint's: its master's)
+        lo, hi = float(robot.q_min[c]), float(robot.q_max[c])
         kind = {"R": "revolute", "P": "prismatic"}[robot.joint_types[i]]
         if kind == "revolute" and not (math.isfinite(lo) or math.isfinite(hi)):
             kind = "continuous"
@@ -944,14 +952,17 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         ET.SubElement(j, "child", link=link)
         _origin(j, robot.placements[i])
         ET.SubElement(j, "axis", xyz=" ".join(f"{x:.17g}" for x in np.asarray(robot.axes[i])))
-        limits = dict(lower=lo, upper=hi, effort=float(robot.tau_max[i]), velocity=float(robot.qd_max[i]))
+        limits = dict(lower=lo, upper=hi, effort=float(robot.tau_max[c]), velocity=float(robot.qd_max[c]))
         if kind == "continuous":
             limits = {k: v for k, v in limits.items() if k in ("effort", "velocity")}
         ET.SubElement(j, "limit", **{k: f"{v:.17g}" for k, v in limits.items() if math.isfinite(v)})
+        if robot.mimic[i] >= 0:
+            ET.SubElement(j, "mimic", joint=robot.names[robot.mimic[i]], multiplier=f"{float(robot.mimic_ratio[i]):.17g}",
+                          offset=f"{float(robot.mimic_offset[i]):.17g}")
         parent_links.append(link)
     ET.SubElement(root, "link", name="flange")
     j = ET.SubElement(root, "joint", name="flange_joint", type="fixed")
-    ET.SubElement(j, "parent", link=parent_links[-1])
+    ET.SubElement(j, "parent", link=parent_links[robot.tip_joint + 1])
     ET.SubElement(j, "child", link="flange")
     _origin(j, robot.tip)
     ET.indent(root)

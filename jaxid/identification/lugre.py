@@ -91,14 +91,22 @@ class Fit(eqx.Module):
         """std / |parameter|, shape (..., 8) (inf for a parameter that is 0)."""
         return self.std / jnp.abs(self.params.vector())
 
+    def physical_problems(self) -> list[str]:
+        """Why the estimate (unbatched ``Fit``) is not a physical LuGre model, by parameter
+        (``jaxid.friction.lugre.parameter_problems``); empty when it is physically consistent."""
+        from jaxid.friction.lugre import parameter_problems
+
+        return parameter_problems(self.params)
+
     def warnings(self, rel_std=REL_STD, axis=None):
-        """One line per problem of one axis's fit (unbatched ``Fit``): parameters whose
-        relative std exceeds ``rel_std`` (poorly determined by this record), parameters
-        more than ``OPTIMUM_STD`` std from the least-squares optimum, parameters at a search
-        bound, an iteration that did not converge. Empty if none."""
+        """One line per problem of one axis's fit (unbatched ``Fit``): an estimate that is not
+        physically consistent (by name), parameters whose relative std exceeds ``rel_std``
+        (poorly determined by this record), parameters more than ``OPTIMUM_STD`` std from the
+        least-squares optimum, parameters at a search bound, an iteration that did not
+        converge. Empty if none."""
         where = "" if axis is None else f"{axis}: "
         rel = np.asarray(self.rel_std())
-        out = []
+        out = [f"{where}NOT physically consistent: {p}" for p in self.physical_problems()]
         poor = [f"{n} ({100 * r:.3g} %)" for n, r in zip(NAMES, rel) if not r <= rel_std]
         if poor:
             out.append(f"{where}poorly determined by this record (relative std > {100 * rel_std:g} %): "

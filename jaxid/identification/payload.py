@@ -49,9 +49,11 @@ PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 def _flange(robot, q, qd, qdd):
     """Flange Jacobian (6, n), velocity v (6,) and acceleration a (6,), all in the flange frame."""
     vl, al, U = kinematics(robot, q, qd, qdd)
-    # Last-link frame -> flange frame; U[-1] already zeroes joints that do not carry the last link.
+    # Flange link's frame -> flange frame; U[b] already zeroes joints that do not carry link b,
+    # and to_coordinates moves coupled joints' columns onto their masters (dx = J G dq).
+    b = robot.tip_joint
     X = spatial.motion_transform(robot.tip)
-    return X @ U[-1].T, X @ vl[-1], X @ al[-1]
+    return robot.to_coordinates((X @ U[b].T).T).T, X @ vl[b], X @ al[b]
 
 
 def flange_jacobian(robot, q):
@@ -130,14 +132,15 @@ def payload_regressor(robot, q, qd, qdd):
 
 
 def attach_payload(robot, theta_L):
-    """The robot with the payload merged into its last link.
+    """The robot with the payload merged into the flange's link (``robot.tip_joint``).
 
-    theta_L (10,) is moved from the flange frame to the last joint frame
-    (``inertia.transform`` by ``robot.tip``) and added to the last link's parameters.
+    theta_L (10,) is moved from the flange frame to that joint frame
+    (``inertia.transform`` by ``robot.tip``) and added to the link's parameters.
     """
     theta_L = _check_payload(theta_L)
-    merged = robot.inertial[-1] + inertia.transform(theta_L, robot.tip)
-    return eqx.tree_at(lambda r: r.inertial, robot, robot.inertial.at[-1].set(merged))
+    b = robot.tip_joint
+    merged = robot.inertial[b] + inertia.transform(theta_L, robot.tip)
+    return eqx.tree_at(lambda r: r.inertial, robot, robot.inertial.at[b].set(merged))
 
 
 # ------------------------------------------------------------------ physical consistency
@@ -294,6 +297,8 @@ class PayloadFit(eqx.Module):
         failures: physical-consistency conditions theta fails (empty when consistent).
         fit: the ``Identification`` of the base problem (residual_rms, sigma2, cond, ...).
         joints: 0-based joint indices used.
+        converged: the estimate is final: least squares is a direct solve, and the
+            constrained estimate's solver (run only when theta is not consistent) converged.
     """
 
     theta: jax.Array
@@ -308,6 +313,23 @@ class PayloadFit(eqx.Module):
     rank: int = eqx.field(static=True)
     failures: tuple = eqx.field(static=True)
     joints: tuple = eqx.field(static=True)
+    converged: bool = eqx.field(static=True, default=True)
+
+    @property
+    def consistent(self) -> bool:
+        """theta is a physical body (full rank, no ``failures``)."""
+        return self.rank == 10 and not self.failures
+
+    def verdict(self) -> str:
+        """One line: whether the fit converged and whether theta is physically consistent, by name."""
+        solved = "converged" if self.converged else "NOT converged (the constrained estimate's solver stopped)"
+        if self.rank < 10:
+            physics = f"physical consistency not checked (rank {self.rank} of 10: use more joints or a richer trajectory)"
+        elif self.consistent:
+            physics = "physically consistent"
+        else:
+            physics = "NOT physically consistent: " + "; ".join(self.failures)
+        return f"{solved}; {physics}"
 
     @property
     def mass(self):
@@ -433,7 +455,7 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     theta = jnp.where(mask, theta, jnp.nan)
     C = jnp.where(mask[:, None] & mask[None, :], C, jnp.nan)
 
-    failures, theta_c = (), jnp.full(10, jnp.nan)
+    failures, theta_c, ok = (), jnp.full(10, jnp.nan), True
     if base.rank == 10:
         failures = consistency_failures(theta)
         # A consistent estimate is its own constrained estimate: skip the solver (and its compile).
@@ -446,4 +468,4 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 UserWarning, stacklevel=2)
     return PayloadFit(theta=theta, std=jnp.sqrt(jnp.diag(C)), cov=C, identifiable=jnp.asarray(identifiable),
                       theta_base=fit.theta, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
-                      fit=fit, rank=base.rank, failures=failures, joints=sel)
+                      fit=fit, rank=base.rank, failures=failures, joints=sel, converged=bool(ok))

@@ -98,7 +98,7 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     """Solve the constrained problem from its sample-free data term (:func:`identify_sdp`
     documents the arguments; ``data`` is :func:`jaxid.identification.consistent.data_term`)."""
     cp = require_cvxpy()
-    n, k = robot.n, len(robot.joint_terms)
+    n, k = robot.n_joints, len(robot.joint_terms)
     nominal = jnp.asarray(nominal, dtype=float)
     if bounds is not None:
         bounds.check()

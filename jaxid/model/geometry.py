@@ -132,7 +132,7 @@ def _concat(parts, disabled=frozenset()):
 
 
 def _children(robot):
-    return {i: [j for j, p in enumerate(robot.parents) if p == i] for i in range(-1, robot.n)}
+    return {i: [j for j, p in enumerate(robot.parents) if p == i] for i in range(-1, robot.n_joints)}
 
 
 def _skeleton_segments(robot, i):
@@ -141,7 +141,7 @@ def _skeleton_segments(robot, i):
     kids = _children(robot)[i]
     if kids:
         return [np.asarray(robot.placements[j][:3, 3]) for j in kids]
-    return [np.asarray(robot.tip[:3, 3]) if i == robot.n - 1 else np.zeros(3)]
+    return [np.asarray(robot.tip[:3, 3]) if i == robot.tip_joint else np.zeros(3)]
 
 
 def skeleton(robot, radius, names=None) -> Capsules:
@@ -150,7 +150,7 @@ def skeleton(robot, radius, names=None) -> Capsules:
     (scalar or (n,)); a base capsule from the base origin to the first joint's origin with
     radius[0]. names: link names (n + 1, base first), default "base", then the joint names.
     """
-    n = robot.n
+    n = robot.n_joints
     radius = np.broadcast_to(np.asarray(radius, dtype=float), (n,))
     names = ("base", *robot.names) if names is None else tuple(names)
     if len(names) != n + 1:

@@ -26,27 +26,40 @@ JOINT_TERMS = friction_models.JOINT_TERMS  # ("ia", "fv", "fc", "fs", "fva", "of
 
 
 class Robot(eqx.Module):
-    """A rigid-body robot with n joints (revolute 'R' or prismatic 'P').
+    """A rigid-body robot with joints (revolute 'R' or prismatic 'P') and n coordinates.
 
     Joint i moves link i. Its frame is ``T_parent @ placements[i] @ motion(q_i)``,
     where ``motion`` rotates about (or translates along) ``axes[i]``, expressed in
     the joint frame; link i's inertial parameters are expressed in that frame.
 
+    Coupled (mimic) joints: a joint j that mimics joint i has no variable of its own,
+    ``q_j = ratio_j * q_i + offset_j``. The robot's coordinates q (n,) are then those of
+    the independent joints, in joint order, and torques, regressors and limits are in
+    those coordinates: the virtual work ``tau . dq`` of the coupled joint is carried
+    by its master, ``tau_i += ratio_j * tau_j`` (the generalised force of the
+    constrained system, Featherstone 2008, sec. 3.2). Without mimic joints n is the
+    number of joints and the coordinates are the joints.
+
     Attributes (arrays are differentiable leaves, the rest is static topology):
-        joint_types: tuple of 'R' / 'P', length n.
+        joint_types: tuple of 'R' / 'P', one per joint (``n_joints``).
         parents: parent link index of each link (-1 for the fixed base).
-        names: joint names.
+        names: joint names, one per joint.
+        mimic: per joint, the index of the joint it mimics, or -1 for an independent joint.
         joint_terms: enabled per-joint terms, a subset of ``JOINT_TERMS`` in that order.
         coulomb_eps: velocity scale of the smooth Coulomb sign ``tanh(qd / eps)``, rad/s.
         stribeck_vs: Stribeck velocity vs of the ``fs`` term, rad/s (see
             ``jaxid.friction.models.fit_stribeck_velocity`` to identify it).
-        placements: fixed transforms parent frame -> joint frame, shape (n, 4, 4).
-        axes: joint axes in the joint frames, shape (n, 3), unit vectors.
-        tip: the flange (tool) frame in the last joint frame, shape (4, 4).
+        placements: fixed transforms parent frame -> joint frame, shape (n_joints, 4, 4).
+        axes: joint axes in the joint frames, shape (n_joints, 3), unit vectors.
+        tip: the flange (tool) frame in the frame of joint ``tip_joint``, shape (4, 4): where a
+            payload is mounted (``jaxid.identification.payload``).
+        tip_joint: the joint whose link carries the flange, default the last joint.
         gravity: gravity acceleration in the base frame, shape (3,), m/s^2.
-        inertial: per-link inertial 10-vectors, shape (n, 10) (see ``jaxid.model.inertia``).
-        joint_params: values of the enabled joint terms, shape (n, len(joint_terms)).
-        q_min, q_max: position limits, (n,), rad or m.
+        inertial: per-link inertial 10-vectors, shape (n_joints, 10) (see ``jaxid.model.inertia``).
+        joint_params: values of the enabled joint terms, shape (n_joints, len(joint_terms)).
+        mimic_ratio, mimic_offset: per joint, the coupling ``q_j = ratio * q_master + offset``
+            (n_joints,), 1 and 0 for independent joints (offset in rad or m).
+        q_min, q_max: position limits of the coordinates, (n,), rad or m.
         qd_max, qdd_max, tau_max: velocity, acceleration and torque limits, (n,).
     """
 
@@ -57,12 +70,16 @@ class Robot(eqx.Module):
     coulomb_eps: float = eqx.field(static=True)
     stribeck_vs: float = eqx.field(static=True)
     name: str = eqx.field(static=True)
+    mimic: tuple = eqx.field(static=True)
+    tip_joint: int = eqx.field(static=True)
     placements: jnp.ndarray
     axes: jnp.ndarray
     tip: jnp.ndarray
     gravity: jnp.ndarray
     inertial: jnp.ndarray
     joint_params: jnp.ndarray
+    mimic_ratio: jnp.ndarray
+    mimic_offset: jnp.ndarray
     q_min: jnp.ndarray
     q_max: jnp.ndarray
     qd_max: jnp.ndarray
@@ -72,7 +89,7 @@ class Robot(eqx.Module):
     def __init__(self, placements, axes, inertial, *, joint_types=None, parents=None, names=None,
                  joint_terms=(), joint_params=None, coulomb_eps=1e-3, stribeck_vs=0.05, tip=None,
                  gravity=(0.0, 0.0, -9.81), q_min=None, q_max=None, qd_max=None, qdd_max=None,
-                 tau_max=None, name="robot"):
+                 tau_max=None, mimic=None, tip_joint=-1, name="robot", mimic_ratio=None, mimic_offset=None):
         placements = jnp.asarray(placements, dtype=float)
         if placements.ndim != 3 or placements.shape[1:] != (4, 4):
             raise ValueError(f"placements must have shape (n, 4, 4), got {placements.shape}")
@@ -97,6 +114,11 @@ class Robot(eqx.Module):
         if bad:
             raise ValueError(f"unknown joint terms {bad}; choose from {JOINT_TERMS}")
         joint_terms = tuple(t for t in JOINT_TERMS if t in joint_terms)
+        if mimic_ratio is not None:  # the field form (dataclasses.replace): master indices, ratios, offsets
+            mimic = [None if m < 0 else (m, r, o) for m, r, o in zip(mimic, np.asarray(mimic_ratio),
+                                                                      np.asarray(mimic_offset))]
+        self.mimic, ratio, offset = _coupling(mimic, n)
+        self.mimic_ratio, self.mimic_offset = jnp.asarray(ratio), jnp.asarray(offset)
         if joint_params is None:
             joint_params = jnp.zeros((n, len(joint_terms)))
         joint_params = jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
@@ -109,31 +131,65 @@ class Robot(eqx.Module):
         self.coulomb_eps, self.stribeck_vs, self.name = float(coulomb_eps), float(stribeck_vs), str(name)
         self.placements, self.axes, self.inertial, self.joint_params = placements, axes, inertial, joint_params
         self.tip = jnp.eye(4) if tip is None else jnp.asarray(tip, dtype=float)
+        if not -n <= int(tip_joint) < n:
+            raise ValueError(f"tip_joint must index one of the {n} joints, got {tip_joint}")
+        self.tip_joint = int(tip_joint) % n
         self.gravity = jnp.asarray(gravity, dtype=float)
-        inf = jnp.full((n,), jnp.inf)
-        lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (n,))
+        nq = self.n
+        inf = jnp.full((nq,), jnp.inf)
+        lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (nq,))
         self.q_min, self.q_max = lim(q_min, -inf), lim(q_max, inf)
         self.qd_max, self.qdd_max, self.tau_max = lim(qd_max, inf), lim(qdd_max, inf), lim(tau_max, inf)
 
     # ---- the model interface -------------------------------------------------------------
     @property
     def n(self) -> int:
-        """Number of joints."""
+        """Number of coordinates: the joints, less those that mimic another."""
+        return sum(m < 0 for m in self.mimic)
+
+    @property
+    def n_joints(self) -> int:
+        """Number of joints (and of links, each with its 10 inertial parameters)."""
         return len(self.joint_types)
 
+    @property
+    def coordinates(self) -> tuple:
+        """Per joint, the index of the coordinate that drives it (its own, or its master's)."""
+        own = np.cumsum([m < 0 for m in self.mimic]) - 1
+        return tuple(int(own[i] if m < 0 else own[m]) for i, m in enumerate(self.mimic))
+
+    @property
+    def coordinate_names(self) -> tuple:
+        """Names of the n coordinates: the independent joints."""
+        return tuple(name for name, m in zip(self.names, self.mimic) if m < 0)
+
+    def joint_motion(self, q, qd, qdd):
+        """Coordinates q, qd, qdd (n,) -> joint positions, velocities, accelerations (n_joints,)."""
+        if self.n == self.n_joints:
+            return q, qd, qdd
+        idx = np.asarray(self.coordinates)
+        return q[idx] * self.mimic_ratio + self.mimic_offset, qd[idx] * self.mimic_ratio, qdd[idx] * self.mimic_ratio
+
+    def to_coordinates(self, tau):
+        """Joint torques (n_joints, ...) -> generalised forces of the coordinates (n, ...)."""
+        if self.n == self.n_joints:
+            return tau
+        weighted = tau * self.mimic_ratio.reshape((-1,) + (1,) * (tau.ndim - 1))
+        return jax.ops.segment_sum(weighted, np.asarray(self.coordinates), num_segments=self.n)
+
     def parameter_vector(self):
-        """theta (p,): the n inertial 10-vectors, then each joint's enabled terms."""
+        """theta (p,): the n_joints inertial 10-vectors, then each joint's enabled terms."""
         return jnp.concatenate([self.inertial.ravel(), self.joint_params.ravel()])
 
     def parameter_names(self) -> tuple[str, ...]:
-        """Names of theta's entries, e.g. ``m1, mx1, ..., Izz6, fv1, fc1, ...``."""
-        rigid = [f"{k}{i + 1}" for i in range(self.n) for k in inertia.INERTIAL_NAMES]
-        joint = [f"{k}{i + 1}" for i in range(self.n) for k in self.joint_terms]
+        """Names of theta's entries, e.g. ``m1, mx1, ..., Izz6, fv1, fc1, ...`` (per joint)."""
+        rigid = [f"{k}{i + 1}" for i in range(self.n_joints) for k in inertia.INERTIAL_NAMES]
+        joint = [f"{k}{i + 1}" for i in range(self.n_joints) for k in self.joint_terms]
         return tuple(rigid + joint)
 
     def split(self, theta):
-        """theta (p,) -> (inertial (n, 10), joint_params (n, k))."""
-        n = self.n
+        """theta (p,) -> (inertial (n_joints, 10), joint_params (n_joints, k))."""
+        n = self.n_joints
         return theta[: 10 * n].reshape(n, 10), theta[10 * n:].reshape(n, len(self.joint_terms))
 
     def torque(self, theta, q, qd, qdd):
@@ -168,17 +224,19 @@ class Robot(eqx.Module):
 
         inertial, joint_params = self.split(theta)
         zero = jnp.zeros_like(q)
-        if self.n >= rnea.RECURSIVE_FROM:
+        if self.n_joints >= rnea.RECURSIVE_FROM:
             rigid = rnea.crba(self, inertial, q)
         else:
             rigid = jax.jacfwd(lambda qdd: rnea.rnea_wide(self, inertial, q, zero, qdd))(zero)
         return rigid + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, zero, qdd))(zero)
 
     def joint_torque(self, joint_params, qd, qdd):
-        """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n, k):
-        the columns of ``jaxid.friction.models.JOINT_BASIS`` at qd, qdd (n,) rad/s, rad/s^2."""
+        """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n_joints, k):
+        the columns of ``jaxid.friction.models.JOINT_BASIS`` at each joint's velocity and
+        acceleration, from the coordinates' qd, qdd (n,) rad/s, rad/s^2."""
+        _, qd, qdd = self.joint_motion(qd, qd, qdd)
         columns = friction_models.joint_basis(self.joint_terms, qd, qdd, self.coulomb_eps, self.stribeck_vs)
-        return jnp.sum(columns * joint_params, axis=-1)
+        return self.to_coordinates(jnp.sum(columns * joint_params, axis=-1))
 
     # ---- variants ------------------------------------------------------------------------
     def with_parameters(self, theta):
@@ -191,9 +249,15 @@ class Robot(eqx.Module):
         return Robot(self.placements, self.axes, self.inertial, joint_types=self.joint_types,
                      parents=self.parents, names=self.names, joint_terms=tuple(terms),
                      joint_params=values, coulomb_eps=self.coulomb_eps,
-                     stribeck_vs=self.stribeck_vs, tip=self.tip,
+                     stribeck_vs=self.stribeck_vs, tip=self.tip, tip_joint=self.tip_joint,
                      gravity=self.gravity, q_min=self.q_min, q_max=self.q_max, qd_max=self.qd_max,
-                     qdd_max=self.qdd_max, tau_max=self.tau_max, name=self.name)
+                     qdd_max=self.qdd_max, tau_max=self.tau_max, mimic=self.mimic_spec(), name=self.name)
+
+    def mimic_spec(self):
+        """The ``mimic=`` argument that rebuilds this robot's coupling: per joint None or
+        ``(master joint index, ratio, offset)``."""
+        return [None if m < 0 else (m, float(r), float(o))
+                for m, r, o in zip(self.mimic, np.asarray(self.mimic_ratio), np.asarray(self.mimic_offset))]
 
     # ---- constructors --------------------------------------------------------------------
     @classmethod
@@ -268,16 +332,67 @@ class Robot(eqx.Module):
 
         return load(path, base_link=base_link, tip_link=tip_link, **kwargs)
 
+    @classmethod
+    def from_mjcf(cls, path, **kwargs):
+        """A chain or tree from a MuJoCo MJCF file; see :func:`jaxid.model.mjcf.load`
+        (tool_site=, check_inertia=, joint_terms=)."""
+        from jaxid.model.mjcf import load
+
+        return load(path, **kwargs)
+
+    @classmethod
+    def from_pinocchio(cls, model, **kwargs):
+        """A robot from a ``pinocchio.Model``; see :func:`jaxid.model.pinocchio_model.from_pinocchio`."""
+        from jaxid.model.pinocchio_model import from_pinocchio
+
+        return from_pinocchio(model, **kwargs)
+
+    def to_pinocchio(self, theta=None):
+        """This robot (parameters theta (p,), default its own) as a ``pinocchio.Model``; see
+        :func:`jaxid.model.pinocchio_model.to_pinocchio`."""
+        from jaxid.model.pinocchio_model import to_pinocchio
+
+        return to_pinocchio(self, theta)
+
     def __repr__(self):  # a readable summary instead of equinox's array dump
         lines = [f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
                  f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"]
-        for i in range(self.n):
+        coords = self.coordinates
+        for i in range(self.n_joints):
             m = float(self.inertial[i, 0])
             c = np.asarray(self.inertial[i, 1:4]) / m if m > 0 else np.zeros(3)
+            k = coords[i]
+            limits = (f"q in [{float(self.q_min[k]):.3g}, {float(self.q_max[k]):.3g}]  |tau|<={float(self.tau_max[k]):.4g}"
+                      if self.mimic[i] < 0 else f"q = {float(self.mimic_ratio[i]):.4g} q_{self.names[self.mimic[i]]} "
+                      f"+ {float(self.mimic_offset[i]):.4g}")
             lines.append(f"  {self.names[i]:<12} axis {np.round(np.asarray(self.axes[i]), 3)}  m={m:.4g} kg  "
-                         f"c={np.round(c, 4)} m  q in [{float(self.q_min[i]):.3g}, {float(self.q_max[i]):.3g}]  "
-                         f"|tau|<={float(self.tau_max[i]):.4g}")
+                         f"c={np.round(c, 4)} m  {limits}")
         return "\n".join(lines)
+
+
+def _coupling(mimic, n):
+    """(mimic static tuple, ratio (n,), offset (n,)) from ``mimic=``: per joint None or
+    (master joint index, ratio, offset); a master must be an independent joint."""
+    if mimic is None:
+        return (-1,) * n, np.ones(n), np.zeros(n)
+    mimic = list(mimic)
+    if len(mimic) != n:
+        raise ValueError(f"mimic must have one entry per joint (n={n}), got {len(mimic)}")
+    masters, ratio, offset = [-1] * n, np.ones(n), np.zeros(n)
+    for j, spec in enumerate(mimic):
+        if spec is None:
+            continue
+        master, r, o = spec
+        master = int(master)
+        if not 0 <= master < n or master == j:
+            raise ValueError(f"joint {j} mimics joint {master}, which is not another joint of this robot (0..{n - 1})")
+        if mimic[master] is not None:
+            raise ValueError(f"joint {j} mimics joint {master}, which itself mimics a joint; couple it to the "
+                             "independent joint (compose the ratios and offsets)")
+        if not (np.isfinite(r) and np.isfinite(o)):
+            raise ValueError(f"joint {j}: mimic ratio and offset must be finite, got {r}, {o}")
+        masters[j], ratio[j], offset[j] = master, float(r), float(o)
+    return tuple(masters), ratio, offset
 
 
 def _check_shape(name, x, shape):

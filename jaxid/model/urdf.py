@@ -9,12 +9,21 @@ joint below ``base_link`` (default: the root link), or, given ``tip_link`` (one 
 list), those on the paths from ``base_link`` to the tips. Joints are numbered depth-first
 in document order, so that every joint's parent comes before it (``Robot.parents``).
 
+A kept ``<mimic joint multiplier offset>`` joint is coupled to its master by default
+(``mimic="coupled"``: ``q = multiplier * q_master + offset``, no variable of its own; the
+model's coordinates are the independent joints, see :class:`~jaxid.model.robot.Robot`), as
+Pinocchio reads it with ``buildModelFromUrdf(path, mimic=True)``; ``mimic="independent"``
+gives it its own variable (Pinocchio's default). A mimic of a mimic is resolved to the
+independent joint. ``<dynamics damping friction>`` is read as the nominal viscous and
+Coulomb friction (``fv``, ``fc``) when those joint terms are enabled. The flange
+(``Robot.tip``, where a payload is mounted) is the single ``tip_link``, else ``tool_link``,
+else a link named like a tool flange (``tool0``, ``flange``, ``..._flange``, ``..._tool0``)
+fixed to a kept link, else the last joint's link.
+
 Checks at reading: unique link and joint names; each link's inertia physically valid
 (``jaxid.model.inertia.physical_problem``; ``check_inertia=False`` skips it, e.g. for plain
-least squares on a file whose inertias are placeholders); a kept ``<mimic>`` joint is an
-error unless ``mimic="independent"`` (then it is an ordinary joint with its own variable,
-as Pinocchio's ``buildModelFromUrdf`` reads it by default). Errors name the element, the
-joint or link, and the file.
+least squares on a file whose inertias are placeholders); mimic joints that name a missing
+or left-out master, or form a cycle. Errors name the element, the joint or link, and the file.
 """
 from __future__ import annotations
 
@@ -25,9 +34,10 @@ import numpy as np
 
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
-from jaxid.model.robot import Robot
+from jaxid.model.robot import JOINT_TERMS, Robot
 
 MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
+TOOL_NAMES = ("tool0", "flange", "tool_flange")  # exact names, then "<prefix>_" + one of them
 
 # One compiled function per operation instead of dozens of eager jnp ops per element: a URDF
 # of n links then costs a few dispatches per element rather than a compile of each primitive.
@@ -129,7 +139,11 @@ def parse(path):
     for jname, j in joints.items():
         jtype = j.get("type")
         if jtype not in (*MOVABLE, "fixed"):
-            raise URDFError(f"{path}: joint {jname!r} has type {jtype!r}; supported: revolute, continuous, prismatic, fixed")
+            child = j.find("child").get("link") if j.find("child") is not None else "?"
+            why = (" (floating and planar joints, e.g. a mobile or floating base, are not supported yet: read the "
+                   "arm with base_link= below it)" if jtype in ("floating", "planar") else "")
+            raise URDFError(f"{path}: joint {jname!r} has type {jtype!r} (child link {child!r}); supported: revolute, "
+                            f"continuous, prismatic, fixed{why}")
         for tag in ("parent", "child"):
             el = j.find(tag)
             if el is None or not el.get("link"):
@@ -141,18 +155,20 @@ def parse(path):
     return root, links, joints
 
 
-def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=True, joint_terms=(),
-         joint_params=None, name=None, gravity=(0.0, 0.0, -9.81)) -> Robot:
+def load(path, *, base_link=None, tip_link=None, tool_link=None, mimic="coupled", check_inertia=True,
+         joint_terms=(), joint_params=None, name=None, gravity=(0.0, 0.0, -9.81)) -> Robot:
     """Read a URDF file into a :class:`Robot` (see the module docstring).
 
     tip_link: None (every movable joint below ``base_link``), a link name, or a list of them.
-    With one tip link, ``Robot.tip`` is that link's frame in the last joint frame; otherwise
-    the identity. mimic: ``"error"`` or ``"independent"``. check_inertia: check each link's
-    inertia (see the module docstring).
+    tool_link: the link the payload is mounted on (``Robot.tip``, ``Robot.tip_joint``);
+    default the single tip link, else a tool flange found by name (module docstring).
+    mimic: ``"coupled"`` or ``"independent"``. check_inertia: check each link's inertia (see
+    the module docstring). joint_params: (n_joints, len(joint_terms)) nominal joint terms;
+    default zeros, with ``fv``/``fc`` from each joint's ``<dynamics damping friction>``.
     """
     path = str(path)
-    if mimic not in ("error", "independent"):
-        raise ValueError(f"mimic must be 'error' or 'independent', got {mimic!r}")
+    if mimic not in ("coupled", "independent"):
+        raise ValueError(f"mimic must be 'coupled' or 'independent', got {mimic!r}")
     root, links, joints = parse(path)
     children = {}
     child_joint = {}
@@ -168,7 +184,10 @@ def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=Tr
             raise URDFError(f"{path}: expected one root link, found {roots}; pass base_link=")
         base_link = roots[0]
     tips = None if tip_link is None else [tip_link] if isinstance(tip_link, str) else list(tip_link)
-    for what, link in [("base_link", base_link)] + [("tip_link", t) for t in tips or []]:
+    if tool_link is None and tips is not None and len(tips) == 1:
+        tool_link = tips[0]
+    for what, link in ([("base_link", base_link)] + [("tip_link", t) for t in tips or []]
+                       + [("tool_link", tool_link)] * (tool_link is not None)):
         if link not in links:
             raise URDFError(f"{path}: {what} {link!r} is not a link of this URDF")
 
@@ -193,14 +212,20 @@ def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=Tr
     merged_inertial = lambda link: _merged(link, links, joints, children, movable, path, check_inertia)
 
     placements, axes, inertial, types, names, limits, parents = [], [], [], [], [], [], []
-    tip = np.eye(4)
+    frames = {}  # link -> (joint index, its frame in that joint's frame), for the tool flange
+
+    def rigid(link, parent, pending):
+        """Record the frames of `link` and of the links fixed to it (behind fixed joints)."""
+        frames[link] = (parent, pending)
+        for jname in children.get(link, []):
+            j = joints[jname]
+            if j.get("type") == "fixed" and jname not in kept:
+                rigid(j.find("child").get("link"), parent, pending @ _origin(j, f"joint {jname!r}", path))
 
     def visit(link, parent, pending):
         """Add the kept movable joints below `link` (body `parent`, `pending` = the link's
         frame in the body frame), depth-first in document order."""
-        nonlocal tip
-        if tips is not None and len(tips) == 1 and link == tips[0]:
-            tip = pending
+        rigid(link, parent, pending)
         for jname in children.get(link, []):
             if jname not in kept:
                 continue
@@ -211,10 +236,6 @@ def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=Tr
                 visit(child, parent, T)
                 continue
             what = f"joint {jname!r}"
-            if j.find("mimic") is not None and mimic == "error":
-                raise URDFError(f"{path}: {what} mimics joint {j.find('mimic').get('joint')!r}; coupled joints are "
-                                "not supported: pass mimic='independent' to give it its own variable (as Pinocchio "
-                                "does by default), or a tip_link that leaves it out")
             ax = j.find("axis")
             axis = _floats(ax.get("xyz"), 3, f"{what} <axis xyz>", path) if ax is not None else np.array([1.0, 0, 0])
             if np.linalg.norm(axis) < 1e-12:
@@ -237,11 +258,76 @@ def load(path, *, base_link=None, tip_link=None, mimic="error", check_inertia=Tr
     visit(base_link, -1, np.eye(4))
     if not placements:
         raise URDFError(f"{path}: no movable joint between {base_link!r} and {tips or 'the leaves'}")
-    lim = np.array(limits)
+    couplings = _mimic(path, joints, names) if mimic == "coupled" else [None] * len(names)
+    free = [c is None for c in couplings]
+    lim = np.array(limits)[free]
+    if joint_params is None:
+        joint_params = _dynamics(path, joints, names, joint_terms)
+    tip_joint, tip = flange(frames, tool_link, len(names), f"{path}: tool_link", "is not fixed to a link of the model")
     return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
                  parents=tuple(parents), names=tuple(names), joint_terms=joint_terms, joint_params=joint_params,
-                 tip=tip, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2], tau_max=lim[:, 3],
-                 name=name or root.get("name", "robot"))
+                 tip=tip, tip_joint=tip_joint, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2],
+                 tau_max=lim[:, 3], mimic=couplings, name=name or root.get("name", "robot"))
+
+
+def flange(frames, name, n_joints, what, missing, error=URDFError):
+    """(tip_joint, tip) of the payload flange: the frame ``name`` of ``frames`` (name -> (joint
+    index, 4x4 frame in that joint's frame)), by default the first named like a tool flange
+    (``TOOL_NAMES``), else the last joint's frame. Errors start with ``what``."""
+    if name is None:
+        name = next((f for f in frames if f and (f in TOOL_NAMES or any(f.endswith("_" + t) for t in TOOL_NAMES))),
+                    None)
+        if name is None:
+            return n_joints - 1, np.eye(4)
+    if name not in frames:
+        raise error(f"{what} {name!r} {missing}")
+    tip_joint, tip = frames[name]
+    if tip_joint < 0:
+        raise error(f"{what} {name!r} is fixed to the base, not to a moving link")
+    return tip_joint, tip
+
+
+def _mimic(path, joints, names):
+    """Per kept joint None or (master index, multiplier, offset), chains of mimics resolved
+    to the independent joint (q = m1 (m2 q + o2) + o1)."""
+    index = {jname: i for i, jname in enumerate(names)}
+
+    def resolve(jname, seen):
+        el = joints[jname].find("mimic")
+        if el is None:
+            return index[jname], 1.0, 0.0
+        master = el.get("joint")
+        what = f"joint {jname!r} <mimic joint={master!r}>"
+        if master not in joints:
+            raise URDFError(f"{path}: {what}: no joint of that name; name an existing joint")
+        if master not in index:
+            raise URDFError(f"{path}: {what}: that joint is not in the model (fixed, or outside base_link/tip_link); "
+                            "keep it, or pass mimic='independent'")
+        if master in seen:
+            raise URDFError(f"{path}: {what}: the mimic joints {sorted(seen)} form a cycle; one of them must be free")
+        get = lambda key, default: _floats(el.get(key, default), 1, f"{what} {key}", path)[0]
+        r, o = get("multiplier", "1"), get("offset", "0")
+        i, r2, o2 = resolve(master, seen | {jname})
+        return i, r * r2, r * o2 + o
+
+    return [None if joints[j].find("mimic") is None else resolve(j, {j}) for j in names]
+
+
+def _dynamics(path, joints, names, joint_terms):
+    """Nominal joint terms (n_joints, k): fv, fc from ``<dynamics damping friction>``, else 0."""
+    terms = tuple(t for t in JOINT_TERMS if t in joint_terms)  # the order Robot keeps them in
+    values = np.zeros((len(names), len(terms)))
+    for term, attr in (("fv", "damping"), ("fc", "friction")):
+        for i, jname in enumerate(names):
+            el = joints[jname].find("dynamics")
+            if term not in terms or el is None or el.get(attr) is None:
+                continue
+            what = f"joint {jname!r} <dynamics {attr}>"
+            value = _floats(el.get(attr), 1, what, path)[0]
+            if value < 0:
+                raise URDFError(f"{path}: {what}: negative friction {value:g}; friction dissipates, correct it")
+            values[i, terms.index(term)] = value
+    return values
 
 
 def _children(joints):
