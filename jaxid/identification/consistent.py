@@ -74,7 +74,7 @@ from jaxid.model import inertia
 
 __all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "consistent_estimator", "Bounds",
            "DataTerm", "data_term", "holdout",
-           "project_consistent", "lift", "to_urdf", "entropic_divergence"]
+           "project_consistent", "lift", "to_urdf", "entropic_divergence", "check_nominal"]
 
 PRIORS = (None, "euclidean", "entropic")
 #: Joint terms constrained to be >= 0 (``exp`` parametrisation): inertia, dissipative friction and
@@ -152,6 +152,22 @@ def project_consistent(pi, rel_floor: float = 1e-6):
     floor = rel_floor * jnp.maximum(jnp.max(jnp.abs(lam)), 1e-300)
     Jp = (V * jnp.maximum(lam, floor)[..., None, :]) @ jnp.swapaxes(V, -1, -2)
     return jnp.vectorize(inertia.from_pseudo_inertia, signature="(a,a)->(k)")(Jp)
+
+
+def check_nominal(robot, nominal):
+    """Raise a one-line ValueError naming the first link whose nominal (CAD) body, the prior's
+    reference, is not physically consistent: its pseudo-inertia has a negative eigenvalue
+    (below -1e-9 of its largest). A massless link (J = 0) is allowed; it is lifted to a
+    small consistent body (:func:`project_consistent`)."""
+    pis = np.asarray(nominal[: 10 * robot.n], dtype=float).reshape(robot.n, 10)
+    lam = np.linalg.eigvalsh(np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis]))
+    bad = np.flatnonzero(lam[:, 0] < -1e-9 * np.maximum(np.abs(lam).max(axis=1), 1e-300))
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"link {robot.names[i]}: the nominal (CAD) body is not physically consistent (mass "
+                         f"{pis[i, 0]:g} kg, pseudo-inertia eigenvalue {lam[i, 0]:.3g} < 0: a negative mass or "
+                         "an inertia that breaks the triangle inequality); correct its inertial parameters or "
+                         "pass a consistent nominal")
 
 
 def _phi(l):
@@ -250,6 +266,32 @@ class Bounds:
             c = pis[:, 1:4] / np.where(m > 0, m, 1.0)[:, None]
             kw.update(com_min=c - com_margin, com_max=c + com_margin)
         return cls.make(robot, total_mass=total_mass, **kw)
+
+    @classmethod
+    def from_geometry(cls, robot, capsules, *, margin: float = 0.0):
+        """Each link's centre of mass inside the axis-aligned bounding box of the link's
+        collision capsules (``jaxid.model.geometry``: segment end points +- radius, in the
+        joint frame, the frame of the inertial parameters), grown by ``margin`` m; links
+        without capsules are unbounded. A mass distribution inside a convex set has its
+        centre of mass in that set (FloBaRoID bounds it to the link's hull likewise)."""
+        if not (math.isfinite(margin) and margin >= 0):
+            raise ValueError(f"margin must be a finite distance >= 0 m, got {margin}")
+        lo, hi = np.full((robot.n, 3), np.inf), np.full((robot.n, 3), -np.inf)
+        for k, i in enumerate(np.asarray(capsules.link)):
+            if 0 <= i < robot.n:
+                r = float(capsules.radius[k]) + margin
+                ends = np.stack([capsules.a[k], capsules.b[k]])
+                lo[i], hi[i] = np.minimum(lo[i], ends.min(0) - r), np.maximum(hi[i], ends.max(0) + r)
+        none = ~np.isfinite(lo)
+        return cls.make(robot, com_min=np.where(none, -np.inf, lo), com_max=np.where(none, np.inf, hi))
+
+    def intersect(self, other: "Bounds") -> "Bounds":
+        """Both sets of bounds at once (the tighter side of each), checked."""
+        tm = [b.total_mass for b in (self, other) if b.total_mass is not None]
+        total = None if not tm else (max(t[0] for t in tm), min(t[1] for t in tm))
+        return type(self)(np.maximum(self.mass_min, other.mass_min), np.minimum(self.mass_max, other.mass_max),
+                          np.maximum(self.com_min, other.com_min), np.minimum(self.com_max, other.com_max), total,
+                          self.link_names or other.link_names).check()
 
     def check(self):
         """Raise a one-line ValueError naming the link and the bound when bounds contradict
@@ -781,6 +823,7 @@ def _problem(robot, base, nominal, prior, stages, max_steps, rtol) -> _Problem:
                          "build it with jaxid.base_parameters(robot) for this robot and joint terms")
     if nominal.shape != (p,) or not np.all(np.isfinite(np.asarray(nominal))):
         raise ValueError(f"nominal must be a finite parameter vector of shape ({p},), got shape {nominal.shape}")
+    check_nominal(robot, nominal)
     if int(stages) < 1 or int(max_steps) < 1:
         raise ValueError(f"stages and max_steps must be >= 1, got {stages} and {max_steps}")
     if not 0 < rtol < 1:
@@ -879,7 +922,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             optimum when the weight is small).
         reference: also solve the SDP and fill ``sdp_cost``, ``sdp_gap``.
         stages: "log-cholesky" only: continuation stages.
-        max_steps: Newton steps in all ("barrier", default 500) or Gauss-Newton steps per
+        max_steps: Newton steps in all ("barrier", default 1000) or Gauss-Newton steps per
             stage ("log-cholesky", default 100).
         rtol: "barrier": stop when ``gap_bound <= rtol * cost``; "log-cholesky": step and
             residual tolerance.
@@ -900,7 +943,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
     if solver == "log-cholesky" and bounds is not None:
         raise ValueError("solver='log-cholesky' does not support bounds; use solver='barrier'")
-    steps_default = 500 if solver == "barrier" else 100
+    steps_default = 1000 if solver == "barrier" else 100
     problem = _problem(robot, base, nominal, prior, stages, max_steps or steps_default, rtol)
     weight = _check_weight(weight)
     data = data_term(robot, base, W, tau, method)
