@@ -5,9 +5,12 @@ Solvers. The problem below is convex in the standard parameters (a quadratic mis
 one linear matrix inequality per link, linear bounds, convex priors), and the default
 ``solver="barrier"`` solves it as such: a path-following logarithmic-barrier Newton
 method in JAX (barrier ``tr(J0^-1 J) - log det J`` per link, ``x/x0 - log x`` per
-positive joint term, ``-log s`` per bound slack; Newton systems solved through the SVD
-of the misfit's factor so that the ill-conditioning near the boundary stays out of the
-factorisations), which reports a bound on its suboptimality (``gap_bound``).
+positive joint term, ``-log s`` per bound slack; each Newton step computed in a local frame
+per link, ``J = L (1 + V) L^T`` with L the Cholesky factor of the current J, where the
+barrier's Hessian is constant, and solved through the SVD of the misfit's factor, so that
+the ill-conditioning near the boundary stays out of the factorisations; a step goes at most
+half way to the boundary of any constraint), which reports a bound on its suboptimality
+(``gap_bound``).
 :mod:`jaxid.identification.sdp` solves the same problem with a conic solver as a
 reference. The log-Cholesky Gauss-Newton fit described next is kept as
 ``solver="log-cholesky"``; measured against the SDP optimum it stops short of it (UR5
@@ -103,8 +106,8 @@ class ConsistentFit(eqx.Module):
             ``gap_bound`` on ``cost - optimum`` is below ``rtol * cost`` at a centred
             iterate; "log-cholesky": the last continuation stage met its tolerance).
         num_steps: Newton ("barrier") or Gauss-Newton ("log-cholesky") steps taken.
-        grad_norm: Jacobi-scaled norm of the gradient of the last barrier subproblem
-            ("barrier"; NaN for "log-cholesky").
+        grad_norm: Jacobi-scaled norm of the gradient of the last barrier subproblem, in
+            the local frame of the Newton step ("barrier"; NaN for "log-cholesky").
         gap_bound: ``nu * mu``, the interior-point bound on ``cost - optimum`` of a centred
             iterate ("barrier"; NaN for "log-cholesky").
         rss: the whitened residual of the unconstrained (WLS) fit, the least possible misfit.
