@@ -2,7 +2,7 @@
 LWR4+ held-out rotations.
 
 (a) Convergence table: for UR5 (simulated, as benchmarks/consistent.py: perturbed CAD
-    prior, one noisy 10-s trajectory) and KUKA LWR4+ (real, runs 2 + 3, fv, fc, offset),
+    prior, one noisy 10-s trajectory) and KUKA LWR4+ (real, each pair of runs, fv, fc, offset),
     at prior weight 0 (pure constrained least squares) and 1e-3 (entropic), the earlier
     log-Cholesky fit (solver="log-cholesky", "before") and the barrier fit (default,
     "after"): converged flag, steps, final scaled gradient norm, cost / SDP cost - 1, where
@@ -12,6 +12,7 @@ LWR4+ held-out rotations.
     --mass-tol of the URDF), masses inside their bounds.
 
 Usage: python benchmarks/consistent_sdp.py [--only table|kuka] [--weight 1e-3] [--mass-tol 0.3]
+       [--weights 0,1e-3] [--no-before]
 """
 from __future__ import annotations
 
@@ -49,18 +50,19 @@ def kuka_system(robot, runs):
     return jaxid.stack(jaxid.regressor(robot, d.q, d.qd, d.qdd), d.tau)
 
 
-def table(weights):
+def table(weights, before=True):
     rows = []
     kuka = kuka_robot()
-    for name, (robot, W, tau, nominal) in (("ur5", ur5_case()), ("kuka", (kuka, *kuka_system(kuka, (2, 3)),
-                                                                             kuka.parameter_vector()))):
+    cases = [("ur5", ur5_case())] + [(f"kuka{a}{b}", (kuka, *kuka_system(kuka, (a, b)), kuka.parameter_vector()))
+                                     for a, b in ((2, 3), (1, 3), (1, 2))]
+    for name, (robot, W, tau, nominal) in cases:
         base = jaxid.base_parameters(robot)
         data = C.data_term(robot, base, W, tau, "wls")
         for w in weights:
             ref = solve_sdp(robot, base, data, nominal, prior="entropic", weight=w)
             row = dict(robot=name, weight=w, sdp_cost=ref.cost, sdp_status=ref.status, sdp_gap=ref.duality_gap,
                        sdp_seconds=ref.seconds)
-            for label, solver in (("before", "log-cholesky"), ("after", "barrier")):
+            for label, solver in (("before", "log-cholesky"), ("after", "barrier"))[0 if before else 1:]:
                 t0 = time.perf_counter()
                 fit = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=w, solver=solver)
                 row[label] = dict(converged=bool(fit.converged), steps=int(fit.num_steps),
@@ -68,11 +70,13 @@ def table(weights):
                                   rel=float(fit.cost) / ref.cost - 1, excess_rel=(float(fit.cost) - ref.cost)
                                   / max(ref.cost - float(fit.rss), 1e-300), seconds=time.perf_counter() - t0)
             rows.append(row)
-            b, a = row["before"], row["after"]
-            print(f"{name:<5} w={w:<6g} SDP {ref.status:<18} gap {ref.duality_gap:8.1e} | before: conv {b['converged']!s:<5} "
-                  f"{b['steps']:4d} steps cost/SDP-1 {b['rel']:9.2e} | after: conv {a['converged']!s:<5} "
+            b, a = row.get("before"), row["after"]
+            b = "" if b is None else (f"before: conv {b['converged']!s:<5} {b['steps']:4d} steps cost/SDP-1 "
+                                      f"{b['rel']:9.2e} | ")
+            print(f"{name:<7} w={w:<6g} SDP {ref.status:<18} gap {ref.duality_gap:8.1e} cost {ref.cost:.10g} | {b}"
+                  f"after: conv {a['converged']!s:<5} "
                   f"{a['steps']:4d} steps |g| {a['grad_norm']:8.1e} gap_bound {a['gap_bound']:8.1e} "
-                  f"cost/SDP-1 {a['rel']:9.2e} ({a['seconds']:.1f} s)", flush=True)
+                  f"cost {float(fit.cost):.10g} cost/SDP-1 {a['rel']:9.2e} ({a['seconds']:.1f} s)", flush=True)
     return rows
 
 
@@ -101,12 +105,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=("table", "kuka"), default=None)
     parser.add_argument("--weight", type=float, default=1e-3)
+    parser.add_argument("--weights", default="0,1e-3", help="prior weights of the convergence table")
+    parser.add_argument("--no-before", action="store_true", help="leave out the log-Cholesky fit ('before')")
     parser.add_argument("--mass-tol", type=float, default=0.3)
     parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
     args = parser.parse_args(argv)
     results = {}
     if args.only in (None, "table"):
-        results["table"] = table((0.0, args.weight))
+        results["table"] = table(tuple(float(w) for w in args.weights.split(",")), before=not args.no_before)
     if args.only in (None, "kuka"):
         results["kuka_rotations"] = rotations(args.weight, args.mass_tol)
     Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -740,6 +740,15 @@ def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, 
                      "estimate_wls": np.asarray(fit.theta).tolist()}
 
 
+def _holdout_rows(robot, prepared: Prepared, progress):
+    """Standard regressor rows (W, tau) of each prepared run, for the held-out protocol."""
+    if not np.all(np.isfinite(np.asarray(robot.tau_max))):
+        raise WorkflowError("scoring on held-out data uses RMSE / tau_max: the model needs torque limits "
+                            "(URDF <limit effort>)")
+    return [regressor_rows(robot, [d], None, progress, [c.get("parallel")])
+            for d, c in zip(prepared.datasets, prepared.choices)]
+
+
 def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
                         method: str = "wls", bounds=None, progress: Callable | None = None) -> dict:
     """The held-out protocol for consistent identification: fit on the runs of ``train``,
@@ -751,15 +760,11 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
     %), ``converged``, ``steps``, ``valid``; ``best`` is the consistent row with the least
     held-out error.
     """
+    from jaxid import memory
     from jaxid.identification.consistent import holdout
 
-    if not np.all(np.isfinite(np.asarray(robot.tau_max))):
-        raise WorkflowError("choosing the prior weight on held-out data scores RMSE / tau_max: the model needs "
-                            "torque limits (URDF <limit effort>)")
-    from jaxid import memory
-
     memory.check_identify(train.n_samples + test.n_samples, robot.n, len(robot.parameter_names()))
-    runs = [regressor_rows(robot, [d], None, progress, [c.get("parallel")]) for d, c in zip(train.datasets, train.choices)]
+    runs = _holdout_rows(robot, train, progress)
     test_rows = regressor_rows(robot, list(test.datasets), None, progress, [c.get("parallel") for c in test.choices])
     if bounds is not None:
         bounds.check()
@@ -843,6 +848,41 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
     problems = physics_report(robot, params)
     return dataclasses.replace(params, fit={**params.fit, "physics": {
         "consistent": params.standard is not None and not problems, "problems": problems}})
+
+
+def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), method: str = "wls",
+             bounds=None, progress: Callable | None = None) -> dict:
+    """Leave-one-run-out cross-validation of consistent identification: for every run, fit
+    on all the others and score on it (``jaxid.identification.consistent.holdout``), for
+    the unconstrained WLS model and a consistent model per prior weight.
+
+    prepared: at least two runs (:func:`prepare`). weights, method, bounds: as
+    :func:`choose_prior_weight`.
+
+    Returns ``{"rotations": [{"test": source, "train": [sources], "rows": [...], "best": row}],
+    "weights": [...], "mean_nrms_pct": {weight: mean over rotations}, "chosen": the weight with
+    the least mean held-out NRMS (%, RMSE / tau_max)}``; rows as :func:`choose_prior_weight`.
+    """
+    from jaxid import memory
+    from jaxid.identification.consistent import holdout
+
+    if len(prepared.datasets) < 2:
+        raise WorkflowError(f"cross-validation needs at least two runs (fit on the others, score on one); got "
+                            f"{len(prepared.datasets)}")
+    if bounds is not None:
+        bounds.check()
+    memory.check_identify(prepared.n_samples, robot.n, len(robot.parameter_names()))
+    rows = _holdout_rows(robot, prepared, progress)
+    sources = [c["source"] for c in prepared.choices]
+    rotations = []
+    for i in range(len(rows)):
+        res = holdout(robot, rows[:i] + rows[i + 1:], rows[i], weights=tuple(weights), bounds=bounds, method=method)
+        for r in res["rows"]:
+            r.pop("theta", None)
+        rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1:], **res))
+    mean = {float(w): float(np.mean([r["rows"][1 + k]["nrms_pct"] for r in rotations])) for k, w in enumerate(weights)}
+    return dict(rotations=rotations, weights=[float(w) for w in weights], mean_nrms_pct=mean,
+                chosen=min(mean, key=mean.get))
 
 
 def _finite(x):

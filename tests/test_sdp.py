@@ -86,3 +86,74 @@ def test_rejects_bad_input(problem):
         S.identify_sdp(robot, W[:, :-1], tau, base=base)
     with pytest.raises(ValueError, match="solver"):
         C.identify_consistent(robot, W, tau, base=base, solver="newton")
+
+
+def test_static_friction_at_least_coulomb_in_both(problem):
+    """Data whose Stribeck excess fs - fc is negative (static below Coulomb friction): WLS
+    follows them, both constrained fits keep fs >= fc (the excess at 0 or above)."""
+    robot = arm3().with_joint_terms(("fv", "fc", "fs"), np.tile([0.3, 0.5, -0.4], (3, 1)))
+    rng = np.random.default_rng(2)
+    q, qd, qdd = (rng.normal(size=(N, 3)) for _ in range(3))
+    qd = 0.3 * qd  # inside the Stribeck region, where the fs column is large
+    W = jaxid.stack(jaxid.regressor(robot, q, qd, qdd))
+    tau = W @ robot.parameter_vector() + 0.01 * rng.normal(size=W.shape[0])
+    base = jaxid.base_from_regressor(W, robot.parameter_names())
+    fs = [robot.parameter_names().index(f"fs{j + 1}") for j in range(3)]
+    fit = C.identify_consistent(robot, W, tau, base=base, weight=1e-3)
+    ref = S.identify_sdp(robot, W, tau, base=base, prior="entropic", weight=1e-3)
+    assert np.all(np.asarray(fit.base_ls)[[list(base.names).index(f"fs{j + 1}") for j in range(3)]] < 0)
+    assert bool(fit.converged) and np.all(np.asarray(fit.theta)[fs] >= 0) and np.all(ref.theta[fs] >= -1e-9)
+    assert abs(float(fit.cost) / ref.cost - 1) < 1e-6
+
+
+def test_inconsistent_cad_link_is_named(problem):
+    robot, W, tau, base, nominal = problem
+    bad = np.asarray(nominal).copy()
+    bad[10 + 4] = -1.0  # link 2's Ixx far below zero: the triangle inequality fails
+    for solve in (C.identify_consistent, S.identify_sdp):
+        with pytest.raises(ValueError, match=r"link joint2: the nominal \(CAD\) body is not physically consistent"):
+            solve(robot, W, tau, nominal=bad, base=base)
+
+
+def test_com_box_from_collision_capsules():
+    from jaxid.model.geometry import Capsules
+
+    robot = arm3()
+    c2 = np.asarray(robot.inertial)[1, 1:4] / np.asarray(robot.inertial)[1, 0]  # in the joint frame
+    ends = np.array([c2 - [0.2, 0, 0], c2 + [0.2, 0, 0], c2 + [0.2, 0, 0.1]])
+    caps = Capsules(link=np.array([1, 1, -1]), a=np.stack([ends[0], ends[1], np.zeros(3)]),
+                    b=np.stack([ends[1], ends[2], [0, 0, 1.0]]), radius=np.array([0.05, 0.02, 0.1]),
+                    names=("l2", "l2", "base"))
+    geo = C.Bounds.from_geometry(robot, caps)
+    assert np.allclose(geo.com_min[1], c2 + [-0.25, -0.05, -0.05]) and np.allclose(geo.com_max[1],
+                                                                                     c2 + [0.25, 0.05, 0.12])
+    assert np.all(np.isinf(geo.com_min[[0, 2]]))  # links without capsules: unbounded
+    both = C.Bounds.from_nominal(robot, mass_tol=0.2, com_margin=0.1).intersect(geo)
+    assert np.allclose(both.com_max[1], c2 + [0.1, 0.05, 0.1]) and np.isfinite(both.mass_max).all()
+    far = Capsules(link=np.array([1]), a=np.array([[5.0, 5, 5]]), b=np.array([[5.0, 5, 6]]), radius=np.array([0.1]),
+                   names=("l2",))
+    with pytest.raises(ValueError, match=r"link joint2: com_min\[x\]"):
+        C.Bounds.from_nominal(robot, com_margin=0.1).intersect(C.Bounds.from_geometry(robot, far))
+
+
+def test_crossval_every_rotation():
+    from jaxid import workflow
+    from jaxid.data import Dataset
+
+    robot = arm3()
+    rng = np.random.default_rng(3)
+    runs = []
+    for i in range(3):
+        q, qd, qdd = (rng.normal(size=(60, 3)) for _ in range(3))
+        tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.05 * rng.normal(size=(60, 3))
+        runs.append(Dataset(t=np.arange(60) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source=f"run{i + 1}"))
+    prepared = workflow.Prepared(tuple(runs), tuple(dict(source=r.source, parallel=None) for r in runs))
+    cv = workflow.crossval(robot, prepared, weights=(1e-3, 1e-1))
+    assert [r["test"] for r in cv["rotations"]] == ["run1", "run2", "run3"]
+    assert all(r["train"] == [s for s in ("run1", "run2", "run3") if s != r["test"]] for r in cv["rotations"])
+    for r in cv["rotations"]:
+        assert [x["model"] for x in r["rows"]] == ["wls", "consistent", "consistent"]
+        assert all(x["converged"] and x["valid"] for x in r["rows"][1:])
+    assert cv["chosen"] in (1e-3, 1e-1) and cv["mean_nrms_pct"][cv["chosen"]] == min(cv["mean_nrms_pct"].values())
+    with pytest.raises(workflow.WorkflowError, match="at least two runs"):
+        workflow.crossval(robot, workflow.Prepared(tuple(runs[:1]), prepared.choices[:1]))

@@ -21,7 +21,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order they appear in `jaxid --help`.
-COMMANDS = ("demo", "excite", "simulate", "identify", "validate", "lugre", "payload")
+COMMANDS = ("demo", "excite", "simulate", "identify", "crossval", "validate", "lugre", "payload")
 
 
 class UserError(Exception):

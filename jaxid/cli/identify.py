@@ -57,19 +57,14 @@ def register(sub):
     p.add_argument("--prior-weight", type=float, default=1e-3, metavar="W",
                    help="--consistent: weight of the prior toward the nominal links, in units of one whitened "
                         "sample (default 1e-3; larger trusts the nominal model more)")
-    p.add_argument("--mass-tol", type=float, metavar="X",
-                   help="--consistent: each link's mass within +-X (relative) of its nominal mass, e.g. 0.3")
-    p.add_argument("--com-margin", type=float, metavar="M",
-                   help="--consistent: each link's centre of mass within +-M m of its nominal one, per axis")
-    p.add_argument("--total-mass", metavar="LO,HI", help="--consistent: the robot's total mass within [LO, HI] kg")
+    add_bounds_arguments(p)
     p.add_argument("--sdp-check", action="store_true",
                    help="--consistent: also solve the problem as an SDP (pip install jaxid[consistent-sdp]) and "
                         "report how far the fit's cost is from its optimum")
     p.add_argument("--validate-on", metavar="DATA", nargs="+",
                    help="--consistent: choose the prior weight by the error on these held-out runs (fit on DATA, "
                         "score here; table printed), then identify with it")
-    p.add_argument("--prior-weights", default="0,1e-4,1e-3,1e-2,1e-1,1", metavar="LIST",
-                   help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)")
+    add_weights_argument(p)
     p.add_argument("--urdf-out", metavar="PATH",
                    help="write the identified inertial parameters as a URDF (requires physically consistent "
                         "links): with --urdf, into a copy of that file (only <inertial> and, for fv/fc, "
@@ -86,12 +81,42 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _bounds(args, robot):
+def add_bounds_arguments(p):
+    """--mass-tol, --com-margin, --total-mass, --com-in-geometry: bounds on the consistent bodies."""
+    p.add_argument("--mass-tol", type=float, metavar="X",
+                   help="--consistent: each link's mass within +-X (relative) of its nominal mass, e.g. 0.3")
+    p.add_argument("--com-margin", type=float, metavar="M",
+                   help="--consistent: each link's centre of mass within +-M m of its nominal one, per axis")
+    p.add_argument("--total-mass", metavar="LO,HI", help="--consistent: the robot's total mass within [LO, HI] kg")
+    p.add_argument("--com-in-geometry", action="store_true",
+                   help="--consistent: each link's centre of mass inside the bounding box of its collision "
+                        "capsules (the URDF's <collision> elements, or the built-in UR5's capsules)")
+
+
+def add_weights_argument(p):
+    """--prior-weights: the prior weights the held-out protocol tries."""
+    p.add_argument("--prior-weights", default="0,1e-4,1e-3,1e-2,1e-1,1", metavar="LIST",
+                   help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)")
+
+
+def weights_from_args(args):
+    """The --prior-weights list, checked."""
+    try:
+        weights = [float(w) for w in args.prior_weights.split(",")]
+    except ValueError:
+        raise UserError(f"--prior-weights must be comma-separated numbers, got {args.prior_weights!r}") from None
+    if not weights or any(not (np.isfinite(w) and w >= 0) for w in weights):
+        raise UserError(f"--prior-weights must be finite numbers >= 0, got {args.prior_weights!r}")
+    return weights
+
+
+def bounds_from_args(args, robot):
     """Bounds on the consistent bodies from --mass-tol / --com-margin / --total-mass, or None."""
-    if args.mass_tol is None and args.com_margin is None and args.total_mass is None:
+    if args.mass_tol is None and args.com_margin is None and args.total_mass is None and not args.com_in_geometry:
         return None
     if not args.consistent:
-        raise UserError("--mass-tol, --com-margin and --total-mass bound the bodies of --consistent; add --consistent")
+        raise UserError("--mass-tol, --com-margin, --total-mass and --com-in-geometry bound the bodies of "
+                        "--consistent; add --consistent")
     from jaxid.identification.consistent import Bounds
 
     total = None
@@ -104,6 +129,8 @@ def _bounds(args, robot):
             raise UserError(f"--total-mass must be LO,HI in kg, got {args.total_mass!r}")
     try:
         bounds = Bounds.from_nominal(robot, mass_tol=args.mass_tol, com_margin=args.com_margin, total_mass=total)
+        if args.com_in_geometry:
+            bounds = bounds.intersect(Bounds.from_geometry(robot, _capsules(args, robot)))
         bounds.check()
     except ValueError as e:
         raise UserError(f"bounds: {e}") from None
@@ -122,6 +149,20 @@ def lugre_table(joints, values, doc) -> str:
         lines.append(f"  {name:8s} {unit:14s}" + "".join(f"{values[j, i]:13.5g} {100 * rel[j, i]:7.3g}%"
                                                         for j in range(len(joints))))
     return "\n".join(lines)
+
+
+def _capsules(args, robot):
+    """The collision capsules of the model for --com-in-geometry."""
+    from jaxid.model import geometry
+
+    if args.urdf:
+        try:
+            return geometry.from_urdf(args.urdf, robot, tip_link=args.tip_link)
+        except (OSError, ValueError) as e:
+            raise UserError(f"--com-in-geometry: {e}") from None
+    if robot.name == "ur5":
+        return geometry.ur5()
+    raise UserError(f"--com-in-geometry: {robot.name} has no collision geometry; use --urdf with <collision> elements")
 
 
 def run(args) -> int:
@@ -149,18 +190,13 @@ def run(args) -> int:
     if not args.quiet:
         for line in prepared.describe():
             print(f"  data: {line}", file=sys.stderr)
-    bounds = _bounds(args, robot)
+    bounds = bounds_from_args(args, robot)
     bar = lambda it, **kw: progress(it, quiet=args.quiet, **kw)
     choice = None
     if args.validate_on:
         if not args.consistent:
             raise UserError("--validate-on chooses the prior weight of --consistent; add --consistent")
-        try:
-            weights = [float(w) for w in args.prior_weights.split(",")]
-        except ValueError:
-            raise UserError(f"--prior-weights must be comma-separated numbers, got {args.prior_weights!r}") from None
-        if not weights or any(not (np.isfinite(w) and w >= 0) for w in weights):
-            raise UserError(f"--prior-weights must be finite numbers >= 0, got {args.prior_weights!r}")
+        weights = weights_from_args(args)
         refuse_overwrite(args.validate_on, [args.output, args.urdf_out, args.json])
         held_out = read_datasets(args.validate_on, robot, args)
         choice = report.to_jsonable(workflow.choose_prior_weight(robot, prepared, held_out, weights=weights,

@@ -5,9 +5,12 @@ Solvers. The problem below is convex in the standard parameters (a quadratic mis
 one linear matrix inequality per link, linear bounds, convex priors), and the default
 ``solver="barrier"`` solves it as such: a path-following logarithmic-barrier Newton
 method in JAX (barrier ``tr(J0^-1 J) - log det J`` per link, ``x/x0 - log x`` per
-positive joint term, ``-log s`` per bound slack; Newton systems solved through the SVD
-of the misfit's factor so that the ill-conditioning near the boundary stays out of the
-factorisations), which reports a bound on its suboptimality (``gap_bound``).
+positive joint term, ``-log s`` per bound slack; each Newton step computed in a local frame
+per link, ``J = L (1 + V) L^T`` with L the Cholesky factor of the current J, where the
+barrier's Hessian is constant, and solved through the SVD of the misfit's factor, so that
+the ill-conditioning near the boundary stays out of the factorisations; a step goes at most
+half way to the boundary of any constraint), which reports a bound on its suboptimality
+(``gap_bound``).
 :mod:`jaxid.identification.sdp` solves the same problem with a conic solver as a
 reference. The log-Cholesky Gauss-Newton fit described next is kept as
 ``solver="log-cholesky"``; measured against the SDP optimum it stops short of it (UR5
@@ -74,7 +77,7 @@ from jaxid.model import inertia
 
 __all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "consistent_estimator", "Bounds",
            "DataTerm", "data_term", "holdout",
-           "project_consistent", "lift", "to_urdf", "entropic_divergence"]
+           "project_consistent", "lift", "to_urdf", "entropic_divergence", "check_nominal"]
 
 PRIORS = (None, "euclidean", "entropic")
 #: Joint terms constrained to be >= 0 (``exp`` parametrisation): inertia, dissipative friction and
@@ -103,8 +106,8 @@ class ConsistentFit(eqx.Module):
             ``gap_bound`` on ``cost - optimum`` is below ``rtol * cost`` at a centred
             iterate; "log-cholesky": the last continuation stage met its tolerance).
         num_steps: Newton ("barrier") or Gauss-Newton ("log-cholesky") steps taken.
-        grad_norm: Jacobi-scaled norm of the gradient of the last barrier subproblem
-            ("barrier"; NaN for "log-cholesky").
+        grad_norm: Jacobi-scaled norm of the gradient of the last barrier subproblem, in
+            the local frame of the Newton step ("barrier"; NaN for "log-cholesky").
         gap_bound: ``nu * mu``, the interior-point bound on ``cost - optimum`` of a centred
             iterate ("barrier"; NaN for "log-cholesky").
         rss: the whitened residual of the unconstrained (WLS) fit, the least possible misfit.
@@ -155,6 +158,22 @@ def project_consistent(pi, rel_floor: float = 1e-6):
     floor = rel_floor * jnp.maximum(jnp.max(jnp.abs(lam)), 1e-300)
     Jp = (V * jnp.maximum(lam, floor)[..., None, :]) @ jnp.swapaxes(V, -1, -2)
     return jnp.vectorize(inertia.from_pseudo_inertia, signature="(a,a)->(k)")(Jp)
+
+
+def check_nominal(robot, nominal):
+    """Raise a one-line ValueError naming the first link whose nominal (CAD) body, the prior's
+    reference, is not physically consistent: its pseudo-inertia has a negative eigenvalue
+    (below -1e-9 of its largest). A massless link (J = 0) is allowed; it is lifted to a
+    small consistent body (:func:`project_consistent`)."""
+    pis = np.asarray(nominal[: 10 * robot.n], dtype=float).reshape(robot.n, 10)
+    lam = np.linalg.eigvalsh(np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis]))
+    bad = np.flatnonzero(lam[:, 0] < -1e-9 * np.maximum(np.abs(lam).max(axis=1), 1e-300))
+    if bad.size:
+        i = bad[0]
+        raise ValueError(f"link {robot.names[i]}: the nominal (CAD) body is not physically consistent (mass "
+                         f"{pis[i, 0]:g} kg, pseudo-inertia eigenvalue {lam[i, 0]:.3g} < 0: a negative mass or "
+                         "an inertia that breaks the triangle inequality); correct its inertial parameters or "
+                         "pass a consistent nominal")
 
 
 def _phi(l):
@@ -253,6 +272,32 @@ class Bounds:
             c = pis[:, 1:4] / np.where(m > 0, m, 1.0)[:, None]
             kw.update(com_min=c - com_margin, com_max=c + com_margin)
         return cls.make(robot, total_mass=total_mass, **kw)
+
+    @classmethod
+    def from_geometry(cls, robot, capsules, *, margin: float = 0.0):
+        """Each link's centre of mass inside the axis-aligned bounding box of the link's
+        collision capsules (``jaxid.model.geometry``: segment end points +- radius, in the
+        joint frame, the frame of the inertial parameters), grown by ``margin`` m; links
+        without capsules are unbounded. A mass distribution inside a convex set has its
+        centre of mass in that set (FloBaRoID bounds it to the link's hull likewise)."""
+        if not (math.isfinite(margin) and margin >= 0):
+            raise ValueError(f"margin must be a finite distance >= 0 m, got {margin}")
+        lo, hi = np.full((robot.n, 3), np.inf), np.full((robot.n, 3), -np.inf)
+        for k, i in enumerate(np.asarray(capsules.link)):
+            if 0 <= i < robot.n:
+                r = float(capsules.radius[k]) + margin
+                ends = np.stack([capsules.a[k], capsules.b[k]])
+                lo[i], hi[i] = np.minimum(lo[i], ends.min(0) - r), np.maximum(hi[i], ends.max(0) + r)
+        none = ~np.isfinite(lo)
+        return cls.make(robot, com_min=np.where(none, -np.inf, lo), com_max=np.where(none, np.inf, hi))
+
+    def intersect(self, other: "Bounds") -> "Bounds":
+        """Both sets of bounds at once (the tighter side of each), checked."""
+        tm = [b.total_mass for b in (self, other) if b.total_mass is not None]
+        total = None if not tm else (max(t[0] for t in tm), min(t[1] for t in tm))
+        return type(self)(np.maximum(self.mass_min, other.mass_min), np.minimum(self.mass_max, other.mass_max),
+                          np.maximum(self.com_min, other.com_min), np.minimum(self.com_max, other.com_max), total,
+                          self.link_names or other.link_names).check()
 
     def check(self):
         """Raise a one-line ValueError naming the link and the bound when bounds contradict
@@ -475,59 +520,89 @@ class _Barrier(eqx.Module):
         return r @ r
 
     def _slacks(self, theta):
-        pis, x = self.split(theta)
+        """The bound slacks (linear in theta; 1 for an absent side, whose log is then 0)."""
+        pis, _ = self.split(theta)
         m, h = pis[:, 0], pis[:, 1:4]
-        big = 1.0  # value of an absent constraint's slack (its log is then 0)
-        s = [jnp.where(self.positive > 0, x, big).ravel(),
-             jnp.where(jnp.isfinite(self.mass_lo), m - jnp.where(jnp.isfinite(self.mass_lo), self.mass_lo, 0), big),
-             jnp.where(jnp.isfinite(self.mass_hi), jnp.where(jnp.isfinite(self.mass_hi), self.mass_hi, 0) - m, big),
-             jnp.where(jnp.isfinite(self.com_lo), h - jnp.where(jnp.isfinite(self.com_lo), self.com_lo, 0) * m[:, None],
-                       big).ravel(),
-             jnp.where(jnp.isfinite(self.com_hi), jnp.where(jnp.isfinite(self.com_hi), self.com_hi, 0) * m[:, None] - h,
-                       big).ravel(),
-             jnp.where(jnp.isfinite(self.total), jnp.array([1.0, -1.0]) * (jnp.sum(m) - jnp.where(
-                 jnp.isfinite(self.total), self.total, 0)), big)]
+        fin = lambda b: jnp.where(jnp.isfinite(b), b, 0.0)
+        s = [jnp.where(jnp.isfinite(self.mass_lo), m - fin(self.mass_lo), 1.0),
+             jnp.where(jnp.isfinite(self.mass_hi), fin(self.mass_hi) - m, 1.0),
+             jnp.where(jnp.isfinite(self.com_lo), h - fin(self.com_lo) * m[:, None], 1.0).ravel(),
+             jnp.where(jnp.isfinite(self.com_hi), fin(self.com_hi) * m[:, None] - h, 1.0).ravel(),
+             jnp.where(jnp.isfinite(self.total), jnp.array([1.0, -1.0]) * (jnp.sum(m) - fin(self.total)), 1.0)]
         return jnp.concatenate(s)
 
-    def logdets(self, theta):
-        pis, _ = self.split(theta)
-        J = jax.vmap(inertia.pseudo_inertia)(pis)
-        return jax.vmap(_chol4_logdet)(J), J
+    def frame(self, theta):
+        """The local frame at a strictly feasible theta: each link's Cholesky factor L (n, 4, 4)
+        of J = L L^T and the scale (n, k) of the joint terms (the value of a positive term, 1
+        for a free one). A step ``delta`` (p,) in the frame is the standard-parameter step
+        ``J += L V(delta_i) L^T`` (V: the pseudo-inertia map of delta's link block),
+        ``x += scale * delta_x``: there ``-log det J`` and ``-log x`` have the constant
+        Hessians ``tr(V V)`` and 1, whatever the bodies' eigenvalues (in theta they reach
+        condition numbers of 1e24 on the KUKA LWR4 data: rounding then makes the barrier's
+        Hessian indefinite and the Newton step NaN)."""
+        pis, x = self.split(theta)
+        L = jnp.linalg.cholesky(jax.vmap(inertia.pseudo_inertia)(pis))
+        return L, jnp.where(self.positive > 0, x, 1.0)
+
+    def step(self, frame, delta):
+        """The standard-parameter step (p,) of a step ``delta`` (p,) in ``frame`` (linear)."""
+        L, scale = frame
+        V = jax.vmap(inertia.pseudo_inertia)(delta[: 10 * self.n].reshape(self.n, 10))
+        dpis = jax.vmap(inertia.from_pseudo_inertia)(L @ V @ jnp.swapaxes(L, 1, 2))
+        return jnp.concatenate([dpis.ravel(), (scale * delta[10 * self.n:].reshape(self.n, self.k)).ravel()])
+
+    def rest(self, theta, frame, delta, weight, mu):
+        """``weight * prior + mu * barrier`` at ``theta + step(frame, delta)`` (None: ``theta``
+        itself) and whether that point is strictly feasible. In the frame, ``log det J`` and
+        ``log x`` are those at theta plus ``log det(1 + V)`` and ``log1p(delta_x)``, so that
+        they and their derivatives keep their relative accuracy next to the boundary."""
+        pis, x = self.split(theta)
+        pos = self.positive > 0
+        if frame is None:
+            J = jax.vmap(inertia.pseudo_inertia)(pis)
+            ld, ok = jax.vmap(_chol4_logdet)(J)
+            logx = jnp.log(jnp.where(pos & (x > 0), x, 1.0))
+            ok_x = jnp.all(jnp.where(pos, x > 0, True))
+        else:
+            L, scale = frame
+            d_links, d_x = delta[: 10 * self.n].reshape(self.n, 10), delta[10 * self.n:].reshape(self.n, self.k)
+            V = jax.vmap(inertia.pseudo_inertia)(d_links)
+            ld1, ok = jax.vmap(_chol4_logdet)(jnp.eye(4) + V)
+            ld = 2 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=1) + ld1
+            ok_x = jnp.all(jnp.where(pos, d_x > -1, True))
+            logx = jnp.where(pos, jnp.log(scale) + jnp.log1p(jnp.where(pos & (d_x > -1), d_x, 0.0)), 0.0)
+            theta = theta + self.step(frame, delta)
+            pis, x = self.split(theta)
+            J = jax.vmap(inertia.pseudo_inertia)(pis)
+        s = self._slacks(theta)
+        tr = jnp.einsum("nij,nji->n", self.J0inv, J)
+        xr = jnp.where(pos, x / self.x0, 0.0)
+        log_s = jnp.log(jnp.where(s > 0, s, 1.0))
+        # barrier: tr(J0^-1 J) - log det J + x/x0 - log x - log s; the linear part keeps it
+        # bounded below along the directions the data cannot see
+        barrier = jnp.sum(tr - ld) + jnp.sum(jnp.where(pos, xr - logx, 0.0)) - jnp.sum(log_s)
+        if self.prior == "entropic":
+            links = tr - ld + self.logdetJ0 - 4.0
+        elif self.prior == "euclidean":
+            links = 0.5 * jnp.sum((self.S0 @ J @ self.S0 - jnp.eye(4)) ** 2, axis=(1, 2))
+        else:
+            links = jnp.zeros(self.n)
+        joints = jnp.where(pos, xr - 1.0 - (logx - jnp.log(self.x0)), 0.0)
+        value = weight * (jnp.sum(links) + jnp.sum(joints)) + mu * barrier
+        return value, jnp.all(ok) & ok_x & jnp.all(s > 0)
 
     def feasible(self, theta):
-        (_, ok), _ = self.logdets(theta)
-        return jnp.all(ok) & jnp.all(self._slacks(theta) > 0)
+        return self.rest(theta, None, None, 0.0, 0.0)[1]
 
     def linear_part(self, theta):
-        """``sum tr(J0^-1 J) + sum x / x0``: the linear term that keeps the barrier bounded below
-        along the directions the data cannot see (where ``-log det J`` alone would fall
-        without bound as a body grows)."""
+        """``sum tr(J0^-1 J) + sum x / x0``, the linear term of the barrier."""
         pis, x = self.split(theta)
         J = jax.vmap(inertia.pseudo_inertia)(pis)
         return (jnp.sum(jnp.einsum("nij,nji->n", self.J0inv, J))
                 + jnp.sum(jnp.where(self.positive > 0, x / self.x0, 0.0)))
 
-    def barrier(self, theta):
-        """Entropic-type barrier ``sum tr(J0^-1 J) - log det J + sum x/x0 - log x - sum log s``
-        (s: the bound slacks), minimised near the nominal bodies."""
-        (ld, _), _ = self.logdets(theta)
-        s = self._slacks(theta)
-        pis, x = self.split(theta)
-        return self.linear_part(theta) - jnp.sum(ld) - jnp.sum(jnp.log(jnp.where(s > 0, s, 1.0)))
-
     def prior_value(self, theta):
-        pis, x = self.split(theta)
-        (ld, _), J = self.logdets(theta)
-        if self.prior == "entropic":
-            links = jnp.einsum("nij,nji->n", self.J0inv, J) - ld + self.logdetJ0 - 4.0
-        elif self.prior == "euclidean":
-            E = self.S0 @ J @ self.S0 - jnp.eye(4)
-            links = 0.5 * jnp.sum(E**2, axis=(1, 2))
-        else:
-            links = jnp.zeros(self.n)
-        xr = jnp.where(self.positive > 0, x / self.x0, 1.0)
-        joints = jnp.sum(jnp.where(self.positive > 0, xr - 1.0 - jnp.log(jnp.where(xr > 0, xr, 1.0)), 0.0))
-        return jnp.sum(links) + joints
+        return self.rest(theta, None, None, 1.0, 0.0)[0]
 
     def objective(self, theta, weight):
         return self.data(theta) + weight * self.prior_value(theta)
@@ -536,6 +611,8 @@ class _Barrier(eqx.Module):
 #: Centring test (Newton decrement^2 of f/mu + barrier) and the factor mu is lowered by.
 _CENTRED = 1e-2
 _SIGMA = 0.1
+#: Largest fraction of the distance to the boundary of any constraint that one Newton step may go.
+_FRACTION = 0.5
 
 
 def _gap_bound(problem, theta, mu):
@@ -575,9 +652,10 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     decrement^2, scaled gradient norm, and the history (max_steps, 2) of the cost ``f + rss``
     and of the gap bound after each step (NaN beyond the last)."""
     f = lambda th: problem.objective(th, weight)
-    F = lambda th, mu: f(th) + mu * problem.barrier(th)
-    grad = jax.grad(F)
-    hess_rest = jax.hessian(lambda th, mu: weight * problem.prior_value(th) + mu * problem.barrier(th))
+    p = theta0.shape[0]
+    zero = jnp.zeros(p)
+    rest = lambda delta, th, frame, mu: problem.rest(th, frame, delta, weight, mu)[0]
+    grad_rest, hess_rest = jax.grad(rest), jax.hessian(rest)
     mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
 
     def cond(c):
@@ -586,31 +664,43 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
 
     def body(c):
         th, mu, it, _, _, _, hist = c
-        g = grad(th, mu)
-        G = hess_rest(th, mu)
-        d = _newton_solve_split(G, problem.R, g)
-        H = G + 2 * problem.R.T @ problem.R
+        # The Newton step of f + mu * barrier, computed in the local frame (_Barrier.frame).
+        frame = problem.frame(th)
+        T = jax.jacfwd(lambda dl: problem.step(frame, dl))(zero)  # (p, p), linear
+        RT = problem.R @ T
+        r0 = problem.R @ th - problem.rhs
+        g = grad_rest(zero, th, frame, mu) + 2 * RT.T @ r0
+        G = hess_rest(zero, th, frame, mu)
+        d = _newton_solve_split(G, RT, g)
         lam2 = -g @ d
-        r0, Rd = problem.R @ th - problem.rhs, problem.R @ d
-        rest0 = weight * problem.prior_value(th) + mu * problem.barrier(th)
+        Rd = RT @ d
+        # At most FRACTION of the way to the boundary of any constraint per step: a longer
+        # step that the line search accepts can leave a body or a slack orders of magnitude
+        # closer to the boundary than the central path, from where Newton climbs back by
+        # doubling it, one step at a time (measured: 100-step plateaus on the KUKA data).
+        V = jax.vmap(inertia.pseudo_inertia)(d[: 10 * problem.n].reshape(problem.n, 10))
+        dx = jnp.where(problem.positive.ravel() > 0, d[10 * problem.n:], 0.0)
+        s0, s1 = problem._slacks(th), problem._slacks(th + T @ d)
+        worst = jnp.max(jnp.concatenate([-jnp.linalg.eigvalsh(V)[:, 0], -dx, (s0 - s1) / s0]))
+        a0 = jnp.where(worst > _FRACTION, _FRACTION / worst, 1.0)
+        rest0 = rest(zero, th, frame, mu)
 
         def dF(a):  # F(th + a d) - F(th), the misfit's change without cancellation
-            t = th + a * d
-            return a * Rd @ (2 * r0 + a * Rd) + (weight * problem.prior_value(t) + mu * problem.barrier(t) - rest0)
+            return a * Rd @ (2 * r0 + a * Rd) + (rest(a * d, th, frame, mu) - rest0)
 
         def ls_cond(a):
-            ok = problem.feasible(th + a * d)
+            ok = problem.rest(th, frame, a * d, weight, mu)[1] & problem.feasible(th + a * (T @ d))
             ok = ok & (jnp.where(ok, dF(a), jnp.inf) <= -0.25 * a * lam2)
             return (~ok) & (a > 1e-12)
 
-        a = jax.lax.while_loop(ls_cond, lambda a: 0.5 * a, jnp.asarray(1.0))
-        th_new = jnp.where(a > 1e-12, th + a * d, th)
+        a = jax.lax.while_loop(ls_cond, lambda a: 0.5 * a, a0)
+        th_new = jnp.where(a > 1e-12, th + a * (T @ d), th)
         centred = lam2 <= _CENTRED * mu  # decrement^2 of (f/mu + barrier) small: near the central path
         mu_new = jnp.where(centred, _SIGMA * mu, mu)
         done = centred & (_gap_bound(problem, th, mu) <= rtol * (f(th) + rss))
         hist = hist.at[it].set(jnp.stack([f(th_new) + rss, _gap_bound(problem, th_new, mu_new)]))
-        return (th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(jnp.diag(H), 1e-300))),
-                hist)
+        H = jnp.diag(G) + 2 * jnp.sum(RT**2, axis=0)
+        return (th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(H, 1e-300))), hist)
 
     init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf),
             jnp.full((max_steps, 2), jnp.nan))
@@ -742,6 +832,7 @@ def _problem(robot, base, nominal, prior, stages, max_steps, rtol) -> _Problem:
                          "build it with jaxid.base_parameters(robot) for this robot and joint terms")
     if nominal.shape != (p,) or not np.all(np.isfinite(np.asarray(nominal))):
         raise ValueError(f"nominal must be a finite parameter vector of shape ({p},), got shape {nominal.shape}")
+    check_nominal(robot, nominal)
     if int(stages) < 1 or int(max_steps) < 1:
         raise ValueError(f"stages and max_steps must be >= 1, got {stages} and {max_steps}")
     if not 0 < rtol < 1:
@@ -840,7 +931,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             optimum when the weight is small).
         reference: also solve the SDP and fill ``sdp_cost``, ``sdp_gap``.
         stages: "log-cholesky" only: continuation stages.
-        max_steps: Newton steps in all ("barrier", default 500) or Gauss-Newton steps per
+        max_steps: Newton steps in all ("barrier", default 1000) or Gauss-Newton steps per
             stage ("log-cholesky", default 100).
         rtol: "barrier": stop when ``gap_bound <= rtol * cost``; "log-cholesky": step and
             residual tolerance.
@@ -861,7 +952,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
     if solver == "log-cholesky" and bounds is not None:
         raise ValueError("solver='log-cholesky' does not support bounds; use solver='barrier'")
-    steps_default = 500 if solver == "barrier" else 100
+    steps_default = 1000 if solver == "barrier" else 100
     problem = _problem(robot, base, nominal, prior, stages, max_steps or steps_default, rtol)
     weight = _check_weight(weight)
     data = data_term(robot, base, W, tau, method)

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification.base import BaseParameters, base_parameters
-from jaxid.identification.consistent import (PRIORS, Bounds, DataTerm, _check_inputs, data_term,
+from jaxid.identification.consistent import (PRIORS, Bounds, DataTerm, _check_inputs, check_nominal, data_term,
                                              prior_reference)
 from jaxid.model import inertia
 
@@ -109,6 +109,7 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     weight = float(weight)
     if not (math.isfinite(weight) and weight >= 0):
         raise ValueError(f"weight must be a finite number >= 0, got {weight}")
+    check_nominal(robot, nominal)
     pis0, x0, positive = (np.asarray(a) for a in prior_reference(robot, base, data.theta_ls, nominal))
     J0 = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis0])
 

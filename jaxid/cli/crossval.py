@@ -1,0 +1,66 @@
+"""`jaxid crossval`: leave-one-run-out cross-validation of WLS and consistent identification."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from jaxid import report
+from jaxid.cli import UserError
+from jaxid.cli.common import add_data_arguments, add_json_argument, add_model_arguments, emit_json, model_from_args, \
+    progress, read_datasets
+from jaxid.cli.identify import METHODS, add_bounds_arguments, add_weights_argument, bounds_from_args, weights_from_args
+
+EXAMPLE = """examples:
+  jaxid crossval --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset run1.npz run2.npz run3.npz
+  jaxid crossval --robot ur5 --mass-tol 0.3 --prior-weights 1e-4,1e-3,1e-2 a.csv b.csv --json cv.json
+"""
+
+
+def register(sub):
+    p = sub.add_parser(
+        "crossval", help="fit on all runs but one, score on it, every rotation (WLS vs consistent)",
+        description="Leave-one-run-out cross-validation: for every run, identify on the others (two-step WLS, and "
+                    "the physically consistent fit for each prior weight) and predict the held-out run; prints the "
+                    "held-out RMS normalised by the torque limits (mean over joints of RMSE / tau_max, %) per "
+                    "rotation and the prior weight with the least mean. Runs jaxid.workflow.crossval.",
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), at least two")
+    add_model_arguments(p)
+    p.add_argument("--method", choices=METHODS[:2], default="wls", help="estimator (default wls)")
+    add_bounds_arguments(p)
+    add_weights_argument(p)
+    add_data_arguments(p)
+    add_json_argument(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from jaxid import workflow
+
+    if len(args.data) < 2:
+        raise UserError(f"crossval needs at least two dataset files, got {len(args.data)}")
+    robot, _ = model_from_args(args)
+    prepared = read_datasets(args.data, robot, args)
+    if not args.quiet:
+        for line in prepared.describe():
+            print(f"  data: {line}", file=sys.stderr)
+    args.consistent = True
+    bounds = bounds_from_args(args, robot)
+    cv = report.to_jsonable(workflow.crossval(robot, prepared, weights=weights_from_args(args), method=args.method,
+                                              bounds=bounds, progress=lambda it, **kw: progress(it, quiet=args.quiet,
+                                                                                                **kw)))
+    if args.json is not None and emit_json(cv, args.json):
+        return 0
+    weights = cv["weights"]
+    print(f"{robot.name}: held-out NRMS over the torque limits (%), fit on the other runs")
+    print(f"  {'held out':<28}{'wls':>9}" + "".join(f"{f'w={w:g}':>10}" for w in weights) + f"{'best/wls':>10}")
+    for r in cv["rotations"]:
+        cells = "".join(f"{x['nrms_pct']:>9.4g}{'*' if not x['converged'] else ' '}" for x in r["rows"][1:])
+        print(f"  {r['test'][-28:]:<28}{r['rows'][0]['nrms_pct']:>9.4g}{cells}"
+              f"{r['best']['nrms_pct'] / r['rows'][0]['nrms_pct']:>10.3f}")
+    mean = cv["mean_nrms_pct"]
+    print(f"  {'mean':<28}{sum(r['rows'][0]['nrms_pct'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
+          + "".join(f"{mean[str(w)]:>9.4g} " for w in weights))
+    print(f"  chosen prior weight (least mean): {cv['chosen']:g}" + ("   (* not converged)" if any(
+        not x["converged"] for r in cv["rotations"] for x in r["rows"][1:]) else ""))
+    return 0
