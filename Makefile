@@ -5,7 +5,10 @@ STAMP  := $(VENV)/.installed
 # Test processes: one per core of the 2-core CI machine (make test TEST_WORKERS=0 runs serially),
 # each single-threaded (XLA and BLAS thread pools would only spin against the other worker).
 TEST_WORKERS ?= 2
-TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+# One fresh persistent XLA cache shared by both workers: a program compiled in one is read by
+# the other (tests/conftest.py enables jaxid.cache in JAXID_CACHE_DIR).
+TEST_CACHE := $(CURDIR)/build/test-xla-cache
+TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 JAXID_CACHE_DIR=$(TEST_CACHE) \
 	XLA_FLAGS="$(XLA_FLAGS) --xla_cpu_multi_thread_eigen=false"
 
 .PHONY: demo test test-all docs notebooks clean
@@ -23,6 +26,7 @@ demo: $(STAMP)
 	$(VENV)/bin/jaxid demo
 
 test: $(STAMP)
+	rm -rf $(TEST_CACHE) && mkdir -p $(TEST_CACHE)
 	$(TEST_ENV) $(PY) -m pytest tests -q --durations=15 -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 
 clean:

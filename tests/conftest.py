@@ -40,5 +40,5 @@ def states():
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: long-running test (still part of make test)")
+    config.addinivalue_line("markers", "slow: long study, left out of make test (run by make test-all)")
     jax.config.update("jax_enable_x64", True)
