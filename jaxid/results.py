@@ -526,22 +526,27 @@ def _lift_and_check(robot, base, theta_b, nominal):
     return theta, jnp.all(inertia.is_consistent(robot.split(theta)[0]))
 
 
-def write_urdf(robot, theta, path, source=None) -> Path:
+def write_model(robot, theta, path, source=None) -> Path:
     """Write ``robot`` with standard parameters ``theta`` (p,) — or the ``standard``
-    parameters of a :class:`Params` — as a URDF file; returns its path.
+    parameters of a :class:`Params` — as a model file; returns its path.
 
-    With ``source`` (the URDF the robot was read from) the values go into a copy of that file,
-    which otherwise keeps its visuals, collisions, frames and names, with fv, fc in each
-    joint's ``<dynamics damping friction>`` (``jaxid.model.urdf.write_back``). Without it, a
-    new file of the model alone (``jaxid.identification.consistent.to_urdf``; no friction).
-    Either way every link must be physically consistent."""
+    With ``source`` (the URDF, or the MJCF ``.xml``, the robot was read from) the values go
+    into a copy of that file, which otherwise keeps its visuals, collisions, frames and names:
+    a URDF's ``<inertial>`` and ``<dynamics damping friction>`` (fv, fc;
+    ``jaxid.model.urdf.write_back``), an MJCF's ``<inertial>`` and joint ``damping
+    frictionloss armature`` (fv, fc, ia; ``jaxid.model.mjcf.write_back``). Without it, a new
+    URDF of the model alone (``jaxid.identification.consistent.to_urdf``; no friction).
+    Either way every body must be physically consistent."""
     from jaxid.identification.consistent import to_urdf
-    from jaxid.model.urdf import write_back
+    from jaxid.model import mjcf, urdf
 
     if isinstance(theta, Params):
         if theta.standard is None:
             raise ValueError("these parameters hold base parameters only, which do not determine the links' "
                              "inertial parameters; identify with consistent standard parameters "
-                             "('jaxid identify --consistent') to write a URDF")
+                             "('jaxid identify --consistent') to write a model file")
         theta = theta.standard
-    return to_urdf(robot, theta, path) if source is None else write_back(robot, theta, source, path)
+    if source is None:
+        return to_urdf(robot, theta, path)
+    reader = mjcf if Path(source).suffix.lower() == ".xml" else urdf
+    return reader.write_back(robot, theta, source, path)

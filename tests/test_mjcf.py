@@ -105,3 +105,78 @@ def test_equality_joint_is_a_coupled_joint(tmp_path):
 def test_bad_mjcf_is_named(tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
         jaxid.Robot.from_mjcf(write(tmp_path, edit(ARM)))
+
+
+# ARM with a comment, a second joint in body l4 (j4 then massless in MJCF), armature on j5.
+TWO_JOINTS = ARM.replace('<joint name="j4" class="wrist"/>',
+                         '<!-- wrist pitch --><joint name="j4" class="wrist"/><joint name="j5" armature="0.01"/>')
+TERMS = ("fv", "fc", "ia")
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """(source, out, robot, theta): identified-like values (each body 10 % heavier, new joint
+    terms) written back into a copy of TWO_JOINTS in another folder."""
+    from jaxid import results
+
+    d = tmp_path_factory.mktemp("mjcf_out")
+    source = write(d, TWO_JOINTS)
+    robot = jaxid.Robot.from_mjcf(source, joint_terms=TERMS)
+    joint = np.arange(1.0, 1 + 3 * robot.n_joints).reshape(robot.n_joints, 3) / 10
+    theta = np.concatenate([1.1 * np.asarray(robot.inertial).ravel(), joint.ravel()])
+    (d / "out").mkdir()
+    out = results.write_model(robot, theta, d / "out" / "id.xml", source=source)
+    return source, out, robot, theta
+
+
+def test_write_back_round_trip(written):
+    source, out, robot, theta = written
+    back = jaxid.Robot.from_mjcf(out, joint_terms=TERMS)
+    assert back.names == robot.names
+    np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(back.placements, robot.placements)
+    np.testing.assert_array_equal(back.inertial[3], 0.0)  # j4: between two joints of one body
+
+
+def test_write_back_changes_only_inertials_and_joint_terms(written):
+    import xml.etree.ElementTree as ET
+
+    source, out, robot, theta = written
+    parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
+    old, new = list(parse(source).iter()), list(parse(out).iter())
+    patched = {"inertial": {"pos", "mass", "diaginertia", "fullinertia"}, "joint": {"damping", "frictionloss",
+                                                                                     "armature"}}
+    assert [e.tag for e in new] == [e.tag for e in old]  # comments included
+    for a, b in zip(old, new):
+        keep = lambda e: {k: v for k, v in e.attrib.items() if k not in patched.get(e.tag, ())}
+        assert keep(b) == keep(a) and (b.text or "").strip() == (a.text or "").strip()
+    body = lambda root, name: next(e for e in root if e.tag == "body" and e.get("name") == name)
+    welded_old, welded_new = (body(r, "fixed").find("inertial").attrib for r in (old, new))
+    assert welded_new == welded_old  # merged into j3's body, kept as it was
+    l2 = body(new, "l2").find("inertial")  # off-diagonal inertia: fullinertia, in the kept frame
+    assert "fullinertia" in l2.attrib and "diaginertia" not in l2.attrib
+    l1 = body(new, "l1").find("inertial")  # a diagonal inertia scaled stays diagonal in its quat frame
+    assert l1.get("quat") == "0.9 0.1 0.2 0.3" and "diaginertia" in l1.attrib
+    np.testing.assert_allclose([float(x) for x in l1.get("diaginertia").split()], [0.055, 0.044, 0.033], rtol=1e-12)
+    j4 = next(e for e in new if e.get("name") == "j4")  # set on the element over its class default
+    values = dict(zip(robot.joint_terms, robot.split(theta)[1][3]))
+    assert j4.get("class") == "wrist" and float(j4.get("damping")) == values["fv"] != 0.1  # 0.1: the class's
+    assert float(j4.get("frictionloss")) == values["fc"] and float(j4.get("armature")) == values["ia"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t, i: t.__setitem__(20, -1.0), r"body 'l3' \(joint 'j3'\): the identified body less the bodies merged "
+                                           r"into it .* is not physically consistent"),
+    (lambda t, i: t.__setitem__(10, -1.0), r"body 'l2' \(joint 'j2'\): the identified body is not physically"),
+    (lambda t, i: t.__setitem__(30, 0.1), r"joint 'j4': is followed by another joint of the same body"),
+    (lambda t, i: t.__setitem__(i, -0.1), r"joint 'j1': identified damping -0.1 is negative"),
+])
+def test_write_back_refuses_what_is_not_a_body(written, tmp_path, edit, message):
+    from jaxid import results
+
+    source, _, robot, theta = written
+    bad = theta.copy()
+    edit(bad, 10 * robot.n_joints + robot.joint_terms.index("fv"))  # joint j1's fv
+    with pytest.raises(ValueError, match=message):
+        results.write_model(robot, bad, tmp_path / "bad.xml", source=source)
+    assert not (tmp_path / "bad.xml").exists()

@@ -78,8 +78,8 @@ def test_urdf_of_consistent_parameters_reproduces_the_torques(problem, tmp_path)
     assert ok
     np.testing.assert_allclose(np.asarray(base.to_base(theta)), np.asarray(params.theta), atol=1e-10)
     with pytest.raises(ValueError, match="base parameters only"):
-        results.write_urdf(robot, params, tmp_path / "a.urdf")
-    path = results.write_urdf(robot, theta, tmp_path / "a.urdf")
+        results.write_model(robot, params, tmp_path / "a.urdf")
+    path = results.write_model(robot, theta, tmp_path / "a.urdf")
     # URDF has no gravity element; the planar arm moves in a vertical x-y plane.
     back = jaxid.Robot.from_urdf(path, gravity=robot.gravity).with_joint_terms(robot.joint_terms, true.joint_params)
     rigid = np.asarray(jaxid.rnea(back, ds.q, ds.qd, ds.qdd))

@@ -257,7 +257,7 @@ def test_write_back_into_the_source_urdf(tmp_path):
     # A heavier copy of each body (consistent), plus friction.
     theta = np.concatenate([1.1 * np.asarray(robot.inertial).ravel(), [0.5, 2.0, 0.3, 1.5]])
     (tmp_path / "out").mkdir()
-    out = results.write_urdf(robot, theta, tmp_path / "out" / "id.urdf", source=source)
+    out = results.write_model(robot, theta, tmp_path / "out" / "id.urdf", source=source)
     back = jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc"))  # <dynamics> read back as fv, fc
     np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(back.placements, robot.placements, atol=0)
@@ -286,8 +286,8 @@ def test_write_back_into_the_source_urdf(tmp_path):
 
     bad = theta.copy()
     bad[10] = -1.0  # link l2's mass
-    with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the links merged"):
-        results.write_urdf(robot, bad, tmp_path / "bad.urdf", source=source)
+    with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the bodies merged"):
+        results.write_model(robot, bad, tmp_path / "bad.urdf", source=source)
 
 
 MASSES, COMS = [2.0, 1.0], [[0.0, 0.1, 0.0], [-0.2, 0.0, 0.01]]

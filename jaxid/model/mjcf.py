@@ -27,7 +27,7 @@ import numpy as np
 
 from jaxid.model import inertia
 from jaxid.model.robot import JOINT_TERMS, Robot
-from jaxid.model.urdf import _from_mass_com_inertia, _transform, flange
+from jaxid.model.urdf import _from_mass_com_inertia, _transform, element_inertia, flange, identified_split, numbers
 
 JOINT_KINDS = {"hinge": "R", "slide": "P"}
 JOINT_DEFAULTS = {"type": "hinge", "axis": "0 0 1", "pos": "0 0 0", "ref": "0"}
@@ -56,7 +56,8 @@ class _Reader:
     def __init__(self, path):
         self.path = str(path)
         try:
-            self.root = ET.parse(self.path).getroot()
+            # Comments kept: write_back copies the tree with them.
+            self.root = ET.parse(self.path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
         except FileNotFoundError:
             raise FileNotFoundError(f"MJCF file not found: {self.path}") from None
         except ET.ParseError as exc:
@@ -84,7 +85,7 @@ class _Reader:
     def _read_defaults(self, el, name, inherited):
         own = {tag: dict(inherited.get(tag, {})) for tag in inherited}
         for child in el:
-            if child.tag != "default":
+            if isinstance(child.tag, str) and child.tag != "default":
                 own.setdefault(child.tag, {}).update(child.attrib)
         self.defaults[name] = own
         for child in el.findall("default"):
@@ -182,6 +183,13 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
     joint terms; their nominal values (n_joints, k) default to the joints' ``damping`` (fv),
     ``frictionloss`` (fc) and ``armature`` (ia), zero for the others.
     """
+    return _read(path, tool_site, check_inertia, joint_terms, joint_params, name)[0]
+
+
+def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None):
+    """(robot, reader, bodies, joint elements): bodies is one (body element, joint index it
+    moves with (-1: welded to the world), its frame (4, 4) in that joint's frame, its own
+    inertial (10,) in its frame, indices of its own joints) per body, in document order."""
     r = _Reader(path)
     world = r.root.find("worldbody")
     if world is None:
@@ -192,8 +200,9 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
             raise MJCFError(f"{r.path}: <{tag}><{el[0].tag} name={el[0].get('name')!r}>: tendons couple joints in a "
                             "way a rigid-body tree cannot express; remove them for identification")
     placements, axes, inertial, types, names, limits, parents, terms = [], [], [], [], [], [], [], []
-    bodies = {}  # joint index of each body's last joint, and the body frame in that joint frame
+    frames = {}  # joint index of each body's last joint, and the body frame in that joint frame
     sites = {}
+    records, elements = [], []
     enabled = tuple(t for t in JOINT_TERMS if t in joint_terms)
 
     def visit(body, parent, pending, cls):
@@ -201,6 +210,7 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
         what = f"body {body.get('name', '?')!r}"
         cls = body.get("childclass", cls)
         pending = pending @ r.pose(body, what)
+        first = len(names)
         for j in body.findall("joint"):
             jname = j.get("name") or f"joint{len(names) + 1}"
             kind = r.attr(j, "type", JOINT_DEFAULTS["type"], cls)
@@ -226,6 +236,7 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
             axes.append(axis)
             types.append(JOINT_KINDS[kind])
             names.append(jname)
+            elements.append(j)
             parents.append(parent)
             inertial.append(np.zeros(10))
             lo, hi = -np.inf, np.inf
@@ -250,7 +261,8 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
         pi = r.inertial(body, what, check_inertia)
         if parent >= 0:  # a body welded to the world does not move: it has no dynamics
             inertial[parent] = inertial[parent] + np.asarray(_transform(pi, pending))
-        bodies[body.get("name")] = (parent, pending)
+        frames[body.get("name")] = (parent, pending)
+        records.append((body, parent, pending, pi, range(first, len(names))))
         for s in body.findall("site"):
             sites[s.get("name")] = (parent, pending @ r.pose(s, f"site {s.get('name')!r}"))
         for child in body.findall("body"):
@@ -272,17 +284,19 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
     gravity = r.floats(option.get("gravity", "0 0 -9.81"), 3, "<option gravity>") if option is not None else \
         np.array([0.0, 0.0, -9.81])
     model = r.root.get("model", "robot")
-    return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
-                 parents=tuple(parents), names=tuple(names), joint_terms=enabled,
-                 joint_params=np.array(terms) if joint_params is None else joint_params, tip=tip, tip_joint=tip_joint,
-                 gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], mimic=mimic, name=name or model)
+    robot = Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
+                  parents=tuple(parents), names=tuple(names), joint_terms=enabled,
+                  joint_params=np.array(terms) if joint_params is None else joint_params, tip=tip,
+                  tip_joint=tip_joint, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], mimic=mimic,
+                  name=name or model)
+    return robot, r, records, elements
 
 
 def _equality(r, names):
     """Per joint None or (master index, ratio, offset) from ``<equality><joint>``."""
     mimic = [None] * len(names)
     eq = r.root.find("equality")
-    for el in [] if eq is None else list(eq):
+    for el in [] if eq is None else [e for e in eq if isinstance(e.tag, str)]:
         label = f"<equality><{el.tag} name={el.get('name')!r}>"
         if el.tag != "joint":
             raise MJCFError(f"{r.path}: {label}: a {el.tag} constraint closes a kinematic loop, which a tree model "
@@ -301,3 +315,89 @@ def _equality(r, names):
                             "independent one")
         mimic[i] = (k, c[1], c[0])
     return mimic
+
+
+def write_back(robot, theta, source, out):
+    """Write the identified parameters theta (p,) of ``robot`` into a copy of its MJCF file
+    ``source`` at ``out``; returns the path of ``out`` (the MJCF twin of
+    :func:`jaxid.model.urdf.write_back`).
+
+    Only these change: the ``<inertial>`` of the body each joint moves (``pos``, the centre of
+    mass in m in the body frame; ``mass`` kg; the inertia about the centre of mass, kg m^2, in
+    the inertial's own orientation, which is kept, as ``diaginertia`` when its off-diagonal
+    terms vanish (below 1e-12 of the trace) and ``fullinertia`` otherwise) and, for the joint
+    terms fv, fc, ia, each joint's ``damping`` (N m s/rad), ``frictionloss`` (N m) and
+    ``armature`` (kg m^2). These are set on the element, which overrides a ``<default>``
+    class. Bodies welded to a moving body (no joint of their own) keep their values and its
+    body gets the rest; a body with several joints holds the last joint's body (the others
+    are massless in MJCF, so their identified bodies must be zero). Everything else stays,
+    comments included; relative asset paths (``meshdir``, ``texturedir``, ``assetdir``, an
+    asset's ``file``) are rewritten to point at the same files from ``out``'s directory.
+
+    Raises:
+        ValueError: theta has the wrong shape or is not finite; ``source`` has other joints
+            than ``robot``; a body (named) would not be physically consistent (Wensing et al.
+            2017), or a joint between two of a body's joints has a body; a damping,
+            frictionloss or armature would be negative (MuJoCo and :func:`load` reject it).
+    """
+    import os
+    from pathlib import Path
+
+    from jaxid.atomic import atomic_write
+
+    bodies, joint_values = identified_split(robot, theta)
+    source, out = Path(source), Path(out)
+    model, r, records, elements = _read(source, check_inertia=False)
+    if model.names != robot.names:
+        raise ValueError(f"{source}: its joints {list(model.names)} are not the model's {list(robot.names)}; write "
+                         "back into the MJCF file the model was read from")
+    rest = np.zeros_like(bodies)
+    owner = {}  # joint index -> the body whose inertial holds its identified body
+    for body, parent, frame, pi, own in records:
+        if len(own):
+            owner[own[-1]] = (body, frame)
+        elif parent >= 0:  # welded: part of the joint's identified body, kept as it is
+            rest[parent] += np.asarray(_transform(pi, frame))
+    for i, jname in enumerate(robot.names):
+        if i not in owner:
+            if np.max(np.abs(bodies[i])) > 1e-12:
+                raise ValueError(f"joint {jname!r}: is followed by another joint of the same body, so MJCF gives it "
+                                 f"no body, but its identified body is not zero (mass {bodies[i, 0]:.3g} kg); give "
+                                 "it a body of its own in the MJCF file")
+            continue
+        body, frame = owner[i]
+        what = f"body {body.get('name', '?')!r} (joint {jname!r})"
+        el = body.find("inertial")
+        if el is None:
+            el = ET.Element("inertial")
+            body.insert(0, el)
+        m, c, I = element_inertia(bodies[i], rest[i], frame, r.rotation(el, what), what)
+        el.set("pos", numbers(c))
+        el.set("mass", numbers(m))
+        off = np.array([I[0, 1], I[0, 2], I[1, 2]])
+        diagonal = np.max(np.abs(off)) <= 1e-12 * np.trace(I)
+        el.attrib.pop("fullinertia" if diagonal else "diaginertia", None)
+        el.set(*(("diaginertia", numbers(np.diag(I))) if diagonal else ("fullinertia", numbers([*np.diag(I), *off]))))
+    for k, term in enumerate(robot.joint_terms):
+        attr = TERM_ATTRIBUTES.get(term)
+        for i, j in enumerate(elements if attr else ()):
+            if joint_values[i, k] < 0:
+                raise ValueError(f"joint {robot.names[i]!r}: identified {attr} {joint_values[i, k]:g} is negative, "
+                                 "which MuJoCo rejects; identify with --consistent (friction bounds) or drop "
+                                 f"{term} from the joint terms")
+            j.set(attr, numbers(joint_values[i, k]))
+    moved = lambda f: os.path.relpath(source.parent / f, out.parent if str(out.parent) else ".")
+    relative = lambda f: bool(f) and not os.path.isabs(f)
+    compiler = r.root.find("compiler")
+    dirs = {} if compiler is None else dict(compiler.attrib)
+    for key in ("assetdir", "meshdir", "texturedir"):
+        if relative(dirs.get(key)):
+            compiler.set(key, moved(dirs[key]))
+    for el in r.root.iter():
+        folder = dirs.get("texturedir" if el.tag == "texture" else "meshdir", dirs.get("assetdir"))
+        if el.tag in ("mesh", "hfield", "skin", "texture") and relative(el.get("file")) and folder is None:
+            el.set("file", moved(el.get("file")))
+    with atomic_write(out) as fh:
+        ET.ElementTree(r.root).write(fh, encoding="unicode")
+        fh.write("\n")
+    return out

@@ -337,6 +337,45 @@ def _children(joints):
     return children
 
 
+def identified_split(robot, theta):
+    """(bodies (n_joints, 10), joint values (n_joints, k)) of theta (p,) as numpy, after checking
+    its shape and that it is finite: the first step of writing a model file back."""
+    import jax.numpy as jnp
+
+    theta = np.asarray(theta, dtype=float)
+    p = len(robot.parameter_names())
+    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
+        raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    bodies, joint_values = robot.split(jnp.asarray(theta))
+    return np.asarray(bodies), np.asarray(joint_values)
+
+
+def element_inertia(pi, rest, frame, R, what):
+    """(mass kg, centre of mass (3,) m, inertia (3, 3) kg m^2 about it) to write for a body
+    element whose identified joint body is ``pi`` (10,), less ``rest`` (10,): the bodies
+    merged into it, which keep their own values. ``frame`` (4, 4) is the element's frame
+    (URDF link, MJCF body) in the joint frame; the centre of mass is returned in that frame
+    and the inertia in the rotated inertial frame ``R`` (3, 3) the element keeps.
+
+    Raises ValueError naming ``what`` when the body is not physically consistent (its
+    pseudo-inertia is not positive definite; Wensing, Kim and Slotine 2017)."""
+    import jax.numpy as jnp
+
+    pi = pi - rest
+    if not bool(inertia.is_consistent(pi)):
+        attached = "" if not np.any(rest) else " less the bodies merged into it (kept from the source)"
+        raise ValueError(f"{what}: the identified body{attached} is not physically consistent (pseudo-inertia "
+                         "not positive definite); identify with consistent parameters (jaxid identify --consistent)")
+    pi = np.asarray(_transform(pi, np.linalg.inv(frame)))
+    m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(jnp.asarray(pi)))
+    return float(m), c + 0.0, R.T @ I_c @ R
+
+
+def numbers(values):
+    """Space-separated shortest round-tripping decimals (17 significant digits), no '-0'."""
+    return " ".join(f"{float(x) + 0.0:.17g}" for x in np.ravel(values))
+
+
 def write_back(robot, theta, source, out):
     """Write the identified parameters theta (p,) of ``robot`` into a copy of its URDF
     ``source`` at ``out``; returns the path of ``out``.
@@ -359,12 +398,8 @@ def write_back(robot, theta, source, out):
     from pathlib import Path
 
     from jaxid.atomic import atomic_write
-    import jax.numpy as jnp
 
-    theta = np.asarray(theta, dtype=float)
-    p = len(robot.parameter_names())
-    if theta.shape != (p,) or not np.all(np.isfinite(theta)):
-        raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    bodies, joint_values = identified_split(robot, theta)
     source, out = Path(source), Path(out)
     root, links, joints = parse(source)
     tree = ET.ElementTree(root)
@@ -372,44 +407,35 @@ def write_back(robot, theta, source, out):
     missing = [n for n in robot.names if n not in joints]
     if missing:
         raise ValueError(f"{source}: has no joint(s) {missing} of the model; write back into the URDF it was read from")
-    bodies, joint_values = robot.split(jnp.asarray(theta))
-    bodies, joint_values = np.asarray(bodies), np.asarray(joint_values)
     movable = set(robot.names)
     for i, jname in enumerate(robot.names):
         link = joints[jname].find("child").get("link")
         own = _inertial(links[link], source, check=False)
         rest = _merged(link, links, joints, children, movable, source, check=False) - own
-        pi = bodies[i] - rest
-        if not bool(inertia.is_consistent(pi)):
-            attached = "" if not np.any(rest) else " less the links merged into it (kept from the source)"
-            raise ValueError(f"link {link!r} (joint {jname!r}): the identified body{attached} is not physically "
-                             "consistent (pseudo-inertia not positive definite); identify with consistent "
-                             "parameters (jaxid identify --consistent)")
-        m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(jnp.asarray(pi)))
         el = links[link].find("inertial")
         if el is None:
             el = ET.SubElement(links[link], "inertial")
         origin = el.find("origin")
         rpy = _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source) if origin is not None else np.zeros(3)
         R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
-        I_f = R.T @ I_c @ R  # about the centre of mass, in the (kept) inertial frame
+        m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, f"link {link!r} (joint {jname!r})")
         if origin is None:
             origin = ET.Element("origin", rpy="0 0 0")
             el.insert(0, origin)
-        origin.set("xyz", " ".join(f"{x:.17g}" for x in c + 0.0))
-        for tag, attrs in (("mass", dict(value=float(m))), ("inertia", dict(
+        origin.set("xyz", numbers(c))
+        for tag, attrs in (("mass", dict(value=m)), ("inertia", dict(
                 ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2]))):
             sub = el.find(tag)
             sub = ET.SubElement(el, tag) if sub is None else sub
             for k, v in attrs.items():
-                sub.set(k, f"{float(v) + 0.0:.17g}")
+                sub.set(k, numbers(v))
         terms = {t: joint_values[i, k] for k, t in enumerate(robot.joint_terms) if t in ("fv", "fc")}
         if terms:
             dyn = joints[jname].find("dynamics")
             dyn = ET.SubElement(joints[jname], "dynamics") if dyn is None else dyn
             for t, attr in (("fv", "damping"), ("fc", "friction")):
                 if t in terms:
-                    dyn.set(attr, f"{float(terms[t]):.17g}")
+                    dyn.set(attr, numbers(terms[t]))
     for mesh in root.iter("mesh"):
         f = mesh.get("filename", "")
         if f and "://" not in f and not os.path.isabs(f):
