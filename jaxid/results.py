@@ -116,17 +116,18 @@ class Params(eqx.Module):
 
 # --------------------------------------------------------------------------- the model
 def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                      dh=None) -> dict:
+                      dh=None, mjcf=None) -> dict:
     """The ``model`` entry of params.json for ``robot``: how to rebuild it (a built-in name,
-    a URDF path, a DH description file (``jaxid.model.dh``), or none for a model built in
-    code: then a reader must give the robot), its joint terms, the :func:`fingerprint` of its
-    kinematics and, for a file, its SHA-256 (``urdf_sha256``, ``dh_sha256``)."""
-    if sum(x is not None for x in (builtin, urdf, dh)) > 1:
-        raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf= and dh=")
+    a URDF path, a DH description file (``jaxid.model.dh``), an MJCF path, or none for a model
+    built in code: then a reader must give the robot), its joint terms, the :func:`fingerprint`
+    of its kinematics and, for a file, its SHA-256 (``urdf_sha256``, ``dh_sha256``,
+    ``mjcf_sha256``)."""
+    if sum(x is not None for x in (builtin, urdf, dh, mjcf)) > 1:
+        raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf=, dh= and mjcf=")
     desc = {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
             "tip_link": tip_link, "joint_terms": list(robot.joint_terms), "coulomb_eps": float(robot.coulomb_eps),
             "stribeck_vs": float(robot.stribeck_vs), "n": int(robot.n), "fingerprint": fingerprint(robot)}
-    for key, path in (("urdf", urdf), ("dh", dh)):
+    for key, path in (("urdf", urdf), ("dh", dh), ("mjcf", mjcf)):
         if path is not None:
             desc[key] = str(Path(path).resolve())
             desc[f"{key}_sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -175,27 +176,31 @@ def builtin_model(name: str):
     raise ValueError(f"unknown built-in robot {name!r}; use ur5 or planarN (e.g. planar2), or a URDF file")
 
 
-def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None,
+def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None,
                 joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
                 check_inertia: bool = True):
-    """A ``Robot`` from a built-in name, a URDF file or a DH description file
-    (``jaxid.model.dh``), with ``joint_terms`` enabled (values 0, or a URDF's ``<dynamics>``)
+    """A ``Robot`` from a built-in name, a URDF file, a DH description file
+    (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled (values 0, or a URDF's
+    ``<dynamics>``, an MJCF joint's ``damping frictionloss armature``)
     and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
     ``stribeck_vs`` (rad/s). check_inertia=False accepts a URDF whose inertials are not
-    physical (placeholders: plain least squares does not use them)."""
+    physical (placeholders: plain least squares does not use them), and an MJCF's likewise."""
     import dataclasses
 
     from jaxid.model import dh as dh_file
     from jaxid.model.robot import Robot
 
-    if sum(x is not None for x in (builtin, urdf, dh)) != 1:
-        raise ValueError("give exactly one of a built-in robot name, a URDF path and a DH description file")
+    if sum(x is not None for x in (builtin, urdf, dh, mjcf)) != 1:
+        raise ValueError("give exactly one of a built-in robot name, a URDF path, a DH description file and an "
+                         "MJCF path")
     if tip_link is not None and urdf is None:
         raise ValueError("a tip link selects the chain of a URDF file; it needs a URDF path")
     if urdf is not None:
         robot = Robot.from_urdf(urdf, tip_link=tip_link, joint_terms=tuple(joint_terms), check_inertia=check_inertia)
     elif dh is not None:
         robot = dh_file.load(dh, joint_terms=tuple(joint_terms))
+    elif mjcf is not None:
+        robot = Robot.from_mjcf(mjcf, joint_terms=tuple(joint_terms), check_inertia=check_inertia)
     else:
         robot = builtin_model(builtin).with_joint_terms(tuple(joint_terms))
     if coulomb_eps is not None:
@@ -210,22 +215,23 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
 
 
 def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                           dh=None, check_inertia: bool = True):
-    """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh`` (and ``tip_link``)
+                           dh=None, mjcf=None, check_inertia: bool = True):
+    """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
     replace the file's robot while keeping its joint terms, Coulomb scale and Stribeck velocity.
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
               stribeck_vs=model.get("stribeck_vs"), check_inertia=check_inertia)
-    if builtin is not None or urdf is not None or dh is not None:
-        return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, **kw)
-    if all(model.get(k) is None for k in ("builtin", "urdf", "dh")):
-        raise ValueError("the parameters name no built-in robot, URDF or DH file (a model built in code): give the robot")
-    for key, what in (("urdf", "URDF"), ("dh", "DH description file")):
+    if any(x is not None for x in (builtin, urdf, dh, mjcf)):
+        return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf, **kw)
+    if all(model.get(k) is None for k in ("builtin", "urdf", "dh", "mjcf")):
+        raise ValueError("the parameters name no built-in robot, URDF, DH or MJCF file (a model built in code): give "
+                         "the robot")
+    for key, what in (("urdf", "URDF"), ("dh", "DH description file"), ("mjcf", "MJCF file")):
         if model.get(key) is not None and not Path(model[key]).is_file():
             raise FileNotFoundError(f"the model's {what} {model[key]!r} is not there")
     return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"),
-                       dh=model.get("dh"), **kw)
+                       dh=model.get("dh"), mjcf=model.get("mjcf"), **kw)
 
 
 # ------------------------------------------------------------------------------ writing

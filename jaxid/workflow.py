@@ -60,18 +60,20 @@ class WorkflowError(ValueError):
 
 
 # ---------------------------------------------------------------------------------- models
-def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, joint_terms=(),
-          coulomb_eps: float | None = None, stribeck_vs: float | None = None, check_inertia: bool = True):
+def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None,
+          joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
+          check_inertia: bool = True):
     """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``), one read from a
-    URDF or from a DH description file (``jaxid.model.dh``), with ``joint_terms`` enabled, and
+    URDF, a DH description file (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled, and
     its ``model`` entry for ``params.json`` (see ``jaxid.results.model_description``), with the
     fingerprint of its kinematics and the file's content hash. check_inertia=False accepts
-    placeholder (non-physical) URDF inertials."""
+    placeholder (non-physical) URDF or MJCF inertials."""
     from jaxid import results
 
-    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, joint_terms=joint_terms,
-                                coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs, check_inertia=check_inertia)
-    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh)
+    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf,
+                                joint_terms=joint_terms, coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs,
+                                check_inertia=check_inertia)
+    return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf)
 
 
 # ------------------------------------------------------------------------------------ read

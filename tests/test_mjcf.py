@@ -180,3 +180,47 @@ def test_write_back_refuses_what_is_not_a_body(written, tmp_path, edit, message)
     with pytest.raises(ValueError, match=message):
         results.write_model(robot, bad, tmp_path / "bad.xml", source=source)
     assert not (tmp_path / "bad.xml").exists()
+
+
+PLANAR = """<mujoco model="planar">
+  <option gravity="0 -9.81 0"/>
+  <default><joint axis="0 0 1" damping="0.2"/></default>
+  <worldbody>
+    <body name="a"><joint name="j1"/><inertial pos="0.5 0 0" mass="1" diaginertia="0.01 0.09 0.09"/>
+      <body name="b" pos="1 0 0"><joint name="j2"/><inertial pos="0.4 0 0" mass="0.8" diaginertia="0.01 0.06 0.06"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_identify_writes_back_into_the_mjcf_file(tmp_path, capsys):
+    """jaxid identify --mjcf FILE --mjcf-out: exact torques of the file's own model (with its
+    damping) are identified and written back; the written file predicts them."""
+    import jaxid.data
+    from jaxid import results
+    from jaxid.cli import main
+
+    source = tmp_path / "planar.xml"
+    source.write_text(PLANAR)
+    robot = jaxid.Robot.from_mjcf(source, joint_terms=("fv",))
+    t = np.arange(0.0, 4.0, 0.01)
+    w = 2 * np.pi * np.array([0.25, 0.5, 0.75])
+    a = np.array([[0.6, -0.4], [0.3, 0.5], [-0.2, 0.3]])
+    q, qd, qdd = np.sin(np.outer(t, w)) @ a, (np.cos(np.outer(t, w)) * w) @ a, (-np.sin(np.outer(t, w)) * w**2) @ a
+    tau = np.asarray(jaxid.rnea(robot, q, qd, qdd))  # with the file's damping 0.2 (fv)
+    jaxid.data.write(jaxid.data.Dataset(t=t, q=q, qd=qd, qdd=qdd, tau=tau), tmp_path / "run.csv")
+    assert main(["identify", "--robot", "planar2", "--mjcf-out", str(tmp_path / "x.xml"), str(tmp_path / "run.csv"),
+                 "-o", str(tmp_path / "x.json")]) == 2
+    assert "--mjcf-out" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+    # The base estimate with the unidentifiable parameters at their nominal values is consistent.
+    assert main(["identify", "--mjcf", str(source), "--joint-terms", "fv", str(tmp_path / "run.csv"), "--mjcf-out",
+                 str(tmp_path / "id.xml"), "-o", str(tmp_path / "p.json"), "--quiet"]) == 0
+    assert "id.xml" in capsys.readouterr().out
+    back = jaxid.Robot.from_mjcf(tmp_path / "id.xml", joint_terms=("fv",))
+    np.testing.assert_allclose(back.joint_params[:, 0], 0.2, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(jaxid.rnea(back, q, qd, qdd)), tau, atol=1e-9)
+    params = results.load_params(tmp_path / "p.json")
+    assert params.model["mjcf"] == str(source.resolve()) and "mjcf_sha256" in params.model
+    assert results.model_from_description(params.model).names == robot.names  # validate can rebuild it

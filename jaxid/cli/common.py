@@ -19,7 +19,7 @@ def _velocity_or_fit(text):
 
 def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: str | None = "fv,fc,offset",
                         fit_vs: bool = False):
-    """--robot / --urdf [--tip-link], and unless joint_terms is None --joint-terms, --coulomb-eps and
+    """--robot / --urdf [--tip-link] / --dh / --mjcf, and unless joint_terms is None --joint-terms, --coulomb-eps and
     --stribeck-vs (which also takes 'fit' where fit_vs: the subcommand then identifies it)."""
     src = p.add_mutually_exclusive_group()
     default = f" (default {robot_default})" if robot_default else ""
@@ -28,9 +28,11 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
     src.add_argument("--urdf", metavar="PATH", help="read the robot from a URDF file instead")
     src.add_argument("--dh", metavar="FILE", help="read the robot from a DH-table description file (TOML or JSON; "
                      "format in docs/your-robot.md)")
+    src.add_argument("--mjcf", metavar="FILE", help="read the robot from a MuJoCo MJCF file (.xml; read without "
+                     "MuJoCo, see docs/your-robot.md)")
     p.add_argument("--tip-link", metavar="LINK", help="keep only the chain from the root to this URDF link (default: every movable joint of the tree)")
     p.add_argument("--no-inertia-check", dest="check_inertia", action="store_false",
-                   help="accept URDF inertials that are not physical (placeholders; plain least squares "
+                   help="accept URDF or MJCF inertials that are not physical (placeholders; plain least squares "
                         "does not use them)")
     if joint_terms is not None:
         p.add_argument("--joint-terms", default=joint_terms, metavar="TERMS",
@@ -57,19 +59,28 @@ def parse_terms(text: str) -> tuple[str, ...]:
     return terms
 
 
+def model_file(args):
+    """(flag, path, {"urdf": .., "dh": .., "mjcf": ..}) of the model file given on the command
+    line (flag and path None when there is none); --tip-link checked to come with --urdf."""
+    files = {key: getattr(args, key, None) for key in ("urdf", "dh", "mjcf")}
+    if args.tip_link and not files["urdf"]:
+        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
+    flag, path = next(((f"--{k}", v) for k, v in files.items() if v), (None, None))
+    return flag, path, files
+
+
 def model_from_args(args, *, joint_terms=None):
-    """(robot, description) of --robot / --urdf / --tip-link / --joint-terms / --coulomb-eps /
-    --stribeck-vs.
+    """(robot, description) of --robot / --urdf / --dh / --mjcf / --tip-link / --joint-terms /
+    --coulomb-eps / --stribeck-vs.
 
     joint_terms overrides --joint-terms (for subcommands without it). Returns None for both
-    when neither --robot nor --urdf is given and the subcommand has no default robot.
+    when no model is given and the subcommand has no default robot.
     """
     from jaxid import workflow
 
-    if args.tip_link and not args.urdf:
-        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
-    builtin = None if args.urdf or args.dh else (args.robot or args.robot_default)
-    if builtin is None and not args.urdf and not args.dh:
+    flag, path, files = model_file(args)
+    builtin = None if path else (args.robot or args.robot_default)
+    if builtin is None and not path:
         return None, None
     if joint_terms is None:
         joint_terms = parse_terms(getattr(args, "joint_terms", "") or "")
@@ -89,37 +100,34 @@ def model_from_args(args, *, joint_terms=None):
     if vs is not None and "fs" not in joint_terms:
         raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
     try:
-        return workflow.model(builtin=builtin, urdf=args.urdf, tip_link=args.tip_link, dh=args.dh,
-                              joint_terms=joint_terms, coulomb_eps=eps, stribeck_vs=vs,
-                              check_inertia=getattr(args, "check_inertia", True))
+        return workflow.model(builtin=builtin, tip_link=args.tip_link, **files, joint_terms=joint_terms,
+                              coulomb_eps=eps, stribeck_vs=vs, check_inertia=getattr(args, "check_inertia", True))
     except FileNotFoundError:
-        flag = "--urdf" if args.urdf else "--dh"
-        raise UserError(f"{flag}: no such file {args.urdf or args.dh!r}") from None
+        raise UserError(f"{flag}: no such file {path!r}") from None
     except ValueError as e:
-        raise UserError(f"{'--urdf' if args.urdf else '--dh' if args.dh else '--robot'}: {e}") from None
+        raise UserError(f"{flag or '--robot'}: {e}") from None
 
 
 def model_for_params(args, params):
-    """The model of a params.json (``results.Params`` or None): built from --robot / --urdf
-    when given (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the
+    """The model of a params.json (``results.Params`` or None): built from --robot / --urdf /
+    --dh / --mjcf when given (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the
     description the file carries (or the subcommand's default robot when there is no file);
     checked against the file's parameter names, and its kinematics against the file's
     fingerprint (a warning on stderr when they differ)."""
     from jaxid import results
 
-    if args.tip_link and not args.urdf:
-        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
+    flag, path, files = model_file(args)
     desc = params.model if params is not None else {}
-    builtin = None if args.urdf or args.dh else (args.robot or (args.robot_default if params is None else None))
+    builtin = None if path else (args.robot or (args.robot_default if params is None else None))
     try:
-        model = results.model_from_description(desc, builtin=builtin, urdf=args.urdf, tip_link=args.tip_link,
-                                               dh=args.dh, check_inertia=getattr(args, "check_inertia", True))
+        model = results.model_from_description(desc, builtin=builtin, tip_link=args.tip_link, **files,
+                                               check_inertia=getattr(args, "check_inertia", True))
         if params is not None:
             results.check_model(model, params)
     except FileNotFoundError as e:
         raise UserError(f"{e}; give the model with --robot or --urdf") from None
     except ValueError as e:
-        raise UserError(f"{args.params or args.robot or args.urdf or args.dh}: {e}") from None
+        raise UserError(f"{args.params or args.robot or path}: {e}") from None
     if params is not None:
         for w in results.model_mismatches(model, params):
             warn(args, f"{args.params}: {w}")

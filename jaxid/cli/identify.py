@@ -17,6 +17,7 @@ EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
   jaxid identify --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset --method ols run2.npz run3.npz -o kuka.json
   jaxid identify --robot planar2 --consistent --urdf-out arm.urdf data.csv -o params.json
+  jaxid identify --mjcf arm.xml --joint-terms fv,fc,ia --consistent --mjcf-out arm_id.xml data.csv -o params.json
   jaxid identify --robot ur5 --joint-terms fv,fc,fs,offset --stribeck-vs fit data.csv -o params.json
   jaxid identify --robot ur5 data.csv -o params.json --report fit_report
   jaxid identify --robot planar2 --friction lugre --joint-terms '' scurve.csv fourier.csv -o params.json
@@ -65,10 +66,15 @@ def register(sub):
                    help="--consistent: choose the prior weight by the error on these held-out runs (fit on DATA, "
                         "score here; table printed), then identify with it")
     add_weights_argument(p)
-    p.add_argument("--urdf-out", metavar="PATH",
-                   help="write the identified inertial parameters as a URDF (requires physically consistent "
-                        "links): with --urdf, into a copy of that file (only <inertial> and, for fv/fc, "
-                        "<dynamics damping friction> change); with --robot, a new file of the model")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--urdf-out", metavar="PATH",
+                     help="write the identified inertial parameters as a URDF (requires physically consistent "
+                          "links): with --urdf, into a copy of that file (only <inertial> and, for fv/fc, "
+                          "<dynamics damping friction> change); with --robot, a new file of the model")
+    out.add_argument("--mjcf-out", metavar="PATH",
+                     help="with --mjcf: write the identified parameters into a copy of that file (.xml; only "
+                          "body <inertial> and, for fv/fc/ia, joint damping/frictionloss/armature change; "
+                          "requires physically consistent bodies)")
     p.add_argument("--friction", choices=("terms", "lugre"), default="terms",
                    help="terms (default): joint friction as the --joint-terms, linear in their coefficients; "
                         "lugre: per-joint LuGre dynamic friction (8 parameters each, bristle state integrated along "
@@ -170,7 +176,11 @@ def run(args) -> int:
 
     if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
         raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
-    refuse_overwrite([*args.data, args.urdf, args.dh], [args.output, args.urdf_out, args.json])
+    if args.mjcf_out is not None and not (args.mjcf and args.mjcf_out.lower().endswith(".xml")):
+        raise UserError(f"--mjcf-out {args.mjcf_out!r}: writes into a copy of the --mjcf FILE, as a .xml file; give "
+                        "both (or --urdf-out for a new URDF)")
+    model_out, kind = (args.mjcf_out, "MJCF") if args.mjcf_out else (args.urdf_out, "URDF")
+    refuse_overwrite([*args.data, args.urdf, args.dh, args.mjcf], [args.output, model_out, args.json])
     if args.report:
         report.pyplot()  # a missing matplotlib fails before the fit, in one line
     lugre = args.friction == "lugre"
@@ -197,7 +207,7 @@ def run(args) -> int:
         if not args.consistent:
             raise UserError("--validate-on chooses the prior weight of --consistent; add --consistent")
         weights = weights_from_args(args)
-        refuse_overwrite(args.validate_on, [args.output, args.urdf_out, args.json])
+        refuse_overwrite(args.validate_on, [args.output, model_out, args.json])
         held_out = read_datasets(args.validate_on, robot, args)
         choice = report.to_jsonable(workflow.choose_prior_weight(robot, prepared, held_out, weights=weights,
                                                                  method=args.method, bounds=bounds, progress=bar))
@@ -225,11 +235,11 @@ def run(args) -> int:
     robot = dataclasses.replace(robot, stribeck_vs=params.model["stribeck_vs"])  # fitted where asked
     results.save_params(args.output, params)
     unconverged = params.fit.get("converged") is False and not args.accept_unconverged
-    if args.urdf_out and not unconverged:
+    if model_out and not unconverged:
         if params.standard is None:
-            raise UserError("the identified links are not physically consistent, so no URDF can be written"
+            raise UserError(f"the identified links are not physically consistent, so no {kind} can be written"
                             + ("" if args.consistent else "; rerun with --consistent"))
-        results.write_urdf(robot, params, args.urdf_out, source=args.urdf)
+        results.write_model(robot, params, model_out, source=args.mjcf if args.mjcf_out else args.urdf)
     html = write_report(args, robot, params, workflow.validate(robot, params, prepared) if args.report else None,
                         held_out=False)
 
@@ -240,7 +250,7 @@ def run(args) -> int:
            "cond": json_number(fit["cond"]), "residual_rms_nm": [json_number(v) for v in fit["residual_rms"]],
            "preprocessing": fit["preprocessing"], "physics": physics,
            "standard_consistent": params.standard is not None, "converged": fit.get("converged"),
-           "urdf": args.urdf_out, "report": html, "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
+           "report": html, "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
            "stribeck_vs_fitted": args.stribeck_vs == "fit",
            "base": [{"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
@@ -255,9 +265,10 @@ def run(args) -> int:
     if unconverged:  # an error by default: nothing unconverged passes silently or is written as a model
         print(f"jaxid identify: error: the consistent fit did not converge in {fit.get('steps')} steps; "
               f"{args.output} holds it, marked not converged"
-              + (", and no URDF was written" if args.urdf_out else "")
+              + (f", and no {kind} was written" if model_out else "")
               + "; use the result only with --accept-unconverged", file=sys.stderr)
-    doc["urdf"] = args.urdf_out if args.urdf_out and not unconverged else None
+    for key, path in (("urdf", args.urdf_out), ("mjcf", args.mjcf_out)):
+        doc[key] = path if path and not unconverged else None
     if args.json is not None and emit_json(doc, args.json):
         return code
     if choice is not None:
@@ -291,5 +302,5 @@ def run(args) -> int:
         verdict = ("not physically consistent (base parameters only"
                    + ("" if args.consistent else "; --consistent for a consistent estimate") + ")")
     print(f"  standard parameters: {verdict}")
-    print(f"wrote {args.output}" + "".join(f" and {p}" for p in (doc["urdf"], html) if p))
+    print(f"wrote {args.output}" + "".join(f" and {p}" for p in (doc["urdf"], doc["mjcf"], html) if p))
     return code

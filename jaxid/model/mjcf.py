@@ -18,6 +18,10 @@ coupled (mimic) joint ``q1 = c1 q2 + c0``; ``<site>`` as the tool flange.
 
 Rejected, naming the element: free and ball joints (floating bases are not supported yet),
 tendons, other equality constraints (closed loops), ``<include>`` and ``<frame>``.
+
+:func:`write_back` puts identified parameters into a copy of the file (body ``<inertial>``,
+joint ``damping frictionloss armature``; everything else kept), as
+:func:`jaxid.model.urdf.write_back` does for a URDF.
 """
 from __future__ import annotations
 
