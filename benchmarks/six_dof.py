@@ -46,8 +46,10 @@ import jaxid
 from jaxid import metrics, signals
 from jaxid.excitation import random_multisine
 from jaxid.identification.estimators import identify
+from jaxid.identification.instrumental import iv
 from jaxid.identification.output_error import output_error
 from jaxid.model.library import NONLINEAR_6DOF_TERMS
+from jaxid.simulation import gaussian_noise
 
 SIGMA_Q, SIGMA_QD, SIGMA_TAU = 0.002, 0.005, 0.02  # rad, rad/s, N m
 SWEEP = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1)  # sigma_qd, rad/s
@@ -69,15 +71,12 @@ def experiment(seed, n_samples=3000, duration=30.0):
 
 def measure(key, rec, sigma_qd, sigma_q=SIGMA_Q, sigma_tau=SIGMA_TAU):
     """Noisy (q, qd, tau) of a record; jit/vmap-able in key and the sigmas."""
-    kq, kv, kt = jax.random.split(key, 3)
-    noise = lambda k, s: s * jax.random.normal(k, rec["q"].shape)
-    return rec["q"] + noise(kq, sigma_q), rec["qd"] + noise(kv, sigma_qd), rec["tau"] + noise(kt, sigma_tau)
+    return gaussian_noise(key, (rec["q"], rec["qd"], rec["tau"]), (sigma_q, sigma_qd, sigma_tau))
 
 
 def naive_regression(q, qd, tau, dt):
     """The naive pipeline's stacked regressor and torque: W (6N, 54), b (6N,)."""
-    qd_s = signals.savgol(qd, WINDOW, ORDER)
-    return jaxid.stack(jaxid.regressor(MODEL, q, qd_s, signals.central_diff(qd_s, dt)), tau)
+    return jaxid.stack(jaxid.regressor(MODEL, q, *signals.velocity_derivatives(qd, dt, WINDOW, ORDER)), tau)
 
 
 def naive_ols(q, qd, tau, dt):
@@ -153,8 +152,8 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     W, b = naive_regression(*meas, dt)
     fit = identify(W, b, n_joints=MODEL.n, names=NAMES)
     ridge = identify(W, b, method="ridge", n_joints=MODEL.n)
-    qd_s = signals.savgol(meas[1], WINDOW, ORDER)
-    theta_lm, lm_steps = lm_torque(meas[0], qd_s, signals.central_diff(qd_s, dt), meas[2], 0.8 * THETA)
+    theta_lm, lm_steps = lm_torque(meas[0], *signals.velocity_derivatives(meas[1], dt, WINDOW, ORDER), meas[2],
+                                   0.8 * THETA)
     oe_fit = at(fits, ib)
     # Held-out record: the naive processing of its noisy measurements (what one has in
     # practice), and its noise-free states and torque (what the model should predict).
@@ -236,11 +235,9 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
 
     def iv_tls(q, qd, tau):
         W, b = naive_regression(q, qd, tau, dt)
-        d = jnp.linalg.norm(W, axis=0)
-        theta_iv = jnp.linalg.solve(Z.T @ (W / d), Z.T @ b) / d
-        return theta_iv, identify(W, b, method="tls", n_joints=MODEL.n).theta
+        return iv(W, b, Z, n_joints=MODEL.n).theta, identify(W, b, method="tls", n_joints=MODEL.n).theta
 
-    theta_iv, theta_tls = jax.lax.map(lambda a: iv_tls(*a), tuple(x[i] for x in grid))
+    theta_iv, theta_tls = (jnp.stack(x) for x in zip(*(iv_tls(*(x[i, s] for x in grid)) for s in range(seeds))))
     timing["diagnosis"] = time.perf_counter() - tic
     diag = out["diagnosis"] = dict(
         sigma_qd=sweep[i], naive=float(en[i].mean()), noise_free_measurements=noise_free,

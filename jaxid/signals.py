@@ -462,6 +462,19 @@ def central_diff(x, dt, axis=0):
     return _along_axis(lambda v: _diff1(v, dt), x, axis)
 
 
+def velocity_derivatives(qd, dt, window, polyorder=3, axis=0):
+    """Smoothed velocity and acceleration from a logged (noisy) velocity: Savitzky-Golay
+    (:func:`savgol`, ``window`` samples, degree ``polyorder``) on qd, then the central
+    difference (:func:`central_diff`) of the smoothed velocity: what a drive logging
+    velocity but no acceleration gives, the "naive" pipeline of ``benchmarks/six_dof.py``.
+
+    qd: velocity, shape (N,) or (N, n) along ``axis``, rad/s; dt: sample spacing, s.
+    Returns (qd_smoothed, qdd), each shape of qd, rad/s and rad/s^2.
+    """
+    qd_s = savgol(qd, window, polyorder, axis=axis)
+    return qd_s, central_diff(qd_s, dt, axis=axis)
+
+
 def _savgol_window(cutoff, fs, polyorder):
     """Odd window whose Savitzky-Golay -3 dB frequency is about ``cutoff``.
 

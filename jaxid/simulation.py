@@ -185,6 +185,15 @@ def _noise(key, q, tau, sigma_q, sigma_tau, step):
     return qm, tau + sigma_tau * jax.random.normal(kt, tau.shape)
 
 
+def gaussian_noise(key, arrays, sigmas):
+    """Each array of ``arrays`` plus independent zero-mean Gaussian noise of the matching
+    standard deviation of ``sigmas`` (same unit as the array; scalar or broadcastable), one
+    subkey of ``jax.random.split(key, len(arrays))`` each. jit/vmap-able in key and sigmas.
+    Returns a tuple of the noisy arrays."""
+    keys = jax.random.split(key, len(arrays))
+    return tuple(x + s * jax.random.normal(k, jnp.shape(x)) for x, s, k in zip(arrays, sigmas, keys))
+
+
 def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: float | None = None,
             tau_sigma=None, tau_rel: float | None = None, payload=None, lugre=None) -> Measurement:
     """Torques of ``robot`` along a trajectory, with measurement noise.

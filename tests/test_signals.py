@@ -215,3 +215,13 @@ def test_periodic_derivatives_noise_from_one_period():
     assert np.all((np.mean(ratio, axis=0) > 0.5) & (np.mean(ratio, axis=0) < 2.0))
     # no bin above the band: no estimate
     assert np.all(np.isnan(np.asarray(S.periodic_derivatives(q, FS, F0, harmonics=99).noise)))
+
+
+def test_velocity_derivatives_exact_on_a_quadratic_velocity():
+    """A cubic Savitzky-Golay fit reproduces a quadratic, and the central difference of a
+    quadratic is exact: qd = 1 + 2 t - 3 t^2 gives itself and qdd = 2 - 6 t."""
+    t = np.arange(200) * DT
+    qd = np.stack([1 + 2 * t - 3 * t**2, -t**2], axis=1)
+    qd_s, qdd = S.velocity_derivatives(qd, DT, 31, 3)
+    _close(qd_s, qd)
+    _close(qdd, np.stack([2 - 6 * t, -2 * t], axis=1), 1e-8)

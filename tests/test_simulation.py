@@ -148,3 +148,13 @@ def test_bad_input_is_rejected():
             np.tile(np.eye(4), (2, 1, 1)), np.tile([0.0, 0.0, 1.0], (2, 1)), np.zeros((2, 10)), coulomb_eps=0.0)
     with pytest.raises(ValueError, match="increase strictly"):
         S.measure(robot, t[::-1], q, qd, qdd, key)
+
+
+def test_gaussian_noise_levels_and_independence():
+    """Noise of each array has its own standard deviation, zero mean, and is independent of
+    the other arrays' (a different subkey each); sigma 0 returns the array unchanged."""
+    x = np.zeros((20000, 2))
+    a, b, c = S.gaussian_noise(jax.random.key(0), (x, x, x + 1.0), (0.5, 2.0, 0.0))
+    np.testing.assert_allclose([np.std(a), np.std(b)], [0.5, 2.0], rtol=0.03)
+    assert abs(np.mean(a)) < 0.02 and abs(np.corrcoef(np.ravel(a), np.ravel(b))[0, 1]) < 0.03
+    np.testing.assert_array_equal(c, 1.0)
