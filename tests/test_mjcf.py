@@ -107,9 +107,12 @@ def test_bad_mjcf_is_named(tmp_path, edit, message):
         jaxid.Robot.from_mjcf(write(tmp_path, edit(ARM)))
 
 
-# ARM with a comment, a second joint in body l4 (j4 then massless in MJCF), armature on j5.
+# ARM with a comment, a second joint in body l4 (j4 then massless in MJCF), armature on j5, a
+# mesh folder and a texture file relative to the model file.
 TWO_JOINTS = ARM.replace('<joint name="j4" class="wrist"/>',
-                         '<!-- wrist pitch --><joint name="j4" class="wrist"/><joint name="j5" armature="0.01"/>')
+                         '<!-- wrist pitch --><joint name="j4" class="wrist"/><joint name="j5" armature="0.01"/>').replace(
+    '<compiler angle="degree"/>', '<compiler angle="degree" meshdir="meshes"/><asset><mesh file="l1.stl"/>'
+    '<texture name="t" type="2d" file="tex/wood.png"/></asset>')
 TERMS = ("fv", "fc", "ia")
 
 
@@ -144,12 +147,16 @@ def test_write_back_changes_only_inertials_and_joint_terms(written):
     source, out, robot, theta = written
     parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
     old, new = list(parse(source).iter()), list(parse(out).iter())
-    patched = {"inertial": {"pos", "mass", "diaginertia", "fullinertia"}, "joint": {"damping", "frictionloss",
-                                                                                     "armature"}}
+    patched = {"inertial": {"pos", "mass", "diaginertia", "fullinertia"},
+               "joint": {"damping", "frictionloss", "armature"}, "compiler": {"meshdir"}, "texture": {"file"}}
     assert [e.tag for e in new] == [e.tag for e in old]  # comments included
     for a, b in zip(old, new):
         keep = lambda e: {k: v for k, v in e.attrib.items() if k not in patched.get(e.tag, ())}
         assert keep(b) == keep(a) and (b.text or "").strip() == (a.text or "").strip()
+    # Written one folder down: the same asset files, from there (the mesh through meshdir).
+    tag = lambda root, name: next(e for e in root if e.tag == name)
+    assert (tag(new, "compiler").get("meshdir"), tag(new, "texture").get("file")) == ("../meshes", "../tex/wood.png")
+    assert tag(new, "mesh").get("file") == "l1.stl"
     body = lambda root, name: next(e for e in root if e.tag == "body" and e.get("name") == name)
     welded_old, welded_new = (body(r, "fixed").find("inertial").attrib for r in (old, new))
     assert welded_new == welded_old  # merged into j3's body, kept as it was
