@@ -41,9 +41,9 @@ from jaxid.identification.estimators import Identification, _pooled, _rank_error
 #: identification is dominated by compiling, and the dense path compiles less (no streaming
 #: step, no residual pass; UR5, 30k samples, first call 44 s dense vs 61 s streamed on a loaded
 #: 2-core machine) while its peak (about ``jaxid.memory.COPIES`` = 9 copies of W, ~600 MB at
-#: the threshold) fits any machine that runs jaxid. Above it the streamed path is faster warm
-#: (30k: 1.3 s vs 4.9 s; 100k: 7.8 s vs 53 s) and its memory stays at a few chunks
-#: (``benchmarks/streaming.py``).
+#: the threshold) fits any machine that runs jaxid. Above it memory stays at a few chunks
+#: (``benchmarks/streaming.py``). (The warm figures measured for this choice, 30k samples 1.3 s
+#: streamed vs 4.9 s dense, predate the dense path's reduction to the same per-joint R's.)
 STREAM_BYTES = 64 * 2**20
 
 METHODS = ("ols", "wls", "ridge")
