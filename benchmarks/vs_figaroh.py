@@ -20,13 +20,17 @@ white noise of 1 % of each joint's torque standard deviation; q, qd, qdd as samp
   base parameters, screening, Gautier's two-step WLS, covariance, physics report).
 
 Measured in this process, interleaved, medians of --repeat (wall and CPU): warm calls (jaxid
-compiled). Then cold processes: a fresh Python per run that imports, builds the model and
+compiled), FIGAROH also without its WLS step (its ``weigthed_least_squares`` builds a dense
+(N n) x (N n) weight matrix; the OLS-only path is the fairer floor: regressor, base
+parameters, OLS and std). Then cold processes: a fresh Python per run that imports, builds the model and
 identifies once, jaxid with a warm persistent compilation cache (``JAXID_CACHE_DIR``, filled
 by one run first), medians of --cold runs each, interleaved. Printed: seconds, the ratios
 FIGAROH / jaxid (> 1: jaxid faster), and the accuracy of both: each estimate's error
 against the true base parameters in its own standard deviations, the agreement of the two
 estimates (FIGAROH's base parameters mapped onto jaxid's by the least-squares map between
-the two base regressors), and torque errors against the noise-free torques.
+the two base regressors), and torque errors against the noise-free torques. The two WLS
+estimates differ by design: FIGAROH's ``weigthed_least_squares`` weighs joint j's rows by
+1 / sigma_j, Gautier's two-step WLS (jaxid) by 1 / sigma_j^2 (Gauss-Markov).
 
 Usage: python benchmarks/vs_figaroh.py [--repeat 5] [--cold 3]
 Needs pin and example-robot-data (the ``bench`` extra adds figaroh); skips with a message
@@ -97,9 +101,11 @@ def simulate():
 
 
 # ------------------------------------------------------------------------------ FIGAROH
-def figaroh_identify(fig, model, q, qd, qdd, tau):
+def figaroh_identify(fig, model, q, qd, qdd, tau, wls=True):
     """FIGAROH's identification path. Returns (W_b (N*n, b) joint-major, phi_ols, phi_wls, rel_std %,
-    phi_nominal): its base regressor, OLS and WLS estimates, OLS relative std and the true base values."""
+    phi_nominal): its base regressor, OLS and WLS estimates, OLS relative std and the true base values.
+    wls=False stops after the OLS estimate and its std (phi_wls None): FIGAROH's
+    ``weigthed_least_squares`` forms a dense (N n) x (N n) weight matrix, which dominates its time."""
     import pinocchio as pin
 
     n, N = model.nv, len(q)
@@ -131,14 +137,19 @@ def figaroh_identify(fig, model, q, qd, qdd, tau):
     r = tau_j - W_b @ phi
     sig2 = r @ r / (W_b.shape[0] - W_b.shape[1])  # relative_stdev's formula (Presse & Gautier 1991)
     rel_std = 100 * np.sqrt(np.diag(sig2 * np.linalg.inv(W_b.T @ W_b))) / np.abs(phi)
-    if fig is not None:
+    if not wls:
+        wls = None
+        if fig is not None:
+            rel_std = fig.tools.relative_stdev(W_b, phi, tau_j)
+    elif fig is not None:
         rel_std = fig.tools.relative_stdev(W_b, phi, tau_j)
         wls = fig.tools.weigthed_least_squares(robot, phi, W_b, tau_j, W_b @ phi, config)
     else:  # weigthed_least_squares: per joint 1/sigma_j weights (its sigma_j = ||r_j|| / (N - b))
         s = np.array([np.linalg.norm(r[j * N:(j + 1) * N]) / (N - len(phi)) for j in range(n)])
         P = np.repeat(1.0 / s, N)
         wls = np.linalg.pinv(P[:, None] * W_b) @ (P * tau_j)
-    return W_b, np.asarray(phi), np.asarray(wls), np.asarray(rel_std), None if nominal is None else np.asarray(nominal)
+    return (W_b, np.asarray(phi), None if wls is None else np.asarray(wls), np.asarray(rel_std),
+            None if nominal is None else np.asarray(nominal))
 
 
 # -------------------------------------------------------------------------------- jaxid
@@ -164,8 +175,10 @@ def timed(fn):
 def warm(fig, model, robot, sim, repeat):
     t, q, qd, qdd, tau = sim
     fns = {"figaroh": lambda: figaroh_identify(fig, model, q, qd, qdd, tau),
+           "figaroh_ols": lambda: figaroh_identify(fig, model, q, qd, qdd, tau, wls=False),
            "jaxid": lambda: jaxid_identify(robot, t, q, qd, qdd, tau)}
     outs = {k: f() for k, f in fns.items()}  # warm-up (compiles jaxid)
+    outs.pop("figaroh_ols")
     times = {k: [] for k in fns}
     for _ in range(repeat):
         for k, f in fns.items():
@@ -277,10 +290,11 @@ def main(argv=None):
     print(f"\nUR10, {N} samples x {n} joints ({SECONDS:g} s at {FS:g} Hz, {100 * NOISE:g} % noise), "
           f"{acc['base_parameters']} base parameters (FIGAROH {acc['figaroh_base_parameters']})")
     print(f"warm, in-process, medians of {args.repeat} (load average {load_warm:.2f})")
-    print(f"{'':>10} {'FIGAROH s':>10} {'jaxid s':>9} {'FIGAROH/jaxid':>14}")
+    print(f"{'':>10} {'FIGAROH s':>10} {'jaxid s':>9} {'FIGAROH/jaxid':>14} {'FIGAROH OLS only s':>19} "
+          f"{'its ratio':>10}")
     for i, kind in enumerate(("wall", "CPU")):
-        f, j = med["figaroh"][i], med["jaxid"][i]
-        print(f"{kind:>10} {f:>10.4f} {j:>9.4f} {f / j:>14.2f}")
+        f, j, o = med["figaroh"][i], med["jaxid"][i], med["figaroh_ols"][i]
+        print(f"{kind:>10} {f:>10.4f} {j:>9.4f} {f / j:>14.2f} {o:>19.4f} {o / j:>10.2f}")
     if cold_t:
         print(f"cold process (jaxid with a warm persistent cache), medians of {args.cold} "
               f"(load average {load_cold:.2f})")
@@ -291,13 +305,15 @@ def main(argv=None):
     print(f"  max |error| / std vs the true base parameters: jaxid WLS {acc['jaxid_err_in_std']:.2f}, "
           f"FIGAROH WLS {acc['figaroh_wls_err_in_std']:.2f}, FIGAROH OLS {acc['figaroh_ols_err_in_std']:.2f}")
     print(f"  max |jaxid - FIGAROH| / std (WLS): {acc['jaxid_vs_figaroh_wls_in_std']:.3f} "
-          f"(base map residual {acc['map_residual']:.1e})")
+          f"(base map residual {acc['map_residual']:.1e}); the two WLS differ by design: FIGAROH weighs joint j by "
+          "1 / sigma_j, Gautier's two-step (jaxid) by 1 / sigma_j^2")
     print(f"  torque rel. RMS error vs noise-free: jaxid {acc['torque_rel_rms_jaxid']:.2e}, FIGAROH WLS "
           f"{acc['torque_rel_rms_figaroh_wls']:.2e}, OLS {acc['torque_rel_rms_figaroh_ols']:.2e}; "
           f"jaxid vs FIGAROH {acc['torque_jaxid_vs_figaroh_wls']:.2e}")
     out = dict(benchmark="vs_figaroh", baseline=baseline, samples=N, joints=n, load_warm=load_warm,
                load_cold=load_cold, warm={k: dict(wall=v[0], cpu=v[1]) for k, v in med.items()},
-               warm_ratio_wall=med["figaroh"][0] / med["jaxid"][0], cold=cold_t, accuracy=acc)
+               warm_ratio_wall=med["figaroh"][0] / med["jaxid"][0],
+               warm_ratio_wall_ols_only=med["figaroh_ols"][0] / med["jaxid"][0], cold=cold_t, accuracy=acc)
     print(json.dumps(out))
     return out
 

@@ -16,7 +16,12 @@
 - ``"tls"``: total least squares from the SVD of ``[W tau]`` (Golub & Van Loan 1980,
   SIAM J. Numer. Anal. 17).
 
-Every solve goes through the SVD (never the normal equations).  By default each column
+Every solve goes through the SVD (never the normal equations), of small triangular factors:
+the rows are first reduced, in one tall-skinny QR pass, to one R per joint (``_joint_r``,
+the reduced form ``jaxid.identification.streaming`` accumulates chunk by chunk), and ols,
+two-step wls and ridge, their covariance and the per-joint variances follow from those
+R's (``_reduced_fit``, shared with ``streaming.fit``); irls, tls and a general noise
+covariance go back to the rows.  By default each column
 of ``W`` is divided by its norm first (Gautier 1990 practice: it removes the unit
 dependence of the conditioning); theta and its covariance are mapped back.
 
