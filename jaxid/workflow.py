@@ -485,6 +485,42 @@ def outside_reversals(prepared: Prepared) -> np.ndarray:
     return np.concatenate(keep)
 
 
+#: Base parameters of the models identified in this process, by model value (:func:`base_of`).
+_BASES: dict = {}
+_BASES_KEPT = 8
+
+
+def base_of(robot):
+    """``jaxid.base_parameters(robot)``, warnings off (an ambiguous rank is reported by
+    :func:`physics_report`, from ``base.gap``), remembered for the last few models by value.
+
+    They depend on the model alone, not on the data: structure, evaluated on fixed random
+    states (in chunks of the data's shape, so the regressor compiles once). Recomputing them
+    (a regressor on ``SAMPLES`` states and a QR) was half of a warm ``identify_experiment`` of
+    a 1000-sample UR10 (``benchmarks/vs_figaroh.py``). The key is the model's pytree structure
+    (topology, names, static settings) and the bytes of its arrays, so an equal model built
+    again hits and any change of geometry, limits or terms misses."""
+    import jax
+
+    import jaxid
+
+    leaves, treedef = jax.tree_util.tree_flatten(robot)
+    key = (treedef, tuple((np.shape(x), np.asarray(x).dtype.str, np.asarray(x).tobytes()) for x in leaves))
+    try:
+        base = _BASES.get(key)
+    except TypeError:  # an unhashable static field: no memory
+        key, base = None, None
+    if base is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base = jaxid.base_parameters(robot)
+        if key is not None:
+            if len(_BASES) >= _BASES_KEPT:
+                _BASES.pop(next(iter(_BASES)))  # the oldest
+            _BASES[key] = base
+    return base
+
+
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
                         consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
                         bounds=None, sdp_check: bool = False, outliers: str = "drop", reference=None, gains=None,
@@ -560,10 +596,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     elif stribeck_vs is not None:
         robot = dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
     description["stribeck_vs"] = float(robot.stribeck_vs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an ambiguous rank is reported in the physics check, from base.gap
-        # Random states in chunks of the data's shape: the regressor compiles once.
-        base = jaxid.base_parameters(robot)
+    base = base_of(robot)
     names = robot.parameter_names()
     N = prepared.n_samples
     if N * robot.n <= base.rank:
@@ -816,9 +849,7 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
         if c.get("parallel") or c.get("derivatives") == "periodic":
             raise WorkflowError(f"{ds.source}: LuGre integrates each joint's bristle state sample by sample along "
                                 "the run; use the run as recorded (no parallel filtering, no period averaging)")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an ambiguous rank is reported in the physics check
-        base = jaxid.base_parameters(robot)
+    base = base_of(robot)
     idx = np.asarray(base.indices)
     W = [regressor_rows(robot, [ds], idx, progress)[0].reshape(len(ds), robot.n, -1) for ds in datasets]
     with warnings.catch_warnings(record=True):  # the same lines are returned in fit["lugre"]["warnings"]

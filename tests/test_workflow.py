@@ -145,3 +145,14 @@ def test_faulty_torque_channels_are_named_or_screened(experiment):
     assert p.fit["screening"]["method"] == "wls" and 100 in p.fit["screening"]["outlier_samples"]
     z = np.abs(np.asarray(p.theta) - np.asarray(clean.theta)) / np.asarray(clean.std)
     assert z.max() < 3, z
+
+
+def test_base_parameters_are_remembered_by_model_value():
+    robot = jaxid.models.planar(2)
+    base = workflow.base_of(robot)
+    assert workflow.base_of(jaxid.models.planar(2)) is base  # an equal model, built again
+    heavier = robot.with_parameters(2.0 * robot.parameter_vector())
+    other = workflow.base_of(heavier)
+    assert other is not base and other.names == base.names  # other values: computed again, same structure
+    fresh = jaxid.base_parameters(robot)
+    assert fresh.names == base.names and np.array_equal(np.asarray(fresh.K), np.asarray(base.K))

@@ -105,22 +105,24 @@ QR_BLOCK = 1024
 
 
 def r_factor(X, xp=np):
-    """Upper-triangular R (k, k) with X^T X = R^T R, for X (M, k), by tall-skinny QR
-    (Demmel, Grigori, Hoemmen and Langou 2012): the R factors of row blocks are stacked and
-    factored again; zero rows pad M to whole blocks (they leave R unchanged). LAPACK's QR
-    (and SVD) of a tall, narrow regressor is BLAS-2 bound; the batched block QRs are several
-    times faster, and a least-squares problem on X reduces exactly to one on R.
+    """Upper-triangular R (..., k, k) with X^T X = R^T R, for X (..., M, k) (leading axes:
+    independent problems, e.g. one per joint), by tall-skinny QR (Demmel, Grigori, Hoemmen
+    and Langou 2012): the R factors of row blocks are stacked and factored again; zero rows
+    pad M to whole blocks (they leave R unchanged). LAPACK's QR (and SVD) of a tall, narrow
+    regressor is BLAS-2 bound; the batched block QRs are several times faster, and a
+    least-squares problem on X reduces exactly to one on R.
 
     xp: ``numpy`` (at the edges) or ``jax.numpy`` (inside jitted estimators): one algorithm
     for both, with static shapes."""
-    M, k = X.shape
+    *lead, M, k = X.shape
+    edge = [(0, 0)] * len(lead)
     if M > 2 * QR_BLOCK:
         nb = -(-M // QR_BLOCK)
-        X = xp.pad(X, ((0, nb * QR_BLOCK - M), (0, 0))).reshape(nb, QR_BLOCK, k)
-        X = xp.linalg.qr(X, mode="r").reshape(nb * k, k)
-    if X.shape[0] < k:
-        X = xp.pad(X, ((0, k - X.shape[0]), (0, 0)))
-    return xp.linalg.qr(X, mode="r")[:k]
+        X = xp.pad(X, (*edge, (0, nb * QR_BLOCK - M), (0, 0))).reshape(*lead, nb, QR_BLOCK, k)
+        X = xp.linalg.qr(X, mode="r").reshape(*lead, nb * k, k)
+    if X.shape[-2] < k:
+        X = xp.pad(X, (*edge, (0, k - X.shape[-2]), (0, 0)))
+    return xp.linalg.qr(X, mode="r")[..., :k, :]
 
 
 def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:

@@ -16,7 +16,12 @@
 - ``"tls"``: total least squares from the SVD of ``[W tau]`` (Golub & Van Loan 1980,
   SIAM J. Numer. Anal. 17).
 
-Every solve goes through the SVD (never the normal equations).  By default each column
+Every solve goes through the SVD (never the normal equations), of small triangular factors:
+the rows are first reduced, in one tall-skinny QR pass, to one R per joint (``_joint_r``,
+the reduced form ``jaxid.identification.streaming`` accumulates chunk by chunk), and ols,
+two-step wls and ridge, their covariance and the per-joint variances follow from those
+R's (``_reduced_fit``, shared with ``streaming.fit``); irls, tls and a general noise
+covariance go back to the rows.  By default each column
 of ``W`` is divided by its norm first (Gautier 1990 practice: it removes the unit
 dependence of the conditioning); theta and its covariance are mapped back.
 
@@ -93,40 +98,120 @@ def _pinv_solve(usv, b, rcond):
     return Vt.T @ (g * (U.T @ b)), (Vt.T * g**2) @ Vt, jnp.sum(keep)
 
 
-def _svd_of(A, b):
-    """Thin SVD (U, s, Vt) of the small R with A = Q R, and z = Q^T b: A and R share s and
-    Vt, and U_R^T z = U_A^T b, which is all ``_pinv_solve`` and the ridge/tls paths use."""
+def _solve(A, b, rcond):
+    """``_pinv_solve`` of the rows A (M, p), b (M,), through the R of [A | b] (``r_factor``):
+    A and R share s and Vt, and U_R^T z = U_A^T b."""
     p = A.shape[1]
     Rab = r_factor(jnp.concatenate([A, b[:, None]], axis=1), jnp)
-    return jnp.linalg.svd(Rab[:p, :p]), Rab[:p, p]
+    return _pinv_solve(jnp.linalg.svd(Rab[:p, :p]), Rab[:p, p], rcond)
 
 
-def _solve(A, b, rcond):
-    usv, z = _svd_of(A, b)
-    return _pinv_solve(usv, z, rcond)
+def _joint_r(W, tau, n):
+    """R_j (n, p + 1, p + 1) of each joint's own rows ``[W_j | tau_j]`` of a stacked
+    sample-major system W (M, p), tau (M,): one pass over the rows, after which every
+    least-squares quantity of the ols, wls and ridge fits follows from these small
+    factors (``jaxid.identification.streaming`` builds the same R_j chunk by chunk)."""
+    M, p = W.shape
+    X = jnp.concatenate([W, tau[:, None]], axis=1).reshape(M // n, n, p + 1).swapaxes(0, 1)
+    return r_factor(X, jnp)
+
+
+def _joint_variance(Rj, N):
+    """Joint j's own OLS (Gautier & Poignet 2001) from its R_j (p + 1, p + 1) (columns
+    normalised): the residual variance ||r_j||^2 / (N - b_j) and the rank b_j, the number of
+    parameter combinations identifiable from joint j alone. Fitting each joint separately
+    keeps a noisy joint from leaking into the residual of a quiet one, which a pooled OLS
+    residual would do."""
+    p = Rj.shape[1] - 1
+    nj = jnp.linalg.norm(Rj[:, :p], axis=0)
+    Rj = Rj * jnp.append(1.0 / jnp.where(nj > 0, nj, 1.0), 1.0)
+    x, _, rank = _pinv_solve(jnp.linalg.svd(Rj[:p, :p]), Rj[:p, p], TOL)
+    rss = jnp.sum((Rj[:p, p] - Rj[:p, :p] @ x) ** 2) + Rj[p, p] ** 2
+    return rss / jnp.maximum(N - rank, 1), rank
 
 
 def _joint_ols(A, b, n):
-    """Per-joint OLS of each joint's own equations (Gautier & Poignet 2001).
+    """Per-joint OLS noise variances and ranks b_j, shape (n,) each (``_joint_variance``),
+    of a stacked system A (M, p), b (M,)."""
+    return jax.vmap(_joint_variance, in_axes=(0, None))(_joint_r(A, b, n), A.shape[0] // n)
 
-    Returns the noise variances ||r_j||^2 / (N - b_j) and the ranks b_j, shape (n,) each,
-    where b_j is the number of parameter combinations identifiable from joint j alone.
-    Fitting each joint separately keeps a noisy joint from leaking into the residual of
-    a quiet one, which a pooled OLS residual would do.
-    """
-    M, p = A.shape
-    N = M // n
 
-    def one(Aj, bj):
-        nj = jnp.linalg.norm(Aj, axis=0)
-        x, _, rank = _solve(Aj / jnp.where(nj > 0, nj, 1.0), bj, TOL)
-        r = bj - (Aj / jnp.where(nj > 0, nj, 1.0)) @ x
-        return r @ r / jnp.maximum(N - rank, 1), rank
+def _pooled(R):
+    """R of the stacked per-joint R's (n, k1, k1) -> (k1, k1): the R of all rows."""
+    return r_factor(R.reshape(-1, R.shape[-1]), jnp)
 
-    return jax.vmap(one)(A.reshape(N, n, p).swapaxes(0, 1), b.reshape(N, n).T)
+
+def _scaled(R, N, scale):
+    """The column scaling of ``identify`` on per-joint R's (n, p + 1, p + 1).
+
+    Returns d (p,) (column norms of W, 1 for zero columns, all 1 without ``scale``), the
+    zero columns (p,) bool, the scaled pooled R ``Ra`` of [A | tau] (A = W / d, rounding-level columns zeroed as in the
+    rank check), its SVD (U, s, Vt), the scaled per-joint R's ``Rs`` and each joint's own
+    OLS variance and rank (``_joint_variance``)."""
+    p = R.shape[-1] - 1
+    pooled = _pooled(R)
+    norms = jnp.linalg.norm(pooled[:, :p], axis=0)  # = the column norms of W
+    zero = norms <= TOL * jnp.max(norms)  # as in base_from_regressor
+    d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p, R.dtype)
+    cols = jnp.append(jnp.where(zero, 0.0, 1.0 / d), 1.0)
+    Ra, Rs = pooled * cols, R * cols
+    sub_var, sub_rank = jax.vmap(_joint_variance, in_axes=(0, None))(Rs, N)
+    return d, zero, Ra, jnp.linalg.svd(Ra[:p, :p]), Rs, sub_var, sub_rank
+
+
+def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
+    """"ols", "wls" (Gautier's two-step, or per-joint noise variances (n,)) and "ridge" on
+    the per-joint R's (n, p + 1, p + 1) of N samples: ``identify``'s estimate and statistics
+    without the rows. r2: theta -> per-joint residual sums of squares (n,); default from
+    R, ``||R_j [theta; -1]||^2``. Returns (Identification, the per-joint ranks b_j)."""
+    n, p = R.shape[0], R.shape[-1] - 1
+    M = N * n
+    d, _, Ra, usv, Rs, sub_var, sub_rank = _scaled(R, N, scale)
+    z, rho2 = Ra[:p, p], Ra[p, p] ** 2
+    rss = lambda x: jnp.sum((z - Ra[:p, :p] @ x) ** 2) + rho2  # ||tau - A x||^2
+    lam_used = jnp.zeros((), R.dtype)
+    if method == "ols":
+        x, P, rank = _pinv_solve(usv, z, rcond)
+        dof = M - rank
+        cov = P * rss(x) / dof
+    elif method == "wls":
+        if variances is None:  # Gautier's two-step; the floor needs only each joint's rms torque
+            rms = jnp.linalg.norm(R[:, :, p], axis=1) / jnp.sqrt(jnp.maximum(N, 1))
+            variances = _variance_floor(sub_var, rms[None])
+        # Whitening joint j's rows by 1 / sigma_j scales its R_j alike.
+        Rw = _pooled(Rs / jnp.sqrt(variances)[:, None, None])
+        x, cov, rank = _pinv_solve(jnp.linalg.svd(Rw[:p, :p]), Rw[:p, p], rcond)  # Gauss-Markov
+        dof = M - rank
+    elif method == "ridge":
+        U, s, Vt = usv
+        beta = U.T @ z
+        lam_used = _gcv_lambda(s, beta, z @ z + rho2, M) if lam is None else jnp.asarray(lam, R.dtype)
+        g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)  # lam = 0 on a null space
+        x = Vt.T @ (g * beta)
+        dof = M - jnp.sum(s * g)
+        # Sampling covariance of the (biased) ridge estimator.
+        cov = (Vt.T * g**2) @ Vt * rss(x) / dof
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    r2 = (lambda th: jnp.sum((R @ jnp.append(th, -1.0)) ** 2, axis=1)) if r2 is None else r2
+    return _result(x, cov, d, usv[1], r2, N, sub_rank, dof, lam_used, method), sub_rank
+
+
+def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
+    """``Identification`` from the solution x and covariance of the scaled problem."""
+    theta = x / d
+    cov = cov / jnp.outer(d, d)
+    std = jnp.sqrt(jnp.diag(cov))
+    r2 = r2(theta)  # (n,) per-joint residual sums of squares
+    return Identification(
+        theta=theta, cov=cov, std=std, rel_std=100.0 * std / jnp.abs(theta), cond=sv[0] / sv[-1],
+        singular_values=sv, residual_rms=jnp.sqrt(r2 / N), sigma2=r2 / jnp.maximum(N - sub_rank, 1),
+        dof=jnp.asarray(dof, x.dtype), lam=lam, method=method)
 
 
 _joint_ols_jit = jax.jit(_joint_ols, static_argnums=2)
+_joint_r_jit = jax.jit(_joint_r, static_argnums=2)
+_pooled_jit = jax.jit(_pooled)
 
 
 @functools.partial(jax.jit, static_argnums=2)
@@ -209,43 +294,41 @@ def _variance_floor(var, tau2):
 
 
 @functools.partial(jax.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
-def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, check=False):
+def _fit(W, tau, white, variances, lam, rcond, c, R=None, *, n, method, scale, loss, max_iter, check=False):
     """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n. No validation, except
-    ``check``: the value checks of ``identify`` compiled in (for traced inputs)."""
+    ``check``: the value checks of ``identify`` compiled in (for traced inputs).
+
+    Every method starts from one pass over the rows, the per-joint R's (``_joint_r``; R when
+    the caller has them already); ols, wls without a general whitening and ridge need
+    nothing else from the rows but the residual (``_reduced_fit``), which is taken on the
+    rows themselves. irls, tls and whitened wls go back to the rows."""
     M, p = W.shape
     N = M // n
     if check:
         W, tau, white = _traced_checks(W, tau, white)
-    norms = jnp.linalg.norm(W, axis=0)
-    # Rounding-level columns are zero, as in the rank check (base_from_regressor).
-    zero = norms <= TOL * jnp.max(norms)
-    d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p, W.dtype)
-    A = jnp.where(zero, 0.0, W / d)
-    usv, z = _svd_of(A, tau)  # z = Q^T tau: projections on the left singular vectors via R
-    sv = usv[1]
-    lam_used = jnp.zeros((), W.dtype)
-    sub_var, sub_rank = _joint_ols(A, tau, n)
-    if check and method == "wls" and white is None:
-        sub_var = _raise_if(
-            sub_var, jnp.any(N <= sub_rank),
-            "two-step wls needs more samples than parameters per joint (found under jit; call "
-            "identify outside jit to see the counts); add samples")
+    R = _joint_r(W, tau, n) if R is None else R
 
-    def joint_var(r):
-        return jnp.sum(r.reshape(N, n) ** 2, axis=0) / jnp.maximum(N - sub_rank, 1)
+    def r2(theta):  # per-joint residual sums of squares on the rows
+        return jnp.sum((tau - W @ theta).reshape(N, n) ** 2, axis=0)
+
+    if method in ("ols", "ridge") or (method == "wls" and white is None):
+        out, sub_rank = _reduced_fit(R, N, variances, lam, rcond, method=method, scale=scale, r2=r2)
+        if check and method == "wls" and variances is None:
+            out = eqx.tree_at(lambda o: o.theta, out, _raise_if(
+                out.theta, jnp.any(N <= sub_rank),
+                "two-step wls needs more samples than parameters per joint (found under jit; call "
+                "identify outside jit to see the counts); add samples"))
+        return out
+    d, zero, Ra, usv, _, _, sub_rank = _scaled(R, N, scale)
+    A = jnp.where(zero, 0.0, W / d)
+    z, sv = Ra[:p, p], usv[1]
+    lam_used = jnp.zeros((), W.dtype)
 
     def whiten(X, Wh):  # X (M, k); Wh (N, n, n) or (n, n) per-sample whitening matrix
         Wh = jnp.broadcast_to(Wh, (N, n, n))
         return jnp.einsum("kij,kjl->kil", Wh, X.reshape(N, n, -1)).reshape(M, -1)
 
-    if method == "ols":
-        x, P, rank = _pinv_solve(usv, z, rcond)
-        r = tau - A @ x
-        dof = M - rank
-        cov = P * (r @ r) / dof
-    elif method == "wls":
-        if white is None:  # Gautier's two-step: noise variance per joint from its own OLS
-            white = jnp.diag(1.0 / jnp.sqrt(_variance_floor(sub_var, tau.reshape(N, n))))
+    if method == "wls":  # a supplied noise covariance or row weights: whitened rows
         Aw, bw = whiten(A, white), whiten(tau[:, None], white)[:, 0]
         x, cov, rank = _solve(Aw, bw, rcond)  # Gauss-Markov: (W^T Sigma^-1 W)^-1
         dof = M - rank
@@ -271,20 +354,11 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
         dof = M - rank
         # Huber's (1981, 7.6) asymptotic covariance, small-sample factor K omitted.
         cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2
-    elif method == "ridge":
-        U, s, Vt = usv
-        beta = U.T @ z
-        lam_used = _gcv_lambda(s, beta, tau @ tau, M) if lam is None else jnp.asarray(lam, W.dtype)
-        g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)  # lam = 0 on a null space
-        x = Vt.T @ (g * beta)
-        r = tau - A @ x
-        dof = M - jnp.sum(s * g)
-        # Sampling covariance of the (biased) ridge estimator.
-        cov = (Vt.T * g**2) @ Vt * (r @ r) / dof
     elif method == "tls":
-        nb = jnp.linalg.norm(tau) if scale else jnp.ones((), W.dtype)
+        nb = jnp.sqrt(z @ z + Ra[p, p] ** 2) if scale else jnp.ones((), W.dtype)  # ||tau||
         nb = jnp.where(nb > 0, nb, 1.0)
-        _, sc, Vt = jnp.linalg.svd(r_factor(jnp.concatenate([A, tau[:, None] / nb], axis=1), jnp))
+        # The R of [A | tau / nb] is Ra with its last column scaled alike.
+        _, sc, Vt = jnp.linalg.svd(Ra * jnp.append(jnp.ones(p, W.dtype), 1.0 / nb))
         v = Vt[-1]
         x = -v[:p] / v[p] * nb
         r = tau - A @ x
@@ -294,24 +368,7 @@ def _fit(W, tau, white, lam, rcond, c, *, n, method, scale, loss, max_iter, chec
         cov = (usv[2].T / (sv**2 - sc[-1] ** 2)) @ usv[2] * (r @ r) / dof
     else:
         raise ValueError(f"unknown method {method!r}")
-
-    theta = x / d
-    cov = cov / jnp.outer(d, d)
-    std = jnp.sqrt(jnp.diag(cov))
-    r = tau - W @ theta
-    return Identification(
-        theta=theta,
-        cov=cov,
-        std=std,
-        rel_std=100.0 * std / jnp.abs(theta),
-        cond=sv[0] / sv[-1],
-        singular_values=sv,
-        residual_rms=jnp.sqrt(jnp.mean(r.reshape(N, n) ** 2, axis=0)),
-        sigma2=joint_var(r),
-        dof=jnp.asarray(dof, W.dtype),
-        lam=lam_used,
-        method=method,
-    )
+    return _result(x, cov, d, sv, r2, N, sub_rank, dof, lam_used, method)
 
 
 # ------------------------------------------------------------------- validation
@@ -516,6 +573,7 @@ def identify(
         c = LOSS_C[loss]
 
     traced = _is_traced(W, tau)
+    R = None
     if check and not traced:
         Wn, tn = np.asarray(W), np.asarray(tau)
         for label, x in (("W", Wn), ("tau", tn)):
@@ -524,15 +582,17 @@ def identify(
                 raise ValueError(f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples")
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
+        R = _joint_r_jit(W, tau, n)  # the one pass over the rows, shared by the checks and the fit
         if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
-            b_j = np.asarray(_joint_ols_jit(W, tau, n)[1])
+            b_j = np.asarray(jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[1])
             if np.any(N <= b_j):
                 raise ValueError(
                     f"two-step wls needs more samples than parameters per joint: N={N}, "
                     f"identifiable parameters per joint {b_j.tolist()}; add samples"
                 )
         if method != "ridge" and rcond is None:
-            msg = _rank_error(Wn, names)
+            # The R of all rows has the column inner products of W: the same rank decision.
+            msg = _rank_error(np.asarray(_pooled_jit(R))[:, :p], names)
             if msg:
                 raise ValueError(msg)
     if check and cov is not None and not _is_traced(cov):
@@ -555,9 +615,14 @@ def identify(
     if rcond is not None and not _is_traced(rcond) and not 0 <= rcond < 1:
         raise ValueError(f"rcond must be in [0, 1), got {rcond}")
 
-    white = None if cov is None and weights is None else _whitener(cov, weights, N, n)
+    # Per-joint variances whiten each joint's rows alike: the reduced form takes them directly.
+    variances = cov if cov is not None and cov.ndim == 1 else None
+    white = None if variances is not None or (cov is None and weights is None) else _whitener(cov, weights, N, n)
     if rcond is None:  # numpy's pinv default; passed as a value so that it shares the compile
         rcond = float(np.finfo(np.float64).eps * max(M, p))
-    traced = traced or _is_traced(white)
-    return _fit(W, tau, white, lam, rcond, c, n=n, method=method, scale=scale, loss=loss, max_iter=max_iter,
-                check=bool(check and traced))
+    traced = traced or _is_traced(white) or _is_traced(variances)
+    if variances is not None and check and traced:
+        variances = _raise_if(variances, ~jnp.all(jnp.isfinite(1.0 / jnp.sqrt(variances))),
+                              "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)
+    return _fit(W, tau, white, variances, lam, rcond, c, R, n=n, method=method, scale=scale, loss=loss,
+                max_iter=max_iter, check=bool(check and traced))

@@ -33,18 +33,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid.identification.base import SAMPLES, TOL, r_factor
-from jaxid.identification.estimators import (Identification, _gcv_lambda, _pinv_solve, _rank_error,
-                                             _variance_floor)
+from jaxid.identification.base import SAMPLES
+from jaxid.identification.estimators import Identification, _pooled, _rank_error, _reduced_fit
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
 #: identification is dominated by compiling, and the dense path compiles less (no streaming
 #: step, no residual pass; UR5, 30k samples, first call 44 s dense vs 61 s streamed on a loaded
 #: 2-core machine) while its peak (about ``jaxid.memory.COPIES`` = 9 copies of W, ~600 MB at
-#: the threshold) fits any machine that runs jaxid. Above it the streamed path is faster warm
-#: (30k: 1.3 s vs 4.9 s; 100k: 7.8 s vs 53 s) and its memory stays at a few chunks
-#: (``benchmarks/streaming.py``).
+#: the threshold) fits any machine that runs jaxid. Above it memory stays at a few chunks
+#: (``benchmarks/streaming.py``). (The warm figures measured for this choice, 30k samples 1.3 s
+#: streamed vs 4.9 s dense, predate the dense path's reduction to the same per-joint R's.)
 STREAM_BYTES = 64 * 2**20
 
 METHODS = ("ols", "wls", "ridge")
@@ -117,22 +116,6 @@ def _padded(chunk, *xs):
 # ------------------------------------------------------------------------------ the fit
 
 
-def _joint_variance(Rj, N):
-    """Joint j's own OLS (its R_j, columns normalised): residual variance ||r_j||^2 / (N - b_j)
-    and rank b_j, as ``estimators._joint_ols`` computes them from the rows."""
-    p = Rj.shape[1] - 1
-    nj = jnp.linalg.norm(Rj[:, :p], axis=0)
-    Rj = Rj * jnp.append(1.0 / jnp.where(nj > 0, nj, 1.0), 1.0)
-    x, _, rank = _pinv_solve(jnp.linalg.svd(Rj[:p, :p]), Rj[:p, p], TOL)
-    rss = jnp.sum((Rj[:p, p] - Rj[:p, :p] @ x) ** 2) + Rj[p, p] ** 2
-    return rss / jnp.maximum(N - rank, 1), rank
-
-
-def _pooled(R):
-    """R of the stacked per-joint R's (n, k1, k1) -> (k1, k1)."""
-    return r_factor(R.reshape(-1, R.shape[-1]), jnp)
-
-
 @jax.jit
 def _rank_matrix(red: Reduced):
     """R (k + 1, k) of the pooled regressor columns: same column inner products as W."""
@@ -140,50 +123,8 @@ def _rank_matrix(red: Reduced):
 
 
 def _fit(red: Reduced, variances, lam, rcond, *, method: str, scale: bool):
-    R, N = red.R, red.N
-    n, p = R.shape[0], R.shape[1] - 1
-    M = N * n
-    pooled = _pooled(R)
-    norms = jnp.linalg.norm(pooled[:, :p], axis=0)
-    zero = norms <= TOL * jnp.max(norms)  # as in estimators._fit and the rank check
-    d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p)
-    cols = jnp.append(jnp.where(zero, 0.0, 1.0 / d), 1.0)
-    Rs, Ra = R * cols, pooled * cols  # the R's of [A_j | tau_j] and [A | tau], A = W / d
-    usv = jnp.linalg.svd(Ra[:p, :p])
-    z, rho2 = Ra[:p, p], Ra[p, p] ** 2
-    sv = usv[1]
-    sub_var, sub_rank = jax.vmap(_joint_variance, in_axes=(0, None))(Rs, N)
-    rss = lambda x: jnp.sum((z - Ra[:p, :p] @ x) ** 2) + rho2  # ||tau - A x||^2
-    lam_used = jnp.zeros(())
-    if method == "ols":
-        x, P, rank = _pinv_solve(usv, z, rcond)
-        dof = M - rank
-        cov = P * rss(x) / dof
-    elif method == "wls":
-        if variances is None:  # Gautier's two-step; the floor needs only each joint's rms torque
-            rms = jnp.linalg.norm(R[:, :, p], axis=1) / jnp.sqrt(jnp.maximum(N, 1))
-            variances = _variance_floor(sub_var, rms[None])
-        Rw = _pooled(Rs / jnp.sqrt(variances)[:, None, None])
-        x, cov, rank = _pinv_solve(jnp.linalg.svd(Rw[:p, :p]), Rw[:p, p], rcond)
-        dof = M - rank
-    elif method == "ridge":
-        U, s, Vt = usv
-        beta = U.T @ z
-        lam_used = _gcv_lambda(s, beta, z @ z + rho2, M) if lam is None else jnp.asarray(lam, float)
-        g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)
-        x = Vt.T @ (g * beta)
-        dof = M - jnp.sum(s * g)
-        cov = (Vt.T * g**2) @ Vt * rss(x) / dof
-    else:
-        raise ValueError(f"unknown method {method!r}")
-    theta = x / d
-    cov = cov / jnp.outer(d, d)
-    std = jnp.sqrt(jnp.diag(cov))
-    r2 = jnp.sum((R @ jnp.append(theta, -1.0)) ** 2, axis=1)  # ||tau_j - W_j theta||^2 per joint
-    return Identification(
-        theta=theta, cov=cov, std=std, rel_std=100.0 * std / jnp.abs(theta), cond=sv[0] / sv[-1],
-        singular_values=sv, residual_rms=jnp.sqrt(r2 / N), sigma2=r2 / jnp.maximum(N - sub_rank, 1),
-        dof=jnp.asarray(dof, float), lam=lam_used, method=method), sub_rank
+    # The dense estimators reduce their rows to the same per-joint R's: one implementation.
+    return _reduced_fit(red.R, red.N, variances, lam, rcond, method=method, scale=scale)
 
 
 _fit_jit = jax.jit(_fit, static_argnames=("method", "scale"))

@@ -122,6 +122,7 @@ def from_pseudo_inertia(J):
                             jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
 
 
+@jax.jit  # one compiled program, not a dozen eager ops per call (the workflow's physics check)
 def is_consistent(pi, tol=0.0):
     """True where the pseudo-inertia of pi (..., 10) is positive definite (min eigenvalue > tol)."""
     J = jnp.vectorize(pseudo_inertia, signature="(k)->(a,a)")(jnp.asarray(pi))
