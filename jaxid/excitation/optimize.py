@@ -37,7 +37,8 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxid.dynamics.terms import rnea
-from jaxid.excitation.trajectories import _fourier_jerk, _zero_start, fourier, fourier_period
+from jaxid.excitation.trajectories import (
+    _fourier_jerk, _zero_start, approach, approach_duration, approach_jerk, fourier, fourier_period)
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
 from jaxid.signals import _static_int, _static_positive
@@ -221,7 +222,8 @@ class Excitation:
     (compilation included). steps: optimiser steps per start. initial_margin /
     final_margin: per start, the worst geometric margin (m, dense grid; NaN without
     constraints). home: the rest pose (n,) rad it starts and ends at, or None (then it
-    starts at rest at q0 - sum_k b_k / (k w)).
+    starts at rest at q0 - sum_k b_k / (k w)). limits: the limits it was optimised within
+    ({``q_min``, ...}: (n,) arrays, inf where absent); margin: the fraction of each kept free.
     """
 
     a: np.ndarray
@@ -246,6 +248,8 @@ class Excitation:
     initial_margin: np.ndarray = None
     final_margin: np.ndarray = None
     home: np.ndarray = None
+    limits: dict = None
+    margin: float = 0.05
 
     @property
     def period(self) -> float:
@@ -264,10 +268,30 @@ class Excitation:
         """Jerk (N, n), rad/s^3, at times t (N,), s."""
         return _fourier_jerk(jnp.asarray(self.a), jnp.asarray(self.b), self.omega_f, jnp.asarray(t, dtype=float))
 
-    def trajectory(self, fs, periods=1):
+    def approach_time(self, start_from, fs):
+        """Duration, s, of the rest-to-rest quintic move (``trajectories.approach``) from the
+        pose ``start_from`` (n,), rad, to the excitation's start: the shortest within (1 -
+        margin) of the velocity, acceleration and jerk limits, rounded up to whole samples at
+        fs Hz; 0 when already there."""
+        if self.limits is None:
+            raise ValueError("this Excitation carries no limits; make it with optimize() to time an approach")
+        lim, frac = self.limits, 1.0 - self.margin
+        T = approach_duration(start_from, self._start(), frac * lim["qd_max"], frac * lim["qdd_max"],
+                              frac * lim["qddd_max"])
+        return float(np.ceil(T * fs) / fs)
+
+    def _start(self):
+        return np.asarray(self.sample(np.zeros(1))[0][0])
+
+    def trajectory(self, fs, periods=1, start_from=None, jerk=False):
         """Sample ``periods`` periods at fs Hz, both ends included (at rest there).
 
-        Returns (t, q, qd, qdd): t (N,), s, with N = periods * round(period * fs) + 1.
+        start_from: the robot's current pose (n,), rad: the samples then begin with the
+        approach move from it (``approach_time``), and the excitation follows shifted by its
+        duration. jerk: also return the jerk.
+        Returns (t, q, qd, qdd), or (t, q, qd, qdd, qddd) with jerk: t (N,), s, with N =
+        periods * round(period * fs) + 1 (+ the approach's samples); the others (N, n), rad,
+        rad/s, rad/s^2, rad/s^3.
         """
         if not (np.isfinite(fs) and fs > 0):
             raise ValueError(f"fs must be a positive sample rate in Hz, got {fs}")
@@ -277,7 +301,14 @@ class Excitation:
         if per < 2:
             raise ValueError(f"fs = {fs} Hz gives {per} sample(s) per period; raise fs")
         t = np.arange(periods * per + 1) * (self.period / per)
-        return (t, *self.sample(t))
+        out = [np.asarray(x) for x in self.sample(t)] + ([np.asarray(self.jerk(t))] if jerk else [])
+        if start_from is None:
+            return (t, *out)
+        start = np.asarray(start_from, dtype=float)
+        T = self.approach_time(start, fs)
+        t_a = np.arange(int(round(T * fs))) / fs
+        ramp = list(approach(start, self._start(), T, t_a)) + ([approach_jerk(start, self._start(), T, t_a)] if jerk else [])
+        return (np.concatenate([t_a, t + T]), *(np.concatenate([np.asarray(a), b]) for a, b in zip(ramp, out)))
 
     def summary(self) -> dict:
         """Figures as plain Python numbers (JSON-ready)."""
@@ -544,7 +575,7 @@ def optimize(
         initial_cond=initial[0], initial_logdet=initial[1], initial_feasible=feasible[0],
         final_cond=final[0], final_logdet=final[1], final_feasible=feasible[1], best_start=i,
         time_s=time.perf_counter() - t_start, steps=steps, initial_margin=worst_margin[0],
-        final_margin=worst_margin[1], home=home,
+        final_margin=worst_margin[1], home=home, limits=lim, margin=margin,
     )
 
 
