@@ -41,6 +41,7 @@ from jaxid.excitation.trajectories import (
     _fourier_jerk, _zero_start, approach, approach_duration, approach_jerk, fourier, fourier_period)
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
+from jaxid.model.robot import Robot
 from jaxid.signals import _static_int, _static_positive
 
 __all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
@@ -368,7 +369,9 @@ def optimize(
             optimised as its logarithm) or "logdet" (D-optimal, -log det G).
         n_starts: random starts optimised together (vmap); steps: Adam steps per start;
             learning_rate: Adam's initial rate (cosine-decayed to 1 % of it), in units of
-            the limits (coefficients are scaled by qd_max, q0 by the half position range).
+            the limits (harmonic k's coefficients by the largest amplitude the velocity,
+            position, acceleration and jerk limits allow it alone: min(qd_max, k w half range,
+            qdd_max / (k w), qddd_max / (k w)^2); q0 by the half position range).
         n_samples: coarse time grid of the objective and penalties over one period,
             default 20 H (20 samples per period of the highest harmonic).
         check_samples: dense grid of the final check and of the reported values, default
@@ -422,8 +425,19 @@ def optimize(
     omega = 2 * np.pi * f0
     period = 1.0 / f0
 
-    # Optimise in units of the limits so one learning rate suits every robot.
-    v_scale = np.where(np.isfinite(lim["qd_max"]), lim["qd_max"], 1.0)[:, None]
+    # Optimise in units of the limits so one learning rate suits every robot and base frequency:
+    # harmonic k of joint i in units of the largest amplitude the linear limits allow it alone
+    # (velocity a <= qd_max, position a / (k w) <= half range, acceleration a k w <= qdd_max, jerk
+    # a (k w)^2 <= qddd_max), so that a step moves every harmonic by the same fraction of its
+    # range. In units of qd_max alone, at 0.05 Hz the first harmonic's admissible amplitude is a
+    # tenth of one unit on the UR5: each early Adam step (~ the learning rate on every
+    # coefficient) then moved it by a fifth of its range, into the constraints and out again.
+    wk = omega * np.arange(1, H + 1)
+    amp = np.min(np.stack(np.broadcast_arrays(lim["qd_max"][:, None], bound[0][:, None] * wk,
+                                              lim["qdd_max"][:, None] / wk, lim["qddd_max"][:, None] / wk**2)), axis=0)
+    v_scale = np.where(np.isfinite(amp), amp, 1.0)
+    # The random starts are drawn as N(0, qd_max^2) in physical units, as before the harmonics had units of their own.
+    draw_scale = np.where(np.isfinite(lim["qd_max"]), lim["qd_max"], 1.0)[:, None] / v_scale
     q_scale = np.where(np.isfinite(bound[0]), bound[0], 1.0)
     if home is not None:
         if q0 is not None:
@@ -474,7 +488,6 @@ def optimize(
         raise ValueError(f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
                          f"columns; use n_samples >= {-(-columns.size // n)}")
 
-    wk = omega * np.arange(1, H + 1)
     t_coarse = jnp.arange(n_samples) * (period / n_samples)
     t_dense = jnp.arange(check_samples) * (period / check_samples)
     centre_j, bound_j = jnp.asarray(centre), jnp.asarray(bound)
@@ -499,11 +512,20 @@ def optimize(
         q, qd, qdd, qddd = trajectory(z, t)
         return _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j), geometry(q)
 
+    # The nominal torques of the torque limit. A Robot is linear in its parameters (Atkeson et
+    # al. 1986), so with its own regressor they are Y theta, from the Y the objective computes
+    # anyway: the optimiser's step then holds no second, Newton-Euler pass to differentiate (it
+    # was 40 % of the step's compile time). A regressor_fn (a payload) or another model: rnea.
+    theta = model.parameter_vector() if regressor_fn is None and isinstance(model, Robot) else None
+
+    def torques(q, qd, qdd, Y):
+        return Y @ theta if theta is not None else rnea(model, q, qd, qdd)
+
     def loss(z):
         q, qd, qdd, qddd = trajectory(z, t_coarse)
-        W = _stacked(fn(q, qd, qdd))[:, columns]
-        value = _singular_measures(W)[OBJECTIVES.index(objective)]
-        u = _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j)
+        Y = fn(q, qd, qdd)
+        value = _singular_measures(_stacked(Y)[:, columns])[OBJECTIVES.index(objective)]
+        u = _usage(q, qd, qdd, qddd, torques(q, qd, qdd, Y), centre_j, bound_j)
         excess = jnp.sum(jax.nn.relu(u - (1 - margin)) ** 2)
         excess += jnp.sum(jax.nn.relu((target - geometry(q)) / GEOMETRY_SCALE) ** 2)
         return value + penalty * excess, value
@@ -513,7 +535,7 @@ def optimize(
         raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
 
     z0 = _random_starts(key_start, S, n, H, q0_hat, q0 is None and home is None, trajectory, usage, t_coarse,
-                        centre_j, bound_j, 1 - margin, target)
+                        centre_j, bound_j, 1 - margin, target, draw_scale)
     schedule = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01)
     opt = optax.adam(schedule)
     grad = jax.vmap(jax.value_and_grad(loss, has_aux=True))
@@ -549,8 +571,9 @@ def optimize(
     def evaluate(z):
         def one(zi):
             q, qd, qdd, qddd = trajectory(zi, t_dense)
-            cond, logdet = _true_measures(_stacked(fn(q, qd, qdd))[:, columns])
-            usage, excess = _report(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j)
+            Y = fn(q, qd, qdd)
+            cond, logdet = _true_measures(_stacked(Y)[:, columns])
+            usage, excess = _report(q, qd, qdd, qddd, torques(q, qd, qdd, Y), centre_j, bound_j)
             return cond, logdet, usage, excess, jnp.min(geometry(q), axis=0, initial=np.inf)
 
         return jax.lax.map(one, z)
@@ -583,8 +606,10 @@ def _stacked(Y):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target):
+def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target, draw_scale):
     """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
+
+    The coefficients are drawn N(0, 1) times ``draw_scale`` (n, H), in the optimiser's units.
 
     Each joint's position excursion, velocity, acceleration and jerk are linear in the
     scale of its (a, b), which gives its largest admissible scale; the torque and the geometric
@@ -592,11 +617,14 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
     below it that meets every limit and constraint is taken (the smallest if none does:
     the penalties then take over).
     """
-    ka, kb, kq = jax.random.split(key, 3)
-    q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
-    if spread_q0:
-        q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
-    z = {"a": jax.random.normal(ka, (S, n, H)), "b": jax.random.normal(kb, (S, n, H)), "q0": q0}
+    def draw(key):
+        ka, kb, kq = jax.random.split(key, 3)
+        q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
+        if spread_q0:
+            q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
+        return {"a": jax.random.normal(ka, (S, n, H)) * draw_scale, "b": jax.random.normal(kb, (S, n, H)) * draw_scale,
+                "q0": q0}
+
     ladder = 0.8 ** jnp.arange(16)
 
     def scaled(zi, s):
@@ -620,4 +648,6 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
         first = jnp.where(jnp.any(ok), jnp.argmax(ok), ladder.size - 1)
         return scaled(zi, s_lin * ladder[first])
 
-    return jax.jit(jax.vmap(scale))(z)
+    # One program for the draws and the scaling: the random draws compiled on their own
+    # would be separate (small, but each a compilation) programs.
+    return jax.jit(lambda key: jax.vmap(scale)(draw(key)))(key)
