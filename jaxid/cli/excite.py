@@ -61,7 +61,8 @@ def register(sub):
                    help="condition number or D-optimality (-log det) (default cond)")
     p.add_argument("--starts", type=int, default=8, help="random starts optimised together (default 8)")
     p.add_argument("--steps", type=int, default=300, help="optimiser steps (default 300)")
-    p.add_argument("--learning-rate", type=float, default=0.02, help="Adam's rate (default 0.02)")
+    p.add_argument("--learning-rate", type=float, default=0.02,
+                   help="Adam's rate, in units of each harmonic's admissible amplitude (default 0.02)")
     p.add_argument("--margin", type=float, default=0.05,
                    help="fraction of each limit kept free while optimising (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")

@@ -617,14 +617,13 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
     below it that meets every limit and constraint is taken (the smallest if none does:
     the penalties then take over).
     """
-    def draw(key):
-        ka, kb, kq = jax.random.split(key, 3)
-        q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
-        if spread_q0:
-            q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
-        return {"a": jax.random.normal(ka, (S, n, H)) * draw_scale, "b": jax.random.normal(kb, (S, n, H)) * draw_scale,
-                "q0": q0}
-
+    ka, kb, kq = jax.random.split(key, 3)
+    q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
+    if spread_q0:
+        q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
+    # Drawn eagerly: a and b then share one compiled draw (inside the program below, each is a copy).
+    z = {"a": jax.random.normal(ka, (S, n, H)) * draw_scale, "b": jax.random.normal(kb, (S, n, H)) * draw_scale,
+         "q0": q0}
     ladder = 0.8 ** jnp.arange(16)
 
     def scaled(zi, s):
@@ -648,6 +647,4 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
         first = jnp.where(jnp.any(ok), jnp.argmax(ok), ladder.size - 1)
         return scaled(zi, s_lin * ladder[first])
 
-    # One program for the draws and the scaling: the random draws compiled on their own
-    # would be separate (small, but each a compilation) programs.
-    return jax.jit(lambda key: jax.vmap(scale)(draw(key)))(key)
+    return jax.jit(jax.vmap(scale))(z)
