@@ -276,6 +276,9 @@ class Excitation:
         fs Hz; 0 when already there."""
         if self.limits is None:
             raise ValueError("this Excitation carries no limits; make it with optimize() to time an approach")
+        start_from = np.asarray(start_from, dtype=float)
+        if start_from.shape != self.q0.shape or not np.all(np.isfinite(start_from)):
+            raise ValueError(f"start_from must be a finite pose of shape {self.q0.shape}, rad; got {start_from}")
         lim, frac = self.limits, 1.0 - self.margin
         T = approach_duration(start_from, self._start(), frac * lim["qd_max"], frac * lim["qdd_max"],
                               frac * lim["qddd_max"])
@@ -308,7 +311,8 @@ class Excitation:
         start = np.asarray(start_from, dtype=float)
         T = self.approach_time(start, fs)
         t_a = np.arange(int(round(T * fs))) / fs
-        ramp = list(approach(start, self._start(), T, t_a)) + ([approach_jerk(start, self._start(), T, t_a)] if jerk else [])
+        home = self._start()
+        ramp = list(approach(start, home, T, t_a)) + ([approach_jerk(start, home, T, t_a)] if jerk else [])
         return (np.concatenate([t_a, t + T]), *(np.concatenate([np.asarray(a), b]) for a, b in zip(ramp, out)))
 
     def summary(self) -> dict:

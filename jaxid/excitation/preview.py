@@ -109,6 +109,7 @@ def preview(robot, excitation, path, *, limits=None, constraints=None, poses=5, 
     ax3.legend(fontsize=7, loc="upper left")
     verdict = "feasible" if excitation.feasible else "INFEASIBLE"
     fig.suptitle(f"{getattr(robot, 'name', 'robot')} excitation: T = {excitation.period:g} s, "
-                 f"cond {excitation.cond:.3g}, {verdict}" + (f", after a {t_approach:g} s approach" if t_approach else ""))
+                 f"cond {excitation.cond:.3g}, {verdict}"
+                 + (f", after a {t_approach:g} s approach" if t_approach else ""))
     fig.tight_layout()
     _save(fig, path)

@@ -14,7 +14,8 @@ import numpy as np
 
 from jaxid.signals import _check_finite
 
-__all__ = ["approach", "approach_duration", "approach_jerk", "fourier", "fourier_period", "multisine", "random_multisine"]
+__all__ = ["approach", "approach_duration", "approach_jerk", "fourier", "fourier_period", "multisine",
+           "random_multisine"]
 
 
 def _array(x, name, ndim):
