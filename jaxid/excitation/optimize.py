@@ -520,7 +520,7 @@ def optimize(
     # The nominal torques of the torque limit. A Robot is linear in its parameters (Atkeson et
     # al. 1986), so with its own regressor they are Y theta, from the Y the objective computes
     # anyway: the optimiser's step then holds no second, Newton-Euler pass to differentiate (the
-    # UR5's step compiles in 23 s CPU instead of 29). A regressor_fn (a payload) or another model: rnea.
+    # UR5's step compiles in 22 s CPU instead of 26). A regressor_fn (a payload) or another model: rnea.
     theta = model.parameter_vector() if regressor_fn is None and isinstance(model, Robot) else None
 
     def torques(q, qd, qdd, Y):
