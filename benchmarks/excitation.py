@@ -19,15 +19,18 @@ Targets (issue 4): optimised cond <= 100 with all limits met, >= 10x below the m
 random start. Issue 14: constrained, no collision on the capsule model and cond within 2x
 of the free optimum.
 
-Measured (8 starts x 300 steps, seed 0, 2 shared CPU cores; margins beyond the 2 cm clearance):
+Measured (8 starts x 300 steps, seed 0, 2 CPU cores shared with other work, so the times are
+wall clock under load; margins beyond the 2 cm clearance):
 
     robot  variant      random median  optimised  collision-free  time s  worst margins
-    ur5    free                 29.19       4.80  no               126   forearm/wrist_3 -0.052, floor wrist_2 -0.283
-    ur5    constrained         303.85       9.99  yes              378   base/upper_arm +0.007, floor shoulder +0.009
-    panda  free                 15.35       4.61  no               401   link2/hand -0.084, floor rightfinger -0.173
-    panda  constrained          23.79       8.82  yes              176   link5/rightfinger +0.081, floor hand +0.009
+    ur5    free                 21.06       4.69  no               166   upper_arm/wrist_3 -0.074, floor shoulder +0.009
+    ur5    constrained         263.32       7.10  yes              243   base/upper_arm +0.007, floor shoulder +0.009
+    panda  free                 12.08       4.55  no               192   link0/link6 -0.124, floor link6 -0.203
+    panda  constrained          22.82       5.69  yes              252   link1/link5 +0.026, floor link1 +0.097
 
-The constrained optimum is 2.08x (UR5) and 1.91x (Panda) the free one's condition number.
+The constrained optimum is 1.51x (UR5) and 1.25x (Panda) the free one's condition number
+(2.10x and 1.56x while the coefficients were in units of qd_max alone: 9.44 against 4.49, 6.85
+against 4.39; see CHANGELOG).
 
 The Panda URDF has no acceleration limits; the Franka datasheet's are used (Franka
 Control Interface documentation, "Robot and interface specifications":

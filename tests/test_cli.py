@@ -315,33 +315,77 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
     assert seen["constraints"].floor == 0.0 and len(seen["constraints"].capsules) == 8
 
 
-def test_start_from_prepends_a_checked_move_to_home():
-    from types import SimpleNamespace
+def _resting_excitation(robot, home, limits, a=None):
+    """An Excitation at rest at home (a = b = 0, or the given a with b = 0: the zero-start
+    series is then a sum of sines about home), with the dense-check fields filled in."""
+    from jaxid.excitation.optimize import Excitation, Feasibility, _limits
 
+    a = np.zeros((robot.n, 3)) if a is None else np.asarray(a, dtype=float)
+    one = np.ones(1)
+    return Excitation(a=a, b=np.zeros_like(a), q0=np.asarray(home, dtype=float), omega_f=2 * np.pi / 2.0,
+                      objective="cond", value=1.0, cond=1.0, logdet=0.0,
+                      feasibility=Feasibility.from_arrays(np.zeros(5), np.zeros(5)), columns=np.arange(1),
+                      initial_cond=one, initial_logdet=one, initial_feasible=one > 0, final_cond=one,
+                      final_logdet=one, final_feasible=one > 0, best_start=0, time_s=0.0, steps=0,
+                      home=np.asarray(home, dtype=float), limits=_limits(robot, limits), margin=0.05)
+
+
+def test_start_from_prepends_a_checked_move_to_home():
     from jaxid.cli import UserError
     from jaxid.cli.excite import _with_approach
     from jaxid.excitation.constraints import Constraints
-    from jaxid.excitation.optimize import _limits
     from jaxid.model import geometry
 
     robot = jaxid.models.ur5()
     limits = dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1])
-    lim, cons = _limits(robot, limits), Constraints(geometry.ur5())
+    cons = Constraints(geometry.ur5())
     home = 0.5 * (geometry.UR5_RANGES[0] + geometry.UR5_RANGES[1])
-    t = np.arange(201) / 100.0
-    traj = (t, np.tile(home, (201, 1)), np.zeros((201, 6)), np.zeros((201, 6)))
+    res = _resting_excitation(robot, home, limits)
+    lim = res.limits
     # Both moves below are as long (the largest step is 1.229 rad in both): one compiled check.
-    args = SimpleNamespace(start_from="1.2292,-1.2,1.2,-1.5,-1.5,0.3", margin=0.05, fs=100.0)
-    T, (t2, q, qd, qdd) = _with_approach(args, robot, limits, lim, cons, home, traj)
-    assert T > 0 and np.all(np.diff(t2) > 0) and len(t2) == len(t) + round(T * 100)
-    np.testing.assert_allclose(q[0], [1.2292, -1.2, 1.2, -1.5, -1.5, 0.3])
+    start = np.array([1.2292, -1.2, 1.2, -1.5, -1.5, 0.3])
+    T, (t2, q, qd, qdd) = _with_approach(res, robot, start, 100.0, 1, limits, cons)
+    assert T > 0 and np.all(np.diff(t2) > 0) and len(t2) == 201 + round(T * 100)
+    np.testing.assert_allclose(q[0], start)
     np.testing.assert_allclose(np.r_[qd[0], qdd[0]], 0.0, atol=1e-12)
     assert np.max(np.abs(np.diff(q, axis=0))) < 0.05  # no jump where the excitation begins
     assert np.all(np.abs(qd) <= lim["qd_max"]) and np.all(np.abs(qdd) <= lim["qdd_max"])
     # From a pose with the wrist in the table, the move is refused, naming the constraint.
-    args.start_from = "0,-0.4,2.8,-1.57,-1.57,0"
     with pytest.raises(UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"):
-        _with_approach(args, robot, limits, lim, cons, home, traj)
+        _with_approach(res, robot, np.array([0, -0.4, 2.8, -1.57, -1.57, 0]), 100.0, 1, limits, cons)
+
+
+def test_preview_draws_the_approach_and_its_jerk(tmp_path):
+    """The samples the preview draws with a start pose: the approach (rest to rest, within (1 -
+    margin) of the velocity, acceleration and jerk limits, its jerk the derivative of qdd)
+    joined without a jump to the excitation, whose jerk is the derivative of its qdd too."""
+    from jaxid.excitation.preview import preview
+
+    pytest.importorskip("matplotlib")
+    robot = jaxid.models.planar(2)
+    limits = dict(q_min=[-2.0, -2.0], q_max=[2.0, 2.0], qd_max=[2.0, 2.0], qdd_max=[6.0, 6.0],
+                  qddd_max=[30.0, 30.0], tau_max=[100.0, 100.0])
+    home = np.array([0.3, 0.4])
+    res = _resting_excitation(robot, home, limits, a=[[0.2, -0.1, -0.1], [0.1, 0.1, -0.2]])
+    start, fs = np.array([-0.9, 1.2]), 2000.0
+    T = res.approach_time(start, fs)
+    t, q, qd, qdd, qddd = res.trajectory(fs, start_from=start, jerk=True)
+    a = t < T
+    assert T > 0 and a.sum() == round(T * fs) and t[a][-1] < T <= t[~a][0]
+    np.testing.assert_allclose(q[0], start, atol=1e-12)
+    np.testing.assert_allclose(q[~a][0], home, atol=1e-12)  # the excitation starts at home, at rest
+    np.testing.assert_allclose(np.r_[qd[0], qdd[0], qd[~a][0], qdd[~a][0]], 0.0, atol=1e-12)
+    use = [np.max(np.abs(x[a]) / limits[k][0]) for x, k in ((qd, "qd_max"), (qdd, "qdd_max"), (qddd, "qddd_max"))]
+    assert max(use) == pytest.approx(0.95, abs=2e-3) and all(u <= 0.95 + 1e-9 for u in use)
+    # Derivatives along the whole record; the jerk of a rest-to-rest move jumps at its ends (qdd
+    # has a corner there), so the samples next to the junction are left out of its check.
+    inner = np.ones(len(t), bool)
+    inner[[0, -1]] = False
+    for x, dx, ok in ((q, qd, inner), (qd, qdd, inner), (qdd, qddd, inner & (np.abs(t - T) > 1.5 / fs))):
+        np.testing.assert_allclose(np.gradient(x, t, axis=0)[ok], dx[ok], atol=2e-3 * np.abs(dx).max())
+    out = tmp_path / "preview.png"
+    preview(robot, res, out, limits=limits, start_from=start)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_identify_and_validate_a_robot_from_its_dh_file(run, capsys):

@@ -1,4 +1,4 @@
-"""jaxid.excitation.optimize: limits and geometric constraints met densely, at rest at home,
+"""jaxid.excitation.optimize: limits and geometric constraints (obstacle, workspace) met densely, at rest at home,
 conditioning improved, true figures, bad input. One constrained optimisation (one compile) is
 shared by the tests."""
 import jax.numpy as jnp
@@ -16,8 +16,11 @@ LIMITS = dict(q_min=[-2.0, -2.0], q_max=[2.0, 2.0], qd_max=[2.0, 2.0], qdd_max=[
               qddd_max=[30.0, 30.0], tau_max=[30.0, 10.0])
 H, F0 = 3, 0.1
 HOME = np.array([0.3, 0.4])
-# The planar arm moves in the x-y plane (gravity along -y); a box below its reach on one side.
+# The planar arm moves in the x-y plane (gravity along -y); a box below its reach on one side,
+# and a workspace box whose top face (y = 1.2 m) cuts off the highest 0.8 m of its 2 m reach.
 OBSTACLE = (np.array([0.6, -2.5, -1.0]), np.array([2.5, -1.0, 1.0]))
+WORKSPACE = (np.array([-2.5, -2.5, -1.0]), np.array([2.5, 1.2, 1.0]))
+RADIUS, CLEARANCE = 0.05, 0.02
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +30,8 @@ def robot():
 
 @pytest.fixture(scope="module")
 def constraints(robot):
-    return Constraints(geometry.skeleton(robot, 0.05), clearance=0.02, floor=None, obstacles=(OBSTACLE,))
+    return Constraints(geometry.skeleton(robot, RADIUS), clearance=CLEARANCE, floor=None, workspace=WORKSPACE,
+                       obstacles=(OBSTACLE,))
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +69,14 @@ def test_geometric_constraints_and_jerk_met_densely(robot, constraints, result):
     assert rep.feasible, rep
     assert rep.margin["obstacle"][0] >= 0 and rep.margin["obstacle"][1].startswith("0/")
     np.testing.assert_allclose(rep.margin["obstacle"][0], result.feasibility.margin["obstacle"][0], atol=2e-3)
+    # The workspace by hand: the capsules' end points (base, elbow, tip of the 1 m links) stay
+    # radius + clearance inside every face of the box.
+    elbow = np.stack([np.cos(q[:, 0]), np.sin(q[:, 0]), 0 * q[:, 0]], axis=1)
+    tip = elbow + np.stack([np.cos(q.sum(1)), np.sin(q.sum(1)), 0 * q[:, 0]], axis=1)
+    pts = np.stack([np.zeros_like(elbow), elbow, tip], axis=1)  # (N, 3 points, 3)
+    inside = np.minimum(pts - WORKSPACE[0], WORKSPACE[1] - pts).min(axis=(1, 2)) - RADIUS - CLEARANCE
+    np.testing.assert_allclose(rep.margin["workspace"][0], inside.min(), atol=1e-9)
+    assert inside.min() >= 0 and rep.margin["workspace"][1] == "joint2"  # the tip link is the closest
     # The jerk is the derivative of qdd.
     dt = t[1] - t[0]
     np.testing.assert_allclose(np.gradient(qdd, dt, axis=0)[1:-1], np.asarray(result.jerk(t))[1:-1],

@@ -61,7 +61,8 @@ def register(sub):
                    help="condition number or D-optimality (-log det) (default cond)")
     p.add_argument("--starts", type=int, default=8, help="random starts optimised together (default 8)")
     p.add_argument("--steps", type=int, default=300, help="optimiser steps (default 300)")
-    p.add_argument("--learning-rate", type=float, default=0.02, help="Adam's rate (default 0.02)")
+    p.add_argument("--learning-rate", type=float, default=0.02,
+                   help="Adam's rate, in units of each harmonic's admissible amplitude (default 0.02)")
     p.add_argument("--margin", type=float, default=0.05,
                    help="fraction of each limit kept free while optimising (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")
@@ -117,6 +118,7 @@ def run(args) -> int:
     finite = lambda x: np.where(np.isfinite(x), x, 0.0)
     home = (0.5 * (finite(lim["q_min"]) + finite(lim["q_max"])) if args.home is None
             else _floats(args.home, robot.n, "--home"))
+    start = None if args.start_from is None else _floats(args.start_from, robot.n, "--start-from")
     try:
         res = optimize(robot, harmonics=args.harmonics, base_frequency=args.base_frequency,
                        objective=args.objective, n_starts=args.starts, steps=args.steps,
@@ -127,7 +129,7 @@ def run(args) -> int:
     if args.preview is not None:
         from jaxid.excitation.preview import preview
 
-        preview(robot, res, args.preview, limits=limits, constraints=constraints)
+        preview(robot, res, args.preview, limits=limits, constraints=constraints, start_from=start)
     if not res.feasible and not args.allow_infeasible:
         lines = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in res.feasibility.violation.items() if v > 0]
         lines += [ln for ln in res.feasibility.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
@@ -135,10 +137,8 @@ def run(args) -> int:
               f"({'; '.join(lines)}); not writing {args.output} (more --steps or --starts, a smaller "
               f"--clearance, or --allow-infeasible)", file=sys.stderr)
         return 1
-    t, q, qd, qdd = res.trajectory(args.fs, args.periods)
-    t_approach = 0.0
-    if args.start_from is not None:
-        t_approach, (t, q, qd, qdd) = _with_approach(args, robot, limits, lim, constraints, home, (t, q, qd, qdd))
+    t_approach, (t, q, qd, qdd) = (_with_approach(res, robot, start, args.fs, args.periods, limits, constraints)
+                                   if start is not None else (0.0, res.trajectory(args.fs, args.periods)))
     if args.output.lower().endswith(".json"):
         import json
 
@@ -189,31 +189,26 @@ def run(args) -> int:
     return 0
 
 
-def _with_approach(args, robot, limits, lim, constraints, home, traj):
-    """(duration s, trajectory preceded by the approach from --start-from to home), the
-    approach checked on a grid 10x denser than --rate against the limits and constraints (a
-    UserError if it fails)."""
+def _with_approach(res, robot, start, fs, periods, limits, constraints):
+    """(duration s, ``periods`` of ``res`` at fs Hz preceded by the approach from the pose
+    ``start`` to home), the approach checked with its jerk on a grid 10x denser than fs
+    against the limits and constraints (a UserError if it fails)."""
     from jaxid.excitation.optimize import LIMITS, check_limits
-    from jaxid.excitation.trajectories import approach, approach_duration
+    from jaxid.excitation.trajectories import approach, approach_jerk
 
-    start = _floats(args.start_from, robot.n, "--start-from")
-    frac = 1.0 - args.margin
-    T = approach_duration(start, home, frac * lim["qd_max"], frac * lim["qdd_max"], frac * lim["qddd_max"])
-    T = np.ceil(T * args.fs) / args.fs
+    T = res.approach_time(start, fs)
     if T == 0:
-        return 0.0, traj
-    dense = np.linspace(0.0, T, int(round(10 * T * args.fs)) + 1)
-    rep = check_limits(robot, *approach(start, home, T, dense), limits=limits, constraints=constraints)
+        return 0.0, res.trajectory(fs, periods)
+    dense = np.linspace(0.0, T, int(round(10 * T * fs)) + 1)
+    home = np.asarray(res.sample(np.zeros(1))[0][0])
+    rep = check_limits(robot, *approach(start, home, T, dense), limits=limits,
+                       qddd=approach_jerk(start, home, T, dense), constraints=constraints)
     if not rep.feasible:
         bad = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in rep.violation.items() if v > 0]
         bad += [ln for ln in rep.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
         raise UserError(f"--start-from: the {T:g} s move to home violates {'; '.join(bad)}; start from "
                         "another pose or move the robot to home first")
-    t_a = np.arange(int(round(T * args.fs))) / args.fs
-    ramp = approach(start, home, T, t_a)
-    t, q, qd, qdd = traj
-    joined = (np.concatenate([np.asarray(a), np.asarray(b)]) for a, b in zip(ramp, (q, qd, qdd)))
-    return T, (np.concatenate([t_a, t + T]), *joined)
+    return T, res.trajectory(fs, periods, start_from=start)
 
 
 def joint_trajectory(names, t, q, qd, qdd) -> dict:

@@ -37,9 +37,11 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxid.dynamics.terms import rnea
-from jaxid.excitation.trajectories import _fourier_jerk, _zero_start, fourier, fourier_period
+from jaxid.excitation.trajectories import (
+    _fourier_jerk, _zero_start, approach, approach_duration, approach_jerk, fourier, fourier_period)
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
+from jaxid.model.robot import Robot
 from jaxid.signals import _static_int, _static_positive
 
 __all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
@@ -221,7 +223,8 @@ class Excitation:
     (compilation included). steps: optimiser steps per start. initial_margin /
     final_margin: per start, the worst geometric margin (m, dense grid; NaN without
     constraints). home: the rest pose (n,) rad it starts and ends at, or None (then it
-    starts at rest at q0 - sum_k b_k / (k w)).
+    starts at rest at q0 - sum_k b_k / (k w)). limits: the limits it was optimised within
+    ({``q_min``, ...}: (n,) arrays, inf where absent); margin: the fraction of each kept free.
     """
 
     a: np.ndarray
@@ -246,6 +249,8 @@ class Excitation:
     initial_margin: np.ndarray = None
     final_margin: np.ndarray = None
     home: np.ndarray = None
+    limits: dict = None
+    margin: float = 0.05
 
     @property
     def period(self) -> float:
@@ -264,10 +269,33 @@ class Excitation:
         """Jerk (N, n), rad/s^3, at times t (N,), s."""
         return _fourier_jerk(jnp.asarray(self.a), jnp.asarray(self.b), self.omega_f, jnp.asarray(t, dtype=float))
 
-    def trajectory(self, fs, periods=1):
+    def approach_time(self, start_from, fs):
+        """Duration, s, of the rest-to-rest quintic move (``trajectories.approach``) from the
+        pose ``start_from`` (n,), rad, to the excitation's start: the shortest within (1 -
+        margin) of the velocity, acceleration and jerk limits, rounded up to whole samples at
+        fs Hz; 0 when already there."""
+        if self.limits is None:
+            raise ValueError("this Excitation carries no limits; make it with optimize() to time an approach")
+        start_from = np.asarray(start_from, dtype=float)
+        if start_from.shape != self.q0.shape or not np.all(np.isfinite(start_from)):
+            raise ValueError(f"start_from must be a finite pose of shape {self.q0.shape}, rad; got {start_from}")
+        lim, frac = self.limits, 1.0 - self.margin
+        T = approach_duration(start_from, self._start(), frac * lim["qd_max"], frac * lim["qdd_max"],
+                              frac * lim["qddd_max"])
+        return float(np.ceil(T * fs) / fs)
+
+    def _start(self):
+        return np.asarray(self.sample(np.zeros(1))[0][0])
+
+    def trajectory(self, fs, periods=1, start_from=None, jerk=False):
         """Sample ``periods`` periods at fs Hz, both ends included (at rest there).
 
-        Returns (t, q, qd, qdd): t (N,), s, with N = periods * round(period * fs) + 1.
+        start_from: the robot's current pose (n,), rad: the samples then begin with the
+        approach move from it (``approach_time``), and the excitation follows shifted by its
+        duration. jerk: also return the jerk.
+        Returns (t, q, qd, qdd), or (t, q, qd, qdd, qddd) with jerk: t (N,), s, with N =
+        periods * round(period * fs) + 1 (+ the approach's samples); the others (N, n), rad,
+        rad/s, rad/s^2, rad/s^3.
         """
         if not (np.isfinite(fs) and fs > 0):
             raise ValueError(f"fs must be a positive sample rate in Hz, got {fs}")
@@ -277,7 +305,15 @@ class Excitation:
         if per < 2:
             raise ValueError(f"fs = {fs} Hz gives {per} sample(s) per period; raise fs")
         t = np.arange(periods * per + 1) * (self.period / per)
-        return (t, *self.sample(t))
+        out = [np.asarray(x) for x in self.sample(t)] + ([np.asarray(self.jerk(t))] if jerk else [])
+        if start_from is None:
+            return (t, *out)
+        start = np.asarray(start_from, dtype=float)
+        T = self.approach_time(start, fs)
+        t_a = np.arange(int(round(T * fs))) / fs
+        home = self._start()
+        ramp = list(approach(start, home, T, t_a)) + ([approach_jerk(start, home, T, t_a)] if jerk else [])
+        return (np.concatenate([t_a, t + T]), *(np.concatenate([np.asarray(a), b]) for a, b in zip(ramp, out)))
 
     def summary(self) -> dict:
         """Figures as plain Python numbers (JSON-ready)."""
@@ -337,7 +373,9 @@ def optimize(
             optimised as its logarithm) or "logdet" (D-optimal, -log det G).
         n_starts: random starts optimised together (vmap); steps: Adam steps per start;
             learning_rate: Adam's initial rate (cosine-decayed to 1 % of it), in units of
-            the limits (coefficients are scaled by qd_max, q0 by the half position range).
+            the limits (harmonic k's coefficients by the largest amplitude the velocity,
+            position, acceleration and jerk limits allow it alone: min(qd_max, k w half range,
+            qdd_max / (k w), qddd_max / (k w)^2); q0 by the half position range).
         n_samples: coarse time grid of the objective and penalties over one period,
             default 20 H (20 samples per period of the highest harmonic).
         check_samples: dense grid of the final check and of the reported values, default
@@ -391,8 +429,20 @@ def optimize(
     omega = 2 * np.pi * f0
     period = 1.0 / f0
 
-    # Optimise in units of the limits so one learning rate suits every robot.
-    v_scale = np.where(np.isfinite(lim["qd_max"]), lim["qd_max"], 1.0)[:, None]
+    # Optimise in units of the limits so one learning rate suits every robot and base frequency:
+    # harmonic k of joint i in units of the largest amplitude the linear limits allow it alone
+    # (velocity a <= qd_max, position a / (k w) <= half range, acceleration a k w <= qdd_max, jerk
+    # a (k w)^2 <= qddd_max), so that a step moves every harmonic by the same fraction of its
+    # range. In units of qd_max alone, at 0.05 Hz the first harmonic's admissible amplitude is a
+    # tenth of one unit on the UR5: each early Adam step (~ the learning rate on every
+    # coefficient) then moved it by a fifth of its range, into the constraints and out again.
+    wk = omega * np.arange(1, H + 1)
+    amp = np.min(np.stack(np.broadcast_arrays(lim["qd_max"][:, None], bound[0][:, None] * wk,
+                                              lim["qdd_max"][:, None] / wk, lim["qddd_max"][:, None] / wk**2)), axis=0)
+    v_scale = np.where(np.isfinite(amp), amp, 1.0)
+    # The random starts stay N(0, qd_max^2) in physical units (as drawn before the harmonics had
+    # units of their own).
+    draw_scale = np.where(np.isfinite(lim["qd_max"]), lim["qd_max"], 1.0)[:, None] / v_scale
     q_scale = np.where(np.isfinite(bound[0]), bound[0], 1.0)
     if home is not None:
         if q0 is not None:
@@ -443,7 +493,6 @@ def optimize(
         raise ValueError(f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
                          f"columns; use n_samples >= {-(-columns.size // n)}")
 
-    wk = omega * np.arange(1, H + 1)
     t_coarse = jnp.arange(n_samples) * (period / n_samples)
     t_dense = jnp.arange(check_samples) * (period / check_samples)
     centre_j, bound_j = jnp.asarray(centre), jnp.asarray(bound)
@@ -468,11 +517,20 @@ def optimize(
         q, qd, qdd, qddd = trajectory(z, t)
         return _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j), geometry(q)
 
+    # The nominal torques of the torque limit. A Robot is linear in its parameters (Atkeson et
+    # al. 1986), so with its own regressor they are Y theta, from the Y the objective computes
+    # anyway: the optimiser's step then holds no second, Newton-Euler pass to differentiate (the
+    # UR5's step compiles in 22 s CPU instead of 26). A regressor_fn (a payload) or another model: rnea.
+    theta = model.parameter_vector() if regressor_fn is None and isinstance(model, Robot) else None
+
+    def torques(q, qd, qdd, Y):
+        return Y @ theta if theta is not None else rnea(model, q, qd, qdd)
+
     def loss(z):
         q, qd, qdd, qddd = trajectory(z, t_coarse)
-        W = _stacked(fn(q, qd, qdd))[:, columns]
-        value = _singular_measures(W)[OBJECTIVES.index(objective)]
-        u = _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j)
+        Y = fn(q, qd, qdd)
+        value = _singular_measures(_stacked(Y)[:, columns])[OBJECTIVES.index(objective)]
+        u = _usage(q, qd, qdd, qddd, torques(q, qd, qdd, Y), centre_j, bound_j)
         excess = jnp.sum(jax.nn.relu(u - (1 - margin)) ** 2)
         excess += jnp.sum(jax.nn.relu((target - geometry(q)) / GEOMETRY_SCALE) ** 2)
         return value + penalty * excess, value
@@ -482,7 +540,7 @@ def optimize(
         raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
 
     z0 = _random_starts(key_start, S, n, H, q0_hat, q0 is None and home is None, trajectory, usage, t_coarse,
-                        centre_j, bound_j, 1 - margin, target)
+                        centre_j, bound_j, 1 - margin, target, draw_scale)
     schedule = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01)
     opt = optax.adam(schedule)
     grad = jax.vmap(jax.value_and_grad(loss, has_aux=True))
@@ -518,8 +576,9 @@ def optimize(
     def evaluate(z):
         def one(zi):
             q, qd, qdd, qddd = trajectory(zi, t_dense)
-            cond, logdet = _true_measures(_stacked(fn(q, qd, qdd))[:, columns])
-            usage, excess = _report(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j)
+            Y = fn(q, qd, qdd)
+            cond, logdet = _true_measures(_stacked(Y)[:, columns])
+            usage, excess = _report(q, qd, qdd, qddd, torques(q, qd, qdd, Y), centre_j, bound_j)
             return cond, logdet, usage, excess, jnp.min(geometry(q), axis=0, initial=np.inf)
 
         return jax.lax.map(one, z)
@@ -544,7 +603,7 @@ def optimize(
         initial_cond=initial[0], initial_logdet=initial[1], initial_feasible=feasible[0],
         final_cond=final[0], final_logdet=final[1], final_feasible=feasible[1], best_start=i,
         time_s=time.perf_counter() - t_start, steps=steps, initial_margin=worst_margin[0],
-        final_margin=worst_margin[1], home=home,
+        final_margin=worst_margin[1], home=home, limits=lim, margin=margin,
     )
 
 
@@ -552,8 +611,10 @@ def _stacked(Y):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target):
+def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target, draw_scale):
     """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
+
+    The coefficients are drawn N(0, 1) times ``draw_scale`` (n, H), in the optimiser's units.
 
     Each joint's position excursion, velocity, acceleration and jerk are linear in the
     scale of its (a, b), which gives its largest admissible scale; the torque and the geometric
@@ -565,7 +626,9 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
     q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
     if spread_q0:
         q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
-    z = {"a": jax.random.normal(ka, (S, n, H)), "b": jax.random.normal(kb, (S, n, H)), "q0": q0}
+    # Drawn eagerly: a and b then share one compiled draw (inside the program below, each is a copy).
+    z = {"a": jax.random.normal(ka, (S, n, H)) * draw_scale, "b": jax.random.normal(kb, (S, n, H)) * draw_scale,
+         "q0": q0}
     ladder = 0.8 ** jnp.arange(16)
 
     def scaled(zi, s):
@@ -573,7 +636,9 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
 
     def meets(zi):
         u, m = usage(zi, t)
-        return jnp.all(u <= frac) & jnp.all(m >= target)
+        # s_lin puts each joint's binding linear limit at frac exactly: at rounding level above
+        # or below it, by the coefficients' units, so the first rung is accepted within 1e-9.
+        return jnp.all(u <= frac * (1 + 1e-9)) & jnp.all(m >= target)
 
     def scale(zi):
         q, qd, qdd, qddd = trajectory(zi, t)

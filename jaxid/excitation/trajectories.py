@@ -14,7 +14,8 @@ import numpy as np
 
 from jaxid.signals import _check_finite
 
-__all__ = ["approach", "approach_duration", "fourier", "fourier_period", "multisine", "random_multisine"]
+__all__ = ["approach", "approach_duration", "approach_jerk", "fourier", "fourier_period", "multisine",
+           "random_multisine"]
 
 
 def _array(x, name, ndim):
@@ -125,6 +126,16 @@ def approach(q_from, q_to, duration, t):
     qd = dq * 30 * s**2 * (1 - s) ** 2 / duration
     qdd = dq * 60 * s * (1 - s) * (1 - 2 * s) / duration**2
     return q, qd, qdd
+
+
+def approach_jerk(q_from, q_to, duration, t):
+    """Jerk (N, n), rad/s^3, of ``approach(q_from, q_to, duration, t)``: the derivative of its
+    qdd, (q_to - q_from) 60 (1 - 6 s + 6 s^2) / duration^3, zero outside the move."""
+    q_from, q_to = jnp.asarray(q_from, dtype=float), jnp.asarray(q_to, dtype=float)
+    t = jnp.asarray(t, dtype=float)[:, None]
+    s = jnp.clip(t / duration, 0.0, 1.0)
+    inside = (t >= 0) & (t <= duration)
+    return jnp.where(inside, (q_to - q_from) * 60 * (1 - 6 * s + 6 * s**2) / duration**3, 0.0)
 
 
 def approach_duration(q_from, q_to, qd_max, qdd_max, qddd_max=np.inf):
