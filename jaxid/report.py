@@ -265,7 +265,10 @@ def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None,
     axes[-1, 1].set_xlabel("t [s]")
     if title:
         fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    # Margins in inches, fixed: tight_layout would draw the 4n axes once more only to measure them.
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.075, right=0.985, bottom=0.5 / height, top=1 - (0.5 if title else 0.3) / height,
+                        wspace=0.18, hspace=0.55)
     return _save(fig, path)
 
 
