@@ -165,15 +165,15 @@ def model_mismatches(robot, params: Params) -> list[str]:
 
 
 def builtin_model(name: str):
-    """A built-in robot by name: ``ur5`` or ``planarN`` (N = 1..99 links)."""
+    """A built-in robot by name: ``ur5``, ``puma560`` or ``planarN`` (N = 1..99 links)."""
     from jaxid import models
 
-    if name == "ur5":
-        return models.ur5()
+    if name in ("ur5", "puma560"):
+        return getattr(models, name)()
     m = re.fullmatch(r"planar([1-9][0-9]?)", name)
     if m:
         return models.planar(int(m[1]))
-    raise ValueError(f"unknown built-in robot {name!r}; use ur5 or planarN (e.g. planar2), or a URDF file")
+    raise ValueError(f"unknown built-in robot {name!r}; use ur5, puma560 or planarN (e.g. planar2), or a URDF file")
 
 
 def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None,

@@ -24,7 +24,7 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
     src = p.add_mutually_exclusive_group()
     default = f" (default {robot_default})" if robot_default else ""
     src.add_argument("--robot", default=None, metavar="NAME",
-                     help=f"built-in model: ur5 or planarN, e.g. planar2{default}")
+                     help=f"built-in model: ur5, puma560 or planarN, e.g. planar2{default}")
     src.add_argument("--urdf", metavar="PATH", help="read the robot from a URDF file instead")
     src.add_argument("--dh", metavar="FILE", help="read the robot from a DH-table description file (TOML or JSON; "
                      "format in docs/your-robot.md)")

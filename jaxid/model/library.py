@@ -1,4 +1,4 @@
-"""Built-in models: the UR5, planar n-R arms and the six-DOF nonlinear benchmark system."""
+"""Built-in models: the UR5, the PUMA 560, planar n-R arms and the six-DOF nonlinear benchmark system."""
 from __future__ import annotations
 
 import os
@@ -56,6 +56,84 @@ def ur5(joint_terms=(), joint_params=None) -> Robot:
                          limits=limits, joint_terms=joint_terms, joint_params=joint_params,
                          names=("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"),
                          name="ur5")
+
+
+# The PUMA 560 as Corke's Robotics Toolbox models it (mdl_puma560): standard DH, the dynamic
+# parameters of Armstrong, Khatib and Burdick (1986) as compiled by Corke and
+# Armstrong-Helouvry (1994).
+PUMA560_DH = np.array([  # theta_offset, d, a, alpha
+    [0.0, 0.0, 0.0, np.pi / 2],
+    [0.0, 0.0, 0.4318, 0.0],
+    [0.0, 0.15005, 0.0203, -np.pi / 2],
+    [0.0, 0.4318, 0.0, np.pi / 2],
+    [0.0, 0.0, 0.0, -np.pi / 2],
+    [0.0, 0.0, 0.0, 0.0],
+])
+# Link 1: the source gives m = 0 and only Iyy = 0.35 (about the joint-1 axis, y in DH frame 1).
+# Neither the mass nor Ixx, Izz of link 1 enters any joint torque (its centre of mass lies on
+# the fixed vertical axis 1 and it only turns about that axis), so they are free to be chosen:
+# a uniform solid cylinder about y, r = 0.2 m, L = 0.3 m, with the published Iyy gives
+# m = 2 Iyy / r^2 = 17.5 kg -- assumed, not measured -- and a rigid body.
+PUMA560_LINK1_CYLINDER = (0.2, 0.3, 1)  # radius, length m, axis in DH frame 1
+PUMA560_MASSES = np.array([2 * 0.35 / 0.2**2, 17.4, 4.8, 0.82, 0.34, 0.09])
+PUMA560_COMS = np.array([
+    [0.0, 0.0, 0.0],
+    [-0.3638, 0.006, 0.2275],
+    [-0.0203, -0.0141, 0.070],
+    [0.0, 0.019, 0.0],
+    [0.0, 0.0, 0.0],
+    [0.0, 0.0, 0.032],
+])
+PUMA560_INERTIAS = np.array([  # principal moments Ixx, Iyy, Izz about the centre of mass, DH link frames
+    [np.nan, 0.35, np.nan],  # Ixx, Izz from PUMA560_LINK1_CYLINDER
+    [0.13, 0.524, 0.539],
+    [0.074, 0.086, 0.0125],  # published Ixx 0.066: see puma560()
+    [1.8e-3, 1.3e-3, 1.8e-3],
+    [0.3e-3, 0.4e-3, 0.3e-3],
+    [0.15e-3, 0.15e-3, 0.04e-3],
+])
+#: Gear ratios, motor to joint (signed: the motor's positive direction), from mdl_puma560.
+PUMA560_GEAR = np.array([-62.6111, 107.815, -53.7063, 76.0364, 71.923, 76.686])
+#: Motor torque constants, N m/A: plausible values (about 0.2 N m/A for the large motors of
+#: joints 1-3, smaller for the wrist), not taken from the sources above.
+PUMA560_KM = np.array([0.2, 0.2, 0.2, 0.07, 0.07, 0.07])
+
+
+def puma560(joint_terms=(), joint_params=None) -> Robot:
+    """The Unimation PUMA 560: standard DH table and dynamic parameters of Armstrong, Khatib
+    and Burdick, "The explicit dynamic model and inertial parameters of the PUMA 560 arm",
+    ICRA 1986, as compiled in Corke and Armstrong-Helouvry, "A search for consensus among
+    model parameters reported for the PUMA 560 robot", ICRA 1994 (the values of Corke's
+    Robotics Toolbox ``mdl_puma560``).
+
+    DH (theta, d, a, alpha): (0, 0, 0, pi/2), (0, 0, 0.4318, 0), (0, 0.15005, 0.0203, -pi/2),
+    (0, 0.4318, 0, pi/2), (0, 0, 0, -pi/2), (0, 0, 0, 0); the flange is the wrist centre.
+    Masses [m1, 17.4, 4.8, 0.82, 0.34, 0.09] kg, centres of mass and principal inertias
+    (about the centre of mass, DH link frames) as published.
+    Deviations from the source, which jaxid's rigid-body check (triangle inequality) refuses:
+    link 1 has m = 0 and inertia diag(0, 0.35, 0) kg m^2; only its Iyy (about joint axis 1)
+    affects any joint torque, so m1 = 17.5 kg and Ixx = Izz = 0.306 kg m^2 are assumed, a uniform
+    cylinder r = 0.2 m, L = 0.3 m about y with the published Iyy (no torque changes). Link 3's
+    published (0.066, 0.086, 0.0125) kg m^2 give 0.066 + 0.0125 < 0.086; its Ixx is raised to
+    0.074, the smallest round value that is a rigid body (this changes the torques a little). Motor rotor inertias (the source's Jm, times G^2) are not
+    included; enable "ia" in joint_terms for them.
+    Limits (plausible figures, not from the sources): the toolbox's joint ranges
+    +-160, -45..225, -225..45, -110..170, -100..100, -266..266 deg; 2 rad/s; 10 rad/s^2;
+    torques 100, 190, 90, 25, 20, 20 N m. Gear ratios ``PUMA560_GEAR`` (source) and motor
+    torque constants ``PUMA560_KM`` (plausible, N m/A) convert motor currents to joint
+    torques, ``tau = PUMA560_KM * PUMA560_GEAR * current`` (``jaxid.data.read`` gains).
+    joint_terms: per-joint terms to enable, e.g. ("fv", "fc"), with values joint_params (n, k).
+    """
+    r, L, ax = PUMA560_LINK1_CYLINDER
+    inertias = np.stack([np.diag(d) for d in PUMA560_INERTIAS])
+    inertias[0] = np.asarray(inertia.cylinder_inertia(PUMA560_MASSES[0], r, L, ax))
+    deg = np.pi / 180
+    limits = dict(q_min=deg * np.array([-160.0, -45.0, -225.0, -110.0, -100.0, -266.0]),
+                  q_max=deg * np.array([160.0, 225.0, 45.0, 170.0, 100.0, 266.0]), qd_max=2.0, qdd_max=10.0,
+                  tau_max=np.array([100.0, 190.0, 90.0, 25.0, 20.0, 20.0]))
+    return Robot.from_dh(PUMA560_DH, "standard", masses=PUMA560_MASSES, coms=PUMA560_COMS, inertias=inertias,
+                         limits=limits, joint_terms=joint_terms, joint_params=joint_params,
+                         names=("waist", "shoulder", "elbow", "wrist_1", "wrist_2", "wrist_3"), name="puma560")
 
 
 def planar(n=2, lengths=None, masses=None, gravity=9.81) -> Robot:
