@@ -110,18 +110,20 @@ def puma560(joint_terms=(), joint_params=None) -> Robot:
     (0, 0.4318, 0, pi/2), (0, 0, 0, -pi/2), (0, 0, 0, 0); the flange is the wrist centre.
     Masses [m1, 17.4, 4.8, 0.82, 0.34, 0.09] kg, centres of mass and principal inertias
     (about the centre of mass, DH link frames) as published.
-    Deviations from the source, which jaxid's rigid-body check (triangle inequality) refuses:
+    Two of the source's inertias are not rigid bodies (jaxid's check, the triangle inequality,
+    refuses them) and are changed:
     link 1 has m = 0 and inertia diag(0, 0.35, 0) kg m^2; only its Iyy (about joint axis 1)
     affects any joint torque, so m1 = 17.5 kg and Ixx = Izz = 0.306 kg m^2 are assumed, a uniform
     cylinder r = 0.2 m, L = 0.3 m about y with the published Iyy (no torque changes). Link 3's
     published (0.066, 0.086, 0.0125) kg m^2 give 0.066 + 0.0125 < 0.086; its Ixx is raised to
-    0.074, the smallest round value that is a rigid body (this changes the torques a little). Motor rotor inertias (the source's Jm, times G^2) are not
-    included; enable "ia" in joint_terms for them.
-    Limits (plausible figures, not from the sources): the toolbox's joint ranges
-    +-160, -45..225, -225..45, -110..170, -100..100, -266..266 deg; 2 rad/s; 10 rad/s^2;
-    torques 100, 190, 90, 25, 20, 20 N m. Gear ratios ``PUMA560_GEAR`` (source) and motor
-    torque constants ``PUMA560_KM`` (plausible, N m/A) convert motor currents to joint
-    torques, ``tau = PUMA560_KM * PUMA560_GEAR * current`` (``jaxid.data.read`` gains).
+    0.074 (the bound is 0.0735), which changes the torques a little. Motor rotor inertias (the
+    source's Jm, times G^2) are not included; enable "ia" in joint_terms for them.
+    Limits: joint ranges +-160, -45..225, -225..45, -110..170, -100..100, -266..266 deg as in
+    the Python Robotics Toolbox's Puma560 (joints 1-2 checked there, 3-6 as recalled); 2 rad/s,
+    10 rad/s^2 and torques 100, 190, 90, 25, 20, 20 N m are plausible figures, not from the
+    sources. Gear ratios ``PUMA560_GEAR`` (source) and motor torque constants ``PUMA560_KM``
+    (plausible, N m/A) convert motor currents to joint torques,
+    ``tau = PUMA560_KM * PUMA560_GEAR * current`` (the gains of ``jaxid.data.read``).
     joint_terms: per-joint terms to enable, e.g. ("fv", "fc"), with values joint_params (n, k).
     """
     r, L, ax = PUMA560_LINK1_CYLINDER
