@@ -255,6 +255,8 @@ def test_log_formats_and_paths_exit_2_with_one_line(run, capsys):
         (ident + ["--columns", "q=pos_*,tau=tau*", data], "pattern 'pos_*'"),
         (ident + ["--units", "q=degree", data], "unknown unit 'degree'"),
         (ident + ["--units", "tau=A", "--gains", "10,10,10", data], "3 values for 2 joints"),
+        # A list whose first entry is negative is the option's value, not an unknown option.
+        (ident + ["--units", "tau=A", "--gains", "-12.5,10,3", data], "3 values for 2 joints"),
         (ident + ["--mapping", str(d / "absent.toml"), data], "absent.toml"),
         (["identify", "--robot", "planar2", data, "-o", data, "--quiet"], "would destroy the data"),
         (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "traj1.csv")],
@@ -404,3 +406,13 @@ def test_identify_and_validate_a_robot_from_its_dh_file(run, capsys):
     capsys.readouterr()
     assert main(["identify", "--dh", str(run / "absent.toml"), str(run / "truth1.csv")]) == 2
     assert "--dh: no such file" in capsys.readouterr().err
+
+
+def test_negative_lists_are_option_values():
+    from jaxid.cli import _join_negative_lists
+
+    assert _join_negative_lists(["payload", "--gains", "-12.5,21.6", "--home", "-0.5,1e-3", "x.csv"]) == [
+        "payload", "--gains=-12.5,21.6", "--home=-0.5,1e-3", "x.csv"]
+    # A single negative number, an option after an option and a value with '=' are left to argparse.
+    for argv in (["--seed", "-3"], ["--quiet", "--json"], ["--gains=-1,2"], ["-o", "-1,2"]):
+        assert _join_negative_lists(argv) == argv

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 # Subcommand modules, in the order they appear in `jaxid --help`.
@@ -43,9 +44,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: A comma-separated list whose first entry is negative ("-12.5,10.7"): argparse would take it
+#: for an option (its negative-number rule covers single numbers only).
+_NEGATIVE_LIST = re.compile(r"-\.?\d[^,]*(,[^,]*)+")
+
+
+def _join_negative_lists(argv: list[str]) -> list[str]:
+    """``--gains -12.5,10.7`` as ``--gains=-12.5,10.7``, so a list option takes its value."""
+    out = []
+    for a in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_LIST.fullmatch(a):
+            out[-1] = f"{out[-1]}={a}"
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_lists(sys.argv[1:] if argv is None else list(argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
