@@ -31,7 +31,8 @@ import numpy as np
 
 from jaxid.model import inertia
 from jaxid.model.robot import JOINT_TERMS, Robot
-from jaxid.model.urdf import _from_mass_com_inertia, _transform, element_inertia, flange, identified_split, numbers
+from jaxid.model.urdf import (_from_mass_com_inertia, _transform, element_inertia, flange, identified_split, numbers,
+                              relocated)
 
 JOINT_KINDS = {"hinge": "R", "slide": "P"}
 JOINT_DEFAULTS = {"type": "hinge", "axis": "0 0 1", "pos": "0 0 0", "ref": "0"}
@@ -390,7 +391,7 @@ def write_back(robot, theta, source, out):
                                  "which MuJoCo rejects; identify with --consistent (friction bounds) or drop "
                                  f"{term} from the joint terms")
             j.set(attr, numbers(joint_values[i, k]))
-    moved = lambda f: os.path.relpath(source.parent / f, out.parent if str(out.parent) else ".")
+    moved = lambda f: relocated(f, source, out)
     relative = lambda f: bool(f) and not os.path.isabs(f)
     compiler = r.root.find("compiler")
     dirs = {} if compiler is None else dict(compiler.attrib)

@@ -371,6 +371,14 @@ def element_inertia(pi, rest, frame, R, what):
     return float(m), c + 0.0, R.T @ I_c @ R
 
 
+def relocated(path, source, out) -> str:
+    """A relative file reference of ``source`` (a mesh, an asset folder) rewritten to point
+    at the same file from the folder of ``out``, the written copy."""
+    import os
+
+    return os.path.relpath(source.parent / path, out.parent if str(out.parent) else ".")
+
+
 def numbers(values):
     """Space-separated shortest round-tripping decimals (17 significant digits), no '-0'."""
     return " ".join(f"{float(x) + 0.0:.17g}" for x in np.ravel(values))
@@ -439,7 +447,7 @@ def write_back(robot, theta, source, out):
     for mesh in root.iter("mesh"):
         f = mesh.get("filename", "")
         if f and "://" not in f and not os.path.isabs(f):
-            mesh.set("filename", os.path.relpath(source.parent / f, out.parent if str(out.parent) else "."))
+            mesh.set("filename", relocated(f, source, out))
     with atomic_write(out) as fh:
         fh.write('<?xml version="1.0"?>\n')
         tree.write(fh, encoding="unicode")
