@@ -133,9 +133,8 @@ def test_ur5_base_parameters_counts_and_noiseless_recovery():
     assert bp.rank == 48 and bp.gap > 1e8
     # Khalil and Bennis' grouping: ZZ1 + YY2 + a2^2 (m3 + ...), a2 = 0.425 m.
     assert bp.names[0].startswith("Izz1 + Iyy2 + 0.180625*m3")
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(5), 3)
-    q = jax.random.uniform(k1, (200, 6), minval=-np.pi, maxval=np.pi)
-    qd, qdd = jax.random.normal(k2, (200, 6)), jax.random.normal(k3, (200, 6))
+    rng = np.random.default_rng(5)
+    q, (qd, qdd) = rng.uniform(-np.pi, np.pi, (200, 6)), rng.normal(size=(2, 200, 6))
     Y = jaxid.regressor(robot, q, qd, qdd)
     assert base_from_regressor(np.asarray(Y)[..., :60]).rank == 36
     fit = identify(bp.reduce(Y), Y @ robot.parameter_vector())  # Y @ theta == rnea: test_dynamics

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxid
+from jaxid.dynamics.batching import BUCKET_MAX, CHUNK, bucket
 
 
 def test_structured_robot_regressor_equals_plain_jacfwd(ur5_friction, states):
@@ -35,6 +36,20 @@ def test_large_batches_run_in_chunks_with_the_same_result(ur5):
     q, qd, qdd = rng.normal(size=(3, 1500, 6))  # more than one chunk, with a remainder
     tau = jaxid.rnea(ur5, q, qd, qdd)
     np.testing.assert_allclose(tau[1400], jaxid.rnea(ur5, q[1400], qd[1400], qdd[1400]), atol=1e-12)
+    # 1500 samples run padded to the 2048 of their bucket, cut back: a record of 1700 samples
+    # shares the program, and the padding never reaches the output.
+    assert tau.shape == (1500, 6) and bucket(1500) == bucket(1700) == 2048
+    np.testing.assert_allclose(jaxid.rnea(ur5, q[:1499], qd[:1499], qdd[:1499]), tau[:1499], atol=1e-12)
+
+
+def test_bucket_sizes():
+    sizes = np.arange(1, 70_000, 37)
+    B = np.array([bucket(int(N)) for N in sizes])
+    assert np.all(B >= sizes) and np.all(np.diff(B) >= 0)
+    small, mid = sizes <= CHUNK, (sizes > CHUNK) & (sizes <= BUCKET_MAX)
+    assert np.all(B[small] <= 2 * np.maximum(sizes[small], 4)) and np.all(B[mid] % CHUNK == 0)
+    assert np.all(B[mid] <= 1.25 * sizes[mid] + CHUNK) and np.all(B[sizes > BUCKET_MAX] == sizes[sizes > BUCKET_MAX])
+    assert len(set(B[mid])) < 40  # few programs for every record length up to BUCKET_MAX
 
 
 def test_nonlinear_6dof_model():

@@ -14,14 +14,14 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from jaxid.dynamics.batching import batched
+from jaxid.dynamics.batching import batched, bucketed_jit
 
 
 def _torque(model, q, qd, qdd):
     return model.torque(model.parameter_vector(), q, qd, qdd)
 
 
-@eqx.filter_jit
+@bucketed_jit
 def rnea(model, q, qd, qdd):
     """Inverse dynamics tau (..., n), N m, by recursive Newton-Euler (plus joint terms).
 
@@ -40,7 +40,7 @@ def _mass(model, q):
     return jax.jacfwd(lambda qdd: _torque(model, q, zero, qdd))(zero)
 
 
-@eqx.filter_jit
+@bucketed_jit
 def mass_matrix(model, q):
     """Joint-space mass matrix M (..., n, n), kg m^2, as d tau / d qdd. q: (..., n) rad."""
     return batched(_mass, model, q)
@@ -51,7 +51,7 @@ def _gravity(model, q):
     return _torque(model, q, zero, zero)
 
 
-@eqx.filter_jit
+@bucketed_jit
 def gravity_torques(model, q):
     """Torques at rest, g(q) (..., n), N m (including a constant offset if enabled)."""
     return batched(_gravity, model, q)
@@ -61,7 +61,7 @@ def _bias(model, q, qd):
     return _torque(model, q, qd, jnp.zeros_like(q))
 
 
-@eqx.filter_jit
+@bucketed_jit
 def bias_torques(model, q, qd):
     """Torques at zero acceleration, C(q, qd) qd + g(q) + friction(qd), shape (..., n)."""
     return batched(_bias, model, q, qd)
@@ -74,7 +74,7 @@ def _coriolis(model, q, qd):
                   - jnp.einsum("jki,k->ij", dM, qd))
 
 
-@eqx.filter_jit
+@bucketed_jit
 def coriolis_matrix(model, q, qd):
     """Coriolis matrix C (..., n, n) in Christoffel form, so that dM/dt - 2C is skew-symmetric."""
     return batched(_coriolis, model, q, qd)
@@ -106,7 +106,7 @@ def _forward(model, q, qd, tau):
     return _spd_solve(_mass(model, q), tau - _bias(model, q, qd))
 
 
-@eqx.filter_jit
+@bucketed_jit
 def forward_dynamics(model, q, qd, tau):
     """Joint accelerations qdd (..., n), rad/s^2, solving ``M qdd = tau - bias`` by Cholesky
     (LAPACK-free, see ``_spd_solve``)."""

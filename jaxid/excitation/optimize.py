@@ -331,12 +331,11 @@ class Excitation:
 
 
 # ---- optimisation ------------------------------------------------------------------------
-def _base_columns(fn, n, centre, bound, key):
+def _base_columns(fn, n, centre, bound, rng):
     """Independent columns of a regressor function on random states (Gautier 1990)."""
-    kq, kd, ka = jax.random.split(key, 3)
     half = np.where(np.isfinite(bound[0]), bound[0], np.pi)
-    q = centre + half * jax.random.uniform(kq, (200, n), minval=-1.0, maxval=1.0)
-    Y = fn(q, jax.random.normal(kd, (200, n)), jax.random.normal(ka, (200, n)))
+    q = centre + half * rng.uniform(-1.0, 1.0, (200, n))
+    Y = fn(q, *rng.normal(size=(2, 200, n)))
     return np.asarray(base_from_regressor(np.asarray(Y).reshape(-1, Y.shape[-1])).indices)
 
 
@@ -482,10 +481,11 @@ def optimize(
                              f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
                              "are required; move it")
     fn = regressor_fn if regressor_fn is not None else (lambda q, qd, qdd: regressor(model, q, qd, qdd))
-    key_cols, key_start = jax.random.split(jax.random.key(seed))
+    # Drawn with numpy at the edge: a threefry draw compiles anew for every shape (1-3 s).
+    rng_cols, rng_start = np.random.default_rng(seed).spawn(2)
     if columns is None:
         columns = (np.asarray(base_parameters(model).indices) if regressor_fn is None
-                   else _base_columns(fn, n, centre, bound, key_cols))
+                   else _base_columns(fn, n, centre, bound, rng_cols))
     columns = np.asarray(columns, dtype=int)
     if columns.ndim != 1 or columns.size == 0:
         raise ValueError(f"columns must be a non-empty 1-D index array, got shape {columns.shape}")
@@ -539,7 +539,7 @@ def optimize(
     if columns.max() >= model_p or columns.min() < 0:
         raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
 
-    z0 = _random_starts(key_start, S, n, H, q0_hat, q0 is None and home is None, trajectory, usage, t_coarse,
+    z0 = _random_starts(rng_start, S, n, H, q0_hat, q0 is None and home is None, trajectory, usage, t_coarse,
                         centre_j, bound_j, 1 - margin, target, draw_scale)
     schedule = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01)
     opt = optax.adam(schedule)
@@ -611,10 +611,11 @@ def _stacked(Y):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target, draw_scale):
+def _random_starts(rng, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target, draw_scale):
     """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
 
-    The coefficients are drawn N(0, 1) times ``draw_scale`` (n, H), in the optimiser's units.
+    The coefficients are drawn N(0, 1) times ``draw_scale`` (n, H), in the optimiser's units, from
+    ``rng`` (a numpy Generator).
 
     Each joint's position excursion, velocity, acceleration and jerk are linear in the
     scale of its (a, b), which gives its largest admissible scale; the torque and the geometric
@@ -622,13 +623,11 @@ def _random_starts(key, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
     below it that meets every limit and constraint is taken (the smallest if none does:
     the penalties then take over).
     """
-    ka, kb, kq = jax.random.split(key, 3)
-    q0 = jnp.broadcast_to(jnp.asarray(q0_hat), (S, n))
+    a, b = rng.normal(size=(2, S, n, H)) * draw_scale
+    q0 = np.broadcast_to(np.asarray(q0_hat), (S, n))
     if spread_q0:
-        q0 = q0 + jax.random.uniform(kq, (S, n), minval=-0.5, maxval=0.5)
-    # Drawn eagerly: a and b then share one compiled draw (inside the program below, each is a copy).
-    z = {"a": jax.random.normal(ka, (S, n, H)) * draw_scale, "b": jax.random.normal(kb, (S, n, H)) * draw_scale,
-         "q0": q0}
+        q0 = q0 + rng.uniform(-0.5, 0.5, (S, n))
+    z = {"a": jnp.asarray(a), "b": jnp.asarray(b), "q0": jnp.asarray(q0)}
     ladder = 0.8 ** jnp.arange(16)
 
     def scaled(zi, s):

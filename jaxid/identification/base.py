@@ -214,6 +214,19 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     )
 
 
+def states_rng(key=None) -> np.random.Generator:
+    """numpy's generator for random states of a model analysis, from a ``jax.random`` key,
+    an int or None (0).
+
+    The states only have to be generic, and drawing them with numpy at the edge costs no
+    compilation: a threefry draw compiles anew for every shape (1-3 s per model on 2 CPU
+    cores, in every cold process)."""
+    if key is None or isinstance(key, (int, np.integer)):
+        return np.random.default_rng(0 if key is None else int(key))
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
+
+
 def _position_range(model, n: int):
     # Models without (finite) position limits are sampled on [-pi, pi]: any generic
     # state reveals the structural dependencies.
@@ -234,8 +247,9 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
             (SAMPLES = 2048, the regressor shape shared with the workflow), so that W (N*n
             rows) has many more rows than parameters.
         tol: relative rank tolerance on the R diagonal, see ``base_from_regressor``.
-        key: ``jax.random`` key of the states; default ``PRNGKey(0)``. The set and names do
-            not depend on it (nor on n_samples, once enough): see the module docstring.
+        key: seed of the states: a ``jax.random`` key (its key data seeds numpy's
+            generator) or an int; default 0. The set and names do not depend on it (nor on
+            n_samples, once enough): see the module docstring.
 
     States: q uniform in ``[model.q_min, model.q_max]`` where the model defines finite
     limits, else in [-pi, pi] rad; qd, qdd standard normal (rad/s, rad/s^2).
@@ -254,12 +268,10 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
             f"n_samples={n_samples} gives {n_samples * n} regressor rows for {p} parameters; "
             f"use n_samples >= {-(-p // n)} (several times more is safer)"
         )
-    key = jax.random.PRNGKey(0) if key is None else key
-    kq, kd, ka = jax.random.split(key, 3)
+    rng = states_rng(key)
     lo, hi = _position_range(model, n)
-    q = jax.random.uniform(kq, (n_samples, n), minval=lo, maxval=hi)
-    qd = jax.random.normal(kd, (n_samples, n))
-    qdd = jax.random.normal(ka, (n_samples, n))
+    q = rng.uniform(lo, hi, (n_samples, n))
+    qd, qdd = rng.normal(size=(2, n_samples, n))
     Y = regressor(model, q, qd, qdd)
     return base_from_regressor(np.asarray(Y).reshape(-1, p), names, tol=tol)
 

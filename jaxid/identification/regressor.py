@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid.dynamics.batching import batched
+from jaxid.dynamics.batching import batched, bucketed_jit
 
 
 def _regressor(model, theta, q, qd, qdd):
@@ -25,7 +25,7 @@ def _regressor(model, theta, q, qd, qdd):
     return jax.jacfwd(model.torque)(theta, q, qd, qdd)
 
 
-@eqx.filter_jit
+@bucketed_jit
 def regressor(model, q, qd, qdd, theta=None):
     """Regressor Y, shape (n, p) for one sample or (N, n, p) for a batch.
 
@@ -55,12 +55,13 @@ def parameter_names(model) -> tuple[str, ...]:
 def is_linear_in_parameters(model, n_samples=8, key=None, rtol=1e-9) -> bool:
     """Numerical check that torque is linear in theta: Y is the same at two parameter points
     and ``Y @ theta == torque`` at random states."""
-    key = jax.random.PRNGKey(0) if key is None else key
-    k1, k2, k3, k4 = jax.random.split(key, 4)
+    from jaxid.identification.base import states_rng
+
+    rng = states_rng(key)
     n = model.n
-    q, qd, qdd = (jax.random.normal(k, (n_samples, n)) for k in (k1, k2, k3))
+    q, qd, qdd = rng.normal(size=(3, n_samples, n))
     theta = model.parameter_vector()
-    other = theta * (1.0 + 0.5 * jax.random.normal(k4, theta.shape)) + 0.1
+    other = theta * (1.0 + 0.5 * rng.normal(size=theta.shape)) + 0.1
     Y1 = regressor(model, q, qd, qdd, theta)
     Y2 = regressor(model, q, qd, qdd, other)
     tau = jax.vmap(model.torque, in_axes=(None, 0, 0, 0))(other, q, qd, qdd)

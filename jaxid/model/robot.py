@@ -319,8 +319,8 @@ class Robot(eqx.Module):
                 label = names[i] if names is not None and i < len(names) else f"joint{i + 1}"
                 raise ValueError(f"DH link {i + 1} ({label}): {problem}; correct masses/coms/inertias, or omit them "
                                  "(or pass check_inertia=False) for plain least squares")
-        placements, inertial, tip = _dh_geometry(*table.T, masses, coms, inertias, joint_types=joint_types,
-                                                 convention=convention)
+        placements, inertial, tip = _dh_geometry(*table.T, masses, coms, inertias,
+                                                 np.array([t == "R" for t in joint_types]), convention=convention)
         return cls(placements, jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)), inertial, joint_types=joint_types,
                    tip=tip, **(limits or {}), **kwargs)
 
@@ -400,28 +400,34 @@ def _check_shape(name, x, shape):
         raise ValueError(f"{name} must have shape {shape}, got {x.shape}")
 
 
-@partial(jax.jit, static_argnames=("joint_types", "convention"))
-def _dh_geometry(offset, d, a, alpha, masses, coms, inertias, *, joint_types, convention):
-    """Joint placements (n, 4, 4), link inertials (n, 10) in the joint frames and the tip
-    (4, 4) of a DH table (see ``Robot.from_dh``); one compiled function instead of eager ops."""
-    n = offset.shape[0]
+@partial(jax.jit, static_argnames=("convention",))
+def _dh_link(off, d, a, alpha, a_prev, alpha_prev, m, c, I, revolute, *, convention):
+    """Joint placement (4, 4) and link inertial (10,) in the joint frame of one DH row; with
+    ``a_prev, alpha_prev`` the previous row's (standard convention). Compiled once for every
+    DH table, whatever its length (the URDF reader works element by element the same way)."""
     tx = lambda x: spatial.translation(jnp.stack([x, 0.0, 0.0]))
     tz = lambda z: spatial.translation(jnp.stack([0.0, 0.0, z]))
     rx = lambda x: spatial.homogeneous(spatial.rot_x(x), jnp.zeros(3))
     rz = lambda x: spatial.homogeneous(spatial.rot_z(x), jnp.zeros(3))
-    placements, inertial = [], []
-    for i in range(n):
-        # Fixed part of the joint placement: the joint variable enters as Rz (R) or Tz (P).
-        joint_fixed = tz(d[i]) if joint_types[i] == "R" else rz(offset[i])
-        joint_fixed = joint_fixed @ (rz(offset[i]) if joint_types[i] == "R" else tz(d[i]))
-        pi_dh = inertia.from_mass_com_inertia(masses[i], coms[i], inertias[i])
-        if convention == "standard":
-            prev = tx(a[i - 1]) @ rx(alpha[i - 1]) if i > 0 else jnp.eye(4)
-            placements.append(prev @ joint_fixed)
-            link = tx(a[i]) @ rx(alpha[i])  # DH frame i in the joint frame i
-            inertial.append(inertia.transform(pi_dh, link))
-        else:
-            placements.append(rx(alpha[i]) @ tx(a[i]) @ joint_fixed)
-            inertial.append(pi_dh)
-    tip = tx(a[-1]) @ rx(alpha[-1]) if convention == "standard" else jnp.eye(4)
-    return jnp.stack(placements), jnp.stack(inertial), tip
+    # Fixed part of the joint placement: the joint variable enters as Rz (R) or Tz (P).
+    joint_fixed = jnp.where(revolute, tz(d) @ rz(off), rz(off) @ tz(d))
+    pi_dh = inertia.from_mass_com_inertia(m, c, I)
+    if convention == "standard":  # DH frame i in the joint frame i: tx(a) rx(alpha)
+        return tx(a_prev) @ rx(alpha_prev) @ joint_fixed, inertia.transform(pi_dh, tx(a) @ rx(alpha))
+    return rx(alpha) @ tx(a) @ joint_fixed, pi_dh
+
+
+def _dh_geometry(offset, d, a, alpha, masses, coms, inertias, revolute, *, convention):
+    """Joint placements (n, 4, 4), link inertials (n, 10) in the joint frames and the tip
+    (4, 4) of a DH table (see ``Robot.from_dh``); revolute: (n,) bool."""
+    # The first link's placement starts at the base: (a, alpha) = 0 before row 0.
+    a_prev, alpha_prev = (np.concatenate([[0.0], x[:-1]]) for x in (a, alpha))
+    rows = [_dh_link(*row, convention=convention) for row in zip(offset, d, a, alpha, a_prev, alpha_prev, masses,
+                                                                  coms, inertias, revolute)]
+    placements, inertial = (np.stack([np.asarray(r[k]) for r in rows]) for k in (0, 1))
+    # The tip, tx(a) rx(alpha) of the last row, as a massless row with zero offset and d (the
+    # same argument types as the rows: the same compiled function).
+    last = np.array([0.0, 0.0, a[-1], alpha[-1], a[-1], alpha[-1], 0.0])
+    tip = (np.asarray(_dh_link(*last, np.zeros(3), np.zeros((3, 3)), np.True_, convention="standard")[0])
+           if convention == "standard" else np.eye(4))
+    return jnp.asarray(placements), jnp.asarray(inertial), jnp.asarray(tip)
