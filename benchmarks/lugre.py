@@ -14,10 +14,11 @@ Identification: ``trials`` noisy data sets of the identification S-curve (3.75 s
   Methods: pso (100 particles x 200 generations over all eight parameters; alpha0,
   alpha2, alpha3 within +-1 % of their least-squares values, as in the other methods),
   shape-log (swarm 50 x 50, jaxid's shape-factor iteration: all four at once, multiplicative,
-  alternated twice with the golden section for vd; what ``shape`` runs),
+  alternated twice with the golden section for vd, then sigma1 and vd together by
+  Levenberg-Marquardt with the other six held, ``fit_damping``; what ``shape`` runs),
   shape-article (swarm 50 x 50, the article's law: [alpha1, v0] += w (a_r - a_s), then
   [sigma0, sigma1] += w (dsigma0, dsigma1) from the LS of dF on [1 x v vx], then vd once),
-  full (shape + Levenberg-Marquardt). Success: all eight within 1 % of the truth.
+  full (the shape-log iteration, then Levenberg-Marquardt on all eight). Success: all eight within 1 % of the truth.
   iterations: shape-factor sweeps per trial (median, max); converged: share of trials
   whose iteration met its tolerance.
   Uncertainty (every method): std_reported_pct, the median over trials of the reported
