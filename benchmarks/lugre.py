@@ -38,6 +38,7 @@ Measured (100 trials, 2 cores, load ~10 from other work; batch s / trial):
                 |error| / CRB: sigma1 median 0.60 (9.7 before), vd 0.74 (6.2); all eight
                 within 3 CRB std in 73 % of trials (sigma0, alpha0, alpha2, alpha3 are the
                 shape-factor and static LS estimates, up to 5.5 CRB std off)
+  pso           61 %  (run alone, 100 x 200 swarm), 4.99 s; all eight within 3 CRB std in 40 %
   shape-article  4 %  (sigma1 96 and vd 85 failures, 44 and 27 CRB std median), 10 sweeps, 0.84 s
   full         100 %, 23 sweeps, 1.19 s; |error| / CRB median 0.64-0.84, 95th percentile
                 1.78-2.08, max 2.96 over the eight; all eight within 3 CRB std in 100 %
