@@ -38,7 +38,8 @@ def register(sub):
     p.add_argument("--validation", metavar="CSV", help="held-out experiment of the same axes for WAPE / max PE")
     p.add_argument("--method", choices=("full", "shape", "shape-log", "shape-article", "pso"), default="full",
                    help="full (default): swarm 50x50, shape-factor iteration, vd, Levenberg-Marquardt; "
-                        "shape: without Levenberg-Marquardt (= shape-log, the better iteration); shape-article: "
+                        "shape: the iteration, then sigma1 and vd by Levenberg-Marquardt, the other six held "
+                        "(= shape-log, the better iteration); shape-article: "
                         "the article's additive update law; pso: swarm 100x200 over all eight")
     p.add_argument("--rel-std", type=float, default=None, metavar="R",
                    help="relative std above which a parameter is reported poorly determined (default 0.05)")
