@@ -1,8 +1,8 @@
 """Convergence of the physically consistent fit against its SDP optimum, and the KUKA
 LWR4+ held-out rotations.
 
-(a) Convergence table: for UR5 (simulated, as benchmarks/consistent.py: perturbed CAD
-    prior, one noisy 10-s trajectory) and KUKA LWR4+ (real, each pair of runs, fv, fc, offset),
+(a) Convergence table: for UR5 and Panda (simulated, as benchmarks/consistent.py: perturbed
+    CAD prior, one noisy 10-s trajectory) and KUKA LWR4+ (real, each pair of runs, fv, fc, offset),
     at prior weight 0 (pure constrained least squares) and 1e-3 (entropic), the earlier
     log-Cholesky fit (solver="log-cholesky", "before") and the barrier fit (default,
     "after"): converged flag, steps, final scaled gradient norm, cost / SDP cost - 1, where
@@ -12,7 +12,7 @@ LWR4+ held-out rotations.
     --mass-tol of the URDF), masses inside their bounds.
 
 Usage: python benchmarks/consistent_sdp.py [--only table|kuka] [--weight 1e-3] [--mass-tol 0.3]
-       [--weights 0,1e-3] [--no-before]
+       [--weights 0,1e-3] [--no-before] [--cases ur5,panda]
 """
 from __future__ import annotations
 
@@ -41,6 +41,23 @@ def ur5_case():
     return robot, W, W @ theta + (rng.normal(size=(q.shape[0], robot.n)) * SIGMA).ravel(), perturbed(robot)
 
 
+#: Panda (example-robot-data URDF, 7 joints): viscous and Coulomb friction (N m s/rad, N m)
+#: and torque noise (N m) in the ranges of the UR5 case's, the wrist joints smaller.
+PANDA_FRICTION = np.array([[2.0, 4.0], [2.5, 5.0], [1.5, 3.5], [1.5, 3.5], [0.4, 1.2], [0.3, 1.0], [0.3, 0.8]])
+PANDA_SIGMA = np.array([0.5, 0.5, 0.3, 0.3, 0.1, 0.1, 0.05])
+
+
+def panda_case():
+    """Simulated Panda as the UR5 case: perturbed CAD prior, one noisy 10-s trajectory."""
+    path = jaxid.models.example_robot_urdf("panda_description/urdf/panda.urdf")
+    robot = jaxid.Robot.from_urdf(path, tip_link="panda_link7").with_joint_terms(("fv", "fc"), PANDA_FRICTION)
+    theta = robot.parameter_vector()
+    rng = np.random.default_rng(1)
+    q, qd, qdd = trajectory(robot.n, seed=0)
+    W = jaxid.stack(jaxid.regressor(robot, q, qd, qdd))
+    return robot, W, W @ theta + (rng.normal(size=(q.shape[0], robot.n)) * PANDA_SIGMA).ravel(), perturbed(robot)
+
+
 def kuka_robot():
     return jaxid.Robot.from_urdf(KUKA / "kuka_lwr4.urdf", joint_terms=("fv", "fc", "offset"))
 
@@ -50,12 +67,16 @@ def kuka_system(robot, runs):
     return jaxid.stack(jaxid.regressor(robot, d.q, d.qd, d.qdd), d.tau)
 
 
-def table(weights, before=True):
+def table(weights, before=True, only=()):
     rows = []
     kuka = kuka_robot()
-    cases = [("ur5", ur5_case())] + [(f"kuka{a}{b}", (kuka, *kuka_system(kuka, (a, b)), kuka.parameter_vector()))
-                                     for a, b in ((2, 3), (1, 3), (1, 2))]
-    for name, (robot, W, tau, nominal) in cases:
+    cases = [("ur5", ur5_case), ("panda", panda_case)] + [
+        (f"kuka{a}{b}", lambda a=a, b=b: (kuka, *kuka_system(kuka, (a, b)), kuka.parameter_vector()))
+        for a, b in ((2, 3), (1, 3), (1, 2))]
+    for name, case in cases:
+        if only and name not in only:
+            continue
+        robot, W, tau, nominal = case()
         base = jaxid.base_parameters(robot)
         data = C.data_term(robot, base, W, tau, "wls")
         for w in weights:
@@ -108,11 +129,14 @@ def main(argv=None):
     parser.add_argument("--weights", default="0,1e-3", help="prior weights of the convergence table")
     parser.add_argument("--no-before", action="store_true", help="leave out the log-Cholesky fit ('before')")
     parser.add_argument("--mass-tol", type=float, default=0.3)
+    parser.add_argument("--cases", default="", help="comma-separated cases of the table (ur5, panda, kuka23, "
+                        "kuka13, kuka12); default all")
     parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
     args = parser.parse_args(argv)
     results = {}
     if args.only in (None, "table"):
-        results["table"] = table(tuple(float(w) for w in args.weights.split(",")), before=not args.no_before)
+        results["table"] = table(tuple(float(w) for w in args.weights.split(",")), before=not args.no_before,
+                                 only=tuple(args.cases.split(",")) if args.cases else ())
     if args.only in (None, "kuka"):
         results["kuka_rotations"] = rotations(args.weight, args.mass_tol)
     Path(args.out).mkdir(parents=True, exist_ok=True)
