@@ -653,7 +653,7 @@ def _newton_solve_split(G, R, g):
 def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     """Path-following barrier method (Nocedal and Wright 2006, ch. 19; Boyd and
     Vandenberghe 2004, ch. 11): Newton steps on ``f + mu * barrier`` with a feasible
-    backtracking line search, mu lowered 10x each time the Newton decrement says the
+    backtracking line search, mu halved (_SIGMA) each time the Newton decrement says the
     iterate is centred, until ``nu * mu`` (a bound on the suboptimality of a central
     point) is below ``rtol * (f + rss)``. Returns theta, f, converged, steps, mu,
     decrement^2, scaled gradient norm, and the history (max_steps, 2) of the cost ``f + rss``
