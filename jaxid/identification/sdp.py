@@ -133,7 +133,14 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     c_scale = 1.0 / max(rss, 1.0)  # O(1) objective for the solver's tolerances
     opts = dict(solver_options or {})
     if solver.upper() == "CLARABEL":
-        opts = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-10, "tol_feas": 1e-9, "max_iter": 500, **opts}
+        # Chordal decomposition of the 4x4 cones (Clarabel's default) splits each link into
+        # overlapping cliques whose dual completion stalls at a primal residual of ~1e-8 on
+        # the KUKA LWR4 data ("AlmostSolved": optimal_inaccurate); whole 4x4 cones solve to
+        # "optimal". Feasibility and relative gap 1e-8 (Clarabel's defaults) of the O(1) scaled
+        # objective are within reach in float64 (1e-9/1e-10 were not; runs 1+2 at weight 1e-3
+        # stall at a relative gap of 3e-9); the gap reached is reported (duality_gap).
+        opts = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-8, "tol_feas": 1e-8, "max_iter": 500,
+                "chordal_decomposition_enable": False, **opts}
 
     J_TO_PI = _j_to_pi()
 
@@ -275,8 +282,8 @@ def identify_sdp(robot, W, tau, *, nominal=None, base: BaseParameters | None = N
             total mass), or None.
         eps: margin on the pseudo-inertia eigenvalues (kg m^2), default 0.
         solver: a cvxpy conic solver name with SDP support, "CLARABEL" (default) or "SCS".
-        solver_options: passed to the solver (Clarabel defaults here: gap and feasibility
-            tolerances 1e-10).
+        solver_options: passed to the solver (Clarabel defaults here: relative gap and
+            feasibility 1e-8, absolute gap 1e-10, no chordal decomposition).
 
     Returns:
         :class:`SDPFit`.
