@@ -10,6 +10,11 @@ Prints wall seconds per call and the totals' ratio (per-length / bucketed). Fres
 in-memory caches, no persistent cache (``JAXID_CACHE_DIR`` is not enabled here).
 
     python benchmarks/compile_reuse.py [--lengths 1500,1700,1900,2500,2900]
+
+Measured (2026-12-01, idle 2-core machine): (a) bucketed 4.59, 0.18, 0.30, 4.68, 0.33 s against
+4.13, 4.43, 4.38, 4.99, 4.73 s compiled per length: 10.1 vs 22.7 s, 2.25x; (b) 0.40-0.53 s per new
+table size (the DH-row program is shared; what remains is the Robot's own eager ops of shape n),
+0.035 s for a size already seen.
 """
 from __future__ import annotations
 
@@ -62,7 +67,9 @@ def main():
     for n in range(2, 10):
         table = np.column_stack([np.zeros(n), rng.uniform(0, 0.3, n), rng.uniform(0, 0.5, n), rng.uniform(-1.6, 1.6, n)])
         masses, coms = rng.uniform(1, 5, n), rng.normal(size=(n, 3)) * 0.05
-        inertias = np.stack([np.diag(rng.uniform(0.01, 0.05, 3)) for _ in range(n)])
+        # Solid boxes: principal moments that meet the triangle inequality.
+        inertias = np.stack([np.diag(m / 12 * (lambda e: e.sum() - e)(rng.uniform(0.01, 0.04, 3)))
+                             for m in masses])
         t = timed(lambda: jaxid.Robot.from_dh(table, masses=masses, coms=coms, inertias=inertias).placements)
         print(f"  {n} rows: {t:.3f}")
 
