@@ -49,7 +49,7 @@ def bucketed_jit(fn):
         B = bucket(N) if N else N
         if B == N:
             return jitted(model, *arrays, **kwargs)
-        pad = lambda x: np.concatenate([x, np.repeat(x[-1:], B - N, axis=0)]) if np.ndim(x) else x
+        pad = lambda x: np.concatenate([x, np.repeat(x[-1:], B - N, axis=0)])
         out = jitted(model, *(pad(np.asarray(x, dtype=float)) for x in arrays), **kwargs)
         return jax.tree_util.tree_map(lambda y: y[:N], out)
 

@@ -460,6 +460,17 @@ def fit_vd(p, v, F, dt, lo=BOUNDS["vd"][0], hi=BOUNDS["vd"][1], n_iter=30, steps
                                   jnp.log(hi), n_iter))
 
 
+def _force_least_squares(unpack, y0, v, F, dt, steps, rtol, atol, max_steps):
+    """Levenberg-Marquardt (optimistix) on the simulated-force error divided by the force's
+    RMS, over the coordinates y of ``unpack(y) -> LuGre`` from y0; the Jacobian by forward-mode
+    autodiff through ``simulate``. rtol, atol: optimistix's Cauchy termination. Returns the
+    optimistix solution (``fit_damping`` and ``refine`` differ only in their coordinates)."""
+    rms = jnp.sqrt(jnp.mean(F**2))
+    residual = _dense_jvp(lambda y: (simulate(unpack(y), v, dt, steps=steps) - F) / rms)
+    return optx.least_squares(lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0,
+                              max_steps=max_steps, throw=False)
+
+
 @partial(jax.jit, static_argnames=("max_steps",))
 def fit_damping(p, v, F, dt, rtol=1e-8, atol=1e-8, max_steps=20, steps=None):
     """Step f of "shape": the damping function sigma1(v) = sigma1 exp(-(v/vd)^2) fitted to
@@ -478,16 +489,9 @@ def fit_damping(p, v, F, dt, rtol=1e-8, atol=1e-8, max_steps=20, steps=None):
     Both as logarithms (positive), the Jacobian (N, 2) by forward-mode autodiff; rtol, atol:
     optimistix's Cauchy termination. Returns LuGre (sigma1, vd clipped to ``BOUNDS``).
     """
-    steps = _steps(p, v, steps)
-    rms = jnp.sqrt(jnp.mean(F**2))
-
-    def unpack(y):
-        return eqx.tree_at(lambda q: (q.sigma1, q.vd), p, (jnp.exp(y[0]), jnp.exp(y[1])))
-
-    residual = _dense_jvp(lambda y: (simulate(unpack(y), v, dt, steps=steps) - F) / rms)
+    unpack = lambda y: eqx.tree_at(lambda q: (q.sigma1, q.vd), p, (jnp.exp(y[0]), jnp.exp(y[1])))
     y0 = jnp.log(jnp.stack([p.sigma1, p.vd]))
-    sol = optx.least_squares(lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0,
-                             max_steps=max_steps, throw=False)
+    sol = _force_least_squares(unpack, y0, v, F, dt, _steps(p, v, steps), rtol, atol, max_steps)
     lo = jnp.log(jnp.array([BOUNDS["sigma1"][0], BOUNDS["vd"][0]]))
     hi = jnp.log(jnp.array([BOUNDS["sigma1"][1], BOUNDS["vd"][1]]))
     return unpack(jnp.clip(sol.value, lo, hi))
@@ -522,16 +526,9 @@ def refine(p, v, F, dt, rtol=1e-6, atol=1e-6, max_steps=50, steps=None):
     their RMS; the Jacobian is forward-mode autodiff through ``simulate``. rtol, atol:
     optimistix's Cauchy termination on the (log-)parameters and the residuals.
     """
-    steps = _steps(p, v, steps)
-    rms = jnp.sqrt(jnp.mean(F**2))
-
-    def unpack(y):
-        return LuGre.from_vector(jnp.where(_LOG, jnp.exp(y), y))
-
-    residual = _dense_jvp(lambda y: (simulate(unpack(y), v, dt, steps=steps) - F) / rms)
+    unpack = lambda y: LuGre.from_vector(jnp.where(_LOG, jnp.exp(y), y))
     y0 = jnp.where(_LOG, jnp.log(jnp.abs(p.vector())), p.vector())
-    sol = optx.least_squares(lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0,
-                             max_steps=max_steps, throw=False)
+    sol = _force_least_squares(unpack, y0, v, F, dt, _steps(p, v, steps), rtol, atol, max_steps)
     return unpack(sol.value), sol.result == optx.RESULTS.successful
 
 

@@ -9,7 +9,6 @@ their parameters (rigid bodies in the 10-vector parametrisation, Atkeson et al.
 """
 from __future__ import annotations
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
