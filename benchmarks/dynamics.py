@@ -5,8 +5,9 @@ in jaxid; Pinocchio (``pin.rnea``, ``pin.crba``) in a Python loop, one sample at
 identification scripts call it. Both jaxid formulations are timed: the wide one (ancestor
 matrix, O(n^2) per sample, few wide ops; mass matrix by ``jax.jacfwd`` of it in qdd) and
 the recursive one (Featherstone's RNEA and CRBA, O(n)); ``jaxid.dynamics.rnea.RECURSIVE_FROM``
-chooses between them by n. All timings interleaved in one process, medians of --repeat.
-Printed: us/sample and ratios (> 1: the first named is slower).
+chooses the RNEA by n ("auto"); the mass matrix is the CRBA at every n. All timings interleaved in one process, medians of --repeat.
+Pinocchio's C++ loop (``benchmarks/pinocchio_cpp.py``; needs g++ and Eigen) on the same model
+and states where it builds. Printed: us/sample and ratios (> 1: the first named is slower).
 Usage: python benchmarks/dynamics.py [--n 2 4 6 8 12 16 20] [--samples 2000] [--repeat 5]
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 import jaxid
 from jaxid.dynamics import rnea
+import pinocchio_cpp  # benchmarks/pinocchio_cpp.py: Pinocchio's C++ loop, where it builds
 from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
 
 
@@ -36,6 +38,9 @@ def main(argv=None):
     except ImportError:
         pin = None
         print("pinocchio not installed: jaxid's two formulations only")
+    no_cpp = pinocchio_cpp.available() if pin is not None else "no pinocchio"
+    if no_cpp:
+        print(f"Pinocchio's C++ loop skipped: {no_cpp}")
     rows = []
     for n in args.n:
         robot = jaxid.models.planar(n)
@@ -62,16 +67,23 @@ def main(argv=None):
                    M_jacfwd_over_crba=t["M jacfwd(wide)"] / t["M crba"])
         if pin is not None:
             row.update(pin_rnea_over_jaxid=t["pin rnea loop"] / t[f"rnea {auto}"],
-                       pin_crba_over_jaxid=t["pin crba loop"] / t["M crba" if auto == "recursive" else "M jacfwd(wide)"],
+                       pin_crba_over_jaxid=t["pin crba loop"] / t["M crba"],  # Robot.mass_matrix: CRBA at every n
                        max_abs_diff=float(err))
+        if not no_cpp:  # timed in C++ after the Python loops, on the same model and states
+            cpp = pinocchio_cpp.run(model, qn, qdn, qddn, repeat=args.repeat)
+            row["us_per_sample"].update({f"pin C++ {k}": v for k, v in cpp["us_per_sample"].items()})
+            row.update(cpp_rnea_over_jaxid=cpp["us_per_sample"]["rnea"] / row["us_per_sample"][f"rnea {auto}"],
+                       cpp_crba_over_jaxid=cpp["us_per_sample"]["crba"] / row["us_per_sample"]["M crba"],
+                       cpp_max_abs_diff=float(np.abs(cpp["tau"] - np.asarray(rec(q, qd, qdd))[0]).max()))
         rows.append(row)
     print(f"{'n':>3} {'wide us':>8} {'rec us':>8} {'wide/rec':>9} {'M jac us':>9} {'crba us':>8} {'jac/crba':>9} "
-          f"{'auto':>10} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12}")
+          f"{'auto':>10} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12} {'C++/jaxid rnea':>15} {'C++/jaxid M':>12}")
     for r in rows:
         u = r["us_per_sample"]
         print(f"{r['n']:>3} {u['rnea wide']:>8.2f} {u['rnea recursive']:>8.2f} {r['wide_over_recursive']:>9.2f} "
               f"{u['M jacfwd(wide)']:>9.2f} {u['M crba']:>8.2f} {r['M_jacfwd_over_crba']:>9.2f} {r['auto']:>10} "
-              f"{r.get('pin_rnea_over_jaxid', float('nan')):>15.2f} {r.get('pin_crba_over_jaxid', float('nan')):>12.2f}")
+              f"{r.get('pin_rnea_over_jaxid', float('nan')):>15.2f} {r.get('pin_crba_over_jaxid', float('nan')):>12.2f} "
+              f"{r.get('cpp_rnea_over_jaxid', float('nan')):>15.2f} {r.get('cpp_crba_over_jaxid', float('nan')):>12.2f}")
     print(json.dumps(dict(benchmark="dynamics", devices=[str(d) for d in jax.devices()], samples=args.samples,
                           recursive_from=rnea.RECURSIVE_FROM, rows=rows)))
 

@@ -2,7 +2,8 @@
 
 UR5 (10 inertial parameters per link), N = 1,000 / 10,000 / 100,000 random states.
 Both run in this process; Pinocchio is called in a Python loop, one sample at a time,
-as identification scripts built on it do. Prints a table and JSON:
+as identification scripts built on it do, and (where g++ and Eigen are present) in its C++
+loop (``benchmarks/pinocchio_cpp.py``). Prints a table and JSON:
   compile_s: first call (trace + XLA compile + run) minus one steady run
   jax_s, pin_s: best of repeated runs; ratio = pin_s / jax_s (> 1: jaxid is faster)
   write_us_per_sample: one jitted call that only writes an array of Y's shape (allocation
@@ -22,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxid
+import pinocchio_cpp  # benchmarks/pinocchio_cpp.py: Pinocchio's C++ loop, where it builds
 from timing import best_of  # benchmarks/timing.py (the script's folder is on sys.path)
 
 
@@ -76,15 +78,21 @@ def main(argv=None):
             k = N // 2
             err = np.abs(np.asarray(Y[k]) - pin.computeJointTorqueRegressor(model, data, q[k], qd[k], qdd[k])).max()
             row.update(pin_s=pin_s, pin_us_per_sample=1e6 * pin_s / N, ratio=pin_s / jax_s, max_abs_diff=float(err))
+            if not pinocchio_cpp.available():
+                cpp = pinocchio_cpp.run(model, q, qd, qdd, repeat=args.repeat)
+                row.update(cpp_us_per_sample=cpp["us_per_sample"]["regressor"],
+                           cpp_ratio=cpp["us_per_sample"]["regressor"] / row["jax_us_per_sample"],
+                           cpp_max_abs_diff=float(np.abs(cpp["Y"] - np.asarray(Y[0])).max()))
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         rows.append(row)
     print(f"devices: {jax.devices()}")
     print(f"{'N':>8} {'compile s':>10} {'jaxid s':>9} {'pin s':>9} {'pin/jaxid':>10} {'us/sample':>10} "
-          f"{'write us':>9} {'peak MB':>8}")
+          f"{'write us':>9} {'peak MB':>8} {'C++ us':>8} {'C++/jaxid':>10}")
     for r in rows:
         print(f"{r['N']:>8} {r['compile_s']:>10.2f} {r['jax_s']:>9.4f} {r.get('pin_s', float('nan')):>9.4f} "
               f"{r.get('ratio', float('nan')):>10.2f} {r['jax_us_per_sample']:>10.2f} "
-              f"{r['write_us_per_sample']:>9.2f} {r['peak_rss_mb']:>8.0f}")
+              f"{r['write_us_per_sample']:>9.2f} {r['peak_rss_mb']:>8.0f} {r.get('cpp_us_per_sample', float('nan')):>8.2f} "
+              f"{r.get('cpp_ratio', float('nan')):>10.2f}")
     print(json.dumps(dict(benchmark="regressor", robot="ur5", devices=[str(d) for d in jax.devices()], rows=rows)))
 
 

@@ -32,7 +32,7 @@ def rnea(model, q, qd, qdd):
 
 def _mass(model, q):
     # A model may assemble d tau / d qdd from its structure (Robot: the composite-rigid-body
-    # algorithm from dynamics.rnea.RECURSIVE_FROM joints on); it must equal the plain Jacobian.
+    # algorithm); it must equal the plain Jacobian.
     structured = getattr(model, "mass_matrix", None)
     if structured is not None:
         return structured(model.parameter_vector(), q)

@@ -217,18 +217,14 @@ class Robot(eqx.Module):
 
     def mass_matrix(self, theta, q):
         """Mass matrix (n, n) of one sample, d :meth:`torque` / d qdd at qd = 0: by the
-        composite-rigid-body algorithm (``jaxid.dynamics.rnea.crba``) from
-        ``RECURSIVE_FROM`` joints on, else ``jax.jacfwd`` of the rigid-body torque; plus the
-        joint terms' part (rotor inertia). theta: (p,); q: (n,) rad."""
+        composite-rigid-body algorithm (``jaxid.dynamics.rnea.crba``; faster than ``jax.jacfwd``
+        of the torque at every n measured, 2 .. 20), plus the joint terms' part (rotor
+        inertia). theta: (p,); q: (n,) rad."""
         from jaxid.dynamics import rnea
 
         inertial, joint_params = self.split(theta)
         zero = jnp.zeros_like(q)
-        if self.n_joints >= rnea.RECURSIVE_FROM:
-            rigid = rnea.crba(self, inertial, q)
-        else:
-            rigid = jax.jacfwd(lambda qdd: rnea.rnea_wide(self, inertial, q, zero, qdd))(zero)
-        return rigid + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, zero, qdd))(zero)
+        return rnea.crba(self, inertial, q) + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, zero, qdd))(zero)
 
     def joint_torque(self, joint_params, qd, qdd):
         """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n_joints, k):

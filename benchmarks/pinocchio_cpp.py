@@ -1,0 +1,206 @@
+"""Pinocchio's C++ loop: rnea, crba and computeJointTorqueRegressor over N samples, timed in C++.
+
+The Python-loop baselines of ``benchmarks/dynamics.py`` and ``benchmarks/regressor.py`` pay
+~1-3 us of Python per call; a C++ user of Pinocchio does not. This module compiles (once,
+into ``build/pinocchio_cpp/``) a small C++ program against the headers and libraries that the
+``pin`` wheel ships (cmeel prefix) and Eigen (Debian's ``libeigen3-dev``), loads the *same*
+``pinocchio.Model`` that the Python benchmarks build (written with ``Model.saveToBinary``),
+runs each algorithm over the samples in a plain loop, best of ``repeat`` runs, and returns
+us/sample plus sample 0's outputs (checked against Pinocchio's Python bindings).
+
+    python benchmarks/pinocchio_cpp.py [--n 6] [--samples 10000]
+
+Where no C++ compiler, Eigen or the pin wheel's headers are present, :func:`available`
+says why and the calling benchmark skips the C++ column.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "pinocchio_cpp"
+EIGEN = Path("/usr/include/eigen3")
+
+SOURCE = r"""
+#include <pinocchio/multibody.hpp>
+#include <pinocchio/algorithm/rnea.hpp>
+#include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/regressor.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+#include <algorithm>
+
+using namespace pinocchio;
+
+static std::vector<double> load(const char *path, size_t count) {
+  std::vector<double> v(count);
+  std::ifstream f(path, std::ios::binary);
+  f.read(reinterpret_cast<char *>(v.data()), count * sizeof(double));
+  return v;
+}
+
+int main(int argc, char **argv) {
+  // argv: chain.bin states.bin N repeat out.bin. chain.bin: n, then per joint parent, axis (3),
+  // placement rotation (3x3, row-major) and origin (3), inertial parameters (10); gravity (3).
+  // Built here as benchmarks/regressor.py's pinocchio_model builds it in Python (Pinocchio's
+  // binary model archive is not portable between its Python wheel and this build's joint variant).
+  std::ifstream cf(argv[1], std::ios::binary);
+  auto next = [&cf]() { double x; cf.read(reinterpret_cast<char *>(&x), sizeof x); return x; };
+  Model model;
+  const int nj = static_cast<int>(next());
+  for (int i = 0; i < nj; ++i) {
+    const int parent = static_cast<int>(next());
+    Eigen::Vector3d axis, p;
+    Eigen::Matrix3d R;
+    for (int k = 0; k < 3; ++k) axis[k] = next();
+    for (int r = 0; r < 3; ++r) for (int c = 0; c < 3; ++c) R(r, c) = next();
+    for (int k = 0; k < 3; ++k) p[k] = next();
+    Eigen::Matrix<double, 10, 1> pi;
+    for (int k = 0; k < 10; ++k) pi[k] = next();
+    JointIndex jid = model.addJoint(parent, JointModelRevoluteUnaligned(axis), SE3(R, p), "j" + std::to_string(i));
+    model.appendBodyToJoint(jid, Inertia::FromDynamicParameters(pi), SE3::Identity());
+  }
+  for (int k = 0; k < 3; ++k) model.gravity.linear()[k] = next();
+  Data data(model);
+  const long N = std::atol(argv[3]), R = std::atol(argv[4]);
+  const int n = model.nv;
+  std::vector<double> s = load(argv[2], 3 * N * n);  // q, qd, qdd, each (N, n) row-major
+  Eigen::Map<Eigen::MatrixXd> Q(s.data(), n, N), QD(s.data() + N * n, n, N), QDD(s.data() + 2 * N * n, n, N);
+  double best[3] = {1e300, 1e300, 1e300};
+  double sink = 0.0;
+  for (long r = 0; r < R; ++r) {
+    for (int a = 0; a < 3; ++a) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (long k = 0; k < N; ++k) {
+        if (a == 0) sink += rnea(model, data, Q.col(k), QD.col(k), QDD.col(k))[0];
+        else if (a == 1) sink += crba(model, data, Q.col(k))(0, 0);
+        else sink += computeJointTorqueRegressor(model, data, Q.col(k), QD.col(k), QDD.col(k))(0, 0);
+      }
+      double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best[a] = std::min(best[a], dt);
+    }
+  }
+  std::ofstream out(argv[5], std::ios::binary);
+  out.write(reinterpret_cast<const char *>(best), sizeof best);
+  Eigen::VectorXd tau = rnea(model, data, Q.col(0), QD.col(0), QDD.col(0));
+  data.M.setZero();
+  Eigen::MatrixXd M = crba(model, data, Q.col(0));
+  M.triangularView<Eigen::StrictlyLower>() = M.transpose().triangularView<Eigen::StrictlyLower>();
+  Eigen::MatrixXd Y = computeJointTorqueRegressor(model, data, Q.col(0), QD.col(0), QDD.col(0));
+  out.write(reinterpret_cast<const char *>(tau.data()), n * sizeof(double));
+  out.write(reinterpret_cast<const char *>(M.data()), n * n * sizeof(double));
+  out.write(reinterpret_cast<const char *>(Y.data()), Y.size() * sizeof(double));
+  std::printf("%g\n", sink);  // keeps the loops from being optimised away
+  return 0;
+}
+"""
+
+
+def _prefix() -> Path | None:
+    try:
+        import pinocchio
+    except ImportError:
+        return None
+    for parent in Path(pinocchio.__file__).resolve().parents:
+        if (parent / "cmeel.prefix" / "include" / "pinocchio").is_dir():
+            return parent / "cmeel.prefix"
+    return None
+
+
+def available() -> str | None:
+    """None when the C++ loop can be built here, else why not (one line)."""
+    if shutil.which("g++") is None:
+        return "no C++ compiler (g++) on PATH"
+    if not (EIGEN / "Eigen" / "Dense").is_file():
+        return f"no Eigen headers at {EIGEN} (apt-get install libeigen3-dev)"
+    if _prefix() is None:
+        return "the pin wheel's C++ headers were not found (pip install pin)"
+    return None
+
+
+def binary() -> Path:
+    """Compile the loop program once (-O3 -march=native, Pinocchio's own build flags aside)."""
+    exe = BUILD / "loop"
+    if exe.is_file():
+        return exe
+    BUILD.mkdir(parents=True, exist_ok=True)
+    (BUILD / "loop.cpp").write_text(SOURCE)
+    prefix = _prefix()
+    # The definitions Pinocchio's CMake config exports to its users (lib/cmake/pinocchio).
+    defs = ["-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
+            "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12",
+            ]  # no PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION: every algorithm instantiated here, -O3
+    cmd = ["g++", "-O3", "-march=native", "-DNDEBUG", "-std=c++17", *defs,
+           f"-I{prefix / 'include'}", f"-I{EIGEN}", str(BUILD / "loop.cpp"), "-o", str(exe),
+           f"-L{prefix / 'lib'}", f"-Wl,-rpath,{prefix / 'lib'}", "-lpinocchio_default"]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return exe
+
+
+def _chain(model) -> np.ndarray:
+    """A serial or tree model of revolute joints (as ``pinocchio_model`` builds them), flattened
+    for the C++ program: n, then per joint parent, axis, R, p, inertial parameters; gravity."""
+    out = [float(model.njoints - 1)]
+    for j in range(1, model.njoints):
+        jm, M = model.joints[j], model.jointPlacements[j]  # RevoluteUnaligned: .extract().axis
+        out += [float(model.parents[j]), *np.asarray(jm.extract().axis),
+                *np.asarray(M.rotation).ravel(), *np.asarray(M.translation),
+                *np.asarray(model.inertias[j].toDynamicParameters())]
+    out += list(np.asarray(model.gravity.linear))
+    return np.asarray(out, dtype=np.float64)
+
+
+def run(model, q, qd, qdd, repeat=5) -> dict:
+    """Time Pinocchio's C++ rnea, crba and regressor loops on ``model`` (a pinocchio.Model) at the
+    states q, qd, qdd (N, n). Returns us/sample per algorithm and sample 0's tau (n,), M (n, n),
+    Y (n, 10 n)."""
+    exe = binary()
+    N, n = q.shape
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        _chain(model).tofile(d / "model.bin")
+        np.concatenate([np.ascontiguousarray(x, dtype=np.float64).ravel() for x in (q, qd, qdd)]).tofile(d / "states.bin")
+        subprocess.run([str(exe), str(d / "model.bin"), str(d / "states.bin"), str(N), str(repeat), str(d / "out.bin")],
+                       check=True, capture_output=True, text=True)
+        out = np.fromfile(d / "out.bin")
+    best, rest = out[:3], out[3:]
+    tau, M, Y = rest[:n], rest[n:n + n * n].reshape(n, n, order="F"), rest[n + n * n:].reshape(n, -1, order="F")
+    return dict(us_per_sample=dict(zip(("rnea", "crba", "regressor"), 1e6 * best / N)), tau=tau, M=M, Y=Y)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=6, help="joints of a planar chain (default 6)")
+    parser.add_argument("--samples", type=int, default=10000)
+    args = parser.parse_args(argv)
+    why = available()
+    if why:
+        print(f"skipped: {why}")
+        return 0
+    import pinocchio as pin
+
+    import jaxid
+    from regressor import pinocchio_model  # benchmarks/regressor.py (this folder is on sys.path)
+
+    robot = jaxid.models.planar(args.n)
+    model = pinocchio_model(robot)
+    q, qd, qdd = (np.random.default_rng(k).normal(size=(args.samples, args.n)) for k in range(3))
+    res = run(model, q, qd, qdd)
+    data = model.createData()
+    err = np.abs(res["tau"] - pin.rnea(model, data, q[0], qd[0], qdd[0])).max()
+    print(f"planar {args.n}: " + "  ".join(f"{k} {v:.3f} us" for k, v in res["us_per_sample"].items())
+          + f"  (|tau - Python bindings| = {err:.1e})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
