@@ -961,7 +961,9 @@ def physics_report(robot, params) -> list[str]:
         gap, cost = params.fit.get("gap_bound"), params.fit.get("cost")
         bound = f" (its cost may be up to {gap:.3g} = {gap / cost:.1e} of it above the optimum)" \
             if gap is not None and cost else ""
-        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps{bound}")
+        why = ("; at prior weight 0 the optimum may be reached only as bodies grow without bound along directions "
+               "the data cannot see: give a positive --prior-weight") if params.fit.get("prior_weight") == 0 else ""
+        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps{bound}{why}")
     sdp, cost = params.fit.get("sdp_cost"), params.fit.get("cost")
     if sdp is not None and cost is not None and sdp > 0 and cost / sdp - 1 > 1e-6:
         problems.append(f"the consistent fit's cost is {cost / sdp - 1:.1e} above the SDP optimum")
