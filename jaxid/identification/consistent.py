@@ -989,7 +989,8 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             converges (within 5e-7 of the SDP in 1000 steps on the KUKA data) but the gap
             estimate, which assumes a finite optimum, grows with those bodies, so the fit
             may end "not converged" with implausible bodies; a positive weight (the
-            command line's 1e-3) gives a unique, finite optimum.
+            command line's 1e-3), or bounds on the bodies' extent (``Bounds.body_min``,
+            ``body_max``, with mass bounds), give a finite optimum.
         method: unconstrained estimator giving the whitening and the data term: "wls"
             (two-step, Gautier and Poignet 2001) or "ols".
         bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, total mass),
