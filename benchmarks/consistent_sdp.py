@@ -35,8 +35,9 @@ mu fell below 1e-10 of the misfit's, so Newton converged only linearly there).
 ("before" columns from the previous closing note, whose SDP gaps differ slightly.) At weight 0
 the optimum in standard parameters is in general not attained: the SDP's own weight-0 bodies
 have largest pseudo-inertia eigenvalues of 1.2e3 and 2.9e3 (UR5 links 1, 2; nominal 3.8, 11)
-and 3.8e3, 6.7e3, 5.2e2 (KUKA 2+3 links 1-3; nominal 2.7), the barrier's link 2 grows from 210
-to 734 (UR5) and to 2.5e3 (KUKA) while its cost still falls, and Clarabel ends inaccurate.
+and 3.8e3, 6.7e3, 5.2e2 (KUKA 2+3 links 1-3; nominal 2.7); the barrier's link 2 reaches 734
+(UR5, 484 steps; 210 after 1000 steps before) and 2.5e3 (KUKA 2+3, 1000 steps) while its cost
+still falls, and Clarabel ends inaccurate on KUKA 1+3 and 1+2.
 Negative cost/SDP-1 is within the SDP's gap. With each whole link in its collision box and
 the masses within +-30 % (--bodies, Bounds.from_geometry(body=True)) the optimum is finite:
 
@@ -250,8 +251,9 @@ def floor():
             r = dict(terms=terms, test=test, held_out=nrms(C.lift(base, held, nominal), test),
                      in_sample=nrms(C.lift(base, own, nominal), test))
             out.append(r)
-            print(f"{','.join(terms):<22} test {test}: WLS held-out {r['held_out']:.4f} %  in-sample {r['in_sample']:.4f} %"
-                  f"  (FloBaRoID NRMS {r['held_out'] / 2:.4f} / {r['in_sample'] / 2:.4f} %)", flush=True)
+            print(f"{','.join(terms):<22} test {test}: WLS held-out {r['held_out']:.4f} %  "
+                  f"in-sample {r['in_sample']:.4f} %  (FloBaRoID NRMS {r['held_out'] / 2:.4f} / "
+                  f"{r['in_sample'] / 2:.4f} %)", flush=True)
     return out
 
 

@@ -986,14 +986,15 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             projection of the consistent set onto the base parameters is not closed): the
             SDP's own weight-0 solutions have pseudo-inertia eigenvalues 10^2-10^4 times
             the nominal ones on a 3-link arm, the UR5 and the KUKA LWR4. The cost then
-            converges (within 5e-7 of the SDP in 1000 steps on the KUKA data) but the gap
+            falls (to 5e-7-2e-5 above the SDP's in 1000 steps on the KUKA data, where
+            the SDP solver itself ends inaccurate on two of three pairs) but the gap
             estimate, which assumes a finite optimum, grows with those bodies, so the fit
             may end "not converged" with implausible bodies; a positive weight (the
             command line's 1e-3), or bounds on the bodies' extent (``Bounds.body_min``,
             ``body_max``, with mass bounds), give a finite optimum.
         method: unconstrained estimator giving the whitening and the data term: "wls"
             (two-step, Gautier and Poignet 2001) or "ols".
-        bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, total mass),
+        bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, body box, total mass),
             e.g. ``Bounds.from_nominal(robot, mass_tol=0.2)``; None: only consistency.
         solver: "barrier" (default) or "log-cholesky" (the earlier trust-region
             Gauss-Newton fit on log-Cholesky bodies with a continuation in the weight;

@@ -283,7 +283,7 @@ def identify_sdp(robot, W, tau, *, nominal=None, base: BaseParameters | None = N
         robot, W, tau, nominal, base, method: as ``identify_consistent``.
         prior: None (no prior), "entropic" or "euclidean"; used only when weight > 0.
         weight: prior weight >= 0 (0: pure constrained least squares).
-        bounds: :class:`~jaxid.identification.consistent.Bounds` (mass, centre-of-mass box,
+        bounds: :class:`~jaxid.identification.consistent.Bounds` (mass, centre-of-mass box, body box,
             total mass), or None.
         eps: margin on the pseudo-inertia eigenvalues (kg m^2), default 0.
         solver: a cvxpy conic solver name with SDP support, "CLARABEL" (default) or "SCS".
