@@ -679,6 +679,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                          "mass_kg": [[_finite(lo), _finite(hi)] for lo, hi in zip(bounds.mass_min, bounds.mass_max)],
                          "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
                          "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
+                         "body_min_m": [[_finite(v) for v in r] for r in bounds.body_min],
+                         "body_max_m": [[_finite(v) for v in r] for r in bounds.body_max],
                          "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass)},
                      residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist(),
                      history=None if c.history is None else {
