@@ -679,6 +679,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                          "mass_kg": [[_finite(lo), _finite(hi)] for lo, hi in zip(bounds.mass_min, bounds.mass_max)],
                          "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
                          "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
+                         "body_min_m": [[_finite(v) for v in r] for r in bounds.body_min],
+                         "body_max_m": [[_finite(v) for v in r] for r in bounds.body_max],
                          "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass)},
                      residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist(),
                      history=None if c.history is None else {
@@ -961,7 +963,9 @@ def physics_report(robot, params) -> list[str]:
         gap, cost = params.fit.get("gap_bound"), params.fit.get("cost")
         bound = f" (its cost may be up to {gap:.3g} = {gap / cost:.1e} of it above the optimum)" \
             if gap is not None and cost else ""
-        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps{bound}")
+        why = ("; at prior weight 0 the optimum may be reached only as bodies grow without bound along directions "
+               "the data cannot see: give a positive --prior-weight") if params.fit.get("prior_weight") == 0 else ""
+        problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps{bound}{why}")
     sdp, cost = params.fit.get("sdp_cost"), params.fit.get("cost")
     if sdp is not None and cost is not None and sdp > 0 and cost / sdp - 1 > 1e-6:
         problems.append(f"the consistent fit's cost is {cost / sdp - 1:.1e} above the SDP optimum")

@@ -92,6 +92,23 @@ def test_priors_are_sums_of_squares():
     jax.test_util.check_grads(C._phi, (jnp.array([0.0, 5e-3, -5e-3, 0.3]),), order=1, modes=["rev"])
 
 
+def test_newton_step_on_the_unseen_directions_is_the_barriers():
+    """The barrier's Newton step d = -(G + 2 R^T R)^-1 g keeps, on the null space of the misfit
+    R, the barrier's own step however small its curvature mu is next to the misfit's: there
+    mu N^T d = -N^T g. Only the free column (no barrier) borrows a sliver of the misfit."""
+    rng = np.random.default_rng(0)
+    p, b, mu = 6, 3, 1e-12
+    R = rng.normal(size=(b, p))
+    R[:, -1], R[-1] = 0.0, np.eye(p)[-1]  # the free term (an offset) is identified, as on a robot
+    free = np.zeros(p)
+    free[-1] = 1.0
+    G = np.diag(mu * (1 - free))
+    g = rng.normal(size=p)
+    d = np.asarray(C._newton_solve_split(jnp.asarray(G), jnp.asarray(R), jnp.asarray(g), jnp.asarray(free)))
+    N = np.linalg.svd(R)[2][b:].T  # (p, p - b), orthonormal basis of null(R)
+    np.testing.assert_allclose(mu * N.T @ d, -N.T @ g, rtol=1e-6, atol=1e-6 * np.linalg.norm(N.T @ g))
+
+
 def test_consistent_estimate_is_valid_for_random_torques(setup, fit_random):
     robot = setup[0]
     fit = fit_random

@@ -88,7 +88,8 @@ def register(sub):
 
 
 def add_bounds_arguments(p):
-    """--mass-tol, --com-margin, --total-mass, --com-in-geometry: bounds on the consistent bodies."""
+    """--mass-tol, --com-margin, --total-mass, --com-in-geometry, --body-in-geometry: bounds on the
+    consistent bodies."""
     p.add_argument("--mass-tol", type=float, metavar="X",
                    help="--consistent: each link's mass within +-X (relative) of its nominal mass, e.g. 0.3")
     p.add_argument("--com-margin", type=float, metavar="M",
@@ -97,6 +98,9 @@ def add_bounds_arguments(p):
     p.add_argument("--com-in-geometry", action="store_true",
                    help="--consistent: each link's centre of mass inside the bounding box of its collision "
                         "capsules (the URDF's <collision> elements, or the built-in UR5's capsules)")
+    p.add_argument("--body-in-geometry", action="store_true",
+                   help="--consistent: as --com-in-geometry for each link's whole body, which also bounds its "
+                        "second moments (with --mass-tol, --prior-weight 0 then has a finite optimum)")
 
 
 def add_weights_argument(p):
@@ -118,11 +122,12 @@ def weights_from_args(args):
 
 def bounds_from_args(args, robot):
     """Bounds on the consistent bodies from --mass-tol / --com-margin / --total-mass, or None."""
-    if args.mass_tol is None and args.com_margin is None and args.total_mass is None and not args.com_in_geometry:
+    geometry = args.com_in_geometry or args.body_in_geometry
+    if args.mass_tol is None and args.com_margin is None and args.total_mass is None and not geometry:
         return None
     if not args.consistent:
-        raise UserError("--mass-tol, --com-margin, --total-mass and --com-in-geometry bound the bodies of "
-                        "--consistent; add --consistent")
+        raise UserError("--mass-tol, --com-margin, --total-mass, --com-in-geometry and --body-in-geometry bound "
+                        "the bodies of --consistent; add --consistent")
     from jaxid.identification.consistent import Bounds
 
     total = None
@@ -135,8 +140,8 @@ def bounds_from_args(args, robot):
             raise UserError(f"--total-mass must be LO,HI in kg, got {args.total_mass!r}")
     try:
         bounds = Bounds.from_nominal(robot, mass_tol=args.mass_tol, com_margin=args.com_margin, total_mass=total)
-        if args.com_in_geometry:
-            bounds = bounds.intersect(Bounds.from_geometry(robot, _capsules(args, robot)))
+        if geometry:
+            bounds = bounds.intersect(Bounds.from_geometry(robot, _capsules(args, robot), body=args.body_in_geometry))
         bounds.check()
     except ValueError as e:
         raise UserError(f"bounds: {e}") from None
@@ -158,7 +163,7 @@ def lugre_table(joints, values, doc) -> str:
 
 
 def _capsules(args, robot):
-    """The collision capsules of the model for --com-in-geometry."""
+    """The collision capsules of the model for --com-in-geometry / --body-in-geometry."""
     from jaxid.model import geometry
 
     if args.urdf:

@@ -217,6 +217,14 @@ class Bounds:
         com_min, com_max: per-link centre-of-mass box (n, 3), m, in the link (joint) frame.
         total_mass: (lo, hi) bounds on the sum of the link masses, kg, or None.
         link_names: the links' names, for error messages.
+        body_min, body_max: per-link box (n, 3), m, link frame, that holds the whole body,
+            not only its centre of mass (None: none). Along an axis with both sides finite,
+            ``(x - lo)(x - hi) <= 0`` at every point of the body integrates to the linear
+            bound ``S_aa - (lo + hi) h_a + lo hi m <= 0`` on the second moment
+            ``S_aa = int x_a^2 dm`` (the pseudo-inertia's diagonal): a body cannot spread
+            beyond its box (the box case of the density realisability of Wensing, Kim
+            and Slotine 2018). With mass bounds it bounds every body, so that pure
+            constrained least squares (weight 0) has a finite optimum.
     """
 
     mass_min: np.ndarray
@@ -225,13 +233,19 @@ class Bounds:
     com_max: np.ndarray
     total_mass: tuple | None = None
     link_names: tuple = ()
+    body_min: np.ndarray | None = None
+    body_max: np.ndarray | None = None
 
     def __post_init__(self):
-        for f in ("mass_min", "mass_max", "com_min", "com_max"):
+        n = np.shape(self.mass_min)[0]
+        object.__setattr__(self, "body_min", np.full((n, 3), -np.inf) if self.body_min is None else self.body_min)
+        object.__setattr__(self, "body_max", np.full((n, 3), np.inf) if self.body_max is None else self.body_max)
+        for f in ("mass_min", "mass_max", "com_min", "com_max", "body_min", "body_max"):
             object.__setattr__(self, f, np.array(getattr(self, f), dtype=float))
 
     @classmethod
-    def make(cls, robot, *, mass_min=None, mass_max=None, com_min=None, com_max=None, total_mass=None):
+    def make(cls, robot, *, mass_min=None, mass_max=None, com_min=None, com_max=None, total_mass=None,
+             body_min=None, body_max=None):
         """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
         unbounded), checked (:meth:`check`)."""
         n = robot.n_joints
@@ -243,7 +257,7 @@ class Bounds:
 
         b = cls(arr(mass_min, (n,), 0.0), arr(mass_max, (n,), np.inf), arr(com_min, (n, 3), -np.inf),
                 arr(com_max, (n, 3), np.inf), None if total_mass is None else tuple(float(x) for x in total_mass),
-                tuple(robot.names))
+                tuple(robot.names), arr(body_min, (n, 3), -np.inf), arr(body_max, (n, 3), np.inf))
         b.check()
         return b
 
@@ -274,12 +288,14 @@ class Bounds:
         return cls.make(robot, total_mass=total_mass, **kw)
 
     @classmethod
-    def from_geometry(cls, robot, capsules, *, margin: float = 0.0):
+    def from_geometry(cls, robot, capsules, *, margin: float = 0.0, body: bool = False):
         """Each link's centre of mass inside the axis-aligned bounding box of the link's
         collision capsules (``jaxid.model.geometry``: segment end points +- radius, in the
         joint frame, the frame of the inertial parameters), grown by ``margin`` m; links
         without capsules are unbounded. A mass distribution inside a convex set has its
-        centre of mass in that set (FloBaRoID bounds it to the link's hull likewise)."""
+        centre of mass in that set (FloBaRoID bounds it to the link's hull likewise).
+        ``body=True``: the whole body in that box too (``body_min``, ``body_max``), which also
+        bounds its second moments."""
         if not (math.isfinite(margin) and margin >= 0):
             raise ValueError(f"margin must be a finite distance >= 0 m, got {margin}")
         lo, hi = np.full((robot.n, 3), np.inf), np.full((robot.n, 3), -np.inf)
@@ -289,7 +305,8 @@ class Bounds:
                 ends = np.stack([capsules.a[k], capsules.b[k]])
                 lo[i], hi[i] = np.minimum(lo[i], ends.min(0) - r), np.maximum(hi[i], ends.max(0) + r)
         none = ~np.isfinite(lo)
-        return cls.make(robot, com_min=np.where(none, -np.inf, lo), com_max=np.where(none, np.inf, hi))
+        lo, hi = np.where(none, -np.inf, lo), np.where(none, np.inf, hi)
+        return cls.make(robot, com_min=lo, com_max=hi, **(dict(body_min=lo, body_max=hi) if body else {}))
 
     def intersect(self, other: "Bounds") -> "Bounds":
         """Both sets of bounds at once (the tighter side of each), checked."""
@@ -297,7 +314,8 @@ class Bounds:
         total = None if not tm else (max(t[0] for t in tm), min(t[1] for t in tm))
         return type(self)(np.maximum(self.mass_min, other.mass_min), np.minimum(self.mass_max, other.mass_max),
                           np.maximum(self.com_min, other.com_min), np.minimum(self.com_max, other.com_max), total,
-                          self.link_names or other.link_names).check()
+                          self.link_names or other.link_names, np.maximum(self.body_min, other.body_min),
+                          np.minimum(self.body_max, other.body_max)).check()
 
     def check(self):
         """Raise a one-line ValueError naming the link and the bound when bounds contradict
@@ -306,8 +324,10 @@ class Bounds:
         names = self.link_names or tuple(f"link{i + 1}" for i in range(n))
         if self.mass_max.shape != (n,) or self.com_min.shape != (n, 3) or self.com_max.shape != (n, 3):
             raise ValueError("bounds: mass_min, mass_max must have shape (n,) and com_min, com_max (n, 3)")
-        for label, x in (("mass_min", self.mass_min), ("mass_max", self.mass_max),
-                         ("com_min", self.com_min), ("com_max", self.com_max)):
+        if self.body_min.shape != (n, 3) or self.body_max.shape != (n, 3):
+            raise ValueError("bounds: body_min, body_max must have shape (n, 3)")
+        for label, x in (("mass_min", self.mass_min), ("mass_max", self.mass_max), ("com_min", self.com_min),
+                         ("com_max", self.com_max), ("body_min", self.body_min), ("body_max", self.body_max)):
             if np.any(np.isnan(x)):
                 raise ValueError(f"bounds: {label} contains NaN")
         for i in range(n):
@@ -320,6 +340,10 @@ class Bounds:
                 if self.com_min[i, a] > self.com_max[i, a]:
                     raise ValueError(f"link {names[i]}: com_min[{'xyz'[a]}] = {self.com_min[i, a]:g} m > "
                                      f"com_max[{'xyz'[a]}] = {self.com_max[i, a]:g} m")
+                lo, hi = max(self.com_min[i, a], self.body_min[i, a]), min(self.com_max[i, a], self.body_max[i, a])
+                if lo > hi:  # the centre of mass lies in the body's box
+                    raise ValueError(f"link {names[i]}: the centre-of-mass box and body box do not overlap along "
+                                     f"{'xyz'[a]} ({lo:g} m > {hi:g} m)")
         if self.total_mass is not None:
             lo, hi = self.total_mass
             if not lo <= hi:
@@ -335,7 +359,12 @@ class Bounds:
     def empty(self) -> bool:
         return (not np.any(self.mass_min > 0) and not np.any(np.isfinite(self.mass_max))
                 and not np.any(np.isfinite(self.com_min)) and not np.any(np.isfinite(self.com_max))
-                and self.total_mass is None)
+                and self.total_mass is None and not np.any(np.isfinite(self.body_min))
+                and not np.any(np.isfinite(self.body_max)))
+
+    def body_axes(self):
+        """(n, 3) bool: the axes along which the body box bounds the second moment (both sides finite)."""
+        return np.isfinite(self.body_min) & np.isfinite(self.body_max)
 
 
 # ------------------------------------------------------------- data term and prior reference
@@ -506,6 +535,9 @@ class _Barrier(eqx.Module):
     mass_hi: jax.Array
     com_lo: jax.Array      # (n, 3)
     com_hi: jax.Array
+    body_lo: jax.Array     # (n, 3), 0 where the body box does not bound the axis
+    body_hi: jax.Array
+    body_axes: jax.Array   # (n, 3) float 0/1
     total: jax.Array       # (2,)
     nu: jax.Array          # barrier parameter: number of (scalar-equivalent) constraints
     n: int = eqx.field(static=True)
@@ -529,6 +561,9 @@ class _Barrier(eqx.Module):
              jnp.where(jnp.isfinite(self.com_lo), h - fin(self.com_lo) * m[:, None], 1.0).ravel(),
              jnp.where(jnp.isfinite(self.com_hi), fin(self.com_hi) * m[:, None] - h, 1.0).ravel(),
              jnp.where(jnp.isfinite(self.total), jnp.array([1.0, -1.0]) * (jnp.sum(m) - fin(self.total)), 1.0)]
+        S = jnp.diagonal(jax.vmap(inertia.pseudo_inertia)(pis), axis1=1, axis2=2)[:, :3]
+        lo, hi = self.body_lo, self.body_hi
+        s.append(jnp.where(self.body_axes > 0, (lo + hi) * h - lo * hi * m[:, None] - S, 1.0).ravel())
         return jnp.concatenate(s)
 
     def frame(self, theta):
@@ -626,11 +661,13 @@ def _gap_bound(problem, theta, mu):
     """``mu * (nu + linear_part)``: at a central point of ``f + mu * barrier`` the suboptimality
     ``f - min f`` is at most ``mu * (nu + c^T (theta* - theta))`` (Boyd and Vandenberghe 2004,
     11.2.2, with the barrier's linear term c); c^T theta* is replaced by its current value
-    (c^T >= 0 on the feasible set), so this is an estimate, cross-checked by the SDP."""
+    (c^T >= 0 on the feasible set), so this is an estimate, cross-checked by the SDP. It
+    is not a bound where the optimum is not attained (weight 0, identify_consistent): along
+    a minimising sequence c^T theta* grows without bound."""
     return mu * (problem.nu + problem.linear_part(theta))
 
 
-def _newton_solve_split(G, R, g):
+def _newton_solve_split(G, R, g, free):
     """d = -(G + 2 R^T R)^-1 g, G (p, p) the positive definite barrier/prior Hessian and
     2 R^T R the misfit's: with G = C C^T, (G + 2 R^T R)^-1 = C^-T (1 + M^T M)^-1 C^-1 for
     M = sqrt(2) R C^-T, and (1 + M^T M)^-1 = 1 - V s^2/(1 + s^2) V^T from the SVD of M,
@@ -638,8 +675,12 @@ def _newton_solve_split(G, R, g):
     part is tiny along the data's directions and the misfit's nil along the others: the
     plain Hessian reaches condition numbers of 1e12 there)."""
     # Free joint terms (offsets) have no barrier: borrow a 1e-10 sliver of the misfit's
-    # curvature for them (and for every column), so that G is positive definite.
-    G = G + 1e-10 * jnp.diag(2 * jnp.sum(R**2, axis=0))
+    # curvature for them, so that G is positive definite. Only for them: on a column with
+    # a barrier the sliver would outweigh the barrier's curvature mu once mu < 1e-10 of the
+    # misfit's, and the Newton step along the directions the data cannot see would shrink
+    # by that ratio (measured on the UR5 at weight 0: full steps, but lam^2/mu falling only
+    # 3 % per step and ~100 steps per centring as mu went below 1e-5).
+    G = G + jnp.diag(1e-10 * 2 * jnp.sum(R**2, axis=0) * free)
     dsc = jnp.sqrt(jnp.maximum(jnp.diag(G), 1e-300))
     Cs = jnp.linalg.cholesky(G / jnp.outer(dsc, dsc) + 1e-15 * jnp.eye(G.shape[0]))
     solve_C = lambda x: jax.scipy.linalg.solve_triangular(Cs, x, lower=True)
@@ -663,6 +704,7 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
     zero = jnp.zeros(p)
     rest = lambda delta, th, frame, mu: problem.rest(th, frame, delta, weight, mu)[0]
     grad_rest, hess_rest = jax.grad(rest), jax.hessian(rest)
+    free = jnp.concatenate([jnp.zeros(10 * problem.n), 1.0 - problem.positive.ravel()])
     mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
 
     def cond(c):
@@ -678,7 +720,7 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
         r0 = problem.R @ th - problem.rhs
         g = grad_rest(zero, th, frame, mu) + 2 * RT.T @ r0
         G = hess_rest(zero, th, frame, mu)
-        d = _newton_solve_split(G, RT, g)
+        d = _newton_solve_split(G, RT, g, free)
         lam2 = -g @ d
         Rd = RT @ d
         # At most FRACTION of the way to the boundary of any constraint per step: a longer
@@ -759,10 +801,17 @@ def _interior_start(robot, pis, bounds: Bounds | None):
             if not (lo < m_new.sum() < hi):
                 raise ValueError(f"total mass: no start inside ({lo:g}, {hi:g}) kg within the links' mass bounds "
                                  f"(it reached {m_new.sum():g} kg); widen total_mass or the per-link bounds")
+    axes = bounds.body_axes()
     for i in range(n):
         m, c, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pis[i])))
-        c = np.array([inside(c[a], bounds.com_min[i, a], bounds.com_max[i, a]) for a in range(3)])
-        pis[i] = np.asarray(inertia.from_mass_com_inertia(m_new[i], c, I_c * (m_new[i] / m)))
+        lo, hi = np.maximum(bounds.com_min[i], bounds.body_min[i]), np.minimum(bounds.com_max[i], bounds.body_max[i])
+        c = np.array([inside(c[a], lo[a], hi[a]) for a in range(3)])
+        # a body in its box spreads at most (hi - c)(c - lo) along an axis (the second-moment
+        # bound about c): shrink the spread (the inertia about c) to 0.9 of that
+        var = np.diag(np.trace(I_c) / 2 - I_c) / m  # per-axis spread about c, m^2
+        room = (bounds.body_max[i] - c) * (c - bounds.body_min[i])
+        shrink = min([1.0] + [0.9 * room[a] / var[a] for a in range(3) if axes[i, a] and var[a] > 0.9 * room[a]])
+        pis[i] = np.asarray(inertia.from_mass_com_inertia(m_new[i], c, I_c * (shrink * m_new[i] / m)))
     return pis
 
 
@@ -775,7 +824,7 @@ class _BarrierSetup(NamedTuple):
     S0: np.ndarray
     positive: np.ndarray
     B: np.ndarray
-    bounds: tuple  # mass_lo, mass_hi, com_lo, com_hi, total (numpy, -inf/inf where absent)
+    bounds: tuple  # mass_lo, mass_hi, com_lo, com_hi, total (numpy, -inf/inf where absent), body_lo, body_hi, axes
     nu: float
 
 
@@ -792,13 +841,17 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
     if bounds is None:
         b = (np.full(n, -np.inf), np.full(n, np.inf), np.full((n, 3), -np.inf), np.full((n, 3), np.inf),
              np.array([-np.inf, np.inf]))
+        body = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)))
     else:
         bounds.check()
         lo = np.where(bounds.mass_min > 0, bounds.mass_min, -np.inf)
         tot = np.array(bounds.total_mass if bounds.total_mass is not None else (-np.inf, np.inf), dtype=float)
         tot[0] = tot[0] if tot[0] > 0 else -np.inf
         b = (lo, bounds.mass_max.copy(), bounds.com_min.copy(), bounds.com_max.copy(), tot)
-    nu = 4.0 * n + positive.sum() + sum(float(np.isfinite(x).sum()) for x in b)
+        axes = bounds.body_axes()
+        body = (np.where(axes, bounds.body_min, 0.0), np.where(axes, bounds.body_max, 0.0), axes.astype(float))
+    nu = 4.0 * n + positive.sum() + sum(float(np.isfinite(x).sum()) for x in b) + float(body[2].sum())
+    b = b + body
     pis_start = _interior_start(robot, project_consistent(jnp.asarray(pis0), rel_floor=1e-3), bounds)
     return _BarrierSetup(pis_start, np.linalg.inv(J0), np.linalg.slogdet(J0)[1], S0, positive, B, b, nu)
 
@@ -814,9 +867,10 @@ def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, n
     pos = setup.positive > 0
     xs = jnp.where(pos, jnp.maximum(jnp.abs(joint_ls), 1e-3 * x0), joint_ls)
     theta0 = jnp.concatenate([jnp.asarray(setup.pis_start).ravel(), xs.ravel()])
-    mlo, mhi, clo, chi, tot = (jnp.asarray(x) for x in setup.bounds)
+    mlo, mhi, clo, chi, tot, blo, bhi, axes = (jnp.asarray(x) for x in setup.bounds)
     problem = _Barrier(R, rhs, jnp.asarray(setup.J0inv), jnp.asarray(setup.logdetJ0), jnp.asarray(setup.S0), x0,
-                       jnp.asarray(setup.positive), mlo, mhi, clo, chi, tot, jnp.asarray(setup.nu), n, k, prior)
+                       jnp.asarray(setup.positive), mlo, mhi, clo, chi, blo, bhi, axes, tot, jnp.asarray(setup.nu),
+                       n, k, prior)
     return problem, theta0
 
 
@@ -926,11 +980,21 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             one sample: it fixes the directions the data cannot see and leaves the others
             to the data. It also weighs ``x/x0 - 1 - log(x/x0)`` on the positive joint terms
             (x0: nominal value if positive, else |WLS estimate|). 0: pure constrained
-            least squares (the optimum may then lie on the boundary: degenerate bodies, a
-            zero friction).
+            least squares. Its base parameters have a unique optimum, but in standard
+            parameters it is in general approached only as some bodies grow without
+            bound along directions the data cannot see while others degenerate (the
+            projection of the consistent set onto the base parameters is not closed): the
+            SDP's own weight-0 solutions have pseudo-inertia eigenvalues 10^2-10^4 times
+            the nominal ones on a 3-link arm, the UR5 and the KUKA LWR4. The cost then
+            falls (to 5e-7-2e-5 above the SDP's in 1000 steps on the KUKA data, where
+            the SDP solver itself ends inaccurate on two of three pairs) but the gap
+            estimate, which assumes a finite optimum, grows with those bodies, so the fit
+            may end "not converged" with implausible bodies; a positive weight (the
+            command line's 1e-3), or bounds on the bodies' extent (``Bounds.body_min``,
+            ``body_max``, with mass bounds), give a finite optimum.
         method: unconstrained estimator giving the whitening and the data term: "wls"
             (two-step, Gautier and Poignet 2001) or "ols".
-        bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, total mass),
+        bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, body box, total mass),
             e.g. ``Bounds.from_nominal(robot, mass_tol=0.2)``; None: only consistency.
         solver: "barrier" (default) or "log-cholesky" (the earlier trust-region
             Gauss-Newton fit on log-Cholesky bodies with a continuation in the weight;

@@ -7,7 +7,9 @@ semidefinite (Wensing, Kim and Slotine, "Linear matrix inequalities for physical
 consistent inertial parameter identification", IEEE RA-L 3(1), 2018), the dissipative
 joint terms and the rotor inertia are non-negative (``ia, fv, fc >= 0``; ``fs >= 0``, the
 Stribeck excess, i.e. static friction at least the Coulomb level), and mass bounds and a
-centre-of-mass box (``m lo <= h <= m hi``, h = m c) are linear. The entropic prior
+centre-of-mass box (``m lo <= h <= m hi``, h = m c) and a box holding the whole body
+(``S_aa <= (lo + hi) h_a - lo hi m``, :class:`~jaxid.identification.consistent.Bounds`) are
+linear. The entropic prior
 ``tr(J0^-1 J) - log det(J0^-1 J) - 4`` (Lee, Wensing and Park 2020) and the barrier
 ``x/x0 - 1 - log(x/x0)`` on the positive joint terms are convex too, so the same objective
 as :func:`jaxid.identification.consistent.identify_consistent` (with any prior weight) is
@@ -181,6 +183,9 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
                         cons.append(h[a] >= bounds.com_min[i, a] * m)
                     if np.isfinite(bounds.com_max[i, a]):
                         cons.append(h[a] <= bounds.com_max[i, a] * m)
+                    if bounds.body_axes()[i, a]:  # the body in its box (Bounds.body_min)
+                        lo, hi = bounds.body_min[i, a], bounds.body_max[i, a]
+                        cons.append(Js[i][a, a] <= (lo + hi) * h[a] - lo * hi * m)
             if bounds.total_mass is not None:
                 total = cp.sum(cp.hstack([Js[i][3, 3] for i in range(n)]))
                 lo, hi = bounds.total_mass
@@ -278,7 +283,7 @@ def identify_sdp(robot, W, tau, *, nominal=None, base: BaseParameters | None = N
         robot, W, tau, nominal, base, method: as ``identify_consistent``.
         prior: None (no prior), "entropic" or "euclidean"; used only when weight > 0.
         weight: prior weight >= 0 (0: pure constrained least squares).
-        bounds: :class:`~jaxid.identification.consistent.Bounds` (mass, centre-of-mass box,
+        bounds: :class:`~jaxid.identification.consistent.Bounds` (mass, centre-of-mass box, body box,
             total mass), or None.
         eps: margin on the pseudo-inertia eigenvalues (kg m^2), default 0.
         solver: a cvxpy conic solver name with SDP support, "CLARABEL" (default) or "SCS".
