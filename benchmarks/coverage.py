@@ -17,7 +17,10 @@ joint's range: ``jaxid simulate``'s default). Paths:
 
 Estimators: ``wls`` (the default), ``iv`` and ``didim`` with the commanded trajectory as the
 instruments' reference (``--method iv|didim --reference traj.csv``; exact tracking, as in the
-simulation). Printed per (sigma_q, path, estimator): the fraction of base parameters x seeds
+simulation). The std is the one reported (``params.std``: on the filtered path of wls and ols
+the HAC sandwich, ``jaxid.identification.sandwich``); where that is not the white-noise
+covariance, a row ``wls/w`` gives the coverage of the white-noise std it replaced
+(``params.fit["std_white"]``). Printed per (sigma_q, path, estimator): the fraction of base parameters x seeds
 whose |error| <= k std for k = 1, 2, 3, the median |error| / std, and the median and 90th
 percentile of the relative error |error| / max(|theta_true|, ||theta_true|| / sqrt(b)).
 """
@@ -73,9 +76,13 @@ def main():
                                                           reference=None if method == "wls" else [ref])
                     bt = np.asarray(params.base.to_base(theta_true))
                     e = np.asarray(params.theta) - bt
-                    key = (sq, path, method)
-                    z.setdefault(key, []).append(e / np.asarray(params.std))
-                    rel.setdefault(key, []).append(np.abs(e) / np.maximum(np.abs(bt), np.linalg.norm(bt) / np.sqrt(bt.size)))
+                    r = np.abs(e) / np.maximum(np.abs(bt), np.linalg.norm(bt) / np.sqrt(bt.size))
+                    stds = {method: params.std}
+                    if params.fit["covariance"] != "white":  # also the white-noise std it replaced
+                        stds[method + "/w"] = params.fit["std_white"]
+                    for label, std in stds.items():
+                        z.setdefault((sq, path, label), []).append(e / np.asarray(std))
+                        rel.setdefault((sq, path, label), []).append(r)
             print(f"  sigma_q {sq:g} seed {seed} done ({time.perf_counter() - tic:.0f} s)", flush=True)
         table(a, z, rel)  # after each noise level, so that a long run reports as it goes
     print(f"({time.perf_counter() - tic:.0f} s; timings under load)")
@@ -84,12 +91,12 @@ def main():
 def table(a, z, rel):
     print(f"\n{a.robot}: {a.seeds} seeds; {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics at 100 Hz, "
           f"q-only files, torque noise 0.5 % of range; {len(next(iter(z.values()))[0])} base parameters")
-    print(f"{'sigma_q':>8} {'path':>9} {'method':>6} | {'<=1 std':>8} {'<=2 std':>8} {'<=3 std':>8} "
+    print(f"{'sigma_q':>8} {'path':>9} {'method':>7} | {'<=1 std':>8} {'<=2 std':>8} {'<=3 std':>8} "
           f"{'med |z|':>8} | {'med rel %':>9} {'p90 rel %':>9}")
-    print(f"{'':>8} {'':>9} {'nominal':>6} | {68.3:8.1f} {95.4:8.1f} {99.7:8.1f} {0.674:8.3f} |")
+    print(f"{'':>8} {'':>9} {'nominal':>7} | {68.3:8.1f} {95.4:8.1f} {99.7:8.1f} {0.674:8.3f} |")
     for (sq, path, method), zs in z.items():
         zz, rr = np.abs(np.concatenate(zs)), np.concatenate(rel[(sq, path, method)])
-        print(f"{sq:8.0e} {path:>9} {method:>6} | " + " ".join(f"{100 * np.mean(zz <= k):8.1f}" for k in (1, 2, 3))
+        print(f"{sq:8.0e} {path:>9} {method:>7} | " + " ".join(f"{100 * np.mean(zz <= k):8.1f}" for k in (1, 2, 3))
               + f" {np.median(zz):8.3f} | {100 * np.median(rr):9.3f} {100 * np.percentile(rr, 90):9.3f}", flush=True)
 
 

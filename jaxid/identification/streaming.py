@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid.identification import sandwich
 from jaxid.identification.base import SAMPLES
 from jaxid.identification.estimators import Identification, _pooled, _rank_error, _reduced_fit
 
@@ -231,6 +232,51 @@ def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
     return red
 
 
+def _score_update(meat, Y, tau, mask, theta, weights):
+    e = (tau - Y @ theta) * mask[:, None]  # a sample left out scores zero but keeps its place in time
+    return sandwich.update(meat, sandwich.scores(Y, e, weights))
+
+
+_rows_meat = jax.jit(_score_update)
+
+
+@eqx.filter_jit
+def _regressor_meat(model, meat, columns, q, qd, qdd, tau, mask, theta, weights):
+    from jaxid.identification.regressor import regressor
+
+    return _score_update(meat, regressor(model, q, qd, qdd)[..., columns], tau, mask, theta, weights)
+
+
+def meat(model, runs, columns, theta, weights, lags, masks=None, progress=None):
+    """The HAC sandwich's middle M (k, k) (``jaxid.identification.sandwich``) of the fit theta
+    (k,) of the ``columns``, chunk by chunk: the Bartlett-weighted products of the scores
+    ``W_t^T diag(weights) (tau_t - W_t theta)`` over lags up to ``lags[i]`` samples within run
+    i, summed over runs. weights: per-joint row weights (n,) of the fit (1 / noise variance
+    for WLS, ones for OLS). model, runs, columns, masks, progress: as :func:`reduce_runs`
+    (a masked-out sample scores zero). Regressor rows are evaluated again, one chunk at a time."""
+    columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
+    theta, weights = jnp.asarray(theta, dtype=float), jnp.asarray(weights, dtype=float)
+    M = jnp.zeros((int(columns.size),) * 2)
+    masks = [None] * len(runs) if masks is None else list(masks)
+    state = {}
+    for i, s in _chunks(runs, progress, "covariance"):
+        if i not in state:  # a new run: no lag products across the join
+            state[i] = sandwich.Meat(M, jnp.zeros((int(lags[i]), int(columns.size))))
+        run, m = runs[i], state[i]
+        if callable(run):
+            W, tau = run()
+            keep = np.ones(len(tau), bool) if masks[i] is None else np.asarray(masks[i], bool)
+            for c in range(0, len(tau), SAMPLES):
+                m = _rows_meat(m, *_padded(SAMPLES, W[c:c + SAMPLES], tau[c:c + SAMPLES], keep[c:c + SAMPLES]),
+                               theta, weights)
+        else:
+            keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
+            chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), keep[s:s + SAMPLES])
+            m = _regressor_meat(model, m, columns, *chunk, theta, weights)
+        state[i], M = m, m.M
+    return M
+
+
 def residuals(model, runs, columns, theta) -> list:
     """Residuals tau - W theta (N_i, n) of every run (all samples), chunk by chunk.
 
@@ -303,4 +349,4 @@ def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None,
         notes.append(f"{found.message}: kept (IRLS recommended)")
     out = first if first.method == method and not (found and on_outliers == "drop") else fit(red, method, names=names)
     return screening.Screened(out, used, "irls" if found else None, tuple(range(n)), samples, dead, bad, found,
-                              tuple(notes))
+                              tuple(notes), red)
