@@ -761,8 +761,8 @@ def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None,
     else:  # ols: cov = s^2 (W^T W)^-1, s^2 = ||r||^2 / dof
         weights = np.ones(n)
         bread = np.asarray(fit.cov) / (np.sum(np.asarray(fit.residual_rms) ** 2) * np.sum(kept) / float(fit.dof))
-    M = streaming.meat(robot, runs, cols, fit.theta, weights, lags, np.split(kept, edges[1:-1]), progress)
-    return np.asarray(sandwich.covariance(jnp.asarray(bread), M))
+    meat = streaming.meat(robot, runs, cols, fit.theta, weights, bread, lags, np.split(kept, edges[1:-1]), progress)
+    return np.asarray(sandwich.covariance(jnp.asarray(bread), meat))
 
 
 def instruments(robot, prepared: Prepared, reference=None, gains=None):

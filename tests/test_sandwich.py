@@ -6,14 +6,18 @@ import pytest
 from jaxid.identification import sandwich
 
 
-def meat(s, lags, chunk=None, runs=None):
-    """M of scores s (T, p) through update, in chunks of ``chunk`` samples, runs split at ``runs``."""
-    m = sandwich.Meat.empty(s.shape[1], lags)
-    for i, run in enumerate(np.split(s, runs or [])):
+def meat(s, lags, chunk=None, runs=None, P=None, bread=None):
+    """sandwich.Meat of scores s (T, p) (and B A_t, P (T, p, p), default zeros) through update,
+    in chunks of ``chunk`` samples, runs split at ``runs``."""
+    p = s.shape[1]
+    P = np.zeros((len(s), p, p)) if P is None else P
+    bread = np.eye(p) if bread is None else bread
+    m = sandwich.Meat.empty(p, lags)
+    for i, (run, Prun) in enumerate(zip(np.split(s, runs or []), np.split(P, runs or []))):
         m = m.next_run() if i else m
         for c in range(0, len(run), chunk or len(run)):
-            m = sandwich._update(m, run[c:c + (chunk or len(run))])
-    return np.asarray(m.M)
+            m = sandwich._update(m, run[c:c + (chunk or len(run))], Prun[c:c + (chunk or len(run))], bread)
+    return m
 
 
 def textbook(s, lags):
@@ -41,15 +45,15 @@ def problem():
 
 def test_sandwich_is_the_textbook_formula(problem):
     W, e, weights = problem
-    s = np.asarray(sandwich.scores(W, e, weights))
-    np.testing.assert_allclose(s, np.einsum("tjp,tj,j->tp", W, e, weights), rtol=1e-13)
     A = np.einsum("tjp,j,tjq->pq", W, weights, W)  # W^T Omega W
     bread = np.linalg.inv(A)
+    s, P = (np.asarray(x) for x in sandwich.scores(W, e, weights, bread))
+    np.testing.assert_allclose(s, np.einsum("tjp,tj,j->tp", W, e, weights), rtol=1e-13)
+    np.testing.assert_allclose(P, np.einsum("pq,tjq,j,tjr->tpr", bread, W, weights, W), rtol=1e-12)
     for lags in (0, 1, 7, 30):
         M = textbook(s, lags)
-        np.testing.assert_allclose(meat(s, lags), M, rtol=1e-12, atol=1e-12 * np.abs(M).max())
-        np.testing.assert_allclose(np.asarray(sandwich.covariance(bread, M)), bread @ M @ bread, rtol=1e-12)
-        assert np.linalg.eigvalsh(meat(s, lags)).min() > -1e-10 * np.abs(M).max()  # Bartlett: PSD
+        np.testing.assert_allclose(meat(s, lags).M, M, rtol=1e-12, atol=1e-12 * np.abs(M).max())
+        assert np.linalg.eigvalsh(meat(s, lags).M).min() > -1e-10 * np.abs(M).max()  # Bartlett: PSD
 
 
 def test_no_lags_is_white_and_white_errors_give_the_wls_covariance(problem):
@@ -59,11 +63,9 @@ def test_no_lags_is_white_and_white_errors_give_the_wls_covariance(problem):
     # the white-noise WLS covariance (W^T Omega W)^-1.
     W = np.repeat(W, 2, axis=0)
     e = np.where(np.arange(len(W))[:, None] % 2, [1.0, -1.0], [1.0, 1.0]) / np.sqrt(weights)
-    s = np.asarray(sandwich.scores(W, e, weights))
     A = np.einsum("tjp,j,tjq->pq", W, weights, W)
-    np.testing.assert_allclose(meat(s, 0), A, rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(sandwich.covariance(np.linalg.inv(A), meat(s, 0))), np.linalg.inv(A),
-                               rtol=1e-10)
+    s = np.asarray(sandwich.scores(W, e, weights, np.eye(3))[0])
+    np.testing.assert_allclose(meat(s, 0).M, A, rtol=1e-12)
 
 
 def test_bartlett_window_on_ar1_scores():
@@ -78,20 +80,40 @@ def test_bartlett_window_on_ar1_scores():
     C = np.linalg.cholesky(gamma)
     expected = sum((1 - abs(l) / (L + 1)) * (1 - abs(l) / T) * rho ** abs(l) / (1 - rho**2)
                    for l in range(-L, L + 1))
-    got = np.trace(meat(C, L, chunk=64)) / T
+    got = sum(np.trace(meat(c, L, chunk=80).M) for c in np.split(C, 10, axis=1)) / T  # 40 columns at a time
     np.testing.assert_allclose(got, expected, rtol=1e-10)
     long_run = (1 + rho) / (1 - rho) / (1 - rho**2)
     assert abs(got / long_run - 1) < 0.06  # Bartlett's bias ~ 2 rho / ((1 - rho)^2 (L + 1)) + finite T
-    assert np.trace(meat(C, 0)) / T == pytest.approx(1 / (1 - rho**2), rel=1e-10)
+    assert np.sum(C**2) / T == pytest.approx(1 / (1 - rho**2), rel=1e-10)  # lag window 0: gamma_0
 
 
 def test_chunked_equals_whole_and_runs_are_independent(problem):
     W, e, weights = problem
-    s = np.asarray(sandwich.scores(W, e, weights))
+    s = np.asarray(sandwich.scores(W, e, weights, np.eye(3))[0])
     for lags in (5, 50):
-        whole = meat(s, lags)
+        whole = meat(s, lags).M
         for chunk in (24, 40):  # chunks shorter and longer than the lag window
-            np.testing.assert_allclose(meat(s, lags, chunk), whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
+            np.testing.assert_allclose(meat(s, lags, chunk).M, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
     # Two runs: no products across the join.
-    split = meat(s, 5, chunk=24, runs=[48])
+    split = meat(s, 5, chunk=24, runs=[48]).M
     np.testing.assert_allclose(split, textbook(s[:48], 5) + textbook(s[48:], 5), rtol=1e-12)
+
+
+def test_corrected_sandwich_is_unbiased_for_white_errors(problem):
+    """White errors of the weights' variances: the residuals at the estimate are (I - H) e, so
+    E[M] = sum_tu k_tu X_t^T (I - H)_tu X_u (X = Omega^1/2 W, H = X B X^T), computed by hand;
+    the corrected sandwich's expected variances are then exactly the white ones, diag(B)."""
+    W, _, weights = problem
+    T, n, p = W.shape
+    X = (W * np.sqrt(weights)[:, None]).reshape(T * n, p)
+    bread = np.linalg.inv(X.T @ X)
+    Q = np.eye(T * n) - X @ bread @ X.T
+    _, P = (np.asarray(x) for x in sandwich.scores(W, np.zeros((T, n)), weights, bread))
+    for lags in (0, 10):
+        k = np.clip(1 - np.abs(np.subtract.outer(np.arange(T), np.arange(T))) / (lags + 1), 0, None)
+        EM = X.T @ (np.kron(k, np.ones((n, n))) * Q) @ X
+        m = meat(np.zeros((T, p)), lags, chunk=48, P=P, bread=bread)
+        np.testing.assert_allclose(np.diag(bread @ EM @ bread), np.diag(bread) - np.asarray(m.lost), rtol=1e-10)
+        expected = sandwich.covariance(bread, sandwich.Meat(EM, m.lost, m.tail, m.tail_P))
+        np.testing.assert_allclose(np.diag(expected), np.diag(bread), rtol=1e-10)
+        assert np.all(np.asarray(m.lost) > 0)

@@ -38,48 +38,76 @@ class Meat(eqx.Module):
 
     Attributes:
         M: (p, p), the Bartlett-weighted sum of score products so far (units of theta^-2).
-        tail: (L, p), the last L scores of the run so far (zeros before its start); L is the
-            lag window, in samples.
+        lost: (p,), the part of each white-noise variance diag(B) that the residuals at the
+            estimate lose to the fit within the lag window (:func:`update`; theta units^2).
+        tail, tail_P: (L, p) and (L, p, p), the last L scores and B A_t of the run so far
+            (zeros before its start); L is the lag window, in samples.
     """
 
     M: jax.Array
+    lost: jax.Array
     tail: jax.Array
+    tail_P: jax.Array
 
     @staticmethod
     def empty(p: int, lags: int) -> "Meat":
         """Nothing accumulated: p parameters, a lag window of ``lags`` samples."""
-        return Meat(jnp.zeros((p, p)), jnp.zeros((int(lags), p)))
+        return Meat(jnp.zeros((p, p)), jnp.zeros(p), jnp.zeros((int(lags), p)), jnp.zeros((int(lags), p, p)))
 
-    def next_run(self) -> "Meat":
-        """The same M, the lag memory cleared: the next samples start an independent run."""
-        return Meat(self.M, jnp.zeros_like(self.tail))
-
-
-def scores(W, e, weights):
-    """Per-sample scores s_t = sum_j W_tj ``weights``_j e_tj, shape (C, p), of regressor rows
-    W (C, n, p), equation errors e (C, n) (tau units) and per-joint weights (n,) (1 / tau
-    units^2: the inverse noise variances of WLS, ones for OLS). A sample left out of the fit
-    has e = 0 (a zero score keeps its place in time)."""
-    return jnp.einsum("cjp,cj->cp", W, e * weights)
+    def next_run(self, lags: int | None = None) -> "Meat":
+        """The same sums, the lag memory cleared: the next samples start an independent run
+        (with a lag window of ``lags`` samples; default the same)."""
+        fresh = Meat.empty(self.M.shape[0], self.tail.shape[0] if lags is None else lags)
+        return Meat(self.M, self.lost, fresh.tail, fresh.tail_P)
 
 
-def update(meat: Meat, s) -> Meat:
-    """Add the scores s (C, p) of the next C samples of the current run to ``meat``."""
-    L, C = meat.tail.shape[0], s.shape[0]
-    past = jnp.concatenate([meat.tail, s])  # past[L + i] is s[i]
+def scores(W, e, weights, bread):
+    """Per-sample scores s_t = W_t^T diag(weights) e_t, shape (C, p), and B A_t = bread W_t^T
+    diag(weights) W_t, shape (C, p, p), of regressor rows W (C, n, p), equation errors e (C, n)
+    (tau units), per-joint weights (n,) (1 / tau units^2: the inverse noise variances of WLS,
+    ones for OLS) and bread B (p, p). A sample left out of the fit has zero rows and errors (it
+    keeps its place in time)."""
+    Ww = W * weights[:, None]
+    return jnp.einsum("cjp,cj->cp", Ww, e), jnp.einsum("pq,cjq,cjr->cpr", bread, Ww, W)
 
-    def lag(l, u):  # u_i += w_l s_{i - l}, Bartlett weight w_l
+
+def _lagged(tail, x):
+    """u_t = sum_{l=1}^{L} w_l x_{t-l} (Bartlett weights, L = len(tail)) over the C samples of
+    x (C, ...) preceded by ``tail`` (L, ...), and the new tail (the last L of them)."""
+    L, C = tail.shape[0], x.shape[0]
+    past = jnp.concatenate([tail, x])  # past[L + i] is x[i]
+
+    def lag(l, u):
         return u + (1.0 - l / (L + 1)) * jax.lax.dynamic_slice_in_dim(past, L - l, C)
 
-    u = jax.lax.fori_loop(1, L + 1, lag, jnp.zeros_like(s))
+    return jax.lax.fori_loop(1, L + 1, lag, jnp.zeros_like(x)), past[C:]
+
+
+def update(meat: Meat, s, P, bread) -> Meat:
+    """Add the next C samples of the current run to ``meat``: their scores s (C, p) and B A_t
+    P (C, p, p) (:func:`scores`), with the bread B (p, p).
+
+    ``lost`` gathers diag(sum_{t,u} k_{tu} B A_t B A_u B), k the Bartlett kernel: for errors
+    that are white with the weights' variances, the residuals at the estimate are (I - H) e
+    (H the weighted hat matrix), and E[diag(B M B)] = diag(B) - lost exactly."""
+    u, tail = _lagged(meat.tail, s)
+    uP, tail_P = _lagged(meat.tail_P, P)
     su = s.T @ u
-    return Meat(meat.M + s.T @ s + su + su.T, past[C:])
+    lost = jnp.einsum("cab,cab->a", P @ bread, P + 2.0 * uP)
+    return Meat(meat.M + s.T @ s + su + su.T, meat.lost + lost, tail, tail_P)
 
 
-def covariance(bread, M):
-    """The sandwich ``bread M bread`` (p, p), symmetrised; bread = (W^T Omega W)^-1 (p, p),
-    the white-noise WLS covariance (theta units^2)."""
-    cov = bread @ M @ bread
+def covariance(bread, meat: Meat):
+    """The sandwich ``D bread M bread D`` (p, p), symmetrised, with D = diag(diag(B) / (diag(B)
+    - lost))^(1/2): each variance divided by the fraction of it that the residuals keep under
+    white errors, so that for white errors its expectation is the white covariance B (as HC2
+    divides each squared residual by 1 - h_tt: MacKinnon & White, "Some heteroskedasticity-
+    consistent covariance matrix estimators with improved finite sample properties", J.
+    Econometrics 29, 1985; here per parameter, over the lag window). bread B = (W^T Omega
+    W)^-1 (p, p), the white-noise WLS covariance (theta units^2)."""
+    b = jnp.diag(bread)
+    d = jnp.sqrt(b / (b - meat.lost))
+    cov = bread @ meat.M @ bread * jnp.outer(d, d)
     return 0.5 * (cov + cov.T)
 
 

@@ -232,49 +232,50 @@ def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
     return red
 
 
-def _score_update(meat, Y, tau, mask, theta, weights):
-    e = (tau - Y @ theta) * mask[:, None]  # a sample left out scores zero but keeps its place in time
-    return sandwich.update(meat, sandwich.scores(Y, e, weights))
+def _score_update(meat, Y, tau, mask, theta, weights, bread):
+    Y = Y * mask[:, None, None]  # a sample left out has zero rows but keeps its place in time
+    return sandwich.update(meat, *sandwich.scores(Y, tau * mask[:, None] - Y @ theta, weights, bread), bread)
 
 
 _rows_meat = jax.jit(_score_update)
 
 
 @eqx.filter_jit
-def _regressor_meat(model, meat, columns, q, qd, qdd, tau, mask, theta, weights):
+def _regressor_meat(model, meat, columns, q, qd, qdd, tau, mask, theta, weights, bread):
     from jaxid.identification.regressor import regressor
 
-    return _score_update(meat, regressor(model, q, qd, qdd)[..., columns], tau, mask, theta, weights)
+    return _score_update(meat, regressor(model, q, qd, qdd)[..., columns], tau, mask, theta, weights, bread)
 
 
-def meat(model, runs, columns, theta, weights, lags, masks=None, progress=None):
-    """The HAC sandwich's middle M (k, k) (``jaxid.identification.sandwich``) of the fit theta
-    (k,) of the ``columns``, chunk by chunk: the Bartlett-weighted products of the scores
+def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress=None):
+    """``sandwich.Meat`` of the fit theta (k,) of the ``columns`` (bread (k, k), the white
+    covariance (W^T Omega W)^-1), chunk by chunk: the Bartlett-weighted products of the scores
     ``W_t^T diag(weights) (tau_t - W_t theta)`` over lags up to ``lags[i]`` samples within run
-    i, summed over runs. weights: per-joint row weights (n,) of the fit (1 / noise variance
-    for WLS, ones for OLS). model, runs, columns, masks, progress: as :func:`reduce_runs`
-    (a masked-out sample scores zero). Regressor rows are evaluated again, one chunk at a time."""
+    i, summed over runs, and the white-noise variance the residuals lose to the fit. weights:
+    per-joint row weights (n,) of the fit (1 / noise variance for WLS, ones for OLS). model,
+    runs, columns, masks, progress: as :func:`reduce_runs` (a masked-out sample scores zero).
+    Regressor rows are evaluated again, one chunk at a time; pass the result to
+    ``sandwich.covariance``."""
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
-    theta, weights = jnp.asarray(theta, dtype=float), jnp.asarray(weights, dtype=float)
-    M = jnp.zeros((int(columns.size),) * 2)
+    theta, weights, bread = (jnp.asarray(x, dtype=float) for x in (theta, weights, bread))
+    m = sandwich.Meat.empty(int(columns.size), 0)
     masks = [None] * len(runs) if masks is None else list(masks)
-    state = {}
+    current = None
     for i, s in _chunks(runs, progress, "covariance"):
-        if i not in state:  # a new run: no lag products across the join
-            state[i] = sandwich.Meat(M, jnp.zeros((int(lags[i]), int(columns.size))))
-        run, m = runs[i], state[i]
+        if i != current:  # a new run: no lag products across the join
+            m, current = m.next_run(int(lags[i])), i
+        run = runs[i]
         if callable(run):
             W, tau = run()
             keep = np.ones(len(tau), bool) if masks[i] is None else np.asarray(masks[i], bool)
             for c in range(0, len(tau), SAMPLES):
                 m = _rows_meat(m, *_padded(SAMPLES, W[c:c + SAMPLES], tau[c:c + SAMPLES], keep[c:c + SAMPLES]),
-                               theta, weights)
+                               theta, weights, bread)
         else:
             keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
             chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), keep[s:s + SAMPLES])
-            m = _regressor_meat(model, m, columns, *chunk, theta, weights)
-        state[i], M = m, m.M
-    return M
+            m = _regressor_meat(model, m, columns, *chunk, theta, weights, bread)
+    return m
 
 
 def residuals(model, runs, columns, theta) -> list:
