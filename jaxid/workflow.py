@@ -563,6 +563,12 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     (``outliers="drop"``, default), or the fit switches to Huber IRLS (``"irls"``), or they
     are kept (``"keep"``); reported in ``params.fit["screening"]``.
 
+    Covariance (``params.cov``, ``params.std``): for "wls" and "ols" on runs that were filtered
+    (a ``memory`` > 0 in their choices), the HAC sandwich of :func:`_sandwich`
+    (``jaxid.identification.sandwich``: residuals correlated over the filter's memory); else
+    the estimator's own (white-noise) covariance. ``params.fit["covariance"]`` is "hac" or
+    "white", ``params.fit["std_white"]`` the white-noise std (b,) in either case.
+
     Returns ``jaxid.results.Params``; ``params.fit`` records the preprocessing choices
     (``preprocessing``), the physics check (``physics``: ``consistent``, ``problems``) and,
     with ``consistent``, whether the constrained fit converged (``converged``, ``steps``).

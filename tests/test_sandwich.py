@@ -6,17 +6,17 @@ import pytest
 from jaxid.identification import sandwich
 
 
-def meat(s, lags, chunk=None, runs=None, P=None, bread=None):
-    """sandwich.Meat of scores s (T, p) (and B A_t, P (T, p, p), default zeros) through update,
-    in chunks of ``chunk`` samples, runs split at ``runs``."""
+def meat(s, lags, chunk=None, runs=None, X=None, bread=None):
+    """sandwich.Meat of scores s (T, p) (and whitened rows X (T, n, p), default zeros) through
+    update, in chunks of ``chunk`` samples, runs split at ``runs``."""
     p = s.shape[1]
-    P = np.zeros((len(s), p, p)) if P is None else P
+    X = np.zeros((len(s), 1, p)) if X is None else X
     bread = np.eye(p) if bread is None else bread
     m = sandwich.Meat.empty(p, lags)
-    for i, (run, Prun) in enumerate(zip(np.split(s, runs or []), np.split(P, runs or []))):
+    for i, (run, Xrun) in enumerate(zip(np.split(s, runs or []), np.split(X, runs or []))):
         m = m.next_run() if i else m
         for c in range(0, len(run), chunk or len(run)):
-            m = sandwich._update(m, run[c:c + (chunk or len(run))], Prun[c:c + (chunk or len(run))], bread)
+            m = sandwich._update(m, run[c:c + (chunk or len(run))], Xrun[c:c + (chunk or len(run))], bread)
     return m
 
 
@@ -47,9 +47,9 @@ def test_sandwich_is_the_textbook_formula(problem):
     W, e, weights = problem
     A = np.einsum("tjp,j,tjq->pq", W, weights, W)  # W^T Omega W
     bread = np.linalg.inv(A)
-    s, P = (np.asarray(x) for x in sandwich.scores(W, e, weights, bread))
+    s, X = (np.asarray(x) for x in sandwich.scores(W, e, weights))
     np.testing.assert_allclose(s, np.einsum("tjp,tj,j->tp", W, e, weights), rtol=1e-13)
-    np.testing.assert_allclose(P, np.einsum("pq,tjq,j,tjr->tpr", bread, W, weights, W), rtol=1e-12)
+    np.testing.assert_allclose(np.einsum("tjp,tjq->pq", X, X), A, rtol=1e-12)
     for lags in (0, 1, 7, 30):
         M = textbook(s, lags)
         np.testing.assert_allclose(meat(s, lags).M, M, rtol=1e-12, atol=1e-12 * np.abs(M).max())
@@ -64,7 +64,7 @@ def test_no_lags_is_white_and_white_errors_give_the_wls_covariance(problem):
     W = np.repeat(W, 2, axis=0)
     e = np.where(np.arange(len(W))[:, None] % 2, [1.0, -1.0], [1.0, 1.0]) / np.sqrt(weights)
     A = np.einsum("tjp,j,tjq->pq", W, weights, W)
-    s = np.asarray(sandwich.scores(W, e, weights, np.eye(3))[0])
+    s = np.asarray(sandwich.scores(W, e, weights)[0])
     np.testing.assert_allclose(meat(s, 0).M, A, rtol=1e-12)
 
 
@@ -89,7 +89,7 @@ def test_bartlett_window_on_ar1_scores():
 
 def test_chunked_equals_whole_and_runs_are_independent(problem):
     W, e, weights = problem
-    s = np.asarray(sandwich.scores(W, e, weights, np.eye(3))[0])
+    s = np.asarray(sandwich.scores(W, e, weights)[0])
     for lags in (5, 50):
         whole = meat(s, lags).M
         for chunk in (24, 40):  # chunks shorter and longer than the lag window
@@ -108,12 +108,12 @@ def test_corrected_sandwich_is_unbiased_for_white_errors(problem):
     X = (W * np.sqrt(weights)[:, None]).reshape(T * n, p)
     bread = np.linalg.inv(X.T @ X)
     Q = np.eye(T * n) - X @ bread @ X.T
-    _, P = (np.asarray(x) for x in sandwich.scores(W, np.zeros((T, n)), weights, bread))
+    _, Xt = (np.asarray(x) for x in sandwich.scores(W, np.zeros((T, n)), weights))
     for lags in (0, 10):
         k = np.clip(1 - np.abs(np.subtract.outer(np.arange(T), np.arange(T))) / (lags + 1), 0, None)
         EM = X.T @ (np.kron(k, np.ones((n, n))) * Q) @ X
-        m = meat(np.zeros((T, p)), lags, chunk=48, P=P, bread=bread)
+        m = meat(np.zeros((T, p)), lags, chunk=48, X=Xt, bread=bread)
         np.testing.assert_allclose(np.diag(bread @ EM @ bread), np.diag(bread) - np.asarray(m.lost), rtol=1e-10)
-        expected = sandwich.covariance(bread, sandwich.Meat(EM, m.lost, m.tail, m.tail_P))
+        expected = sandwich.covariance(bread, sandwich.Meat(EM, m.lost, m.lags, m.tail, m.tail_P))
         np.testing.assert_allclose(np.diag(expected), np.diag(bread), rtol=1e-10)
         assert np.all(np.asarray(m.lost) > 0)

@@ -40,61 +40,75 @@ class Meat(eqx.Module):
         M: (p, p), the Bartlett-weighted sum of score products so far (units of theta^-2).
         lost: (p,), the part of each white-noise variance diag(B) that the residuals at the
             estimate lose to the fit within the lag window (:func:`update`; theta units^2).
-        tail, tail_P: (L, p) and (L, p, p), the last L scores and B A_t of the run so far
-            (zeros before its start); L is the lag window, in samples.
+        lags: the lag window L of the current run, samples (int scalar).
+        tail, tail_P: (K, p) and (K, p, p), K >= L (L rounded up to a power of two, so that
+            one compiled program serves many windows): the last K scores and B A_t of the run so
+            far (zeros before its start).
     """
 
     M: jax.Array
     lost: jax.Array
+    lags: jax.Array
     tail: jax.Array
     tail_P: jax.Array
 
     @staticmethod
     def empty(p: int, lags: int) -> "Meat":
         """Nothing accumulated: p parameters, a lag window of ``lags`` samples."""
-        return Meat(jnp.zeros((p, p)), jnp.zeros(p), jnp.zeros((int(lags), p)), jnp.zeros((int(lags), p, p)))
+        K = 1 << max(int(lags) - 1, 0).bit_length()
+        return Meat(jnp.zeros((p, p)), jnp.zeros(p), jnp.asarray(int(lags)), jnp.zeros((K, p)), jnp.zeros((K, p, p)))
 
     def next_run(self, lags: int | None = None) -> "Meat":
         """The same sums, the lag memory cleared: the next samples start an independent run
         (with a lag window of ``lags`` samples; default the same)."""
-        fresh = Meat.empty(self.M.shape[0], self.tail.shape[0] if lags is None else lags)
-        return Meat(self.M, self.lost, fresh.tail, fresh.tail_P)
+        fresh = Meat.empty(self.M.shape[0], int(self.lags) if lags is None else lags)
+        return Meat(self.M, self.lost, fresh.lags, fresh.tail, fresh.tail_P)
 
 
-def scores(W, e, weights, bread):
-    """Per-sample scores s_t = W_t^T diag(weights) e_t, shape (C, p), and B A_t = bread W_t^T
-    diag(weights) W_t, shape (C, p, p), of regressor rows W (C, n, p), equation errors e (C, n)
-    (tau units), per-joint weights (n,) (1 / tau units^2: the inverse noise variances of WLS,
-    ones for OLS) and bread B (p, p). A sample left out of the fit has zero rows and errors (it
-    keeps its place in time)."""
-    Ww = W * weights[:, None]
-    return jnp.einsum("cjp,cj->cp", Ww, e), jnp.einsum("pq,cjq,cjr->cpr", bread, Ww, W)
+def scores(W, e, weights):
+    """Per-sample scores s_t = W_t^T diag(weights) e_t, shape (C, p), and whitened rows X_t =
+    diag(weights)^(1/2) W_t, shape (C, n, p), of regressor rows W (C, n, p), equation errors e
+    (C, n) (tau units) and per-joint weights (n,) (1 / tau units^2: the inverse noise variances
+    of WLS, ones for OLS). A sample left out of the fit has zero rows and errors (it keeps its
+    place in time)."""
+    return jnp.einsum("cjp,cj->cp", W, e * weights), W * jnp.sqrt(weights)[:, None]
 
 
-def _lagged(tail, x):
-    """u_t = sum_{l=1}^{L} w_l x_{t-l} (Bartlett weights, L = len(tail)) over the C samples of
-    x (C, ...) preceded by ``tail`` (L, ...), and the new tail (the last L of them)."""
-    L, C = tail.shape[0], x.shape[0]
-    past = jnp.concatenate([tail, x])  # past[L + i] is x[i]
+def _lagged(tail, x, L):
+    """u_i = sum_{l=1}^{L} w_l x_{i-l} (Bartlett weights w_l = 1 - l / (L + 1)) over the C
+    samples of x (C, ...) preceded by ``tail`` (K, ...), K >= L, and the new tail (the last K
+    of them). O(C) whatever L, by the recursion (L + 1) u_{i+1} = (L + 1) u_i + L x_i - b_i with
+    the box sum b_i = sum_{l=1}^{L} x_{i-l}, b_{i+1} = b_i + x_i - x_{i-L}."""
+    K, C = tail.shape[0], x.shape[0]
+    past = jnp.concatenate([tail, x])  # past[K + i] is x[i]
+    lag = K - jnp.arange(K)  # of tail[k] from x[0]
+    inside = lag <= L
+    start = (jnp.tensordot(jnp.where(inside, 1.0 - lag / (L + 1), 0.0), tail, axes=1),
+             jnp.tensordot(inside.astype(tail.dtype), tail, axes=1))
 
-    def lag(l, u):
-        return u + (1.0 - l / (L + 1)) * jax.lax.dynamic_slice_in_dim(past, L - l, C)
+    def step(ub, xs):
+        (u, b), (now, old) = ub, xs
+        return (u + (L * now - b) / (L + 1), b + now - old), u
 
-    return jax.lax.fori_loop(1, L + 1, lag, jnp.zeros_like(x)), past[C:]
+    _, u = jax.lax.scan(step, start, (x, jax.lax.dynamic_slice_in_dim(past, K - L, C)))
+    return u, past[C:]
 
 
-def update(meat: Meat, s, P, bread) -> Meat:
-    """Add the next C samples of the current run to ``meat``: their scores s (C, p) and B A_t
-    P (C, p, p) (:func:`scores`), with the bread B (p, p).
+def update(meat: Meat, s, X, bread) -> Meat:
+    """Add the next C samples of the current run to ``meat``: their scores s (C, p) and
+    whitened rows X (C, n, p) (:func:`scores`), with the bread B (p, p).
 
-    ``lost`` gathers diag(sum_{t,u} k_{tu} B A_t B A_u B), k the Bartlett kernel: for errors
-    that are white with the weights' variances, the residuals at the estimate are (I - H) e
-    (H the weighted hat matrix), and E[diag(B M B)] = diag(B) - lost exactly."""
-    u, tail = _lagged(meat.tail, s)
-    uP, tail_P = _lagged(meat.tail_P, P)
+    ``lost`` gathers diag(sum_{t,u} k_{tu} B A_t B A_u B), k the Bartlett kernel and A_t =
+    X_t^T X_t: for errors that are white with the weights' variances, the residuals at the
+    estimate are (I - H) e (H the weighted hat matrix), and E[diag(B M B)] = diag(B) - lost
+    exactly."""
+    u, tail = _lagged(meat.tail, s, meat.lags)
+    Z = X @ bread  # Z_t^T Z_t = B A_t B
+    P = jnp.sum(Z[:, :, :, None] * X[:, :, None, :], axis=1)  # B A_t (n terms: faster than einsum on CPU)
+    uP, tail_P = _lagged(meat.tail_P, P, meat.lags)
     su = s.T @ u
-    lost = jnp.einsum("cab,cab->a", P @ bread, P + 2.0 * uP)
-    return Meat(meat.M + s.T @ s + su + su.T, meat.lost + lost, tail, tail_P)
+    lost = jnp.einsum("cja,cjb,cab->a", Z, Z, P + 2.0 * uP)  # diag(B A_t B (P_t + 2 uP_t)^T)
+    return Meat(meat.M + s.T @ s + su + su.T, meat.lost + lost, meat.lags, tail, tail_P)
 
 
 def covariance(bread, meat: Meat):

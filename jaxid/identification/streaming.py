@@ -234,7 +234,7 @@ def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
 
 def _score_update(meat, Y, tau, mask, theta, weights, bread):
     Y = Y * mask[:, None, None]  # a sample left out has zero rows but keeps its place in time
-    return sandwich.update(meat, *sandwich.scores(Y, tau * mask[:, None] - Y @ theta, weights, bread), bread)
+    return sandwich.update(meat, *sandwich.scores(Y, tau * mask[:, None] - Y @ theta, weights), bread)
 
 
 _rows_meat = jax.jit(_score_update)
