@@ -19,11 +19,19 @@ heteroskedasticity and autocorrelation consistent covariance matrix", Econometri
 1987; White 1980 for L = 0). Lags are counted within one run: two runs are independent.
 The lag window L is the caller's: for filtered data ``jaxid.workflow`` takes the filter's
 own memory (its settling length, ``workflow.edge_trim``), beyond which the filter correlates
-nothing; Andrews' (1991) automatic bandwidths from an AR(1) fit undercount the
-negative lobe of a band-pass-coloured residual and overstate the variance.
+nothing. Shorter windows miss the negative lobe of the residual's autocorrelation (the
+derivative filter's noise is band-pass) and overstate the variance: Andrews' (1991) AR(1)
+bandwidth, about 14 samples on a planar arm filtered at fs / 25, overstated the std by about
+half where the filter's memory (86 samples) got it right.
 
-M is accumulated chunk by chunk (:func:`update`, carrying the last L scores), so a run that
-is never held whole (``jaxid.identification.streaming``) gets the same M as one held whole.
+Residuals at the estimate are not the errors: their scores sum to zero, and within a long
+window the fit has taken part of their variance. :func:`covariance` divides each variance by
+the fraction that white errors would keep (exact for them; MacKinnon & White's HC2 idea over
+the lag window), which matters when L is not small against the run (93 % instead of 90 %
+coverage of +-2 std on planar3 at low noise, ``benchmarks/coverage.py``).
+
+M is accumulated chunk by chunk (:func:`update`, carrying the last scores), so a run that is
+never held whole (``jaxid.identification.streaming``) gets the same M as one held whole.
 Everything is pure ``jnp`` with static shapes (jit, vmap).
 """
 from __future__ import annotations
