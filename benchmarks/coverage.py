@@ -23,6 +23,28 @@ covariance, a row ``wls/w`` gives the coverage of the white-noise std it replace
 (``params.fit["std_white"]``). Printed per (sigma_q, path, estimator): the fraction of base parameters x seeds
 whose |error| <= k std for k = 1, 2, 3, the median |error| / std, and the median and 90th
 percentile of the relative error |error| / max(|theta_true|, ||theta_true|| / sqrt(b)).
+
+Measured (``--methods wls[,ols]``, planar3 30 seeds, UR5 20 seeds; "/w" the white-noise std
+the HAC sandwich replaced on the filtered path; % of base parameters x seeds):
+
+    robot    sigma_q  path      method  <=1 std  <=2 std  <=3 std  med |z|
+    nominal                               68.3     95.4     99.7    0.674
+    planar3  1e-4     filtered  wls       67.4     93.0     99.3    0.659
+                                wls/w     66.7     94.1     99.3    0.646
+                                ols       69.6     94.6     98.9    0.606
+                                ols/w     73.7     92.6     98.1    0.590
+                      periodic  wls       66.5     94.1     99.8    0.707
+             1e-3     filtered  wls       71.9     96.1     99.4    0.643
+                                wls/w     61.7     89.6     96.7    0.782
+                                ols       73.9     95.2     99.3    0.582
+                                ols/w     64.8     85.9     93.7    0.693
+                      periodic  wls       65.0     93.7     99.6    0.724
+    ur5      1e-4     filtered  wls       68.7     94.6     99.5    0.655
+                                wls/w     70.2     96.3     99.9    0.661
+                      periodic  wls       68.8     95.5    100.0    0.687
+             1e-3     filtered  wls       69.3     94.5     99.3    0.634
+                                wls/w     61.4     89.9     97.0    0.766
+                      periodic  wls       66.1     93.3     99.0    0.712
 """
 from __future__ import annotations
 
