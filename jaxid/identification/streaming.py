@@ -240,13 +240,6 @@ def _score_update(meat, Y, tau, mask, theta, weights, bread):
 _rows_meat = jax.jit(_score_update)
 
 
-@eqx.filter_jit
-def _regressor_meat(model, meat, columns, q, qd, qdd, tau, mask, theta, weights, bread):
-    from jaxid.identification.regressor import regressor
-
-    return _score_update(meat, regressor(model, q, qd, qdd)[..., columns], tau, mask, theta, weights, bread)
-
-
 def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress=None):
     """``sandwich.Meat`` of the fit theta (k,) of the ``columns`` (bread (k, k), the white
     covariance (W^T Omega W)^-1), chunk by chunk: the Bartlett-weighted products of the scores
@@ -256,6 +249,8 @@ def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress
     runs, columns, masks, progress: as :func:`reduce_runs` (a masked-out sample scores zero).
     Regressor rows are evaluated again, one chunk at a time; pass the result to
     ``sandwich.covariance``."""
+    from jaxid.identification.regressor import regressor  # the regressor module imports models
+
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
     theta, weights, bread = (jnp.asarray(x, dtype=float) for x in (theta, weights, bread))
     m = sandwich.Meat.empty(int(columns.size), 0)
@@ -273,8 +268,10 @@ def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress
                                theta, weights, bread)
         else:
             keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
-            chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), keep[s:s + SAMPLES])
-            m = _regressor_meat(model, m, columns, *chunk, theta, weights, bread)
+            q, qd, qdd, tau, keep = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run),
+                                            keep[s:s + SAMPLES])
+            # the regressor program that jaxid.regressor has compiled already (on the device)
+            m = _rows_meat(m, regressor(model, q, qd, qdd)[..., columns], tau, keep, theta, weights, bread)
     return m
 
 
