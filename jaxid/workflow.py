@@ -158,7 +158,11 @@ class Prepared:
         ("spectrum", "excitation": :data:`EXCITATION_CUTOFF` x the known band, or "policy"), ``trim`` (samples per end), ``step``, ``index``
         ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
         ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`),
-        ``reversal_band`` (rad/s or None, ``Policy.reversal_band``); with ``derivatives``
+        ``reversal_band`` (rad/s or None, ``Policy.reversal_band``), ``memory`` (samples, as
+        fitted: the settling length :func:`edge_trim` of the derivative filter, plus that of the
+        parallel filter, over which the filters correlate the equation errors; 0 for logged and
+        periodic runs without parallel filtering: the lag window of the covariance of
+        :func:`identify_experiment`); with ``derivatives``
         "periodic" (the run averaged into one period) also ``base_frequency_hz``,
         ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
         ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
@@ -314,6 +318,7 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         jitter = float(np.std(step_t) / np.mean(step_t))
         uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
         periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
+        memory = 0  # samples over which the derivative filter correlates the equation errors
         if ds.qd is not None and ds.qdd is not None:
             c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
             start, stop = 0, N
@@ -349,13 +354,16 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
                                      derivatives=policy.derivatives)
             c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff),
                      cutoff_from=cutoff_from, trim=int(trim))
+            memory = edge_trim(fs, cutoff, policy.order)
             start, stop = trim, N - trim
         step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
         ds = ds.slice(start, stop, step)
+        parallel = dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order,
+                        step=policy.step) if policy.parallel else None
+        if parallel:  # filtering W and tau again lengthens the errors' memory by the second filter's
+            memory += edge_trim(fs, parallel["cutoff_hz"], policy.order)
         c.update(samples=len(ds), index=[int(start), int(stop), int(step)],
-                 reversal_band=policy.reversal_band,
-                 parallel=dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order,
-                               step=policy.step) if policy.parallel else None)
+                 reversal_band=policy.reversal_band, parallel=parallel, memory=-(-int(memory) // policy.step))
         out.append(ds)
         choices.append(c)
     if not out:
@@ -555,6 +563,12 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     (``outliers="drop"``, default), or the fit switches to Huber IRLS (``"irls"``), or they
     are kept (``"keep"``); reported in ``params.fit["screening"]``.
 
+    Covariance (``params.cov``, ``params.std``): for "wls" and "ols" on runs that were filtered
+    (a ``memory`` > 0 in their choices), the HAC sandwich of :func:`_sandwich`
+    (``jaxid.identification.sandwich``: residuals correlated over the filter's memory); else
+    the estimator's own (white-noise) covariance. ``params.fit["covariance"]`` is "hac" or
+    "white", ``params.fit["std_white"]`` the white-noise std (b,) in either case.
+
     Returns ``jaxid.results.Params``; ``params.fit`` records the preprocessing choices
     (``preprocessing``), the physics check (``physics``: ``consistent``, ``problems``) and,
     with ``consistent``, whether the constrained fit converged (``converged``, ``steps``).
@@ -639,6 +653,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
     fit = scr.fit
+    held = None if stream else (Wb, tau)  # the rows of the moving samples, for the covariance
     rows = (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel() \
         if scr.outliers and outliers == "drop" else None
     if consistent and rows is not None:
@@ -650,7 +665,17 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                                     tau if rows is None else tau[rows], fit, method, reference, gains, keep, progress)
     params = results.from_fit(description, names, base, fit, n_samples=N,
                               sources=[c["source"] for c in prepared.choices])
+    cov = None
+    if method in ("wls", "ols") and scr.method == method:
+        kept = moving.copy()
+        kept[np.flatnonzero(moving)[np.setdiff1d(np.arange(N), np.asarray(scr.samples))]] = False
+        cov = _sandwich(robot, prepared, base, fit, moving, kept, dense=held, reduced=scr.reduced,
+                        progress=progress)
+    if cov is not None:
+        params = dataclasses.replace(params, cov=jnp.asarray(cov))
     extra = {"preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap),
+             "covariance": "white" if cov is None else "hac",
+             "std_white": np.asarray(fit.std).tolist(),
              "reversals": {"band_rad_s": [c.get("reversal_band") for c in prepared.choices],
                            "samples_dropped": int(np.sum(~moving))},
              "screening": {"message": scr.message, "method": scr.method,
@@ -701,6 +726,51 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         "consistent": standard is not None and not problems and fit_doc.get("converged", True),
         "problems": problems}})
     return params
+
+
+def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
+    """The HAC sandwich covariance (b, b) of a "wls" or "ols" ``fit`` of the base parameters
+    (``jaxid.identification.sandwich``), with each run's lag window its ``memory``; None when
+    no run has one (logged or periodic derivatives: the white covariance stands).
+
+    moving, kept: (samples of all runs,) bool, the samples outside reversals
+    (:func:`outside_reversals`) and, of those, the ones fitted. dense: the moving samples' rows
+    ``(W, tau)`` held in memory, or None: the rows are evaluated again chunk by chunk from the
+    runs, and ``reduced`` (``streaming.Reduced`` of the fit) gives the two-step weights."""
+    import jax.numpy as jnp
+
+    from jaxid.identification import sandwich, streaming
+    from jaxid.identification.estimators import reduced_variances, wls_variances
+
+    lags = [int(c.get("memory", 0)) for c in prepared.choices]
+    if not any(lags):
+        return None
+    n, cols = robot.n, np.asarray(base.indices)
+    runs, lengths = _streamed_runs(robot, prepared, cols)
+    edges = np.cumsum([0, *lengths])
+    if dense is not None:
+        W, tau = (np.asarray(x) for x in dense)
+        W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
+        at = np.flatnonzero(moving)  # the sample (over all runs) of each held row
+
+        def rows(a, b):  # run [a, b) of the grid, zero rows where not held (masked out)
+            sel = (at >= a) & (at < b)
+            Wr, tr = np.zeros((b - a, *W.shape[1:])), np.zeros((b - a, n))
+            Wr[at[sel] - a], tr[at[sel] - a] = W[sel], tau[sel]
+            return Wr, tr
+
+        runs = [lambda a=a, b=b: rows(a, b) for a, b in zip(edges[:-1], edges[1:])]
+        fitted = kept[moving]
+        var = wls_variances(W[fitted].reshape(-1, W.shape[-1]), tau[fitted].reshape(-1), n)
+    else:
+        var = reduced_variances(reduced.R, reduced.N)
+    if fit.method == "wls":
+        weights, bread = 1.0 / np.asarray(var), np.asarray(fit.cov)  # fit.cov = (W^T Omega W)^-1
+    else:  # ols: cov = s^2 (W^T W)^-1, s^2 = ||r||^2 / dof
+        weights = np.ones(n)
+        bread = np.asarray(fit.cov) / (np.sum(np.asarray(fit.residual_rms) ** 2) * np.sum(kept) / float(fit.dof))
+    meat = streaming.meat(robot, runs, cols, fit.theta, weights, bread, lags, np.split(kept, edges[1:-1]), progress)
+    return np.asarray(sandwich.covariance(jnp.asarray(bread), meat))
 
 
 def instruments(robot, prepared: Prepared, reference=None, gains=None):

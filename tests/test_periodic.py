@@ -94,7 +94,9 @@ def test_periodic_path_recovers_the_parameters(experiment):
                            ("edge", workflow.Prepared((edge.datasets[0].slice(0, P),), edge.choices))):
         params = workflow.identify_experiment(robot, prepared, description=desc)
         base_true = np.asarray(params.base.to_base(theta_true))
-        err[name] = (np.abs(np.asarray(params.theta) - base_true), np.asarray(params.std))
+        # the white-noise std: the HAC std of the filtered runs also takes up a misfit such as the edge
+        # cutoff's attenuation (its residual is coloured too), which is the bias measured here
+        err[name] = (np.abs(np.asarray(params.theta) - base_true), np.asarray(params.fit["std_white"]))
     z = {k: (e / s).max() for k, (e, s) in err.items()}
     # periodic: unbiased (every base parameter within 4 std) and as close as with the true derivatives
     assert z["periodic"] < 4 and z["true"] < 4, z

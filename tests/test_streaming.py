@@ -104,3 +104,18 @@ def test_workflow_streams_above_the_threshold_and_agrees(experiment, monkeypatch
     assert np.allclose(streamed.theta, dense.theta, rtol=1e-10, atol=0)
     assert np.allclose(streamed.std, dense.std, rtol=1e-10, atol=0)
     assert np.allclose(streamed.fit["sigma2"], dense.fit["sigma2"], rtol=1e-10)
+
+
+def test_sandwich_covariance_streamed_equals_dense(experiment, monkeypatch):
+    """q-only runs (filtered, so the HAC sandwich): the covariance accumulated chunk by chunk from
+    the regressor evaluated again (streamed) equals the one from the held rows (dense)."""
+    robot, desc, prepared = experiment
+    q_only = workflow.prepare([dataclasses.replace(d, qd=None, qdd=None) for d in prepared.datasets], robot,
+                              workflow.Policy(reversal_band=0.02))
+    assert all(c["memory"] > 0 for c in q_only.choices)
+    dense = workflow.identify_experiment(robot, q_only, description=desc)
+    monkeypatch.setattr(streaming, "STREAM_BYTES", 0)
+    streamed = workflow.identify_experiment(robot, q_only, description=desc)
+    assert dense.fit["covariance"] == streamed.fit["covariance"] == "hac"
+    np.testing.assert_allclose(streamed.cov, dense.cov, rtol=1e-8, atol=1e-10 * np.abs(dense.cov).max())
+    assert not np.allclose(dense.std, dense.fit["std_white"], rtol=1e-3)

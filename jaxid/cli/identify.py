@@ -288,6 +288,9 @@ def run(args) -> int:
           f"{','.join(robot.joint_terms) or 'none'}), {doc['method'].upper()} on {prepared.n_samples} samples from "
           f"{len(args.data)} file(s); cond = {float(fit['cond']):.4g}")
     print(report.parameter_table(base.names, theta, std, indent="  "))
+    if fit.get("covariance") == "hac":
+        print("  std: HAC sandwich over each filtered run's memory (residuals coloured by the derivative filter); "
+              "the white-noise std is in params.json fit.std_white")
     if "fs" in robot.joint_terms:
         print(f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
               + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else ""))

@@ -391,7 +391,7 @@ def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataT
     """:class:`DataTerm` of standard regressor W (N*n, p) and torques tau (N*n,): the
     unconstrained fit of the reduced regressor ``base.reduce(W)`` by ``method`` ("wls":
     Gautier's two-step weights, "ols": one pooled variance) and its covariance."""
-    from jaxid.identification.estimators import _joint_ols_jit, _variance_floor
+    from jaxid.identification.estimators import wls_variances
 
     n = robot.n
     Wb = base.reduce(W)
@@ -400,7 +400,7 @@ def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataT
     L = jnp.linalg.cholesky(ls.cov / jnp.outer(std, std))
     r = (tau - Wb @ ls.theta).reshape(-1, n)
     if method == "wls":  # the same per-joint variances as identify's two-step weights
-        var = _variance_floor(_joint_ols_jit(Wb, tau, n)[0], tau.reshape(-1, n))
+        var = wls_variances(Wb, tau, n)
         rss = jnp.sum(jnp.sum(r**2, axis=0) / var)
     else:
         rss = ls.dof.astype(float)  # ||r||^2 / s^2 with s^2 = ||r||^2 / dof

@@ -130,12 +130,6 @@ def _joint_variance(Rj, N):
     return rss / jnp.maximum(N - rank, 1), rank
 
 
-def _joint_ols(A, b, n):
-    """Per-joint OLS noise variances and ranks b_j, shape (n,) each (``_joint_variance``),
-    of a stacked system A (M, p), b (M,)."""
-    return jax.vmap(_joint_variance, in_axes=(0, None))(_joint_r(A, b, n), A.shape[0] // n)
-
-
 def _pooled(R):
     """R of the stacked per-joint R's (n, k1, k1) -> (k1, k1): the R of all rows."""
     return r_factor(R.reshape(-1, R.shape[-1]), jnp)
@@ -175,9 +169,8 @@ def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
         dof = M - rank
         cov = P * rss(x) / dof
     elif method == "wls":
-        if variances is None:  # Gautier's two-step; the floor needs only each joint's rms torque
-            rms = jnp.linalg.norm(R[:, :, p], axis=1) / jnp.sqrt(jnp.maximum(N, 1))
-            variances = _variance_floor(sub_var, rms[None])
+        if variances is None:  # Gautier's two-step
+            variances = _two_step_variances(R, N, sub_var)
         # Whitening joint j's rows by 1 / sigma_j scales its R_j alike.
         Rw = _pooled(Rs / jnp.sqrt(variances)[:, None, None])
         x, cov, rank = _pinv_solve(jnp.linalg.svd(Rw[:p, :p]), Rw[:p, p], rcond)  # Gauss-Markov
@@ -209,18 +202,32 @@ def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
         dof=jnp.asarray(dof, x.dtype), lam=lam, method=method)
 
 
-_joint_ols_jit = jax.jit(_joint_ols, static_argnums=2)
 _joint_r_jit = jax.jit(_joint_r, static_argnums=2)
 _pooled_jit = jax.jit(_pooled)
+
+
+def _two_step_variances(R, N, sub_var=None):
+    """Gautier's two-step per-joint noise variances (n,) from the per-joint R's (n, p + 1,
+    p + 1) of N samples: each joint's own OLS residual variance (``sub_var`` when the caller
+    has it), floored by ``_variance_floor`` (which needs only each joint's rms torque)."""
+    p = R.shape[-1] - 1
+    if sub_var is None:
+        sub_var = jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[0]
+    rms = jnp.linalg.norm(R[:, :, p], axis=1) / jnp.sqrt(jnp.maximum(N, 1))
+    return _variance_floor(sub_var, rms[None])
 
 
 @functools.partial(jax.jit, static_argnums=2)
 def wls_variances(W, tau, n_joints):
     """The per-joint noise variances (n,) that two-step ``identify(..., "wls")`` weights
     by: each joint's own OLS residual variance, floored by ``_variance_floor``. For
-    callers that need the same weights (e.g. a weighted residual sum of squares).
-    W (N*n, p) stacked sample-major, tau (N*n,); no validation."""
-    return _variance_floor(_joint_ols(W, tau, n_joints)[0], tau.reshape(-1, n_joints))
+    callers that need the same weights (e.g. a weighted residual sum of squares, the
+    sandwich covariance). W (N*n, p) stacked sample-major, tau (N*n,); no validation."""
+    return _two_step_variances(_joint_r(W, tau, n_joints), W.shape[0] // n_joints)
+
+
+#: ``_two_step_variances`` of reduced rows (``jaxid.identification.streaming.Reduced``'s R, N).
+reduced_variances = jax.jit(_two_step_variances)
 
 
 def _gcv_lambda(s, beta, bb, M):

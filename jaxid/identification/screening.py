@@ -279,6 +279,8 @@ class Screened:
     joints: the joints fitted (all but excluded dead ones). samples: the sample indices fitted.
     dead, implausible, outliers: the three reports (outliers: on the residual of the
     least-squares screening fit, or of the IRLS fit when that was used).
+    reduced: the reduced rows of the final fit (``streaming.Reduced``) when they were streamed
+    (``streaming.screen``), else None.
     """
 
     fit: object
@@ -290,6 +292,7 @@ class Screened:
     implausible: Implausible
     outliers: Outliers
     notes: tuple[str, ...] = ()
+    reduced: object = None
 
     @property
     def message(self) -> str:

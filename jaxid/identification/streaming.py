@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid.identification import sandwich
 from jaxid.identification.base import SAMPLES
 from jaxid.identification.estimators import Identification, _pooled, _rank_error, _reduced_fit
 
@@ -231,6 +232,49 @@ def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
     return red
 
 
+def _score_update(meat, Y, tau, mask, theta, weights, bread):
+    Y = Y * mask[:, None, None]  # a sample left out has zero rows but keeps its place in time
+    return sandwich.update(meat, *sandwich.scores(Y, tau * mask[:, None] - Y @ theta, weights), bread)
+
+
+_rows_meat = jax.jit(_score_update)
+
+
+def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress=None):
+    """``sandwich.Meat`` of the fit theta (k,) of the ``columns`` (bread (k, k), the white
+    covariance (W^T Omega W)^-1), chunk by chunk: the Bartlett-weighted products of the scores
+    ``W_t^T diag(weights) (tau_t - W_t theta)`` over lags up to ``lags[i]`` samples within run
+    i, summed over runs, and the white-noise variance the residuals lose to the fit. weights:
+    per-joint row weights (n,) of the fit (1 / noise variance for WLS, ones for OLS). model,
+    runs, columns, masks, progress: as :func:`reduce_runs` (a masked-out sample scores zero).
+    Regressor rows are evaluated again, one chunk at a time; pass the result to
+    ``sandwich.covariance``."""
+    from jaxid.identification.regressor import regressor  # the regressor module imports models
+
+    columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
+    theta, weights, bread = (jnp.asarray(x, dtype=float) for x in (theta, weights, bread))
+    m = sandwich.Meat.empty(int(columns.size), 0)
+    masks = [None] * len(runs) if masks is None else list(masks)
+    current = None
+    for i, s in _chunks(runs, progress, "covariance"):
+        if i != current:  # a new run: no lag products across the join
+            m, current = m.next_run(int(lags[i])), i
+        run = runs[i]
+        if callable(run):
+            W, tau = run()
+            keep = np.ones(len(tau), bool) if masks[i] is None else np.asarray(masks[i], bool)
+            for c in range(0, len(tau), SAMPLES):
+                m = _rows_meat(m, *_padded(SAMPLES, W[c:c + SAMPLES], tau[c:c + SAMPLES], keep[c:c + SAMPLES]),
+                               theta, weights, bread)
+        else:
+            keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
+            q, qd, qdd, tau, keep = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run),
+                                            keep[s:s + SAMPLES])
+            # the regressor program that jaxid.regressor has compiled already (on the device)
+            m = _rows_meat(m, regressor(model, q, qd, qdd)[..., columns], tau, keep, theta, weights, bread)
+    return m
+
+
 def residuals(model, runs, columns, theta) -> list:
     """Residuals tau - W theta (N_i, n) of every run (all samples), chunk by chunk.
 
@@ -303,4 +347,4 @@ def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None,
         notes.append(f"{found.message}: kept (IRLS recommended)")
     out = first if first.method == method and not (found and on_outliers == "drop") else fit(red, method, names=names)
     return screening.Screened(out, used, "irls" if found else None, tuple(range(n)), samples, dead, bad, found,
-                              tuple(notes))
+                              tuple(notes), red)
