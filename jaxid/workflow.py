@@ -91,6 +91,59 @@ def read(path, *, n: int | None = None, columns=None, units=None, gains=None, re
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 
+#: Largest RMS position difference between a loaded and an unloaded run of the same trajectory,
+#: as a fraction of each joint's range of motion in the loaded run (tracking differs a little
+#: under load; a different trajectory differs by its whole range).
+SAME_TRAJECTORY = 0.02
+
+
+def torque_difference(loaded, unloaded):
+    """The payload's own torque as a run: ``tau_loaded - tau_unloaded`` at the loaded run's motion.
+
+    The payload literature's experiment (Khalil & Dombre, "Modeling, Identification and Control
+    of Robots", 2002, ch. 12; the jaxid seed article 004): the same excitation run without and
+    with the payload. The robot's own torque, friction included, then cancels in the difference
+    instead of being predicted by an identified model, whose error would otherwise pass into the
+    payload (mostly its inertia, which moves the torque least). The difference has twice the
+    torque noise variance of one run. Identify it with a zero robot model
+    (``identification.payload.identify_payload(robot, zeros, ...)``; ``jaxid payload --unloaded``).
+
+    loaded, unloaded: ``jaxid.data.Dataset`` raw runs (:func:`read`) of one trajectory at the same
+    sample times, t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset with the loaded run's
+    t, q (and logged qd, qdd) and the torque difference (N, n), N m, for :func:`prepare`.
+    Raises ValueError when the runs differ in joints, length or time stamps, or when a joint's
+    RMS position difference exceeds :data:`SAME_TRAJECTORY` of its range.
+    """
+    from jaxid import data
+
+    name = lambda ds: ds.source or "the run"
+    if loaded.n != unloaded.n:
+        raise ValueError(f"the loaded run has {loaded.n} joints and the unloaded run {unloaded.n}: record both on "
+                         "the same robot")
+    if loaded.t.shape != unloaded.t.shape:
+        raise ValueError(f"the loaded run has {loaded.t.shape[0]} samples and the unloaded run {unloaded.t.shape[0]}: "
+                         "record the same trajectory at the same rate in both (cut them to the same samples)")
+    t_l, t_u = np.asarray(loaded.t), np.asarray(unloaded.t)
+    dt = np.median(np.diff(t_l))
+    shift = np.max(np.abs((t_l - t_l[0]) - (t_u - t_u[0])))
+    if shift > 0.1 * dt:
+        raise ValueError(f"the time stamps of {name(loaded)} and {name(unloaded)} differ by up to {shift:.3g} s "
+                         f"(sample period {dt:.3g} s): align the two runs of the trajectory first")
+    q_l, q_u = np.asarray(loaded.q), np.asarray(unloaded.q)
+    rms = np.sqrt(np.mean((q_l - q_u) ** 2, axis=0))
+    span = np.ptp(q_l, axis=0)
+    off = np.flatnonzero(rms > SAME_TRAJECTORY * np.maximum(span, 1e-12))
+    if off.size:
+        j = int(off[0])
+        raise ValueError(f"{name(loaded)} and {name(unloaded)} are not the same trajectory: joint {j + 1} differs by "
+                         f"{rms[j]:.3g} rad RMS over a range of {span[j]:.3g} rad (more than {SAME_TRAJECTORY:.0%}); "
+                         "run the unloaded experiment on the loaded run's trajectory")
+    diff = data.from_arrays(t_l, q_l, np.asarray(loaded.tau) - np.asarray(unloaded.tau), loaded.qd, loaded.qdd,
+                            source=f"{loaded.source} - {unloaded.source}")
+    # The loaded run's excitation (base frequency, harmonics) still describes the motion.
+    return dataclasses.replace(diff, base_frequency=loaded.base_frequency, harmonics=loaded.harmonics)
+
+
 # --------------------------------------------------------------------------------- prepare
 @dataclass(frozen=True)
 class Policy:

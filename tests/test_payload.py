@@ -268,3 +268,39 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2
     assert "--period" in capsys.readouterr().err
+
+
+def test_unloaded_run_cancels_the_robot_model(ur5, ur5_data, tmp_path, capsys):
+    # The same trajectory without the payload: the payload is fitted to the torque difference,
+    # so a robot model that is wrong (here 20 % heavier links and no friction model, while the
+    # true robot has viscous friction) does not pass into it.
+    import json
+
+    from jaxid import data as jdata
+    from jaxid import workflow
+    from jaxid.cli import main
+
+    q, qd, qdd, tau = ur5_data
+    friction = 0.3 * qd  # the same on both runs, cancels too
+    robot_tau = np.asarray(jaxid.rnea(ur5, q, qd, qdd)) + friction
+    t = jnp.arange(N) * 1e-2
+    loaded, unloaded = tmp_path / "loaded.csv", tmp_path / "unloaded.csv"
+    jdata.write(Dataset(t, jnp.asarray(q), jnp.asarray(tau + friction), jnp.asarray(qd), jnp.asarray(qdd)), loaded)
+    jdata.write(Dataset(t, jnp.asarray(q), jnp.asarray(robot_tau), jnp.asarray(qd), jnp.asarray(qdd)), unloaded)
+    diff = workflow.torque_difference(workflow.read(loaded), workflow.read(unloaded))
+    np.testing.assert_allclose(diff.tau, P.payload_torque(ur5, THETA_L, q, qd, qdd), rtol=0, atol=1e-9)
+    out = tmp_path / "payload.json"
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(unloaded), "-o", str(out), "--quiet"]) == 0
+    np.testing.assert_allclose(json.loads(out.read_text())["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
+    # Without the unloaded run, the nominal model misses the friction and the payload is off.
+    assert main(["payload", "--robot", "ur5", str(loaded), "-o", str(out), "--quiet"]) == 0
+    assert not np.allclose(json.loads(out.read_text())["estimate"], THETA_L, rtol=1e-2)
+    # Runs that are not the same trajectory, or not the same length: one line each, exit 2.
+    other = tmp_path / "other.csv"
+    jdata.write(Dataset(t, jnp.asarray(q[::-1]), jnp.asarray(robot_tau), jnp.asarray(qd), jnp.asarray(qdd)), other)
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other)]) == 2
+    assert "are not the same trajectory: joint 1" in capsys.readouterr().err
+    jdata.write(Dataset(t[:-1], jnp.asarray(q[:-1]), jnp.asarray(robot_tau[:-1]), jnp.asarray(qd[:-1]),
+                        jnp.asarray(qdd[:-1])), other)
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other)]) == 2
+    assert f"the loaded run has {N} samples and the unloaded run {N - 1}" in capsys.readouterr().err

@@ -223,8 +223,15 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
             raise UserError(f"{path}: the data have {ds.n} joints but the model {robot.name!r} has "
                             f"{robot.n}{default}")
         raw.append(ds)
-    if not prepare:
-        return raw
+    return prepare_datasets(raw, robot, args) if prepare else raw
+
+
+def prepare_datasets(raw, robot, args):
+    """:func:`jaxid.workflow.prepare` of raw datasets with the policy of --cutoff / --trim / --step /
+    --base-frequency / --no-periodic / --parallel-filter / --reversal-band (checked by
+    :func:`read_datasets`)."""
+    from jaxid import workflow
+
     return workflow.prepare(raw, robot, workflow.Policy(cutoff=args.cutoff, trim=args.trim, step=args.step,
                                                         base_frequency=args.base_frequency,
                                                         periodic=not args.no_periodic,

@@ -9,13 +9,14 @@ import numpy as np
 
 from jaxid.cli import UserError
 from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_for_params, read_datasets, refuse_overwrite)
+                              model_for_params, prepare_datasets, read_datasets, refuse_overwrite)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
   jaxid payload --robot ur5 --params robot.json loaded.csv -o payload.json
   jaxid payload --params robot.json --joints 1,2,3 loaded.csv          (wrist torques left out)
   jaxid payload --params robot.json --period 20000 --average --smooth 5 --step 10 loaded.csv
+  jaxid payload --robot ur5 loaded.csv --unloaded unloaded.csv   (same trajectory without the payload)
 """
 
 
@@ -32,6 +33,9 @@ def register(sub):
     p.add_argument("--params", metavar="PATH", help="params.json of the robot written by 'jaxid identify' "
                    "(default: the model's nominal parameters)")
     add_model_arguments(p, robot_default="ur5", joint_terms=None)
+    p.add_argument("--unloaded", metavar="DATA", help="the same trajectory run without the payload: the payload "
+                   "is fitted to the torque difference, so the robot model's own error (and friction) cancels "
+                   "instead of passing into the payload; --params is then not needed")
     p.add_argument("--joints", metavar="LIST", help="1-based joints whose torques are used, e.g. 1,2,3 "
                    "(default: all)")
     p.add_argument("--cov", metavar="LIST", help="noise variance of each used joint, N^2 m^2, comma separated "
@@ -72,7 +76,7 @@ def _joints(text, n):
 def run(args) -> int:
     from jaxid.identification import payload as P
 
-    refuse_overwrite([args.data, args.params], [args.output, args.json])
+    refuse_overwrite([args.data, args.params, args.unloaded], [args.output, args.json])
     robot, theta_robot, robot_cov = _model(args)
     joints = None if args.joints is None else _joints(args.joints, robot.n)
     try:
@@ -81,12 +85,22 @@ def run(args) -> int:
         raise UserError(f"--cov must be comma-separated numbers, got {args.cov!r}") from None
     if args.average and not args.period:
         raise UserError("--average averages whole periods: give --period K (samples per excitation period)")
+    ds = read_datasets([args.data] + ([args.unloaded] if args.unloaded else []), robot, args, prepare=False)
+    if args.unloaded:
+        from jaxid import workflow
+
+        try:
+            ds = [workflow.torque_difference(*ds)]
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        # The robot's torque cancelled in the difference: nothing of the model is subtracted.
+        theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
     if args.period is not None or args.average or args.smooth:
-        ds = read_datasets([args.data], robot, args, prepare=False)[0]
+        ds = ds[0]
         samples = P.preprocess(ds.t, ds.q, ds.tau, period=args.period, average=args.average, smooth=args.smooth,
                                cutoff=args.cutoff, step=args.step)[1:]
     else:
-        prepared = read_datasets([args.data], robot, args)
+        prepared = prepare_datasets(ds[:1], robot, args)
         if not args.quiet:
             print(f"  data: {prepared.describe()[0]}", file=sys.stderr)
         ds = prepared.datasets[0]
@@ -96,7 +110,7 @@ def run(args) -> int:
         fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
 
     theta, std, tc = (np.asarray(x) for x in (fit.theta, fit.std, fit.theta_consistent))
-    doc = dict(robot=robot.name, params=args.params, data=args.data, samples=len(samples[0]),
+    doc = dict(robot=robot.name, params=args.params, data=args.data, unloaded=args.unloaded, samples=len(samples[0]),
                joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
                estimate=[json_number(v) for v in theta], std=[json_number(v) for v in std], rank=fit.rank,
                identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
