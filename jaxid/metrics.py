@@ -56,6 +56,14 @@ def max_pe(real, pred, axis=0):
     return 100.0 * jnp.max(jnp.abs(e), axis=axis) / jnp.mean(jnp.abs(real), axis=axis)
 
 
+def nrms_limits(real, pred, tau_max):
+    """RMSE over the torque range [-tau_max, tau_max] per joint, 100 * RMSE_j / (2 tau_max_j), in %
+    (the normalisation of the FloBaRoID toolbox, ``identification/helpers.py:getNRMSE``).
+    tau_max: torque limits (n,), N m. Reduces over samples only (its mean over joints is the
+    overall figure ``jaxid validate`` and ``jaxid crossval`` print)."""
+    return 100.0 * rmse(real, pred) / (2.0 * jnp.asarray(tau_max))
+
+
 def relative_error(theta_est, theta_true):
     """Relative parameter error 100 * |est - true| / |true| per parameter, in %.
 

@@ -567,7 +567,7 @@ def identification_document(params, validation, *, joint_types: Sequence[str] | 
         if choice:
             doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")
             doc.table(("model", "prior weight", "held-out NRMS lim [%]", "converged", "steps"),
-                      [[r["model"], "-" if r["model"] == "wls" else _fmt(r["weight"], "g"), _fmt(r["nrms_pct"], ".4g"),
+                      [[r["model"], "-" if r["model"] == "wls" else _fmt(r["weight"], "g"), _fmt(r["nrms_limits"], ".4g"),
                         r.get("converged", "-"), r.get("steps", "-")] for r in choice["rows"]])
 
     doc.heading("Held-out torque prediction" if held_out else "Torque fit")

@@ -498,9 +498,9 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
     ``{name: {"per_joint": [n values], "overall": value}}`` for rmse (N m), nrmse (%), r2,
     wape (%), max_pe (%) (``jaxid.metrics``); ``relative_error`` = 100 ||e|| / ||tau|| over
     all joints and samples (%); and, when every torque limit tau_max (n,) N m is finite,
-    ``nrms_limits`` = 100 RMSE_j / (2 tau_max_j) (%), the RMS error over the torque range
-    [-tau_max, tau_max], overall its mean over joints (the normalisation of the FloBaRoID
-    toolbox, ``identification/helpers.py:getNRMSE``). Non-finite values become None.
+    ``nrms_limits`` (``jaxid.metrics.nrms_limits``: 100 RMSE_j / (2 tau_max_j), %, the RMS error
+    over the torque range [-tau_max, tau_max]), overall its mean over joints. Non-finite values
+    become None.
     """
     from jaxid import metrics
 
@@ -508,7 +508,7 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
            for k, d in metrics.summary(real, pred).items()}
     out["relative_error"] = json_number(metrics.nrmse(real, pred, axis=None))
     if tau_max is not None and np.all(np.isfinite(tau_max)):
-        per = 100.0 * np.asarray(metrics.rmse(real, pred)) / (2.0 * np.asarray(tau_max))
+        per = np.asarray(metrics.nrms_limits(real, pred, tau_max))
         out["nrms_limits"] = {"per_joint": [json_number(v) for v in per], "overall": json_number(per.mean())}
     return out
 

@@ -903,7 +903,7 @@ def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, 
 def _holdout_rows(robot, prepared: Prepared, progress):
     """Standard regressor rows (W, tau) of each prepared run, for the held-out protocol."""
     if not np.all(np.isfinite(np.asarray(robot.tau_max))):
-        raise WorkflowError("scoring on held-out data uses RMSE / tau_max: the model needs torque limits "
+        raise WorkflowError("scoring on held-out data uses RMSE / (2 tau_max): the model needs torque limits "
                             "(URDF <limit effort>)")
     return [regressor_rows(robot, [d], None, progress, [c.get("parallel")])
             for d, c in zip(prepared.datasets, prepared.choices)]
@@ -916,8 +916,8 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
     prior weight (``jaxid.identification.consistent.holdout``).
 
     Returns ``{"rows": [...], "best": row}``: each row ``model`` ("wls" or "consistent"),
-    ``weight``, ``rmse`` per joint (N m), ``nrms_pct`` (mean over joints of RMSE / tau_max,
-    %), ``converged``, ``steps``, ``valid``; ``best`` is the consistent row with the least
+    ``weight``, ``rmse`` per joint (N m), ``nrms_limits`` (mean over joints of
+    100 RMSE / (2 tau_max), %), ``converged``, ``steps``, ``valid``; ``best`` is the consistent row with the least
     held-out error.
     """
     from jaxid import memory
@@ -1018,8 +1018,8 @@ def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1,
     :func:`choose_prior_weight`.
 
     Returns ``{"rotations": [{"test": source, "train": [sources], "rows": [...], "best": row}],
-    "weights": [...], "mean_nrms_pct": {weight: mean over rotations}, "chosen": the weight with
-    the least mean held-out NRMS (%, RMSE / tau_max)}``; rows as :func:`choose_prior_weight`.
+    "weights": [...], "mean_nrms_limits": {weight: mean over rotations}, "chosen": the weight with
+    the least mean held-out NRMS (%, 100 RMSE / (2 tau_max))}``; rows as :func:`choose_prior_weight`.
     """
     from jaxid import memory
     from jaxid.identification.consistent import holdout
@@ -1038,8 +1038,8 @@ def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1,
         for r in res["rows"]:
             r.pop("theta", None)
         rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1:], **res))
-    mean = {float(w): float(np.mean([r["rows"][1 + k]["nrms_pct"] for r in rotations])) for k, w in enumerate(weights)}
-    return dict(rotations=rotations, weights=[float(w) for w in weights], mean_nrms_pct=mean,
+    mean = {float(w): float(np.mean([r["rows"][1 + k]["nrms_limits"] for r in rotations])) for k, w in enumerate(weights)}
+    return dict(rotations=rotations, weights=[float(w) for w in weights], mean_nrms_limits=mean,
                 chosen=min(mean, key=mean.get))
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import jaxid
+from jaxid import results
 from jaxid.identification import consistent as C
 from jaxid.model import inertia
 
@@ -173,5 +174,10 @@ def test_holdout_table(setup):
     rows = res["rows"]
     assert [r["model"] for r in rows] == ["wls", "consistent", "consistent"]
     assert all(r["valid"] and r["converged"] for r in rows[1:])
-    assert res["best"]["nrms_pct"] == min(r["nrms_pct"] for r in rows[1:])
-    assert all(np.isfinite(r["nrms_pct"]) and r["rmse"].shape == (3,) for r in rows)
+    assert res["best"]["nrms_limits"] == min(r["nrms_limits"] for r in rows[1:])
+    assert all(np.isfinite(r["nrms_limits"]) and r["rmse"].shape == (3,) for r in rows)
+    # The held-out score is the validation metric (one normalisation: RMSE / (2 tau_max), as FloBaRoID).
+    real = np.asarray(tau[half:]).reshape(-1, 3)
+    pred = np.asarray(W[half:] @ rows[2]["theta"]).reshape(-1, 3)
+    expected = results.validation_metrics(real, pred, np.asarray(robot.tau_max))["nrms_limits"]["overall"]
+    assert rows[2]["nrms_limits"] == pytest.approx(expected, rel=1e-12)

@@ -196,6 +196,6 @@ def test_crossval_every_rotation():
     for r in cv["rotations"]:
         assert [x["model"] for x in r["rows"]] == ["wls", "consistent", "consistent"]
         assert all(x["converged"] and x["valid"] for x in r["rows"][1:])
-    assert cv["chosen"] in (1e-3, 1e-1) and cv["mean_nrms_pct"][cv["chosen"]] == min(cv["mean_nrms_pct"].values())
+    assert cv["chosen"] in (1e-3, 1e-1) and cv["mean_nrms_limits"][cv["chosen"]] == min(cv["mean_nrms_limits"].values())
     with pytest.raises(workflow.WorkflowError, match="at least two runs"):
         workflow.crossval(robot, workflow.Prepared(tuple(runs[:1]), prepared.choices[:1]))

@@ -21,8 +21,8 @@ def register(sub):
         "crossval", help="fit on all runs but one, score on it, every rotation (WLS vs consistent)",
         description="Leave-one-run-out cross-validation: for every run, identify on the others (two-step WLS, and "
                     "the physically consistent fit for each prior weight) and predict the held-out run; prints the "
-                    "held-out RMS normalised by the torque limits (mean over joints of RMSE / tau_max, %) per "
-                    "rotation and the prior weight with the least mean. Runs jaxid.workflow.crossval.",
+                    "held-out RMS normalised by the torque limits (mean over joints of RMSE / (2 tau_max), %, as "
+                    "'jaxid validate' prints it) per rotation and the prior weight with the least mean. Runs jaxid.workflow.crossval.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), at least two")
     add_model_arguments(p)
@@ -55,11 +55,11 @@ def run(args) -> int:
     print(f"{robot.name}: held-out NRMS over the torque limits (%), fit on the other runs")
     print(f"  {'held out':<28}{'wls':>9}" + "".join(f"{f'w={w:g}':>10}" for w in weights) + f"{'best/wls':>10}")
     for r in cv["rotations"]:
-        cells = "".join(f"{x['nrms_pct']:>9.4g}{'*' if not x['converged'] else ' '}" for x in r["rows"][1:])
-        print(f"  {r['test'][-28:]:<28}{r['rows'][0]['nrms_pct']:>9.4g}{cells}"
-              f"{r['best']['nrms_pct'] / r['rows'][0]['nrms_pct']:>10.3f}")
-    mean = cv["mean_nrms_pct"]
-    print(f"  {'mean':<28}{sum(r['rows'][0]['nrms_pct'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
+        cells = "".join(f"{x['nrms_limits']:>9.4g}{'*' if not x['converged'] else ' '}" for x in r["rows"][1:])
+        print(f"  {r['test'][-28:]:<28}{r['rows'][0]['nrms_limits']:>9.4g}{cells}"
+              f"{r['best']['nrms_limits'] / r['rows'][0]['nrms_limits']:>10.3f}")
+    mean = cv["mean_nrms_limits"]
+    print(f"  {'mean':<28}{sum(r['rows'][0]['nrms_limits'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
           + "".join(f"{mean[str(w)]:>9.4g} " for w in weights))
     print(f"  chosen prior weight (least mean): {cv['chosen']:g}" + ("   (* not converged)" if any(
         not x["converged"] for r in cv["rotations"] for x in r["rows"][1:]) else ""))

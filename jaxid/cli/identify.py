@@ -283,7 +283,7 @@ def run(args) -> int:
             w = "-" if r["model"] == "wls" else f"{r['weight']:g}"
             mark = "  <- chosen" if r == choice["best"] else ""
             conv, steps = ("-", "-") if r["model"] == "wls" else (str(r["converged"]), str(r["steps"]))
-            print(f"  {r['model']:<12}{w:>10}{r['nrms_pct']:>12.4g}{conv:>11}{steps:>7}{mark}")
+            print(f"  {r['model']:<12}{w:>10}{r['nrms_limits']:>12.4g}{conv:>11}{steps:>7}{mark}")
     print(f"{robot.name}: {base.rank} base parameters of {len(params.parameter_names)} (joint terms "
           f"{','.join(robot.joint_terms) or 'none'}), {doc['method'].upper()} on {prepared.n_samples} samples from "
           f"{len(args.data)} file(s); cond = {float(fit['cond']):.4g}")

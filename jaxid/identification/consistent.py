@@ -71,6 +71,7 @@ import lineax as lx
 import numpy as np
 import optimistix as optx
 
+from jaxid import metrics
 from jaxid.identification.base import BaseParameters, base_parameters, lift
 from jaxid.identification.estimators import identify
 from jaxid.model import inertia
@@ -1150,10 +1151,11 @@ def holdout(robot, train, test, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), n
 
     Returns:
         dict with ``rows``: one dict per model -- ``{"model": "wls" | "consistent",
-        "weight", "rmse" (n,), "nrms_pct" (mean over joints of RMSE / tau_max, %),
+        "weight", "rmse" (n,), "nrms_limits" (mean over joints of
+        ``jaxid.metrics.nrms_limits``, 100 RMSE / (2 tau_max), %),
         "converged", "steps", "cost", "valid"}`` -- the unconstrained WLS model first (its
         bodies lifted with the dependent parameters at nominal); ``best``: the row of the
-        consistent model with the least held-out ``nrms_pct``.
+        consistent model with the least held-out ``nrms_limits``.
     """
     if not train:
         raise ValueError("train must hold at least one (W, tau) run")
@@ -1162,12 +1164,11 @@ def holdout(robot, train, test, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), n
     Wv, tauv = _check_inputs(robot, *test, method)
     base = base_parameters(robot) if base is None else base
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-    tmax = np.asarray(robot.tau_max, dtype=float)
+    real = np.asarray(tauv).reshape(-1, robot.n)
 
     def score(theta):
-        err = np.asarray(Wv @ theta - tauv).reshape(-1, robot.n)
-        rmse = np.sqrt(np.mean(err**2, axis=0))
-        return rmse, float(100 * np.mean(rmse / tmax))
+        pred = np.asarray(Wv @ theta).reshape(-1, robot.n)
+        return np.asarray(metrics.rmse(real, pred)), float(np.mean(metrics.nrms_limits(real, pred, robot.tau_max)))
 
     rows = []
     for w in weights:
@@ -1175,11 +1176,11 @@ def holdout(robot, train, test, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), n
                                   bounds=bounds, max_steps=max_steps)
         if not rows:
             rmse, pct = score(lift(base, fit.base_ls, nominal))
-            rows.append(dict(model="wls", weight=None, rmse=rmse, nrms_pct=pct, converged=None, steps=None,
+            rows.append(dict(model="wls", weight=None, rmse=rmse, nrms_limits=pct, converged=None, steps=None,
                              cost=float(fit.rss), valid=None))
         rmse, pct = score(fit.theta)
-        rows.append(dict(model="consistent", weight=float(w), rmse=rmse, nrms_pct=pct,
+        rows.append(dict(model="consistent", weight=float(w), rmse=rmse, nrms_limits=pct,
                          converged=bool(fit.converged), steps=int(fit.num_steps), cost=float(fit.cost),
                          valid=bool(fit.valid), theta=np.asarray(fit.theta)))
-    best = min((r for r in rows if r["model"] == "consistent"), key=lambda r: r["nrms_pct"])
+    best = min((r for r in rows if r["model"] == "consistent"), key=lambda r: r["nrms_limits"])
     return dict(rows=rows, best=best)
