@@ -162,6 +162,17 @@ def _watch_signals() -> None:
 
     threading.Thread(target=watch, name="jaxid-signals", daemon=True).start()
 
+    # A signal that lands while Python runs a callback it cannot raise from (jax's gc callback,
+    # a finaliser) is "ignored" with a traceback on stderr; the watcher above still ends the
+    # run with its one line, so that traceback is only noise.
+    default = sys.unraisablehook
+
+    def unraisable(info):
+        if not isinstance(info.exc_value, (KeyboardInterrupt, Terminated)):
+            default(info)
+
+    sys.unraisablehook = unraisable
+
 
 class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that open atomic writes are discarded."""
