@@ -7,6 +7,10 @@ An unwritable folder gives one warning and the run goes on without the cache.
 
 Every compiled function is cached (``jax_persistent_cache_min_compile_time_secs = 0``): a jaxid
 run compiles many small functions whose compile times add up to most of a cold start.
+
+In the same folder, while the cache is on: ``exported/`` holds traced programs of the functions
+wrapped by :func:`jit` (a warm process then skips their Python tracing as well), and ``values/``
+the results of :func:`memo` (model analyses). Deleting the folder is always safe.
 """
 from __future__ import annotations
 

@@ -56,6 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import cache
 from jaxid.friction.lugre import NAMES as LUGRE_NAMES
 from jaxid.friction.lugre import JOINT_UNITS as LUGRE_UNITS
 from jaxid.friction.lugre import LuGre, check_parameters
@@ -457,7 +458,7 @@ def check_model(model, params: Params) -> None:
                          f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)")
 
 
-@eqx.filter_jit
+@cache.jit
 def _torques(model, theta, q, qd, qdd):
     from jaxid.dynamics.batching import batched
 
