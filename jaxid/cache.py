@@ -18,6 +18,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import inspect
 import logging
 import os
 import pickle
@@ -164,6 +165,8 @@ def _qualname(obj) -> str:
     module = getattr(obj, "__module__", None)
     if name is None or module is None or "<locals>" in name or "<lambda>" in name:
         raise _Unkeyable(f"{obj!r} is not a module-level definition")
+    if getattr(obj, "__closure__", None):
+        raise _Unkeyable(f"{obj!r} closes over values the key does not hold")
     return f"{module}.{name}"
 
 
@@ -208,14 +211,21 @@ def _environment() -> str:
 
 
 def _key(fn, treedef, leaves, dynamic) -> str:
+    import jax
+
     out = [_environment(), _qualname(fn)]
     _encode_tree(treedef, out)
     for x, d in zip(leaves, dynamic):
         if d:
-            out.append(f"a:{x.dtype}:{tuple(x.shape)}:{bool(getattr(x, 'weak_type', False))}")
+            try:
+                a = jax.typeof(x)  # shape, dtype and weak type, as traced
+            except TypeError as e:
+                raise _Unkeyable(f"a traced argument of type {type(x).__name__}") from e
+            out.append(f"a:{a.dtype}:{a.shape}:{a.weak_type}")
         else:
             _encode(x, out)
     return hashlib.sha256("\x1f".join(out).encode()).hexdigest()
+
 
 
 class _Program:
@@ -266,7 +276,8 @@ def _read(path: Path):
 
 
 def _export(fn, path: Path, treedef, leaves, dynamic):
-    """Trace fn at these arguments, store the program in path; return it as a _Program."""
+    """Trace fn(*args, **kwargs), (args, kwargs) = treedef.unflatten(leaves), with the dynamic
+    leaves as inputs; store the program in path; return it as a _Program."""
     import jax
     import jax.numpy as jnp
 
@@ -281,8 +292,8 @@ def _export(fn, path: Path, treedef, leaves, dynamic):
         outs["static"] = [(a, None if a else y) for y, a in zip(out_leaves, is_array)]
         return [jnp.asarray(y) for y, a in zip(out_leaves, is_array) if a]
 
-    specs = [jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x), weak_type=bool(getattr(x, "weak_type", False)))
-             for x, d in zip(leaves, dynamic) if d]
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+             for a in (jax.typeof(x) for x, d in zip(leaves, dynamic) if d)]
     # The key pins the jax version and backend, so the custom calls (LAPACK) need no stability promise.
     exported = jax.export.export(jax.jit(flat), disabled_checks=[
         jax.export.DisabledSafetyCheck.custom_call("ALL")])(*specs)
@@ -291,11 +302,13 @@ def _export(fn, path: Path, treedef, leaves, dynamic):
     return _Program(exported, outs["tree"], outs["static"])
 
 
-def jit(fn):
+def jit(fn=None, *, static_argnames=None):
     """``eqx.filter_jit(fn)`` whose traced program is also kept in the persistent cache.
 
     Arrays (jax or numpy) among the arguments are traced; every other leaf is static, as with
-    ``equinox.filter_jit``. When the cache is on (:func:`enable`) and no argument is a tracer,
+    ``equinox.filter_jit``. With ``static_argnames`` it is ``jax.jit(fn, static_argnames=...)``
+    instead: every leaf of the other arguments is traced, Python numbers included (weakly
+    typed). When the cache is on (:func:`enable`) and no argument is a tracer,
     the program is looked up in ``<cache>/exported`` under a key of: fn's module and qualified
     name, a hash of the jaxid package's source, the versions of jax, jaxlib and the libraries
     traced through (equinox, optax, ...), the backend, x64 and the other tracing options, the
@@ -311,18 +324,43 @@ def jit(fn):
     import equinox as eqx
     import jax
 
-    jitted = eqx.filter_jit(fn)
+    if fn is None:
+        return functools.partial(jit, static_argnames=static_argnames)
+    if static_argnames is None:
+        jitted = eqx.filter_jit(fn)
+    else:
+        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        jitted = jax.jit(fn, static_argnames=static_argnames)
+        signature = inspect.signature(fn)
     programs: dict = {}  # key -> _Program, or None for "use jitted"
+
+    def split(args, kwargs):
+        """(leaves, treedef of (args, kwargs), which leaves are traced)."""
+        if static_argnames is None:
+            leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+            return leaves, treedef, [eqx.is_array(x) for x in leaves]
+        # By name: the static arguments first, so that their leaves lead.
+        named = signature.bind(*args, **kwargs).arguments
+        kwargs = {k: v for k, v in named.items() if k in static_argnames}
+        n_static = len(jax.tree_util.tree_leaves(kwargs))
+        kwargs.update((k, v) for k, v in named.items() if k not in static_argnames)
+        leaves, treedef = jax.tree_util.tree_flatten(((), kwargs))
+        return leaves, treedef, [i >= n_static for i in range(len(leaves))]
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         folder = _state.get("dir")
         if folder is None:
             return jitted(*args, **kwargs)
-        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        if any(isinstance(x, jax.core.Tracer) for x in leaves):
+        try:
+            leaves, treedef, dynamic = split(args, kwargs)
+        except TypeError:  # a call that does not bind: the plain jit says why
             return jitted(*args, **kwargs)
-        dynamic = [eqx.is_array(x) for x in leaves]
+        # Traced (inside another program) or spread over several devices: the stored programs
+        # are single-device.
+        if any(isinstance(x, jax.core.Tracer) or isinstance(x, jax.Array) and len(x.sharding.device_set) > 1
+               for x in leaves):
+            return jitted(*args, **kwargs)
         try:
             key = _key(fn, treedef, leaves, dynamic)
         except _Unkeyable as e:
@@ -344,9 +382,13 @@ def jit(fn):
                                fn.__qualname__, type(e).__name__, e)
             programs[key] = program
         program = programs[key]
-        if program is None:
-            return jitted(*args, **kwargs)
-        return program([x for x, d in zip(leaves, dynamic) if d])
+        if program is not None:
+            try:
+                return program([x for x, d in zip(leaves, dynamic) if d])
+            except Exception as e:  # noqa: BLE001 -- the plain jit runs it, or raises its own error
+                _log.debug("jaxid.cache: stored %s failed (%s: %s); plain jit", fn.__qualname__, type(e).__name__, e)
+                programs[key] = None
+        return jitted(*args, **kwargs)
 
     return call
 

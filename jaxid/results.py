@@ -524,7 +524,7 @@ def consistent_standard(robot, params: Params, nominal=None):
     return theta, bool(ok)
 
 
-@eqx.filter_jit  # one compiled program instead of dozens of eager ops (cold-start cost)
+@cache.jit  # one compiled program instead of dozens of eager ops (cold-start cost)
 def _lift_and_check(robot, base, theta_b, nominal):
     from jaxid.identification.base import lift
     from jaxid.model import inertia

@@ -145,8 +145,9 @@ def test_stored_program_equals_jit_and_is_read_back(on):
     model, states = jaxid.models.planar(3), np.random.default_rng(0).normal(size=(3, 8, 3))
     raw = rnea.__wrapped__
     ref = eqx.filter_jit(raw)(model, *states)
+    before = set(on.iterdir())  # Robot.from_dh's row program is stored too
     first = jaxid.cache.jit(raw)(model, *states)
-    assert len(list(on.iterdir())) == 1
+    assert len(set(on.iterdir()) - before) == 1
     again = jaxid.cache.jit(raw)(model, *states)
     np.testing.assert_allclose(first, ref, rtol=0, atol=1e-12 * float(np.max(np.abs(ref))))
     np.testing.assert_array_equal(again, first)
@@ -248,3 +249,24 @@ def test_memo_keeps_values_and_warnings(on):
         f({"a": np.arange(4.0) + 1e-12})  # another value
         f(model, tol=1e-6)
     assert len(_CALLS) == 3
+
+
+def _weighted(x, w, n):
+    _TRACES.append(n)
+    return jnp.sum(x * w) / n
+
+
+def test_static_argnames_trace_python_numbers(on):
+    """With static_argnames it is jax.jit: a Python number in another argument is traced
+    (weakly typed), so a new value reuses the program; a new static value does not."""
+    import jax
+
+    import jaxid.cache
+
+    f = jaxid.cache.jit(_weighted, static_argnames="n")
+    x = np.arange(3.0)
+    assert float(f(x, 2.0, 3)) == 2.0 and float(f(x, 4.0, n=3)) == 4.0
+    assert len(_TRACES) == 1
+    assert float(f(x, 2.0, 2)) == 3.0
+    assert len(_TRACES) == 2 and len(list(on.iterdir())) == 2
+    np.testing.assert_array_equal(f(x, 2.0, 3), jax.jit(_weighted, static_argnames="n")(x, 2.0, 3))
