@@ -339,13 +339,9 @@ def jit(fn=None, *, static_argnames=None):
         if static_argnames is None:
             leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
             return leaves, treedef, [eqx.is_array(x) for x in leaves]
-        # By name: the static arguments first, so that their leaves lead.
-        named = signature.bind(*args, **kwargs).arguments
-        kwargs = {k: v for k, v in named.items() if k in static_argnames}
-        n_static = len(jax.tree_util.tree_leaves(kwargs))
-        kwargs.update((k, v) for k, v in named.items() if k not in static_argnames)
-        leaves, treedef = jax.tree_util.tree_flatten(((), kwargs))
-        return leaves, treedef, [i >= n_static for i in range(len(leaves))]
+        # By name, so that each leaf's path names its argument.
+        paths, treedef = jax.tree_util.tree_flatten_with_path(((), signature.bind(*args, **kwargs).arguments))
+        return [x for _, x in paths], treedef, [path[1].key not in static_argnames for path, _ in paths]
 
     @functools.wraps(fn)
     def call(*args, **kwargs):

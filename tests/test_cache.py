@@ -270,3 +270,18 @@ def test_static_argnames_trace_python_numbers(on):
     assert float(f(x, 2.0, 2)) == 3.0
     assert len(_TRACES) == 2 and len(list(on.iterdir())) == 2
     np.testing.assert_array_equal(f(x, 2.0, 3), jax.jit(_weighted, static_argnames="n")(x, 2.0, 3))
+
+
+def _ordered(a, b_static, c):
+    _TRACES.append(b_static)
+    return a * len(b_static) + c
+
+
+def test_static_argnames_by_name_whatever_the_order(on):
+    """The static argument is found by its name, not by the order of the names."""
+    import jaxid.cache
+
+    f = jaxid.cache.jit(_ordered, static_argnames="b_static")
+    assert float(f(np.float64(2.0), "xyz", 1.0)) == 7.0
+    assert float(f(np.float64(3.0), b_static="xyz", c=2.0)) == 11.0
+    assert _TRACES == ["xyz"] and len(list(on.iterdir())) == 1
