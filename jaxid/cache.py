@@ -19,6 +19,7 @@ import enum
 import functools
 import hashlib
 import inspect
+import io
 import logging
 import os
 import pickle
@@ -275,6 +276,22 @@ def _read(path: Path):
     return _Program(jax.export.deserialize(bytearray(body[8 + meta_len:])), out_tree, out_static)
 
 
+def _equinox_missing():
+    """equinox's marker of an absent field, which its unflatten tests by identity."""
+    try:
+        from equinox._module._flatten import MISSING
+    except ImportError:
+        return None
+    return MISSING
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj):
+        # Unpickled as a new object, the marker would no longer be equinox's own, and
+        # unflattening an equinox module of the output would fail.
+        return (_equinox_missing, ()) if obj is not None and obj is _equinox_missing() else NotImplemented
+
+
 def _export(fn, path: Path, treedef, leaves, dynamic):
     """Trace fn(*args, **kwargs), (args, kwargs) = treedef.unflatten(leaves), with the dynamic
     leaves as inputs; store the program in path; return it as a _Program."""
@@ -297,7 +314,9 @@ def _export(fn, path: Path, treedef, leaves, dynamic):
     # The key pins the jax version and backend, so the custom calls (LAPACK) need no stability promise.
     exported = jax.export.export(jax.jit(flat), disabled_checks=[
         jax.export.DisabledSafetyCheck.custom_call("ALL")])(*specs)
-    meta = pickle.dumps((outs["tree"], outs["static"]))
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump((outs["tree"], outs["static"]))
+    meta = buffer.getvalue()
     _store(path, len(meta).to_bytes(8, "little") + meta + bytes(exported.serialize()))
     return _Program(exported, outs["tree"], outs["static"])
 

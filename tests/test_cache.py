@@ -197,18 +197,23 @@ def test_off_means_plain_jit(monkeypatch, tmp_path):
 
 
 _SCRIPT = """
-import sys
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import jaxid.cache
 
+class Out(eqx.Module):  # an equinox module out: its treedef is stored with the program
+    y: jax.Array
+    tag: str = eqx.field(static=True)
+
 def f(x, n):
     print("traced", flush=True)
-    return jnp.cumsum(jnp.sin(x)) * n
+    return Out(jnp.cumsum(jnp.sin(x)) * n, "t")
 
 jaxid.cache.enable()
-y = jaxid.cache.jit(f)(np.linspace(0.0, 1.0, 5), 3)
-print(" ".join(map(repr, np.asarray(y).tolist())))
+out = jaxid.cache.jit(f)(np.linspace(0.0, 1.0, 5), 3)
+print(out.tag, " ".join(map(repr, np.asarray(out.y).tolist())))
 """
 
 
@@ -221,7 +226,8 @@ def test_fresh_process_loads_the_program_without_tracing(tmp_path):
     first, second = (r.stdout.splitlines() for r in runs)
     assert first[0] == "traced" and "traced" not in second
     want = np.cumsum(np.sin(np.linspace(0.0, 1.0, 5))) * 3
-    np.testing.assert_allclose([float(v) for v in second[-1].split()], want, rtol=1e-15)
+    assert second[-1].split()[0] == "t"
+    np.testing.assert_allclose([float(v) for v in second[-1].split()[1:]], want, rtol=1e-15)
     assert second[-1] == first[-1]
 
 
