@@ -56,6 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import cache
 from jaxid.friction.lugre import NAMES as LUGRE_NAMES
 from jaxid.friction.lugre import JOINT_UNITS as LUGRE_UNITS
 from jaxid.friction.lugre import LuGre, check_parameters
@@ -457,7 +458,7 @@ def check_model(model, params: Params) -> None:
                          f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)")
 
 
-@eqx.filter_jit
+@cache.jit
 def _torques(model, theta, q, qd, qdd):
     from jaxid.dynamics.batching import batched
 
@@ -523,7 +524,7 @@ def consistent_standard(robot, params: Params, nominal=None):
     return theta, bool(ok)
 
 
-@eqx.filter_jit  # one compiled program instead of dozens of eager ops (cold-start cost)
+@cache.jit  # one compiled program instead of dozens of eager ops (cold-start cost)
 def _lift_and_check(robot, base, theta_b, nominal):
     from jaxid.identification.base import lift
     from jaxid.model import inertia

@@ -20,6 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxid import cache
+
 __all__ = [
     "butter_coefficients",
     "butterworth",
@@ -395,7 +397,7 @@ def periodic_derivatives(q, fs, f0, harmonics=None, false_alarm=1e-3):
     return PeriodicDerivatives(*out, periods=m, samples_per_period=p)
 
 
-@partial(jax.jit, static_argnames=("harmonics",))
+@partial(cache.jit, static_argnames=("harmonics",))
 def _periodic(x, f0, harmonics, false_alarm):
     """x (M, P, c) -> (q, qd, qdd, var, noise, harmonics) of :func:`periodic_derivatives`."""
     m, p, _ = x.shape

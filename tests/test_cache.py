@@ -3,8 +3,11 @@ the compiled code; an unwritable cache folder warns once and the run goes on wit
 import os
 import subprocess
 import sys
+import warnings
 
+import jax.numpy as jnp
 import numpy as np
+import pytest
 
 
 def _traj(path):
@@ -109,3 +112,182 @@ def test_interrupt_and_terminate_end_with_one_line(tmp_path):
         assert p.returncode == code, err
         assert err.strip().splitlines()[-1] == f"jaxid excite: {word}" and "Traceback" not in err
         assert not out.exists()
+
+
+# ---- traced programs kept on disk (jaxid.cache.jit) and values (jaxid.cache.memo) -----------
+_TRACES = []
+
+
+def _scaled_sum(x, scale, how="sum"):
+    _TRACES.append(how)  # runs once per trace, never when a stored program runs
+    return {"sum": jnp.sum(jnp.sin(x["a"]) * x["b"]) * scale, "how": how}
+
+
+@pytest.fixture
+def on(tmp_path, monkeypatch):
+    """The cache on in tmp_path for this test; the programs' folder."""
+    import jaxid.cache
+
+    monkeypatch.setattr(jaxid.cache, "_state", {"dir": tmp_path})
+    _TRACES.clear()
+    return tmp_path / "exported"
+
+
+def test_stored_program_equals_jit_and_is_read_back(on):
+    """rnea through a stored (exported, then deserialised) program equals the plain jit to 1e-12,
+    and a new wrapper (as in a new process) reads the program instead of tracing."""
+    import equinox as eqx
+
+    import jaxid
+    import jaxid.cache
+    from jaxid.dynamics.terms import rnea
+
+    model, states = jaxid.models.planar(3), np.random.default_rng(0).normal(size=(3, 8, 3))
+    raw = rnea.__wrapped__
+    ref = eqx.filter_jit(raw)(model, *states)
+    before = set(on.glob("*"))  # Robot.from_dh's row program may be stored too
+    first = jaxid.cache.jit(raw)(model, *states)
+    assert len(set(on.glob("*")) - before) == 1
+    again = jaxid.cache.jit(raw)(model, *states)
+    np.testing.assert_allclose(first, ref, rtol=0, atol=1e-12 * float(np.max(np.abs(ref))))
+    np.testing.assert_array_equal(again, first)
+
+
+def test_key_covers_statics_shapes_and_structure(on):
+    """A changed static argument, shape or pytree structure is a different program; the same
+    call again is not traced again."""
+    import jaxid.cache
+
+    f = jaxid.cache.jit(_scaled_sum)
+    x = {"a": np.ones(3), "b": np.arange(3.0)}
+    assert float(f(x, np.float64(2.0))["sum"]) == pytest.approx(2 * np.sum(np.sin(1.0) * np.arange(3.0)))
+    f(x, np.float64(3.0))  # a new value of an array argument: same program
+    assert len(_TRACES) == 1
+    assert f(x, 2.0, how="other")["how"] == "other"  # a Python float and a keyword are static
+    f(x, 3.0, how="other")
+    f({"a": np.ones(4), "b": np.arange(4.0)}, np.float64(2.0))  # shape
+    f({"a": np.ones(3), "b": np.arange(3.0), "c": None}, np.float64(2.0))  # treedef
+    f({"a": np.ones(3, np.float32), "b": np.arange(3.0)}, np.float64(2.0))  # dtype
+    assert len(_TRACES) == 6 and len(list(on.iterdir())) == 6
+
+
+def test_corrupt_or_unexportable_falls_back_to_jit(on, tmp_path):
+    import jaxid.cache
+
+    x = {"a": np.ones(3), "b": np.arange(3.0)}
+    want = float(jaxid.cache.jit(_scaled_sum)(x, np.float64(2.0))["sum"])
+    (stored,) = on.iterdir()
+    stored.write_bytes(stored.read_bytes()[:-40] + b"\0" * 40)
+    assert float(jaxid.cache.jit(_scaled_sum)(x, np.float64(2.0))["sum"]) == want  # traced again, rewritten
+    assert len(_TRACES) == 2
+    local = jaxid.cache.jit(lambda y, g: _scaled_sum(y, 2.0, how=g()))  # a local lambda has no key
+    assert float(local(x, lambda: "sum")["sum"]) == want
+    assert len(list(on.iterdir())) == 1
+
+
+def test_off_means_plain_jit(monkeypatch, tmp_path):
+    import jaxid.cache
+
+    monkeypatch.setattr(jaxid.cache, "_state", {"dir": None})
+    monkeypatch.setenv("JAXID_CACHE_DIR", "off")
+    assert jaxid.cache.directory() is None
+    x = {"a": np.ones(3), "b": np.arange(3.0)}
+    jaxid.cache.jit(_scaled_sum)(x, np.float64(2.0))
+    assert not any(tmp_path.iterdir())
+
+
+_SCRIPT = """
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import jaxid.cache
+
+class Out(eqx.Module):  # an equinox module out: its treedef is stored with the program
+    y: jax.Array
+    tag: str = eqx.field(static=True)
+
+def f(x, n):
+    print("traced", flush=True)
+    return Out(jnp.cumsum(jnp.sin(x)) * n, "t")
+
+jaxid.cache.enable()
+out = jaxid.cache.jit(f)(np.linspace(0.0, 1.0, 5), 3)
+print(out.tag, " ".join(map(repr, np.asarray(out.y).tolist())))
+"""
+
+
+def test_fresh_process_loads_the_program_without_tracing(tmp_path):
+    (tmp_path / "tiny.py").write_text(_SCRIPT)
+    env = dict(os.environ, JAXID_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, str(tmp_path / "tiny.py")], env=env, capture_output=True, text=True)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    first, second = (r.stdout.splitlines() for r in runs)
+    assert first[0] == "traced" and "traced" not in second
+    want = np.cumsum(np.sin(np.linspace(0.0, 1.0, 5))) * 3
+    assert second[-1].split()[0] == "t"
+    np.testing.assert_allclose([float(v) for v in second[-1].split()[1:]], want, rtol=1e-15)
+    assert second[-1] == first[-1]
+
+
+_CALLS = []
+
+
+def _analysis(model, tol=1e-8):
+    _CALLS.append(tol)
+    warnings.warn("an ambiguous rank", UserWarning)
+    return {"norm": float(np.linalg.norm(np.asarray(model["a"]))), "tol": tol}
+
+
+def test_memo_keeps_values_and_warnings(on):
+    import jaxid.cache
+
+    _CALLS.clear()
+    f = jaxid.cache.memo(_analysis)
+    model = {"a": np.arange(4.0)}
+    with pytest.warns(UserWarning, match="ambiguous rank"):
+        first = f(model)
+    with pytest.warns(UserWarning, match="ambiguous rank"):
+        assert jaxid.cache.memo(_analysis)({"a": np.arange(4.0)}) == first  # read back: not called
+    assert len(_CALLS) == 1
+    with pytest.warns(UserWarning):
+        f({"a": np.arange(4.0) + 1e-12})  # another value
+        f(model, tol=1e-6)
+    assert len(_CALLS) == 3
+
+
+def _weighted(x, w, n):
+    _TRACES.append(n)
+    return jnp.sum(x * w) / n
+
+
+def test_static_argnames_trace_python_numbers(on):
+    """With static_argnames it is jax.jit: a Python number in another argument is traced
+    (weakly typed), so a new value reuses the program; a new static value does not."""
+    import jax
+
+    import jaxid.cache
+
+    f = jaxid.cache.jit(_weighted, static_argnames="n")
+    x = np.arange(3.0)
+    assert float(f(x, 2.0, 3)) == 2.0 and float(f(x, 4.0, n=3)) == 4.0
+    assert len(_TRACES) == 1
+    assert float(f(x, 2.0, 2)) == 3.0
+    assert len(_TRACES) == 2 and len(list(on.iterdir())) == 2
+    np.testing.assert_array_equal(f(x, 2.0, 3), jax.jit(_weighted, static_argnames="n")(x, 2.0, 3))
+
+
+def _ordered(a, b_static, c):
+    _TRACES.append(b_static)
+    return a * len(b_static) + c
+
+
+def test_static_argnames_by_name_whatever_the_order(on):
+    """The static argument is found by its name, not by the order of the names."""
+    import jaxid.cache
+
+    f = jaxid.cache.jit(_ordered, static_argnames="b_static")
+    assert float(f(np.float64(2.0), "xyz", 1.0)) == 7.0
+    assert float(f(np.float64(3.0), b_static="xyz", c=2.0)) == 11.0
+    assert _TRACES == ["xyz"] and len(list(on.iterdir())) == 1

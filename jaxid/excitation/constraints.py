@@ -40,7 +40,7 @@ def _box(box, what):
     return lo, hi
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a static argument of jitted programs
 class Constraints:
     """Geometric constraints on a robot's link capsules (see the module docstring).
 

@@ -32,10 +32,12 @@ from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
+import equinox as eqx
 import numpy as np
 import optax
 from tqdm.auto import tqdm
 
+from jaxid import cache
 from jaxid.dynamics.terms import rnea
 from jaxid.excitation.trajectories import (
     _fourier_jerk, _zero_start, approach, approach_duration, approach_jerk, fourier, fourier_period)
@@ -103,6 +105,7 @@ def _usage(q, qd, qdd, qddd, tau, centre, bound):
     return jnp.abs(x) / bound.reshape((5,) + (1,) * (x.ndim - 2) + (-1,))
 
 
+@cache.jit
 def _report(q, qd, qdd, qddd, tau, centre, bound):
     """(usage (5,), excess (5,)): the largest fraction of each limit used along (N, n)
     signals, and the largest excess over it in its units (0 when met)."""
@@ -166,9 +169,15 @@ def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraint
     centre, bound = _scales(_limits(model, limits))
     margin = None
     if constraints is not None:
-        worst = jax.jit(lambda x: jnp.min(constraints.margins(model, x), axis=0))(q)
+        worst = _worst_margins(constraints, model, q)
         margin = constraints.report(model.parents, worst)
-    return Feasibility.from_arrays(*jax.jit(_report)(q, qd, qdd, qddd, tau, centre, bound), margin)
+    return Feasibility.from_arrays(*_report(q, qd, qdd, qddd, tau, centre, bound), margin)
+
+
+@cache.jit
+def _worst_margins(constraints, model, q):
+    """The least margin of each geometric constraint (M,), m, over the samples q (N, n), rad."""
+    return jnp.min(constraints.margins(model, q), axis=0)
 
 
 # ---- objective ---------------------------------------------------------------------------
@@ -472,7 +481,7 @@ def optimize(
     rest = home if home is not None else centre + q0_hat * q_scale
     target = np.zeros(0)
     if constraints is not None:
-        worst = np.asarray(jax.jit(lambda q: constraints.margins(model, q)[0])(jnp.asarray(rest)[None]))
+        worst = np.asarray(_worst_margins(constraints, model, np.asarray(rest)[None]))
         target = np.clip(0.5 * worst, 0.0, GEOMETRY_EXTRA)
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
@@ -480,12 +489,11 @@ def optimize(
             raise ValueError(f"home pose violates the {kind} constraint at {where}: clearance "
                              f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
                              "are required; move it")
-    fn = regressor_fn if regressor_fn is not None else (lambda q, qd, qdd: regressor(model, q, qd, qdd))
     # Drawn with numpy at the edge: a threefry draw compiles anew for every shape (1-3 s).
     rng_cols, rng_start = np.random.default_rng(seed).spawn(2)
     if columns is None:
         columns = (np.asarray(base_parameters(model).indices) if regressor_fn is None
-                   else _base_columns(fn, n, centre, bound, rng_cols))
+                   else _base_columns(regressor_fn, n, centre, bound, rng_cols))
     columns = np.asarray(columns, dtype=int)
     if columns.ndim != 1 or columns.size == 0:
         raise ValueError(f"columns must be a non-empty 1-D index array, got shape {columns.shape}")
@@ -493,97 +501,37 @@ def optimize(
         raise ValueError(f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
                          f"columns; use n_samples >= {-(-columns.size // n)}")
 
-    t_coarse = jnp.arange(n_samples) * (period / n_samples)
-    t_dense = jnp.arange(check_samples) * (period / check_samples)
-    centre_j, bound_j = jnp.asarray(centre), jnp.asarray(bound)
+    problem = _Problem(
+        model=model, centre=centre, bound=bound, v_scale=v_scale, q_scale=q_scale, wk=wk, omega=np.float64(omega),
+        home=home, target=target, columns=columns,
+        t_coarse=np.arange(n_samples) * (period / n_samples), t_dense=np.arange(check_samples) * (period / check_samples),
+        # The nominal torques of the torque limit. A Robot is linear in its parameters (Atkeson et
+        # al. 1986), so with its own regressor they are Y theta, from the Y the objective computes
+        # anyway: the optimiser's step then holds no second, Newton-Euler pass to differentiate (the
+        # UR5's step compiles in 22 s CPU instead of 26). A regressor_fn (a payload) or another model: rnea.
+        theta=(np.asarray(model.parameter_vector()) if regressor_fn is None and isinstance(model, Robot) else None),
+        margin=np.float64(margin), penalty=np.float64(penalty), objective=objective, constraints=constraints,
+        regressor_fn=regressor_fn)
 
-    def physical(z):
-        a, b = z["a"] * v_scale, z["b"] * v_scale
-        if home is None:
-            return a, b, centre + z["q0"] * q_scale
-        # The mean position that puts q(0) = q0 - sum_k b'_k / (k w) (b' projected) at home.
-        return a, b, home + jnp.sum(_zero_start(a, b)[1] / wk, axis=1)
-
-    def trajectory(z, t):
-        a, b, q0_ = physical(z)
-        q, qd, qdd = fourier(a, b, q0_, omega, t, zero_start=True)
-        return q, qd, qdd, _fourier_jerk(*_zero_start(a, b), omega, t)
-
-    def geometry(q):  # (N, M) margins, m, or (N, 0)
-        return constraints.margins(model, q) if constraints is not None else jnp.zeros((q.shape[0], 0))
-
-    def usage(z, t):
-        """(fractions of the limits (5, N, n), geometric margins (N, M))."""
-        q, qd, qdd, qddd = trajectory(z, t)
-        return _usage(q, qd, qdd, qddd, rnea(model, q, qd, qdd), centre_j, bound_j), geometry(q)
-
-    # The nominal torques of the torque limit. A Robot is linear in its parameters (Atkeson et
-    # al. 1986), so with its own regressor they are Y theta, from the Y the objective computes
-    # anyway: the optimiser's step then holds no second, Newton-Euler pass to differentiate (the
-    # UR5's step compiles in 22 s CPU instead of 26). A regressor_fn (a payload) or another model: rnea.
-    theta = model.parameter_vector() if regressor_fn is None and isinstance(model, Robot) else None
-
-    def torques(q, qd, qdd, Y):
-        return Y @ theta if theta is not None else rnea(model, q, qd, qdd)
-
-    def loss(z):
-        q, qd, qdd, qddd = trajectory(z, t_coarse)
-        Y = fn(q, qd, qdd)
-        value = _singular_measures(_stacked(Y)[:, columns])[OBJECTIVES.index(objective)]
-        u = _usage(q, qd, qdd, qddd, torques(q, qd, qdd, Y), centre_j, bound_j)
-        excess = jnp.sum(jax.nn.relu(u - (1 - margin)) ** 2)
-        excess += jnp.sum(jax.nn.relu((target - geometry(q)) / GEOMETRY_SCALE) ** 2)
-        return value + penalty * excess, value
-
-    model_p = jax.eval_shape(fn, *(jax.ShapeDtypeStruct((1, n), float),) * 3).shape[-1]
+    model_p = (problem.theta.size if problem.theta is not None  # Y theta = tau: no trace needed
+               else jax.eval_shape(problem.regressor, *(jax.ShapeDtypeStruct((1, n), float),) * 3).shape[-1])
     if columns.max() >= model_p or columns.min() < 0:
         raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
 
-    z0 = _random_starts(rng_start, S, n, H, q0_hat, q0 is None and home is None, trajectory, usage, t_coarse,
-                        centre_j, bound_j, 1 - margin, target, draw_scale)
-    schedule = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01)
-    opt = optax.adam(schedule)
-    grad = jax.vmap(jax.value_and_grad(loss, has_aux=True))
-
-    # Not at LLVM -O0 (xla_backend_optimization_level=0): that build of the step returned NaN
-    # with an obstacle constraint, and the optimiser then silently kept its random start.
-    @jax.jit
-    def run(carry, n_steps):
-        def step(_, c):
-            z, state, best_z, best_loss = c
-            (total, _), g = grad(z)
-            better = total < best_loss
-            best_z = jax.tree.map(
-                lambda new, old: jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), z, best_z)
-            updates, state = jax.vmap(opt.update)(g, state, z)
-            return optax.apply_updates(z, updates), state, best_z, jnp.minimum(total, best_loss)
-
-        return jax.lax.fori_loop(0, n_steps, step, carry)
-
-    carry = (z0, jax.vmap(opt.init)(z0), z0, jnp.full(S, np.inf, dtype=float))
+    z0 = _random_starts(rng_start, problem, S, n, H, q0_hat, q0 is None and home is None, draw_scale)
+    carry = _initial_carry(z0, steps)
     with tqdm(total=steps, desc="excitation", unit="step", disable=None if progress else True, leave=False) as bar:
         done = 0
         while done < steps:
             k = min(CHUNK, steps - done)
-            carry = run(carry, k)
+            carry = _run(problem, carry, np.int64(k), np.float64(lr), steps)
             done += k
             best = float(jnp.min(carry[3]))
             bar.set_postfix({objective: f"{np.exp(best) if objective == 'cond' else best:.4g}"})
             bar.update(k)
     z_best = carry[2] if steps else z0
 
-    @jax.jit
-    def evaluate(z):
-        def one(zi):
-            q, qd, qdd, qddd = trajectory(zi, t_dense)
-            Y = fn(q, qd, qdd)
-            cond, logdet = _true_measures(_stacked(Y)[:, columns])
-            usage, excess = _report(q, qd, qdd, qddd, torques(q, qd, qdd, Y), centre_j, bound_j)
-            return cond, logdet, usage, excess, jnp.min(geometry(q), axis=0, initial=np.inf)
-
-        return jax.lax.map(one, z)
-
-    initial, final = (jax.tree.map(np.asarray, evaluate(z)) for z in (z0, z_best))
+    initial, final = (jax.tree.map(np.asarray, _evaluate(problem, z)) for z in (z0, z_best))
     feasible = [np.all(r[3] == 0.0, axis=1) & np.all(r[4] >= 0.0, axis=1) for r in (initial, final)]
     values = final[OBJECTIVES.index(objective)]
     # The best start that meets every limit; with none, the smallest total relative excess.
@@ -594,7 +542,7 @@ def optimize(
     worst_margin = [np.min(r[4], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
                     for r in (initial, final)]
     margin_report = constraints.report(model.parents, final[4][i]) if constraints is not None else None
-    a, b, q0_best = (np.asarray(x) for x in physical(jax.tree.map(lambda x: x[i], z_best)))
+    a, b, q0_best = (np.asarray(x) for x in problem.physical(jax.tree.map(lambda x: x[i], z_best)))
     a, b = (np.asarray(x) for x in _zero_start(jnp.asarray(a), jnp.asarray(b)))
     return Excitation(
         a=a, b=b, q0=q0_best, omega_f=float(omega), objective=objective, value=float(values[i]),
@@ -611,11 +559,133 @@ def _stacked(Y):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def _random_starts(rng, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre, bound, frac, target, draw_scale):
-    """S random starts, each scaled to use at most ``frac`` of every limit on grid t.
+class _Problem(eqx.Module):
+    """Everything the optimiser's programs compute with, as one argument: the model, the limits
+    and the coefficients' units (see ``optimize``), the coarse and dense time grids (N,), s, the
+    regressor columns kept and the geometric targets. A module rather than a closure so that
+    the programs are module-level functions whose every input is an argument, which
+    ``jaxid.cache.jit`` can key and keep on disk."""
+
+    model: object
+    centre: object  # (n,) rad
+    bound: object  # (5, n) limits as divisors
+    v_scale: object  # (n, H) coefficient units, rad/s
+    q_scale: object  # (n,) mean-position units, rad
+    wk: object  # (H,) harmonic pulsations, rad/s
+    omega: object  # base pulsation, rad/s
+    home: object  # (n,) rad or None
+    target: object  # (M,) m, the geometric margins kept on the coarse grid
+    columns: object  # (b,) int
+    t_coarse: object
+    t_dense: object
+    theta: object  # (p,) nominal parameters for the torque as Y theta, or None (rnea)
+    margin: object
+    penalty: object
+    objective: str = eqx.field(static=True)
+    constraints: object = eqx.field(static=True)
+    regressor_fn: object = eqx.field(static=True)
+
+    def regressor(self, q, qd, qdd):
+        if self.regressor_fn is not None:
+            return self.regressor_fn(q, qd, qdd)
+        return regressor(self.model, q, qd, qdd)
+
+    def physical(self, z):
+        a, b = z["a"] * self.v_scale, z["b"] * self.v_scale
+        if self.home is None:
+            return a, b, self.centre + z["q0"] * self.q_scale
+        # The mean position that puts q(0) = q0 - sum_k b'_k / (k w) (b' projected) at home.
+        return a, b, self.home + jnp.sum(_zero_start(a, b)[1] / self.wk, axis=1)
+
+    def trajectory(self, z, t):
+        a, b, q0_ = self.physical(z)
+        q, qd, qdd = fourier(a, b, q0_, self.omega, t, zero_start=True)
+        return q, qd, qdd, _fourier_jerk(*_zero_start(a, b), self.omega, t)
+
+    def geometry(self, q):
+        """(N, M) margins, m, or (N, 0)."""
+        c = self.constraints
+        return c.margins(self.model, q) if c is not None else jnp.zeros((q.shape[0], 0))
+
+    def usage(self, z, t):
+        """(fractions of the limits (5, N, n), geometric margins (N, M))."""
+        q, qd, qdd, qddd = self.trajectory(z, t)
+        return _usage(q, qd, qdd, qddd, rnea(self.model, q, qd, qdd), self.centre, self.bound), self.geometry(q)
+
+    def torques(self, q, qd, qdd, Y):
+        return Y @ self.theta if self.theta is not None else rnea(self.model, q, qd, qdd)
+
+    def loss(self, z):
+        q, qd, qdd, qddd = self.trajectory(z, self.t_coarse)
+        Y = self.regressor(q, qd, qdd)
+        value = _singular_measures(_stacked(Y)[:, self.columns])[OBJECTIVES.index(self.objective)]
+        u = _usage(q, qd, qdd, qddd, self.torques(q, qd, qdd, Y), self.centre, self.bound)
+        excess = jnp.sum(jax.nn.relu(u - (1 - self.margin)) ** 2)
+        excess += jnp.sum(jax.nn.relu((self.target - self.geometry(q)) / GEOMETRY_SCALE) ** 2)
+        return value + self.penalty * excess, value
+
+
+def _adam(lr, steps):
+    return optax.adam(optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.01))
+
+
+@cache.jit
+def _initial_carry(z, steps):
+    """The optimiser's carry at the starts z: (z, Adam's state, best z, best loss = inf (S,))."""
+    return z, jax.vmap(_adam(1.0, steps).init)(z), z, jnp.full(z["a"].shape[0], jnp.inf)
+
+
+# Not at LLVM -O0 (xla_backend_optimization_level=0): that build of the step returned NaN
+# with an obstacle constraint, and the optimiser then silently kept its random start.
+@cache.jit
+def _run(problem, carry, n_steps, lr, steps):
+    """n_steps Adam steps (learning rate lr, cosine decay over steps) of every start at once;
+    carry: (z, optimiser state, best z, best loss (S,))."""
+    grad = jax.vmap(jax.value_and_grad(problem.loss, has_aux=True))
+    opt = _adam(lr, steps)
+
+    def step(_, c):
+        z, state, best_z, best_loss = c
+        (total, _), g = grad(z)
+        better = total < best_loss
+        best_z = jax.tree.map(
+            lambda new, old: jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), z, best_z)
+        updates, state = jax.vmap(opt.update)(g, state, z)
+        return optax.apply_updates(z, updates), state, best_z, jnp.minimum(total, best_loss)
+
+    return jax.lax.fori_loop(0, n_steps, step, carry)
+
+
+@cache.jit
+def _evaluate(problem, z):
+    """Per start, on the dense grid: (cond, -log det G, limit usage (5,), excess (5,), worst
+    geometric margin per constraint (M,))."""
+    def one(zi):
+        q, qd, qdd, qddd = problem.trajectory(zi, problem.t_dense)
+        Y = problem.regressor(q, qd, qdd)
+        cond, logdet = _true_measures(_stacked(Y)[:, problem.columns])
+        usage, excess = _report(q, qd, qdd, qddd, problem.torques(q, qd, qdd, Y), problem.centre, problem.bound)
+        return cond, logdet, usage, excess, jnp.min(problem.geometry(q), axis=0, initial=np.inf)
+
+    return jax.lax.map(one, z)
+
+
+def _random_starts(rng, problem, S, n, H, q0_hat, spread_q0, draw_scale):
+    """S random starts, each scaled to use at most 1 - margin of every limit on the coarse grid.
 
     The coefficients are drawn N(0, 1) times ``draw_scale`` (n, H), in the optimiser's units, from
     ``rng`` (a numpy Generator).
+    """
+    a, b = rng.normal(size=(2, S, n, H)) * draw_scale
+    q0 = np.broadcast_to(np.asarray(q0_hat), (S, n))
+    if spread_q0:
+        q0 = q0 + rng.uniform(-0.5, 0.5, (S, n))
+    return _scale_starts(problem, {"a": a, "b": b, "q0": q0})
+
+
+@cache.jit
+def _scale_starts(problem, z):
+    """Each start (a, b) scaled down to meet every limit and constraint on the coarse grid.
 
     Each joint's position excursion, velocity, acceleration and jerk are linear in the
     scale of its (a, b), which gives its largest admissible scale; the torque and the geometric
@@ -623,28 +693,24 @@ def _random_starts(rng, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
     below it that meets every limit and constraint is taken (the smallest if none does:
     the penalties then take over).
     """
-    a, b = rng.normal(size=(2, S, n, H)) * draw_scale
-    q0 = np.broadcast_to(np.asarray(q0_hat), (S, n))
-    if spread_q0:
-        q0 = q0 + rng.uniform(-0.5, 0.5, (S, n))
-    z = {"a": jnp.asarray(a), "b": jnp.asarray(b), "q0": jnp.asarray(q0)}
+    t, frac, bound, n = problem.t_coarse, 1 - problem.margin, problem.bound, problem.centre.shape[0]
     ladder = 0.8 ** jnp.arange(16)
 
     def scaled(zi, s):
         return {"a": zi["a"] * s, "b": zi["b"] * s, "q0": zi["q0"]}
 
     def meets(zi):
-        u, m = usage(zi, t)
+        u, m = problem.usage(zi, t)
         # s_lin puts each joint's binding linear limit at frac exactly: at rounding level above
         # or below it, by the coefficients' units, so the first rung is accepted within 1e-9.
-        return jnp.all(u <= frac * (1 + 1e-9)) & jnp.all(m >= target)
+        return jnp.all(u <= frac * (1 + 1e-9)) & jnp.all(m >= problem.target)
 
     def scale(zi):
-        q, qd, qdd, qddd = trajectory(zi, t)
+        q, qd, qdd, qddd = problem.trajectory(zi, t)
         # The position at zero scale: q0 (the mean) or, with a home, the home pose.
-        q_mean = trajectory(scaled(zi, 0.0), t[:1])[0][0]
+        q_mean = problem.trajectory(scaled(zi, 0.0), t[:1])[0][0]
         rate = jnp.max(jnp.stack([jnp.abs(q - q_mean), jnp.abs(qd), jnp.abs(qdd), jnp.abs(qddd)]), axis=1) / bound[:4]
-        off = jnp.abs(q_mean - centre) / bound[0]
+        off = jnp.abs(q_mean - problem.centre) / bound[0]
         # Per joint: each joint's position, velocity, acceleration and jerk scale with its own
         # coefficients, so every joint uses its own range rather than the tightest joint's.
         s_lin = jnp.min(jnp.stack([frac - off] + [jnp.full(n, frac)] * 3) / rate, axis=0)
@@ -653,4 +719,4 @@ def _random_starts(rng, S, n, H, q0_hat, spread_q0, trajectory, usage, t, centre
         first = jnp.where(jnp.any(ok), jnp.argmax(ok), ladder.size - 1)
         return scaled(zi, s_lin * ladder[first])
 
-    return jax.jit(jax.vmap(scale))(z)
+    return jax.vmap(scale)(z)

@@ -31,6 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import cache
+
 #: Relative distance of a column (normalised) to the span of the kept columns before it,
 #: below which it counts as dependent. Structural dependencies sit at ~1e-15 in float64;
 #: genuinely independent columns of a regressor on random states sit well above 1e-8.
@@ -237,6 +239,7 @@ def _position_range(model, n: int):
     return lo, hi
 
 
+@cache.memo  # a QR of 2048 n x p regressor rows per model: kept on disk by the model's value
 def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=None) -> BaseParameters:
     """Base parameters of a model (Gautier 1990) from its regressor on a fixed set of states.
 

@@ -44,6 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import cache
 from jaxid.identification.base import TOL, base_from_regressor, r_factor
 
 METHODS = ("ols", "wls", "irls", "ridge", "tls")
@@ -202,8 +203,8 @@ def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
         dof=jnp.asarray(dof, x.dtype), lam=lam, method=method)
 
 
-_joint_r_jit = jax.jit(_joint_r, static_argnums=2)
-_pooled_jit = jax.jit(_pooled)
+_joint_r_jit = cache.jit(_joint_r, static_argnames="n")
+_pooled_jit = cache.jit(_pooled)
 
 
 def _two_step_variances(R, N, sub_var=None):
@@ -217,7 +218,7 @@ def _two_step_variances(R, N, sub_var=None):
     return _variance_floor(sub_var, rms[None])
 
 
-@functools.partial(jax.jit, static_argnums=2)
+@functools.partial(cache.jit, static_argnames="n_joints")
 def wls_variances(W, tau, n_joints):
     """The per-joint noise variances (n,) that two-step ``identify(..., "wls")`` weights
     by: each joint's own OLS residual variance, floored by ``_variance_floor``. For
@@ -300,7 +301,7 @@ def _variance_floor(var, tau2):
     return jnp.maximum(var, jnp.maximum(floor, jnp.finfo(var.dtype).tiny))
 
 
-@functools.partial(jax.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
+@functools.partial(cache.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
 def _fit(W, tau, white, variances, lam, rcond, c, R=None, *, n, method, scale, loss, max_iter, check=False):
     """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n. No validation, except
     ``check``: the value checks of ``identify`` compiled in (for traced inputs).

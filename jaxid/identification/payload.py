@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
+from jaxid import cache
 from jaxid import signals
 from jaxid.dynamics import spatial
 from jaxid.dynamics.batching import batched
@@ -119,7 +120,7 @@ def payload_torque(robot, theta_L, q, qd, qdd):
     return _torque_batch(robot, _check_payload(theta_L), q, qd, qdd)
 
 
-@eqx.filter_jit
+@cache.jit
 def payload_regressor(robot, q, qd, qdd):
     """Payload regressor Phi_L with ``payload_torque = Phi_L @ theta_L``: (n, 10) or (N, n, 10).
 
@@ -163,7 +164,7 @@ def consistency_failures(theta_L, rtol: float = 1e-10) -> tuple[str, ...]:
     return tuple(failed)
 
 
-@jax.jit
+@cache.jit
 def _consistent_fit(theta_ls, cov):
     # For a linear model the whitened residual splits exactly:
     #   ||L^-1 (W theta - y)||^2 = ||L^-1 (W theta_ls - y)||^2 + (theta - theta_ls)^T cov^-1 (theta - theta_ls)

@@ -1,7 +1,6 @@
 """The rigid-body robot model: topology, geometry, limits and parameters."""
 from __future__ import annotations
 
-from functools import partial
 from typing import Sequence
 
 import equinox as eqx
@@ -9,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import cache
 from jaxid.dynamics import spatial
 from jaxid.friction import models as friction_models
 from jaxid.model import inertia
@@ -396,7 +396,7 @@ def _check_shape(name, x, shape):
         raise ValueError(f"{name} must have shape {shape}, got {x.shape}")
 
 
-@partial(jax.jit, static_argnames=("convention",))
+@cache.jit  # convention, a str, is static
 def _dh_link(off, d, a, alpha, a_prev, alpha_prev, m, c, I, revolute, *, convention):
     """Joint placement (4, 4) and link inertial (10,) in the joint frame of one DH row; with
     ``a_prev, alpha_prev`` the previous row's (standard convention). Compiled once for every
