@@ -9,6 +9,17 @@ chooses the RNEA by n ("auto"); the mass matrix is the CRBA at every n. All timi
 Pinocchio's C++ loop (``benchmarks/pinocchio_cpp.py``; needs g++ and Eigen) on the same model
 and states where it builds. Printed: us/sample and ratios (> 1: the first named is slower).
 Usage: python benchmarks/dynamics.py [--n 2 4 6 8 12 16 20] [--samples 2000] [--repeat 5]
+
+Measured (2000 samples, --repeat 7, idle 2-core machine; us/sample; ratios > 1: jaxid faster;
+the CRBA with 3x3 composite inertias, Robot.mass_matrix at every n):
+
+      n  rnea auto  M crba  pin Py / rnea  pin Py / M  pin C++ / rnea  pin C++ / M
+      2       0.76    0.30           2.47        4.61            0.50         0.68
+      6       2.48    1.20           1.53        2.46            0.46         0.53
+      8       2.60    2.39           1.68        1.58            0.55         0.36
+     12       3.75    5.23           1.47        1.00            0.65         0.30
+     16       5.43    6.95           1.14        0.94            0.56         0.29
+     20       5.07   10.76           1.19        0.68            0.77         0.29
 """
 from __future__ import annotations
 
