@@ -135,10 +135,11 @@ def binary() -> Path:
     BUILD.mkdir(parents=True, exist_ok=True)
     (BUILD / "loop.cpp").write_text(SOURCE)
     prefix = _prefix()
-    # The definitions Pinocchio's CMake config exports to its users (lib/cmake/pinocchio).
+    # The definitions Pinocchio's CMake config exports to its users (lib/cmake/pinocchio), less
+    # PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION: the wheel's precompiled algorithms do not match
+    # this build's joint variant (boost::bad_get), so every algorithm is instantiated here, -O3.
     defs = ["-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
-            "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12",
-            ]  # no PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION: every algorithm instantiated here, -O3
+            "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12"]
     cmd = ["g++", "-O3", "-march=native", "-DNDEBUG", "-std=c++17", *defs,
            f"-I{prefix / 'include'}", f"-I{EIGEN}", str(BUILD / "loop.cpp"), "-o", str(exe),
            f"-L{prefix / 'lib'}", f"-Wl,-rpath,{prefix / 'lib'}", "-lpinocchio_default"]
