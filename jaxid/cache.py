@@ -9,7 +9,8 @@ Every compiled function is cached (``jax_persistent_cache_min_compile_time_secs 
 run compiles many small functions whose compile times add up to most of a cold start.
 
 In the same folder, while the cache is on: ``exported/`` holds traced programs of the functions
-wrapped by :func:`jit` (a warm process then skips their Python tracing as well), and ``values/``
+wrapped by :func:`jit` (a warm process then skips their Python tracing as well), ``compiled/``
+their executables for this host's CPU (a warm process then skips lowering too), and ``values/``
 the results of :func:`memo` (model analyses). Deleting the folder is always safe.
 """
 from __future__ import annotations
@@ -229,19 +230,112 @@ def _key(fn, treedef, leaves, dynamic) -> str:
 
 
 
+@functools.cache
+def _host() -> str:
+    """What a compiled executable is tied to beyond the key's environment: XLA:CPU generates
+    code for the host's instruction set (an AVX-512 executable would crash a machine without
+    it, and a shared cache folder may move between machines), and ``XLA_FLAGS`` change the
+    code it generates. A hash of the first processor's model and feature flags, the machine
+    type and ``XLA_FLAGS``."""
+    import platform
+
+    parts = [platform.machine(), platform.system(), os.environ.get("XLA_FLAGS", "")]
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor is enough: they share one instruction set
+                if line.split(":")[0].strip() in ("model name", "flags", "Features", "CPU part", "vendor_id"):
+                    parts.append(line.strip())
+    except OSError:
+        parts.append(platform.processor())
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 class _Program:
-    """A deserialised exported program: flat arrays in, the function's output pytree out."""
+    """A stored program: flat arrays in, the function's output pytree out.
 
-    def __init__(self, exported, out_tree, out_static):
-        import jax
+    Either a deserialised exported program (``exported``), which is lowered and compiled on
+    its first call (compiling hits XLA's persistent cache when warm) and whose executable is
+    then written to ``compiled_path``; or an executable read back from there (``compiled``),
+    which runs with neither tracing nor lowering. Lowering the call wrappers of the exported
+    programs was about half a second of a warm ``jaxid identify`` on the KUKA example.
+    """
 
-        self._call = jax.jit(exported.call)
+    def __init__(self, out_tree, out_static, *, exported=None, compiled=None, compiled_path=None):
+        self._exported, self._compiled, self._path = exported, compiled, compiled_path
         self._out_tree, self._out_static = out_tree, out_static
 
     def __call__(self, arrays):
-        it = iter(self._call(*arrays))
+        if self._compiled is None:
+            import jax
+
+            lowered = jax.jit(self._exported.call).lower(*arrays)
+            if self._path is None:
+                self._compiled = lowered.compile()
+            else:
+                self._compiled = _compile_fresh(lowered)
+                _store_compiled(self._path, self._compiled, self._out_tree, self._out_static)
+        it = iter(self._compiled(*arrays))
         leaves = [next(it) if is_array else s for is_array, s in self._out_static]
         return self._out_tree.unflatten(leaves)
+
+
+def _compile_fresh(lowered):
+    """``lowered.compile()`` with XLA's persistent cache off, for an executable to serialise.
+
+    An executable that XLA's cache loaded, or one compiled again in a process that loaded it,
+    serialises (jaxlib 0.10) into a payload that fails when it is loaded ("Function ... not
+    found"). So the programs that :func:`jit` stores are compiled afresh: one compile per
+    stored program after its key changed (a new jaxid), which the next process never pays.
+    """
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+
+    try:
+        jax.config.update("jax_enable_compilation_cache", False)
+        compilation_cache.reset_cache()
+        return lowered.compile()
+    finally:
+        jax.config.update("jax_enable_compilation_cache", True)
+        compilation_cache.reset_cache()
+
+
+def _meta(out_tree, out_static) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump((out_tree, out_static))
+    return len(buffer.getvalue()).to_bytes(8, "little") + buffer.getvalue()
+
+
+def _split_meta(body: bytes):
+    """(out_tree, out_static) and the rest of a body written as _meta(...) + rest."""
+    meta_len = int.from_bytes(body[:8], "little")
+    return pickle.loads(body[8:8 + meta_len]), body[8 + meta_len:]
+
+
+def _store_compiled(path: Path, compiled, out_tree, out_static) -> None:
+    from jax.experimental import serialize_executable
+
+    try:
+        payload, in_tree, exe_out_tree = serialize_executable.serialize(compiled)
+        _store(path, _meta(out_tree, out_static) + pickle.dumps((in_tree, exe_out_tree, payload)))
+    except Exception as e:  # noqa: BLE001 -- a backend that cannot serialise: the exported program stays
+        _log.debug("jaxid.cache: executable %s not stored (%s: %s)", path.name, type(e).__name__, e)
+
+
+def _read_compiled(path: Path) -> _Program:
+    from jax.experimental import serialize_executable
+
+    # jaxlib fills in its LAPACK kernels' function pointers when it first lowers a linear-algebra
+    # op; an executable loaded without any lowering would call null pointers (a segfault). Without
+    # this (private) hook, the exported program is used instead.
+    from jax._src.lax.linalg import initialize_lapack
+
+    initialize_lapack()
+    (out_tree, out_static), rest = _split_meta(_load(path))
+    in_tree, exe_out_tree, payload = pickle.loads(rest)
+    return _Program(out_tree, out_static,
+                    compiled=serialize_executable.deserialize_and_load(payload, in_tree, exe_out_tree))
 
 
 def _load(path: Path) -> bytes:
@@ -267,13 +361,12 @@ def _store(path: Path, body: bytes) -> None:
         _log.debug("jaxid.cache: could not store %s (%s)", path.name, e)
 
 
-def _read(path: Path):
+def _read(path: Path, compiled_path: Path | None = None):
     import jax
 
-    body = _load(path)
-    meta_len = int.from_bytes(body[:8], "little")
-    out_tree, out_static = pickle.loads(body[8:8 + meta_len])
-    return _Program(jax.export.deserialize(bytearray(body[8 + meta_len:])), out_tree, out_static)
+    (out_tree, out_static), rest = _split_meta(_load(path))
+    return _Program(out_tree, out_static, exported=jax.export.deserialize(bytearray(rest)),
+                    compiled_path=compiled_path)
 
 
 def _equinox_missing():
@@ -292,7 +385,7 @@ class _Pickler(pickle.Pickler):
         return (_equinox_missing, ()) if obj is not None and obj is _equinox_missing() else NotImplemented
 
 
-def _export(fn, path: Path, treedef, leaves, dynamic):
+def _export(fn, path: Path, treedef, leaves, dynamic, compiled_path: Path | None = None):
     """Trace fn(*args, **kwargs), (args, kwargs) = treedef.unflatten(leaves), with the dynamic
     leaves as inputs; store the program in path; return it as a _Program."""
     import jax
@@ -314,11 +407,8 @@ def _export(fn, path: Path, treedef, leaves, dynamic):
     # The key pins the jax version and backend, so the custom calls (LAPACK) need no stability promise.
     exported = jax.export.export(jax.jit(flat), disabled_checks=[
         jax.export.DisabledSafetyCheck.custom_call("ALL")])(*specs)
-    buffer = io.BytesIO()
-    _Pickler(buffer).dump((outs["tree"], outs["static"]))
-    meta = buffer.getvalue()
-    _store(path, len(meta).to_bytes(8, "little") + meta + bytes(exported.serialize()))
-    return _Program(exported, outs["tree"], outs["static"])
+    _store(path, _meta(outs["tree"], outs["static"]) + bytes(exported.serialize()))
+    return _Program(outs["tree"], outs["static"], exported=exported, compiled_path=compiled_path)
 
 
 def jit(fn=None, *, static_argnames=None):
@@ -333,8 +423,10 @@ def jit(fn=None, *, static_argnames=None):
     traced through (equinox, optax, ...), the backend, x64 and the other tracing options, the
     pytree structure of the arguments with equinox's static fields, every static value, and
     each array's shape, dtype and weak type. A hit is deserialised (``jax.export``) and run:
-    no Python tracing; its compilation then hits XLA's persistent cache. A miss traces once,
-    exports and stores. Only for module-level functions whose closure holds no values that
+    no Python tracing; its compilation then hits XLA's persistent cache, and the executable is
+    stored in ``<cache>/compiled`` under the key and a hash of this host's CPU (:func:`_host`),
+    from where the next process loads it without lowering. A miss traces once, exports and
+    stores. Only for module-level functions whose closure holds no values that
     vary (constants of the jaxid source are in the key); a static value without a value-based
     description (a local lambda, an object that repr's by address), or any failure to export
     or read (a primitive that does not export, a host callback, a corrupt file), falls back
@@ -383,15 +475,17 @@ def jit(fn=None, *, static_argnames=None):
             return jitted(*args, **kwargs)
         if key not in programs:
             path = folder / "exported" / f"{key}.jaxexp"
+            compiled_path = folder / "compiled" / f"{key}-{_host()}.xla"
             program = None
-            if path.exists():
-                try:
-                    program = _read(path)
-                except Exception as e:  # noqa: BLE001 -- a bad file only costs a new trace
-                    _log.debug("jaxid.cache: unreadable %s (%s); tracing again", path.name, e)
+            for where, read in ((compiled_path, _read_compiled), (path, lambda p: _read(p, compiled_path))):
+                if program is None and where.exists():
+                    try:
+                        program = read(where)
+                    except Exception as e:  # noqa: BLE001 -- a bad file only costs a new trace
+                        _log.debug("jaxid.cache: unreadable %s (%s)", where.name, e)
             if program is None:
                 try:
-                    program = _export(fn, path, treedef, leaves, dynamic)
+                    program = _export(fn, path, treedef, leaves, dynamic, compiled_path)
                 except Exception as e:  # noqa: BLE001 -- whatever does not export runs as before
                     _log.debug("jaxid.cache: %s not exported (%s: %s); plain jit",
                                fn.__qualname__, type(e).__name__, e)

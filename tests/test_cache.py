@@ -148,7 +148,10 @@ def test_stored_program_equals_jit_and_is_read_back(on):
     before = set(on.glob("*"))  # Robot.from_dh's row program may be stored too
     first = jaxid.cache.jit(raw)(model, *states)
     assert len(set(on.glob("*")) - before) == 1
-    again = jaxid.cache.jit(raw)(model, *states)
+    compiled = set((on.parent / "compiled").glob("*"))
+    assert compiled  # its executable, for this CPU
+    again = jaxid.cache.jit(raw)(model, *states)  # read back from the stored executable
+    assert set((on.parent / "compiled").glob("*")) == compiled
     np.testing.assert_allclose(first, ref, rtol=0, atol=1e-12 * float(np.max(np.abs(ref))))
     np.testing.assert_array_equal(again, first)
 
@@ -176,8 +179,12 @@ def test_corrupt_or_unexportable_falls_back_to_jit(on, tmp_path):
 
     x = {"a": np.ones(3), "b": np.arange(3.0)}
     want = float(jaxid.cache.jit(_scaled_sum)(x, np.float64(2.0))["sum"])
-    (stored,) = on.iterdir()
+    (stored,), (executable,) = on.iterdir(), (on.parent / "compiled").iterdir()
+    executable.write_bytes(executable.read_bytes()[:-40] + b"\0" * 40)
+    assert float(jaxid.cache.jit(_scaled_sum)(x, np.float64(2.0))["sum"]) == want  # the exported program
+    assert len(_TRACES) == 1
     stored.write_bytes(stored.read_bytes()[:-40] + b"\0" * 40)
+    executable.unlink()
     assert float(jaxid.cache.jit(_scaled_sum)(x, np.float64(2.0))["sum"]) == want  # traced again, rewritten
     assert len(_TRACES) == 2
     local = jaxid.cache.jit(lambda y, g: _scaled_sum(y, 2.0, how=g()))  # a local lambda has no key
@@ -211,7 +218,13 @@ def f(x, n):
     print("traced", flush=True)
     return Out(jnp.cumsum(jnp.sin(x)) * n, "t")
 
+def r(a):  # LAPACK (geqrf): a stored executable must find jaxlib's kernels without any lowering
+    print("traced", flush=True)
+    return jnp.abs(jnp.linalg.qr(a, mode="r")[-1, -1])
+
 jaxid.cache.enable()
+a = np.vander(np.linspace(0.0, 1.0, 6), 4)
+print(repr(float(jaxid.cache.jit(r)(a))), repr(float(abs(np.linalg.qr(a, mode="r")[-1, -1]))))
 out = jaxid.cache.jit(f)(np.linspace(0.0, 1.0, 5), 3)
 print(out.tag, " ".join(map(repr, np.asarray(out.y).tolist())))
 """
@@ -225,6 +238,8 @@ def test_fresh_process_loads_the_program_without_tracing(tmp_path):
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     first, second = (r.stdout.splitlines() for r in runs)
     assert first[0] == "traced" and "traced" not in second
+    assert (tmp_path / "cache" / "compiled").is_dir()  # the second process ran the executables
+    np.testing.assert_allclose(*map(float, second[0].split()), rtol=1e-12)
     want = np.cumsum(np.sin(np.linspace(0.0, 1.0, 5))) * 3
     assert second[-1].split()[0] == "t"
     np.testing.assert_allclose([float(v) for v in second[-1].split()[1:]], want, rtol=1e-15)
