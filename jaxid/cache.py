@@ -292,12 +292,13 @@ def _compile_fresh(lowered):
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
+    was = bool(getattr(jax.config, "jax_enable_compilation_cache", True))
     try:
         jax.config.update("jax_enable_compilation_cache", False)
         compilation_cache.reset_cache()
         return lowered.compile()
     finally:
-        jax.config.update("jax_enable_compilation_cache", True)
+        jax.config.update("jax_enable_compilation_cache", was)
         compilation_cache.reset_cache()
 
 

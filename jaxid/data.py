@@ -180,7 +180,8 @@ class Dataset(eqx.Module):
     @property
     def dt(self) -> float:
         """Mean sampling period, s: (t[-1] - t[0]) / (N - 1)."""
-        return float((self.t[-1] - self.t[0]) / (len(self) - 1))
+        t = np.asarray(self.t)  # numpy: a jnp difference would compile a program per length
+        return float((t[-1] - t[0]) / (len(self) - 1))
 
     def slice(self, start: int | None = None, stop: int | None = None,
               step: int | None = None) -> Dataset:

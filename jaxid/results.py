@@ -56,7 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid import cache
+from jaxid import arrays, cache
 from jaxid.friction.lugre import NAMES as LUGRE_NAMES
 from jaxid.friction.lugre import JOINT_UNITS as LUGRE_UNITS
 from jaxid.friction.lugre import LuGre, check_parameters
@@ -96,12 +96,14 @@ class Params(eqx.Module):
     @property
     def std(self):
         """Standard deviations of the base estimate (b,)."""
-        return jnp.sqrt(jnp.clip(jnp.diag(self.cov), 0.0))
+        xp = arrays.namespace(self.cov)
+        return xp.sqrt(xp.maximum(xp.diag(self.cov), 0.0))
 
     @property
     def rel_std(self):
         """100 * std / |theta| (b,), % (inf where theta is 0)."""
-        return 100.0 * self.std / jnp.abs(self.theta)
+        xp = arrays.namespace(self.cov, self.theta)
+        return 100.0 * self.std / xp.abs(self.theta)
 
     def full(self):
         """A standard parameter vector (p,) predicting the torques of the base estimate: the

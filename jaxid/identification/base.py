@@ -205,10 +205,10 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     dep_names = [names[j] for j in dep]
     base_names = tuple(_format_combination(names[i], K[k], dep_names) for k, i in enumerate(ind))
     return BaseParameters(
-        indices=jnp.asarray(ind, dtype=jnp.int32),
-        dependent=jnp.asarray(dep, dtype=jnp.int32),
-        K=jnp.asarray(K),
-        r_diag=jnp.asarray(r),
+        indices=np.asarray(ind, dtype=np.int32),  # numpy: found in numpy, used as jit inputs
+        dependent=np.asarray(dep, dtype=np.int32),
+        K=np.asarray(K, dtype=float),
+        r_diag=np.asarray(r, dtype=float),
         gap=gap,
         rank=rank,
         names=base_names,

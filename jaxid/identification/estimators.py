@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
+from jaxid.arrays import host, is_traced
 from jaxid.identification.base import TOL, base_from_regressor, r_factor
 
 METHODS = ("ols", "wls", "irls", "ridge", "tls")
@@ -382,8 +383,6 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, *, n, method, scale, l
 # ------------------------------------------------------------------- validation
 
 
-def _is_traced(*xs) -> bool:
-    return any(isinstance(x, jax.core.Tracer) for x in xs)
 
 
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
@@ -529,7 +528,7 @@ def identify(
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     if loss not in LOSS_C:
         raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
-    W, tau = jnp.asarray(W), jnp.asarray(tau)
+    W, tau = host(W), host(tau)  # numpy stays numpy: no transfer programs to compile
     if W.ndim == 3:
         N, n, p = W.shape
         if tau.shape != (N, n):
@@ -580,7 +579,7 @@ def identify(
     if c is None:
         c = LOSS_C[loss]
 
-    traced = _is_traced(W, tau)
+    traced = is_traced(W, tau)
     R = None
     if check and not traced:
         Wn, tn = np.asarray(W), np.asarray(tau)
@@ -603,7 +602,7 @@ def identify(
             msg = _rank_error(np.asarray(_pooled_jit(R))[:, :p], names)
             if msg:
                 raise ValueError(msg)
-    if check and cov is not None and not _is_traced(cov):
+    if check and cov is not None and not is_traced(cov):
         cn = np.asarray(cov)
         if not np.all(np.isfinite(cn)):
             raise ValueError("cov contains NaN or inf")
@@ -614,13 +613,13 @@ def identify(
                 np.linalg.cholesky(cn)
             except np.linalg.LinAlgError:
                 raise ValueError("cov must be symmetric positive definite") from None
-    if check and weights is not None and not _is_traced(weights):
+    if check and weights is not None and not is_traced(weights):
         wn = np.asarray(weights)
         if not np.all(np.isfinite(wn)) or np.any(wn < 0):
             raise ValueError("weights must be finite and non-negative")
-    if lam is not None and not _is_traced(lam) and not lam >= 0:
+    if lam is not None and not is_traced(lam) and not lam >= 0:
         raise ValueError(f"lam must be >= 0, got {lam}")
-    if rcond is not None and not _is_traced(rcond) and not 0 <= rcond < 1:
+    if rcond is not None and not is_traced(rcond) and not 0 <= rcond < 1:
         raise ValueError(f"rcond must be in [0, 1), got {rcond}")
 
     # Per-joint variances whiten each joint's rows alike: the reduced form takes them directly.
@@ -628,7 +627,7 @@ def identify(
     white = None if variances is not None or (cov is None and weights is None) else _whitener(cov, weights, N, n)
     if rcond is None:  # numpy's pinv default; passed as a value so that it shares the compile
         rcond = float(np.finfo(np.float64).eps * max(M, p))
-    traced = traced or _is_traced(white) or _is_traced(variances)
+    traced = traced or is_traced(white) or is_traced(variances)
     if variances is not None and check and traced:
         variances = _raise_if(variances, ~jnp.all(jnp.isfinite(1.0 / jnp.sqrt(variances))),
                               "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)

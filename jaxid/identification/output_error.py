@@ -46,6 +46,7 @@ import lineax as lx
 import numpy as np
 import optimistix as optx
 
+from jaxid.arrays import is_traced
 from jaxid.dynamics.terms import simulate
 
 __all__ = ["OutputErrorFit", "noise_std", "output_error"]
@@ -201,8 +202,6 @@ def _fit(model, t, q, qd, tau, theta0, sigma_q, sigma_qd, segments, max_steps, r
     )
 
 
-def _is_traced(*xs):
-    return any(isinstance(x, jax.core.Tracer) for x in xs)
 
 
 def output_error(model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, segments=10,
@@ -262,7 +261,7 @@ def output_error(model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, s
             f"{2 * n * segments * L} residuals for {p + 2 * n * segments} unknowns (parameters and "
             "initial states): use fewer segments or more samples."
         )
-    if not _is_traced(t, q, qd, tau, theta0):
+    if not is_traced(t, q, qd, tau, theta0):
         for name, x in (("t", t), ("q", q), ("qd", qd), ("tau", tau), ("theta0", theta0)):
             if not np.all(np.isfinite(np.asarray(x))):
                 raise ValueError(f"{name} contains NaN or inf; remove or repair those samples.")
@@ -271,11 +270,11 @@ def output_error(model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, s
     sigmas = []
     for name, s, x in (("sigma_q", sigma_q, q), ("sigma_qd", sigma_qd, qd)):
         s = noise_std(x) if s is None else jnp.broadcast_to(jnp.asarray(s, dtype=float), (n,))
-        if not _is_traced(s) and not np.all(np.asarray(s) > 0):
+        if not is_traced(s) and not np.all(np.asarray(s) > 0):
             raise ValueError(f"{name} must be positive noise standard deviations, got {np.asarray(s)}.")
         sigmas.append(s)
     fit = _fit(model, t, q, qd, tau, theta0, *sigmas, segments, max_steps, rtol, atol)
-    if not _is_traced(fit.theta):
+    if not is_traced(fit.theta):
         if not np.all(np.isfinite(np.asarray(fit.residual_rms))):
             raise ValueError(
                 "the simulation diverged (or the mass matrix lost positive definiteness): start "

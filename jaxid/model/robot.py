@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid import cache
+from jaxid import arrays, cache
 from jaxid.dynamics import spatial
 from jaxid.friction import models as friction_models
 from jaxid.model import inertia
@@ -179,7 +179,8 @@ class Robot(eqx.Module):
 
     def parameter_vector(self):
         """theta (p,): the n_joints inertial 10-vectors, then each joint's enabled terms."""
-        return jnp.concatenate([self.inertial.ravel(), self.joint_params.ravel()])
+        xp = arrays.namespace(self.inertial, self.joint_params)
+        return xp.concatenate([xp.ravel(self.inertial), xp.ravel(self.joint_params)])
 
     def parameter_names(self) -> tuple[str, ...]:
         """Names of theta's entries, e.g. ``m1, mx1, ..., Izz6, fv1, fc1, ...`` (per joint)."""

@@ -32,6 +32,7 @@ import xml.etree.ElementTree as ET
 import jax
 import numpy as np
 
+from jaxid import cache
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
 from jaxid.model.robot import JOINT_TERMS, Robot
@@ -41,9 +42,14 @@ TOOL_NAMES = ("tool0", "flange", "tool_flange")  # exact names, then "<prefix>_"
 
 # One compiled function per operation instead of dozens of eager jnp ops per element: a URDF
 # of n links then costs a few dispatches per element rather than a compile of each primitive.
-_placement = jax.jit(lambda rpy, xyz: spatial.homogeneous(spatial.rpy(rpy[0], rpy[1], rpy[2]), xyz))
-_transform = jax.jit(inertia.transform)
-_from_mass_com_inertia = jax.jit(inertia.from_mass_com_inertia)
+def _rpy_placement(rpy, xyz):
+    return spatial.homogeneous(spatial.rpy(rpy[0], rpy[1], rpy[2]), xyz)
+
+
+# Stored programs: a warm process runs them without tracing or lowering (one per element kind).
+_placement = cache.jit(_rpy_placement)
+_transform = cache.jit(inertia.transform)
+_from_mass_com_inertia = cache.jit(inertia.from_mass_com_inertia)
 
 
 class URDFError(ValueError):

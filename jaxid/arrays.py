@@ -1,0 +1,29 @@
+"""Traced or concrete: the few array helpers that the numerics and their edges share.
+
+A concrete (numpy) array passed to a jitted function enters it as it is; ``jnp.asarray`` or a
+``jnp`` operation on it outside a jit instead compiles a small program for its shape (a
+transfer, a reshape, a square root), and a new process lowers each of those again, uncached by
+:mod:`jaxid.cache`. So code that runs both under a trace and on concrete values does its
+bookkeeping in numpy when nothing is traced.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def is_traced(*xs) -> bool:
+    """Whether any of xs is a tracer (inside ``jax.jit``, ``jax.vmap``, a gradient, ...)."""
+    return any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
+def namespace(*xs):
+    """``jax.numpy`` when any of xs is traced, else ``numpy`` (small results at the edges: a
+    concrete jax array converts without a copy on the CPU)."""
+    return jnp if is_traced(*xs) else np
+
+
+def host(x):
+    """x itself when it is a jax array (traced, or on a device), else ``np.asarray(x)``."""
+    return x if isinstance(x, jax.Array) else np.asarray(x)
