@@ -8,10 +8,10 @@ An unwritable folder gives one warning and the run goes on without the cache.
 Every compiled function is cached (``jax_persistent_cache_min_compile_time_secs = 0``): a jaxid
 run compiles many small functions whose compile times add up to most of a cold start.
 
-In the same folder, while the cache is on: ``exported/`` holds traced programs of the functions
-wrapped by :func:`jit` (a warm process then skips their Python tracing as well), ``compiled/``
-their executables for this host's CPU (a warm process then skips lowering too), and ``values/``
-the results of :func:`memo` (model analyses). Deleting the folder is always safe.
+In the same folder, while the cache is on: ``compiled/`` holds the executables of the functions
+wrapped by :func:`jit`, for this host's CPU (a warm process then skips their Python tracing and
+lowering as well), and ``values/`` the results of :func:`memo` (model analyses). Deleting the
+folder is always safe.
 """
 from __future__ import annotations
 
@@ -97,16 +97,17 @@ def mark_warm(command: str) -> None:
             pass
 
 
-# ---- traced programs ---------------------------------------------------------------------
-# XLA's cache saves compiling, not tracing: a warm process still runs every jitted function's
-# Python to build its program (most of a warm `jaxid excite`). ``jit`` also stores the traced
-# and lowered program (``jax.export``, serialised StableHLO) in ``<cache>/exported``, keyed on
-# everything the trace bakes in, so that the next process deserialises it instead of tracing.
+# ---- stored programs ---------------------------------------------------------------------
+# XLA's cache saves compiling, not tracing or lowering: a warm process still runs every jitted
+# function's Python to build its program (most of a warm `jaxid excite`) and lowers it to find
+# its cache entry (half a second of a warm `jaxid identify` on the KUKA example). ``jit`` stores
+# the compiled executable itself in ``<cache>/compiled``, keyed on everything the trace bakes
+# in and on the host's CPU, so that the next process loads and runs it.
 
 _log = logging.getLogger(__name__)
 #: Version of the file layout below; part of every key.
-_FORMAT = 1
-_MAGIC = b"jaxid-exported\n"
+_FORMAT = 2
+_MAGIC = b"jaxid-stored\n"
 
 
 class _Unkeyable(Exception):
@@ -229,7 +230,6 @@ def _key(fn, treedef, leaves, dynamic) -> str:
     return hashlib.sha256("\x1f".join(out).encode()).hexdigest()
 
 
-
 @functools.cache
 def _host() -> str:
     """What a compiled executable is tied to beyond the key's environment: XLA:CPU generates
@@ -253,29 +253,12 @@ def _host() -> str:
 
 
 class _Program:
-    """A stored program: flat arrays in, the function's output pytree out.
+    """A stored executable: flat arrays in, the function's output pytree out."""
 
-    Either a deserialised exported program (``exported``), which is lowered and compiled on
-    its first call (compiling hits XLA's persistent cache when warm) and whose executable is
-    then written to ``compiled_path``; or an executable read back from there (``compiled``),
-    which runs with neither tracing nor lowering. Lowering the call wrappers of the exported
-    programs was about half a second of a warm ``jaxid identify`` on the KUKA example.
-    """
-
-    def __init__(self, out_tree, out_static, *, exported=None, compiled=None, compiled_path=None):
-        self._exported, self._compiled, self._path = exported, compiled, compiled_path
-        self._out_tree, self._out_static = out_tree, out_static
+    def __init__(self, compiled, out_tree, out_static):
+        self._compiled, self._out_tree, self._out_static = compiled, out_tree, out_static
 
     def __call__(self, arrays):
-        if self._compiled is None:
-            import jax
-
-            lowered = jax.jit(self._exported.call).lower(*arrays)
-            if self._path is None:
-                self._compiled = lowered.compile()
-            else:
-                self._compiled = _compile_fresh(lowered)
-                _store_compiled(self._path, self._compiled, self._out_tree, self._out_static)
         it = iter(self._compiled(*arrays))
         leaves = [next(it) if is_array else s for is_array, s in self._out_static]
         return self._out_tree.unflatten(leaves)
@@ -314,31 +297,6 @@ def _split_meta(body: bytes):
     return pickle.loads(body[8:8 + meta_len]), body[8 + meta_len:]
 
 
-def _store_compiled(path: Path, compiled, out_tree, out_static) -> None:
-    from jax.experimental import serialize_executable
-
-    try:
-        payload, in_tree, exe_out_tree = serialize_executable.serialize(compiled)
-        _store(path, _meta(out_tree, out_static) + pickle.dumps((in_tree, exe_out_tree, payload)))
-    except Exception as e:  # noqa: BLE001 -- a backend that cannot serialise: the exported program stays
-        _log.debug("jaxid.cache: executable %s not stored (%s: %s)", path.name, type(e).__name__, e)
-
-
-def _read_compiled(path: Path) -> _Program:
-    from jax.experimental import serialize_executable
-
-    # jaxlib fills in its LAPACK kernels' function pointers when it first lowers a linear-algebra
-    # op; an executable loaded without any lowering would call null pointers (a segfault). Without
-    # this (private) hook, the exported program is used instead.
-    from jax._src.lax.linalg import initialize_lapack
-
-    initialize_lapack()
-    (out_tree, out_static), rest = _split_meta(_load(path))
-    in_tree, exe_out_tree, payload = pickle.loads(rest)
-    return _Program(out_tree, out_static,
-                    compiled=serialize_executable.deserialize_and_load(payload, in_tree, exe_out_tree))
-
-
 def _load(path: Path) -> bytes:
     """The body of a file written by _store; ValueError if it is not one or is damaged."""
     blob = path.read_bytes()
@@ -362,14 +320,6 @@ def _store(path: Path, body: bytes) -> None:
         _log.debug("jaxid.cache: could not store %s (%s)", path.name, e)
 
 
-def _read(path: Path, compiled_path: Path | None = None):
-    import jax
-
-    (out_tree, out_static), rest = _split_meta(_load(path))
-    return _Program(out_tree, out_static, exported=jax.export.deserialize(bytearray(rest)),
-                    compiled_path=compiled_path)
-
-
 def _equinox_missing():
     """equinox's marker of an absent field, which its unflatten tests by identity."""
     try:
@@ -386,11 +336,26 @@ class _Pickler(pickle.Pickler):
         return (_equinox_missing, ()) if obj is not None and obj is _equinox_missing() else NotImplemented
 
 
-def _export(fn, path: Path, treedef, leaves, dynamic, compiled_path: Path | None = None):
+def _read(path: Path) -> _Program:
+    from jax.experimental import serialize_executable
+    # jaxlib fills in its LAPACK kernels' function pointers when it first lowers a linear-algebra
+    # op; an executable loaded without any lowering would call null pointers (a segfault). Without
+    # this (private) hook the import fails, and the program is traced and compiled as if absent.
+    from jax._src.lax.linalg import initialize_lapack
+
+    initialize_lapack()
+    (out_tree, out_static), rest = _split_meta(_load(path))
+    in_tree, exe_out_tree, payload = pickle.loads(rest)
+    return _Program(serialize_executable.deserialize_and_load(payload, in_tree, exe_out_tree), out_tree, out_static)
+
+
+def _compile(fn, path: Path, treedef, leaves, dynamic) -> _Program:
     """Trace fn(*args, **kwargs), (args, kwargs) = treedef.unflatten(leaves), with the dynamic
-    leaves as inputs; store the program in path; return it as a _Program."""
+    leaves as inputs; compile it afresh; store the executable in path (a failure to serialise
+    or write is logged only); return it as a _Program."""
     import jax
     import jax.numpy as jnp
+    from jax.experimental import serialize_executable
 
     static = [None if d else x for x, d in zip(leaves, dynamic)]
     outs = {}
@@ -405,33 +370,34 @@ def _export(fn, path: Path, treedef, leaves, dynamic, compiled_path: Path | None
 
     specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
              for a in (jax.typeof(x) for x, d in zip(leaves, dynamic) if d)]
-    # The key pins the jax version and backend, so the custom calls (LAPACK) need no stability promise.
-    exported = jax.export.export(jax.jit(flat), disabled_checks=[
-        jax.export.DisabledSafetyCheck.custom_call("ALL")])(*specs)
-    _store(path, _meta(outs["tree"], outs["static"]) + bytes(exported.serialize()))
-    return _Program(outs["tree"], outs["static"], exported=exported, compiled_path=compiled_path)
+    compiled = _compile_fresh(jax.jit(flat).lower(*specs))
+    try:
+        payload, in_tree, exe_out_tree = serialize_executable.serialize(compiled)
+        _store(path, _meta(outs["tree"], outs["static"]) + pickle.dumps((in_tree, exe_out_tree, payload)))
+    except Exception as e:  # noqa: BLE001 -- a backend that cannot serialise: this process still runs it
+        _log.debug("jaxid.cache: %s not stored (%s: %s)", path.name, type(e).__name__, e)
+    return _Program(compiled, outs["tree"], outs["static"])
 
 
 def jit(fn=None, *, static_argnames=None):
-    """``eqx.filter_jit(fn)`` whose traced program is also kept in the persistent cache.
+    """``eqx.filter_jit(fn)`` whose compiled program is also kept in the persistent cache.
 
     Arrays (jax or numpy) among the arguments are traced; every other leaf is static, as with
     ``equinox.filter_jit``. With ``static_argnames`` it is ``jax.jit(fn, static_argnames=...)``
     instead: every leaf of the other arguments is traced, Python numbers included (weakly
-    typed). When the cache is on (:func:`enable`) and no argument is a tracer,
-    the program is looked up in ``<cache>/exported`` under a key of: fn's module and qualified
-    name, a hash of the jaxid package's source, the versions of jax, jaxlib and the libraries
-    traced through (equinox, optax, ...), the backend, x64 and the other tracing options, the
-    pytree structure of the arguments with equinox's static fields, every static value, and
-    each array's shape, dtype and weak type. A hit is deserialised (``jax.export``) and run:
-    no Python tracing; its compilation then hits XLA's persistent cache, and the executable is
-    stored in ``<cache>/compiled`` under the key and a hash of this host's CPU (:func:`_host`),
-    from where the next process loads it without lowering. A miss traces once, exports and
-    stores. Only for module-level functions whose closure holds no values that
-    vary (constants of the jaxid source are in the key); a static value without a value-based
-    description (a local lambda, an object that repr's by address), or any failure to export
-    or read (a primitive that does not export, a host callback, a corrupt file), falls back
-    to ``eqx.filter_jit(fn)`` with one debug-level log line.
+    typed). When the cache is on (:func:`enable`) and no argument is a tracer, the program
+    is looked up in ``<cache>/compiled`` under a key of: fn's module and qualified name, a
+    hash of the jaxid package's source, the versions of jax, jaxlib and the libraries traced
+    through (equinox, optax, ...), the backend, x64 and the other tracing options, the pytree
+    structure of the arguments with equinox's static fields, every static value, each array's
+    shape, dtype and weak type, and a hash of this host's CPU and ``XLA_FLAGS``
+    (:func:`_host`). A hit is loaded (``jax.experimental.serialize_executable``) and run: no
+    Python tracing, no lowering, no compiling. A miss traces, compiles and stores once. Only
+    for module-level functions whose closure holds no values that vary (constants of the
+    jaxid source are in the key); a static value without a value-based description (a local
+    lambda, an object that repr's by address), or any failure to compile or read (a host
+    callback, a corrupt file), falls back to ``eqx.filter_jit(fn)`` with one debug-level log
+    line.
     """
     import equinox as eqx
     import jax
@@ -475,20 +441,18 @@ def jit(fn=None, *, static_argnames=None):
             _log.debug("jaxid.cache: %s runs without a stored program: %s", fn.__qualname__, e)
             return jitted(*args, **kwargs)
         if key not in programs:
-            path = folder / "exported" / f"{key}.jaxexp"
-            compiled_path = folder / "compiled" / f"{key}-{_host()}.xla"
+            path = folder / "compiled" / f"{key}-{_host()}.xla"
             program = None
-            for where, read in ((compiled_path, _read_compiled), (path, lambda p: _read(p, compiled_path))):
-                if program is None and where.exists():
-                    try:
-                        program = read(where)
-                    except Exception as e:  # noqa: BLE001 -- a bad file only costs a new trace
-                        _log.debug("jaxid.cache: unreadable %s (%s)", where.name, e)
+            if path.exists():
+                try:
+                    program = _read(path)
+                except Exception as e:  # noqa: BLE001 -- a bad file only costs a new trace
+                    _log.debug("jaxid.cache: unreadable %s (%s); compiling again", path.name, e)
             if program is None:
                 try:
-                    program = _export(fn, path, treedef, leaves, dynamic, compiled_path)
-                except Exception as e:  # noqa: BLE001 -- whatever does not export runs as before
-                    _log.debug("jaxid.cache: %s not exported (%s: %s); plain jit",
+                    program = _compile(fn, path, treedef, leaves, dynamic)
+                except Exception as e:  # noqa: BLE001 -- whatever does not compile this way runs as before
+                    _log.debug("jaxid.cache: %s not stored (%s: %s); plain jit",
                                fn.__qualname__, type(e).__name__, e)
             programs[key] = program
         program = programs[key]
