@@ -23,6 +23,7 @@ direction (two angles) is identified.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -105,6 +106,15 @@ def _nll(a, S, P, d, u, v, scale, N):
     return jnp.sum(N * jnp.log(jnp.maximum(rss(solve(1.0 / var)), 1e-300) / N))
 
 
+@functools.partial(jax.jit, static_argnames=("rtol",))
+def _minimise(S, P, d, u, v, scale, N, rtol):
+    """The tilt (2,) minimising :func:`_nll` by BFGS from level, and whether it converged (one
+    compiled program per Gram size)."""
+    sol = optx.minimise(lambda a, _: _nll(a, S, P, d, u, v, scale, N), optx.BFGS(rtol=rtol, atol=1e-12),
+                        jnp.zeros(2), max_steps=200, throw=False)
+    return sol.value, sol.result == optx.RESULTS.successful
+
+
 def fit_gravity(robot, q, qd, qdd, tau, *, base=None, rtol: float = 1e-10) -> GravityFit:
     """The direction of gravity in the base frame that best explains the torques, with the
     base parameters (and joint terms) eliminated by two-step WLS (module docstring).
@@ -140,10 +150,9 @@ def fit_gravity(robot, q, qd, qdd, tau, *, base=None, rtol: float = 1e-10) -> Gr
     P = np.eye(Y0.shape[-1])[reached]
     d, u, v = _directions(g0)
     args = (S, P, d, u, v, float(np.linalg.norm(g0)), float(N))
-    sol = optx.minimise(lambda a, _: _nll(a, *args), optx.BFGS(rtol=rtol, atol=1e-12), jnp.zeros(2),
-                        max_steps=200, throw=False)
-    a = np.asarray(sol.value)
+    a, ok = _minimise(*args, rtol=float(rtol))
+    a = np.asarray(a)
     g = np.linalg.norm(g0) * (d + a[0] * u + a[1] * v) / np.sqrt(1.0 + a @ a)
     return GravityFit(gravity=g, tilt_deg=float(np.degrees(np.arctan(np.linalg.norm(a)))),
                       cost=float(_nll(jnp.asarray(a), *args)), cost_nominal=float(_nll(jnp.zeros(2), *args)),
-                      converged=bool(sol.result == optx.RESULTS.successful))
+                      converged=bool(ok))
