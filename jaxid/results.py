@@ -8,7 +8,8 @@ identification later:
 ``model``
     how to rebuild the model: ``builtin`` name (``"ur5"``, ``"planar2"``) or ``urdf`` path
     and ``tip_link``; ``joint_terms`` (e.g. ``["fv", "fc", "offset"]``), ``coulomb_eps``
-    and ``stribeck_vs`` (rad/s), ``name``, ``n``.
+    and ``stribeck_vs`` (rad/s), ``gravity`` (m/s^2, base frame; identified by ``jaxid identify
+    --fit-gravity``, absent in older files: the model's own), ``name``, ``n``.
 ``parameter_names``
     the p standard parameters (``m1, mx1, ..., fv1, fc1, offset1, ...``).
 ``base``
@@ -129,7 +130,8 @@ def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link:
         raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf=, dh= and mjcf=")
     desc = {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
             "tip_link": tip_link, "joint_terms": list(robot.joint_terms), "coulomb_eps": float(robot.coulomb_eps),
-            "stribeck_vs": float(robot.stribeck_vs), "n": int(robot.n), "fingerprint": fingerprint(robot)}
+            "stribeck_vs": float(robot.stribeck_vs), "gravity": np.asarray(robot.gravity, dtype=float).tolist(),
+            "n": int(robot.n), "fingerprint": fingerprint(robot)}
     for key, path in (("urdf", urdf), ("dh", dh), ("mjcf", mjcf)):
         if path is not None:
             desc[key] = str(Path(path).resolve())
@@ -181,12 +183,13 @@ def builtin_model(name: str):
 
 def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None,
                 joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
-                check_inertia: bool = True):
+                gravity=None, check_inertia: bool = True):
     """A ``Robot`` from a built-in name, a URDF file, a DH description file
     (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled (values 0, or a URDF's
     ``<dynamics>``, an MJCF joint's ``damping frictionloss armature``)
     and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
-    ``stribeck_vs`` (rad/s). check_inertia=False accepts a URDF whose inertials are not
+    ``stribeck_vs`` (rad/s), and the gravity vector ``gravity`` (3,) m/s^2 in the base frame (e.g.
+    ``jaxid.identification.gravity.fit_gravity``'s). check_inertia=False accepts a URDF whose inertials are not
     physical (placeholders: plain least squares does not use them), and an MJCF's likewise."""
     import dataclasses
 
@@ -214,17 +217,22 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
         if not (math.isfinite(stribeck_vs) and stribeck_vs > 0):
             raise ValueError(f"stribeck_vs must be > 0 rad/s, got {stribeck_vs}")
         robot = dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
+    if gravity is not None:
+        g = np.asarray(gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity must be 3 finite numbers (m/s^2, base frame), got {gravity!r}")
+        robot = dataclasses.replace(robot, gravity=jnp.asarray(g))
     return robot
 
 
 def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
                            dh=None, mjcf=None, check_inertia: bool = True):
     """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
-    replace the file's robot while keeping its joint terms, Coulomb scale and Stribeck velocity.
+    replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity and gravity.
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
-              stribeck_vs=model.get("stribeck_vs"), check_inertia=check_inertia)
+              stribeck_vs=model.get("stribeck_vs"), gravity=model.get("gravity"), check_inertia=check_inertia)
     if any(x is not None for x in (builtin, urdf, dh, mjcf)):
         return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf, **kw)
     if all(model.get(k) is None for k in ("builtin", "urdf", "dh", "mjcf")):
@@ -386,6 +394,8 @@ def load_params(path) -> Params:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if value is not None and not (number and 0 < value < math.inf):
             raise ParamsError(f"{path}: field 'model.{key}' must be a number > 0 and finite, got {value!r}")
+    if model.get("gravity") is not None:
+        _array(model["gravity"], (3,), path, "model.gravity")
 
     names = _names(_field(doc, "parameter_names", path), path, "parameter_names")
     p = len(names)

@@ -585,7 +585,7 @@ def base_of(robot):
 def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
                         consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
                         bounds=None, sdp_check: bool = False, outliers: str = "drop", reference=None, gains=None,
-                        progress: Callable | None = None):
+                        gravity: str | None = None, progress: Callable | None = None):
     """Identify the base parameters (and enabled joint terms) from all prepared runs stacked.
 
     robot: the model (``jaxid.Robot``). prepared: :func:`prepare`'s result.
@@ -609,6 +609,9 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         the ``consistent-sdp`` extra) and record how far the fit's cost is from its optimum.
     stribeck_vs: the Stribeck velocity of the ``fs`` term, rad/s, or "fit" to identify it
         (``jaxid.friction.models.fit_stribeck_velocity``); None keeps the robot's.
+    gravity: "fit" to identify the direction of gravity in the base frame (a base that is not
+        level) before the parameters (:func:`fit_gravity`); the model then carries it
+        (``params.model["gravity"]``, ``params.fit["gravity"]``); None keeps the robot's.
 
     Screening (``jaxid.identification.screening``): a torque beyond 1e6 N m or a dead (all
     zero, stuck) torque channel is an error naming the run and joint; samples that are
@@ -663,6 +666,12 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     elif stribeck_vs is not None:
         robot = dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
     description["stribeck_vs"] = float(robot.stribeck_vs)
+    gravity_doc = None
+    if gravity == "fit":
+        robot, gravity_doc = fit_gravity(robot, prepared)
+        description.update(gravity=gravity_doc["vector"], fingerprint=results.fingerprint(robot))
+    elif gravity is not None:
+        raise WorkflowError(f"gravity must be None or 'fit', got {gravity!r}")
     base = base_of(robot)
     names = robot.parameter_names()
     N = prepared.n_samples
@@ -735,6 +744,8 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
                            "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
     if method in ("iv", "didim"):
         extra["instrumental"] = iv_doc
+    if gravity_doc is not None:
+        extra["gravity"] = gravity_doc
     standard, source = None, None
     if consistent:
         from jaxid.identification.consistent import identify_consistent
@@ -1009,13 +1020,15 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
 
 
 def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), method: str = "wls",
-             bounds=None, progress: Callable | None = None) -> dict:
+             bounds=None, gravity: str | None = None, progress: Callable | None = None) -> dict:
     """Leave-one-run-out cross-validation of consistent identification: for every run, fit
     on all the others and score on it (``jaxid.identification.consistent.holdout``), for
     the unconstrained WLS model and a consistent model per prior weight.
 
     prepared: at least two runs (:func:`prepare`). weights, method, bounds: as
-    :func:`choose_prior_weight`.
+    :func:`choose_prior_weight`. gravity: "fit": in each rotation the direction of gravity is
+    identified on the training runs (:func:`fit_gravity`) and both models use it; the
+    rotation's ``gravity`` entry records it.
 
     Returns ``{"rotations": [{"test": source, "train": [sources], "rows": [...], "best": row}],
     "weights": [...], "mean_nrms_limits": {weight: mean over rotations}, "chosen": the weight with
@@ -1030,17 +1043,44 @@ def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1,
     if bounds is not None:
         bounds.check()
     memory.check_identify(prepared.n_samples, robot.n, len(robot.parameter_names()))
-    rows = _holdout_rows(robot, prepared, progress)
+    if gravity not in (None, "fit"):
+        raise WorkflowError(f"gravity must be None or 'fit', got {gravity!r}")
+    rows = _holdout_rows(robot, prepared, progress) if gravity is None else None
     sources = [c["source"] for c in prepared.choices]
     rotations = []
-    for i in range(len(rows)):
-        res = holdout(robot, rows[:i] + rows[i + 1:], rows[i], weights=tuple(weights), bounds=bounds, method=method)
+    for i in range(len(sources)):
+        model, fitted = robot, None
+        if gravity == "fit":  # on the training runs only: the held-out run is not seen
+            train = Prepared(prepared.datasets[:i] + prepared.datasets[i + 1:],
+                             prepared.choices[:i] + prepared.choices[i + 1:])
+            model, fitted = fit_gravity(robot, train)
+            rows = _holdout_rows(model, prepared, progress)
+        res = holdout(model, rows[:i] + rows[i + 1:], rows[i], weights=tuple(weights), bounds=bounds, method=method)
         for r in res["rows"]:
             r.pop("theta", None)
-        rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1:], **res))
+        rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1:], gravity=fitted, **res))
     mean = {float(w): float(np.mean([r["rows"][1 + k]["nrms_limits"] for r in rotations])) for k, w in enumerate(weights)}
     return dict(rotations=rotations, weights=[float(w) for w in weights], mean_nrms_limits=mean,
                 chosen=min(mean, key=mean.get))
+
+
+def fit_gravity(robot, prepared: Prepared):
+    """(robot, doc): the robot under the direction of gravity identified from all samples of
+    the prepared runs (``jaxid.identification.gravity.fit_gravity``: base parameters and joint
+    terms eliminated), and its record ``{"vector" (3,) m/s^2, "tilt_deg" from the model's,
+    "nll_drop" (the log-likelihood gained, 2 degrees of freedom), "converged"}``."""
+    import jax.numpy as jnp
+
+    from jaxid.identification.gravity import fit_gravity as fit
+
+    stacked = [np.concatenate([np.asarray(getattr(d, k)) for d in prepared.datasets]) for k in ("q", "qd", "qdd", "tau")]
+    try:
+        g = fit(robot, *stacked)
+    except ValueError as e:
+        raise WorkflowError(f"fitting the direction of gravity: {e}") from None
+    return dataclasses.replace(robot, gravity=jnp.asarray(g.gravity)), {
+        "vector": g.gravity.tolist(), "tilt_deg": g.tilt_deg, "nll_drop": g.cost_nominal - g.cost,
+        "converged": g.converged}
 
 
 def _finite(x):

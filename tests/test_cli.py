@@ -126,6 +126,18 @@ def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
     assert "standard parameters: physically consistent" not in capsys.readouterr().out
 
 
+def test_fit_gravity_is_kept_for_validate(run, capsys):
+    """identify --fit-gravity on a level simulation finds no tilt; validate predicts with the
+    stored gravity (the file's model, not the built-in's)."""
+    out = str(run / "g.json")
+    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "--method", "ols", "--fit-gravity",
+                 "-o", out, "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["gravity"]["tilt_deg"] < 1e-3
+    assert np.allclose(results.load_params(out).model["gravity"], doc["gravity"]["vector"])
+    assert main(["validate", "--params", out, str(run / "truth2.csv"), "--no-figures", "--json", "--quiet"]) == 0
+
+
 def test_identify_and_validate_write_reports(run, capsys):
     """--report DIR on identify (the fit) and validate (held-out): report.html, report.md, figures."""
     assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "--method", "ols", "-o",

@@ -8,7 +8,8 @@ from jaxid import report
 from jaxid.cli import UserError
 from jaxid.cli.common import add_data_arguments, add_json_argument, add_model_arguments, emit_json, model_from_args, \
     progress, read_datasets
-from jaxid.cli.identify import METHODS, add_bounds_arguments, add_weights_argument, bounds_from_args, weights_from_args
+from jaxid.cli.identify import METHODS, add_bounds_arguments, add_gravity_argument, add_weights_argument, \
+    bounds_from_args, weights_from_args
 
 EXAMPLE = """examples:
   jaxid crossval --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset run1.npz run2.npz run3.npz
@@ -28,6 +29,7 @@ def register(sub):
     add_model_arguments(p)
     p.add_argument("--method", choices=METHODS[:2], default="wls", help="estimator (default wls)")
     add_bounds_arguments(p)
+    add_gravity_argument(p)
     add_weights_argument(p)
     add_data_arguments(p)
     add_json_argument(p)
@@ -47,7 +49,8 @@ def run(args) -> int:
     args.consistent = True
     bounds = bounds_from_args(args, robot)
     cv = report.to_jsonable(workflow.crossval(robot, prepared, weights=weights_from_args(args), method=args.method,
-                                              bounds=bounds, progress=lambda it, **kw: progress(it, quiet=args.quiet,
+                                              bounds=bounds, gravity="fit" if args.fit_gravity else None,
+                                              progress=lambda it, **kw: progress(it, quiet=args.quiet,
                                                                                                 **kw)))
     if args.json is not None and emit_json(cv, args.json):
         return 0
@@ -57,7 +60,8 @@ def run(args) -> int:
     for r in cv["rotations"]:
         cells = "".join(f"{x['nrms_limits']:>9.4g}{'*' if not x['converged'] else ' '}" for x in r["rows"][1:])
         print(f"  {r['test'][-28:]:<28}{r['rows'][0]['nrms_limits']:>9.4g}{cells}"
-              f"{r['best']['nrms_limits'] / r['rows'][0]['nrms_limits']:>10.3f}")
+              f"{r['best']['nrms_limits'] / r['rows'][0]['nrms_limits']:>10.3f}"
+              + (f"   gravity {r['gravity']['tilt_deg']:.3g} deg off" if r.get("gravity") else ""))
     mean = cv["mean_nrms_limits"]
     print(f"  {'mean':<28}{sum(r['rows'][0]['nrms_limits'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
           + "".join(f"{mean[str(w)]:>9.4g} " for w in weights))

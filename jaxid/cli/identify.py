@@ -59,6 +59,7 @@ def register(sub):
                    help="--consistent: weight of the prior toward the nominal links, in units of one whitened "
                         "sample (default 1e-3; larger trusts the nominal model more)")
     add_bounds_arguments(p)
+    add_gravity_argument(p)
     p.add_argument("--sdp-check", action="store_true",
                    help="--consistent: also solve the problem as an SDP (pip install jaxid[consistent-sdp]) and "
                         "report how far the fit's cost is from its optimum")
@@ -85,6 +86,14 @@ def register(sub):
     add_data_arguments(p)
     add_json_argument(p)
     p.set_defaults(func=run)
+
+
+def add_gravity_argument(p):
+    """--fit-gravity: identify the direction of gravity in the base frame."""
+    p.add_argument("--fit-gravity", action="store_true",
+                   help="identify the direction of gravity in the base frame (a base that is not level) with the "
+                        "parameters, from the torques (jaxid.identification.gravity); it is stored with the model "
+                        "and used by validate")
 
 
 def add_bounds_arguments(p):
@@ -193,7 +202,7 @@ def run(args) -> int:
         from jaxid.cli.common import parse_terms
 
         bad = [f for f, on in (("--consistent", args.consistent), ("--validate-on", args.validate_on),
-                               ("--stribeck-vs", args.stribeck_vs is not None),
+                               ("--stribeck-vs", args.stribeck_vs is not None), ("--fit-gravity", args.fit_gravity),
                                ("--reference", args.reference is not None)) if on]
         if bad:
             raise UserError(f"{', '.join(bad)} cannot be combined with --friction lugre")
@@ -233,11 +242,12 @@ def run(args) -> int:
         params = workflow.identify_experiment(
             robot, prepared, method=args.method, description=desc, consistent=args.consistent, reference=reference,
             prior_weight=args.prior_weight, stribeck_vs=args.stribeck_vs, bounds=bounds, sdp_check=args.sdp_check,
-            progress=bar)  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
+            gravity="fit" if args.fit_gravity else None, progress=bar)  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
     if choice is not None:
         params = dataclasses.replace(params, fit={**params.fit, "validate_on": list(args.validate_on),
                                                   "prior_weight_choice": choice})
-    robot = dataclasses.replace(robot, stribeck_vs=params.model["stribeck_vs"])  # fitted where asked
+    robot = dataclasses.replace(robot, stribeck_vs=params.model["stribeck_vs"],  # fitted where asked
+                                gravity=np.asarray(params.model.get("gravity", robot.gravity), dtype=float))
     results.save_params(args.output, params)
     unconverged = params.fit.get("converged") is False and not args.accept_unconverged
     if model_out and not unconverged:
@@ -256,7 +266,7 @@ def run(args) -> int:
            "preprocessing": fit["preprocessing"], "physics": physics,
            "standard_consistent": params.standard is not None, "converged": fit.get("converged"),
            "report": html, "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
-           "stribeck_vs_fitted": args.stribeck_vs == "fit",
+           "stribeck_vs_fitted": args.stribeck_vs == "fit", "gravity": fit.get("gravity"),
            "base": [{"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
                     for s, v, d, r in zip(base.names, theta, std, rel)]}
     if choice is not None:
@@ -294,6 +304,10 @@ def run(args) -> int:
     if "fs" in robot.joint_terms:
         print(f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
               + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else ""))
+    if fit.get("gravity"):
+        g = fit["gravity"]
+        print(f"  gravity (fitted) = [{', '.join(f'{v:.4g}' for v in g['vector'])}] m/s^2, {g['tilt_deg']:.3g} deg from "
+              f"the model's (log-likelihood gain {g['nll_drop']:.4g})")
     if lugre:
         print(lugre_table(robot.names, params.lugre.vector(), fit["lugre"]))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
