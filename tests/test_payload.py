@@ -114,6 +114,13 @@ def test_robot_prior_corrects_what_the_loaded_data_determine(ur5, noisy):
     np.testing.assert_allclose(fit.theta, fit0.theta, atol=5 * float(np.max(fit.std)))
 
 
+def test_inertia_not_determined_at_the_noise_level_warns(ur5, noisy):
+    data, fit0 = noisy
+    assert np.max(np.asarray(fit0.std[4:])) < P.INERTIA_STD * np.trace(np.asarray(inertia.inertia_matrix(THETA_L))) / 3
+    with pytest.warns(UserWarning, match="inertia is not determined at this noise level.*jaxid excite --payload"):
+        P.identify_payload(ur5, None, data, cov=np.full(6, 1.0))  # a 1 N m noise std: 1000 times the data's
+
+
 def test_consistent_estimate_equals_ls_when_valid(exact_fit):
     theta, ok = P.consistent_estimate(exact_fit.theta, exact_fit.cov)
     assert ok

@@ -45,6 +45,10 @@ from jaxid.model import inertia
 #: Names of the payload parameters, in the order of ``theta_L``.
 PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 
+#: ``identify_payload`` warns when an inertia entry's std exceeds this fraction of trace/3 of the
+#: (constrained) estimate: the inertia is then not determined by the data at their noise level.
+INERTIA_STD = 0.1
+
 
 # ------------------------------------------------------------------------ kinematics
 def _flange(robot, q, qd, qdd):
@@ -516,6 +520,16 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 + ". PayloadFit.theta_consistent holds the constrained (log-Cholesky) estimate"
                 + ("" if ok else " (its solver did not converge: check the data and the robot model)"),
                 UserWarning, stacklevel=2)
-    return PayloadFit(theta=theta, std=jnp.sqrt(jnp.diag(C)), cov=C, identifiable=jnp.asarray(identifiable),
+    std = np.sqrt(np.diag(np.asarray(C)))
+    tr3 = float(np.sum(np.asarray(theta_c)[[4, 6, 9]])) / 3 if base.rank == 10 else np.nan
+    if tr3 > 0 and np.max(std[4:]) > INERTIA_STD * tr3:
+        i = 4 + int(np.argmax(std[4:]))
+        warnings.warn(
+            f"the payload's inertia is not determined at this noise level: the std of {PAYLOAD_NAMES[i]} is "
+            f"{100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 (more than {100 * INERTIA_STD:g} %); move the "
+            "wrist faster (an excitation designed for the payload: jaxid excite --payload), record more periods, "
+            "or fit the difference to an unloaded run of the same trajectory (jaxid payload --unloaded)",
+            UserWarning, stacklevel=2)
+    return PayloadFit(theta=theta, std=jnp.asarray(std), cov=C, identifiable=jnp.asarray(identifiable),
                       theta_base=theta_b, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
                       fit=fit, rank=base.rank, failures=failures, joints=sel, converged=bool(ok))
