@@ -300,7 +300,9 @@ class PayloadFit(eqx.Module):
         theta_consistent: physically consistent estimate (10,) (== theta when theta is
             consistent); NaN when the regressor is rank deficient.
         failures: physical-consistency conditions theta fails (empty when consistent).
-        fit: the ``Identification`` of the base problem (residual_rms, sigma2, cond, ...).
+        fit: the ``Identification`` of the base problem with the robot model as given
+            (residual_rms, sigma2, cond, ...); with ``robot_cov`` theta and cov are those of the
+            robot-updated fit (``_robot_update``), not ``fit.theta``.
         joints: 0-based joint indices used.
         converged: the estimate is final: least squares is a direct solve, and the
             constrained estimate's solver (run only when theta is not consistent) converged.
