@@ -17,8 +17,8 @@ separate the robot model's error from the errors in variables.
 
 Printed per row: mass error %, centre-of-mass error mm, the worst inertia entry's error relative
 to trace/3 (%), and its z = error / std with the payload std from the torque noise alone and with
-the robot model's covariance propagated (``robot_cov``). Targets: mass < 1 %, com < 2 mm, every
-inertia entry within 10 % of trace/3.
+the robot model's estimate and covariance as a prior that the loaded run updates (``robot_cov``; the
+estimate then differs too). Targets: mass < 1 %, com < 2 mm, every inertia entry within 10 % of trace/3.
 """
 from __future__ import annotations
 

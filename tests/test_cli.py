@@ -327,6 +327,15 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
     # What it was asked: the UR5's capsules and ranges, a home at their centres.
     np.testing.assert_allclose(seen["home"], [0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
     assert seen["constraints"].floor == 0.0 and len(seen["constraints"].capsules) == 8
+    assert seen["objective"] == "cond" and seen["regressor_fn"] is None
+    # --payload: the information on the payload's 10 parameters, each joint's rows over its torque limit.
+    assert main(["excite", "--robot", "ur5", "--payload", "--quiet", "-o", str(out)]) == 1
+    assert seen["objective"] == "information"
+    from jaxid.identification.payload import payload_regressor
+
+    ur5 = jaxid.models.ur5()
+    q = np.random.default_rng(0).normal(size=(3, 3, 6))
+    np.testing.assert_allclose(seen["regressor_fn"](*q), payload_regressor(ur5, *q) / ur5.tau_max[:, None], rtol=1e-12)
 
 
 def _resting_excitation(robot, home, limits, a=None):

@@ -72,17 +72,53 @@ def test_robot_model_is_subtracted_with_given_parameters(ur5, ur5_data, exact_fi
     np.testing.assert_allclose(fit.theta, THETA_L + delta, rtol=1e-9, atol=1e-12)
 
 
-def test_robot_covariance_is_propagated_into_the_payload_covariance(ur5, ur5_data, exact_fit):
-    # The fit is linear in the robot's parameters: a robot error d with covariance d d^T moves the
-    # estimate by G d, so the payload covariance grows by exactly (G d)(G d)^T.
+@pytest.fixture(scope="module")
+def noisy(ur5, ur5_data):
+    """ur5_data with torque noise of known std 1e-3 N m, and its WLS payload fit on the true robot."""
+    q, qd, qdd, tau = ur5_data
+    data = (q, qd, qdd, tau + 1e-3 * np.random.default_rng(3).standard_normal(tau.shape))
+    return data, P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6))
+
+
+def test_robot_prior_keeps_the_uncertainty_of_what_the_payload_mimics(ur5, noisy):
+    # An error d on the last link is a payload (a linear map of its 10 parameters): the data cannot
+    # tell them apart, so with the prior robot_cov = d d^T the payload's covariance grows by exactly
+    # the shift d would cause, (G d)(G d)^T, as the stacked least squares of both experiments gives.
+    data, fit0 = noisy
     rng = np.random.default_rng(2)
     d = np.zeros(len(ur5.parameter_names()))
-    d[-10:] = 0.05 * rng.standard_normal(10) * np.abs(THETA_L)  # an error on the last link
-    moved = P.identify_payload(ur5, np.asarray(ur5.parameter_vector()) + d, ur5_data).theta - exact_fit.theta
-    fit = P.identify_payload(ur5, None, ur5_data, robot_cov=np.outer(d, d))
-    np.testing.assert_allclose(fit.cov - exact_fit.cov, np.outer(moved, moved), rtol=1e-6, atol=1e-14)
+    d[-10:] = 0.05 * rng.standard_normal(10) * np.abs(THETA_L)
+    moved = P.identify_payload(ur5, np.asarray(ur5.parameter_vector()) + d, data, cov=np.full(6, 1e-6)).theta
+    fit = P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d))
+    np.testing.assert_allclose(fit.theta, fit0.theta, rtol=1e-8, atol=1e-12)
+    g = np.asarray(moved - fit0.theta)
+    np.testing.assert_allclose(fit.cov - fit0.cov, np.outer(g, g), rtol=1e-6, atol=1e-10 * np.abs(g).max() ** 2)
     with pytest.raises(ValueError, match="robot_cov must be a finite"):
-        P.identify_payload(ur5, None, ur5_data, robot_cov=np.eye(3))
+        P.identify_payload(ur5, None, data, robot_cov=np.eye(3))
+
+
+def test_robot_prior_corrects_what_the_loaded_data_determine(ur5, noisy):
+    # An error on the upper arm (link 2) is not payload-shaped: with a loose prior on it the loaded
+    # data re-estimate it and the payload comes out as on the true robot; taken as exact it biases
+    # the payload by many std.
+    data, fit0 = noisy
+    names = ur5.parameter_names()
+    d = np.zeros(len(names))
+    link2 = [i for i, n in enumerate(names) if n.endswith("2")][:10]
+    d[link2] = 0.1 * np.abs(np.asarray(ur5.parameter_vector())[link2]) + 1e-3
+    theta = np.asarray(ur5.parameter_vector()) + d
+    biased = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6))
+    fit = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6), robot_cov=np.diag((10 * d) ** 2 + 1e-12))
+    assert np.max(np.abs(biased.theta - THETA_L) / biased.std) > 100
+    assert np.max(np.abs(fit.theta - THETA_L) / fit.std) < 4
+    np.testing.assert_allclose(fit.theta, fit0.theta, atol=5 * float(np.max(fit.std)))
+
+
+def test_inertia_not_determined_at_the_noise_level_warns(ur5, noisy):
+    data, fit0 = noisy
+    assert np.max(np.asarray(fit0.std[4:])) < P.INERTIA_STD * np.trace(np.asarray(inertia.inertia_matrix(THETA_L))) / 3
+    with pytest.warns(UserWarning, match="inertia is not determined at this noise level.*jaxid excite --payload"):
+        P.identify_payload(ur5, None, data, cov=np.full(6, 1.0))  # a 1 N m noise std: 1000 times the data's
 
 
 def test_consistent_estimate_equals_ls_when_valid(exact_fit):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 
 import numpy as np
@@ -57,8 +58,14 @@ def register(sub):
     p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics, >= 2 (default 5)")
     p.add_argument("--base-frequency", type=float, default=0.05, metavar="HZ",
                    help="base frequency in Hz; the period is its inverse (default 0.05, T = 20 s)")
-    p.add_argument("--objective", choices=("cond", "logdet"), default="cond",
-                   help="condition number or D-optimality (-log det) (default cond)")
+    p.add_argument("--objective", choices=("cond", "logdet", "information"), default=None,
+                   help="condition number, D-optimality of the column-normalised regressor (-log det G), or "
+                        "of the regressor itself (-log det W^T W, which also rewards larger torques) (default "
+                        "cond; information with --payload)")
+    p.add_argument("--payload", action="store_true",
+                   help="design the excitation for a payload on the flange ('jaxid payload'): its 10 inertial "
+                        "parameters instead of the robot's base parameters, each joint's torque weighted by "
+                        "the inverse of its torque limit (a noise proportional to it)")
     p.add_argument("--starts", type=int, default=8, help="random starts optimised together (default 8)")
     p.add_argument("--steps", type=int, default=300, help="optimiser steps (default 300)")
     p.add_argument("--learning-rate", type=float, default=0.02,
@@ -119,9 +126,16 @@ def run(args) -> int:
     home = (0.5 * (finite(lim["q_min"]) + finite(lim["q_max"])) if args.home is None
             else _floats(args.home, robot.n, "--home"))
     start = None if args.start_from is None else _floats(args.start_from, robot.n, "--start-from")
+    objective = args.objective or ("information" if args.payload else "cond")
+    regressor_fn = None
+    if args.payload:
+        if not hasattr(robot, "tip"):
+            raise UserError("--payload needs a rigid-body robot with a flange (built-in or URDF)")
+        weights = tuple(float(w) for w in np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
+        regressor_fn = functools.partial(payload_rows, robot, weights)
     try:
         res = optimize(robot, harmonics=args.harmonics, base_frequency=args.base_frequency,
-                       objective=args.objective, n_starts=args.starts, steps=args.steps,
+                       objective=objective, regressor_fn=regressor_fn, n_starts=args.starts, steps=args.steps,
                        learning_rate=args.learning_rate, margin=args.margin, seed=args.seed,
                        progress=not args.quiet, limits=limits, constraints=constraints, home=home)
     except ValueError as e:
@@ -159,12 +173,15 @@ def run(args) -> int:
     if args.json is not None and emit_json(figures, args.json):
         return 0
     s = figures
-    print(f"{robot.name}: {robot.n} joints, {s['base_parameters']} base parameters; "
+    what = "payload" if args.payload else "base"
+    print(f"{robot.name}: {robot.n} joints, {s['base_parameters']} {what} parameters; "
           f"{s['harmonics']} harmonics at {s['base_frequency_hz']:g} Hz (T = {s['period_s']:g} s); "
           f"{s['n_starts']} starts x {s['steps']} steps, seed {args.seed}")
-    print(f"  cond (column-normalised base regressor): optimised {s['cond']:.4g}   "
+    print(f"  cond (column-normalised {what} regressor): {'optimised ' if objective == 'cond' else ''}{s['cond']:.4g}   "
           f"random starts: median {s['random_cond_median']:.4g}, best {s['random_cond_best']:.4g}")
     print(f"  -log det (D-optimality): {s['logdet']:.4g}")
+    if objective == "information":
+        print(f"  -log det W^T W (information, optimised): {s['value']:.4g}")
     print(f"  {'limit':<13}{'max usage':>10}{'violation':>12}")
     fields = dict(position="q_max", velocity="qd_max", acceleration="qdd_max", jerk="qddd_max", torque="tau_max")
     for k in LIMITS:
@@ -187,6 +204,16 @@ def run(args) -> int:
           + (f" (base frequency and harmonics in {args.output}.json)" if sidecar else "")
           + (f"; preview {args.preview}" if args.preview else ""))
     return 0
+
+
+def payload_rows(robot, weights, q, qd, qdd):
+    """The payload regressor (N, n, 10) of ``jaxid.identification.payload`` with joint j's rows
+    times weights[j] (1 / its noise scale): what ``--payload`` designs for."""
+    import jax.numpy as jnp
+
+    from jaxid.identification.payload import payload_regressor
+
+    return payload_regressor(robot, q, qd, qdd) * jnp.asarray(weights)[:, None]
 
 
 def _with_approach(res, robot, start, fs, periods, limits, constraints):

@@ -26,7 +26,8 @@ def register(sub):
         description="Identify the mass, first moments and inertia (about the flange origin, in the flange "
                     "frame) of a load on the flange from data measured with it attached: the torques the "
                     "identified robot model predicts are subtracted and the rest is fitted by weighted least "
-                    "squares. Prints the 10 parameters with standard deviations, which of them the joints "
+                    "squares, the robot's estimate and covariance from --params updated by the loaded data "
+                    "as a prior (so its error leaves the payload). Prints the 10 parameters with standard deviations, which of them the joints "
                     "and trajectory identify, and the physical-consistency check.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", metavar="DATA", help="loaded-robot dataset (.csv, .npz): t, q, [qd, qdd,] tau")

@@ -11,6 +11,12 @@ regressor ``W_b D^-1`` (D: the column norms), sampled on a coarse time grid:
   IJRR 11(4), 1992; Swevers et al. 1997);
 - ``"logdet"``: D-optimal design, -log det G (Swevers et al. 1997). G has a unit
   diagonal, so det G <= 1 (Hadamard) and the value is >= 0, 0 for orthogonal columns.
+- ``"information"``: D-optimal design on the regressor as it is, -log det(W_b^T W_b): not
+  normalised, so it also rewards larger columns (more torque per unit of a parameter against
+  a fixed noise), which G cannot see; invariant to the parameters' units (they add a
+  constant). For a payload (``regressor_fn``), whose inertia moves the torque least, the
+  excitation then uses the limits for the flange's accelerations instead of only
+  decorrelating the columns.
 
 Joint position, velocity, acceleration, jerk and torque limits (torque from the model's
 nominal parameters) and, optionally, geometric constraints on the link capsules
@@ -55,7 +61,7 @@ _LIMIT_FIELDS = ("q_min", "q_max", "qd_max", "qdd_max", "qddd_max", "tau_max")
 #: Geometric constraints on the coarse grid keep this much more than their clearance, m, and
 #: their penalty counts excesses in units of GEOMETRY_SCALE, m.
 GEOMETRY_EXTRA, GEOMETRY_SCALE = 0.01, 0.05
-OBJECTIVES = ("cond", "logdet")
+OBJECTIVES = ("cond", "logdet", "information")
 
 #: Steps per progress-bar update (one jitted call runs this many optimiser steps).
 CHUNK = 10
@@ -182,7 +188,8 @@ def _worst_margins(constraints, model, q):
 
 # ---- objective ---------------------------------------------------------------------------
 def _singular_measures(W):
-    """(log cond, -log det G) of the column-normalised W (M, b), through eigvalsh of G."""
+    """(log cond, -log det G) of the column-normalised W (M, b), through eigvalsh of G, and
+    -log det(W^T W) of W itself."""
     d = jnp.sqrt(jnp.sum(W**2, axis=0) + jnp.finfo(W.dtype).tiny)
     Wn = W / d
     lam = jnp.linalg.eigvalsh(Wn.T @ Wn)
@@ -191,7 +198,7 @@ def _singular_measures(W):
     # gets no gradient from its clamped eigenvalues; rich random starts are not).
     lam = jnp.maximum(lam, 1e-16 * lam[-1])
     log_lam = jnp.log(lam)
-    return 0.5 * (log_lam[-1] - log_lam[0]), -jnp.sum(log_lam)
+    return 0.5 * (log_lam[-1] - log_lam[0]), -jnp.sum(log_lam), -jnp.sum(log_lam) - 2 * jnp.sum(jnp.log(d))
 
 
 def excitation_objective(W, objective="cond"):
@@ -200,7 +207,7 @@ def excitation_objective(W, objective="cond"):
     "cond": log of the condition number, the function the optimiser descends (its
     gradient, through ``eigvalsh``, exists wherever the extreme eigenvalues are simple);
     its exponential is the condition number. "logdet": -log det(D^-1 W^T W D^-1), D the
-    column norms (D-optimality). Dimensionless; lower is better.
+    column norms (D-optimality). "information": -log det(W^T W). Lower is better.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
@@ -211,9 +218,11 @@ def excitation_objective(W, objective="cond"):
 
 
 def _true_measures(W):
-    """(cond, -log det G) of the column-normalised W (M, b) from its singular values."""
-    s = jnp.linalg.svd(W / jnp.linalg.norm(W, axis=0), compute_uv=False)
-    return s[0] / s[-1], -2.0 * jnp.sum(jnp.log(s))
+    """(cond, -log det G) of the column-normalised W (M, b) from its singular values, and
+    -log det(W^T W)."""
+    d = jnp.linalg.norm(W, axis=0)
+    s = jnp.linalg.svd(W / d, compute_uv=False)
+    return s[0] / s[-1], -2.0 * jnp.sum(jnp.log(s)), -2.0 * jnp.sum(jnp.log(s)) - 2.0 * jnp.sum(jnp.log(d))
 
 
 # ---- result ------------------------------------------------------------------------------
@@ -223,8 +232,9 @@ class Excitation:
 
     a, b: coefficients (n, H), rad/s, already projected onto the zero-start constraints;
     q0: mean position (n,), rad; omega_f: base pulsation, rad/s (period 2 pi / omega_f).
-    objective: "cond" or "logdet"; value: its true value on the dense check grid (the
-    condition number for "cond", -log det G for "logdet"); cond, logdet: both measures.
+    objective: "cond", "logdet" or "information"; value: its true value on the dense check grid
+    (the condition number for "cond", -log det G for "logdet", -log det W^T W for
+    "information"); cond, logdet: the first two measures.
     feasibility: limit check on the dense grid. columns: the regressor columns kept.
     initial_cond / initial_logdet / initial_feasible and final_cond / final_logdet /
     final_feasible: per start (n_starts,), before and after optimisation, dense grid.
@@ -378,7 +388,8 @@ def optimize(
             (a ``Robot`` does; missing ones are absent, i.e. infinite).
         harmonics: H >= 2 (zero start needs two); base_frequency: Hz (period 1 / f).
         objective: "cond" (condition number of the column-normalised base regressor,
-            optimised as its logarithm) or "logdet" (D-optimal, -log det G).
+            optimised as its logarithm), "logdet" (D-optimal, -log det G) or "information"
+            (D-optimal on W_b itself, -log det W_b^T W_b: also rewards signal size).
         n_starts: random starts optimised together (vmap); steps: Adam steps per start;
             learning_rate: Adam's initial rate (cosine-decayed to 1 % of it), in units of
             the limits (harmonic k's coefficients by the largest amplitude the velocity,
@@ -532,22 +543,22 @@ def optimize(
     z_best = carry[2] if steps else z0
 
     initial, final = (jax.tree.map(np.asarray, _evaluate(problem, z)) for z in (z0, z_best))
-    feasible = [np.all(r[3] == 0.0, axis=1) & np.all(r[4] >= 0.0, axis=1) for r in (initial, final)]
+    feasible = [np.all(r[4] == 0.0, axis=1) & np.all(r[5] >= 0.0, axis=1) for r in (initial, final)]
     values = final[OBJECTIVES.index(objective)]
     # The best start that meets every limit; with none, the smallest total relative excess.
     rank = (np.where(feasible[1], values, np.inf) if feasible[1].any()
-            else np.sum(np.maximum(final[2] - 1.0, 0.0), axis=1)
-            + np.sum(np.maximum(-final[4], 0.0), axis=1) / GEOMETRY_SCALE)
+            else np.sum(np.maximum(final[3] - 1.0, 0.0), axis=1)
+            + np.sum(np.maximum(-final[5], 0.0), axis=1) / GEOMETRY_SCALE)
     i = int(np.argmin(rank))
-    worst_margin = [np.min(r[4], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
+    worst_margin = [np.min(r[5], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
                     for r in (initial, final)]
-    margin_report = constraints.report(model.parents, final[4][i]) if constraints is not None else None
+    margin_report = constraints.report(model.parents, final[5][i]) if constraints is not None else None
     a, b, q0_best = (np.asarray(x) for x in problem.physical(jax.tree.map(lambda x: x[i], z_best)))
     a, b = (np.asarray(x) for x in _zero_start(jnp.asarray(a), jnp.asarray(b)))
     return Excitation(
         a=a, b=b, q0=q0_best, omega_f=float(omega), objective=objective, value=float(values[i]),
         cond=float(final[0][i]), logdet=float(final[1][i]),
-        feasibility=Feasibility.from_arrays(final[2][i], final[3][i], margin_report), columns=columns,
+        feasibility=Feasibility.from_arrays(final[3][i], final[4][i], margin_report), columns=columns,
         initial_cond=initial[0], initial_logdet=initial[1], initial_feasible=feasible[0],
         final_cond=final[0], final_logdet=final[1], final_feasible=feasible[1], best_start=i,
         time_s=time.perf_counter() - t_start, steps=steps, initial_margin=worst_margin[0],
@@ -658,14 +669,14 @@ def _run(problem, carry, n_steps, lr, steps):
 
 @cache.jit
 def _evaluate(problem, z):
-    """Per start, on the dense grid: (cond, -log det G, limit usage (5,), excess (5,), worst
-    geometric margin per constraint (M,))."""
+    """Per start, on the dense grid: (cond, -log det G, -log det W^T W, limit usage (5,),
+    excess (5,), worst geometric margin per constraint (M,))."""
     def one(zi):
         q, qd, qdd, qddd = problem.trajectory(zi, problem.t_dense)
         Y = problem.regressor(q, qd, qdd)
-        cond, logdet = _true_measures(_stacked(Y)[:, problem.columns])
+        measures = _true_measures(_stacked(Y)[:, problem.columns])
         usage, excess = _report(q, qd, qdd, qddd, problem.torques(q, qd, qdd, Y), problem.centre, problem.bound)
-        return cond, logdet, usage, excess, jnp.min(problem.geometry(q), axis=0, initial=np.inf)
+        return *measures, usage, excess, jnp.min(problem.geometry(q), axis=0, initial=np.inf)
 
     return jax.lax.map(one, z)
 

@@ -45,6 +45,10 @@ from jaxid.model import inertia
 #: Names of the payload parameters, in the order of ``theta_L``.
 PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 
+#: ``identify_payload`` warns when an inertia entry's std exceeds this fraction of trace/3 of the
+#: (constrained) estimate: the inertia is then not determined by the data at their noise level.
+INERTIA_STD = 0.1
+
 
 # ------------------------------------------------------------------------ kinematics
 def _flange(robot, q, qd, qdd):
@@ -296,7 +300,9 @@ class PayloadFit(eqx.Module):
         theta_consistent: physically consistent estimate (10,) (== theta when theta is
             consistent); NaN when the regressor is rank deficient.
         failures: physical-consistency conditions theta fails (empty when consistent).
-        fit: the ``Identification`` of the base problem (residual_rms, sigma2, cond, ...).
+        fit: the ``Identification`` of the base problem with the robot model as given
+            (residual_rms, sigma2, cond, ...); with ``robot_cov`` theta and cov are those of the
+            robot-updated fit (``_robot_update``), not ``fit.theta``.
         joints: 0-based joint indices used.
         converged: the estimate is final: least squares is a direct solve, and the
             constrained estimate's solver (run only when theta is not consistent) converged.
@@ -383,6 +389,44 @@ def _joint_indices(joints, n):
     return tuple(sorted(joints))
 
 
+@cache.jit
+def _robot_update(Wb, Yr, y, robot_cov, noise):
+    """The payload fitted together with a correction of the robot model, whose identified
+    estimate and covariance enter as a Gaussian prior: least squares on
+
+        [Wb  Yr L] [theta_b; z] = y   (each sample's rows whitened by the noise),   z = 0,
+
+    with robot_cov = L L^T (L: its eigenvectors times sqrt of its eigenvalues, the null space
+    of a base-parameter covariance left out) and the robot's correction Yr L z. This is the
+    stacked least squares of the robot's own experiment and the loaded one in information form
+    (recursive least squares; Ljung, *System Identification*, 1999, ch. 11.2), so the robot
+    parameters that the loaded data determine better than the prior are re-estimated there and
+    only those that the payload mimics (the flange link's) keep the prior's uncertainty.
+
+    Wb (N, k, b), Yr (N, k, p) per sample and used joint; y (N, k) torque residuals, N m;
+    robot_cov (p, p); noise (k, k) torque noise covariance of a sample, N^2 m^2 (the prior's rows
+    are in its units).
+    Returns (theta_b (b,), its covariance (b, b), sigma2 (k,) of the updated residuals).
+    """
+    N, k, b = Wb.shape
+    lam, V = jnp.linalg.eigh(robot_cov)
+    keep = lam > 1e-12 * jnp.max(lam)
+    L = V * jnp.sqrt(jnp.where(keep, lam, 0.0))  # columns of a discarded direction are zero
+    w = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(noise), jnp.eye(k), lower=True)
+    A = jnp.einsum("ij,njc->nic", w, jnp.concatenate([Wb, Yr @ L], axis=2))
+    # The prior's rows; a discarded direction's zero column is then pinned at z = 0 by its own.
+    A = jnp.concatenate([A.reshape(N * k, -1), jnp.concatenate([jnp.zeros((L.shape[1], b)), jnp.eye(L.shape[1])], 1)])
+    rhs = jnp.concatenate([(y @ w.T).reshape(-1), jnp.zeros(L.shape[1])])
+    d = jnp.linalg.norm(A, axis=0)
+    d = jnp.where(d > 0, d, 1.0)
+    Q, R = jnp.linalg.qr(A / d)
+    x = jax.scipy.linalg.solve_triangular(R, Q.T @ rhs) / d
+    Rinv = jax.scipy.linalg.solve_triangular(R, jnp.eye(R.shape[0])) / d[:, None]
+    r = y - jnp.einsum("nkb,b->nk", Wb, x[:b]) - jnp.einsum("nkp,p->nk", Yr @ L, x[b:])
+    s2 = jnp.sum(r**2, axis=0) / jnp.maximum(N - (b + jnp.sum(keep)) / k, 1.0)
+    return x[:b], (Rinv @ Rinv.T)[:b, :b], s2
+
+
 def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None = None, cov=None,
                      method: str = "wls", tol: float = TOL, robot_cov=None) -> PayloadFit:
     """Identify a payload's 10 inertial parameters from data measured with it attached.
@@ -402,9 +446,12 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     robot_cov: covariance (p, p) of theta_robot (e.g. ``jaxid.results.Params.full_cov()``), or
         None. The robot model's own estimation error enters the residual as
         ``Y_robot dtheta_robot`` and, on another trajectory than the robot was identified on,
-        does not average out: with robot_cov the payload covariance includes it,
-        ``G robot_cov G^T`` with G the (weighted) least-squares map of the payload fit applied to
-        the robot regressor. Without it the std covers the torque noise only.
+        does not average out. With robot_cov the robot's estimate is a Gaussian prior and the
+        loaded data correct it together with the payload (``_robot_update``: the stacked least
+        squares of both experiments): the directions the loaded data determine are re-estimated
+        and leave the payload; those the payload mimics (the flange link's parameters) keep the
+        prior's uncertainty, which the payload covariance then holds. Without it the robot is
+        taken as exact and the std covers the torque noise only.
 
     The residual ``tau - robot.torque(theta_robot)`` is regressed on the payload regressor
     of the chosen joints. When its rank is below 10 the base combinations are estimated
@@ -438,19 +485,27 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
 
     fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel),
                    names=list(base.names))
-    theta = jnp.full(10, jnp.nan).at[ind].set(fit.theta)
-    Cb = fit.cov
+    theta_b, Cb = fit.theta, fit.cov
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
             raise ValueError(f"robot_cov must be a finite ({p}, {p}) covariance of theta_robot, got shape "
                              f"{robot_cov.shape}")
-        # The fit is linear in y for its weights (the per-joint residual variances), so a robot error
-        # dtheta moves the estimate by G dtheta, G = (Wb^T S Wb)^-1 Wb^T S Y_robot.
-        w = jnp.tile(1.0 / jnp.sqrt(fit.sigma2) if method == "wls" else jnp.ones(len(sel)), q.shape[0])[:, None]
-        Yr = jaxid_regressor(robot, q, qd, qdd)[:, sel, :].reshape(-1, p)
-        G = jnp.linalg.lstsq(base.reduce(W) * w, Yr * w)[0]
-        Cb = Cb + G @ robot_cov @ G.T
+        Yr = jaxid_regressor(robot, q, qd, qdd)[:, sel, :]
+        # The prior's rows need the noise's units: the given cov, else estimated per joint ("wls")
+        # or pooled, in two passes: the payload-only residuals behind fit.sigma2 also hold the robot
+        # model's error, the updated fit's residuals do not.
+        given = cov is not None and method == "wls"
+        # Floored at 1e-8 of each joint's torque RMS, far below any sensor: noise-free data (s2 at
+        # rounding level) would otherwise weight the data 1e14 times the prior and lose its digits.
+        floor = (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2
+        noise = lambda s2: jnp.diag(jnp.maximum(s2 if method == "wls" else jnp.full(len(sel), jnp.mean(s2)), floor))
+        S = (jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float)) if given \
+            else noise(fit.sigma2)
+        for _ in range(1 if given else 2):
+            theta_b, Cb, s2 = _robot_update(base.reduce(W).reshape(q.shape[0], len(sel), -1), Yr, y, robot_cov, S)
+            S = S if given else noise(s2)
+    theta = jnp.full(10, jnp.nan).at[ind].set(theta_b)
     C = jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(Cb)
     mask = jnp.asarray(identifiable)
     theta = jnp.where(mask, theta, jnp.nan)
@@ -467,6 +522,16 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 + ". PayloadFit.theta_consistent holds the constrained (log-Cholesky) estimate"
                 + ("" if ok else " (its solver did not converge: check the data and the robot model)"),
                 UserWarning, stacklevel=2)
-    return PayloadFit(theta=theta, std=jnp.sqrt(jnp.diag(C)), cov=C, identifiable=jnp.asarray(identifiable),
-                      theta_base=fit.theta, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
+    std = np.sqrt(np.diag(np.asarray(C)))
+    tr3 = float(np.sum(np.asarray(theta_c)[[4, 6, 9]])) / 3 if base.rank == 10 else np.nan
+    if tr3 > 0 and np.max(std[4:]) > INERTIA_STD * tr3:
+        i = 4 + int(np.argmax(std[4:]))
+        warnings.warn(
+            f"the payload's inertia is not determined at this noise level: the std of {PAYLOAD_NAMES[i]} is "
+            f"{100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 (more than {100 * INERTIA_STD:g} %); move the "
+            "wrist faster (an excitation designed for the payload: jaxid excite --payload), record more periods, "
+            "or fit the difference to an unloaded run of the same trajectory (jaxid payload --unloaded)",
+            UserWarning, stacklevel=2)
+    return PayloadFit(theta=theta, std=jnp.asarray(std), cov=C, identifiable=jnp.asarray(identifiable),
+                      theta_base=theta_b, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
                       fit=fit, rank=base.rank, failures=failures, joints=sel, converged=bool(ok))
