@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxid.dynamics import spatial
-from jaxid.friction import models as friction_models
+from jaxid.model.robot import joint_columns
 
 
 # ---- scalar algebra that skips structural zeros ------------------------------------------
@@ -126,184 +127,146 @@ def _body_regressor(w, u, dw, du):
     return cols
 
 
-# ---- kinematics --------------------------------------------------------------------------
-def _joint_constants(robot):
-    """Per joint, the static parts of its motion: placement rotation PR, its Rodrigues factors
-    PR K and PR K^2 (K the axis' cross-product matrix), origin, axis; as nested tuples of
-    unbatched arrays."""
+# ---- the link recursion as a scan over the static tree ------------------------------------
+# Why a scan and not the link loop unrolled: XLA's CPU fusion duplicates shared elementwise
+# work into every consumer (an unrolled UR5 regressor recomputed each sine ~130 times, 12x
+# slower than the vmapped code, and compiled for a minute; optimisation barriers are removed
+# before fusion). A scan's carry is materialised between links, so one small body is compiled
+# once for any number of links, and a parent's state is read from the carry by its index.
+
+def _tables(robot, q):
+    """Per-joint scan inputs (leading axis n_joints): placement rotation PR and its Rodrigues
+    factors PR K, PR K^2 (K the axis' cross-product matrix), origin Pp, PR axis, axis, revolute
+    flag, the parent's slot in the carry (0 is the base) and the joint's position q (N,)."""
     PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
     K = jax.vmap(spatial.skew)(robot.axes)
-    PK, PK2 = PR @ K, PR @ K @ K
-    PRa = jnp.einsum("nij,nj->ni", PR, robot.axes)
-    rows = lambda A: tuple(tuple(tuple(A[i, r, c] for c in range(3)) for r in range(3)) for i in range(A.shape[0]))
-    vecs = lambda A: tuple(tuple(A[i, k] for k in range(3)) for i in range(A.shape[0]))
-    return rows(PR), rows(PK), rows(PK2), vecs(Pp), vecs(PRa), vecs(robot.axes)
+    return dict(PR=PR, PK=PR @ K, PK2=PR @ K @ K, Pp=Pp, PRa=jnp.einsum("nij,nj->ni", PR, robot.axes),
+                axis=robot.axes, rev=jnp.asarray([t == "R" for t in robot.joint_types], dtype=robot.axes.dtype),
+                slot=jnp.asarray(np.asarray(robot.parents) + 1), joint=jnp.arange(robot.n_joints), q=q)
 
 
-def _poses(robot, q):
-    """Each joint's pose in its parent frame, (E, r) per joint: E = P_R Rot(axis, q) by
-    Rodrigues' formula with the placement folded in (P_R + sin q P_R K + (1 - cos q) P_R K^2)."""
-    PR, PK, PK2, Pp, PRa, _ = _joint_constants(robot)
-    poses = []
-    for i, kind in enumerate(robot.joint_types):
-        if kind == "R":
-            s, c = jnp.sin(q[i]), 1.0 - jnp.cos(q[i])
-            E = tuple(tuple(PR[i][r][k] + s * PK[i][r][k] + c * PK2[i][r][k] for k in range(3)) for r in range(3))
-            poses.append((E, Pp[i]))
-        else:
-            poses.append((PR[i], tuple(Pp[i][k] + q[i] * PRa[i][k] for k in range(3))))
-    return poses
+def _pose(x):
+    """A joint's pose (E, r) in its parent frame: E = PR Rot(axis, q) by Rodrigues' formula with the
+    placement folded in, r = Pp + q PR axis for a prismatic joint."""
+    s, c, t = jnp.sin(x["q"]) * x["rev"], (1.0 - jnp.cos(x["q"])) * x["rev"], x["q"] * (1.0 - x["rev"])
+    E = tuple(tuple(x["PR"][a, b] + s * x["PK"][a, b] + c * x["PK2"][a, b] for b in range(3)) for a in range(3))
+    return E, tuple(x["Pp"][k] + t * x["PRa"][k] for k in range(3))
 
 
-def _subspace(robot, i):
-    """Joint i's unit twist S_i (angular, linear) in its own frame."""
-    axis = tuple(robot.axes[i, k] for k in range(3))
-    return (axis, (0.0,) * 3) if robot.joint_types[i] == "R" else ((0.0,) * 3, axis)
+def _S(x):
+    """The joint's unit twist (angular, linear) in its frame: [axis; 0] revolute, [0; axis] prismatic."""
+    return (tuple(x["axis"][k] * x["rev"] for k in range(3)), tuple(x["axis"][k] * (1.0 - x["rev"]) for k in range(3)))
 
 
-def _kinematics(robot, q, qd, qdd):
-    """Poses, subspaces, link velocities (w, u) and accelerations (dw, du) in the link frames
-    at joint positions, velocities, accelerations q, qd, qdd (n_joints, ...). Gravity is a
-    fictitious upward acceleration of the base."""
-    poses = _poses(robot, q)
-    S = [_subspace(robot, i) for i in range(robot.n_joints)]
-    g = tuple(-robot.gravity[k] for k in range(3))
-    vel, acc = [], []
-    for i, parent in enumerate(robot.parents):
-        E, r = poses[i]
-        Sw, Su = S[i]
-        if parent < 0:
-            w, u, dw, du = (0.0,) * 3, (0.0,) * 3, (0.0,) * 3, _matTvec(E, g)
-        else:
-            w, u = _to_child(E, r, *vel[parent])
-            dw, du = _to_child(E, r, *acc[parent])
-        w, u = _vadd(w, _scale(qd[i], Sw)), _vadd(u, _scale(qd[i], Su))
-        # v x S qd: the joint's axis moves with the link it drives.
-        dw = _vadd(dw, _scale(qdd[i], Sw), _scale(qd[i], _cross(w, Sw)))
-        du = _vadd(du, _scale(qdd[i], Su), _scale(qd[i], _vadd(_cross(w, Su), _cross(u, Sw))))
-        vel.append((w, u))
-        acc.append((dw, du))
-    return poses, S, vel, acc
+def _rows(a):
+    """(k, ...) array -> tuple of k arrays."""
+    return tuple(a[k] for k in range(a.shape[0]))
 
 
-def _split(x, n):
-    """(n, ...) array -> tuple of n arrays (...)."""
-    return tuple(x[i] for i in range(n))
+def _stack(xs, like):
+    return jnp.stack([jnp.zeros_like(like) if _zero(x) else jnp.broadcast_to(x, like.shape) for x in xs])
 
 
-def _joints(robot, q, qd, qdd):
-    """Joint motion as tuples of per-joint arrays, from coordinates (n, ...)."""
-    idx = robot.coordinates
-    q, qd, qdd = (_split(x, robot.n) for x in (q, qd, qdd))
+def _link_motion(x, E, r, parent, qd, qdd):
+    """Link velocity (w, u) and acceleration (dw, du) in its frame from its parent's (12, N) state."""
+    Sw, Su = _S(x)
+    w, u = _to_child(E, r, _rows(parent[0:3]), _rows(parent[3:6]))
+    dw, du = _to_child(E, r, _rows(parent[6:9]), _rows(parent[9:12]))
+    w, u = _vadd(w, _scale(qd, Sw)), _vadd(u, _scale(qd, Su))
+    # v x S qd: the joint's axis moves with the link it drives.
+    dw = _vadd(dw, _scale(qdd, Sw), _scale(qd, _cross(w, Sw)))
+    du = _vadd(du, _scale(qdd, Su), _scale(qd, _vadd(_cross(w, Su), _cross(u, Sw))))
+    return w, u, dw, du
+
+
+def _base(robot, N, dtype):
+    """The carry of link states (n_joints + 1, 12, N): slot 0 the base, at rest with the fictitious
+    upward acceleration -gravity that stands for gravity (Featherstone 2008, sec. 5.3)."""
+    state = jnp.zeros((robot.n_joints + 1, 12, N), dtype)
+    return state.at[0, 9:12].set(-robot.gravity[:, None])
+
+
+def _joint_motion_minor(robot, q, qd, qdd):
+    """Coordinates (n, N) -> joint positions, velocities, accelerations (n_joints, N)."""
     if robot.n == robot.n_joints:
         return q, qd, qdd
-    ratio = lambda j: robot.mimic_ratio[j]
-    return (tuple(q[c] * ratio(j) + robot.mimic_offset[j] if m >= 0 else q[c] for j, (c, m) in enumerate(zip(idx, robot.mimic))),
-            tuple(qd[c] * ratio(j) if m >= 0 else qd[c] for j, (c, m) in enumerate(zip(idx, robot.mimic))),
-            tuple(qdd[c] * ratio(j) if m >= 0 else qdd[c] for j, (c, m) in enumerate(zip(idx, robot.mimic))))
-
-
-def _to_coordinates(robot, rows):
-    """Per-joint rows (lists of scalars) -> per-coordinate rows: a coupled joint's row, times its
-    ratio, is added to its master's (the virtual work of the coupling)."""
-    if robot.n == robot.n_joints:
-        return rows
-    out = [None] * robot.n
-    for j, (c, m) in enumerate(zip(robot.coordinates, robot.mimic)):
-        row = rows[j] if m < 0 else [_mul(robot.mimic_ratio[j], x) for x in rows[j]]
-        out[c] = row if out[c] is None else [_add(a, b) for a, b in zip(out[c], row)]
-    return out
-
-
-def _array(rows, like):
-    """Nested lists of scalars (structural zeros as floats) -> array (rows, cols, *like.shape)."""
-    zero = jnp.zeros_like(like)
-    return jnp.stack([jnp.stack([zero if _zero(x) else jnp.broadcast_to(x, like.shape) for x in row]) for row in rows])
-
-
-# ---- the algorithms ----------------------------------------------------------------------
-def rnea(robot, inertial, q, qd, qdd):
-    """Rigid-body generalised forces (n, ...) by the recursive Newton-Euler algorithm in scalar
-    form. inertial: (n_joints, 10); q, qd, qdd: coordinates (n, ...) rad, rad/s, rad/s^2
-    (m for prismatic joints), any trailing sample shape. Returns N m (N)."""
-    qj, qdj, qddj = _joints(robot, q, qd, qdd)
-    poses, S, vel, acc = _kinematics(robot, qj, qdj, qddj)
-    f = []
-    for i in range(robot.n_joints):
-        pi = inertial[i]
-        f.append(_wrench(pi[0], (pi[1], pi[2], pi[3]), tuple(pi[4 + k] for k in range(6)), *vel[i], *acc[i]))
-    tau = [None] * robot.n_joints
-    for i in reversed(range(robot.n_joints)):
-        tau[i] = _add(_dot(S[i][0], f[i][0]), _dot(S[i][1], f[i][1]))
-        k = robot.parents[i]
-        if k >= 0:
-            n_, f_ = _to_parent(*poses[i], *f[i])
-            f[k] = (_vadd(f[k][0], n_), _vadd(f[k][1], f_))
-    return _array(_to_coordinates(robot, [[t] for t in tau]), q[0])[:, 0]
-
-
-def mass_matrix(robot, inertial, q):
-    """Rigid-body mass matrix (n, n, ...) by the composite-rigid-body algorithm in scalar form
-    (``rnea.crba``: composites as mass m, first moment h, inertia I about the link origin, moved
-    inward by the parallel-axis theorem). q: coordinates (n, ...) rad (m); kg m^2 (kg)."""
-    qj, _, _ = _joints(robot, q, q, q)
-    poses = _poses(robot, qj)
-    n = robot.n_joints
-    S = [_subspace(robot, i) for i in range(n)]
-    m = [inertial[i, 0] for i in range(n)]
-    h = [tuple(inertial[i, 1 + k] for k in range(3)) for i in range(n)]
-    I = [tuple(inertial[i, 4 + k] for k in range(6)) for i in range(n)]
-    for i in reversed(range(n)):
-        k = robot.parents[i]
-        if k < 0:
-            continue
-        E, r = poses[i]
-        g = _matvec(E, h[i])
-        # E I E^T - ([g][r] + [r][g]) - m [r][r], with [a][b] = b a^T - (a.b) 1.
-        EI = [_sym(I[i], tuple(E[row][c] for c in range(3))) for row in range(3)]  # rows of E I
-        EIE = [[_dot(EI[a], E[b]) for b in range(3)] for a in range(3)]
-        diag = _add(_mul(2.0, _dot(g, r)), _mul(m[i], _dot(r, r)))
-        pairs = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)]
-        I[k] = tuple(_add(I[k][e], EIE[a][b], _neg(_add(_mul(r[a], g[b]), _mul(g[a], r[b]))),
-                          _neg(_mul(m[i], _mul(r[a], r[b]))), diag if a == b else 0.0)
-                     for e, (a, b) in enumerate(pairs))
-        h[k] = _vadd(h[k], g, _scale(m[i], r))
-        m[k] = _add(m[k], m[i])
-    M = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        sw, sv = S[i]
-        F = (_vadd(_sym(I[i], sw), _cross(h[i], sv)), _vadd(_scale(m[i], sv), _cross(sw, h[i])))  # Ic S
-        M[i][i] = _add(_dot(sw, F[0]), _dot(sv, F[1]))
-        j = i
-        while robot.parents[j] >= 0:
-            F = _to_parent(*poses[j], *F)
-            j = robot.parents[j]
-            M[i][j] = M[j][i] = _add(_dot(S[j][0], F[0]), _dot(S[j][1], F[1]))
-    M = _to_coordinates(robot, M)
-    return _array(_to_coordinates(robot, [list(col) for col in zip(*M)]), q[0])
+    idx, ratio = np.asarray(robot.coordinates), robot.mimic_ratio[:, None]
+    return q[idx] * ratio + robot.mimic_offset[:, None], qd[idx] * ratio, qdd[idx] * ratio
 
 
 def regressor(robot, q, qd, qdd):
-    """Regressor (n, p, ...) of the rigid bodies and the enabled joint terms, in
-    ``Robot.parameter_names`` order, in scalar form. q, qd, qdd: coordinates (n, ...)."""
-    qj, qdj, qddj = _joints(robot, q, qd, qdd)
-    poses, S, vel, acc = _kinematics(robot, qj, qdj, qddj)
-    n = robot.n_joints
-    rows = [[0.0] * (10 * n) for _ in range(n)]
-    seen = []  # seen[j]: {joint i carrying link j: joint i's unit twist in link j's frame}
-    for j, parent in enumerate(robot.parents):
-        carried = {} if parent < 0 else {i: _to_child(*poses[j], *s) for i, s in seen[parent].items()}
-        carried[j] = S[j]
-        seen.append(carried)
-        A = _body_regressor(*vel[j], *acc[j])
-        for i, (sw, sv) in carried.items():
-            rows[i][10 * j:10 * j + 10] = [_add(_dot(sw, cn), _dot(sv, cf)) for cn, cf in A]
-    terms = robot.joint_terms
-    if terms:
-        eps, vs = robot.coulomb_eps, robot.stribeck_vs
-        for j in range(n):
-            cols = [0.0] * (n * len(terms))
-            for t, name in enumerate(terms):
-                cols[j * len(terms) + t] = friction_models.JOINT_BASIS[name].column(qdj[j], qddj[j], eps, vs)
-            rows[j] = rows[j] + cols
-    return _array(_to_coordinates(robot, rows), q[0])
+    """Regressor (n, p, N) of N samples, samples last: the rigid bodies' 10 n_joints columns and
+    the enabled joint terms, in ``Robot.parameter_names`` order. q, qd, qdd: coordinates (n, N),
+    rad, rad/s, rad/s^2 (m for prismatic joints).
+
+    One scan over the links carries each link's velocity and acceleration and every joint's unit
+    twist seen from it (zero for joints that do not carry it); link j's block is those twists
+    dotted with its 6x10 body regressor, ``Y[i, link j] = S_i^(j) . A_j``."""
+    qj, qdj, qddj = _joint_motion_minor(robot, q, qd, qdd)
+    nj, N = qj.shape
+    xs = dict(_tables(robot, qj), qd=qdj, qdd=qddj)
+
+    def step(carry, x):
+        state, T = carry
+        E, r = _pose(x)
+        w, u, dw, du = _link_motion(x, E, r, state[x["slot"]], x["qd"], x["qdd"])
+        Tp = T[x["slot"]]  # (n_joints, 6, N): the parent's twists
+        tw, tu = _to_child(E, r, _rows(Tp[:, 0:3].swapaxes(0, 1)), _rows(Tp[:, 3:6].swapaxes(0, 1)))
+        own = (jnp.arange(nj) == x["joint"])[:, None]
+        Sw, Su = _S(x)
+        tw = tuple(jnp.where(own, a, b) for a, b in zip(Sw, tw))
+        tu = tuple(jnp.where(own, a, b) for a, b in zip(Su, tu))
+        # Link j's block, Y[:, c] = sum_k twist_k A[k, c]: sums over the 6 components written out.
+        block = jnp.stack([_add(_dot(tw, cn), _dot(tu, cf)) for cn, cf in _body_regressor(w, u, dw, du)], axis=1)
+        state = state.at[x["joint"] + 1].set(_stack(w + u + dw + du, x["q"]))
+        T = T.at[x["joint"] + 1].set(jnp.stack(tw + tu, axis=1))
+        return (state, T), block
+
+    T0 = jnp.zeros((nj + 1, nj, 6, N), qj.dtype)
+    _, blocks = jax.lax.scan(step, (_base(robot, N, qj.dtype), T0), xs)  # (link, joint, 10, N)
+    Y = blocks.swapaxes(0, 1).reshape(nj, 10 * nj, N)
+    Y = robot.to_coordinates(Y)
+    return jnp.concatenate([Y, joint_columns(robot, qdj, qddj)], axis=1) if robot.joint_terms else Y
+
+
+def _forward(robot, q, qd, qdd, inertial):
+    """Forward scan: per link its pose (12, N) and net wrench (6, N) in its frame."""
+    nj, N = q.shape
+    xs = dict(_tables(robot, q), qd=qd, qdd=qdd, pi=inertial)
+
+    def step(state, x):
+        E, r = _pose(x)
+        w, u, dw, du = _link_motion(x, E, r, state[x["slot"]], x["qd"], x["qdd"])
+        pi = x["pi"]
+        n, f = _wrench(pi[0], tuple(pi[1:4]), tuple(pi[4:10]), w, u, dw, du)
+        state = state.at[x["joint"] + 1].set(_stack(w + u + dw + du, x["q"]))
+        return state, (_stack(sum(E, ()) + r, x["q"]), _stack(n + f, x["q"]))
+
+    return jax.lax.scan(step, _base(robot, N, q.dtype), xs)[1]
+
+
+def _pose_of(P):
+    """(12, N) stacked pose -> (E rows, r)."""
+    return tuple(tuple(P[3 * a + b] for b in range(3)) for a in range(3)), tuple(P[9 + k] for k in range(3))
+
+
+def rnea(robot, inertial, q, qd, qdd):
+    """Rigid-body generalised forces (n, N) of N samples, samples last, by the recursive
+    Newton-Euler algorithm (Featherstone 2008, table 5.1): link motion outward in a scan, net
+    wrenches inward in a reverse scan. inertial: (n_joints, 10); q, qd, qdd: coordinates (n, N),
+    rad, rad/s, rad/s^2 (m for prismatic joints). Returns N m (N)."""
+    qj, qdj, qddj = _joint_motion_minor(robot, q, qd, qdd)
+    nj, N = qj.shape
+    poses, wrenches = _forward(robot, qj, qdj, qddj, inertial)
+    tables = _tables(robot, qj)
+
+    def step(F, x):
+        f = x["f"] + F[x["joint"] + 1]  # its own wrench plus those its children pass on
+        Sw, Su = _S(x)
+        tau = _add(_dot(Sw, _rows(f[:3])), _dot(Su, _rows(f[3:])))
+        n, ff = _to_parent(*_pose_of(x["P"]), _rows(f[:3]), _rows(f[3:]))
+        return F.at[x["slot"]].add(jnp.stack(n + ff)), tau
+
+    xs = dict(axis=tables["axis"], rev=tables["rev"], slot=tables["slot"], joint=tables["joint"], f=wrenches, P=poses)
+    _, tau = jax.lax.scan(step, jnp.zeros((nj + 1, 6, N), qj.dtype), xs, reverse=True)
+    return robot.to_coordinates(tau)
