@@ -194,6 +194,53 @@ def _joint_motion_minor(robot, q, qd, qdd):
     return q[idx] * ratio + robot.mimic_offset[:, None], qd[idx] * ratio, qdd[idx] * ratio
 
 
+def _poses_minor(robot, q):
+    """Every joint's pose in its parent frame at positions q (n_joints, N): E (3, 3, n_joints, N),
+    r (3, n_joints, N), computed for all joints at once, outside the link recursion (inside it XLA
+    recomputed each sine in every fusion that reads the pose)."""
+    x = {k: jnp.moveaxis(v, 0, -1)[..., None] if v.ndim > 1 else v[:, None]
+         for k, v in _tables(robot, q).items() if k not in ("slot", "joint", "q")}
+    x["q"] = q
+    E, r = _pose(x)
+    return jnp.stack([jnp.stack(row) for row in E]), jnp.stack(r)
+
+
+def _motion_scan(robot, qj, qdj, qddj, carry_twists):
+    """Link velocities and accelerations (n_joints, 12, N) and, with carry_twists, every joint's
+    unit twist seen from each link (n_joints, n_joints, 6, N), by a scan outward over the links."""
+    nj, N = qj.shape
+    E, r = _poses_minor(robot, qj)
+    t = _tables(robot, qj)
+    xs = dict(E=jnp.moveaxis(E, 2, 0), r=jnp.moveaxis(r, 1, 0), axis=t["axis"], rev=t["rev"], slot=t["slot"],
+              joint=t["joint"], qd=qdj, qdd=qddj)
+    serial = robot.parents == tuple(range(-1, nj - 1))
+
+    def step(carry, x):
+        state, T = carry
+        E = tuple(tuple(x["E"][a, b] for b in range(3)) for a in range(3))
+        r = _rows(x["r"])
+        # A chain's parent is the previous link: the carry is that link alone, replaced rather than
+        # updated in place (XLA copied the whole indexed carry every step).
+        parent, Tp = (state, T) if serial else (state[x["slot"]], T[x["slot"]])
+        new = _stack(sum(_link_motion(x, E, r, parent, x["qd"], x["qdd"]), ()), x["qd"])
+        if carry_twists:  # Tp (n_joints, 6, N): the parent's twists
+            tw, tu = _to_child(E, r, _rows(Tp[:, 0:3].swapaxes(0, 1)), _rows(Tp[:, 3:6].swapaxes(0, 1)))
+            own = (jnp.arange(nj) == x["joint"])[:, None]
+            Sw, Su = _S(x)
+            Tnew = jnp.stack([jnp.where(own, a, b) for a, b in zip(Sw + Su, tw + tu)], axis=1)
+        else:
+            Tnew = Tp
+        ys = (new, Tnew)
+        if not serial:
+            new, Tnew = state.at[x["joint"] + 1].set(new), T.at[x["joint"] + 1].set(Tnew)
+        return (new, Tnew), ys
+
+    base = _base(robot, N, qj.dtype)
+    shape = (nj, 6, N) if carry_twists else (0,)
+    init = (base[0], jnp.zeros(shape, qj.dtype)) if serial else (base, jnp.zeros((nj + 1,) + shape, qj.dtype))
+    return jax.lax.scan(step, init, xs)[1]
+
+
 def regressor(robot, q, qd, qdd):
     """Regressor (n, p, N) of N samples, samples last: the rigid bodies' 10 n_joints columns and
     the enabled joint terms, in ``Robot.parameter_names`` order. q, qd, qdd: coordinates (n, N),
@@ -201,30 +248,14 @@ def regressor(robot, q, qd, qdd):
 
     One scan over the links carries each link's velocity and acceleration and every joint's unit
     twist seen from it (zero for joints that do not carry it); link j's block is those twists
-    dotted with its 6x10 body regressor, ``Y[i, link j] = S_i^(j) . A_j``."""
+    dotted with its 6x10 body regressor, ``Y[i, link j] = S_i^(j) . A_j``, for all links at once."""
     qj, qdj, qddj = _joint_motion_minor(robot, q, qd, qdd)
     nj, N = qj.shape
-    xs = dict(_tables(robot, qj), qd=qdj, qdd=qddj)
-
-    def step(carry, x):
-        state, T = carry
-        E, r = _pose(x)
-        w, u, dw, du = _link_motion(x, E, r, state[x["slot"]], x["qd"], x["qdd"])
-        Tp = T[x["slot"]]  # (n_joints, 6, N): the parent's twists
-        tw, tu = _to_child(E, r, _rows(Tp[:, 0:3].swapaxes(0, 1)), _rows(Tp[:, 3:6].swapaxes(0, 1)))
-        own = (jnp.arange(nj) == x["joint"])[:, None]
-        Sw, Su = _S(x)
-        tw = tuple(jnp.where(own, a, b) for a, b in zip(Sw, tw))
-        tu = tuple(jnp.where(own, a, b) for a, b in zip(Su, tu))
-        # Link j's block, Y[:, c] = sum_k twist_k A[k, c]: sums over the 6 components written out.
-        block = jnp.stack([_add(_dot(tw, cn), _dot(tu, cf)) for cn, cf in _body_regressor(w, u, dw, du)], axis=1)
-        state = state.at[x["joint"] + 1].set(_stack(w + u + dw + du, x["q"]))
-        T = T.at[x["joint"] + 1].set(jnp.stack(tw + tu, axis=1))
-        return (state, T), block
-
-    T0 = jnp.zeros((nj + 1, nj, 6, N), qj.dtype)
-    _, blocks = jax.lax.scan(step, (_base(robot, N, qj.dtype), T0), xs)  # (link, joint, 10, N)
-    Y = blocks.swapaxes(0, 1).reshape(nj, 10 * nj, N)
+    state, T = _motion_scan(robot, qj, qdj, qddj, True)  # (link, 12, N), (link, joint, 6, N)
+    A = _body_regressor(*(_rows(state[:, 3 * k:3 * k + 3].swapaxes(0, 1)) for k in range(4)))  # each (link, N)
+    tw, tu = _rows(T[:, :, 0:3].swapaxes(0, 2)), _rows(T[:, :, 3:6].swapaxes(0, 2))  # each (joint, link, N)
+    # Y[i, link j, c] = sum_k twist_k A[k, c]: the 6-long sums written out, one elementwise pass.
+    Y = jnp.stack([_add(_dot(tw, cn), _dot(tu, cf)) for cn, cf in A], axis=2).reshape(nj, 10 * nj, N)
     Y = robot.to_coordinates(Y)
     return jnp.concatenate([Y, joint_columns(robot, qdj, qddj)], axis=1) if robot.joint_terms else Y
 
