@@ -1,25 +1,33 @@
-"""Inverse dynamics, mass matrix and regressor written out in scalar (structure-of-arrays) form.
+"""Opt-in: the regressor and RNEA with the samples last, arrays (n, N), written in scalar form.
 
-Every quantity is a Python tuple of scalar arrays (a 3-vector is three arrays, a rotation
-nine), and the link loop is unrolled over the static tree. Under ``jax.vmap`` each scalar
-becomes one array of samples, so the whole algorithm is long chains of elementwise work on
-sample vectors that XLA fuses into a few loops with full SIMD lanes, instead of many small
-(3,)- and (6,)-vector ops with the samples outermost (issue 17). The same functions also
-take arrays of samples directly (any common shape, samples last).
-
-Structural zeros are Python floats (``0.0``): the helpers below skip them, so a term known
-to vanish from the topology (a parentless link's velocity, the body regressor's zero
-blocks) costs nothing, while every differentiable quantity stays an array.
+Not used by ``jaxid.regressor``, ``jaxid.rnea`` or ``Robot``: measured slower on CPU (below).
+Issue 17 asked for a batch-minor (structure-of-arrays) layout so that XLA's elementwise loops
+run over samples with full SIMD lanes. Here every 3-vector is a tuple of three (N,) arrays, a
+rotation nine, and the spatial algebra is written out on them; structural zeros are Python
+floats (``0.0``) that the helpers below skip (a base link's velocity, the body regressor's zero
+blocks), while every differentiable quantity stays an array.
 
 The algorithms are the classic ones, in each link's own frame (Featherstone, "Rigid Body
-Dynamics Algorithms", 2008): the recursive Newton-Euler algorithm (table 5.1), the
-composite-rigid-body algorithm (table 6.2), and the regressor of the link wrenches, linear in
-each link's 10 inertial parameters (Atkeson, An and Hollerbach, "Estimation of inertial
-parameters of manipulator loads and links", IJRR 5(3), 1986), transmitted to the joints as
-``Y[i, link j] = (S_i seen from link j) . A_j`` with A_j the link's 6x10 body regressor and
-joint i's unit twist carried forward link by link (Khalil and Dombre, "Modeling,
-Identification and Control of Robots", 2002, sec. 12.3; the same as Pinocchio's
-``computeJointTorqueRegressor``, which moves A_j backwards instead).
+Dynamics Algorithms", 2008): the recursive Newton-Euler algorithm (table 5.1), and the
+regressor of the link wrenches, linear in each link's 10 inertial parameters (Atkeson, An and
+Hollerbach, "Estimation of inertial parameters of manipulator loads and links", IJRR 5(3),
+1986), transmitted to the joints by power, ``Y[i, link j] = (S_i seen from link j) . A_j``,
+with A_j the link's 6x10 body regressor and joint i's unit twist carried outward link by link
+(the identity ``rnea.py``'s wide form uses; Pinocchio's ``computeJointTorqueRegressor`` moves
+A_j inward instead).
+
+Why it is not faster, as measured (2-core machine under load 7-13, interleaved medians in one
+process, so ratios only): XLA's CPU fusion recomputes a shared elementwise producer in every
+consumer, and optimisation barriers are removed before fusion. With the link loop unrolled, a
+UR5 regressor recomputed each joint's sine ~130 times: 45 us/sample against 13 for the vmapped
+``Robot.regressor`` at N = 10,000, and a minute to compile. As a scan over the links (one small
+body, compiled in ~3-5 s; a parent's state materialised in the carry) and with the poses from
+one batched dot (which materialises the sines): 2.2x slower than ``Robot.regressor`` (chunks of
+1024); of its ~5.6 us/sample (load 8), the scan ~3.4, the blocks ~1.5, the transpose to
+(N, n, p) ~0.9. ``rnea`` here against ``rnea.rnea_inertial`` on planar chains (N = 2000):
+0.68x, 1.0x, 0.43x, 0.37x as fast at n = 2, 6, 12, 20. A kernel that keeps a sample's state
+in registers (not expressible in XLA's CPU fusion) or a GPU, where this layout is the coalesced
+one, may change the verdict: ``benchmarks/dynamics.py`` keeps a column for it.
 """
 from __future__ import annotations
 
@@ -134,23 +142,15 @@ def _body_regressor(w, u, dw, du):
 # before fusion). A scan's carry is materialised between links, so one small body is compiled
 # once for any number of links, and a parent's state is read from the carry by its index.
 
-def _tables(robot, q):
+def _tables(robot):
     """Per-joint scan inputs (leading axis n_joints): placement rotation PR and its Rodrigues
     factors PR K, PR K^2 (K the axis' cross-product matrix), origin Pp, PR axis, axis, revolute
-    flag, the parent's slot in the carry (0 is the base) and the joint's position q (N,)."""
+    flag and the parent's slot in the carry (0 is the base)."""
     PR, Pp = robot.placements[:, :3, :3], robot.placements[:, :3, 3]
     K = jax.vmap(spatial.skew)(robot.axes)
     return dict(PR=PR, PK=PR @ K, PK2=PR @ K @ K, Pp=Pp, PRa=jnp.einsum("nij,nj->ni", PR, robot.axes),
                 axis=robot.axes, rev=jnp.asarray([t == "R" for t in robot.joint_types], dtype=robot.axes.dtype),
-                slot=jnp.asarray(np.asarray(robot.parents) + 1), joint=jnp.arange(robot.n_joints), q=q)
-
-
-def _pose(x):
-    """A joint's pose (E, r) in its parent frame: E = PR Rot(axis, q) by Rodrigues' formula with the
-    placement folded in, r = Pp + q PR axis for a prismatic joint."""
-    s, c, t = jnp.sin(x["q"]) * x["rev"], (1.0 - jnp.cos(x["q"])) * x["rev"], x["q"] * (1.0 - x["rev"])
-    E = tuple(tuple(x["PR"][a, b] + s * x["PK"][a, b] + c * x["PK2"][a, b] for b in range(3)) for a in range(3))
-    return E, tuple(x["Pp"][k] + t * x["PRa"][k] for k in range(3))
+                slot=jnp.asarray(np.asarray(robot.parents) + 1), joint=jnp.arange(robot.n_joints))
 
 
 def _S(x):
@@ -196,13 +196,20 @@ def _joint_motion_minor(robot, q, qd, qdd):
 
 def _poses_minor(robot, q):
     """Every joint's pose in its parent frame at positions q (n_joints, N): E (3, 3, n_joints, N),
-    r (3, n_joints, N), computed for all joints at once, outside the link recursion (inside it XLA
-    recomputed each sine in every fusion that reads the pose)."""
-    x = {k: jnp.moveaxis(v, 0, -1)[..., None] if v.ndim > 1 else v[:, None]
-         for k, v in _tables(robot, q).items() if k not in ("slot", "joint", "q")}
-    x["q"] = q
-    E, r = _pose(x)
-    return jnp.stack([jnp.stack(row) for row in E]), jnp.stack(r)
+    r (3, n_joints, N), for all joints at once, outside the link recursion.
+
+    The pose is linear in (1, sin q, 1 - cos q, q): E = PR + sin q PR K + (1 - cos q) PR K^2 and
+    r = Pp + q PR axis (prismatic), so it is one batched dot of a per-joint (12, 4) table with those
+    four rows. The dot also materialises the sines: an elementwise formula would have each of the
+    twelve entries' fusions recompute them (XLA's CPU fusion duplicates them into every consumer)."""
+    t = _tables(robot)
+    rev = t["rev"][:, None]
+    basis = jnp.stack([jnp.ones_like(q), jnp.sin(q) * rev, (1.0 - jnp.cos(q)) * rev, q * (1.0 - rev)], axis=1)
+    zero = jnp.zeros_like(t["Pp"])[:, :, None]
+    table = jnp.concatenate([jnp.stack([t["PR"], t["PK"], t["PK2"], jnp.zeros_like(t["PR"])], -1).reshape(-1, 9, 4),
+                             jnp.concatenate([t["Pp"][:, :, None], zero, zero, t["PRa"][:, :, None]], -1)], axis=1)
+    pose = jnp.einsum("jkc,jcn->kjn", table, basis)  # (12, n_joints, N)
+    return pose[:9].reshape((3, 3) + q.shape), pose[9:]
 
 
 def _motion_scan(robot, qj, qdj, qddj, carry_twists):
@@ -210,7 +217,7 @@ def _motion_scan(robot, qj, qdj, qddj, carry_twists):
     unit twist seen from each link (n_joints, n_joints, 6, N), by a scan outward over the links."""
     nj, N = qj.shape
     E, r = _poses_minor(robot, qj)
-    t = _tables(robot, qj)
+    t = _tables(robot)
     xs = dict(E=jnp.moveaxis(E, 2, 0), r=jnp.moveaxis(r, 1, 0), axis=t["axis"], rev=t["rev"], slot=t["slot"],
               joint=t["joint"], qd=qdj, qdd=qddj)
     serial = robot.parents == tuple(range(-1, nj - 1))
@@ -260,27 +267,6 @@ def regressor(robot, q, qd, qdd):
     return jnp.concatenate([Y, joint_columns(robot, qdj, qddj)], axis=1) if robot.joint_terms else Y
 
 
-def _forward(robot, q, qd, qdd, inertial):
-    """Forward scan: per link its pose (12, N) and net wrench (6, N) in its frame."""
-    nj, N = q.shape
-    xs = dict(_tables(robot, q), qd=qd, qdd=qdd, pi=inertial)
-
-    def step(state, x):
-        E, r = _pose(x)
-        w, u, dw, du = _link_motion(x, E, r, state[x["slot"]], x["qd"], x["qdd"])
-        pi = x["pi"]
-        n, f = _wrench(pi[0], tuple(pi[1:4]), tuple(pi[4:10]), w, u, dw, du)
-        state = state.at[x["joint"] + 1].set(_stack(w + u + dw + du, x["q"]))
-        return state, (_stack(sum(E, ()) + r, x["q"]), _stack(n + f, x["q"]))
-
-    return jax.lax.scan(step, _base(robot, N, q.dtype), xs)[1]
-
-
-def _pose_of(P):
-    """(12, N) stacked pose -> (E rows, r)."""
-    return tuple(tuple(P[3 * a + b] for b in range(3)) for a in range(3)), tuple(P[9 + k] for k in range(3))
-
-
 def rnea(robot, inertial, q, qd, qdd):
     """Rigid-body generalised forces (n, N) of N samples, samples last, by the recursive
     Newton-Euler algorithm (Featherstone 2008, table 5.1): link motion outward in a scan, net
@@ -288,16 +274,23 @@ def rnea(robot, inertial, q, qd, qdd):
     rad, rad/s, rad/s^2 (m for prismatic joints). Returns N m (N)."""
     qj, qdj, qddj = _joint_motion_minor(robot, q, qd, qdd)
     nj, N = qj.shape
-    poses, wrenches = _forward(robot, qj, qdj, qddj, inertial)
-    tables = _tables(robot, qj)
+    state, _ = _motion_scan(robot, qj, qdj, qddj, False)  # (link, 12, N)
+    # Every link's wrench at once, outside the scan: elementwise over (link, N).
+    pi = [inertial[:, k, None] for k in range(10)]
+    n, f = _wrench(pi[0], tuple(pi[1:4]), tuple(pi[4:10]), *(_rows(state[:, 3 * k:3 * k + 3].swapaxes(0, 1)) for k in range(4)))
+    wrenches = jnp.stack(n + f, axis=1)  # (link, 6, N)
+    E, r = _poses_minor(robot, qj)
+    tables = _tables(robot)
 
     def step(F, x):
         f = x["f"] + F[x["joint"] + 1]  # its own wrench plus those its children pass on
         Sw, Su = _S(x)
         tau = _add(_dot(Sw, _rows(f[:3])), _dot(Su, _rows(f[3:])))
-        n, ff = _to_parent(*_pose_of(x["P"]), _rows(f[:3]), _rows(f[3:]))
+        E = tuple(tuple(x["E"][a, b] for b in range(3)) for a in range(3))
+        n, ff = _to_parent(E, _rows(x["r"]), _rows(f[:3]), _rows(f[3:]))
         return F.at[x["slot"]].add(jnp.stack(n + ff)), tau
 
-    xs = dict(axis=tables["axis"], rev=tables["rev"], slot=tables["slot"], joint=tables["joint"], f=wrenches, P=poses)
+    xs = dict(axis=tables["axis"], rev=tables["rev"], slot=tables["slot"], joint=tables["joint"], f=wrenches,
+              E=jnp.moveaxis(E, 2, 0), r=jnp.moveaxis(r, 1, 0))
     _, tau = jax.lax.scan(step, jnp.zeros((nj + 1, 6, N), qj.dtype), xs, reverse=True)
     return robot.to_coordinates(tau)
