@@ -5,7 +5,9 @@ in jaxid; Pinocchio (``pin.rnea``, ``pin.crba``) in a Python loop, one sample at
 identification scripts call it. Both jaxid formulations are timed: the wide one (ancestor
 matrix, O(n^2) per sample, few wide ops; mass matrix by ``jax.jacfwd`` of it in qdd) and
 the recursive one (Featherstone's RNEA and CRBA, O(n)); ``jaxid.dynamics.rnea.RECURSIVE_FROM``
-chooses the RNEA by n ("auto"); the mass matrix is the CRBA at every n. All timings interleaved in one process, medians of --repeat.
+chooses the RNEA by n ("auto"); the mass matrix is the CRBA at every n. "soa/auto": the opt-in
+samples-last RNEA (``jaxid.dynamics.soa``, transposes included) over the auto one's time (> 1: slower).
+All timings interleaved in one process, medians of --repeat.
 Pinocchio's C++ loop (``benchmarks/pinocchio_cpp.py``; needs g++ and Eigen) on the same model
 and states where it builds. Printed: us/sample and ratios (> 1: the first named is slower).
 Usage: python benchmarks/dynamics.py [--n 2 4 6 8 12 16 20] [--samples 2000] [--repeat 5]

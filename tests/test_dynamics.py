@@ -215,10 +215,10 @@ def _coupled_tree():
 
 @pytest.mark.parametrize("make", [jaxid.models.ur5, _coupled_tree])
 def test_samples_last_dynamics_equal_the_existing_functions(make):
-    """jaxid.dynamics.soa (samples last, link recursion as a scan) == Robot.regressor; Y theta == the
-    torque; its RNEA plus the joint terms == the torque; the written-out joint-term columns == jax.jacfwd of
-    Robot.joint_torque. A chain (the UR5) and a tree with prismatic, coupled joints and every
-    joint term."""
+    """jaxid.dynamics.soa (samples last, link recursion as a scan) == Robot.regressor (itself
+    == jax.jacfwd of the torque, test_regressor); Y theta == its RNEA plus the joint terms; the
+    written-out joint-term columns == jax.jacfwd of Robot.joint_torque. A chain (the UR5) and a
+    tree with prismatic, coupled joints and every joint term."""
     from jaxid.dynamics import soa
 
     robot = make()
@@ -230,11 +230,10 @@ def test_samples_last_dynamics_equal_the_existing_functions(make):
     def both(q, qd, qdd):
         structured = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
         joint = jax.vmap(lambda b, c: jax.jacfwd(robot.joint_torque)(joint_params, b, c).reshape(robot.n, -1))(qd, qdd)
-        tau = jax.vmap(lambda a, b, c: robot.torque(theta, a, b, c))(q, qd, qdd)
         tau_joint = jax.vmap(lambda b, c: robot.joint_torque(joint_params, b, c))(qd, qdd)
         Y = jnp.moveaxis(soa.regressor(robot, q.T, qd.T, qdd.T), -1, 0)
-        return ((Y, structured), (Y @ theta, tau), (structured[:, :, 10 * robot.n_joints:], joint),
-                (soa.rnea(robot, robot.inertial, q.T, qd.T, qdd.T).T + tau_joint, tau))
+        tau = soa.rnea(robot, robot.inertial, q.T, qd.T, qdd.T).T + tau_joint
+        return (Y, structured), (Y @ theta, tau), (structured[:, :, 10 * robot.n_joints:], joint)
 
     for fast, reference in both(q, qd, qdd):
         assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference), initial=0.0))))
