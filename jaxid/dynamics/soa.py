@@ -16,18 +16,20 @@ with A_j the link's 6x10 body regressor and joint i's unit twist carried outward
 (the identity ``rnea.py``'s wide form uses; Pinocchio's ``computeJointTorqueRegressor`` moves
 A_j inward instead).
 
-Why it is not faster, as measured (2-core machine under load 7-13, interleaved medians in one
-process, so ratios only): XLA's CPU fusion recomputes a shared elementwise producer in every
-consumer, and optimisation barriers are removed before fusion. With the link loop unrolled, a
-UR5 regressor recomputed each joint's sine ~130 times: 45 us/sample against 13 for the vmapped
-``Robot.regressor`` at N = 10,000, and a minute to compile. As a scan over the links (one small
-body, compiled in ~3-5 s; a parent's state materialised in the carry) and with the poses from
-one batched dot (which materialises the sines): 2.2x slower than ``Robot.regressor`` (chunks of
-1024); of its ~5.6 us/sample (load 8), the scan ~3.4, the blocks ~1.5, the transpose to
-(N, n, p) ~0.9. ``rnea`` here against ``rnea.rnea_inertial`` on planar chains (N = 2000):
-0.68x, 1.0x, 0.43x, 0.37x as fast at n = 2, 6, 12, 20. A kernel that keeps a sample's state
-in registers (not expressible in XLA's CPU fusion) or a GPU, where this layout is the coalesced
-one, may change the verdict: ``benchmarks/dynamics.py`` keeps a column for it.
+Why it is not faster, as measured (2-core machine shared with other jobs, interleaved medians
+in one process, so ratios only; load average in brackets): XLA's CPU fusion recomputes a shared
+elementwise producer in every consumer, and optimisation barriers are removed before fusion.
+With the link loop unrolled, a UR5 regressor recomputed each joint's sine ~130 times: 45
+us/sample against 13 for the vmapped ``Robot.regressor`` at N = 10,000 (load 5), and a minute
+to compile. As a scan over the links (one small body, compiled in ~2-5 s; a parent's state
+materialised in the carry) with the poses from one batched dot (which materialises the
+sines): 5.36 against 3.88 us/sample for ``Robot.regressor`` (load 1.8, chunks of 1024), of
+which the scan is ~60 %, the blocks ~25 %, the transpose to (N, n, p) ~15 %. ``rnea`` here
+on planar chains (N = 2000, load 1.7): 0.46, 1.03, 2.9, 5.5 us/sample at n = 2, 6, 12, 20,
+on a par with ``rnea.rnea_recursive`` (0.47, 1.06, 3.34, 5.57) and so not wired in. A kernel
+that keeps a sample's state in registers (not expressible in XLA's CPU fusion), or a GPU,
+where this layout is the coalesced one, may change the verdict: ``benchmarks/dynamics.py``
+keeps a column for it.
 """
 from __future__ import annotations
 
