@@ -371,7 +371,8 @@ def joint_columns(robot, qd, qdd):
     (n, n_joints * k, ...): joint j's ``JOINT_BASIS`` columns (k = len(joint_terms)) at its
     velocity and acceleration qd, qdd (n_joints, ...) rad/s, rad/s^2 (joints, not coordinates;
     any trailing sample shape), in its own row, carried to its coordinate with its coupling
-    ratio. Written out rather than by ``jax.jacfwd``, which cost ~1 us per UR5 sample."""
+    ratio. Written out rather than by ``jax.jacfwd``: 1.1-1.2x faster for a UR5 with joint terms
+    (3 or 6 terms, N = 10,000 batched; the same numbers)."""
     basis = friction_models.joint_basis(robot.joint_terms, qd, qdd, robot.coulomb_eps, robot.stribeck_vs)
     basis = jnp.moveaxis(basis, -1, 1)  # (n_joints, k, ...)
     nj, k = basis.shape[:2]
