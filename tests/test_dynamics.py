@@ -202,3 +202,38 @@ def test_recursive_rnea_and_crba_equal_the_wide_formulation(make):
     q, qd, qdd = np.random.default_rng(2).normal(size=(3, 4, robot.n))
     for fast, reference in _both_ways(robot, q, qd, qdd):  # the public mass_matrix includes the rotor inertia
         assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference)))))
+
+
+def _coupled_tree():
+    """``_random_tree`` with its last (prismatic) joint coupled to joint 4 and every joint term on."""
+    r = _random_tree()
+    mimic = [None] * 5 + [(4, 0.7, 0.2)]
+    terms = jaxid.model.robot.JOINT_TERMS
+    return jaxid.Robot(r.placements, r.axes, r.inertial, joint_types=r.joint_types, parents=r.parents, mimic=mimic,
+                       joint_terms=terms, joint_params=np.random.default_rng(3).uniform(0.1, 1.0, (6, len(terms))))
+
+
+@pytest.mark.parametrize("make", [jaxid.models.ur5, _coupled_tree])
+def test_samples_last_dynamics_equal_the_existing_functions(make):
+    """jaxid.dynamics.soa (samples last, link recursion as a scan) == Robot.regressor (itself
+    == jax.jacfwd of the torque, test_regressor); Y theta == its RNEA plus the joint terms; the
+    written-out joint-term columns == jax.jacfwd of Robot.joint_torque. A chain (the UR5) and a
+    tree with prismatic, coupled joints and every joint term."""
+    from jaxid.dynamics import soa
+
+    robot = make()
+    theta = robot.parameter_vector()
+    q, qd, qdd = np.random.default_rng(4).normal(size=(3, 5, robot.n))
+    _, joint_params = robot.split(theta)
+
+    @jax.jit
+    def both(q, qd, qdd):
+        structured = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
+        joint = jax.vmap(lambda b, c: jax.jacfwd(robot.joint_torque)(joint_params, b, c).reshape(robot.n, -1))(qd, qdd)
+        tau_joint = jax.vmap(lambda b, c: robot.joint_torque(joint_params, b, c))(qd, qdd)
+        Y = jnp.moveaxis(soa.regressor(robot, q.T, qd.T, qdd.T), -1, 0)
+        tau = soa.rnea(robot, robot.inertial, q.T, qd.T, qdd.T).T + tau_joint
+        return (Y, structured), (Y @ theta, tau), (structured[:, :, 10 * robot.n_joints:], joint)
+
+    for fast, reference in both(q, qd, qdd):
+        assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference), initial=0.0))))
