@@ -5,9 +5,7 @@ in jaxid; Pinocchio (``pin.rnea``, ``pin.crba``) in a Python loop, one sample at
 identification scripts call it. Both jaxid formulations are timed: the wide one (ancestor
 matrix, O(n^2) per sample, few wide ops; mass matrix by ``jax.jacfwd`` of it in qdd) and
 the recursive one (Featherstone's RNEA and CRBA, O(n)); ``jaxid.dynamics.rnea.RECURSIVE_FROM``
-chooses the RNEA by n ("auto"); the mass matrix is the CRBA at every n. "soa/auto": the opt-in
-samples-last RNEA (``jaxid.dynamics.soa``, transposes included) over the auto one's time (> 1: slower).
-All timings interleaved in one process, medians of --repeat.
+chooses the RNEA by n ("auto"); the mass matrix is the CRBA at every n. All timings interleaved in one process, medians of --repeat.
 Pinocchio's C++ loop (``benchmarks/pinocchio_cpp.py``; needs g++ and Eigen) on the same model
 and states where it builds. Printed: us/sample and ratios (> 1: the first named is slower).
 Usage: python benchmarks/dynamics.py [--n 2 4 6 8 12 16 20] [--samples 2000] [--repeat 5]
@@ -33,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxid
-from jaxid.dynamics import rnea, soa
+from jaxid.dynamics import rnea
 import pinocchio_cpp  # benchmarks/pinocchio_cpp.py: Pinocchio's C++ loop, where it builds
 from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
 
@@ -64,10 +62,8 @@ def main(argv=None):
         rec = batch(lambda q, qd, qdd: rnea.rnea_recursive(robot, robot.inertial, q, qd, qdd))
         M_wide = batch(lambda q: jax.jacfwd(lambda x: rnea.rnea_wide(robot, robot.inertial, q, zero, x))(zero))
         M_rec = batch(lambda q: rnea.crba(robot, robot.inertial, q))
-        # Samples last (opt-in, not used by jaxid.rnea): the transposes in and out are part of its cost.
-        minor = jax.jit(lambda q, qd, qdd: soa.rnea(robot, robot.inertial, q.T, qd.T, qdd.T).T)
         fns = {"rnea wide": lambda: wide(q, qd, qdd), "rnea recursive": lambda: rec(q, qd, qdd),
-               "M jacfwd(wide)": lambda: M_wide(q), "M crba": lambda: M_rec(q), "rnea soa": lambda: minor(q, qd, qdd)}
+               "M jacfwd(wide)": lambda: M_wide(q), "M crba": lambda: M_rec(q)}
         if pin is not None:
             model = pinocchio_model(robot)
             data = model.createData()
@@ -79,7 +75,7 @@ def main(argv=None):
         auto = "recursive" if n >= rnea.RECURSIVE_FROM else "wide"
         row = dict(n=n, us_per_sample={k: 1e6 * v / args.samples for k, v in t.items()}, auto=auto,
                    wide_over_recursive=t["rnea wide"] / t["rnea recursive"],
-                   M_jacfwd_over_crba=t["M jacfwd(wide)"] / t["M crba"], soa_over_auto=t["rnea soa"] / t[f"rnea {auto}"])
+                   M_jacfwd_over_crba=t["M jacfwd(wide)"] / t["M crba"])
         if pin is not None:
             row.update(pin_rnea_over_jaxid=t["pin rnea loop"] / t[f"rnea {auto}"],
                        pin_crba_over_jaxid=t["pin crba loop"] / t["M crba"],  # Robot.mass_matrix: CRBA at every n
@@ -92,11 +88,11 @@ def main(argv=None):
                        cpp_max_abs_diff=float(np.abs(cpp["tau"] - np.asarray(rec(q, qd, qdd))[0]).max()))
         rows.append(row)
     print(f"{'n':>3} {'wide us':>8} {'rec us':>8} {'wide/rec':>9} {'M jac us':>9} {'crba us':>8} {'jac/crba':>9} "
-          f"{'auto':>10} {'soa/auto':>9} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12} {'C++/jaxid rnea':>15} {'C++/jaxid M':>12}")
+          f"{'auto':>10} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12} {'C++/jaxid rnea':>15} {'C++/jaxid M':>12}")
     for r in rows:
         u = r["us_per_sample"]
         print(f"{r['n']:>3} {u['rnea wide']:>8.2f} {u['rnea recursive']:>8.2f} {r['wide_over_recursive']:>9.2f} "
-              f"{u['M jacfwd(wide)']:>9.2f} {u['M crba']:>8.2f} {r['M_jacfwd_over_crba']:>9.2f} {r['auto']:>10} {r['soa_over_auto']:>9.2f} "
+              f"{u['M jacfwd(wide)']:>9.2f} {u['M crba']:>8.2f} {r['M_jacfwd_over_crba']:>9.2f} {r['auto']:>10} "
               f"{r.get('pin_rnea_over_jaxid', float('nan')):>15.2f} {r.get('pin_crba_over_jaxid', float('nan')):>12.2f} "
               f"{r.get('cpp_rnea_over_jaxid', float('nan')):>15.2f} {r.get('cpp_crba_over_jaxid', float('nan')):>12.2f}")
     print(json.dumps(dict(benchmark="dynamics", devices=[str(d) for d in jax.devices()], samples=args.samples,

@@ -213,27 +213,21 @@ def _coupled_tree():
                        joint_terms=terms, joint_params=np.random.default_rng(3).uniform(0.1, 1.0, (6, len(terms))))
 
 
-@pytest.mark.parametrize("make", [jaxid.models.ur5, _coupled_tree])
-def test_samples_last_dynamics_equal_the_existing_functions(make):
-    """jaxid.dynamics.soa (samples last, link recursion as a scan) == Robot.regressor (itself
-    == jax.jacfwd of the torque, test_regressor); Y theta == its RNEA plus the joint terms; the
-    written-out joint-term columns == jax.jacfwd of Robot.joint_torque. A chain (the UR5) and a
-    tree with prismatic, coupled joints and every joint term."""
-    from jaxid.dynamics import soa
-
-    robot = make()
+def test_written_out_joint_columns_equal_jacfwd_of_the_joint_torque():
+    """Robot.regressor's joint-term columns (written out, ``robot.joint_columns``) == jax.jacfwd
+    of Robot.joint_torque, and Y theta == the torque, on a tree with prismatic, coupled joints
+    and every joint term."""
+    robot = _coupled_tree()
     theta = robot.parameter_vector()
     q, qd, qdd = np.random.default_rng(4).normal(size=(3, 5, robot.n))
     _, joint_params = robot.split(theta)
 
     @jax.jit
     def both(q, qd, qdd):
-        structured = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
+        Y = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
         joint = jax.vmap(lambda b, c: jax.jacfwd(robot.joint_torque)(joint_params, b, c).reshape(robot.n, -1))(qd, qdd)
-        tau_joint = jax.vmap(lambda b, c: robot.joint_torque(joint_params, b, c))(qd, qdd)
-        Y = jnp.moveaxis(soa.regressor(robot, q.T, qd.T, qdd.T), -1, 0)
-        tau = soa.rnea(robot, robot.inertial, q.T, qd.T, qdd.T).T + tau_joint
-        return (Y, structured), (Y @ theta, tau), (structured[:, :, 10 * robot.n_joints:], joint)
+        tau = jax.vmap(lambda a, b, c: robot.torque(theta, a, b, c))(q, qd, qdd)
+        return (Y[:, :, 10 * robot.n_joints:], joint), (Y @ theta, tau)
 
     for fast, reference in both(q, qd, qdd):
         assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference), initial=0.0))))
