@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
-from jaxid.identification.base import TOL, base_from_regressor, r_factor
+from jaxid.identification.base import TOL, base_from_regressor, r_factor, r_fold
 
 METHODS = ("ols", "wls", "irls", "ridge", "tls")
 #: Tuning constants giving 95 % efficiency under Gaussian noise (Holland & Welsch 1977).
@@ -590,7 +590,10 @@ def identify(
                 raise ValueError(f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples")
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
-        R = _joint_r_jit(W, tau, n)  # the one pass over the rows, shared by the checks and the fit
+        # The one pass over the rows, shared by the checks and the fit: LAPACK's blocked
+        # incremental QR on CPU (``r_fold``), else the jitted tall-skinny QR.
+        R = (jnp.asarray(r_fold(np.zeros((n, p + 1, p + 1)), Wn.reshape(N, n, p), tn.reshape(N, n)))
+             if jax.default_backend() == "cpu" else _joint_r_jit(W, tau, n))
         if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
             b_j = np.asarray(jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[1])
             if np.any(N <= b_j):

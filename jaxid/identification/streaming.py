@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification import sandwich
-from jaxid.identification.base import SAMPLES
+from jaxid.identification.base import SAMPLES, r_fold
 from jaxid.identification.estimators import Identification, _pooled, _rank_error, _reduced_fit
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
@@ -73,17 +73,28 @@ def update(red: Reduced, Y, tau, mask=None) -> Reduced:
 
     Y: regressor rows of the chunk, (C, n, k); tau: torques (C, n); mask: (C,) bool or
     0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
-    which leaves R unchanged. Pure, fixed shapes: jit and vmap it."""
+    which leaves R unchanged. Pure, fixed shapes: jit and vmap it. On CPU the QR is
+    LAPACK's incremental ``dtpqrt`` (``base.r_fold``, through a host callback), elsewhere
+    one ``jnp.linalg.qr`` per joint."""
     Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
-    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
     count = Y.shape[0]
     if mask is not None:
         mask = jnp.asarray(mask).astype(bool)
-        X = jnp.where(mask[:, None, None], X, 0.0)
+        Y, tau = jnp.where(mask[:, None, None], Y, 0.0), jnp.where(mask[:, None], tau, 0.0)
         count = jnp.sum(mask.astype(jnp.int32))
-    # One QR per joint, unrolled: XLA's batched QR on CPU is slower than n single ones.
-    R = jnp.stack([jnp.linalg.qr(jnp.concatenate([red.R[j], X[:, j]]), mode="r") for j in range(X.shape[1])])
+    R = jax.lax.platform_dependent(red.R, Y, tau, cpu=_fold_host, default=_fold_qr)
     return Reduced(R, red.N + count)
+
+
+def _fold_qr(R, Y, tau):
+    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
+    # One QR per joint, unrolled: XLA's batched QR on CPU is slower than n single ones.
+    return jnp.stack([jnp.linalg.qr(jnp.concatenate([R[j], X[:, j]]), mode="r") for j in range(X.shape[1])])
+
+
+def _fold_host(R, Y, tau):
+    return jax.pure_callback(lambda *a: r_fold(*a).astype(R.dtype), jax.ShapeDtypeStruct(R.shape, R.dtype),
+                             R, Y, tau, vmap_method="sequential")
 
 
 _update = jax.jit(update)
@@ -91,14 +102,19 @@ _update = jax.jit(update)
 
 def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None) -> Reduced:
     """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
-    (N*n,) (or (N, n)) held in memory, ``chunk`` samples at a time (the last chunk
-    padded with masked-out samples, so every chunk has one shape). mask: (N,) samples kept.
-    start: rows reduced before, to add these to (default none)."""
+    (N*n,) (or (N, n)) held in memory. mask: (N,) samples kept. start: rows reduced before,
+    to add these to (default none). On CPU the rows go to LAPACK directly (``base.r_fold``);
+    on other backends ``chunk`` samples at a time through :func:`update` (the last chunk
+    padded with masked-out samples, so every chunk has one shape)."""
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
-    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
+    if jax.default_backend() == "cpu":
+        keep = None if mask is None else np.asarray(mask, bool)
+        N = len(W) if keep is None else int(keep.sum())
+        return Reduced(jnp.asarray(r_fold(red.R, W, tau, keep)), red.N + N)
+    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
     for s in range(0, len(W), chunk):
         red = _update(red, *_padded(chunk, W[s:s + chunk], tau[s:s + chunk], keep[s:s + chunk]))
     return red
