@@ -187,8 +187,14 @@ def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
         cov = (Vt.T * g**2) @ Vt * rss(x) / dof
     else:
         raise ValueError(f"unknown method {method!r}")
-    r2 = (lambda th: jnp.sum((R @ jnp.append(th, -1.0)) ** 2, axis=1)) if r2 is None else r2
+    r2 = functools.partial(reduced_rss, R) if r2 is None else r2
     return _result(x, cov, d, usv[1], r2, N, sub_rank, dof, lam_used, method), sub_rank
+
+
+def reduced_rss(R, theta):
+    """Per-joint residual sums of squares (n,) ``||tau_j - W_j theta||^2 = ||R_j [theta; -1]||^2``
+    from the per-joint R's (n, p + 1, p + 1) of the rows [W_j | tau_j] and theta (p,)."""
+    return jnp.sum((R @ jnp.append(theta, -1.0)) ** 2, axis=1)
 
 
 def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
