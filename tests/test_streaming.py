@@ -91,8 +91,8 @@ def test_workflow_streams_above_the_threshold_and_agrees(experiment, monkeypatch
     def dense_path(*args, **kw):
         raise AssertionError("a dense W was built above the threshold")
 
-    step = streaming._regressor_update
-    monkeypatch.setattr(streaming, "_regressor_update", recorded)
+    step = streaming._fold_chunk
+    monkeypatch.setattr(streaming, "_fold_chunk", recorded)
     monkeypatch.setattr(streaming, "STREAM_BYTES", 0)
     for name in ("regressor_rows",):
         monkeypatch.setattr(workflow, name, dense_path)

@@ -75,31 +75,22 @@ def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
     Y: regressor rows of the chunk, (C, n, k); tau: torques (C, n); mask: (C,) bool or
     0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
     which leaves R unchanged. weights: (C, n) factors of each row (the square roots of
-    row weights; None: ones), as IRLS reweighs. Pure, fixed shapes: jit and vmap it. On CPU the QR is
-    LAPACK's incremental ``dtpqrt`` (``base.r_fold``, through a host callback), elsewhere
-    one ``jnp.linalg.qr`` per joint."""
+    row weights; None: ones), as IRLS reweighs. Pure ``jnp``, fixed shapes: jit and vmap it
+    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` fold rows by LAPACK's
+    incremental QR, ``base.r_fold``, about twice as fast)."""
     Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
     count = Y.shape[0]
     if weights is not None:
         weights = jnp.asarray(weights, dtype=float)
         Y, tau = Y * weights[..., None], tau * weights
+    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
     if mask is not None:
         mask = jnp.asarray(mask).astype(bool)
-        Y, tau = jnp.where(mask[:, None, None], Y, 0.0), jnp.where(mask[:, None], tau, 0.0)
+        X = jnp.where(mask[:, None, None], X, 0.0)
         count = jnp.sum(mask.astype(jnp.int32))
-    R = jax.lax.platform_dependent(red.R, Y, tau, cpu=_fold_host, default=_fold_qr)
-    return Reduced(R, red.N + count)
-
-
-def _fold_qr(R, Y, tau):
-    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
     # One QR per joint, unrolled: XLA's batched QR on CPU is slower than n single ones.
-    return jnp.stack([jnp.linalg.qr(jnp.concatenate([R[j], X[:, j]]), mode="r") for j in range(X.shape[1])])
-
-
-def _fold_host(R, Y, tau):
-    return jax.pure_callback(lambda *a: r_fold(*a).astype(R.dtype), jax.ShapeDtypeStruct(R.shape, R.dtype),
-                             R, Y, tau, vmap_method="sequential")
+    R = jnp.stack([jnp.linalg.qr(jnp.concatenate([red.R[j], X[:, j]]), mode="r") for j in range(X.shape[1])])
+    return Reduced(R, red.N + count)
 
 
 _update = jax.jit(update)
@@ -283,6 +274,19 @@ def _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights=None):
     return update(red, regressor(model, q, qd, qdd)[..., columns], tau, mask, weights)
 
 
+def _fold_chunk(model, red, columns, q, qd, qdd, tau, mask, weights=None) -> Reduced:
+    """One chunk of states folded into ``red``: on CPU the regressor program that
+    ``jaxid.regressor`` compiles (stored in the persistent cache; a host callback inside a
+    program would keep it out) and LAPACK's fold; elsewhere one compiled step, so on a GPU
+    the rows never leave it."""
+    if jax.default_backend() != "cpu":
+        return _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights)
+    from jaxid.identification.regressor import regressor
+
+    Y = np.asarray(regressor(model, q, qd, qdd))[..., np.asarray(columns)]
+    return from_rows(Y, tau, model.n, mask, start=red, weights=weights)
+
+
 @eqx.filter_jit
 def _torque_residual(model, theta, q, qd, qdd, tau):
     return tau - jax.vmap(model.torque, in_axes=(None, 0, 0, 0))(theta, q, qd, qdd)
@@ -322,7 +326,7 @@ def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -
         keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
         rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
         *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
-        red = _regressor_update(model, red, columns, *chunk[:4], keep, *chunk[4:])
+        red = _fold_chunk(model, red, columns, *chunk[:4], keep, *chunk[4:])
     return red
 
 
