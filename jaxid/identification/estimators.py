@@ -225,13 +225,15 @@ def _two_step_variances(R, N, sub_var=None):
     return _variance_floor(sub_var, rms[None])
 
 
-@functools.partial(cache.jit, static_argnames="n_joints")
 def wls_variances(W, tau, n_joints):
     """The per-joint noise variances (n,) that two-step ``identify(..., "wls")`` weights
     by: each joint's own OLS residual variance, floored by ``_variance_floor``. For
     callers that need the same weights (e.g. a weighted residual sum of squares, the
-    sandwich covariance). W (N*n, p) stacked sample-major, tau (N*n,); no validation."""
-    return _two_step_variances(_joint_r(W, tau, n_joints), W.shape[0] // n_joints)
+    sandwich covariance). W (N*n, p) stacked sample-major, tau (N*n,); no validation.
+    Concrete rows go through their reduced form (one program for every N)."""
+    if _is_traced(W, tau):
+        return _two_step_variances(_joint_r(W, tau, n_joints), W.shape[0] // n_joints)
+    return reduced_variances(_rows_r(W, tau, n_joints), W.shape[0] // n_joints)
 
 
 #: ``_two_step_variances`` of reduced rows (``jaxid.identification.streaming.Reduced``'s R, N).
@@ -658,7 +660,7 @@ def identify(
     count = None
     if not traced:  # zero samples up to the bucket: one program for every N of a bucket
         count, B = np.asarray(N), bucket(N)
-        pad = lambda x, *shape: np.concatenate([np.asarray(x), np.zeros(((B - N) * shape[0], *shape[1:]))])
+        pad = lambda x, *shape: x if B == N else np.concatenate([np.asarray(x), np.zeros(((B - N) * shape[0], *shape[1:]))])
         W, tau = pad(W, n, p), pad(tau, n)
         white = pad(white, 1, n, n) if white is not None and white.ndim == 3 else white
     return _fit(W, tau, white, variances, lam, rcond, c, R, count, n=n, method=method, scale=scale, loss=loss,

@@ -22,9 +22,14 @@ because everything the estimators need follows from them without another pass:
 two-step or with per-joint variances, "ridge") to rounding. The R's are accumulated by
 QR, not as normal equations ``W^T W``: the normal equations square the condition number
 (their error in theta is ~cond^2 eps against ~cond eps), which ``benchmarks/streaming.py``
-measures on an ill-conditioned case. Everything here is pure ``jnp`` with static shapes
-(jit, vmap, GPU); only :func:`reduce_runs` and :func:`screen` loop over chunks in Python,
-with one compiled step per model.
+measures on an ill-conditioned case. :func:`irls` reweighs by passes over rows generated
+again (the dense iteration, its weights and covariance).
+
+On CPU the rows are folded by LAPACK's incremental QR on the host (``base.r_fold``:
+``dtpqrt``, blocked, about twice the speed of XLA's per-joint ``geqrf``), the regressor rows
+coming from the program that ``jaxid.regressor`` compiles and stores; elsewhere :func:`update`
+(pure ``jnp``, static shapes: jit, vmap, GPU) is one compiled step per chunk. Only
+:func:`reduce_runs`, :func:`irls` and :func:`screen` loop over chunks in Python.
 """
 from __future__ import annotations
 
@@ -161,8 +166,8 @@ def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=No
     Returns ``estimators.Identification``; under jit (``check=False``) the same numbers.
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS} on reduced rows (irls and tls reweigh or augment "
-                         f"the rows themselves: hold W and use estimators.identify), got {method!r}")
+        raise ValueError(f"method must be one of {METHODS} on reduced rows (irls reweighs the rows: "
+                         f"streaming.irls; tls augments them: hold W and use estimators.identify), got {method!r}")
     if variances is not None and method != "wls":
         raise ValueError(f"variances are used by method='wls' only, not {method!r}")
     if lam is not None and method != "ridge":
