@@ -678,9 +678,9 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     if N * robot.n <= base.rank:
         raise WorkflowError(f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
                             "parameters; record more samples")
-    # Above STREAM_BYTES of W the regressor is reduced chunk by chunk instead (IRLS and the consistent fit
-    # reweigh or keep the rows themselves: they hold W).
-    stream = (not consistent and method in streaming.METHODS and outliers != "irls"
+    # Above STREAM_BYTES of W the regressor is reduced chunk by chunk instead (the instrumental fits
+    # regenerate their instruments' rows: they hold W).
+    stream = (method in (*streaming.METHODS, "irls")
               and memory.regressor_bytes(N, robot.n, base.rank) > streaming.STREAM_BYTES)
     if not stream:
         memory.check_identify(N, robot.n, base.rank, all_columns=len(names) if consistent else None)  # before the work
@@ -718,7 +718,7 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     held = None if stream else (Wb, tau)  # the rows of the moving samples, for the covariance
     rows = (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel() \
         if scr.outliers and outliers == "drop" else None
-    if consistent and rows is not None:
+    if consistent and rows is not None and not stream:
         W, tau = W[rows], tau[rows]
     if method in ("iv", "didim"):
         keep = np.repeat(moving, robot.n).nonzero()[0]  # the rows of W among all samples' rows
@@ -752,8 +752,9 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
 
         if bounds is not None:
             bounds.check()
-        c = identify_consistent(robot, W, tau, base=base, method=method, weight=prior_weight, bounds=bounds,
-                                reference=sdp_check)
+        rows_or_reduced = dict(reduced=scr.reduced) if stream else dict(W=W, tau=tau)
+        c = identify_consistent(robot, **rows_or_reduced, base=base, method=method, weight=prior_weight,
+                                bounds=bounds, reference=sdp_check)
         converged = bool(c.converged)
         standard = np.asarray(c.theta) if bool(c.valid) else None
         source = (f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "

@@ -305,3 +305,36 @@ def test_wls_variances_are_the_two_step_weights(problem):
     w = np.tile(1 / v, N)
     ref = np.linalg.solve(W.T @ (w[:, None] * W), W.T @ (w * tau))
     np.testing.assert_allclose(identify(W, tau, "wls", n_joints=n).theta, ref, rtol=1e-9)
+
+
+def test_a_new_sample_count_in_the_same_bucket_reuses_the_program(monkeypatch):
+    """identify pads the rows with zero samples to ``batching.bucket(N)``: a second N of the same
+    bucket does not trace again, and the padded fit equals the unpadded one (identify traced
+    under jit, where nothing is padded) for every method, IRLS's masked median included."""
+    from jaxid import cache
+    from jaxid.dynamics.batching import bucket
+    from jaxid.identification import estimators
+
+    monkeypatch.delitem(cache._state, "dir", raising=False)  # plain jit: count traces, not stored programs
+    traces = []
+    scaled = estimators._scaled  # every method's trace calls it once
+    monkeypatch.setattr(estimators, "_scaled", lambda *a, **k: traces.append(1) or scaled(*a, **k))
+    rng = np.random.default_rng(7)
+    m, k = 3, 5  # shapes no other test compiles
+    theta = rng.normal(size=k)
+    assert bucket(300) == bucket(333) > 333
+    for method in ("wls", "irls", "tls"):  # ols and ridge share wls's program structure
+        counts = []
+        for N_ in (300, 333):
+            W = rng.normal(size=(N_, m, k)) * np.logspace(0, 2, k)
+            tau = W @ theta + rng.normal(size=(N_, m)) * np.array([0.01, 0.1, 1.0])
+            tau[::37, 1] += 5.0  # outliers for IRLS
+            before = len(traces)
+            fit = identify(W, tau, method)
+            counts.append(len(traces) - before)
+            if N_ == 300:
+                continue
+            ref = jax.jit(functools.partial(identify, method=method, check=False))(W, tau)
+            for f in ("theta", "std", "residual_rms", "sigma2", "dof"):
+                np.testing.assert_allclose(getattr(fit, f), getattr(ref, f), rtol=1e-9, err_msg=f"{method} {f}")
+        assert counts == [1, 0], f"{method}: traces per call {counts} (a second N of the same bucket traced again)"

@@ -127,6 +127,40 @@ def r_factor(X, xp=np):
     return xp.linalg.qr(X, mode="r")[..., :k, :]
 
 
+def r_fold(R, W, tau, keep=None):
+    """Per-joint R factors with the rows ``[W_j | tau_j]`` folded in, by LAPACK on the host.
+
+    R: (n, k + 1, k + 1) upper-triangular factors of the rows folded before (zeros for
+    none); W: (C, n, k) regressor rows of C samples, tau: (C, n), keep: (C,) bool, the
+    samples folded in (None: all). Returns a new float64 array R' (n, k + 1, k + 1) with
+    ``R'_j^T R'_j = R_j^T R_j + X_j^T X_j`` for ``X_j = [W_j | tau_j]`` (kept rows).
+
+    One ``dtpqrt`` per joint and block of ``QR_BLOCK`` samples: LAPACK's blocked QR of a
+    triangle stacked on a rectangle (the incremental QR step of TSQR, Demmel et al. 2012),
+    2 C (k + 1)^2 flops, with compact-WY (BLAS-3) updates, about twice the speed of XLA's
+    unblocked ``geqrf`` call on the same stack on CPU; a block of 1024 rows of 49 columns
+    (400 kB) stays in the L2 cache while it is reduced. numpy at the edges: the caller
+    holds the rows on the host (``jaxid.identification.streaming``)."""
+    from scipy.linalg import lapack  # scipy is imported lazily across jaxid
+
+    W, tau = np.asarray(W, dtype=np.float64), np.asarray(tau, dtype=np.float64)
+    C, n, k = W.shape
+    Rs = [np.asfortranarray(r, dtype=np.float64) for r in np.asarray(R)]
+    B = np.empty((k + 1, min(C, QR_BLOCK))).T  # column-major, as LAPACK reads it
+    for s in range(0, C, QR_BLOCK):
+        rows = slice(s, min(s + QR_BLOCK, C)) if keep is None else s + np.flatnonzero(keep[s:s + QR_BLOCK])
+        c = len(tau[rows])
+        if not c:
+            continue
+        for j in range(n):
+            B[:c, :k], B[:c, k] = W[rows, j], tau[rows, j]
+            # inner block nb = 8: measured fastest of 8..49 at k = 48 (a 2-core AVX-512 host)
+            Rs[j], _, _, info = lapack.dtpqrt(0, min(8, k + 1), Rs[j], B[:c], overwrite_a=1, overwrite_b=1)
+            if info:
+                raise ValueError(f"LAPACK dtpqrt failed (info {info}) on joint {j}'s rows {s}..{s + c}")
+    return np.stack(Rs)
+
+
 def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     """Base parameters of a stacked regressor: the canonical independent columns.
 

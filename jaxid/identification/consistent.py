@@ -397,15 +397,31 @@ def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataT
     n = robot.n
     Wb = base.reduce(W)
     ls = identify(Wb, tau, method=method, n_joints=n, names=list(base.names))
-    std = jnp.where(ls.std > 0, ls.std, 1.0)
-    L = jnp.linalg.cholesky(ls.cov / jnp.outer(std, std))
     r = (tau - Wb @ ls.theta).reshape(-1, n)
     if method == "wls":  # the same per-joint variances as identify's two-step weights
-        var = wls_variances(Wb, tau, n)
-        rss = jnp.sum(jnp.sum(r**2, axis=0) / var)
-    else:
-        rss = ls.dof.astype(float)  # ||r||^2 / s^2 with s^2 = ||r||^2 / dof
-    return DataTerm(ls.theta, std, L, rss, ls)
+        return _data_term(ls, jnp.sum(jnp.sum(r**2, axis=0) / wls_variances(Wb, tau, n)))
+    return _data_term(ls, ls.dof.astype(float))  # ||r||^2 / s^2 with s^2 = ||r||^2 / dof
+
+
+def reduced_data_term(base: BaseParameters, reduced, method: str = "wls") -> DataTerm:
+    """:func:`data_term` of rows held only in reduced form: ``reduced`` is the
+    ``jaxid.identification.streaming.Reduced`` of the base columns' rows ``[W_b | tau]`` (per-joint
+    R's, N samples), as ``streaming.reduce_runs`` accumulates them chunk by chunk. The misfit
+    ``||Sigma^-1/2 (W_b theta_b - tau)||^2`` depends on the rows only through the R's, so the
+    consistent fit needs no dense W."""
+    from jaxid.identification import streaming
+    from jaxid.identification.estimators import reduced_rss, reduced_variances
+
+    ls = streaming.fit(reduced, method, names=list(base.names))
+    if method == "wls":
+        return _data_term(ls, jnp.sum(reduced_rss(reduced.R, ls.theta) / reduced_variances(reduced.R, reduced.N)))
+    return _data_term(ls, ls.dof.astype(float))
+
+
+def _data_term(ls, rss):
+    """:class:`DataTerm` of the unconstrained fit ``ls`` and the whitened residual rss of its estimate."""
+    std = jnp.where(ls.std > 0, ls.std, 1.0)
+    return DataTerm(ls.theta, std, jnp.linalg.cholesky(ls.cov / jnp.outer(std, std)), rss, ls)
 
 
 
@@ -950,10 +966,11 @@ def _check_inputs(robot, W, tau, method):
     return W, tau
 
 
-def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | None = None,
+def identify_consistent(robot, W=None, tau=None, *, nominal=None, base: BaseParameters | None = None,
                         prior: str | None = "entropic", weight: float = 1e-3, method: str = "wls",
                         bounds: Bounds | None = None, solver: str = "barrier", reference: bool = False,
-                        stages: int = 8, max_steps: int | None = None, rtol: float = 1e-9) -> ConsistentFit:
+                        stages: int = 8, max_steps: int | None = None, rtol: float = 1e-9,
+                        reduced=None) -> ConsistentFit:
     """Physically consistent standard parameters of ``robot`` from torque data.
 
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (whitened by the
@@ -971,6 +988,10 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
         W: stacked sample-major regressor of the robot's standard parameters, (N*n, p) or
             (N, n, p) (``jaxid.regressor`` then ``jaxid.stack``).
         tau: measured torques, (N*n,) or (N, n), N m.
+        reduced: instead of W and tau, their rows in reduced form
+            (``jaxid.identification.streaming.Reduced`` of the base columns ``[W_b | tau]``,
+            e.g. from ``streaming.reduce_runs``; :func:`reduced_data_term`): the same fit
+            without holding W.
         nominal: prior (CAD) parameters (p,), default ``robot.parameter_vector()``; its
             links, projected to consistent bodies (:func:`project_consistent`), are the
             ``J0`` of the prior and (moved inside ``bounds``) the starting bodies.
@@ -1016,7 +1037,12 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
             a base that does not belong to the robot, a rank-deficient reduced regressor, or
             bounds that contradict each other (naming the link and bound).
     """
-    W, tau = _check_inputs(robot, W, tau, method)
+    if reduced is None:
+        W, tau = _check_inputs(robot, W, tau, method)
+    elif W is not None or tau is not None:
+        raise ValueError("pass the rows (W, tau) or their reduced form (reduced=), not both")
+    elif method not in ("wls", "ols"):
+        raise ValueError(f"method must be 'wls' or 'ols', got {method!r}")
     n = robot.n
     if solver not in ("barrier", "log-cholesky"):
         raise ValueError(f"solver must be 'barrier' or 'log-cholesky', got {solver!r}")
@@ -1027,7 +1053,7 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
     steps_default = 1000 if solver == "barrier" else 100
     problem = _problem(robot, base, nominal, prior, stages, max_steps or steps_default, rtol)
     weight = _check_weight(weight)
-    data = data_term(robot, base, W, tau, method)
+    data = data_term(robot, base, W, tau, method) if reduced is None else reduced_data_term(base, reduced, method)
     ls = data.ls
     nan = jnp.asarray(jnp.nan)
     if solver == "barrier":
@@ -1046,10 +1072,15 @@ def identify_consistent(robot, W, tau, *, nominal=None, base: BaseParameters | N
         ref = solve_sdp(robot, base, data, nominal, prior=prior, weight=float(weight), bounds=bounds)
         sdp_cost, sdp_gap = jnp.asarray(ref.cost), jnp.asarray(ref.duality_gap)
     links, joints = _validity(robot, theta)
-    r = (tau - W @ theta).reshape(-1, n)
+    if reduced is None:
+        rms = jnp.sqrt(jnp.mean((tau - W @ theta).reshape(-1, n) ** 2, axis=0))
+    else:
+        from jaxid.identification.estimators import reduced_rss
+
+        rms = jnp.sqrt(reduced_rss(reduced.R, base.to_base(theta)) / reduced.N)
     return ConsistentFit(
         theta=theta, base=base.to_base(theta), base_ls=ls.theta, std_ls=ls.std,
-        residual_rms=jnp.sqrt(jnp.mean(r**2, axis=0)), link_consistent=links, joint_valid=joints,
+        residual_rms=rms, link_consistent=links, joint_valid=joints,
         valid=jnp.all(links) & jnp.all(joints), cost=cost, converged=converged, num_steps=steps,
         grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap, history=history,
     )

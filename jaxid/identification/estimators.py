@@ -46,7 +46,8 @@ import numpy as np
 
 from jaxid import cache
 from jaxid.arrays import host, is_traced
-from jaxid.identification.base import TOL, base_from_regressor, r_factor
+from jaxid.dynamics.batching import bucket
+from jaxid.identification.base import TOL, base_from_regressor, r_factor, r_fold
 
 METHODS = ("ols", "wls", "irls", "ridge", "tls")
 #: Tuning constants giving 95 % efficiency under Gaussian noise (Holland & Welsch 1977).
@@ -188,8 +189,14 @@ def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
         cov = (Vt.T * g**2) @ Vt * rss(x) / dof
     else:
         raise ValueError(f"unknown method {method!r}")
-    r2 = (lambda th: jnp.sum((R @ jnp.append(th, -1.0)) ** 2, axis=1)) if r2 is None else r2
+    r2 = functools.partial(reduced_rss, R) if r2 is None else r2
     return _result(x, cov, d, usv[1], r2, N, sub_rank, dof, lam_used, method), sub_rank
+
+
+def reduced_rss(R, theta):
+    """Per-joint residual sums of squares (n,) ``||tau_j - W_j theta||^2 = ||R_j [theta; -1]||^2``
+    from the per-joint R's (n, p + 1, p + 1) of the rows [W_j | tau_j] and theta (p,)."""
+    return jnp.sum((R @ jnp.append(theta, -1.0)) ** 2, axis=1)
 
 
 def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
@@ -219,13 +226,15 @@ def _two_step_variances(R, N, sub_var=None):
     return _variance_floor(sub_var, rms[None])
 
 
-@functools.partial(cache.jit, static_argnames="n_joints")
 def wls_variances(W, tau, n_joints):
     """The per-joint noise variances (n,) that two-step ``identify(..., "wls")`` weights
     by: each joint's own OLS residual variance, floored by ``_variance_floor``. For
     callers that need the same weights (e.g. a weighted residual sum of squares, the
-    sandwich covariance). W (N*n, p) stacked sample-major, tau (N*n,); no validation."""
-    return _two_step_variances(_joint_r(W, tau, n_joints), W.shape[0] // n_joints)
+    sandwich covariance). W (N*n, p) stacked sample-major, tau (N*n,); no validation.
+    Concrete rows go through their reduced form (one program for every N)."""
+    if is_traced(W, tau):
+        return _two_step_variances(_joint_r(W, tau, n_joints), W.shape[0] // n_joints)
+    return reduced_variances(_rows_r(W, tau, n_joints), W.shape[0] // n_joints)
 
 
 #: ``_two_step_variances`` of reduced rows (``jaxid.identification.streaming.Reduced``'s R, N).
@@ -242,6 +251,13 @@ def _gcv_lambda(s, beta, bb, M):
         return (rest + jnp.sum(((1 - f) * beta) ** 2)) / (M - jnp.sum(f)) ** 2
 
     return lams[jnp.argmin(jax.vmap(gcv)(lams))]
+
+
+def _median(x, N):
+    """``jnp.median(x[:N], axis=0)`` of x (Np, n) for a traced N <= Np: the rows after N are
+    padding."""
+    x = jnp.sort(jnp.where((jnp.arange(x.shape[0]) < N)[:, None], x, jnp.inf), axis=0)
+    return 0.5 * (x[(N - 1) // 2] + x[N // 2])
 
 
 def _psi(t, c, loss):
@@ -303,22 +319,31 @@ def _variance_floor(var, tau2):
 
 
 @functools.partial(cache.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
-def _fit(W, tau, white, variances, lam, rcond, c, R=None, *, n, method, scale, loss, max_iter, check=False):
+def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, method, scale, loss, max_iter,
+         check=False):
     """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n. No validation, except
     ``check``: the value checks of ``identify`` compiled in (for traced inputs).
+
+    count: the samples N (int scalar) when W and tau were padded with zero samples after
+    them (``identify`` pads to ``batching.bucket(N)``, so that one program serves every N of
+    a bucket); None: all M // n. A zero sample changes no R and no residual; the sample
+    counts, IRLS's MAD scale and mean psi' are taken over the N samples only.
 
     Every method starts from one pass over the rows, the per-joint R's (``_joint_r``; R when
     the caller has them already); ols, wls without a general whitening and ridge need
     nothing else from the rows but the residual (``_reduced_fit``), which is taken on the
     rows themselves. irls, tls and whitened wls go back to the rows."""
-    M, p = W.shape
-    N = M // n
+    Mp, p = W.shape
+    Np = Mp // n  # rows held, padding included
+    N = Np if count is None else count
+    M = N * n
+    valid = jnp.arange(Np) < N  # (Np,) the samples that are not padding
     if check:
         W, tau, white = _traced_checks(W, tau, white)
     R = _joint_r(W, tau, n) if R is None else R
 
     def r2(theta):  # per-joint residual sums of squares on the rows
-        return jnp.sum((tau - W @ theta).reshape(N, n) ** 2, axis=0)
+        return jnp.sum((tau - W @ theta).reshape(Np, n) ** 2, axis=0)
 
     if method in ("ols", "ridge") or (method == "wls" and white is None):
         out, sub_rank = _reduced_fit(R, N, variances, lam, rcond, method=method, scale=scale, r2=r2)
@@ -333,36 +358,36 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, *, n, method, scale, l
     z, sv = Ra[:p, p], usv[1]
     lam_used = jnp.zeros((), W.dtype)
 
-    def whiten(X, Wh):  # X (M, k); Wh (N, n, n) or (n, n) per-sample whitening matrix
-        Wh = jnp.broadcast_to(Wh, (N, n, n))
-        return jnp.einsum("kij,kjl->kil", Wh, X.reshape(N, n, -1)).reshape(M, -1)
+    def whiten(X, Wh):  # X (Mp, k); Wh (Np, n, n) or (n, n) per-sample whitening matrix
+        Wh = jnp.broadcast_to(Wh, (Np, n, n))
+        return jnp.einsum("kij,kjl->kil", Wh, X.reshape(Np, n, -1)).reshape(Mp, -1)
 
     if method == "wls":  # a supplied noise covariance or row weights: whitened rows
         Aw, bw = whiten(A, white), whiten(tau[:, None], white)[:, 0]
         x, cov, rank = _solve(Aw, bw, rcond)  # Gauss-Markov: (W^T Sigma^-1 W)^-1
         dof = M - rank
     elif method == "irls":
-        tau2 = tau.reshape(N, n)
+        tau2 = tau.reshape(Np, n)
         # A joint that fits exactly would get a zero scale; keep it finite.
-        floor = 1e-12 * jnp.sqrt(jnp.mean(tau2**2, axis=0)) + 1e-150
+        floor = 1e-12 * jnp.sqrt(jnp.sum(tau2**2, axis=0) / N) + 1e-150
 
         def resid_scale(x):
-            r = tau2 - (A @ x).reshape(N, n)
-            return r, jnp.maximum(jnp.median(jnp.abs(r), axis=0) / _MAD, floor)
+            r = tau2 - (A @ x).reshape(Np, n)
+            return r, jnp.maximum(_median(jnp.abs(r), N) / _MAD, floor)
 
         def step(_, x):
             r, s = resid_scale(x)
-            sw = (jnp.sqrt(_irls_weight(r / s, c, loss)) / s).reshape(M)
+            sw = (jnp.sqrt(_irls_weight(r / s, c, loss)) / s).reshape(Mp)
             return _solve(A * sw[:, None], tau * sw, rcond)[0]
 
         x = jax.lax.fori_loop(0, max_iter, step, _pinv_solve(usv, z, rcond)[0])
         r, s = resid_scale(x)
-        t = r / s
-        _, P, rank = _solve(A / jnp.tile(s, N)[:, None], tau, rcond)
+        t = r / s  # 0 on padding, where psi is 0 too
+        _, P, rank = _solve(A / jnp.tile(s, Np)[:, None], tau, rcond)
         dpsi = jax.jvp(lambda t: _psi(t, c, loss), (t,), (jnp.ones_like(t),))[1]
         dof = M - rank
         # Huber's (1981, 7.6) asymptotic covariance, small-sample factor K omitted.
-        cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2
+        cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / (jnp.sum(dpsi * valid[:, None]) / M) ** 2
     elif method == "tls":
         nb = jnp.sqrt(z @ z + Ra[p, p] ** 2) if scale else jnp.ones((), W.dtype)  # ||tau||
         nb = jnp.where(nb > 0, nb, 1.0)
@@ -399,12 +424,12 @@ def _raise_if(x, pred, msg):
     is passed through ``where`` on it, so the check cannot be dropped as dead code.
     """
 
-    def host(p):
+    def on_host(p):
         if np.any(p):
             raise ValueError(msg)
         return np.zeros(np.shape(p), dtype=bool)
 
-    flag = jax.pure_callback(host, jax.ShapeDtypeStruct(pred.shape, jnp.bool_), pred, vmap_method="expand_dims")
+    flag = jax.pure_callback(on_host, jax.ShapeDtypeStruct(pred.shape, jnp.bool_), pred, vmap_method="expand_dims")
     return jnp.where(flag, jnp.nan, x)
 
 
@@ -580,7 +605,7 @@ def identify(
         c = LOSS_C[loss]
 
     traced = is_traced(W, tau)
-    R = None
+    R = None if traced or check else _rows_r(W, tau, n)
     if check and not traced:
         Wn, tn = np.asarray(W), np.asarray(tau)
         for label, x in (("W", Wn), ("tau", tn)):
@@ -589,7 +614,7 @@ def identify(
                 raise ValueError(f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples")
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
-        R = _joint_r_jit(W, tau, n)  # the one pass over the rows, shared by the checks and the fit
+        R = _rows_r(W, tau, n)
         if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
             b_j = np.asarray(jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[1])
             if np.any(N <= b_j):
@@ -631,5 +656,21 @@ def identify(
     if variances is not None and check and traced:
         variances = _raise_if(variances, ~jnp.all(jnp.isfinite(1.0 / jnp.sqrt(variances))),
                               "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)
-    return _fit(W, tau, white, variances, lam, rcond, c, R, n=n, method=method, scale=scale, loss=loss,
+    count = None
+    if not traced:  # zero samples up to the bucket: one program for every N of a bucket
+        count, B = np.asarray(N), bucket(N)
+        pad = lambda x, *shape: x if B == N else np.concatenate([np.asarray(x), np.zeros(((B - N) * shape[0], *shape[1:]))])
+        W, tau = pad(W, n, p), pad(tau, n)
+        white = pad(white, 1, n, n) if white is not None and white.ndim == 3 else white
+    return _fit(W, tau, white, variances, lam, rcond, c, R, count, n=n, method=method, scale=scale, loss=loss,
                 max_iter=max_iter, check=bool(check and traced))
+
+
+def _rows_r(W, tau, n):
+    """The per-joint R's (n, p + 1, p + 1) of concrete stacked rows W (N*n, p), tau (N*n,): the
+    one pass over the rows, by LAPACK's blocked incremental QR on CPU (``r_fold``), else the
+    jitted tall-skinny QR."""
+    if jax.default_backend() != "cpu":
+        return _joint_r_jit(W, tau, n)
+    W, tau = np.asarray(W), np.asarray(tau)
+    return jnp.asarray(r_fold(np.zeros((n, W.shape[1] + 1, W.shape[1] + 1)), W.reshape(-1, n, W.shape[1]), tau.reshape(-1, n)))

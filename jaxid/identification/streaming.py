@@ -22,9 +22,14 @@ because everything the estimators need follows from them without another pass:
 two-step or with per-joint variances, "ridge") to rounding. The R's are accumulated by
 QR, not as normal equations ``W^T W``: the normal equations square the condition number
 (their error in theta is ~cond^2 eps against ~cond eps), which ``benchmarks/streaming.py``
-measures on an ill-conditioned case. Everything here is pure ``jnp`` with static shapes
-(jit, vmap, GPU); only :func:`reduce_runs` and :func:`screen` loop over chunks in Python,
-with one compiled step per model.
+measures on an ill-conditioned case. :func:`irls` reweighs by passes over rows generated
+again (the dense iteration, its weights and covariance).
+
+On CPU the rows are folded by LAPACK's incremental QR on the host (``base.r_fold``:
+``dtpqrt``, blocked, about twice the speed of XLA's per-joint ``geqrf``), the regressor rows
+coming from the program that ``jaxid.regressor`` compiles and stores; elsewhere :func:`update`
+(pure ``jnp``, static shapes: jit, vmap, GPU) is one compiled step per chunk. Only
+:func:`reduce_runs`, :func:`irls` and :func:`screen` loop over chunks in Python.
 """
 from __future__ import annotations
 
@@ -34,8 +39,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification import sandwich
-from jaxid.identification.base import SAMPLES
-from jaxid.identification.estimators import Identification, _pooled, _rank_error, _reduced_fit
+from jaxid.identification.base import SAMPLES, r_fold
+from jaxid.identification.estimators import (_MAD, LOSS_C, Identification, _irls_weight, _pinv_solve, _pooled, _psi,
+                                             _rank_error, _reduced_fit, _result, _scaled)
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
@@ -68,15 +74,21 @@ class Reduced(eqx.Module):
         return Reduced(jnp.zeros((n, k + 1, k + 1)), jnp.zeros((), jnp.int32))
 
 
-def update(red: Reduced, Y, tau, mask=None) -> Reduced:
+def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
     """Fold a chunk of samples into ``red``.
 
     Y: regressor rows of the chunk, (C, n, k); tau: torques (C, n); mask: (C,) bool or
     0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
-    which leaves R unchanged. Pure, fixed shapes: jit and vmap it."""
+    which leaves R unchanged. weights: (C, n) factors of each row (the square roots of
+    row weights; None: ones), as IRLS reweighs. Pure ``jnp``, fixed shapes: jit and vmap it
+    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` fold rows by LAPACK's
+    incremental QR, ``base.r_fold``, about twice as fast)."""
     Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
-    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
     count = Y.shape[0]
+    if weights is not None:
+        weights = jnp.asarray(weights, dtype=float)
+        Y, tau = Y * weights[..., None], tau * weights
+    X = jnp.concatenate([Y, tau[..., None]], axis=-1)
     if mask is not None:
         mask = jnp.asarray(mask).astype(bool)
         X = jnp.where(mask[:, None, None], X, 0.0)
@@ -89,16 +101,25 @@ def update(red: Reduced, Y, tau, mask=None) -> Reduced:
 _update = jax.jit(update)
 
 
-def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None) -> Reduced:
+def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None,
+              weights=None) -> Reduced:
     """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
-    (N*n,) (or (N, n)) held in memory, ``chunk`` samples at a time (the last chunk
-    padded with masked-out samples, so every chunk has one shape). mask: (N,) samples kept.
-    start: rows reduced before, to add these to (default none)."""
+    (N*n,) (or (N, n)) held in memory. mask: (N,) samples kept. start: rows reduced before,
+    to add these to (default none). weights: (N, n) row factors, as :func:`update`. On CPU the rows go to LAPACK directly (``base.r_fold``);
+    on other backends ``chunk`` samples at a time through :func:`update` (the last chunk
+    padded with masked-out samples, so every chunk has one shape)."""
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
-    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=float).reshape(-1, n)
+        W, tau = W * weights[..., None], tau * weights
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
+    if jax.default_backend() == "cpu":
+        keep = None if mask is None else np.asarray(mask, bool)
+        N = len(W) if keep is None else int(keep.sum())
+        return Reduced(jnp.asarray(r_fold(red.R, W, tau, keep)), red.N + N)
+    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
     for s in range(0, len(W), chunk):
         red = _update(red, *_padded(chunk, W[s:s + chunk], tau[s:s + chunk], keep[s:s + chunk]))
     return red
@@ -129,6 +150,7 @@ def _fit(red: Reduced, variances, lam, rcond, *, method: str, scale: bool):
 
 
 _fit_jit = jax.jit(_fit, static_argnames=("method", "scale"))
+_scaled_jit = jax.jit(_scaled, static_argnames="scale")
 
 
 def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=None, scale: bool = True,
@@ -144,8 +166,8 @@ def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=No
     Returns ``estimators.Identification``; under jit (``check=False``) the same numbers.
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS} on reduced rows (irls and tls reweigh or augment "
-                         f"the rows themselves: hold W and use estimators.identify), got {method!r}")
+        raise ValueError(f"method must be one of {METHODS} on reduced rows (irls reweighs the rows: "
+                         f"streaming.irls; tls augments them: hold W and use estimators.identify), got {method!r}")
     if variances is not None and method != "wls":
         raise ValueError(f"variances are used by method='wls' only, not {method!r}")
     if lam is not None and method != "ridge":
@@ -182,14 +204,92 @@ def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=No
     return out
 
 
+@jax.jit
+def _weighted_solve(R, cols, rcond):
+    """x = A^+ b, (A^T A)^+ and the rank, for the rows reduced to per-joint R's (n, p + 1,
+    p + 1), their columns scaled by ``cols`` (p + 1,) (``estimators._scaled``)."""
+    p = R.shape[-1] - 1
+    Ra = _pooled(R) * cols
+    return _pinv_solve(jnp.linalg.svd(Ra[:p, :p]), Ra[:p, p], rcond)
+
+
+def irls(model, runs, columns, red: Reduced, masks=None, *, loss: str = "huber", c: float | None = None,
+         max_iter: int = 20, rcond: float | None = None, scale: bool = True, progress=None) -> Identification:
+    """``estimators.identify(..., "irls")`` on rows generated again for every reweighting.
+
+    The same iteration as the dense estimator (Holland & Welsch 1977): from the OLS solution,
+    ``max_iter`` times the residuals at the current estimate, a per-joint MAD scale s_j and
+    Huber or Tukey weights w(r / s_j), then least squares on the rows scaled by
+    sqrt(w) / s_j; Huber's (1981, 7.6) asymptotic covariance at the end. Each reweighting
+    is one pass of :func:`residuals` (inverse dynamics) and one of :func:`reduce_runs` with
+    those row factors, so memory stays at a chunk of rows plus the residuals (N, n). Stops
+    early once an iteration no longer moves the estimate (1e-13 of its largest entry).
+
+    model, runs, columns, masks, progress: as :func:`reduce_runs`; red: their unweighted
+    :class:`Reduced` (the column scaling, the start and the covariance's bread come from
+    it). loss, c, max_iter, rcond, scale: as ``identify``. Returns ``Identification``."""
+    if loss not in LOSS_C:
+        raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
+    c = LOSS_C[loss] if c is None else c
+    n, p, N = int(model.n), red.R.shape[-1] - 1, int(red.N)
+    masks = [np.ones(len(_tau(run)), bool) for run in runs] if masks is None else [np.asarray(m, bool) for m in masks]
+    tau = np.concatenate([_tau(run)[m] for run, m in zip(runs, masks)])
+    rcond = float(np.finfo(np.float64).eps * max(N * n, p)) if rcond is None else rcond
+    d, zero, Ra, usv, _, _, sub_rank = _scaled_jit(red.R, red.N, scale)
+    cols = jnp.append(jnp.where(zero, 0.0, 1.0 / d), 1.0)
+    floor = 1e-12 * np.sqrt(np.mean(tau**2, axis=0)) + 1e-150  # an exact joint keeps a finite scale
+
+    def resid_scale(x):
+        r = np.concatenate([e[m] for e, m in zip(residuals(model, runs, columns, np.asarray(x / d)), masks)])
+        return r, np.maximum(np.median(np.abs(r), axis=0) / _MAD, floor)
+
+    x = _pinv_solve(usv, Ra[:p, p], rcond)[0]
+    for _ in range(max_iter):
+        r, s = resid_scale(x)
+        sw = np.sqrt(np.asarray(_irls_weight(jnp.asarray(r / s), c, loss))) / s
+        factors = [np.zeros((len(m), n)) for m in masks]
+        for f, m, part in zip(factors, masks, np.split(sw, np.cumsum([m.sum() for m in masks])[:-1])):
+            f[m] = part
+        x_new = _weighted_solve(reduce_runs(model, runs, columns, masks, progress, factors).R, cols, rcond)[0]
+        moved = float(jnp.max(jnp.abs(x_new - x)))
+        x = x_new
+        if moved <= 1e-13 * float(jnp.max(jnp.abs(x))):
+            break
+    r, s = resid_scale(x)
+    t = jnp.asarray(r / s)
+    _, P, rank = _weighted_solve(red.R / jnp.asarray(s)[:, None, None], cols, rcond)
+    dpsi = jax.jvp(lambda t: _psi(t, c, loss), (t,), (jnp.ones_like(t),))[1]
+    dof = N * n - rank
+    cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2  # Huber (1981, 7.6)
+    return _result(x, cov, d, usv[1], lambda _: jnp.sum(jnp.asarray(r) ** 2, axis=0), N, sub_rank, dof,
+                   jnp.zeros(()), "irls")
+
+
+def _tau(run):
+    return np.asarray(run()[1] if callable(run) else run[3])
+
+
 # ------------------------------------------------------------------- runs, chunk by chunk
 
 
 @eqx.filter_jit
-def _regressor_update(model, red, columns, q, qd, qdd, tau, mask):
+def _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights=None):
     from jaxid.identification.regressor import regressor  # the regressor module imports models
 
-    return update(red, regressor(model, q, qd, qdd)[..., columns], tau, mask)
+    return update(red, regressor(model, q, qd, qdd)[..., columns], tau, mask, weights)
+
+
+def _fold_chunk(model, red, columns, q, qd, qdd, tau, mask, weights=None) -> Reduced:
+    """One chunk of states folded into ``red``: on CPU the regressor program that
+    ``jaxid.regressor`` compiles (stored in the persistent cache; a host callback inside a
+    program would keep it out) and LAPACK's fold; elsewhere one compiled step, so on a GPU
+    the rows never leave it."""
+    if jax.default_backend() != "cpu":
+        return _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights)
+    from jaxid.identification.regressor import regressor
+
+    Y = np.asarray(regressor(model, q, qd, qdd))[..., np.asarray(columns)]
+    return from_rows(Y, tau, model.n, mask, start=red, weights=weights)
 
 
 @eqx.filter_jit
@@ -204,7 +304,7 @@ def _chunks(runs, progress, desc):
     return todo if progress is None else progress(todo, total=len(todo), desc=desc)
 
 
-def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
+def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -> Reduced:
     """:class:`Reduced` of the regressor rows of several runs, never holding more than a chunk of
     them (``SAMPLES`` samples; the regressor is evaluated inside the compiled step, so on a GPU
     the rows never leave it).
@@ -215,20 +315,23 @@ def reduce_runs(model, runs, columns, masks=None, progress=None) -> Reduced:
         (N_i, n, k) and (N_i, n), for rows that cannot be generated chunk by chunk (e.g.
         parallel filtering along the whole run). columns: the k regressor columns kept (int
         array), e.g. the base indices. masks: per run (N_i,) bool, the samples that enter the fit
-        (None: all). progress: optional ``progress(iterable, total=..., desc=...)``.
+        (None: all). progress: optional ``progress(iterable, total=..., desc=...)``. weights:
+        per run (N_i, n) factors of each row (:func:`update`), or None.
     """
     masks = [None] * len(runs) if masks is None else list(masks)
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
     red = Reduced.empty(int(model.n), int(columns.size))
     for i, s in _chunks(runs, progress, "regressor"):
         run = runs[i]
+        w = None if weights is None else np.asarray(weights[i], dtype=float)
         if callable(run):
             W, tau = run()
-            red = from_rows(W, tau, model.n, masks[i], start=red)
+            red = from_rows(W, tau, model.n, masks[i], start=red, weights=w)
             continue
         keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
-        chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), keep[s:s + SAMPLES])
-        red = _regressor_update(model, red, columns, *chunk)
+        rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
+        *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
+        red = _fold_chunk(model, red, columns, *chunk[:4], keep, *chunk[4:])
     return red
 
 
@@ -284,13 +387,15 @@ def residuals(model, runs, columns, theta) -> list:
     regressor, equal for models linear in their parameters (``Robot``). Row runs
     (callables) are evaluated again."""
     theta = np.asarray(theta, dtype=float)
-    full = jnp.zeros(len(model.parameter_names())).at[np.asarray(columns)].set(theta)
+    full = None
     out = []
     for run in runs:
         if callable(run):
             W, tau = run()
             out.append(np.asarray(tau) - np.asarray(W) @ theta)
             continue
+        if full is None:
+            full = jnp.zeros(len(model.parameter_names())).at[np.asarray(columns)].set(theta)
         N = len(run[0])
         r = np.empty((N, model.n))
         for s in range(0, N, SAMPLES):
@@ -304,24 +409,26 @@ def residuals(model, runs, columns, theta) -> list:
 def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None, joint_names=None,
            k: float | None = None, on_outliers: str = "drop", progress=None):
     """``screening.screen_fit`` on streamed rows: fit, screen the residual for outliers
-    (robust z > k), and drop them and refit (``on_outliers="drop"``) or report them
-    (``"keep"``). Implausible torques and dead channels are an error, as there.
+    (robust z > k), and drop them and refit (``on_outliers="drop"``), fit by Huber IRLS
+    instead (``"irls"``, :func:`irls`) or report them (``"keep"``). Implausible torques and
+    dead channels are an error, as there.
 
-    model, runs, columns, masks, progress: as :func:`reduce_runs`. method: "ols", "wls" or
-    "ridge". names: the k column names; joint_names: n joint names (messages). Outlier rows
-    are numbered over the samples that enter the fit (the masks' True samples, run after
-    run), as ``screen_fit`` numbers the rows it is given. IRLS (``on_outliers="irls"``)
-    reweighs every row at every iteration and needs the rows held: ``screen_fit``.
+    model, runs, columns, masks, progress: as :func:`reduce_runs`. method: "ols", "wls",
+    "ridge" or "irls". names: the k column names; joint_names: n joint names (messages).
+    Outlier rows are numbered over the samples that enter the fit (the masks' True samples,
+    run after run), as ``screen_fit`` numbers the rows it is given.
 
-    Returns ``screening.Screened``; raises ValueError with the report's message."""
+    Returns ``screening.Screened`` (its ``reduced``: the unweighted rows of the final fit);
+    raises ValueError with the report's message."""
     from jaxid.identification import screening
 
-    if on_outliers not in ("drop", "keep"):
-        raise ValueError(f"on_outliers must be 'drop' or 'keep' on streamed rows (IRLS needs the rows held: "
-                         f"screening.screen_fit), got {on_outliers!r}")
+    if on_outliers not in ("drop", "keep", "irls"):
+        raise ValueError(f"on_outliers must be 'drop', 'keep' or 'irls', got {on_outliers!r}")
+    if method not in (*METHODS, "irls"):
+        raise ValueError(f"method must be one of {(*METHODS, 'irls')} on streamed rows, got {method!r}")
     k = screening.OUTLIER_K if k is None else k
     n = int(model.n)
-    taus = [np.asarray(run()[1] if callable(run) else run[3]) for run in runs]
+    taus = [_tau(run) for run in runs]
     masks = [np.ones(len(t), bool) for t in taus] if masks is None else [np.asarray(m, bool) for m in masks]
     tau = np.concatenate([t[m] for t, m in zip(taus, masks)])
     bad = screening.implausible_values(tau, names=joint_names)
@@ -332,19 +439,32 @@ def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None,
         raise ValueError(dead.message + "; fix the sensor or mapping")
     red = reduce_runs(model, runs, columns, masks, progress)
     first = fit(red, method if method in ("ols", "wls") else "ols", names=names)
-    r = np.concatenate([x[m] for x, m in zip(residuals(model, runs, columns, first.theta), masks)])
+
+    def resid(out):
+        return np.concatenate([x[m] for x, m in zip(residuals(model, runs, columns, out.theta), masks)])
+
+    def fit_by(how):
+        if how == "irls":
+            return irls(model, runs, columns, red, masks, progress=progress)
+        return first if first is not None and first.method == how else fit(red, how, names=names)
+
     samples = np.arange(len(tau))
-    found = screening.outliers(r, k=k, names=joint_names, index=samples)
+    found = screening.outliers(resid(first), k=k, names=joint_names, index=samples)
     notes, used = [], method
     if found and on_outliers == "drop":
         keep = np.concatenate(masks)
         keep[np.flatnonzero(keep)[found.rows]] = False
         masks = np.split(keep, np.cumsum([len(m) for m in masks])[:-1])
-        red = reduce_runs(model, runs, columns, masks, progress)
+        red, first = reduce_runs(model, runs, columns, masks, progress), None
         samples = np.setdiff1d(samples, found.rows)
         notes.append(f"{found.message}: dropped, refitted by {method}")
+    elif found and on_outliers == "irls":
+        used = "irls"
     elif found:
         notes.append(f"{found.message}: kept (IRLS recommended)")
-    out = first if first.method == method and not (found and on_outliers == "drop") else fit(red, method, names=names)
+    out = fit_by(used)
+    if found and on_outliers == "irls":
+        found = screening.outliers(resid(out), k=k, names=joint_names, index=samples) or found
+        notes.append(f"{found.message}: fitted by IRLS (Huber) instead of {method}")
     return screening.Screened(out, used, "irls" if found else None, tuple(range(n)), samples, dead, bad, found,
                               tuple(notes), red)
