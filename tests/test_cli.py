@@ -1,6 +1,7 @@
 """The command line end to end on a planar 2R arm: simulate -> identify -> validate, and bad input."""
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -437,3 +438,38 @@ def test_negative_lists_are_option_values():
     # A single negative number, an option after an option and a value with '=' are left to argparse.
     for argv in (["--seed", "-3"], ["--quiet", "--json"], ["--gains=-1,2"], ["-o", "-1,2"]):
         assert _join_negative_lists(argv) == argv
+
+
+_BLAS_THREADS = """
+import ctypes, sys
+import numpy, scipy.linalg
+from jaxid.cli import _one_blas_thread
+_one_blas_thread()
+counts = []
+for path in sorted({l.split()[-1] for l in open("/proc/self/maps") if "openblas" in l.lower() and "/" in l}):
+    lib = ctypes.CDLL(path)
+    for name, t in (("openblas_get_num_threads", ctypes.c_int), ("scipy_openblas_get_num_threads", ctypes.c_int),
+                    ("openblas_get_num_threads64_", ctypes.c_int64), ("scipy_openblas_get_num_threads64_", ctypes.c_int64)):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = t
+            counts.append(fn())
+            break
+print(" ".join(map(str, counts)))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the OpenBLAS threads are set on Linux only")
+def test_commands_use_one_blas_thread_unless_told(tmp_path):
+    """entry() sets numpy's and scipy's OpenBLAS to one thread (their other threads only
+    busy-wait on a command's small QRs), unless OPENBLAS_NUM_THREADS says how many."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    runs = [subprocess.run([sys.executable, "-c", _BLAS_THREADS], env=e, capture_output=True, text=True)
+            for e in (env, dict(env, OPENBLAS_NUM_THREADS="2"))]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    default, told = ([int(c) for c in r.stdout.split()] for r in runs)
+    if not default:
+        pytest.skip("numpy and scipy are not linked against OpenBLAS here")
+    assert set(default) == {1} and set(told) == {2}
