@@ -5,10 +5,13 @@ payload, and identify/validate on the KUKA example) runs twice in a new process;
 run starts with an empty compilation cache (a fresh ``JAXID_CACHE_DIR``), the second reuses
 it. CPU time is the child's user + system time. Prints a table and the ratios second/first.
 
-    python benchmarks/cli_latency.py [--quick] [--no-cache]
+    python benchmarks/cli_latency.py [--quick] [--no-cache] [--repeat R] [--only TEXT ...]
 
 --quick: a short excitation (fewer steps) so the whole study takes a few minutes.
 --no-cache: JAXID_CACHE_DIR=off for both runs (the cost without the persistent cache).
+--repeat R: R first/second pairs per subcommand, each from its own empty cache; medians are
+    printed (one run's CPU time varies by +-15 % on a 2-core machine).
+--only TEXT: the subcommands whose label contains TEXT (their inputs are still made first).
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 KUKA = ROOT / "examples" / "data" / "kuka_lwr4"
@@ -41,6 +46,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", nargs="*", default=None)
     args = ap.parse_args()
     jaxid = [sys.executable, "-m", "jaxid"]
     steps = ["--steps", "30", "--starts", "2"] if args.quick else []
@@ -66,14 +73,22 @@ def main():
         ]
     rows = []
     for i, (label, cmd) in enumerate(commands):
-        # Each subcommand starts from its own empty cache: its first run is a cold start.
-        run_env = env if args.no_cache else dict(env, JAXID_CACHE_DIR=str(work / f"cache{i}"))
-        first = timed(jaxid + cmd, run_env, work)
-        second = timed(jaxid + cmd, run_env, work)
+        needed = [c for c in commands[i + 1:] if args.only and any(t in c[0] for t in args.only)]
+        if args.only and not any(t in label for t in args.only):
+            if needed:  # an input of a chosen subcommand (traj.csv, data.csv, params.json, ...)
+                timed(jaxid + cmd, dict(env, JAXID_CACHE_DIR=str(work / f"cache{i}")), work)
+            continue
+        pairs = []
+        for r in range(args.repeat):
+            # Each subcommand starts from its own empty cache: its first run is a cold start.
+            run_env = env if args.no_cache else dict(env, JAXID_CACHE_DIR=str(work / f"cache{i}-{r}"))
+            pairs.append((*timed(jaxid + cmd, run_env, work), *timed(jaxid + cmd, run_env, work)))
+        first, second = np.median(pairs, axis=0).reshape(2, 2)
         rows.append((label, *first, *second))
         print(f"  {label:<20} first {first[0]:6.1f} s wall {first[1]:6.1f} s CPU   "
               f"second {second[0]:6.1f} s wall {second[1]:6.1f} s CPU", flush=True)
-    print(f"\ncache: {'off' if args.no_cache else 'one fresh folder per subcommand'}; {os.cpu_count()} CPUs")
+    print(f"\ncache: {'off' if args.no_cache else 'one fresh folder per subcommand'}; {os.cpu_count()} CPUs; "
+          f"medians of {args.repeat} first/second pair(s)")
     print(f"| {'subcommand':<20} | first wall s | first CPU s | second wall s | second CPU s | CPU 2nd/1st |")
     print(f"|{'-' * 22}|--------------|-------------|---------------|--------------|-------------|")
     for label, w1, c1, w2, c2 in rows:

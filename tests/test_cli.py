@@ -440,11 +440,11 @@ def test_negative_lists_are_option_values():
         assert _join_negative_lists(argv) == argv
 
 
+
 _BLAS_THREADS = """
-import ctypes, sys
-import numpy, scipy.linalg
-from jaxid.cli import _one_blas_thread
-_one_blas_thread()
+import ctypes, os, sys
+sys.orig_argv = [sys.executable, "-m", "jaxid", "identify"]  # as the command sees it
+import jaxid
 counts = []
 for path in sorted({l.split()[-1] for l in open("/proc/self/maps") if "openblas" in l.lower() and "/" in l}):
     lib = ctypes.CDLL(path)
@@ -459,17 +459,24 @@ print(" ".join(map(str, counts)))
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the OpenBLAS threads are set on Linux only")
-def test_commands_use_one_blas_thread_unless_told(tmp_path):
-    """entry() sets numpy's and scipy's OpenBLAS to one thread (their other threads only
-    busy-wait on a command's small QRs), unless OPENBLAS_NUM_THREADS says how many."""
-    import subprocess
+def test_the_command_is_recognised_by_its_argv():
+    import jaxid
 
+    assert jaxid._command_line(["/usr/bin/python3", "-m", "jaxid", "identify"])
+    assert jaxid._command_line(["/venv/bin/python", "/venv/bin/jaxid", "demo"])
+    assert not jaxid._command_line(["/venv/bin/python", "-m", "pytest", "tests"])
+    assert not jaxid._command_line(["/venv/bin/python", "script.py"]) and not jaxid._command_line([])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the loaded libraries from /proc")
+def test_the_command_uses_one_blas_thread_unless_told(tmp_path):
+    """The jaxid command's process starts numpy's OpenBLAS with one thread (its other threads only
+    busy-wait on a command's small QRs), unless OPENBLAS_NUM_THREADS says how many."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     runs = [subprocess.run([sys.executable, "-c", _BLAS_THREADS], env=e, capture_output=True, text=True)
             for e in (env, dict(env, OPENBLAS_NUM_THREADS="2"))]
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     default, told = ([int(c) for c in r.stdout.split()] for r in runs)
     if not default:
-        pytest.skip("numpy and scipy are not linked against OpenBLAS here")
+        pytest.skip("numpy is not linked against OpenBLAS here")
     assert set(default) == {1} and set(told) == {2}

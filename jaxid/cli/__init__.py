@@ -114,42 +114,6 @@ def _out_of_memory(exc: BaseException) -> str | None:
             "machine with more memory")
 
 
-def _one_blas_thread() -> None:
-    """One OpenBLAS thread for a command, unless ``OPENBLAS_NUM_THREADS`` or ``OMP_NUM_THREADS``
-    is set. A command's BLAS work is small (per-joint QR folds of a few dozen columns, the
-    base-parameter QR; the heavy work runs in XLA), and OpenBLAS's other threads only busy-wait
-    after each call: 0.45 s of the 2.5 s of CPU of a warm ``jaxid identify`` on the KUKA example
-    (2 cores, same wall time), and on a loaded machine a threaded base-parameter QR took 6 s
-    instead of 0.02 s. Linux only (numpy's and scipy's bundled OpenBLAS among the loaded
-    libraries, set through its C API, as threadpoolctl does); elsewhere nothing changes."""
-    import ctypes
-    import os
-
-    if "OPENBLAS_NUM_THREADS" in os.environ or "OMP_NUM_THREADS" in os.environ:
-        return
-    try:
-        import scipy.linalg  # noqa: F401 -- loads scipy's own OpenBLAS, so that it is set too
-
-        with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line}
-    except (OSError, ImportError):
-        return
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)  # already loaded: its handle
-        except OSError:
-            continue
-        for name, int_type in (("openblas_set_num_threads", ctypes.c_int),
-                               ("scipy_openblas_set_num_threads", ctypes.c_int),
-                               ("openblas_set_num_threads64_", ctypes.c_int64),
-                               ("scipy_openblas_set_num_threads64_", ctypes.c_int64)):
-            fn = getattr(lib, name, None)
-            if fn is not None:
-                fn.argtypes, fn.restype = [int_type], None
-                fn(1)
-                break
-
-
 def entry() -> None:
     """The ``jaxid`` console script and ``python -m jaxid``: :func:`main`, then exit. After an
     interruption the process ends at once (``os._exit``): a compile still running in XLA's
@@ -158,7 +122,6 @@ def entry() -> None:
     import os
 
     _watch_signals()
-    _one_blas_thread()
     code = main()
     if code in (130, 143):
         sys.stdout.flush()
