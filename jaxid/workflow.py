@@ -24,7 +24,6 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -490,7 +489,6 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
 
     from jaxid import signals
 
-    n = robot.n
     parallel = [None] * len(datasets) if parallel is None else list(parallel)
     chunks = [(i, s) for i, ds in enumerate(datasets) for s in range(0, len(ds), CHUNK)]
     if progress is not None:
@@ -634,7 +632,6 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     """
     import jax.numpy as jnp
 
-    import jaxid
     from jaxid import memory, results
     from jaxid.identification import screening, streaming
 
@@ -971,7 +968,6 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
     """
     import jax.numpy as jnp
 
-    import jaxid
     from jaxid import results
     from jaxid.identification import lugre_robot
 

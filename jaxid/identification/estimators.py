@@ -408,8 +408,6 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, meth
 # ------------------------------------------------------------------- validation
 
 
-
-
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
 
 

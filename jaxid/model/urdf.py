@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-import jax
 import numpy as np
 
 from jaxid import cache
