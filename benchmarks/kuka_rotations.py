@@ -85,11 +85,16 @@ def rotation(robot, runs, held, fit):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
+    p.add_argument("--joint-terms", default=",".join(TERMS), metavar="TERMS",
+                   help=f"per-joint terms of the model (default {','.join(TERMS)})")
+    p.add_argument("--gravity", choices=("both", "model", "fitted"), default="both",
+                   help="which gravity to run: the model's, fitted on the training runs, or both (default)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     runs = [data.read(DATA / f"measurements_{k}.npz") for k in (1, 2, 3)]
-    robot = jaxid.Robot.from_urdf(DATA / "kuka_lwr4.urdf", joint_terms=TERMS)
-    out = [rotation(robot, runs, held, fit) for fit in (False, True) for held in range(3)]
+    robot = jaxid.Robot.from_urdf(DATA / "kuka_lwr4.urdf", joint_terms=tuple(args.joint_terms.split(",")))
+    fits = {"both": (False, True), "model": (False,), "fitted": (True,)}[args.gravity]
+    out = [rotation(robot, runs, held, fit) for fit in fits for held in range(3)]
     print(f"{'gravity':<10}{'test':>5}{'WLS %':>8}{'cons %':>8}{'ratio':>7}{'conv':>6}{'steps':>6}{'mass ok':>8}"
           f"{'cost/SDP-1':>12}{'tilt deg':>9}")
     for r in out:
