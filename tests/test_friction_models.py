@@ -187,3 +187,33 @@ def test_perturb_draws_the_new_terms_and_keeps_the_old_draws():
         lo, hi = simulation.FRICTION_RANGES[term]
         assert np.all((values[term] >= lo * T) & (values[term] <= hi * T))
     assert np.all(values["fv"] - np.abs(values["fva"]) > 0)  # dissipative in both directions
+
+
+def _fit_base(robot, q, qd, qdd, tau):
+    """OLS base parameters {name: value} of ``robot``'s model from exact torques tau (N, 1)."""
+    base = jaxid.base_parameters(robot)
+    W = np.asarray(jaxid.regressor(robot, q, qd, qdd)).reshape(-1, len(robot.parameter_names()))
+    fit = jaxid.identify(base.reduce(W), tau.reshape(-1), method="ols", n_joints=robot.n, names=list(base.names))
+    return dict(zip(base.names, np.asarray(fit.theta)))
+
+
+def test_joint_stiffness_is_a_negative_inertia_at_one_frequency():
+    """A joint spring ks q on a trajectory q = q0 + a sin(w t) is exactly the inertia term
+    -ks/w^2 qdd plus the offset ks q0 (qdd = -w^2 (q - q0)): a model without ks fits it exactly
+    with Izz lowered by ks/w^2, and with a second frequency ks and Izz are recovered."""
+    ks, w, q0 = 2.0, 1.3, 0.2
+    true = jaxid.models.planar(1).with_joint_terms(("fv", "fc", "offset", "ks"), [[0.3, 0.5, 0.1, ks]])
+    t = np.linspace(0.0, 10.0, 401)[:, None]
+    for second in (0.0, 0.3):  # amplitude of a sine at 2.7 w
+        q = q0 + 0.8 * np.sin(w * t) + second * np.sin(2.7 * w * t)
+        qd = 0.8 * w * np.cos(w * t) + second * 2.7 * w * np.cos(2.7 * w * t)
+        qdd = -0.8 * w**2 * np.sin(w * t) - second * (2.7 * w) ** 2 * np.sin(2.7 * w * t)
+        tau = np.asarray(jaxid.rnea(true, q, qd, qdd))
+        izz = float(true.inertial[0, 9])
+        if second == 0.0:
+            est = _fit_base(true.with_joint_terms(("fv", "fc", "offset")), q, qd, qdd, tau)
+            np.testing.assert_allclose([est["Izz1"], est["offset1"], est["fv1"]], [izz - ks / w**2, 0.1 + ks * q0, 0.3],
+                                       rtol=1e-8)
+        else:
+            est = _fit_base(true, q, qd, qdd, tau)
+            np.testing.assert_allclose([est["ks1"], est["Izz1"], est["offset1"]], [ks, izz, 0.1], rtol=1e-8)
