@@ -10,31 +10,27 @@ its bounds, the fit's cost relative to the SDP optimum (``reference=True``: cvxp
 the ``consistent-sdp`` extra) and the per-joint NRMS of both models. With ``--fit-gravity``
 semantics the gravity direction is :func:`jaxid.identification.gravity.fit_gravity` on the
 two training runs only (the held-out run is never seen). The model: the URDF's kinematics
-with viscous, Coulomb (tanh(qd / 1e-3)) and offset terms per joint.
+with viscous, Coulomb (tanh(qd / 1e-3)) and offset terms per joint (``--joint-terms``).
 
-Measured (2 cores shared, load average 10-13; 356 s), held-out NRMS %:
+Measured (2 cores shared; fv,fc,offset: load average 10-13, 356 s; with the joint stiffness
+ks, ``--joint-terms fv,fc,offset,ks``: load 5-8, 246 s), held-out NRMS %:
 
-    gravity  test  WLS     cons    ratio  converged  masses in bounds  cost/SDP - 1  tilt
-    model    1     0.1588  0.1668  1.050  yes (154)  yes               -3.1e-09
-    model    2     0.1488  0.1582  1.063  yes (144)  yes               -7.8e-10
-    model    3     0.7091  0.2216  0.312  yes (142)  yes               -3.4e-10
-    fitted   1     0.1458  0.1548  1.061  yes (140)  yes               -3.4e-10      1.42 deg
-    fitted   2     0.1352  0.1419  1.050  yes (141)  yes               -1.2e-11      1.43 deg
-    fitted   3     0.5997  0.2193  0.366  yes (161)  yes               -2.1e-09      2.00 deg
+    terms  gravity  test  WLS     cons    ratio  converged  masses in bounds  cost/SDP - 1  tilt
+    -      model    1     0.1588  0.1668  1.050  yes (154)  yes               -3.1e-09
+    -      model    2     0.1488  0.1582  1.063  yes (144)  yes               -7.8e-10
+    -      model    3     0.7091  0.2216  0.312  yes (142)  yes               -3.4e-10
+    -      fitted   1     0.1458  0.1548  1.061  yes (140)  yes               -3.4e-10      1.42 deg
+    -      fitted   2     0.1352  0.1419  1.050  yes (141)  yes               -1.2e-11      1.43 deg
+    -      fitted   3     0.5997  0.2193  0.366  yes (161)  yes               -2.1e-09      2.00 deg
+    +ks    model    1     0.1360  0.1398  1.028  yes (135)  yes               -5.9e-11
+    +ks    model    2     0.1219  0.1237  1.015  yes (135)  yes               -4.4e-10
+    +ks    model    3     0.5286  0.3184  0.602  yes (145)  yes               -2.7e-10
+    +ks    fitted   1     0.1272  0.1294  1.018  yes (127)  yes               -3.8e-11      1.16 deg
+    +ks    fitted   2     0.1174  0.1157  0.986  yes (148)  yes               -1.9e-10      1.52 deg
+    +ks    fitted   3     0.5296  0.2723  0.514  yes (171)  yes               -2.2e-09      1.90 deg
 
-With the joint stiffness term ks (``--joint-terms fv,fc,offset,ks``; see
-``benchmarks/kuka_stiffness.py``: a spring of 0.21-0.25 N m/rad on joint 7, which least
-squares otherwise reads as a negative inertia), load average 5-8, 246 s:
-
-    gravity  test  WLS     cons    ratio  converged  masses in bounds  cost/SDP - 1  tilt
-    model    1     0.1360  0.1398  1.028  yes (135)  yes               -5.9e-11
-    model    2     0.1219  0.1237  1.015  yes (135)  yes               -4.4e-10
-    model    3     0.5286  0.3184  0.602  yes (145)  yes               -2.7e-10
-    fitted   1     0.1272  0.1294  1.018  yes (127)  yes               -3.8e-11      1.16 deg
-    fitted   2     0.1174  0.1157  0.986  yes (148)  yes               -1.9e-10      1.52 deg
-    fitted   3     0.5296  0.2723  0.514  yes (171)  yes               -2.2e-09      1.90 deg
-
-Runs 1 and 2 held out improve by 16-18 % and meet the 1.05 ratio; run 3 held out gets worse
+ks (``benchmarks/kuka_stiffness.py``) is a spring of 0.21-0.25 N m/rad on joint 7, which
+least squares otherwise reads as a negative inertia. Runs 1 and 2 held out improve by 16-18 % and meet the 1.05 ratio; run 3 held out gets worse
 (0.2193 -> 0.2723): trained on runs 1 and 2 alone, one speed, a spring on every joint is
 confounded with its inertia (q = -qdd / w^2) and extrapolates badly to twice the speed.
 ``--choose ks`` picks the term set per rotation by leave-one-run-out inside the training
