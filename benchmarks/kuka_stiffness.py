@@ -41,6 +41,13 @@ fitted, only estimated: with a joint stiffness of order 10^3-10^4 N m/rad, joint
 torques (< 0.6 N m) deflect it by < 6e-4 rad, and at w <= 1 rad/s the deflection's
 acceleration w^2 tau / K < 6e-4 rad/s^2 changes the inertial torque by ~1e-5 N m.)
 
+4. Why run 3 held out does not gain (``benchmarks/kuka_rotations.py``): after the first 2 s
+   (a start transient), q_j and qdd_j of runs 1 and 2 are almost collinear, so trained on
+   them alone a spring and an inertia are told apart only by the transient:
+
+    corr(q_j, qdd_j), joints 1-7, runs 1+2: -0.9989 -0.9881 -0.9990 -0.9992 -0.9873 -0.9991 -0.9992
+                                  runs 2+3: -0.8584 -0.8062 -0.8584 -0.8264 -0.8912 -0.8584 -0.8585
+
 Usage: ``python benchmarks/kuka_stiffness.py``.
 """
 from __future__ import annotations
@@ -162,6 +169,17 @@ def delay(runs, robot, train=(0, 1), delays_ms=(-20, -10, -5, 0, 5, 10, 20)):
           + ", ".join(f"{d:+d} ms {x:.4f}" for d, x in zip(delays_ms, rms)))
 
 
+def confounding(runs, skip_s=2.0):
+    """Per training pair, the correlation of q_j and qdd_j after the start transient (the first
+    skip_s seconds): -1 means a spring and an inertia on joint j cannot be told apart."""
+    for train in ((0, 1), (1, 2), (0, 2)):
+        q, qdd = (np.concatenate([np.asarray(getattr(runs[k], f))[int(skip_s / runs[k].dt):] for k in train])
+                  for f in ("q", "qdd"))
+        q, qdd = q - q.mean(0), qdd - qdd.mean(0)
+        corr = np.sum(q * qdd, 0) / np.sqrt(np.sum(q * q, 0) * np.sum(qdd * qdd, 0))
+        print(f"corr(q_j, qdd_j) after {skip_s:g} s, runs {[k + 1 for k in train]}: " + " ".join(f"{c:.4f}" for c in corr))
+
+
 def main():
     t0 = time.perf_counter()
     runs = [data.read(DATA / f"measurements_{k}.npz") for k in (1, 2, 3)]
@@ -169,6 +187,7 @@ def main():
     per_run(runs)
     hypotheses(runs, robot)
     delay(runs, robot)
+    confounding(runs)
     print(f"took {time.perf_counter() - t0:.0f} s")
 
 
