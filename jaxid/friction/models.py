@@ -38,9 +38,9 @@ their parameter only:
   goes into ``offset``. On a trajectory with one frequency per joint, ``q = -qdd / w^2`` and
   a stiffness looks like a negative inertia ``-ks / w^2``, which predicts the wrong torque at
   any other speed: on the KUKA LWR4+ runs (``examples/data/kuka_lwr4``, ``benchmarks/
-  kuka_stiffness.py``) joint 7 has ks = 0.24 N m/rad, 265 standard deviations from zero, and
-  without it least squares gives link 7 an Izz of -0.086 kg m^2. Not friction, but a joint
-  term of the same kind (linear in its value, local to the joint).
+  kuka_stiffness.py``) joint 7 has ks = 0.21-0.25 N m/rad at both speeds, and without it
+  two-step WLS on one run gives Izz7 = -0.19 to -0.21 kg m^2 and a negative viscous fv7.
+  Not friction, but a joint term of the same kind (linear in its value, local to the joint).
 """
 from __future__ import annotations
 
