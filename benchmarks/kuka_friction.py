@@ -32,7 +32,7 @@ TERM_SETS = (("fv", "fc", "offset"), ("fv", "fc", "fva", "offset"), ("fv", "fc",
 def regressor(rigid_Y, robot, ds):
     """Full regressor (N, n, p) of a run: its rigid-body block (computed once per run) and the
     joint-term block at the robot's eps and vs (``real_kuka._joint_columns``)."""
-    return np.concatenate([rigid_Y, np.asarray(_joint_columns(robot, ds.qd, ds.qdd))], axis=2)
+    return np.concatenate([rigid_Y, np.asarray(_joint_columns(robot, ds.q, ds.qd, ds.qdd))], axis=2)
 
 
 def study(runs, nominal):

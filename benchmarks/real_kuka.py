@@ -66,10 +66,10 @@ def load(step: int | None = None):
 
 
 @eqx.filter_jit
-def _joint_columns(robot, qd, qdd):
+def _joint_columns(robot, q, qd, qdd):
     # The joint terms are linear in their values: their regressor block is this Jacobian
     # (the same block Robot.regressor appends to the rigid-body one).
-    J = jax.vmap(jax.jacfwd(robot.joint_torque), in_axes=(None, 0, 0))(robot.joint_params, qd, qdd)
+    J = jax.vmap(jax.jacfwd(robot.joint_torque), in_axes=(None, 0, 0, 0))(robot.joint_params, q, qd, qdd)
     return J.reshape(qd.shape[0], robot.n, -1)
 
 
@@ -89,7 +89,7 @@ class Regressors:
 
     def __call__(self, k: int, eps: float):
         if (k, eps) not in self._cache:
-            J = np.asarray(_joint_columns(self.model(eps), self.runs[k].qd, self.runs[k].qdd))
+            J = np.asarray(_joint_columns(self.model(eps), self.runs[k].q, self.runs[k].qd, self.runs[k].qdd))
             self._cache[k, eps] = np.concatenate([self.rigid[k], J], axis=2)
         return self._cache[k, eps]
 

@@ -37,17 +37,20 @@ INSTALL_HINT = "pip install 'jaxid[report]'"
 UNITS = {"m": ("kg", "kg"), "mx": ("kg m", "kg m"), "my": ("kg m", "kg m"), "mz": ("kg m", "kg m"),
          **{k: ("kg m²", "kg m²") for k in ("Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")},
          "ia": ("kg m²", "kg"), "fv": ("N m s/rad", "N s/m"), "fc": ("N m", "N"), "fs": ("N m", "N"),
-         "fva": ("N m s/rad", "N s/m"), "offset": ("N m", "N")}
+         "fva": ("N m s/rad", "N s/m"), "offset": ("N m", "N"), "ks": ("N m/rad", "N/m")}
 
 FLAG_MASS = "negative mass"
 FLAG_INERTIA = "non-positive-definite inertia"
 FLAG_FRICTION = "negative friction"
+FLAG_STIFFNESS = "negative stiffness"
 FLAG_UNIDENTIFIED = "not identified"
 #: Standard parameters that a physical robot has >= 0, by kind: a mass, the diagonal moments
 #: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
-#: positive semi-definite), the rotor inertia, and viscous, Coulomb and Stribeck friction.
+#: positive semi-definite), the rotor inertia, viscous, Coulomb and Stribeck friction, and the
+#: stiffness of a passive spring.
 _NONNEGATIVE = {"m": FLAG_MASS, "Ixx": FLAG_INERTIA, "Iyy": FLAG_INERTIA, "Izz": FLAG_INERTIA,
-                "ia": FLAG_INERTIA, "fv": FLAG_FRICTION, "fc": FLAG_FRICTION, "fs": FLAG_FRICTION}
+                "ia": FLAG_INERTIA, "fv": FLAG_FRICTION, "fc": FLAG_FRICTION, "fs": FLAG_FRICTION,
+                "ks": FLAG_STIFFNESS}
 
 
 def pyplot():
@@ -122,7 +125,7 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
         f = []
         if theta[k] < 0 and all(kind in _NONNEGATIVE and c > 0 for kind, c in members):
             kinds = {_NONNEGATIVE[kind] for kind, _ in members}
-            f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION) if x in kinds))
+            f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION, FLAG_STIFFNESS) if x in kinds))
         if lead_kind in INERTIAL_NAMES and bad_links.get(lead_joint) not in (None, *f):
             f.append(bad_links[lead_joint])
         if not abs(theta[k]) >= n_std * std[k]:
@@ -475,9 +478,9 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;
         "th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}td.num,th.num{text-align:right}"
         "thead{background:#f2f2f2}img{max-width:100%}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}")
 
-FLAG_LEGEND = (f"flag: {FLAG_MASS}, {FLAG_INERTIA}, {FLAG_FRICTION}: the value is < 0 although the base "
-               "parameter is a positive combination of quantities that are >= 0 for a physical robot (masses, "
-               "diagonal moments of inertia, rotor inertia, friction), or its link's standard parameters are not a "
+FLAG_LEGEND = (f"flag: {FLAG_MASS}, {FLAG_INERTIA}, {FLAG_FRICTION}, {FLAG_STIFFNESS}: the value is < 0 although "
+               "the base parameter is a positive combination of quantities that are >= 0 for a physical robot "
+               "(masses, diagonal moments of inertia, rotor inertia, friction, a passive spring's stiffness), or its link's standard parameters are not a "
                f"physical body; {FLAG_UNIDENTIFIED}: |value| < 2 std.")
 
 #: Fields of an iterative (consistent) fit in params.json ``fit``, with their meaning.

@@ -1098,12 +1098,13 @@ def physics_report(robot, params) -> list[str]:
     """
     from jaxid.identification.base import GAP_WARN
     from jaxid.model import inertia
-    from jaxid.report import FLAG_FRICTION, FLAG_INERTIA, FLAG_MASS, parameter_flags
+    from jaxid.report import FLAG_FRICTION, FLAG_INERTIA, FLAG_MASS, FLAG_STIFFNESS, parameter_flags
 
     problems = []
     theta, std = np.asarray(params.theta), np.asarray(params.std)
-    single = dict(fv="viscous friction", fc="Coulomb friction", fs="Stribeck friction", ia="rotor inertia")
-    what = {FLAG_MASS: "negative mass", FLAG_FRICTION: "negative friction",
+    single = dict(fv="viscous friction", fc="Coulomb friction", fs="Stribeck friction", ia="rotor inertia",
+                  ks="joint stiffness (no passive spring has one)")
+    what = {FLAG_MASS: "negative mass", FLAG_FRICTION: "negative friction", FLAG_STIFFNESS: "negative stiffness",
             FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)"}
     # Without the standard parameters the flags are the sign rule's alone (bad links: below).
     for i, (name, flags) in enumerate(zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))):

@@ -16,14 +16,14 @@ N = 120  # samples of the 3-joint arm
 
 def arm3():
     """A spatial 3R arm (shoulder yaw, two pitch joints) with box links, viscous and
-    Coulomb friction and offsets: every body strictly consistent."""
+    Coulomb friction, offsets and joint springs (ks): every body strictly consistent."""
     dh = np.array([[0, 0.3, 0, np.pi / 2], [0, 0, 0.4, 0], [0, 0, 0.3, 0]])
     masses = np.array([2.0, 1.5, 1.0])
     coms = np.array([[0, -0.05, 0.0], [-0.2, 0, 0.02], [-0.15, 0, 0.0]])
     sizes = [(0.1, 0.3, 0.1), (0.4, 0.08, 0.08), (0.3, 0.06, 0.06)]
     I = np.stack([np.asarray(inertia.box_inertia(m, s)) for m, s in zip(masses, sizes)])
-    friction = np.array([[0.3, 0.5, 0.1], [0.2, 0.4, -0.1], [0.1, 0.2, 0.05]])
-    return jaxid.Robot.from_dh(dh, masses=masses, coms=coms, inertias=I, joint_terms=("fv", "fc", "offset"),
+    friction = np.array([[0.3, 0.5, 0.1, 0.4], [0.2, 0.4, -0.1, 0.8], [0.1, 0.2, 0.05, 0.2]])
+    return jaxid.Robot.from_dh(dh, masses=masses, coms=coms, inertias=I, joint_terms=("fv", "fc", "offset", "ks"),
                                joint_params=friction, q_min=-np.pi, q_max=np.pi, tau_max=[50.0, 50.0, 20.0],
                                name="arm3")
 
@@ -117,7 +117,7 @@ def test_consistent_estimate_is_valid_for_random_torques(setup, fit_random):
     inertial, joint = robot.split(fit.theta)
     lam = np.linalg.eigvalsh(np.asarray(jax.vmap(inertia.pseudo_inertia)(inertial)))
     assert np.all(lam[:, 0] > 1e-9 * lam[:, -1])  # strictly inside, not at rounding distance
-    assert np.all(np.asarray(joint[:, :2]) > 0)  # fv, fc
+    assert np.all(np.asarray(joint[:, :2]) > 0) and np.all(np.asarray(joint[:, 3]) > 0)  # fv, fc, ks
     # the unconstrained estimate of the same data is not physical
     ls_bodies = C.lift(setup[2], fit.base_ls, setup[4])[:30].reshape(3, 10)
     assert not bool(jnp.all(inertia.is_consistent(ls_bodies)))
@@ -130,7 +130,8 @@ def test_equals_wls_when_that_is_valid_and_weight_is_zero(setup, fit_valid):
     # non-identifiable parameters) with positive friction
     lifted = C.lift(base, fit.base_ls, theta)
     inertial, joint = robot.split(lifted)
-    assert bool(jnp.all(inertia.is_consistent(inertial))) and bool(jnp.all(joint[:, :2] > 0))
+    assert bool(jnp.all(inertia.is_consistent(inertial))) and bool(jnp.all(joint[:, :2] > 0)) and bool(
+        jnp.all(joint[:, 3] > 0))
     assert bool(fit.valid) and bool(fit.converged)
     np.testing.assert_allclose(fit.base, fit.base_ls, rtol=0, atol=1e-6 * float(jnp.min(fit.std_ls)))
     assert float(fit.cost - fit.rss) < 1e-6  # cost includes the WLS residual rss

@@ -225,7 +225,8 @@ def test_written_out_joint_columns_equal_jacfwd_of_the_joint_torque():
     @jax.jit
     def both(q, qd, qdd):
         Y = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
-        joint = jax.vmap(lambda b, c: jax.jacfwd(robot.joint_torque)(joint_params, b, c).reshape(robot.n, -1))(qd, qdd)
+        joint = jax.vmap(lambda a, b, c: jax.jacfwd(robot.joint_torque)(joint_params, a, b, c).reshape(robot.n, -1))(
+            q, qd, qdd)
         tau = jax.vmap(lambda a, b, c: robot.torque(theta, a, b, c))(q, qd, qdd)
         return (Y[:, :, 10 * robot.n_joints:], joint), (Y @ theta, tau)
 

@@ -42,11 +42,12 @@ def slow(true_robot):
 def test_basis_columns_are_the_closed_form_models():
     qd = np.concatenate([np.linspace(-1, 1, 201), np.linspace(-5 * EPS, 5 * EPS, 21)])
     qdd = np.sin(qd)
-    cols = dict(zip(fm.JOINT_TERMS, np.moveaxis(np.asarray(fm.joint_basis(fm.JOINT_TERMS, qd, qdd, EPS, VS)), -1, 0)))
+    cols = dict(zip(fm.JOINT_TERMS, np.moveaxis(np.asarray(fm.joint_basis(fm.JOINT_TERMS, qd - 0.5, qd, qdd, EPS, VS)), -1, 0)))
     np.testing.assert_allclose(cols["ia"], qdd)
     np.testing.assert_allclose(cols["fv"], fm.viscous(qd, 1.0))
     np.testing.assert_allclose(cols["fc"], fm.coulomb(qd, 1.0, EPS))
     np.testing.assert_allclose(cols["offset"], 1.0)
+    np.testing.assert_allclose(cols["ks"], qd - 0.5)
     # Stribeck (delta = 2) = fc [fc column] + (fs - fc) [fs column], everywhere.
     fc, fs = 0.8, 1.3
     np.testing.assert_allclose(fm.stribeck(qd, fc, fs, VS, eps=EPS), fc * cols["fc"] + (fs - fc) * cols["fs"],
@@ -69,7 +70,7 @@ def test_asymmetric_friction_is_fv_fva_fc_offset():
                                [fc_pos, fc_neg, fv_pos, fv_neg])
     # The model is exactly the basis with these values (asymmetric Coulomb = fc + offset) ...
     names = ("fv", "fva", "fc", "offset")
-    basis = np.asarray(fm.joint_basis(names, qd, None, EPS, VS)) @ np.array([terms[k] for k in names])
+    basis = np.asarray(fm.joint_basis(names, None, qd, None, EPS, VS)) @ np.array([terms[k] for k in names])
     tau = np.asarray(fm.asymmetric(qd, fc_pos, fc_neg, fv_pos, fv_neg, EPS))
     np.testing.assert_allclose(tau, basis, rtol=1e-12, atol=1e-14)
     # ... and the piecewise closed form away from zero velocity.
@@ -81,7 +82,7 @@ def test_asymmetric_friction_is_fv_fva_fc_offset():
 def test_robot_joint_terms_order_and_regressor(true_robot):
     from jaxid.model.robot import JOINT_TERMS
 
-    assert JOINT_TERMS == fm.JOINT_TERMS == ("ia", "fv", "fc", "fs", "fva", "offset")
+    assert JOINT_TERMS == fm.JOINT_TERMS == ("ia", "fv", "fc", "fs", "fva", "offset", "ks")
     assert true_robot.parameter_names()[20:25] == ("fv1", "fc1", "fs1", "fva1", "offset1")
     rng = np.random.default_rng(1)
     q, qd, qdd = (rng.normal(size=(6, 2)) for _ in range(3))
@@ -96,7 +97,7 @@ def test_robot_joint_terms_order_and_regressor(true_robot):
     fv, fc, fs, fva, off = VALUES.T
     expect = (fm.asymmetric(qd, fc, fc, fv + fva, fv - fva, EPS) + off
               + fm.stribeck(qd, 0.0, fs, VS, eps=EPS))
-    joint = jax.vmap(true_robot.joint_torque, (None, 0, 0))(true_robot.joint_params, qd, qdd)
+    joint = jax.vmap(true_robot.joint_torque, (None, 0, 0, 0))(true_robot.joint_params, q, qd, qdd)
     np.testing.assert_allclose(np.asarray(joint), expect, rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="stribeck_vs"):
         dataclasses.replace(true_robot, stribeck_vs=0.0)
@@ -186,3 +187,33 @@ def test_perturb_draws_the_new_terms_and_keeps_the_old_draws():
         lo, hi = simulation.FRICTION_RANGES[term]
         assert np.all((values[term] >= lo * T) & (values[term] <= hi * T))
     assert np.all(values["fv"] - np.abs(values["fva"]) > 0)  # dissipative in both directions
+
+
+def _fit_base(robot, q, qd, qdd, tau):
+    """OLS base parameters {name: value} of ``robot``'s model from exact torques tau (N, 1)."""
+    base = jaxid.base_parameters(robot)
+    W = np.asarray(jaxid.regressor(robot, q, qd, qdd)).reshape(-1, len(robot.parameter_names()))
+    fit = jaxid.identify(base.reduce(W), tau.reshape(-1), method="ols", n_joints=robot.n, names=list(base.names))
+    return dict(zip(base.names, np.asarray(fit.theta)))
+
+
+def test_joint_stiffness_is_a_negative_inertia_at_one_frequency():
+    """A joint spring ks q on a trajectory q = q0 + a sin(w t) is exactly the inertia term
+    -ks/w^2 qdd plus the offset ks q0 (qdd = -w^2 (q - q0)): a model without ks fits it exactly
+    with Izz lowered by ks/w^2, and with a second frequency ks and Izz are recovered."""
+    ks, w, q0 = 2.0, 1.3, 0.2
+    true = jaxid.models.planar(1).with_joint_terms(("fv", "fc", "offset", "ks"), [[0.3, 0.5, 0.1, ks]])
+    t = np.linspace(0.0, 10.0, 401)[:, None]
+    for second in (0.0, 0.3):  # amplitude of a sine at 2.7 w
+        q = q0 + 0.8 * np.sin(w * t) + second * np.sin(2.7 * w * t)
+        qd = 0.8 * w * np.cos(w * t) + second * 2.7 * w * np.cos(2.7 * w * t)
+        qdd = -0.8 * w**2 * np.sin(w * t) - second * (2.7 * w) ** 2 * np.sin(2.7 * w * t)
+        tau = np.asarray(jaxid.rnea(true, q, qd, qdd))
+        izz = float(true.inertial[0, 9])
+        if second == 0.0:
+            est = _fit_base(true.with_joint_terms(("fv", "fc", "offset")), q, qd, qdd, tau)
+            np.testing.assert_allclose([est["Izz1"], est["offset1"], est["fv1"]], [izz - ks / w**2, 0.1 + ks * q0, 0.3],
+                                       rtol=1e-8)
+        else:
+            est = _fit_base(true, q, qd, qdd, tau)
+            np.testing.assert_allclose([est["ks1"], est["Izz1"], est["offset1"]], [ks, izz, 0.1], rtol=1e-8)

@@ -16,12 +16,13 @@ from jaxid import report, results, workflow
 from jaxid.identification.base import BaseParameters
 from jaxid.model.inertia import INERTIAL_NAMES
 
-NAMES = tuple(f"{k}{j}" for j in (1, 2) for k in INERTIAL_NAMES) + ("fv1", "fc1", "fv2", "fc2")
+NAMES = tuple(f"{k}{j}" for j in (1, 2) for k in INERTIAL_NAMES) + ("fv1", "fc1", "fv2", "fc2", "ks1")
 #: (leading parameter, {dependent parameter: coefficient}, value, std, expected flags)
 CASES = [
     ("m1", {}, -1.0, 0.01, {report.FLAG_MASS}),
     ("Izz1", {"Iyy2": 1.0, "m2": 0.180625}, -0.5, 0.01, {report.FLAG_INERTIA}),
     ("fv1", {}, -0.2, 0.01, {report.FLAG_FRICTION}),
+    ("ks1", {}, -0.3, 0.01, {report.FLAG_STIFFNESS}),
     ("mx2", {}, 0.001, 0.01, {report.FLAG_UNIDENTIFIED}),
     ("fc1", {}, 0.5, 0.01, set()),
     ("Izz2", {"mx1": -0.3}, -1.0, 0.01, set()),  # a negative coefficient: the sign is not physically fixed
@@ -73,6 +74,7 @@ def test_physics_verdict_names_each_impossible_estimate():
                         "Izz1 + 1*Iyy2 + 0.180625*m2 = -0.5 < 0 (50.0 std below zero): negative moment of inertia "
                         "(no positive semi-definite inertia has one)",
                         "fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction",
+                        "ks1 = -0.3 < 0 (30.0 std below zero): negative joint stiffness (no passive spring has one)",
                         "Ixx2 + 1*Iyy1 = -0.01 < 0 (0.1 std below zero): negative moment of inertia "
                         "(no positive semi-definite inertia has one)",
                         "the consistent fit did not converge in 40 steps"]
@@ -81,6 +83,7 @@ def test_physics_verdict_names_each_impossible_estimate():
 def test_units_follow_the_leading_parameter_and_the_joint_type():
     assert report.parameter_unit("Izz1 + Iyy2 + 0.18*m2") == "kg m²"
     assert report.parameter_unit("mx3") == "kg m"
+    assert report.parameter_unit("ks1") == "N m/rad" and report.parameter_unit("ks2", ("R", "P")) == "N/m"
     assert report.parameter_unit("fv2", ("R", "P")) == "N s/m" and report.parameter_unit("fv1", ("R", "P")) == "N m s/rad"
     assert report.parameter_unit("offset1") == "N m"
 

@@ -36,9 +36,9 @@ def add_model_arguments(p, *, robot_default: str | None = "ur5", joint_terms: st
                         "does not use them)")
     if joint_terms is not None:
         p.add_argument("--joint-terms", default=joint_terms, metavar="TERMS",
-                       help="per-joint terms of the model, comma-separated subset of ia,fv,fc,fs,fva,offset "
+                       help="per-joint terms of the model, comma-separated subset of ia,fv,fc,fs,fva,offset,ks "
                             "(rotor inertia, viscous, Coulomb, Stribeck excess, asymmetric viscous friction, "
-                            f"torque offset; default {joint_terms}; '' for none)")
+                            f"torque offset, joint stiffness; default {joint_terms}; '' for none)")
         p.add_argument("--coulomb-eps", type=float, default=None, metavar="RAD_S",
                        help="velocity scale of the smooth Coulomb sign tanh(qd/eps), rad/s (default 1e-3)")
         p.add_argument("--stribeck-vs", type=_velocity_or_fit, default=None, metavar="RAD_S",

@@ -33,6 +33,14 @@ their parameter only:
   ``fc`` column plus a constant, i.e. the ``offset`` term. So ``fc`` is the mean Coulomb level
   and ``offset`` the Coulomb asymmetry, indistinguishable from a torque-sensor bias (both
   are constants). :func:`asymmetric_terms` and :func:`asymmetric_from_terms` convert.
+- ``ks``, a joint stiffness, multiplies q: the elastic torque ``ks (q - q_rest)`` of cables,
+  hoses or a balancing spring acting across the joint, whose constant part ``-ks q_rest``
+  goes into ``offset``. On a trajectory with one frequency per joint, ``q = -qdd / w^2`` and
+  a stiffness looks like a negative inertia ``-ks / w^2``, which predicts the wrong torque at
+  any other speed: on the KUKA LWR4+ runs (``examples/data/kuka_lwr4``, ``benchmarks/
+  kuka_stiffness.py``) joint 7 has ks = 0.21-0.25 N m/rad at both speeds, and without it
+  two-step WLS on one run gives Izz7 = -0.19 to -0.21 kg m^2 and a negative viscous fv7.
+  Not friction, but a joint term of the same kind (linear in its value, local to the joint).
 """
 from __future__ import annotations
 
@@ -114,7 +122,7 @@ def asymmetric_from_terms(fv, fva, fc, offset) -> dict:
 
 
 class JointTerm(NamedTuple):
-    """A per-joint term: torque = value * column(qd, qdd, eps, vs)."""
+    """A per-joint term: torque = value * column(q, qd, qdd, eps, vs)."""
 
     unit: str
     meaning: str
@@ -122,33 +130,37 @@ class JointTerm(NamedTuple):
 
 
 #: The per-joint terms of ``Robot``, in the order of their regressor columns.
-#: column(qd, qdd, eps, vs): torque per unit of the term's value, from the joint velocity qd
-#: (rad/s), acceleration qdd (rad/s^2), smooth-sign scale eps and Stribeck velocity vs (rad/s).
+#: column(q, qd, qdd, eps, vs): torque per unit of the term's value, from the joint position q
+#: (rad), velocity qd (rad/s), acceleration qdd (rad/s^2), smooth-sign scale eps and Stribeck
+#: velocity vs (rad/s).
 JOINT_BASIS = {
-    "ia": JointTerm("kg m^2", "rotor (armature) inertia", lambda qd, qdd, eps, vs: qdd),
-    "fv": JointTerm("N m s/rad", "viscous friction", lambda qd, qdd, eps, vs: qd),
+    "ia": JointTerm("kg m^2", "rotor (armature) inertia", lambda q, qd, qdd, eps, vs: qdd),
+    "fv": JointTerm("N m s/rad", "viscous friction", lambda q, qd, qdd, eps, vs: qd),
     "fc": JointTerm("N m", "Coulomb friction (mean of both directions)",
-                    lambda qd, qdd, eps, vs: smooth_sign(qd, eps)),
+                    lambda q, qd, qdd, eps, vs: smooth_sign(qd, eps)),
     "fs": JointTerm("N m", "Stribeck excess static friction fs - fc",
-                    lambda qd, qdd, eps, vs: stribeck_column(qd, vs, eps)),
+                    lambda q, qd, qdd, eps, vs: stribeck_column(qd, vs, eps)),
     "fva": JointTerm("N m s/rad", "asymmetric viscous friction (fv_pos - fv_neg)/2",
-                     lambda qd, qdd, eps, vs: qd * smooth_sign(qd, eps)),
+                     lambda q, qd, qdd, eps, vs: qd * smooth_sign(qd, eps)),
     "offset": JointTerm("N m", "torque offset: sensor bias + Coulomb asymmetry (fc_pos - fc_neg)/2",
-                        lambda qd, qdd, eps, vs: jnp.ones_like(qd)),
+                        lambda q, qd, qdd, eps, vs: jnp.ones_like(qd)),
+    "ks": JointTerm("N m/rad", "joint stiffness: elastic torque of cables, hoses or springs, ks (q - q_rest)",
+                    lambda q, qd, qdd, eps, vs: q),
 }
 JOINT_TERMS = tuple(JOINT_BASIS)
 
 
-def joint_basis(terms, qd, qdd, eps, vs):
+def joint_basis(terms, q, qd, qdd, eps, vs):
     """Columns of the per-joint terms ``terms`` (a sequence of ``JOINT_TERMS`` names).
 
-    qd, qdd: (..., n) rad/s, rad/s^2. eps, vs: smooth-sign scale and Stribeck velocity,
-    rad/s. Returns shape (..., n, len(terms)); a joint's torque is ``columns @ values``.
+    q, qd, qdd: (..., n) rad, rad/s, rad/s^2 (q and qdd may be None when no term uses them).
+    eps, vs: smooth-sign scale and Stribeck velocity, rad/s. Returns shape (..., n, len(terms));
+    a joint's torque is ``columns @ values``.
     """
     qd = jnp.asarray(qd)
     if not terms:
         return jnp.zeros(qd.shape + (0,), qd.dtype)
-    return jnp.stack([JOINT_BASIS[t].column(qd, qdd, eps, vs) for t in terms], axis=-1)
+    return jnp.stack([JOINT_BASIS[t].column(q, qd, qdd, eps, vs) for t in terms], axis=-1)
 
 
 # ------------------------------------------------------------------ Stribeck velocity

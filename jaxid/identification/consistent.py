@@ -23,7 +23,7 @@ bodies out of the physical set (negative mass, an inertia that breaks the triang
 inequalities). Here every link is parametrised by the log-Cholesky factor of its 4x4
 pseudo-inertia ``J = U U^T`` (Rucker and Wensing, "Smooth parameterization of rigid-body
 inertia", IEEE RA-L 7(2), 2022), so each parameter value is a physical body, and the
-positive joint terms (armature ``ia``, viscous ``fv``, Coulomb ``fc``) are ``exp`` of a
+positive joint terms (:data:`POSITIVE_TERMS`: armature, friction, spring stiffness) are ``exp`` of a
 free variable; offsets stay free. A trust-region Gauss-Newton method (optimistix
 ``Dogleg``, Powell 1970) minimises
 
@@ -81,10 +81,11 @@ __all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "
            "project_consistent", "lift", "to_urdf", "entropic_divergence", "check_nominal"]
 
 PRIORS = (None, "euclidean", "entropic")
-#: Joint terms constrained to be >= 0 (``exp`` parametrisation): inertia, dissipative friction and
-#: the Stribeck excess (static friction at least the Coulomb level); offset and the asymmetric
-#: viscous term fva are free in sign.
-POSITIVE_TERMS = ("ia", "fv", "fc", "fs")
+#: Joint terms constrained to be >= 0 (``exp`` parametrisation): inertia, dissipative friction,
+#: the Stribeck excess (static friction at least the Coulomb level) and the stiffness of a
+#: passive spring (its energy ks (q - q_rest)^2 / 2 is >= 0); offset and the asymmetric viscous
+#: term fva are free in sign.
+POSITIVE_TERMS = ("ia", "fv", "fc", "fs", "ks")
 _TRIU = np.triu_indices(4)
 _OFF = np.triu_indices(4, 1)
 
@@ -99,7 +100,7 @@ class ConsistentFit(eqx.Module):
         std_ls: its standard deviations, shape (b,).
         residual_rms: RMS of ``tau - W @ theta`` per joint, shape (n,), N m.
         link_consistent: pseudo-inertia of each link positive definite, shape (n,), bool.
-        joint_valid: every positive joint term (ia, fv, fc) >= 0, shape (n,), bool.
+        joint_valid: every positive joint term (:data:`POSITIVE_TERMS`) >= 0, shape (n,), bool.
         valid: all links consistent and all joints valid, bool.
         cost: final objective ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior`` (whitened
             misfit including ``rss``; comparable with ``SDPFit.cost``).
@@ -976,7 +977,7 @@ def identify_consistent(robot, W=None, tau=None, *, nominal=None, base: BasePara
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (whitened by the
     two-step WLS noise variances, written in the sample-free form of :class:`DataTerm`)
     over standard parameters whose links have positive semidefinite pseudo-inertias, whose
-    positive joint terms (ia, fv, fc, fs) are >= 0 and whose bodies satisfy ``bounds``: a
+    positive joint terms (ia, fv, fc, fs, ks) are >= 0 and whose bodies satisfy ``bounds``: a
     convex problem. The default solver is a path-following barrier (interior-point)
     Newton method in JAX on the standard parameters, which converges to the constrained
     optimum and bounds its own suboptimality (``gap_bound``); ``reference=True`` also

@@ -5,8 +5,8 @@ in the standard parameters theta: the data misfit is a convex quadratic, each li
 4x4 pseudo-inertia ``J_i`` (linear in its 10 inertial parameters) must be positive
 semidefinite (Wensing, Kim and Slotine, "Linear matrix inequalities for physically
 consistent inertial parameter identification", IEEE RA-L 3(1), 2018), the dissipative
-joint terms and the rotor inertia are non-negative (``ia, fv, fc >= 0``; ``fs >= 0``, the
-Stribeck excess, i.e. static friction at least the Coulomb level), and mass bounds and a
+joint terms, the rotor inertia and a spring's stiffness are non-negative (``ia, fv, fc, ks >= 0``;
+``fs >= 0``, the Stribeck excess, i.e. static friction at least the Coulomb level), and mass bounds and a
 centre-of-mass box (``m lo <= h <= m hi``, h = m c) and a box holding the whole body
 (``S_aa <= (lo + hi) h_a - lo hi m``, :class:`~jaxid.identification.consistent.Bounds`) are
 linear. The entropic prior
@@ -277,7 +277,7 @@ def identify_sdp(robot, W, tau, *, nominal=None, base: BaseParameters | None = N
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (the objective of
     :func:`~jaxid.identification.consistent.identify_consistent`, same whitening and prior)
     subject to every link's pseudo-inertia ``J_i >= eps I``, the positive joint terms
-    (ia, fv, fc, fs) >= 0 and the optional ``bounds``.
+    (ia, fv, fc, fs, ks) >= 0 and the optional ``bounds``.
 
     Args:
         robot, W, tau, nominal, base, method: as ``identify_consistent``.

@@ -100,7 +100,7 @@ def to_pinocchio(robot: Robot, theta=None):
     axes, coupled joints Pinocchio mimic joints; each link's inertia its joint's body
     (``Inertia.FromDynamicParameters``); fv, fc, ia go into ``damping``, ``friction``,
     ``armature``; the flange is an operational frame named ``"tool"``. Other joint terms
-    (fs, fva, offset) have no Pinocchio counterpart and are left out.
+    (fs, fva, offset, ks) have no Pinocchio counterpart and are left out.
     """
     pin = _pin()
     robot = robot if theta is None else robot.with_parameters(theta)

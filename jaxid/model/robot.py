@@ -22,7 +22,8 @@ from jaxid.model import inertia
 #   fs: Stribeck excess fs - fc,   tau = fs * tanh(qd/eps) * exp(-(qd/vs)^2)    [N m]
 #   fva: asymmetric viscous,       tau = fva * qd * tanh(qd/eps)                [N m s/rad]
 #   offset: constant torque offset (sensor bias + Coulomb asymmetry)            [N m]
-JOINT_TERMS = friction_models.JOINT_TERMS  # ("ia", "fv", "fc", "fs", "fva", "offset")
+#   ks: joint stiffness (cables, hoses, springs), tau = ks * q                   [N m/rad]
+JOINT_TERMS = friction_models.JOINT_TERMS  # ("ia", "fv", "fc", "fs", "fva", "offset", "ks")
 
 
 class Robot(eqx.Module):
@@ -202,7 +203,7 @@ class Robot(eqx.Module):
         from jaxid.dynamics.rnea import rnea_inertial
 
         inertial, joint_params = self.split(theta)
-        return rnea_inertial(self, inertial, q, qd, qdd) + self.joint_torque(joint_params, qd, qdd)
+        return rnea_inertial(self, inertial, q, qd, qdd) + self.joint_torque(joint_params, q, qd, qdd)
 
     def regressor(self, theta, q, qd, qdd):
         """Regressor (n, p) of one sample, ``jax.jacfwd`` of :meth:`torque` taken link by link.
@@ -214,8 +215,8 @@ class Robot(eqx.Module):
         """
         from jaxid.dynamics.rnea import rigid_regressor
 
-        _, qd_joints, qdd_joints = self.joint_motion(q, qd, qdd)
-        return jnp.concatenate([rigid_regressor(self, q, qd, qdd), joint_columns(self, qd_joints, qdd_joints)], axis=1)
+        return jnp.concatenate([rigid_regressor(self, q, qd, qdd), joint_columns(self, *self.joint_motion(q, qd, qdd))],
+                               axis=1)
 
     def mass_matrix(self, theta, q):
         """Mass matrix (n, n) of one sample, d :meth:`torque` / d qdd at qd = 0: by the
@@ -226,14 +227,14 @@ class Robot(eqx.Module):
 
         inertial, joint_params = self.split(theta)
         zero = jnp.zeros_like(q)
-        return rnea.crba(self, inertial, q) + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, zero, qdd))(zero)
+        return rnea.crba(self, inertial, q) + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, q, zero, qdd))(zero)
 
-    def joint_torque(self, joint_params, qd, qdd):
+    def joint_torque(self, joint_params, q, qd, qdd):
         """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n_joints, k):
-        the columns of ``jaxid.friction.models.JOINT_BASIS`` at each joint's velocity and
-        acceleration, from the coordinates' qd, qdd (n,) rad/s, rad/s^2."""
-        _, qd, qdd = self.joint_motion(qd, qd, qdd)
-        columns = friction_models.joint_basis(self.joint_terms, qd, qdd, self.coulomb_eps, self.stribeck_vs)
+        the columns of ``jaxid.friction.models.JOINT_BASIS`` at each joint's position, velocity
+        and acceleration, from the coordinates' q, qd, qdd (n,) rad, rad/s, rad/s^2."""
+        q, qd, qdd = self.joint_motion(q, qd, qdd)
+        columns = friction_models.joint_basis(self.joint_terms, q, qd, qdd, self.coulomb_eps, self.stribeck_vs)
         return self.to_coordinates(jnp.sum(columns * joint_params, axis=-1))
 
     # ---- variants ------------------------------------------------------------------------
@@ -368,14 +369,14 @@ class Robot(eqx.Module):
         return "\n".join(lines)
 
 
-def joint_columns(robot, qd, qdd):
+def joint_columns(robot, q, qd, qdd):
     """The joint terms' regressor columns, d ``Robot.joint_torque`` / d joint_params, shape
     (n, n_joints * k, ...): joint j's ``JOINT_BASIS`` columns (k = len(joint_terms)) at its
-    velocity and acceleration qd, qdd (n_joints, ...) rad/s, rad/s^2 (joints, not coordinates;
-    any trailing sample shape), in its own row, carried to its coordinate with its coupling
+    position, velocity and acceleration q, qd, qdd (n_joints, ...) rad, rad/s, rad/s^2 (joints,
+    not coordinates; any trailing sample shape), in its own row, carried to its coordinate with its coupling
     ratio. Written out rather than by ``jax.jacfwd``: 1.1-1.2x faster for a UR5 with joint terms
     (3 or 6 terms, N = 10,000 batched; the same numbers)."""
-    basis = friction_models.joint_basis(robot.joint_terms, qd, qdd, robot.coulomb_eps, robot.stribeck_vs)
+    basis = friction_models.joint_basis(robot.joint_terms, q, qd, qdd, robot.coulomb_eps, robot.stribeck_vs)
     basis = jnp.moveaxis(basis, -1, 1)  # (n_joints, k, ...)
     nj, k = basis.shape[:2]
     eye = jnp.eye(nj, dtype=basis.dtype).reshape((nj, nj, 1) + (1,) * (basis.ndim - 2))
