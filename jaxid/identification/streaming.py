@@ -39,9 +39,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification import sandwich
-from jaxid.identification.base import SAMPLES, r_fold
+from jaxid.identification.base import GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
 from jaxid.identification.estimators import (_MAD, LOSS_C, Identification, _irls_weight, _pinv_solve, _pooled, _psi,
-                                             _rank_error, _reduced_fit, _result, _scaled)
+                                             _rank_error, _reduced_fit, _result, _scaled, _two_step_variances)
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
@@ -101,13 +101,78 @@ def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
 _update = jax.jit(update)
 
 
+class Gram(eqx.Module):
+    """Rows ``[W | tau]`` accumulated as per-joint Gram matrices (the normal equations), on the
+    host: the first, cheaper reduction on CPU (``base.gram_fold``), turned into a
+    :class:`Reduced` by :func:`_from_gram` when that is accurate.
+
+    Attributes:
+        G: shape (n, k + 1, k + 1), ``G[j] = X_j^T X_j`` for joint j's rows ``X_j = [W_j | tau_j]``.
+        N: samples accumulated, int.
+    """
+
+    G: np.ndarray
+    N: int
+
+    @staticmethod
+    def of(red: Reduced) -> "Gram":
+        """The Gram matrices of reduced rows: ``R_j^T R_j``."""
+        R = np.asarray(red.R)
+        return Gram(R.swapaxes(1, 2) @ R, int(red.N))
+
+
+def _fold(acc, W, tau, keep=None):
+    """Rows W (C, n, k), tau (C, n) of the samples where keep (C,) bool (None: all) added on the
+    host to ``acc``: a :class:`Gram` (``base.gram_fold``) or a :class:`Reduced` (LAPACK's
+    incremental QR, ``base.r_fold``); returns the same kind."""
+    N = len(W) if keep is None else int(np.sum(keep))
+    if isinstance(acc, Gram):
+        return Gram(gram_fold(acc.G, W, tau, keep), acc.N + N)
+    return Reduced(jnp.asarray(r_fold(acc.R, W, tau, keep)), acc.N + N)
+
+
+@jax.jit
+def _kappa2(R, N):
+    """The squared condition numbers that the normal equations' error scales with: the larger
+    of the column-scaled pooled W's (ols, ridge) and the two-step whitened one's (wls)."""
+    p = R.shape[-1] - 1
+    _, _, _, (_, s, _), Rs, sub_var, _ = _scaled(R, N, True)
+    Rw = _pooled(Rs / jnp.sqrt(_two_step_variances(R, N, sub_var))[:, None, None])
+    sw = jnp.linalg.svd(Rw[:p, :p], compute_uv=False)
+    return jnp.maximum((s[0] / s[-1]) ** 2, (sw[0] / sw[-1]) ** 2)
+
+
+def _from_gram(acc: Gram) -> Reduced | None:
+    """:class:`Reduced` from the Gram matrices when the normal equations are accurate, else None.
+
+    The condition check: the estimate from the normal equations has a relative error of about
+    eps kappa^2 (kappa: the column-scaled W's condition number; Higham 2002, "Accuracy and
+    Stability of Numerical Algorithms", 20.4; Bjorck 1996, "Numerical Methods for Least
+    Squares Problems", 2.2), and every joint's residual sum of squares one of about
+    (k + 1) eps tau_j^T tau_j (``base.gram_r``). Both must be below ``base.GRAM_RTOL``
+    (1e-8): kappa <= 6.7e3, and each joint's residual at least ~1e-3 of its torque. Zero or
+    dependent columns make kappa infinite. Otherwise the caller reduces the rows by QR, whose
+    error is ~eps kappa (``benchmarks/streaming.py`` measures both)."""
+    R, resolved = gram_r(acc.G)
+    if not resolved.all():
+        return None
+    red = Reduced(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32))
+    if not np.finfo(np.float64).eps * float(_kappa2(red.R, red.N)) <= GRAM_RTOL:
+        return None
+    return red
+
+
 def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None,
               weights=None) -> Reduced:
     """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
     (N*n,) (or (N, n)) held in memory. mask: (N,) samples kept. start: rows reduced before,
-    to add these to (default none). weights: (N, n) row factors, as :func:`update`. On CPU the rows go to LAPACK directly (``base.r_fold``);
-    on other backends ``chunk`` samples at a time through :func:`update` (the last chunk
-    padded with masked-out samples, so every chunk has one shape)."""
+    to add these to (default none). weights: (N, n) row factors, as :func:`update`.
+
+    On CPU one pass of per-joint Gram matrices (``base.gram_fold``, half the flops of QR) and,
+    when the condition check of :func:`_from_gram` fails (an ill-conditioned W, a joint whose
+    residual the Gram identity cannot resolve), a second pass by LAPACK's incremental QR
+    (``base.r_fold``). On other backends ``chunk`` samples at a time through :func:`update`
+    (the last chunk padded with masked-out samples, so every chunk has one shape)."""
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
@@ -115,11 +180,11 @@ def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Red
         weights = np.asarray(weights, dtype=float).reshape(-1, n)
         W, tau = W * weights[..., None], tau * weights
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
+    keep = None if mask is None else np.asarray(mask, bool)
     if jax.default_backend() == "cpu":
-        keep = None if mask is None else np.asarray(mask, bool)
-        N = len(W) if keep is None else int(keep.sum())
-        return Reduced(jnp.asarray(r_fold(red.R, W, tau, keep)), red.N + N)
-    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
+        out = _from_gram(_fold(Gram.of(red), W, tau, keep))
+        return _fold(red, W, tau, keep) if out is None else out
+    keep = np.ones(len(W), bool) if keep is None else keep
     for s in range(0, len(W), chunk):
         red = _update(red, *_padded(chunk, W[s:s + chunk], tau[s:s + chunk], keep[s:s + chunk]))
     return red
@@ -279,17 +344,19 @@ def _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights=None):
     return update(red, regressor(model, q, qd, qdd)[..., columns], tau, mask, weights)
 
 
-def _fold_chunk(model, red, columns, q, qd, qdd, tau, mask, weights=None) -> Reduced:
-    """One chunk of states folded into ``red``: on CPU the regressor program that
+def _fold_chunk(model, acc, columns, q, qd, qdd, tau, mask, weights=None):
+    """One chunk of states folded into ``acc``: on CPU the regressor program that
     ``jaxid.regressor`` compiles (stored in the persistent cache; a host callback inside a
-    program would keep it out) and LAPACK's fold; elsewhere one compiled step, so on a GPU
-    the rows never leave it."""
+    program would keep it out) and :func:`_fold` on the host (``acc`` a :class:`Gram` or a
+    :class:`Reduced`); elsewhere one compiled step, so on a GPU the rows never leave it."""
     if jax.default_backend() != "cpu":
-        return _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights)
+        return _regressor_update(model, acc, columns, q, qd, qdd, tau, mask, weights)
     from jaxid.identification.regressor import regressor
 
     Y = np.asarray(regressor(model, q, qd, qdd))[..., np.asarray(columns)]
-    return from_rows(Y, tau, model.n, mask, start=red, weights=weights)
+    if weights is not None:
+        Y, tau = Y * weights[..., None], tau * weights
+    return _fold(acc, Y, tau, np.asarray(mask, bool))
 
 
 @eqx.filter_jit
@@ -321,18 +388,30 @@ def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -
     masks = [None] * len(runs) if masks is None else list(masks)
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
     red = Reduced.empty(int(model.n), int(columns.size))
-    for i, s in _chunks(runs, progress, "regressor"):
-        run = runs[i]
-        w = None if weights is None else np.asarray(weights[i], dtype=float)
-        if callable(run):
-            W, tau = run()
-            red = from_rows(W, tau, model.n, masks[i], start=red, weights=w)
-            continue
-        keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
-        rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
-        *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
-        red = _fold_chunk(model, red, columns, *chunk[:4], keep, *chunk[4:])
-    return red
+    cpu = jax.default_backend() == "cpu"
+
+    def fold_all(acc):
+        for i, s in _chunks(runs, progress, "regressor"):
+            run = runs[i]
+            w = None if weights is None else np.asarray(weights[i], dtype=float)
+            if callable(run):
+                W, tau = (np.asarray(x, dtype=float) for x in run())
+                if w is not None:
+                    W, tau = W * w[..., None], tau * w
+                keep = None if masks[i] is None else np.asarray(masks[i], bool)
+                acc = _fold(acc, W, tau, keep) if cpu else from_rows(W, tau, model.n, keep, start=acc)
+                continue
+            keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
+            rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
+            *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
+            acc = _fold_chunk(model, acc, columns, *chunk[:4], keep, *chunk[4:])
+        return acc
+
+    if not cpu:
+        return fold_all(red)
+    # The normal equations first; rows generated again for the QR fold when they are not accurate.
+    out = _from_gram(fold_all(Gram.of(red)))
+    return fold_all(red) if out is None else out
 
 
 def _score_update(meat, Y, tau, mask, theta, weights, bread):
