@@ -189,14 +189,21 @@ def gram_fold(G, W, tau, keep=None):
     return G
 
 
-#: Relative rounding error accepted from the normal equations (``gram_r``); larger estimated
-#: errors send the rows to the QR fold instead.
+#: Relative rounding error of theta accepted from the normal equations (``streaming``'s
+#: condition check, eps cond^2 <= GRAM_RTOL, i.e. cond <= 6.7e3); larger estimated errors send
+#: the rows to the QR fold instead.
 GRAM_RTOL = 1e-8
+#: Relative rounding error accepted in a joint's residual sum of squares from the Gram identity
+#: (``gram_r``): below the sampling error sqrt(2 / N) of any variance estimated from fewer than
+#: 2e12 samples, so the variances, weights and standard deviations it feeds are unaffected.
+GRAM_RSS_RTOL = 1e-6
 
 
-def gram_r(G):
+def gram_r(G, rss=None):
     """Per-joint R factors (n, k + 1, k + 1) from the Gram matrices G (n, k + 1, k + 1) of
     the rows ``[W_j | tau_j]`` (``gram_fold``), and whether each joint's residual is resolved.
+    rss: (n,) each joint's own least-squares residual sum of squares computed from the rows
+    (``streaming.from_rows``), used instead of the Gram identity's; None: the identity.
 
     Each joint's W-block, its columns scaled to unit norm, is factored by LAPACK's pivoted
     Cholesky (``dpstrf``, semidefinite: it stops at a pivot below k eps, so columns that are
@@ -209,8 +216,9 @@ def gram_r(G):
 
     The identity cancels: rho_j^2 carries an absolute error of about (k + 1) eps tau_j^T tau_j.
     It is clamped at zero, and joint j is reported resolved (second return, (n,) bool) only
-    when that error is below ``GRAM_RTOL`` of rho_j^2, i.e. its residual is at least ~1e-3 of
-    its torque. The conditioning of the solve is the caller's check (``streaming``)."""
+    when that error is below ``GRAM_RSS_RTOL`` of rho_j^2, i.e. its residual is at least about
+    1e-4 of its torque (noise-free simulated torques are not). The conditioning of the solve is
+    the caller's check (``streaming``)."""
     from scipy.linalg import lapack, solve_triangular
 
     G = np.asarray(G, dtype=np.float64)
@@ -229,8 +237,8 @@ def gram_r(G):
         F = np.zeros((k1, k1))
         F[:r, piv] = np.triu(U[:r])  # rows past the rank r hold the unfactored rest
         z = solve_triangular(U[:r, :r], (b / d)[piv[:r]], trans="T") if r else np.zeros(0)
-        rho2 = t - z @ z
-        resolved[j] = k1 * eps * t <= GRAM_RTOL * rho2 or t == 0
+        rho2 = t - z @ z if rss is None else rss[j]
+        resolved[j] = rss is not None or k1 * eps * t <= GRAM_RSS_RTOL * rho2 or t == 0
         F[:r, k], F[r, k] = z, np.sqrt(max(rho2, 0.0))
         R[j] = np.linalg.qr(F, mode="r") * np.append(d, 1.0)
     return R, resolved

@@ -39,9 +39,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification import sandwich
-from jaxid.identification.base import GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
+from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
 from jaxid.identification.estimators import (_MAD, LOSS_C, Identification, _irls_weight, _pinv_solve, _pooled, _psi,
-                                             _rank_error, _reduced_fit, _result, _scaled, _two_step_variances)
+                                             _joint_ols, _rank_error, _reduced_fit, _result, _scaled,
+                                             _two_step_variances)
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
@@ -142,24 +143,46 @@ def _kappa2(R, N):
     return jnp.maximum((s[0] / s[-1]) ** 2, (sw[0] / sw[-1]) ** 2)
 
 
-def _from_gram(acc: Gram) -> Reduced | None:
+def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     """:class:`Reduced` from the Gram matrices when the normal equations are accurate, else None.
 
     The condition check: the estimate from the normal equations has a relative error of about
     eps kappa^2 (kappa: the column-scaled W's condition number; Higham 2002, "Accuracy and
     Stability of Numerical Algorithms", 20.4; Bjorck 1996, "Numerical Methods for Least
-    Squares Problems", 2.2), and every joint's residual sum of squares one of about
-    (k + 1) eps tau_j^T tau_j (``base.gram_r``). Both must be below ``base.GRAM_RTOL``
-    (1e-8): kappa <= 6.7e3, and each joint's residual at least ~1e-3 of its torque. Zero or
-    dependent columns make kappa infinite. Otherwise the caller reduces the rows by QR, whose
-    error is ~eps kappa (``benchmarks/streaming.py`` measures both)."""
+    Squares Problems", 2.2), measured 0.1-0.4 eps kappa^2 by ``benchmarks/streaming.py``,
+    against ~eps kappa for QR. It must be below ``base.GRAM_RTOL`` (1e-8: kappa <= 6.7e3) for
+    the larger of the ols and the two-step wls kappa; zero or dependent columns make kappa
+    infinite. Every joint's residual sum of squares, from the Gram identity, must be resolved
+    to ``base.GRAM_RSS_RTOL`` (``base.gram_r``). Otherwise the caller reduces the rows by QR.
+    With the rank cut of ``dpstrf`` (k eps of the scaled Gram), a joint's own rank counts the
+    directions above ~1e-7 of its largest scaled singular value, QR's those above 1e-8: they
+    differ only for a W with singular values in between, where the rank is ill-defined anyway.
+
+    rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the :class:`Reduced`
+    they were added to): each joint's residual sum of squares is then computed from the rows
+    at the joint's own solution x_j instead (one more pass, a matrix-vector product per joint),
+    which needs no cancelling identity. It exceeds the minimum by ||W_j dx_j||^2, about
+    (eps kappa_j^2)^2 tau_j^T tau_j for joint j's own condition number kappa_j, and is kept
+    when that is below ``GRAM_RSS_RTOL`` of it."""
     R, resolved = gram_r(acc.G)
+    eps = np.finfo(np.float64).eps
+    if rows is not None:
+        W, tau, keep, start = rows
+        x, _, _, kappa = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
+        rss = np.sum((np.asarray(start.R) @ np.append(x, -np.ones((len(x), 1)), axis=1)[..., None])[..., 0] ** 2, axis=1)
+        r = tau - np.einsum("Njk,jk->Nj", W, x)  # one read of W (a loop of strided gemv's: 3)
+        rss += np.einsum("Nj,Nj->j", r, r) if keep is None else np.einsum("Nj,Nj->j", r[keep], r[keep])
+        if np.all((eps * kappa**2) ** 2 * acc.G[:, -1, -1] <= GRAM_RSS_RTOL * rss):
+            R, resolved = gram_r(acc.G, rss)
     if not resolved.all():
         return None
     red = Reduced(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32))
-    if not np.finfo(np.float64).eps * float(_kappa2(red.R, red.N)) <= GRAM_RTOL:
+    if not eps * float(_kappa2(red.R, red.N)) <= GRAM_RTOL:
         return None
     return red
+
+
+_joint_ols_all = jax.jit(jax.vmap(_joint_ols))
 
 
 def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None,
@@ -182,7 +205,7 @@ def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Red
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
     keep = None if mask is None else np.asarray(mask, bool)
     if jax.default_backend() == "cpu":
-        out = _from_gram(_fold(Gram.of(red), W, tau, keep))
+        out = _from_gram(_fold(Gram.of(red), W, tau, keep), (W, tau, keep, red))
         return _fold(red, W, tau, keep) if out is None else out
     keep = np.ones(len(W), bool) if keep is None else keep
     for s in range(0, len(W), chunk):
