@@ -193,16 +193,17 @@ def gram_fold(G, W, tau, keep=None):
 #: condition check, eps cond^2 <= GRAM_RTOL, i.e. cond <= 6.7e3); larger estimated errors send
 #: the rows to the QR fold instead.
 GRAM_RTOL = 1e-8
-#: Relative rounding error accepted in a joint's residual sum of squares from the Gram identity
-#: (``gram_r``): below the sampling error sqrt(2 / N) of any variance estimated from fewer than
-#: 2e12 samples, so the variances, weights and standard deviations it feeds are unaffected.
+#: Relative rounding error accepted in a joint's residual sums of squares from the normal
+#: equations (``streaming``'s condition check): below the sampling error sqrt(2 / N) of any
+#: variance estimated from fewer than 2e12 samples, so the variances, weights and standard
+#: deviations they feed are unaffected.
 GRAM_RSS_RTOL = 1e-6
 
 
 def gram_r(G, rss=None):
     """Per-joint R factors (n, k + 1, k + 1) from the Gram matrices G (n, k + 1, k + 1) of
-    the rows ``[W_j | tau_j]`` (``gram_fold``), and whether each joint's residual is resolved.
-    rss: (n,) each joint's own least-squares residual sum of squares computed from the rows
+    the rows ``[W_j | tau_j]`` (``gram_fold``), and each joint's own least-squares residual sum
+    of squares (n,) that they carry. rss: (n,) those sums computed from the rows
     (``streaming.from_rows``), used instead of the Gram identity's; None: the identity.
 
     Each joint's W-block, its columns scaled to unit norm, is factored by LAPACK's pivoted
@@ -210,22 +211,18 @@ def gram_r(G, rss=None):
     zero or structurally dependent within joint j's rows get exactly zero singular values,
     as they get rounding-level ones from QR); the torque column follows by one triangular
     solve, ``U^T z = P^T W_j^T tau_j``, and the residual of joint j's own least squares by the
-    Gram identity ``rho_j^2 = tau_j^T tau_j - z^T z``. The factor ``[U P^T, z; 0, rho_j]`` is
-    brought back to upper-triangular form by a QR of its (k + 1) rows, so it is an R of the
-    rows up to rounding (``R_j^T R_j = G_j``) and everything downstream takes it unchanged.
-
-    The identity cancels: rho_j^2 carries an absolute error of about (k + 1) eps tau_j^T tau_j.
-    It is clamped at zero, and joint j is reported resolved (second return, (n,) bool) only
-    when that error is below ``GRAM_RSS_RTOL`` of rho_j^2, i.e. its residual is at least about
-    1e-4 of its torque (noise-free simulated torques are not). The conditioning of the solve is
-    the caller's check (``streaming``)."""
+    Gram identity ``rho_j^2 = tau_j^T tau_j - z^T z`` (clamped at zero). The factor
+    ``[U P^T, z; 0, rho_j]`` is brought back to upper-triangular form by a QR of its (k + 1)
+    rows, so it is an R of the rows up to rounding (``R_j^T R_j = G_j``) and everything
+    downstream takes it unchanged. The identity cancels (an absolute error of about
+    (k + 1) eps tau_j^T tau_j): whether that matters is the caller's check
+    (``streaming._from_gram``)."""
     from scipy.linalg import lapack, solve_triangular
 
     G = np.asarray(G, dtype=np.float64)
     n, k1, _ = G.shape
     k = k1 - 1
-    eps = np.finfo(np.float64).eps
-    R, resolved = np.zeros_like(G), np.zeros(n, bool)
+    R, rho2 = np.zeros_like(G), np.zeros(n)
     for j in range(n):
         Gw, b, t = G[j, :k, :k], G[j, :k, k], G[j, k, k]
         d = np.sqrt(np.diag(Gw))
@@ -237,11 +234,10 @@ def gram_r(G, rss=None):
         F = np.zeros((k1, k1))
         F[:r, piv] = np.triu(U[:r])  # rows past the rank r hold the unfactored rest
         z = solve_triangular(U[:r, :r], (b / d)[piv[:r]], trans="T") if r else np.zeros(0)
-        rho2 = t - z @ z if rss is None else rss[j]
-        resolved[j] = rss is not None or k1 * eps * t <= GRAM_RSS_RTOL * rho2 or t == 0
-        F[:r, k], F[r, k] = z, np.sqrt(max(rho2, 0.0))
+        rho2[j] = max(t - z @ z if rss is None else rss[j], 0.0)
+        F[:r, k], F[r, k] = z, np.sqrt(rho2[j])
         R[j] = np.linalg.qr(F, mode="r") * np.append(d, 1.0)
-    return R, resolved
+    return R, rho2
 
 
 def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:

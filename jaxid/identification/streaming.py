@@ -146,40 +146,45 @@ def _kappa2(R, N):
 def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     """:class:`Reduced` from the Gram matrices when the normal equations are accurate, else None.
 
-    The condition check: the estimate from the normal equations has a relative error of about
+    The condition check. The estimate from the normal equations has a relative error of about
     eps kappa^2 (kappa: the column-scaled W's condition number; Higham 2002, "Accuracy and
     Stability of Numerical Algorithms", 20.4; Bjorck 1996, "Numerical Methods for Least
     Squares Problems", 2.2), measured 0.1-0.4 eps kappa^2 by ``benchmarks/streaming.py``,
     against ~eps kappa for QR. It must be below ``base.GRAM_RTOL`` (1e-8: kappa <= 6.7e3) for
     the larger of the ols and the two-step wls kappa; zero or dependent columns make kappa
-    infinite. Every joint's residual sum of squares, from the Gram identity, must be resolved
-    to ``base.GRAM_RSS_RTOL`` (``base.gram_r``). Otherwise the caller reduces the rows by QR.
-    With the rank cut of ``dpstrf`` (k eps of the scaled Gram), a joint's own rank counts the
-    directions above ~1e-7 of its largest scaled singular value, QR's those above 1e-8: they
-    differ only for a W with singular values in between, where the rank is ill-defined anyway.
+    infinite. A joint's residual sums of squares (its own fit's, and the pooled fit's per
+    joint) carry a relative error of about 2 eps kappa^2 / nu_j from the solutions' errors,
+    nu_j^2 = rho_j^2 / tau_j^T tau_j its relative residual (kappa the largest of the pooled
+    and the joint's own), plus (k + 1) eps / nu_j^2 from the cancelling Gram identity
+    (``base.gram_r``); their sum must be below ``base.GRAM_RSS_RTOL`` (1e-6). Otherwise None:
+    the caller reduces the rows by QR. Noise-free torques (nu_j ~ 0) never pass.
 
     rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the :class:`Reduced`
-    they were added to): each joint's residual sum of squares is then computed from the rows
-    at the joint's own solution x_j instead (one more pass, a matrix-vector product per joint),
-    which needs no cancelling identity. It exceeds the minimum by ||W_j dx_j||^2, about
-    (eps kappa_j^2)^2 tau_j^T tau_j for joint j's own condition number kappa_j, and is kept
-    when that is below ``GRAM_RSS_RTOL`` of it."""
-    R, resolved = gram_r(acc.G)
+    they were added to): each joint's rho_j^2 is then computed from the rows at the joint's
+    own solution x_j instead of the identity (one more read of W), which removes the
+    cancellation term; it exceeds the minimum by ||W_j dx_j||^2, second order in the error.
+
+    With the rank cut of ``dpstrf`` (k eps of the scaled Gram), a joint's own rank counts the
+    directions above ~1e-7 of its largest scaled singular value, QR's those above 1e-8: they
+    differ only for a W with singular values in between, where the rank is ill-defined anyway."""
     eps = np.finfo(np.float64).eps
+    t = acc.G[:, -1, -1]
+    R, rss = gram_r(acc.G)
+    x, _, _, kappa_j = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
+    cancel = acc.G.shape[-1] * eps * t
     if rows is not None:
         W, tau, keep, start = rows
-        x, _, _, kappa = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
-        rss = np.sum((np.asarray(start.R) @ np.append(x, -np.ones((len(x), 1)), axis=1)[..., None])[..., 0] ** 2, axis=1)
+        x1 = np.append(x, -np.ones((len(x), 1)), axis=1)
+        rss = np.sum(np.einsum("jab,jb->ja", np.asarray(start.R), x1) ** 2, axis=1)
         r = tau - np.einsum("Njk,jk->Nj", W, x)  # one read of W (a loop of strided gemv's: 3)
         rss += np.einsum("Nj,Nj->j", r, r) if keep is None else np.einsum("Nj,Nj->j", r[keep], r[keep])
-        if np.all((eps * kappa**2) ** 2 * acc.G[:, -1, -1] <= GRAM_RSS_RTOL * rss):
-            R, resolved = gram_r(acc.G, rss)
-    if not resolved.all():
+        R, rss = gram_r(acc.G, rss)
+        cancel = 0.0
+    kappa2 = float(_kappa2(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32)))
+    solve = 2 * eps * np.maximum(kappa2, kappa_j**2) * np.sqrt(rss * t)
+    if not (eps * kappa2 <= GRAM_RTOL and np.all(cancel + solve <= GRAM_RSS_RTOL * rss)):
         return None
-    red = Reduced(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32))
-    if not eps * float(_kappa2(red.R, red.N)) <= GRAM_RTOL:
-        return None
-    return red
+    return Reduced(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32))
 
 
 _joint_ols_all = jax.jit(jax.vmap(_joint_ols))
