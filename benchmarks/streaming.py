@@ -60,8 +60,8 @@ def _gram_accepted(W, tau):
     """Whether ``streaming.from_rows`` keeps the Gram reduction of rows (N, n, k) (its condition check)."""
     from jaxid.identification import streaming
 
-    empty = streaming.Gram.of(streaming.Reduced.empty(*W.shape[1:]))
-    return streaming._from_gram(streaming._fold(empty, W, tau)) is not None
+    empty = streaming.Reduced.empty(*W.shape[1:])
+    return streaming._from_gram(streaming._fold(streaming.Gram.of(empty), W, tau), (W, tau, None, empty)) is not None
 
 
 def least_squares(rows, repeat):

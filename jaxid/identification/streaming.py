@@ -160,31 +160,42 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     the caller reduces the rows by QR. Noise-free torques (nu_j ~ 0) never pass.
 
     rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the :class:`Reduced`
-    they were added to): each joint's rho_j^2 is then computed from the rows at the joint's
-    own solution x_j instead of the identity (one more read of W), which removes the
-    cancellation term; it exceeds the minimum by ||W_j dx_j||^2, second order in the error.
+    they were added to): when the check fails, each joint's rho_j^2 is computed again from the
+    rows at the joint's own solution x_j (one more read of W), which removes the cancellation
+    term (it exceeds the minimum by ||W_j dx_j||^2, second order in the error), and checked
+    again.
 
     With the rank cut of ``dpstrf`` (k eps of the scaled Gram), a joint's own rank counts the
     directions above ~1e-7 of its largest scaled singular value, QR's those above 1e-8: they
     differ only for a W with singular values in between, where the rank is ill-defined anyway."""
     eps = np.finfo(np.float64).eps
-    t = acc.G[:, -1, -1]
+    Gp = acc.G[:, :-1, :-1].sum(axis=0)  # the pooled W's Gram: fail fast on the ols kappa
+    d = np.sqrt(np.diag(Gp))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.linalg.eigvalsh(Gp / np.outer(d, d)) if np.all(d > 0) else np.zeros(1)
+        if not eps * lam[-1] / lam[0] <= GRAM_RTOL:
+            return None
+    t, N = acc.G[:, -1, -1], jnp.asarray(acc.N, jnp.int32)
     R, rss = gram_r(acc.G)
     x, _, _, kappa_j = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
-    cancel = acc.G.shape[-1] * eps * t
-    if rows is not None:
+
+    def accurate(R, rss, cancel):
+        kappa2 = float(_kappa2(jnp.asarray(R), N))
+        solve = 2 * eps * np.maximum(kappa2, kappa_j**2) * np.sqrt(rss * t)
+        return eps * kappa2 <= GRAM_RTOL and bool(np.all(cancel + solve <= GRAM_RSS_RTOL * rss))
+
+    if not accurate(R, rss, acc.G.shape[-1] * eps * t):
+        if rows is None:
+            return None
         W, tau, keep, start = rows
         x1 = np.append(x, -np.ones((len(x), 1)), axis=1)
         rss = np.sum(np.einsum("jab,jb->ja", np.asarray(start.R), x1) ** 2, axis=1)
         r = tau - np.einsum("Njk,jk->Nj", W, x)  # one read of W (a loop of strided gemv's: 3)
         rss += np.einsum("Nj,Nj->j", r, r) if keep is None else np.einsum("Nj,Nj->j", r[keep], r[keep])
         R, rss = gram_r(acc.G, rss)
-        cancel = 0.0
-    kappa2 = float(_kappa2(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32)))
-    solve = 2 * eps * np.maximum(kappa2, kappa_j**2) * np.sqrt(rss * t)
-    if not (eps * kappa2 <= GRAM_RTOL and np.all(cancel + solve <= GRAM_RSS_RTOL * rss)):
-        return None
-    return Reduced(jnp.asarray(R), jnp.asarray(acc.N, jnp.int32))
+        if not accurate(R, rss, 0.0):
+            return None
+    return Reduced(jnp.asarray(R), N)
 
 
 _joint_ols_all = jax.jit(jax.vmap(_joint_ols))
