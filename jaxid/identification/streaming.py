@@ -19,17 +19,22 @@ because everything the estimators need follows from them without another pass:
   ``residual_rms``, ``sigma2`` and the OLS covariance come from the reduced form too.
 
 :func:`fit` returns the same ``Identification`` as ``estimators.identify`` ("ols", "wls"
-two-step or with per-joint variances, "ridge") to rounding. The R's are accumulated by
-QR, not as normal equations ``W^T W``: the normal equations square the condition number
-(their error in theta is ~cond^2 eps against ~cond eps), which ``benchmarks/streaming.py``
-measures on an ill-conditioned case. :func:`irls` reweighs by passes over rows generated
-again (the dense iteration, its weights and covariance).
+two-step or with per-joint variances, "ridge") to rounding. :func:`irls` reweighs by passes
+over rows generated again (the dense iteration, its weights and covariance).
 
-On CPU the rows are folded by LAPACK's incremental QR on the host (``base.r_fold``:
-``dtpqrt``, blocked, about twice the speed of XLA's per-joint ``geqrf``), the regressor rows
-coming from the program that ``jaxid.regressor`` compiles and stores; elsewhere :func:`update`
-(pure ``jnp``, static shapes: jit, vmap, GPU) is one compiled step per chunk. Only
-:func:`reduce_runs`, :func:`irls` and :func:`screen` loop over chunks in Python.
+On CPU the rows are first accumulated as per-joint Gram matrices, the normal equations
+(:class:`Gram`, ``base.gram_fold``: BLAS ``dsyrk``, half the flops of QR), and turned into the
+R_j by a pivoted Cholesky (``base.gram_r``). The normal equations square the condition number
+(their error in theta is ~eps cond^2 against ~eps cond for QR) and get residual sums by a
+cancelling identity, so a condition check (:func:`_from_gram`) accepts them only when both
+errors are below stated tolerances; otherwise the rows are reduced again by LAPACK's
+incremental QR on the host (``base.r_fold``: ``dtpqrt``, blocked, about twice the speed of
+XLA's per-joint ``geqrf``): held rows directly, streamed runs by a second pass that generates
+the chunks again. ``benchmarks/streaming.py`` measures time and accuracy of both against the
+condition number. The regressor rows come from the program that ``jaxid.regressor`` compiles
+and stores; elsewhere :func:`update` (pure ``jnp``, QR, static shapes: jit, vmap, GPU) is one
+compiled step per chunk. Only :func:`reduce_runs`, :func:`irls` and :func:`screen` loop over
+chunks in Python.
 """
 from __future__ import annotations
 
@@ -82,8 +87,8 @@ def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
     0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
     which leaves R unchanged. weights: (C, n) factors of each row (the square roots of
     row weights; None: ones), as IRLS reweighs. Pure ``jnp``, fixed shapes: jit and vmap it
-    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` fold rows by LAPACK's
-    incremental QR, ``base.r_fold``, about twice as fast)."""
+    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` reduce rows on the host:
+    Gram matrices with a condition check, else LAPACK's incremental QR)."""
     Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
     count = Y.shape[0]
     if weights is not None:
