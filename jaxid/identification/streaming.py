@@ -158,11 +158,12 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     against ~eps kappa for QR. It must be below ``base.GRAM_RTOL`` (1e-8: kappa <= 6.7e3) for
     the larger of the ols and the two-step wls kappa; zero or dependent columns make kappa
     infinite. A joint's residual sums of squares (its own fit's, and the pooled fit's per
-    joint) carry a relative error of about 2 eps kappa^2 / nu_j from the solutions' errors,
-    nu_j^2 = rho_j^2 / tau_j^T tau_j its relative residual (kappa the largest of the pooled
-    and the joint's own), plus (k + 1) eps / nu_j^2 from the cancelling Gram identity
-    (``base.gram_r``); their sum must be below ``base.GRAM_RSS_RTOL`` (1e-6). Otherwise None:
-    the caller reduces the rows by QR. Noise-free torques (nu_j ~ 0) never pass.
+    joint) carry a relative error of about 2 eps kappa / nu_j from the solutions' errors (the
+    error of W theta, not of theta: ~eps kappa ||W|| ||theta||), nu_j^2 = rho_j^2 / tau_j^T
+    tau_j its relative residual (kappa the largest of the pooled and the joint's own), plus
+    (k + 1) eps / nu_j^2 from the cancelling Gram identity (``base.gram_r``; measured 1-3 eps /
+    nu_j^2); their sum must be below ``base.GRAM_RSS_RTOL`` (1e-6). Otherwise None: the caller
+    reduces the rows by QR. Noise-free torques (nu_j ~ 0) never pass.
 
     rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the :class:`Reduced`
     they were added to): when the check fails, each joint's rho_j^2 is computed again from the
@@ -186,7 +187,7 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
 
     def accurate(R, rss, cancel):
         kappa2 = float(_kappa2(jnp.asarray(R), N))
-        solve = 2 * eps * np.maximum(kappa2, kappa_j**2) * np.sqrt(rss * t)
+        solve = 2 * eps * np.maximum(np.sqrt(kappa2), kappa_j) * np.sqrt(rss * t)
         return eps * kappa2 <= GRAM_RTOL and bool(np.all(cancel + solve <= GRAM_RSS_RTOL * rss))
 
     if not accurate(R, rss, acc.G.shape[-1] * eps * t):
