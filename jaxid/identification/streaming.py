@@ -186,6 +186,8 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     x, _, _, kappa_j = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
 
     def accurate(R, rss, cancel):
+        if not np.all(cancel <= GRAM_RSS_RTOL * rss):  # before the kappa's SVDs
+            return False
         kappa2 = float(_kappa2(jnp.asarray(R), N))
         solve = 2 * eps * np.maximum(np.sqrt(kappa2), kappa_j) * np.sqrt(rss * t)
         return eps * kappa2 <= GRAM_RTOL and bool(np.all(cancel + solve <= GRAM_RSS_RTOL * rss))
