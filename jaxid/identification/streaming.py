@@ -177,10 +177,11 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     eps = np.finfo(np.float64).eps
     Gp = acc.G[:, :-1, :-1].sum(axis=0)  # the pooled W's Gram: fail fast on the ols kappa
     d = np.sqrt(np.diag(Gp))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.linalg.eigvalsh(Gp / np.outer(d, d)) if np.all(d > 0) else np.zeros(1)
-        if not eps * lam[-1] / lam[0] <= GRAM_RTOL:
-            return None
+    if not np.all(d > 0):  # a zero column
+        return None
+    lam = np.linalg.eigvalsh(Gp / np.outer(d, d))
+    if not eps * lam[-1] <= GRAM_RTOL * lam[0]:  # also a negative rounded eigenvalue, NaN
+        return None
     t, N = acc.G[:, -1, -1], jnp.asarray(acc.N, jnp.int32)
     R, rss = gram_r(acc.G)
     x, _, _, kappa_j = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
