@@ -4,16 +4,19 @@ Three tables, each measured side by side in this process (interleaved, medians),
 fresh process per size for memory:
 
 1. least squares on an in-memory W of 600k x 48 (100k samples x 6 joints, 48 columns):
-   streamed TSQR + two-step WLS (``streaming.from_rows`` + ``fit``), the dense estimator
-   (``estimators.identify``), column-scaled normal equations with a condition check
+   streamed two-step WLS and OLS (``streaming.from_rows`` + ``fit``: per-joint Gram matrices
+   with the condition check, QR where it fails), the same WLS with the QR fold only and on
+   torques with 1 % noise (the Gram identity then suffices, no residual pass), each
+   reduction alone, the dense estimator (``estimators.identify``), textbook normal equations
    (numpy), and the floor: reading W once (``W.sum(axis=0)``). Printed as ratios to the floor.
-2. accuracy on ill-conditioned systems: relative error of theta (exact, noise-free tau)
-   for QR-reduced rows and for column-scaled normal equations, against cond(scaled W).
+2. accuracy and time against cond(W) = 1e2 .. 1e8 on rows with a known exact solution: the
+   default (the path the condition check picks), the Gram reduction forced, the QR fold,
+   numpy's normal equations.
 3. ``workflow.identify_experiment`` on a simulated UR5 (logged qd, qdd; 1 % torque noise)
    for N = 1e4 .. 1e6 samples, one child process per N: wall time, s/sample and peak RSS,
    streamed (above ``streaming.STREAM_BYTES``) and, where it fits, dense (threshold raised).
 
-Usage: python benchmarks/streaming.py [--quick] [--sizes 10000 100000 1000000] [--repeat 5]
+Usage: python benchmarks/streaming.py [--quick] [--no-memory] [--sizes 10000 100000 1000000] [--repeat 5]
 (--quick: a 120k x 48 least squares and N = 1e4, 3e4).
 """
 from __future__ import annotations
@@ -32,7 +35,7 @@ from timing import interleaved_medians  # benchmarks/timing.py (this folder is o
 
 def normal_equations(W, tau):
     """Column-scaled normal equations, Cholesky, with the condition number of the scaled Gram
-    matrix (cond(W)^2): the fast alternative to QR."""
+    matrix (cond(W)^2): the textbook form, on the stacked W, for reference."""
     G, b = W.T @ W, W.T @ tau
     d = np.sqrt(np.diag(G))
     Gs = G / np.outer(d, d)
@@ -41,8 +44,29 @@ def normal_equations(W, tau):
     return x / d, np.linalg.cond(Gs)
 
 
+def _forced(W, tau, how):
+    """``streaming.Reduced`` of rows (N, n, k) by one reduction, without the condition check:
+    "gram" (``base.gram_fold`` + ``gram_r``) or "qr" (``base.r_fold``)."""
+    import jax.numpy as jnp
+
+    from jaxid.identification import base, streaming
+
+    n, k = W.shape[1:]
+    zero = np.zeros((n, k + 1, k + 1))
+    R = base.gram_r(base.gram_fold(zero, W, tau))[0] if how == "gram" else base.r_fold(zero, W, tau)
+    return streaming.Reduced(jnp.asarray(R), jnp.asarray(len(W), jnp.int32))
+
+
+def _gram_accepted(W, tau):
+    """Whether ``streaming.from_rows`` keeps the Gram reduction of rows (N, n, k) (its condition check)."""
+    from jaxid.identification import streaming
+
+    empty = streaming.Reduced.empty(*W.shape[1:])
+    return streaming._from_gram(streaming._fold(streaming.Gram.of(empty), W, tau), (W, tau, None, empty)) is not None
+
+
 def least_squares(rows, repeat):
-    from jaxid.identification import estimators, streaming
+    from jaxid.identification import base, estimators, streaming
 
     n, k = 6, 48
     rng = np.random.default_rng(0)
@@ -50,43 +74,72 @@ def least_squares(rows, repeat):
     W = rng.normal(size=(N, n, k)) * np.logspace(0, 2, k)
     tau = W @ rng.normal(size=k) + 0.01 * rng.normal(size=(N, n))
     W2, t2 = W.reshape(-1, k), tau.reshape(-1)
+    zero = np.zeros((n, k + 1, k + 1))
+    # The same rows with noise 1 % of each joint's torque (the noise above is 3e-5 of it, so the
+    # condition check needs the held rows' residual pass; here the Gram identity suffices).
+    tau1 = W @ rng.normal(size=k)
+    tau1 += 0.01 * np.std(tau1, axis=0) * rng.normal(size=(N, n))
     fns = {"read W once": lambda: W2.sum(axis=0),
-           "streamed TSQR wls": lambda: streaming.fit(streaming.from_rows(W, tau, n), "wls", check=False).theta,
-           "streamed TSQR ols": lambda: streaming.fit(streaming.from_rows(W, tau, n), "ols", check=False).theta,
+           "streamed wls": lambda: streaming.fit(streaming.from_rows(W, tau, n), "wls", check=False).theta,
+           "streamed ols": lambda: streaming.fit(streaming.from_rows(W, tau, n), "ols", check=False).theta,
+           "streamed wls, QR only": lambda: streaming.fit(_forced(W, tau, "qr"), "wls", check=False).theta,
+           "streamed wls, 1 % noise": lambda: streaming.fit(streaming.from_rows(W, tau1, n), "wls", check=False).theta,
+           "reduction: Gram": lambda: base.gram_fold(zero, W, tau),
+           "reduction: QR": lambda: base.r_fold(zero, W, tau),
            "dense identify wls": lambda: estimators.identify(W2, t2, "wls", n_joints=n, check=False).theta,
            "normal equations": lambda: normal_equations(W2, t2)[0]}
+    gram = _gram_accepted(W, tau) and _gram_accepted(W, tau1)
     t = interleaved_medians(fns, repeat)
     cpu = interleaved_medians(fns, repeat, clock=time.process_time)  # less disturbed by other processes
     floor, cpu_floor = t["read W once"], cpu["read W once"]
-    print(f"\nleast squares on W {W2.shape[0]} x {k} (interleaved medians of {repeat}; load {os.getloadavg()[0]:.1f})")
-    print(f"{'':>22} {'wall s':>9} {'x floor':>9} {'CPU s':>9} {'x floor':>9}")
+    print(f"\nleast squares on W {W2.shape[0]} x {k} (interleaved medians of {repeat}; load {os.getloadavg()[0]:.1f}); "
+          f"streamed path: {'Gram (condition check passed)' if gram else 'QR (condition check failed)'}")
+    print(f"{'':>24} {'wall s':>9} {'x floor':>9} {'CPU s':>9} {'x floor':>9}")
     for name, s in t.items():
-        print(f"{name:>22} {s:>9.4f} {s / floor:>9.1f} {cpu[name]:>9.4f} {cpu[name] / cpu_floor:>9.1f}")
-    return dict(rows=W2.shape[0], columns=k, seconds=t, cpu_seconds=cpu,
+        print(f"{name:>24} {s:>9.4f} {s / floor:>9.1f} {cpu[name]:>9.4f} {cpu[name] / cpu_floor:>9.1f}")
+    return dict(rows=W2.shape[0], columns=k, gram=gram, seconds=t, cpu_seconds=cpu,
                 ratio_to_floor={k_: v / floor for k_, v in t.items()},
                 cpu_ratio_to_floor={k_: v / cpu_floor for k_, v in cpu.items()})
 
 
-def accuracy():
+def accuracy(repeat):
+    """theta's error on systems with a known least-squares solution: W = U diag(s) V^T D (U
+    orthonormal, s over ``cond`` decades, columns scaled over 3 decades by D), tau = W theta + r
+    with r orthogonal to range(W) (1 % of tau), so theta is the exact solution whatever the
+    noise. Times on the same rows, side by side."""
+    import jax.numpy as jnp
+
     from jaxid.identification import streaming
 
     rng = np.random.default_rng(1)
-    n, k, N = 6, 20, 2000
+    n, k, N = 6, 48, 20_000
     out = []
-    print("\naccuracy, noise-free tau = W theta: max relative error of theta")
-    print(f"{'cond(scaled W)':>15} {'QR (streamed)':>14} {'normal eq.':>11}")
-    for c in (1e2, 1e4, 1e6, 1e8):
+    print(f"\naccuracy and time, {N * n} x {k} rows, exact solution known; relative error max|dtheta| / max|theta| "
+          f"(load {os.getloadavg()[0]:.1f})")
+    print(f"{'cond':>8} {'eps cond^2':>10} {'default path':>12} {'default':>9} {'Gram':>9} {'QR':>9} {'numpy NE':>9} "
+          f"{'default s':>9} {'QR s':>9}")
+    for c in (1e2, 1e3, 1e4, 1e5, 1e6, 1e8):
         U, _ = np.linalg.qr(rng.normal(size=(N * n, k)))
         V, _ = np.linalg.qr(rng.normal(size=(k, k)))
-        W = (U * np.logspace(0, -np.log10(c), k)) @ V.T * np.logspace(0, 3, k)  # badly scaled too
-        theta = rng.normal(size=k)
+        D = np.logspace(0, 3, k)
+        W = (U * np.logspace(0, -np.log10(c), k)) @ V.T * D
+        theta = rng.normal(size=k) / D
+        e = rng.normal(size=N * n)
+        e -= U @ (U.T @ e)
         tau = W @ theta
-        qr = streaming.fit(streaming.from_rows(W, tau, n), "ols", rcond=0.0, check=False).theta
-        ne, cg = normal_equations(W, tau)
-        err = lambda x: float(np.max(np.abs(np.asarray(x) - theta) / np.abs(theta)))
-        cs = float(np.sqrt(cg))
-        out.append(dict(cond=cs, qr=err(qr), normal_equations=err(ne)))
-        print(f"{cs:>15.2e} {err(qr):>14.2e} {err(ne):>11.2e}")
+        tau += 0.01 * np.linalg.norm(tau) / np.linalg.norm(e) * e
+        W3, t3 = W.reshape(N, n, k), tau.reshape(N, n)
+        err = lambda x: float(np.max(np.abs(np.asarray(x) - theta)) / np.max(np.abs(theta)))
+        fit = lambda red: streaming.fit(red, "ols", rcond=0.0, check=False).theta
+        path = "Gram" if _gram_accepted(W3, t3) else "QR"
+        fns = {"default": lambda: fit(streaming.from_rows(W3, t3, n)), "qr": lambda: fit(_forced(W3, t3, "qr"))}
+        t = interleaved_medians(fns, repeat)
+        row = dict(cond=c, eps_cond2=float(np.finfo(float).eps * c**2), path=path, default=err(fns["default"]()),
+                   gram=err(fit(_forced(W3, t3, "gram"))), qr=err(fns["qr"]()),
+                   normal_equations=err(normal_equations(W, tau)[0]), default_s=t["default"], qr_s=t["qr"])
+        out.append(row)
+        print(f"{c:>8.0e} {row['eps_cond2']:>10.1e} {path:>12} {row['default']:>9.1e} {row['gram']:>9.1e} {row['qr']:>9.1e} "
+              f"{row['normal_equations']:>9.1e} {row['default_s']:>9.4f} {row['qr_s']:>9.4f}")
     return out
 
 
@@ -158,6 +211,7 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dense", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-memory", action="store_true", help="skip table 3 (the child processes)")
     args = parser.parse_args(argv)
     import jax
 
@@ -167,7 +221,7 @@ def main(argv=None):
     sizes = args.sizes or ([10_000, 30_000] if args.quick else [10_000, 100_000, 1_000_000])
     out = dict(benchmark="streaming", devices=[str(d) for d in jax.devices()],
                least_squares=least_squares(120_000 if args.quick else 600_000, args.repeat),
-               accuracy=accuracy(), identify=memory_table(sizes))
+               accuracy=accuracy(3 if args.quick else args.repeat), identify=[] if args.no_memory else memory_table(sizes))
     print(json.dumps(out))
 
 

@@ -204,6 +204,22 @@ def test_recursive_rnea_and_crba_equal_the_wide_formulation(make):
         assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference)))))
 
 
+@pytest.mark.parametrize("make", [lambda: _random_tree(), lambda: _coupled_tree()])
+def test_crba_column_forms_agree(make, monkeypatch):
+    """The CRBA's two column stages (carried to the ancestors; paired in the base frame and masked
+    by the ancestor matrix, from CRBA_WIDE_FROM joints) give one mass matrix on a branched tree
+    with prismatic and coupled joints."""
+    from jaxid.dynamics import rnea
+
+    robot = make()
+    q = np.random.default_rng(4).normal(size=(3, robot.n))
+    M = {}
+    for wide_from in (0, robot.n + 1):
+        monkeypatch.setattr(rnea, "CRBA_WIDE_FROM", wide_from)
+        M[wide_from] = np.asarray(jax.jit(jax.vmap(lambda q: rnea.crba(robot, robot.inertial, q)))(q))
+    np.testing.assert_allclose(M[0], M[robot.n + 1], rtol=0, atol=1e-13 * np.abs(M[0]).max())
+
+
 def _coupled_tree():
     """``_random_tree`` with its last (prismatic) joint coupled to joint 4 and every joint term on."""
     r = _random_tree()

@@ -173,6 +173,12 @@ def _to_child(E, r, m):
     return jnp.concatenate([E.T @ w, E.T @ (m[3:] + jnp.cross(w, r))])
 
 
+def _motion_to_parent(E, r, m):
+    """Motion vector m (6,) of the child at pose (E, r) in the parent frame: [E w; E v + r x E w]."""
+    w = E @ m[:3]
+    return jnp.concatenate([w, E @ m[3:] + jnp.cross(r, w)])
+
+
 def _to_parent(E, r, f):
     """Force f (6,) of the child at pose (E, r) in the parent frame: [E n + r x E f; E f]."""
     ff = E @ f[3:]
@@ -206,6 +212,14 @@ def rnea_recursive(robot, inertial, q, qd, qdd):
     return robot.to_coordinates(jnp.stack(tau))
 
 
+#: Joints from which ``crba`` pairs every joint's axis with every composite-inertia column in
+#: one frame and masks by the ancestor matrix (one wide product) rather than carrying each column
+#: to its ancestors one 6-vector at a time (O(n^2) small ops): measured by
+#: ``benchmarks/dynamics.py`` (batched, 2 CPU cores), the wide form is 2-2.5x faster from n = 10,
+#: slower at n <= 8.
+CRBA_WIDE_FROM = 9
+
+
 def crba(robot, inertial, q):
     """Rigid-body mass matrix M (n, n) of one sample by the composite-rigid-body algorithm
     (Featherstone 2008, table 6.2): composite inertias folded inward over the static tree,
@@ -216,7 +230,10 @@ def crba(robot, inertial, q):
     about the link origin, and moved to the parent by 3x3 products (the parallel-axis theorem
     written for h = m c: I' = E I E^T - [Eh][r] - [r][Eh] - m [r][r], h' = E h + m r), not as a
     6x6 spatial inertia X I X^T: a third of the flops, and 2-3x faster batched
-    (``benchmarks/dynamics.py``)."""
+    (``benchmarks/dynamics.py``). From :data:`CRBA_WIDE_FROM` joints on, the columns
+    ``M[j, i] = S_j . (I^c_i S_i)`` (j an ancestor of i) are not carried from frame to frame:
+    every S_j and I^c_i S_i is expressed in the base frame once (a motion-force pairing does not
+    depend on the frame) and M is one (n, 6) x (6, n) product masked by the ancestor matrix."""
     E, r = _local(robot, robot.joint_motion(q, q, q)[0])
     S = _axes(robot)
     m = [pi[0] for pi in inertial]
@@ -231,19 +248,38 @@ def crba(robot, inertial, q):
             I[k] = I[k] + E[i] @ I[i] @ E[i].T - H @ R - R @ H - m[i] * (R @ R)
             h[k] = h[k] + Eh + m[i] * r[i]
             m[k] = m[k] + m[i]
+    # Ic S: the force of each composite body moving along its own joint axis
+    F = [jnp.concatenate([I[i] @ S[i][:3] + jnp.cross(h[i], S[i][3:]), m[i] * S[i][3:] - jnp.cross(h[i], S[i][:3])])
+         for i in range(n)]
+    M = (_columns_wide if n >= CRBA_WIDE_FROM else _columns_carried)(robot, E, r, S, F)
+    return robot.to_coordinates(robot.to_coordinates(M).T)  # G^T M G (M symmetric)
+
+
+def _columns_carried(robot, E, r, S, F):
+    """M (n, n) from each F_i carried to the ancestors j of i, M[i, j] = M[j, i] = S_j . F_i."""
+    n = robot.n_joints
     M = [[None] * n for _ in range(n)]
     zero = jnp.zeros(())
     for i in range(n):
-        sw, sv = S[i][:3], S[i][3:]
-        F = jnp.concatenate([I[i] @ sw + jnp.cross(h[i], sv), m[i] * sv - jnp.cross(h[i], sw)])  # Ic S
-        M[i][i] = S[i] @ F
-        j = i
+        M[i][i], f, j = S[i] @ F[i], F[i], i
         while robot.parents[j] >= 0:
-            F = _to_parent(E[j], r[j], F)
+            f = _to_parent(E[j], r[j], f)
             j = robot.parents[j]
-            M[i][j] = M[j][i] = S[j] @ F
-    M = jnp.stack([jnp.stack([zero if x is None else x for x in row]) for row in M])
-    return robot.to_coordinates(robot.to_coordinates(M).T)  # G^T M G (M symmetric)
+            M[i][j] = M[j][i] = S[j] @ f
+    return jnp.stack([jnp.stack([zero if x is None else x for x in row]) for row in M])
+
+
+def _columns_wide(robot, E, r, S, F):
+    """M (n, n) from every S_j and F_i in the base frame (O(n) pose compositions), paired in one
+    product and kept where j is i or an ancestor of i (and symmetrically)."""
+    Rw, pw = [None] * robot.n_joints, [None] * robot.n_joints
+    for i, k in enumerate(robot.parents):
+        Rw[i], pw[i] = (E[i], r[i]) if k < 0 else (Rw[k] @ E[i], pw[k] + Rw[k] @ r[i])
+    Sw = jnp.stack([_motion_to_parent(R, p, s) for R, p, s in zip(Rw, pw, S)])
+    Fw = jnp.stack([_to_parent(R, p, f) for R, p, f in zip(Rw, pw, F)])
+    A = ancestors(robot.parents) > 0  # A[i, j]: j is i or an ancestor of i
+    P = Sw @ Fw.T  # P[j, i] = S_j . F_i
+    return jnp.where(A.T, P, jnp.where(A, P.T, 0.0))
 
 
 def rnea_wide(robot, inertial, q, qd, qdd):

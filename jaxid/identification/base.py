@@ -127,6 +127,20 @@ def r_factor(X, xp=np):
     return xp.linalg.qr(X, mode="r")[..., :k, :]
 
 
+def _joint_blocks(W, tau, keep, size):
+    """(first sample, joint j, rows ``[W_j | tau_j]``) of every block of ``size`` samples of W
+    (C, n, k), tau (C, n), keeping the samples where keep (C,) bool (None: all); the rows
+    (c, k + 1) are copied into one reused, column-major buffer, as LAPACK reads it."""
+    C, n, k = W.shape
+    B = np.empty((k + 1, min(C, size))).T
+    for s in range(0, C, size):
+        rows = slice(s, min(s + size, C)) if keep is None else s + np.flatnonzero(keep[s:s + size])
+        c = len(tau[rows])
+        for j in range(n if c else 0):
+            B[:c, :k], B[:c, k] = W[rows, j], tau[rows, j]
+            yield s, j, B[:c]
+
+
 def r_fold(R, W, tau, keep=None):
     """Per-joint R factors with the rows ``[W_j | tau_j]`` folded in, by LAPACK on the host.
 
@@ -144,21 +158,86 @@ def r_fold(R, W, tau, keep=None):
     from scipy.linalg import lapack  # scipy is imported lazily across jaxid
 
     W, tau = np.asarray(W, dtype=np.float64), np.asarray(tau, dtype=np.float64)
-    C, n, k = W.shape
+    k = W.shape[-1]
     Rs = [np.asfortranarray(r, dtype=np.float64) for r in np.asarray(R)]
-    B = np.empty((k + 1, min(C, QR_BLOCK))).T  # column-major, as LAPACK reads it
-    for s in range(0, C, QR_BLOCK):
-        rows = slice(s, min(s + QR_BLOCK, C)) if keep is None else s + np.flatnonzero(keep[s:s + QR_BLOCK])
-        c = len(tau[rows])
-        if not c:
-            continue
-        for j in range(n):
-            B[:c, :k], B[:c, k] = W[rows, j], tau[rows, j]
-            # inner block nb = 8: measured fastest of 8..49 at k = 48 (a 2-core AVX-512 host)
-            Rs[j], _, _, info = lapack.dtpqrt(0, min(8, k + 1), Rs[j], B[:c], overwrite_a=1, overwrite_b=1)
-            if info:
-                raise ValueError(f"LAPACK dtpqrt failed (info {info}) on joint {j}'s rows {s}..{s + c}")
+    for s, j, X in _joint_blocks(W, tau, keep, QR_BLOCK):
+        # inner block nb = 8: measured fastest of 8..49 at k = 48 (a 2-core AVX-512 host)
+        Rs[j], _, _, info = lapack.dtpqrt(0, min(8, k + 1), Rs[j], X, overwrite_a=1, overwrite_b=1)
+        if info:
+            raise ValueError(f"LAPACK dtpqrt failed (info {info}) on joint {j}'s rows from sample {s}")
     return np.stack(Rs)
+
+
+#: Samples per block of ``gram_fold``: 2048 x 49 rows (800 kB) measured as fast as 1024 or
+#: 4096 and faster than one product over all rows (which copies them all first).
+GRAM_BLOCK = 2048
+
+
+def gram_fold(G, W, tau, keep=None):
+    """Per-joint Gram matrices with the rows ``[W_j | tau_j]`` added, by BLAS on the host.
+
+    G: (n, k + 1, k + 1) Gram matrices of the rows added before (zeros for none); W, tau,
+    keep: as :func:`r_fold`. Returns a new float64 array G' with ``G'_j = G_j + X_j^T X_j``
+    for ``X_j = [W_j | tau_j]`` (kept rows): one symmetric rank-c update per joint and block
+    (``numpy.dot`` of a matrix with its own transpose calls BLAS ``dsyrk``), C (k + 1)^2
+    flops per joint, half of :func:`r_fold`'s QR, and no Householder bookkeeping. The
+    Gram squares the condition number: :func:`gram_r` says when that costs accuracy."""
+    G = np.array(G, dtype=np.float64)
+    W, tau = np.asarray(W, dtype=np.float64), np.asarray(tau, dtype=np.float64)
+    for _, j, X in _joint_blocks(W, tau, keep, GRAM_BLOCK):
+        G[j] += np.dot(X.T, X)
+    return G
+
+
+#: Relative rounding error of theta accepted from the normal equations (``streaming``'s
+#: condition check, eps cond^2 <= GRAM_RTOL, i.e. cond <= 6.7e3); larger estimated errors send
+#: the rows to the QR fold instead.
+GRAM_RTOL = 1e-8
+#: Relative rounding error accepted in a joint's residual sums of squares from the normal
+#: equations (``streaming``'s condition check): below the sampling error sqrt(2 / N) of any
+#: variance estimated from fewer than 2e12 samples, so the variances, weights and standard
+#: deviations they feed are unaffected.
+GRAM_RSS_RTOL = 1e-6
+
+
+def gram_r(G, rss=None):
+    """Per-joint R factors (n, k + 1, k + 1) from the Gram matrices G (n, k + 1, k + 1) of
+    the rows ``[W_j | tau_j]`` (``gram_fold``), and each joint's own least-squares residual sum
+    of squares (n,) that they carry. rss: (n,) those sums computed from the rows
+    (``streaming.from_rows``), used instead of the Gram identity's; None: the identity.
+
+    Each joint's W-block, its columns scaled to unit norm, is factored by LAPACK's pivoted
+    Cholesky (``dpstrf``, semidefinite: it stops at a pivot below k eps, so columns that are
+    zero or structurally dependent within joint j's rows get exactly zero singular values,
+    as they get rounding-level ones from QR); the torque column follows by one triangular
+    solve, ``U^T z = P^T W_j^T tau_j``, and the residual of joint j's own least squares by the
+    Gram identity ``rho_j^2 = tau_j^T tau_j - z^T z`` (clamped at zero). The factor
+    ``[U P^T, z; 0, rho_j]`` is brought back to upper-triangular form by a QR of its (k + 1)
+    rows, so it is an R of the rows up to rounding (``R_j^T R_j = G_j``) and everything
+    downstream takes it unchanged. The identity cancels (an absolute error of about
+    (k + 1) eps tau_j^T tau_j): whether that matters is the caller's check
+    (``streaming._from_gram``)."""
+    from scipy.linalg import lapack, solve_triangular
+
+    G = np.asarray(G, dtype=np.float64)
+    n, k1, _ = G.shape
+    k = k1 - 1
+    R, rho2 = np.zeros_like(G), np.zeros(n)
+    for j in range(n):
+        Gw, b, t = G[j, :k, :k], G[j, :k, k], G[j, k, k]
+        d = np.sqrt(np.diag(Gw))
+        d = np.where(d > 0, d, 1.0)
+        U, piv, r, info = lapack.dpstrf(Gw / np.outer(d, d), lower=0, tol=-1.0)  # tol: k eps max pivot
+        if info < 0:
+            raise ValueError(f"LAPACK dpstrf failed (info {info}) on joint {j}'s Gram matrix")
+        piv = piv - 1  # position i of the factor holds column piv[i]
+        F = np.zeros((k1, k1))
+        F[:r, piv] = np.triu(U[:r])  # rows past the rank r hold the unfactored rest
+        z = solve_triangular(U[:r, :r], (b / d)[piv[:r]], trans="T") if r else np.zeros(0)
+        rho2[j] = max(t - z @ z if rss is None else rss[j], 0.0)
+        F[:r, k], F[r, k] = z, np.sqrt(rho2[j])
+        R[j] = np.linalg.qr(F, mode="r") * np.append(d, 1.0)
+    return R, rho2
 
 
 def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:

@@ -119,17 +119,27 @@ def _joint_r(W, tau, n):
     return r_factor(X, jnp)
 
 
+def _joint_ols(Rj):
+    """Joint j's own least squares from its R_j (p + 1, p + 1), the columns normalised first:
+    the solution x (p,) (in the units of R_j's columns), its residual sum of squares, the rank
+    b_j (singular values above ``TOL`` of the largest) and the condition number of those b_j."""
+    p = Rj.shape[1] - 1
+    nj = jnp.linalg.norm(Rj[:, :p], axis=0)
+    cols = jnp.append(1.0 / jnp.where(nj > 0, nj, 1.0), 1.0)
+    Rj = Rj * cols
+    usv = jnp.linalg.svd(Rj[:p, :p])
+    x, _, rank = _pinv_solve(usv, Rj[:p, p], TOL)
+    rss = jnp.sum((Rj[:p, p] - Rj[:p, :p] @ x) ** 2) + Rj[p, p] ** 2
+    return x * cols[:p], rss, rank, usv[1][0] / usv[1][jnp.maximum(rank - 1, 0)]
+
+
 def _joint_variance(Rj, N):
     """Joint j's own OLS (Gautier & Poignet 2001) from its R_j (p + 1, p + 1) (columns
     normalised): the residual variance ||r_j||^2 / (N - b_j) and the rank b_j, the number of
     parameter combinations identifiable from joint j alone. Fitting each joint separately
     keeps a noisy joint from leaking into the residual of a quiet one, which a pooled OLS
     residual would do."""
-    p = Rj.shape[1] - 1
-    nj = jnp.linalg.norm(Rj[:, :p], axis=0)
-    Rj = Rj * jnp.append(1.0 / jnp.where(nj > 0, nj, 1.0), 1.0)
-    x, _, rank = _pinv_solve(jnp.linalg.svd(Rj[:p, :p]), Rj[:p, p], TOL)
-    rss = jnp.sum((Rj[:p, p] - Rj[:p, :p] @ x) ** 2) + Rj[p, p] ** 2
+    _, rss, rank, _ = _joint_ols(Rj)
     return rss / jnp.maximum(N - rank, 1), rank
 
 

@@ -19,17 +19,22 @@ because everything the estimators need follows from them without another pass:
   ``residual_rms``, ``sigma2`` and the OLS covariance come from the reduced form too.
 
 :func:`fit` returns the same ``Identification`` as ``estimators.identify`` ("ols", "wls"
-two-step or with per-joint variances, "ridge") to rounding. The R's are accumulated by
-QR, not as normal equations ``W^T W``: the normal equations square the condition number
-(their error in theta is ~cond^2 eps against ~cond eps), which ``benchmarks/streaming.py``
-measures on an ill-conditioned case. :func:`irls` reweighs by passes over rows generated
-again (the dense iteration, its weights and covariance).
+two-step or with per-joint variances, "ridge") to rounding. :func:`irls` reweighs by passes
+over rows generated again (the dense iteration, its weights and covariance).
 
-On CPU the rows are folded by LAPACK's incremental QR on the host (``base.r_fold``:
-``dtpqrt``, blocked, about twice the speed of XLA's per-joint ``geqrf``), the regressor rows
-coming from the program that ``jaxid.regressor`` compiles and stores; elsewhere :func:`update`
-(pure ``jnp``, static shapes: jit, vmap, GPU) is one compiled step per chunk. Only
-:func:`reduce_runs`, :func:`irls` and :func:`screen` loop over chunks in Python.
+On CPU the rows are first accumulated as per-joint Gram matrices, the normal equations
+(:class:`Gram`, ``base.gram_fold``: BLAS ``dsyrk``, half the flops of QR), and turned into the
+R_j by a pivoted Cholesky (``base.gram_r``). The normal equations square the condition number
+(their error in theta is ~eps cond^2 against ~eps cond for QR) and get residual sums by a
+cancelling identity, so a condition check (:func:`_from_gram`) accepts them only when both
+errors are below stated tolerances; otherwise the rows are reduced again by LAPACK's
+incremental QR on the host (``base.r_fold``: ``dtpqrt``, blocked, about twice the speed of
+XLA's per-joint ``geqrf``): held rows directly, streamed runs by a second pass that generates
+the chunks again. ``benchmarks/streaming.py`` measures time and accuracy of both against the
+condition number. The regressor rows come from the program that ``jaxid.regressor`` compiles
+and stores; elsewhere :func:`update` (pure ``jnp``, QR, static shapes: jit, vmap, GPU) is one
+compiled step per chunk. Only :func:`reduce_runs`, :func:`irls` and :func:`screen` loop over
+chunks in Python.
 """
 from __future__ import annotations
 
@@ -39,9 +44,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification import sandwich
-from jaxid.identification.base import SAMPLES, r_fold
+from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
 from jaxid.identification.estimators import (_MAD, LOSS_C, Identification, _irls_weight, _pinv_solve, _pooled, _psi,
-                                             _rank_error, _reduced_fit, _result, _scaled)
+                                             _joint_ols, _rank_error, _reduced_fit, _result, _scaled,
+                                             _two_step_variances)
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
@@ -81,8 +87,8 @@ def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
     0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
     which leaves R unchanged. weights: (C, n) factors of each row (the square roots of
     row weights; None: ones), as IRLS reweighs. Pure ``jnp``, fixed shapes: jit and vmap it
-    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` fold rows by LAPACK's
-    incremental QR, ``base.r_fold``, about twice as fast)."""
+    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` reduce rows on the host:
+    Gram matrices with a condition check, else LAPACK's incremental QR)."""
     Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
     count = Y.shape[0]
     if weights is not None:
@@ -101,13 +107,120 @@ def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
 _update = jax.jit(update)
 
 
+class Gram(eqx.Module):
+    """Rows ``[W | tau]`` accumulated as per-joint Gram matrices (the normal equations), on the
+    host: the first, cheaper reduction on CPU (``base.gram_fold``), turned into a
+    :class:`Reduced` by :func:`_from_gram` when that is accurate.
+
+    Attributes:
+        G: shape (n, k + 1, k + 1), ``G[j] = X_j^T X_j`` for joint j's rows ``X_j = [W_j | tau_j]``.
+        N: samples accumulated, int.
+    """
+
+    G: np.ndarray
+    N: int
+
+    @staticmethod
+    def of(red: Reduced) -> "Gram":
+        """The Gram matrices of reduced rows: ``R_j^T R_j``."""
+        R = np.asarray(red.R)
+        return Gram(R.swapaxes(1, 2) @ R, int(red.N))
+
+
+def _fold(acc, W, tau, keep=None):
+    """Rows W (C, n, k), tau (C, n) of the samples where keep (C,) bool (None: all) added on the
+    host to ``acc``: a :class:`Gram` (``base.gram_fold``) or a :class:`Reduced` (LAPACK's
+    incremental QR, ``base.r_fold``); returns the same kind."""
+    N = len(W) if keep is None else int(np.sum(keep))
+    if isinstance(acc, Gram):
+        return Gram(gram_fold(acc.G, W, tau, keep), acc.N + N)
+    return Reduced(jnp.asarray(r_fold(acc.R, W, tau, keep)), acc.N + N)
+
+
+@jax.jit
+def _kappa2(R, N):
+    """The squared condition numbers that the normal equations' error scales with: the larger
+    of the column-scaled pooled W's (ols, ridge) and the two-step whitened one's (wls)."""
+    p = R.shape[-1] - 1
+    _, _, _, (_, s, _), Rs, sub_var, _ = _scaled(R, N, True)
+    Rw = _pooled(Rs / jnp.sqrt(_two_step_variances(R, N, sub_var))[:, None, None])
+    sw = jnp.linalg.svd(Rw[:p, :p], compute_uv=False)
+    return jnp.maximum((s[0] / s[-1]) ** 2, (sw[0] / sw[-1]) ** 2)
+
+
+def _from_gram(acc: Gram, rows=None) -> Reduced | None:
+    """:class:`Reduced` from the Gram matrices when the normal equations are accurate, else None.
+
+    The condition check. The estimate from the normal equations has a relative error of about
+    eps kappa^2 (kappa: the column-scaled W's condition number; Higham 2002, "Accuracy and
+    Stability of Numerical Algorithms", 20.4; Bjorck 1996, "Numerical Methods for Least
+    Squares Problems", 2.2), measured 0.1-0.4 eps kappa^2 by ``benchmarks/streaming.py``,
+    against ~eps kappa for QR. It must be below ``base.GRAM_RTOL`` (1e-8: kappa <= 6.7e3) for
+    the larger of the ols and the two-step wls kappa; zero or dependent columns make kappa
+    infinite. A joint's residual sums of squares (its own fit's, and the pooled fit's per
+    joint) carry a relative error of about 2 eps kappa / nu_j from the solutions' errors (the
+    error of W theta, not of theta: ~eps kappa ||W|| ||theta||), nu_j^2 = rho_j^2 / tau_j^T
+    tau_j its relative residual (kappa the largest of the pooled and the joint's own), plus
+    (k + 1) eps / nu_j^2 from the cancelling Gram identity (``base.gram_r``; measured 1-3 eps /
+    nu_j^2); their sum must be below ``base.GRAM_RSS_RTOL`` (1e-6). Otherwise None: the caller
+    reduces the rows by QR. Noise-free torques (nu_j ~ 0) never pass.
+
+    rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the :class:`Reduced`
+    they were added to): when the check fails, each joint's rho_j^2 is computed again from the
+    rows at the joint's own solution x_j (one more read of W), which removes the cancellation
+    term (it exceeds the minimum by ||W_j dx_j||^2, second order in the error), and checked
+    again.
+
+    With the rank cut of ``dpstrf`` (k eps of the scaled Gram), a joint's own rank counts the
+    directions above ~1e-7 of its largest scaled singular value, QR's those above 1e-8: they
+    differ only for a W with singular values in between, where the rank is ill-defined anyway."""
+    eps = np.finfo(np.float64).eps
+    Gp = acc.G[:, :-1, :-1].sum(axis=0)  # the pooled W's Gram: fail fast on the ols kappa
+    d = np.sqrt(np.diag(Gp))
+    if not np.all(d > 0):  # a zero column
+        return None
+    lam = np.linalg.eigvalsh(Gp / np.outer(d, d))
+    if not eps * lam[-1] <= GRAM_RTOL * lam[0]:  # also a negative rounded eigenvalue, NaN
+        return None
+    t, N = acc.G[:, -1, -1], jnp.asarray(acc.N, jnp.int32)
+    R, rss = gram_r(acc.G)
+    x, _, _, kappa_j = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
+
+    def accurate(R, rss, cancel):
+        if not np.all(cancel <= GRAM_RSS_RTOL * rss):  # before the kappa's SVDs
+            return False
+        kappa2 = float(_kappa2(jnp.asarray(R), N))
+        solve = 2 * eps * np.maximum(np.sqrt(kappa2), kappa_j) * np.sqrt(rss * t)
+        return eps * kappa2 <= GRAM_RTOL and bool(np.all(cancel + solve <= GRAM_RSS_RTOL * rss))
+
+    if not accurate(R, rss, acc.G.shape[-1] * eps * t):
+        if rows is None:
+            return None
+        W, tau, keep, start = rows
+        x1 = np.append(x, -np.ones((len(x), 1)), axis=1)
+        rss = np.sum(np.einsum("jab,jb->ja", np.asarray(start.R), x1) ** 2, axis=1)
+        r = tau - np.einsum("Njk,jk->Nj", W, x)  # one read of W (a loop of strided gemv's: 3)
+        rss += np.einsum("Nj,Nj->j", r, r) if keep is None else np.einsum("Nj,Nj->j", r[keep], r[keep])
+        R, rss = gram_r(acc.G, rss)
+        if not accurate(R, rss, 0.0):
+            return None
+    return Reduced(jnp.asarray(R), N)
+
+
+_joint_ols_all = jax.jit(jax.vmap(_joint_ols))
+
+
 def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None,
               weights=None) -> Reduced:
     """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
     (N*n,) (or (N, n)) held in memory. mask: (N,) samples kept. start: rows reduced before,
-    to add these to (default none). weights: (N, n) row factors, as :func:`update`. On CPU the rows go to LAPACK directly (``base.r_fold``);
-    on other backends ``chunk`` samples at a time through :func:`update` (the last chunk
-    padded with masked-out samples, so every chunk has one shape)."""
+    to add these to (default none). weights: (N, n) row factors, as :func:`update`.
+
+    On CPU one pass of per-joint Gram matrices (``base.gram_fold``, half the flops of QR) and,
+    when the condition check of :func:`_from_gram` fails (an ill-conditioned W, a joint whose
+    residual the Gram identity cannot resolve), a second pass by LAPACK's incremental QR
+    (``base.r_fold``). On other backends ``chunk`` samples at a time through :func:`update`
+    (the last chunk padded with masked-out samples, so every chunk has one shape)."""
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
@@ -115,11 +228,11 @@ def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Red
         weights = np.asarray(weights, dtype=float).reshape(-1, n)
         W, tau = W * weights[..., None], tau * weights
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
+    keep = None if mask is None else np.asarray(mask, bool)
     if jax.default_backend() == "cpu":
-        keep = None if mask is None else np.asarray(mask, bool)
-        N = len(W) if keep is None else int(keep.sum())
-        return Reduced(jnp.asarray(r_fold(red.R, W, tau, keep)), red.N + N)
-    keep = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
+        out = _from_gram(_fold(Gram.of(red), W, tau, keep), (W, tau, keep, red))
+        return _fold(red, W, tau, keep) if out is None else out
+    keep = np.ones(len(W), bool) if keep is None else keep
     for s in range(0, len(W), chunk):
         red = _update(red, *_padded(chunk, W[s:s + chunk], tau[s:s + chunk], keep[s:s + chunk]))
     return red
@@ -279,17 +392,19 @@ def _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights=None):
     return update(red, regressor(model, q, qd, qdd)[..., columns], tau, mask, weights)
 
 
-def _fold_chunk(model, red, columns, q, qd, qdd, tau, mask, weights=None) -> Reduced:
-    """One chunk of states folded into ``red``: on CPU the regressor program that
+def _fold_chunk(model, acc, columns, q, qd, qdd, tau, mask, weights=None):
+    """One chunk of states folded into ``acc``: on CPU the regressor program that
     ``jaxid.regressor`` compiles (stored in the persistent cache; a host callback inside a
-    program would keep it out) and LAPACK's fold; elsewhere one compiled step, so on a GPU
-    the rows never leave it."""
+    program would keep it out) and :func:`_fold` on the host (``acc`` a :class:`Gram` or a
+    :class:`Reduced`); elsewhere one compiled step, so on a GPU the rows never leave it."""
     if jax.default_backend() != "cpu":
-        return _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights)
+        return _regressor_update(model, acc, columns, q, qd, qdd, tau, mask, weights)
     from jaxid.identification.regressor import regressor
 
     Y = np.asarray(regressor(model, q, qd, qdd))[..., np.asarray(columns)]
-    return from_rows(Y, tau, model.n, mask, start=red, weights=weights)
+    if weights is not None:
+        Y, tau = Y * weights[..., None], tau * weights
+    return _fold(acc, Y, tau, np.asarray(mask, bool))
 
 
 @eqx.filter_jit
@@ -321,18 +436,30 @@ def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -
     masks = [None] * len(runs) if masks is None else list(masks)
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
     red = Reduced.empty(int(model.n), int(columns.size))
-    for i, s in _chunks(runs, progress, "regressor"):
-        run = runs[i]
-        w = None if weights is None else np.asarray(weights[i], dtype=float)
-        if callable(run):
-            W, tau = run()
-            red = from_rows(W, tau, model.n, masks[i], start=red, weights=w)
-            continue
-        keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
-        rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
-        *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
-        red = _fold_chunk(model, red, columns, *chunk[:4], keep, *chunk[4:])
-    return red
+    cpu = jax.default_backend() == "cpu"
+
+    def fold_all(acc):
+        for i, s in _chunks(runs, progress, "regressor"):
+            run = runs[i]
+            w = None if weights is None else np.asarray(weights[i], dtype=float)
+            if callable(run):
+                W, tau = (np.asarray(x, dtype=float) for x in run())
+                if w is not None:
+                    W, tau = W * w[..., None], tau * w
+                keep = None if masks[i] is None else np.asarray(masks[i], bool)
+                acc = _fold(acc, W, tau, keep) if cpu else from_rows(W, tau, model.n, keep, start=acc)
+                continue
+            keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
+            rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
+            *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
+            acc = _fold_chunk(model, acc, columns, *chunk[:4], keep, *chunk[4:])
+        return acc
+
+    if not cpu:
+        return fold_all(red)
+    # The normal equations first; rows generated again for the QR fold when they are not accurate.
+    out = _from_gram(fold_all(Gram.of(red)))
+    return fold_all(red) if out is None else out
 
 
 def _score_update(meat, Y, tau, mask, theta, weights, bread):
