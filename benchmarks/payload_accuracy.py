@@ -92,22 +92,25 @@ def inertia3(v):
     return np.array([[v[4], v[5], v[7]], [v[5], v[6], v[8]], [v[7], v[8], v[9]]])
 
 
-def errors(theta, std, truth):
-    """mass %, com mm, worst inertia entry % of trace/3, that entry's std %, max |error| / std."""
+def errors(theta, std, truth, floor=None):
+    """mass %, com mm, worst inertia entry % of trace/3, that entry's std % and std_floor %, max |error| / std."""
     theta, std = np.asarray(theta, float), np.asarray(std, float)
+    floor = np.full(10, np.nan) if floor is None else np.asarray(floor, float)
     tr3 = np.trace(inertia3(truth)) / 3
     e = theta[4:] - truth[4:]
     i = int(np.argmax(np.abs(e)))
     return (100 * (theta[0] / truth[0] - 1), 1e3 * np.linalg.norm(theta[1:4] / theta[0] - truth[1:4] / truth[0]),
-            100 * abs(e[i]) / tr3, 100 * std[4 + i] / tr3, float(np.max(np.abs(e) / std[4:])))
+            100 * abs(e[i]) / tr3, 100 * std[4 + i] / tr3, 100 * floor[4 + i] / tr3, float(np.max(np.abs(e) / std[4:])))
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--periods", type=int, default=3)
+    p.add_argument("--robot-periods", type=int, default=1, help="periods of the robot's own experiment (params.json)")
     p.add_argument("--excitations", default="held-out,payload")
     p.add_argument("--shapes", default=",".join(SHAPES))
+    p.add_argument("--paths", default="periodic,filtered,difference", help="CLI paths run (true derivatives always)")
     p.add_argument("--dir", default=str(ROOT / "build" / "payload_accuracy"))
     a = p.parse_args()
     warnings.simplefilter("ignore")
@@ -117,13 +120,14 @@ def main():
     work = pathlib.Path(a.dir)
     work.mkdir(parents=True, exist_ok=True)
     tic = time.perf_counter()
-    robot_traj = work / "traj.csv"
+    robot_traj = work / f"traj{a.robot_periods}.csv"
     if not robot_traj.exists():
-        cli("excite", "--robot", "ur5", "-o", robot_traj, "--quiet")
-    print(f"UR5, payload from {a.periods} period(s) of the excitation, q-only files, jaxid simulate's default "
-          "noise; inertia in % of trace/3 of the true one (about the flange origin)")
+        cli("excite", "--robot", "ur5", "--periods", a.robot_periods, "-o", robot_traj, "--quiet")
+    print(f"UR5 identified from {a.robot_periods} period(s) of its excitation, payload from {a.periods} period(s) of "
+          "its own, q-only files, jaxid simulate's default noise; inertia in % of trace/3 of the true one (about the "
+          "flange origin)")
     head = (f"{'excitation':>9} {'shape':>10} {'seed':>4} {'path':>17} | {'mass %':>7} {'com mm':>7} "
-            f"{'inertia %':>9} {'constr %':>8} {'std %':>7} {'max z':>6} {'z con':>6}")
+            f"{'inertia %':>9} {'constr %':>8} {'std %':>7} {'floor %':>7} {'max z':>6} {'z con':>6}")
     print(head)
     rows = []
     for seed in a.seeds:
@@ -162,26 +166,29 @@ def main():
                 fits = {}
                 for path, args in (("periodic", (loaded,)), ("filtered", (d / "filtered.csv",)),
                                    ("difference", (loaded, "--unloaded", d / f"{kind}-unloaded.csv"))):
+                    if path not in a.paths.split(","):
+                        continue
                     params_args = ("--params", d / "params.json") if path != "difference" else ("--robot", "ur5")
                     doc = json.loads(cli("payload", *params_args, *args, "--json", "-"))
-                    fits[path] = (doc["least_squares"], doc["std"], doc["estimate"])
+                    fits[path] = (doc["least_squares"], doc["std"], doc["estimate"],
+                                  np.array(doc["std_floor"], dtype=float))
                 # The same fit on the true derivatives (the truth file's qd, qdd at the loaded run's samples).
                 tr = workflow.read(d / "truth.csv")
                 ld = workflow.read(loaded)
                 model = results.model_from_description(params.model)
                 f = P.identify_payload(model, params.full(), (tr.q, tr.qd, tr.qdd, ld.tau), robot_cov=params.full_cov())
-                fits["true derivatives"] = (f.theta, f.std, f.theta_consistent)
-                for path, (theta, std, tc) in fits.items():
-                    m, c, i, sd, z = errors(theta, std, truth)
-                    ic, zc = (errors(tc, std, truth)[2::2] if np.all(np.isfinite(np.asarray(tc, float)))
+                fits["true derivatives"] = (f.theta, f.std, f.estimate, f.std_floor)
+                for path, (theta, std, tc, floor) in fits.items():
+                    m, c, i, sd, fl, z = errors(theta, std, truth, floor)
+                    ic, zc = (errors(tc, std, truth)[2::3] if np.all(np.isfinite(np.asarray(tc, float)))
                               else (np.nan, np.nan))
                     rows.append(dict(excitation=kind, shape=shape, seed=seed, path=path, mass=m, com=c, inertia=i,
-                                     constrained=ic, std=sd, z=z, z_constrained=zc))
+                                     constrained=ic, std=sd, floor=fl, z=z, z_constrained=zc))
                     print(f"{kind:>9} {shape:>10} {seed:>4} {path:>17} | {m:7.3f} {c:7.2f} {i:9.1f} {ic:8.1f} "
-                          f"{sd:7.1f} {z:6.2f} {zc:6.2f}", flush=True)
+                          f"{sd:7.1f} {fl:7.1f} {z:6.2f} {zc:6.2f}", flush=True)
     print(f"\nsummary over seeds (median / max), {time.perf_counter() - tic:.0f} s")
-    print(f"{'excitation':>9} {'shape':>10} {'path':>17} | {'inertia %':>13} {'constr %':>13} {'max z':>11} "
-          f"{'max z con':>11}")
+    print(f"{'excitation':>9} {'shape':>10} {'path':>17} | {'inertia %':>13} {'constr %':>13} {'floor/std':>11} "
+          f"{'max z':>11} {'max z con':>11}")
     for kind in a.excitations.split(","):
         for shape in a.shapes.split(","):
             for path in ("periodic", "filtered", "difference", "true derivatives"):
@@ -190,6 +197,7 @@ def main():
                     col = lambda k: np.array([r[k] for r in sel])
                     print(f"{kind:>9} {shape:>10} {path:>17} | " + " ".join(
                         f"{np.median(col(k)):6.1f}/{np.max(col(k)):6.1f}" for k in ("inertia", "constrained"))
+                          + f" {np.median(col('floor') / col('std')):5.2f}/{np.max(col('floor') / col('std')):5.2f}"
                           + "".join(f" {np.median(col(k)):5.2f}/{np.max(col(k)):5.2f}" for k in ("z", "z_constrained")))
     print(json.dumps(rows))
 
