@@ -113,6 +113,10 @@ def test_robot_prior_corrects_what_the_loaded_data_determine(ur5, noisy):
     biased = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6))
     fit = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6), robot_cov=np.diag((10 * d) ** 2 + 1e-12))
     assert np.max(np.abs(biased.theta - THETA_L) / biased.std) > 100
+    # Not a body: what is reported (estimate, mass, com) is the constrained estimate.
+    assert biased.failures and P.consistency_failures(biased.estimate) == ()
+    np.testing.assert_array_equal(biased.estimate, biased.theta_consistent)
+    np.testing.assert_allclose(biased.com, biased.theta_consistent[1:4] / biased.theta_consistent[0], rtol=1e-12)
     assert np.max(np.abs(fit.theta - THETA_L) / fit.std) < 4
     np.testing.assert_allclose(fit.theta, fit0.theta, atol=5 * float(np.max(fit.std)))
 
@@ -325,6 +329,7 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     assert main(["payload", "--params", str(tmp_path / "robot.json"), str(csv), "-o", str(out)]) == 0
     result = json.loads(out.read_text())
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
+    assert result["estimate_kind"] == "least squares" and result["least_squares"] == result["estimate"]
     assert result["consistent"] and result["rank"] == 10 and result["converged"]
     assert "fit: converged; physically consistent" in capsys.readouterr().out
     assert main(["payload", "--joints", "0,1", str(csv)]) == 2

@@ -145,7 +145,7 @@ def run(args) -> int:
         print(f"  m = {est[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm in the flange frame")
     if constrained:
         print("  estimate: the physical body (log-Cholesky) closest to least squares in the metric of its covariance; "
-              "std: least squares' (an upper bound: the constrained error is never larger in that metric)")
+              "std: that of least squares, whose error the constrained estimate's never exceeds in that metric")
     for w in caught:
         if "physically consistent" not in str(w.message):  # already reported above
             print(f"  warning: {w.message}")
