@@ -47,8 +47,8 @@ estimate in brackets where it differs); floor/std: median over seeds of std_floo
     payload     point 2 kg   difference  3.0 / 7.1 (3.5 / 5.0)       -          (the same runs)
     payload     tool 3 kg    periodic    5.8 / 10                    0.91       4.5 / 8.9            0.83
     payload     tool 3 kg    difference  0.9 / 2.3                   -
-    payload     box 5 kg     periodic    2.4 / 4.0                   0.87       1.6 / 2.1            0.75
-    payload     box 5 kg     difference  0.7 / 1.5                   -
+    payload     box 5 kg     periodic    2.3 / 4.0                   0.88       1.8 / 3.7            0.76
+    payload     box 5 kg     difference  0.6 / 1.5                   -
 
 Before this (seeds 1-3, the same commands but ``--payload`` checking torques without the load and
 least squares reported): payload point 2 kg periodic 22 / 41 (constrained 8.6 / 9.5), difference
@@ -65,7 +65,8 @@ least squares reported): payload point 2 kg periodic 22 / 41 (constrained 8.6 / 
   not the limit. Mass within 0.2 %, centre of mass within 0.3 mm everywhere. Max z 2.7 (least
   squares) and 2.7 (reported estimate): the std covers the error of both.
 - A benchmark process that runs about 17 payload excitations in a row ended in "LLVM ERROR: Unable
-  to allocate section memory" (twice, at the same step); the last row was run in a fresh process.
+  to allocate section memory" (twice, at the same step): the box's seed 6 was run in a fresh process
+  (``--seeds 6 --shapes "box 5 kg"``).
 """
 from __future__ import annotations
 
