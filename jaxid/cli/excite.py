@@ -180,7 +180,8 @@ def run(args) -> int:
         data.write(ds, args.output)
 
     figures = dict(model=description, joints=robot.n, base_parameters=int(res.columns.size),
-                   payload=None if payload is None else np.asarray(payload).tolist(), output=args.output, samples=len(t), fs_hz=args.fs, **res.summary(),
+                   payload=None if payload is None else np.asarray(payload).tolist(), output=args.output,
+                   samples=len(t), fs_hz=args.fs, **res.summary(),
                    coefficients=dict(a=res.a.tolist(), b=res.b.tolist(), q0=res.q0.tolist(),
                                      omega_f=res.omega_f))
     if args.json is not None and emit_json(figures, args.json):

@@ -552,8 +552,8 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     tr3 = float(np.sum(np.asarray(theta_c)[[4, 6, 9]])) / 3 if base.rank == 10 else np.nan
     if tr3 > 0 and np.max(std[4:]) > INERTIA_STD * tr3:
         i = 4 + int(np.argmax(std[4:]))
-        what = f"the std of {PAYLOAD_NAMES[i]} is {100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 (more than " \
-               f"{100 * INERTIA_STD:g} %)"
+        what = (f"the std of {PAYLOAD_NAMES[i]} is {100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 "
+                f"(more than {100 * INERTIA_STD:g} %)")
         if floor[i] ** 2 > 0.5 * std[i] ** 2:  # most of the variance is the robot model's, not the noise's
             warnings.warn(
                 f"the payload's inertia is not determined by the robot model it is fitted on: {what}, of which "
