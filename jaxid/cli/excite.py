@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import sys
 
 import numpy as np
@@ -140,8 +139,9 @@ def run(args) -> int:
             # The load's own torque adds to the robot's: limits checked without it are not the run's.
             raise UserError("--payload: give the load's --payload-mass KG (and --payload-com X Y Z, m, in the "
                             "flange frame), so that the torque limits are checked with it attached")
-        weights = tuple(float(w) for w in np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
-        regressor_fn = functools.partial(payload_rows, robot, weights)
+        from jaxid.identification.payload import PayloadRows
+
+        regressor_fn = PayloadRows(robot, np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
     if payload is not None:
         from jaxid.identification.payload import attach_payload
 
@@ -219,16 +219,6 @@ def run(args) -> int:
           + (f" (base frequency and harmonics in {args.output}.json)" if sidecar else "")
           + (f"; preview {args.preview}" if args.preview else ""))
     return 0
-
-
-def payload_rows(robot, weights, q, qd, qdd):
-    """The payload regressor (N, n, 10) of ``jaxid.identification.payload`` with joint j's rows
-    times weights[j] (1 / its noise scale): what ``--payload`` designs for."""
-    import jax.numpy as jnp
-
-    from jaxid.identification.payload import payload_regressor
-
-    return payload_regressor(robot, q, qd, qdd) * jnp.asarray(weights)[:, None]
 
 
 def _with_approach(res, robot, start, fs, periods, limits, constraints):

@@ -140,6 +140,23 @@ def payload_regressor(robot, q, qd, qdd):
     return batched(lambda r, *x: jac(r, jnp.zeros(10), *x), robot, q, qd, qdd)
 
 
+class PayloadRows(eqx.Module):
+    """``payload_regressor`` with joint j's rows times ``weights[j]``: (N, n, 10) from q, qd, qdd (N, n).
+
+    What ``jaxid excite --payload`` designs for (``optimize(regressor_fn=...)``; weights (n,): one over
+    each joint's noise scale, there its torque limit). A module rather than a ``functools.partial``:
+    the excitation optimiser's programs hold it, and with a partial they can be neither keyed nor
+    stored (``jaxid.cache.jit``), so they were compiled again at every call, in a new process and in
+    the same one (where each compile kept about 2000 memory maps until the process ran out).
+    """
+
+    robot: object
+    weights: jax.Array
+
+    def __call__(self, q, qd, qdd):
+        return payload_regressor(self.robot, q, qd, qdd) * self.weights[:, None]
+
+
 def attach_payload(robot, theta_L):
     """The robot with the payload merged into the flange's link (``robot.tip_joint``).
 
