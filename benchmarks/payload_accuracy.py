@@ -64,9 +64,11 @@ least squares reported): payload point 2 kg periodic 22 / 41 (constrained 8.6 / 
 - "true derivatives" gives the same errors as "periodic" to within 1.5 points: the derivatives are
   not the limit. Mass within 0.2 %, centre of mass within 0.3 mm everywhere. Max z 2.7 (least
   squares) and 2.7 (reported estimate): the std covers the error of both.
-- A benchmark process that runs about 17 payload excitations in a row ended in "LLVM ERROR: Unable
-  to allocate section memory" (twice, at the same step): the box's seed 6 was run in a fresh process
-  (``--seeds 6 --shapes "box 5 kg"``).
+- These runs ended after about 17 payload excitations in one process with "LLVM ERROR: Unable to
+  allocate section memory" (twice, at the same step; the box's seed 6 was run in a fresh process,
+  ``--seeds 6 --shapes "box 5 kg"``): the payload design's programs held a ``functools.partial``, so
+  they could not be stored and were compiled again at every call, each compile keeping about 2000
+  memory maps. With ``payload.PayloadRows`` they are stored and the count stays flat.
 """
 from __future__ import annotations
 
