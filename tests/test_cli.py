@@ -203,6 +203,8 @@ def _bad_cases(d):
         (["validate", "--params", str(d / "none.json"), data], "none.json: no such file"),
         (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
           "--payload-com", "0", "0", "0.1"], "give its --payload-mass too"),
+        (["excite", "--robot", "ur5", "--payload", "--payload-mass", "0", "-o", str(d / "p.csv")],
+         "--payload-*: payload mass must be > 0 kg"),
         (["simulate", "--robot", "planar2", "--trajectory", str(short), "-o", str(d / "s.txt")],
          "must end in .csv or .npz"),
         (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
@@ -313,7 +315,7 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
     seen = {}
 
     def infeasible(robot, **kwargs):
-        seen.update(kwargs)
+        seen.update(kwargs, model=robot)
         margin = {"self-collision": (0.01, "base_link/forearm_link"), "floor": (-0.03, "wrist_1_link")}
         feasibility = opt.Feasibility.from_arrays(np.zeros(5), np.zeros(5), margin)
         return SimpleNamespace(feasible=False, feasibility=feasibility)
@@ -329,14 +331,21 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
     np.testing.assert_allclose(seen["home"], [0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0])
     assert seen["constraints"].floor == 0.0 and len(seen["constraints"].capsules) == 8
     assert seen["objective"] == "cond" and seen["regressor_fn"] is None
-    # --payload: the information on the payload's 10 parameters, each joint's rows over its torque limit.
-    assert main(["excite", "--robot", "ur5", "--payload", "--quiet", "-o", str(out)]) == 1
+    # --payload: the information on the payload's 10 parameters, each joint's rows over its torque limit,
+    # and the torque limits checked with the load attached (the robot's torque plus the payload's).
+    assert main(["excite", "--robot", "ur5", "--payload", "--quiet", "-o", str(out)]) == 2
+    assert "--payload: give the load's --payload-mass" in capsys.readouterr().err
+    assert main(["excite", "--robot", "ur5", "--payload", "--payload-mass", "3", "--payload-com", "0", "0.02", "0.05",
+                 "--quiet", "-o", str(out)]) == 1
     assert seen["objective"] == "information"
-    from jaxid.identification.payload import payload_regressor
+    from jaxid.identification.payload import payload_regressor, payload_torque
+    from jaxid.simulation import payload_vector
 
     ur5 = jaxid.models.ur5()
     q = np.random.default_rng(0).normal(size=(3, 3, 6))
     np.testing.assert_allclose(seen["regressor_fn"](*q), payload_regressor(ur5, *q) / ur5.tau_max[:, None], rtol=1e-12)
+    load = payload_torque(ur5, payload_vector(3.0, (0.0, 0.02, 0.05)), *q)
+    np.testing.assert_allclose(jaxid.rnea(seen["model"], *q), jaxid.rnea(ur5, *q) + load, rtol=1e-10, atol=1e-10)
 
 
 def _resting_excitation(robot, home, limits, a=None):

@@ -113,20 +113,23 @@ def test_objectives_match_closed_forms():
                                rtol=1e-10)
 
 
-def test_payload_excitation_determines_the_payload_better_than_its_random_start(robot):
+def test_payload_excitation_determines_the_payload_better_than_its_random_start(robot, caplog):
     # `jaxid excite --payload` on the planar arm (the payload parameters its plane motion
     # identifies): the information (rows weighted by 1 / tau_max) grows over the random start,
     # and with it the predicted precision of the identified payload parameters (std at a noise
     # proportional to the torque limits).
-    import functools
+    import logging
 
-    from jaxid.cli.excite import payload_rows
+    from jaxid.identification.payload import PayloadRows
 
-    fn = functools.partial(payload_rows, robot, tuple(1.0 / np.asarray(LIMITS["tau_max"])))
+    fn = PayloadRows(robot, 1.0 / np.asarray(LIMITS["tau_max"]))
     kw = dict(harmonics=H, base_frequency=F0, objective="information", n_starts=2, progress=False,
               regressor_fn=fn, limits=LIMITS, learning_rate=0.05)
-    start, res = optimize(robot, steps=0, **kw), optimize(robot, steps=20, **kw)
+    with caplog.at_level(logging.DEBUG, logger="jaxid.cache"):
+        start, res = optimize(robot, steps=0, **kw), optimize(robot, steps=20, **kw)
     assert res.feasible and res.value < start.value - 0.5
+    # The optimiser's programs are keyed and stored (a partial could not be: compiled again per call).
+    assert "without a stored program" not in caplog.text
 
     def std(r):
         q, qd, qdd = r.sample(np.arange(200 * H) / (200 * H * F0))

@@ -93,6 +93,9 @@ def test_robot_prior_keeps_the_uncertainty_of_what_the_payload_mimics(ur5, noisy
     np.testing.assert_allclose(fit.theta, fit0.theta, rtol=1e-8, atol=1e-12)
     g = np.asarray(moved - fit0.theta)
     np.testing.assert_allclose(fit.cov - fit0.cov, np.outer(g, g), rtol=1e-6, atol=1e-10 * np.abs(g).max() ** 2)
+    # What is left as the data's noise vanishes (scaled by _FLOOR_SCALE) is that shift: the floor.
+    np.testing.assert_allclose(fit.std_floor, np.sqrt(g**2 + P._FLOOR_SCALE * np.asarray(fit0.std) ** 2), rtol=1e-6)
+    assert np.all(np.isnan(np.asarray(fit0.std_floor)))  # no prior, no floor
     with pytest.raises(ValueError, match="robot_cov must be a finite"):
         P.identify_payload(ur5, None, data, robot_cov=np.eye(3))
 
@@ -110,6 +113,10 @@ def test_robot_prior_corrects_what_the_loaded_data_determine(ur5, noisy):
     biased = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6))
     fit = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6), robot_cov=np.diag((10 * d) ** 2 + 1e-12))
     assert np.max(np.abs(biased.theta - THETA_L) / biased.std) > 100
+    # Not a body: what is reported (estimate, mass, com) is the constrained estimate.
+    assert biased.failures and P.consistency_failures(biased.estimate) == ()
+    np.testing.assert_array_equal(biased.estimate, biased.theta_consistent)
+    np.testing.assert_allclose(biased.com, biased.theta_consistent[1:4] / biased.theta_consistent[0], rtol=1e-12)
     assert np.max(np.abs(fit.theta - THETA_L) / fit.std) < 4
     np.testing.assert_allclose(fit.theta, fit0.theta, atol=5 * float(np.max(fit.std)))
 
@@ -119,6 +126,12 @@ def test_inertia_not_determined_at_the_noise_level_warns(ur5, noisy):
     assert np.max(np.asarray(fit0.std[4:])) < P.INERTIA_STD * np.trace(np.asarray(inertia.inertia_matrix(THETA_L))) / 3
     with pytest.warns(UserWarning, match="inertia is not determined at this noise level.*jaxid excite --payload"):
         P.identify_payload(ur5, None, data, cov=np.full(6, 1.0))  # a 1 N m noise std: 1000 times the data's
+    # A prior loose on the flange link's parameters (the payload adds to them): the warning says that the
+    # robot model is the limit, which no payload experiment lowers, and names the unloaded twin run.
+    d = np.zeros(len(ur5.parameter_names()))
+    d[-10:] = np.abs(THETA_L)
+    with pytest.warns(UserWarning, match="not determined by the robot model.*no payload experiment.*--unloaded"):
+        P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d))
 
 
 def test_consistent_estimate_equals_ls_when_valid(exact_fit):
@@ -140,6 +153,24 @@ def test_inconsistent_estimate_warns_and_is_projected(exact_fit):
     assert dist(np.asarray(theta)) < dist(THETA_L)
     neg = THETA_L * np.r_[-1.0, np.ones(9)]
     assert any("mass" in f for f in P.consistency_failures(neg))
+
+
+def test_constrained_estimate_is_never_farther_from_a_body_than_least_squares(noisy):
+    # Why `jaxid payload` reports the constrained estimate: it is the projection, in the metric of cov,
+    # onto the bodies (a convex set), which is non-expansive and leaves any body in place, so it is no
+    # farther from the true payload than least squares is. Checked for a point mass (a degenerate body on
+    # the boundary, the hardest case) with LS estimates drawn about it from their own covariance.
+    cov = np.asarray(noisy[1].cov)
+    truth = np.asarray(inertia.from_mass_com_inertia(2.0, jnp.array([0.0, 0.0, 0.05]), jnp.zeros((3, 3))))
+    draws = truth + np.random.default_rng(5).multivariate_normal(np.zeros(10), cov, size=4)
+    dist = lambda x: (x - truth) @ np.linalg.solve(cov, x - truth)
+    projected = 0
+    for ls in draws:
+        theta, ok = P.consistent_estimate(ls, cov)
+        assert ok and P.consistency_failures(theta, rtol=1e-8) == ()
+        assert dist(np.asarray(theta)) <= dist(ls) * (1 + 1e-9)
+        projected += bool(P.consistency_failures(ls))
+    assert projected  # the draws included estimates that are not bodies
 
 
 def test_warning_names_the_failed_condition(ur5, ur5_data):
@@ -298,6 +329,7 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     assert main(["payload", "--params", str(tmp_path / "robot.json"), str(csv), "-o", str(out)]) == 0
     result = json.loads(out.read_text())
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
+    assert result["estimate_kind"] == "least squares" and result["least_squares"] == result["estimate"]
     assert result["consistent"] and result["rank"] == 10 and result["converged"]
     assert "fit: converged; physically consistent" in capsys.readouterr().out
     assert main(["payload", "--joints", "0,1", str(csv)]) == 2

@@ -302,6 +302,31 @@ def write_report(args, robot, params, validation, held_out: bool):
                                joint_names=robot.names, held_out=held_out)["html"]
 
 
+def add_payload_arguments(p, what: str):
+    """--payload-mass, --payload-com, --payload-box: a load on the flange; ``what`` ends the mass's help."""
+    p.add_argument("--payload-mass", type=float, metavar="KG", help=f"payload on the flange, kg: {what}")
+    p.add_argument("--payload-com", type=float, nargs=3, metavar=("X", "Y", "Z"),
+                   help="payload centre of mass in the flange frame, m (default 0 0 0)")
+    p.add_argument("--payload-box", type=float, nargs=3, metavar=("A", "B", "C"),
+                   help="payload as a uniform box of this size, m, centred on its centre of mass "
+                        "(default: a point mass)")
+
+
+def payload_from_args(args):
+    """The payload 10-vector of --payload-mass/--payload-com/--payload-box, or None without a mass."""
+    from jaxid import simulation
+
+    if args.payload_mass is None:
+        if args.payload_com is not None or args.payload_box is not None:
+            raise UserError("--payload-com and --payload-box describe a payload: give its --payload-mass too")
+        return None
+    com = args.payload_com if args.payload_com is not None else (0.0, 0.0, 0.0)
+    try:
+        return simulation.payload_vector(args.payload_mass, com, box=args.payload_box)
+    except ValueError as e:
+        raise UserError(f"--payload-*: {e}") from None
+
+
 def add_json_argument(p):
     """--json [PATH] and --quiet, which every subcommand has."""
     p.add_argument("--json", nargs="?", const="-", metavar="PATH",

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import sys
 
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument, add_model_arguments, emit_json, model_from_args, refuse_overwrite
+from jaxid.cli.common import (add_json_argument, add_model_arguments, add_payload_arguments, emit_json,
+                              model_from_args, payload_from_args, refuse_overwrite)
 
 EXAMPLE = """examples:
   jaxid excite --robot ur5 -o traj.csv --preview traj.png
@@ -65,7 +65,10 @@ def register(sub):
     p.add_argument("--payload", action="store_true",
                    help="design the excitation for a payload on the flange ('jaxid payload'): its 10 inertial "
                         "parameters instead of the robot's base parameters, each joint's torque weighted by "
-                        "the inverse of its torque limit (a noise proportional to it)")
+                        "the inverse of its torque limit (a noise proportional to it); needs --payload-mass")
+    add_payload_arguments(p, "the load carried along the trajectory (its largest expected mass; a point mass at "
+                             "--payload-com unless --payload-box): the torque limits are checked, and the file's "
+                             "tau computed, with it attached")
     p.add_argument("--starts", type=int, default=8, help="random starts optimised together (default 8)")
     p.add_argument("--steps", type=int, default=300, help="optimiser steps (default 300)")
     p.add_argument("--learning-rate", type=float, default=0.02,
@@ -128,11 +131,21 @@ def run(args) -> int:
     start = None if args.start_from is None else _floats(args.start_from, robot.n, "--start-from")
     objective = args.objective or ("information" if args.payload else "cond")
     regressor_fn = None
+    payload = payload_from_args(args)
+    if (args.payload or payload is not None) and not hasattr(robot, "tip"):
+        raise UserError("--payload and --payload-mass need a rigid-body robot with a flange (built-in or URDF)")
     if args.payload:
-        if not hasattr(robot, "tip"):
-            raise UserError("--payload needs a rigid-body robot with a flange (built-in or URDF)")
-        weights = tuple(float(w) for w in np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
-        regressor_fn = functools.partial(payload_rows, robot, weights)
+        if payload is None:
+            # The load's own torque adds to the robot's: limits checked without it are not the run's.
+            raise UserError("--payload: give the load's --payload-mass KG (and --payload-com X Y Z, m, in the "
+                            "flange frame), so that the torque limits are checked with it attached")
+        from jaxid.identification.payload import PayloadRows
+
+        regressor_fn = PayloadRows(robot, np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
+    if payload is not None:
+        from jaxid.identification.payload import attach_payload
+
+        robot = attach_payload(robot, payload)  # the torques of the limits and of the file
     try:
         res = optimize(robot, harmonics=args.harmonics, base_frequency=args.base_frequency,
                        objective=objective, regressor_fn=regressor_fn, n_starts=args.starts, steps=args.steps,
@@ -167,7 +180,8 @@ def run(args) -> int:
         data.write(ds, args.output)
 
     figures = dict(model=description, joints=robot.n, base_parameters=int(res.columns.size),
-                   output=args.output, samples=len(t), fs_hz=args.fs, **res.summary(),
+                   payload=None if payload is None else np.asarray(payload).tolist(), output=args.output,
+                   samples=len(t), fs_hz=args.fs, **res.summary(),
                    coefficients=dict(a=res.a.tolist(), b=res.b.tolist(), q0=res.q0.tolist(),
                                      omega_f=res.omega_f))
     if args.json is not None and emit_json(figures, args.json):
@@ -182,7 +196,8 @@ def run(args) -> int:
     print(f"  -log det (D-optimality): {s['logdet']:.4g}")
     if objective == "information":
         print(f"  -log det W^T W (information, optimised): {s['value']:.4g}")
-    print(f"  {'limit':<13}{'max usage':>10}{'violation':>12}")
+    print(f"  {'limit':<13}{'max usage':>10}{'violation':>12}"
+          + (f"   (torques with the {args.payload_mass:g} kg payload attached)" if payload is not None else ""))
     fields = dict(position="q_max", velocity="qd_max", acceleration="qdd_max", jerk="qddd_max", torque="tau_max")
     for k in LIMITS:
         if not np.any(np.isfinite(lim[fields[k]])):
@@ -204,16 +219,6 @@ def run(args) -> int:
           + (f" (base frequency and harmonics in {args.output}.json)" if sidecar else "")
           + (f"; preview {args.preview}" if args.preview else ""))
     return 0
-
-
-def payload_rows(robot, weights, q, qd, qdd):
-    """The payload regressor (N, n, 10) of ``jaxid.identification.payload`` with joint j's rows
-    times weights[j] (1 / its noise scale): what ``--payload`` designs for."""
-    import jax.numpy as jnp
-
-    from jaxid.identification.payload import payload_regressor
-
-    return payload_regressor(robot, q, qd, qdd) * jnp.asarray(weights)[:, None]
 
 
 def _with_approach(res, robot, start, fs, periods, limits, constraints):

@@ -110,14 +110,18 @@ def run(args) -> int:
         warnings.simplefilter("always")
         fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
 
-    theta, std, tc = (np.asarray(x) for x in (fit.theta, fit.std, fit.theta_consistent))
+    theta, std, est = (np.asarray(x) for x in (fit.theta, fit.std, fit.estimate))
+    # A payload is a rigid body: the estimate reported is the physically consistent one (the least-squares
+    # one when that is a body), least squares beside it; see PayloadFit.estimate.
+    kind = "constrained" if fit.rank == 10 and not fit.consistent else "least squares"
     doc = dict(robot=robot.name, params=args.params, data=args.data, unloaded=args.unloaded, samples=len(samples[0]),
                joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
-               estimate=[json_number(v) for v in theta], std=[json_number(v) for v in std], rank=fit.rank,
+               estimate=[json_number(v) for v in est], estimate_kind=kind,
+               least_squares=[json_number(v) for v in theta], std=[json_number(v) for v in std],
+               std_floor=[json_number(v) for v in np.asarray(fit.std_floor)], rank=fit.rank,
                identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
                base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
                consistent=fit.consistent, converged=fit.converged, verdict=fit.verdict(), failures=list(fit.failures),
-               consistent_estimate=[json_number(v) for v in tc],
                residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
                warnings=[str(w.message) for w in caught])
     if args.output:
@@ -128,17 +132,20 @@ def run(args) -> int:
     print(f"payload on {robot.name} from {len(samples[0])} samples, joints "
           f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})")
     print(f"  fit: {fit.verdict()}")
-    print(f"  {'parameter':<10}{'estimate':>14}{'std':>12}  unit")
-    for name, v, s, u in zip(P.PAYLOAD_NAMES, theta, std, units):
-        print(f"  {name:<10}{v:>14.6g}{s:>12.3g}  {u}" if np.isfinite(v) else f"  {name:<10}{'unidentified':>14}")
+    constrained = kind == "constrained"
+    print(f"  {'parameter':<10}{'estimate':>14}{'std':>12}" + (f"{'least squares':>15}" if constrained else "")
+          + "  unit")
+    for name, v, s, ls, u in zip(P.PAYLOAD_NAMES, est, std, theta, units):
+        print(f"  {name:<10}{v:>14.6g}{s:>12.3g}" + (f"{ls:>15.6g}" if constrained else "") + f"  {u}"
+              if np.isfinite(v) else f"  {name:<10}{'unidentified':>14}")
     if fit.rank < 10:
         print("  identified combinations: " + "; ".join(fit.base.names))
-    elif fit.consistent:
-        c = theta[1:4] / theta[0]
-        print(f"  m = {theta[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm in the flange frame")
     else:
-        print("  constrained (log-Cholesky) estimate: "
-              + ", ".join(f"{n}={v:.6g}" for n, v in zip(P.PAYLOAD_NAMES, tc)))
+        c = est[1:4] / est[0]
+        print(f"  m = {est[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm in the flange frame")
+    if constrained:
+        print("  estimate: the physical body (log-Cholesky) closest to least squares in the metric of its covariance; "
+              "std: that of least squares, whose error the constrained estimate's never exceeds in that metric")
     for w in caught:
         if "physically consistent" not in str(w.message):  # already reported above
             print(f"  warning: {w.message}")

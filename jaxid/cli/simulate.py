@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import (add_json_argument, add_model_arguments, emit_json, model_from_args, parse_terms,
-                              refuse_overwrite)
+from jaxid.cli.common import (add_json_argument, add_model_arguments, add_payload_arguments, emit_json,
+                              model_from_args, parse_terms, payload_from_args, refuse_overwrite)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -59,12 +59,7 @@ def register(sub):
                             "(default 0.5)")
     noise.add_argument("--tau-sigma", type=float, nargs="+", metavar="NM",
                        help="torque noise std, N m: one value, or one per joint")
-    p.add_argument("--payload-mass", type=float, metavar="KG", help="payload on the flange, kg")
-    p.add_argument("--payload-com", type=float, nargs=3, metavar=("X", "Y", "Z"),
-                   help="payload centre of mass in the flange frame, m (default 0 0 0)")
-    p.add_argument("--payload-box", type=float, nargs=3, metavar=("A", "B", "C"),
-                   help="payload as a uniform box of this size, m, centred on its centre of mass "
-                        "(default: a point mass)")
+    add_payload_arguments(p, "simulated with it attached")
     p.add_argument("--truth", metavar="PATH", help="also write the noise-free t, q, qd, qdd, tau here")
     p.add_argument("--true-params", metavar="PATH",
                    help="also write the true robot's parameters as JSON {names, theta} here")
@@ -160,12 +155,7 @@ def run(args) -> int:
             raise UserError(f"--stribeck-vs must be a finite velocity > 0 rad/s, got {vs}")
         robot = dataclasses.replace(robot, stribeck_vs=float(vs))
         desc = {**desc, "stribeck_vs": float(vs)}
-    payload = None
-    if args.payload_mass is not None:
-        com = args.payload_com if args.payload_com is not None else (0.0, 0.0, 0.0)
-        payload = simulation.payload_vector(args.payload_mass, com, box=args.payload_box)
-    elif args.payload_com is not None or args.payload_box is not None:
-        raise UserError("--payload-com and --payload-box describe a payload: give its --payload-mass too")
+    payload = payload_from_args(args)
     noise = dict(sigma_q=args.sigma_q, quantization=args.quantization)
     if args.tau_sigma is not None:
         if len(args.tau_sigma) not in (1, robot.n):

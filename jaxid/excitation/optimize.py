@@ -408,8 +408,10 @@ def optimize(
             limit excesses (fractions of the limits, summed over samples and joints).
         progress: show a tqdm progress bar over the steps (on a terminal).
         regressor_fn: function (q, qd, qdd) -> Y, (N, n) each -> (N, n, p), default
-            ``regressor(model, ...)``; e.g. ``partial(payload_regressor, robot)`` designs an
-            excitation for a payload. Torques for the limits always come from ``model``.
+            ``regressor(model, ...)``; e.g. ``payload.PayloadRows(robot, weights)`` designs an
+            excitation for a payload. An equinox module is traced (its programs are stored and
+            reused); a closure or partial is compiled again at every call. Torques for the limits
+            always come from ``model`` (``payload.attach_payload`` it for a loaded run).
         columns: indices of the regressor columns to condition, default the base
             parameters (``base_parameters(model).indices``, or, with regressor_fn, the
             independent columns of regressor_fn on random states).
@@ -594,7 +596,9 @@ class _Problem(eqx.Module):
     penalty: object
     objective: str = eqx.field(static=True)
     constraints: object = eqx.field(static=True)
-    regressor_fn: object = eqx.field(static=True)
+    # Not static: an equinox module (e.g. payload.PayloadRows) is then traced and keyed by its arrays'
+    # shapes, so its programs are stored; a plain function is still a static leaf.
+    regressor_fn: object
 
     def regressor(self, q, qd, qdd):
         if self.regressor_fn is not None:

@@ -49,6 +49,10 @@ PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 #: (constrained) estimate: the inertia is then not determined by the data at their noise level.
 INERTIA_STD = 0.1
 
+#: The loaded data's noise variance is scaled by this to find ``PayloadFit.std_floor``: what the
+#: robot prior alone leaves once the data determine every other direction (to 1 % of their std).
+_FLOOR_SCALE = 1e-4
+
 
 # ------------------------------------------------------------------------ kinematics
 def _flange(robot, q, qd, qdd):
@@ -134,6 +138,23 @@ def payload_regressor(robot, q, qd, qdd):
     """
     jac = jax.jacfwd(_payload_torque, argnums=1)
     return batched(lambda r, *x: jac(r, jnp.zeros(10), *x), robot, q, qd, qdd)
+
+
+class PayloadRows(eqx.Module):
+    """``payload_regressor`` with joint j's rows times ``weights[j]``: (N, n, 10) from q, qd, qdd (N, n).
+
+    What ``jaxid excite --payload`` designs for (``optimize(regressor_fn=...)``; weights (n,): one over
+    each joint's noise scale, there its torque limit). A module rather than a ``functools.partial``:
+    the excitation optimiser's programs hold it, and with a partial they can be neither keyed nor
+    stored (``jaxid.cache.jit``), so they were compiled again at every call, in a new process and in
+    the same one (where each compile kept about 2000 memory maps until the process ran out).
+    """
+
+    robot: object
+    weights: jax.Array
+
+    def __call__(self, q, qd, qdd):
+        return payload_regressor(self.robot, q, qd, qdd) * self.weights[:, None]
 
 
 def attach_payload(robot, theta_L):
@@ -292,6 +313,10 @@ class PayloadFit(eqx.Module):
         theta: payload estimate (10,) in the flange frame (``PAYLOAD_NAMES``); NaN for
             parameters the chosen joints and trajectory do not identify individually.
         std: standard deviations (10,), NaN where theta is NaN.
+        std_floor: (10,) the part of std that the robot prior leaves when the loaded data's noise
+            vanishes: the uncertainty of the flange link's own parameters, which the payload adds to
+            and no payload experiment can lower (only an unloaded twin run or a better robot model
+            can); NaN without ``robot_cov``.
         cov: covariance (10, 10) (NaN rows/columns where theta is NaN).
         identifiable: (10,) bool, which parameters are identified individually.
         rank: rank of the payload regressor on the chosen joints (10 = all identifiable).
@@ -310,6 +335,7 @@ class PayloadFit(eqx.Module):
 
     theta: jax.Array
     std: jax.Array
+    std_floor: jax.Array
     cov: jax.Array
     identifiable: jax.Array
     theta_base: jax.Array
@@ -339,14 +365,26 @@ class PayloadFit(eqx.Module):
         return f"{solved}; {physics}"
 
     @property
+    def estimate(self):
+        """The payload (10,) as reported: a physical body. ``theta_consistent`` at full rank (``theta``
+        itself when that is a body), else ``theta`` (only the identified entries).
+
+        A payload is a rigid body, so its pseudo-inertia is positive semi-definite; the constrained
+        estimate is the body closest to ``theta`` in the metric of ``cov``. That projection onto a
+        convex set that holds the truth is non-expansive, so its error is never larger than the
+        least-squares one in that metric (and smaller whenever ``theta`` is not a body): ``std``,
+        the least-squares one, bounds it (measured in ``benchmarks/payload_accuracy.py``)."""
+        return self.theta_consistent if self.rank == 10 else self.theta
+
+    @property
     def mass(self):
-        """Payload mass, kg."""
-        return self.theta[0]
+        """Payload mass of ``estimate``, kg."""
+        return self.estimate[0]
 
     @property
     def com(self):
-        """Centre of mass in the flange frame (3,), m."""
-        return self.theta[1:4] / self.theta[0]
+        """Centre of mass of ``estimate`` in the flange frame (3,), m."""
+        return self.estimate[1:4] / self.estimate[0]
 
 
 def _data_arrays(data, n):
@@ -485,7 +523,7 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
 
     fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel),
                    names=list(base.names))
-    theta_b, Cb = fit.theta, fit.cov
+    theta_b, Cb, Cfloor = fit.theta, fit.cov, jnp.full_like(fit.cov, jnp.nan)
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
@@ -502,9 +540,11 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
         noise = lambda s2: jnp.diag(jnp.maximum(s2 if method == "wls" else jnp.full(len(sel), jnp.mean(s2)), floor))
         S = (jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float)) if given \
             else noise(fit.sigma2)
+        Wr = base.reduce(W).reshape(q.shape[0], len(sel), -1)
         for _ in range(1 if given else 2):
-            theta_b, Cb, s2 = _robot_update(base.reduce(W).reshape(q.shape[0], len(sel), -1), Yr, y, robot_cov, S)
+            theta_b, Cb, s2 = _robot_update(Wr, Yr, y, robot_cov, S)
             S = S if given else noise(s2)
+        Cfloor = _robot_update(Wr, Yr, y, robot_cov, _FLOOR_SCALE * S)[1]
     theta = jnp.full(10, jnp.nan).at[ind].set(theta_b)
     C = jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(Cb)
     mask = jnp.asarray(identifiable)
@@ -523,15 +563,28 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 + ("" if ok else " (its solver did not converge: check the data and the robot model)"),
                 UserWarning, stacklevel=2)
     std = np.sqrt(np.diag(np.asarray(C)))
+    floor = np.full(10, np.nan)
+    floor[ind] = np.sqrt(np.diag(np.asarray(Cfloor)))
+    floor[~identifiable] = np.nan
     tr3 = float(np.sum(np.asarray(theta_c)[[4, 6, 9]])) / 3 if base.rank == 10 else np.nan
     if tr3 > 0 and np.max(std[4:]) > INERTIA_STD * tr3:
         i = 4 + int(np.argmax(std[4:]))
-        warnings.warn(
-            f"the payload's inertia is not determined at this noise level: the std of {PAYLOAD_NAMES[i]} is "
-            f"{100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 (more than {100 * INERTIA_STD:g} %); move the "
-            "wrist faster (an excitation designed for the payload: jaxid excite --payload), record more periods, "
-            "or fit the difference to an unloaded run of the same trajectory (jaxid payload --unloaded)",
-            UserWarning, stacklevel=2)
-    return PayloadFit(theta=theta, std=jnp.asarray(std), cov=C, identifiable=jnp.asarray(identifiable),
+        what = (f"the std of {PAYLOAD_NAMES[i]} is {100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 "
+                f"(more than {100 * INERTIA_STD:g} %)")
+        if floor[i] ** 2 > 0.5 * std[i] ** 2:  # most of the variance is the robot model's, not the noise's
+            warnings.warn(
+                f"the payload's inertia is not determined by the robot model it is fitted on: {what}, of which "
+                f"{100 * floor[i] / tr3:.0f} % is the uncertainty of the flange link's own parameters in the robot's "
+                "estimate (the payload adds to them), which no payload experiment lowers; fit the difference to an "
+                "unloaded run of the same trajectory (jaxid payload --unloaded), or identify the robot from a longer "
+                "experiment", UserWarning, stacklevel=2)
+        else:
+            warnings.warn(
+                f"the payload's inertia is not determined at this noise level: {what}; move the wrist faster (an "
+                "excitation designed for the payload: jaxid excite --payload), record more periods, or fit the "
+                "difference to an unloaded run of the same trajectory (jaxid payload --unloaded)",
+                UserWarning, stacklevel=2)
+    return PayloadFit(theta=theta, std=jnp.asarray(std), std_floor=jnp.asarray(floor), cov=C,
+                      identifiable=jnp.asarray(identifiable),
                       theta_base=theta_b, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
                       fit=fit, rank=base.rank, failures=failures, joints=sel, converged=bool(ok))
