@@ -76,17 +76,21 @@ def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
 
 
 # ------------------------------------------------------------------------------------ read
-def read(path, *, n: int | None = None, columns=None, units=None, gains=None, resample: bool = False):
+def read(path, *, n: int | None = None, columns=None, units=None, gains=None, resample: bool = False,
+         max_gap: float | None = None):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
     path: ``.csv``/``.npz`` file (formats in ``jaxid.data``). n: expected joints (checked).
     columns, units, gains: column mapping, unit conversion and current-to-torque gains of
     ``jaxid.data.read``. resample: interpolate jittered time stamps onto a uniform grid.
+    max_gap: s, accept gaps in the time stamps up to this long (dropped samples; bridged by
+    resampling), else a gap of over ``jaxid.data.GAP_FACTOR`` median steps is an error.
     Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
     """
     from jaxid import data
 
-    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains).items() if v is not None}
+    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap).items()
+             if v is not None}
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 

@@ -1,0 +1,181 @@
+"""The real Panda and UR10e logs of issues 13 and 20, run through jaxid's user path.
+
+Data (not in this repository; GPL-3 and unlicensed respectively, so nothing of them is copied
+here — give a clone with ``--data``):
+
+- ``panda``: https://github.com/marcocognetti/FrankaEmikaPandaDynModel (Gaz, Cognetti, Oliva,
+  Robuffo Giordano, De Luca, "Dynamic identification of the Franka Emika Panda robot with
+  retrieval of feasible parameters using penalty-based optimization", RA-L 4(4), 2019): the
+  exciting trajectory ``matlab/data/Exciting_Traj/Trajectory_1/rbt_log/exciting_traj_*.txt``,
+  one value per line, 7 per sample (sample-major: the first 7 positions are ``gen_q0.txt``),
+  20544 samples over 21 s at about 1 kHz with jittered stamps (step std/mean 0.19), link-side
+  joint torque sensors. Converted to one CSV (t, q1..7, qd1..7, tau1..7) in a temporary folder
+  and read with ``resample=True, max_gap=0.01`` (the log has 4 gaps of up to 8.8 ms). Model: example-robot-data's ``panda.urdf`` (kinematics
+  those of the log: Franka's modified DH, ``matlab/utils/Load_Franka_DH.m``), with viscous,
+  Coulomb and offset terms. Held out: the log split in time, the first 70 % for the fit and
+  the rest for scoring (two prepared runs: each filtered on its own).
+- ``ur10e``: https://github.com/shamilmamedov/dynamic_calibration (Mamedov, Ozcinar,
+  Klimchik, "Practical aspects of model-based collision detection", Frontiers in Robotics and
+  AI 7, 2020): the Fourier runs ``dataset_ur10e/identification_data/ur-20_02_*.csv``, read as
+  they are by ``jaxid.workflow.read`` (no header; ``utils/data_processing/parseURData.m``'s
+  columns: t, q 1:7, qd 7:13, motor current 13:19), ``tau = gains * current`` with the drive
+  gains of ``UR10E_parameters.txt``, ``resample=True`` (~94 Hz, step std/mean 0.09). Model:
+  ``URe/urdf/ur10e.urdf`` with fv, fc, offset and rotor inertia ia. Each run is fitted on its
+  own and scored on the next run of the list (a held-out rotation across runs).
+
+For each fit this prints what ``prepare``'s defaults chose (cutoff and where from, trim,
+periodic or not), then two-step WLS and ``--consistent`` (``identify_experiment(...,
+consistent=True, sdp_check=True)``, prior weight 1e-3, every link's mass within +-30 % of the
+URDF's): converged (steps, gradient norm), cost/SDP - 1, masses in bounds, the physics
+problems, and the held-out torque-limit NRMS (mean over joints of RMSE_j / (2 tau_max_j), %)
+and relative error ||e|| / ||tau|| (%) of both models (``workflow.validate``).
+
+Usage: ``python benchmarks/real_logs.py panda --data CLONE [--cutoff HZ]`` or
+``python benchmarks/real_logs.py ur10e --data CLONE [--runs K]``.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from jaxid import workflow
+from jaxid.identification.consistent import Bounds
+
+PANDA_URL = "https://github.com/marcocognetti/FrankaEmikaPandaDynModel"
+UR10E_URL = "https://github.com/shamilmamedov/dynamic_calibration"
+PANDA_LOG = "matlab/data/Exciting_Traj/Trajectory_1/rbt_log/exciting_traj_{}.txt"
+UR10E_COLUMNS = "t=0,q=1:7,qd=7:13,tau=13:19"
+MASS_TOL, WEIGHT, TRAIN = 0.3, 1e-3, 0.7
+#: s: the Panda log drops samples (4 gaps of up to 8.8 ms at 1 kHz); bridged by resampling.
+MAX_GAP = 0.01
+
+
+def panda_urdf() -> Path:
+    """example-robot-data's Panda URDF (installed with ``pin``, a test dependency)."""
+    import jaxid.models
+
+    return Path(jaxid.models.example_robot_urdf("panda_description/urdf/panda.urdf"))
+
+
+def panda_csv(clone: Path, folder: Path) -> Path:
+    """The four one-value-per-line logs as one CSV (t, q1..7, qd1..7, tau1..7)."""
+    t = np.loadtxt(clone / PANDA_LOG.format("time"))
+    cols = [np.loadtxt(clone / PANDA_LOG.format(k)).reshape(len(t), 7) for k in ("positions", "velocity", "torques")]
+    path = folder / "panda_exciting_traj.csv"
+    header = ",".join(["t"] + [f"{s}{j}" for s in ("q", "qd", "tau") for j in range(1, 8)])
+    np.savetxt(path, np.column_stack([t, *cols]), delimiter=",", header=header, comments="", fmt="%.17g")
+    return path
+
+
+def ur10e_gains(clone: Path) -> np.ndarray:
+    """The drive gains (N m/A, gear included) ``drvGains`` of ``UR10E_parameters.txt``."""
+    text = (clone / "UR10E_parameters.txt").read_text()
+    return np.array(re.search(r"drvGains\s*=\s*\[([^\]]*)\]", text).group(1).split(), dtype=float)
+
+
+def masses_in_bounds(robot, params, bounds) -> bool:
+    m = np.asarray(params.standard)[: 10 * robot.n: 10]
+    return bool(np.all((m >= bounds.mass_min * (1 - 1e-9)) & (m <= bounds.mass_max * (1 + 1e-9))))
+
+
+def fit(robot, train, test, policy, label):
+    """One fit: WLS and consistent on ``train`` (Prepared), scored on ``test`` (Prepared)."""
+    t0 = time.perf_counter()
+    bounds = Bounds.from_nominal(robot, mass_tol=MASS_TOL)
+    wls = workflow.identify_experiment(robot, train, method="wls")
+    con = workflow.identify_experiment(robot, train, method="wls", consistent=True, prior_weight=WEIGHT,
+                                       bounds=bounds, sdp_check=True)
+    f = con.fit
+    score = {k: workflow.validate(robot, p, test).runs[0] for k, p in (("wls", wls), ("cons", con))}
+    nrms = {k: float(np.mean(v["nrms_limits"]["per_joint"])) for k, v in score.items()}
+    rel = {k: float(v["relative_error"]["all"] if isinstance(v["relative_error"], dict) else v["relative_error"])
+           for k, v in score.items()}
+    row = dict(label=label, converged=f["converged"], steps=f["steps"], grad_norm=f["grad_norm"],
+               cost_sdp=(f["cost"] / f["sdp_cost"] - 1) if f.get("sdp_cost") else float("nan"),
+               mass_ok=masses_in_bounds(robot, con, bounds) if con.standard is not None else False,
+               problems=f["physics"]["problems"], wls_problems=wls.fit["physics"]["problems"],
+               nrms=nrms, rel=rel, seconds=time.perf_counter() - t0)
+    print(f"{label}: converged {row['converged']} ({row['steps']} steps, |grad| {row['grad_norm']:.2g}), "
+          f"cost/SDP-1 {row['cost_sdp']:.2g}, masses in bounds {row['mass_ok']}, held-out NRMS % WLS "
+          f"{nrms['wls']:.4g} cons {nrms['cons']:.4g}, rel err % WLS {rel['wls']:.4g} cons {rel['cons']:.4g} "
+          f"({row['seconds']:.0f} s)", flush=True)
+    for p in row["problems"]:
+        print(f"    consistent PHYSICS: {p}")
+    for p in row["wls_problems"]:
+        print(f"    WLS PHYSICS: {p}")
+    return row
+
+
+def table(rows):
+    print(f"\n{'fit':<44}{'conv':>6}{'steps':>6}{'|grad|':>9}{'cost/SDP-1':>12}{'mass ok':>8}"
+          f"{'NRMS WLS':>10}{'NRMS cons':>10}{'rel WLS':>9}{'rel cons':>9}")
+    for r in rows:
+        print(f"{r['label']:<44}{str(r['converged']):>6}{r['steps']:>6}{r['grad_norm']:>9.2g}{r['cost_sdp']:>12.2e}"
+              f"{str(r['mass_ok']):>8}{r['nrms']['wls']:>10.4f}{r['nrms']['cons']:>10.4f}{r['rel']['wls']:>9.3f}"
+              f"{r['rel']['cons']:>9.3f}")
+
+
+def panda(args):
+    clone = Path(args.data)
+    if not (clone / PANDA_LOG.format("time")).is_file():
+        print(f"skip: no Panda logs under {clone}; clone {PANDA_URL} and pass --data CLONE")
+        return []
+    robot, _ = workflow.model(urdf=str(panda_urdf()), tip_link="panda_hand", joint_terms=("fv", "fc", "offset"))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = workflow.read(panda_csv(clone, Path(tmp)), n=7, resample=True, max_gap=MAX_GAP)
+    k = int(TRAIN * len(raw))
+    runs = [raw.slice(0, k), raw.slice(k, len(raw))]
+    for cutoff in [None] + list(args.cutoff or []):
+        policy = workflow.Policy(cutoff=cutoff)
+        train, test = workflow.prepare(runs[0], robot, policy), workflow.prepare(runs[1], robot, policy)
+        for line in train.describe() + test.describe():
+            print(f"  data: {line}")
+        rows.append(fit(robot, train, test, policy, f"panda first {TRAIN:.0%} -> rest, cutoff "
+                                                    f"{'default' if cutoff is None else cutoff}"))
+    return rows
+
+
+def ur10e(args):
+    clone = Path(args.data)
+    files = sorted((clone / "dataset_ur10e/identification_data").glob("ur-20_02_*.csv"))
+    if not files:
+        print(f"skip: no UR10e runs under {clone}; clone {UR10E_URL} and pass --data CLONE")
+        return []
+    files = [f for f in files if "Load" not in f.name][: args.runs]  # the loaded runs carry a payload
+    gains = ur10e_gains(clone)
+    robot, _ = workflow.model(urdf=str(clone / "URe/urdf/ur10e.urdf"), joint_terms=("fv", "fc", "offset", "ia"))
+    runs = [workflow.read(f, n=6, columns=UR10E_COLUMNS, gains=gains, resample=True) for f in files]
+    prepared = [workflow.prepare(r, robot) for r in runs]
+    for p in prepared:
+        print(f"  data: {p.describe()[0]}")
+    rows = []
+    for i, train in enumerate(prepared):
+        j = (i + 1) % len(prepared)
+        rows.append(fit(robot, train, prepared[j], None, f"{files[i].stem[3:]} -> {files[j].stem[3:]}"))
+    return rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("robot", choices=("panda", "ur10e"))
+    p.add_argument("--data", required=True, metavar="CLONE", help=f"a clone of {PANDA_URL} or {UR10E_URL}")
+    p.add_argument("--cutoff", type=float, nargs="*", metavar="HZ", help="panda: also fit with these cutoffs")
+    p.add_argument("--runs", type=int, default=None, metavar="K", help="ur10e: only the first K runs")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    rows = (panda if args.robot == "panda" else ur10e)(args)
+    if rows:
+        table(rows)
+    print(f"took {time.perf_counter() - t0:.0f} s")
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() is not None else 1)
