@@ -89,8 +89,12 @@ def fit(robot, train, test, policy, label):
     t0 = time.perf_counter()
     bounds = Bounds.from_nominal(robot, mass_tol=MASS_TOL)
     wls = workflow.identify_experiment(robot, train, method="wls")
-    con = workflow.identify_experiment(robot, train, method="wls", consistent=True, prior_weight=WEIGHT,
-                                       bounds=bounds, sdp_check=True)
+    kw = dict(method="wls", consistent=True, prior_weight=WEIGHT, bounds=bounds)
+    try:
+        con, sdp_error = workflow.identify_experiment(robot, train, sdp_check=True, **kw), None
+    except RuntimeError as e:  # the SDP solver's failure: reported, and the fit kept without it
+        con, sdp_error = workflow.identify_experiment(robot, train, **kw), str(e)
+        print(f"    SDP check failed: {e}")
     f = con.fit
     score = {k: workflow.validate(robot, p, test).runs[0] for k, p in (("wls", wls), ("cons", con))}
     nrms = {k: float(np.mean(v["nrms_limits"]["per_joint"])) for k, v in score.items()}
@@ -99,7 +103,7 @@ def fit(robot, train, test, policy, label):
     row = dict(label=label, converged=f["converged"], steps=f["steps"], grad_norm=f["grad_norm"],
                cost_sdp=(f["cost"] / f["sdp_cost"] - 1) if f.get("sdp_cost") else float("nan"),
                mass_ok=masses_in_bounds(robot, con, bounds) if con.standard is not None else False,
-               problems=f["physics"]["problems"], wls_problems=wls.fit["physics"]["problems"],
+               problems=f["physics"]["problems"], sdp_error=sdp_error, wls_problems=wls.fit["physics"]["problems"],
                nrms=nrms, rel=rel, seconds=time.perf_counter() - t0)
     print(f"{label}: converged {row['converged']} ({row['steps']} steps, |grad| {row['grad_norm']:.2g}), "
           f"cost/SDP-1 {row['cost_sdp']:.2g}, masses in bounds {row['mass_ok']}, held-out NRMS % WLS "
