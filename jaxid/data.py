@@ -51,7 +51,8 @@ is reported as truncated. Every row must have as many cells as the header.
 Time stamps must increase strictly. :func:`read` also rejects a mean sampling rate outside
 :data:`RATE_RANGE` (a time column in ms, us or ns read as seconds; the message names the
 likely unit) and a step larger than :data:`GAP_FACTOR` median steps (an interrupted
-recording: split the file there; resampling never bridges it). A time axis is *irregular*
+recording: split the file there), unless it is at most ``max_gap`` s (a few dropped samples
+of a fast log, which resampling bridges). A time axis is *irregular*
 when the relative standard deviation of its steps exceeds :data:`JITTER_TOL`. Filtered
 differentiation needs a uniform grid, so when velocities or accelerations have to be computed
 from an irregular ``q`` the reader refuses unless ``resample=True``, which interpolates every
@@ -872,26 +873,34 @@ def _check_rate(t: np.ndarray, where: _Where, given: str | None) -> None:
                       "check the time column and its unit (units t=s, ms, us or ns)")
 
 
-def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where) -> None:
-    """Refuse steps longer than GAP_FACTOR median steps: the recording was interrupted."""
+def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float | None = None) -> str | None:
+    """Refuse steps longer than GAP_FACTOR median steps (the recording was interrupted) unless
+    they are at most ``max_gap`` s; a note on the gaps so accepted, or None."""
     median = float(np.median(step))
     big = np.flatnonzero(step > GAP_FACTOR * median)
-    if not big.size:
-        return
-    k = int(big[0]) + 1
-    more = f"; {big.size - 1} more gap(s) follow" if big.size > 1 else ""
-    raise where.error(
-        f"{where.col('t')}, {where.row(k)}: gap of {step[k - 1]:.4g} s after t = {t[k - 1]:.6g}"
-        f" s, {step[k - 1] / median:.3g} times the median step {median:.3g} s{more}: the "
-        "recording was interrupted there. Split the file before this row and read the parts "
-        "separately (resampling never bridges a gap)")
+    bad = big if max_gap is None else big[step[big] > max_gap]
+    if bad.size:
+        k = int(bad[0]) + 1
+        more = f"; {bad.size - 1} more gap(s) follow" if bad.size > 1 else ""
+        allowed = "" if max_gap is None else f", longer than max_gap {max_gap:g} s"
+        raise where.error(
+            f"{where.col('t')}, {where.row(k)}: gap of {step[k - 1]:.4g} s after t = {t[k - 1]:.6g}"
+            f" s, {step[k - 1] / median:.3g} times the median step {median:.3g} s{allowed}{more}: the "
+            "recording was interrupted there. Split the file before this row and read the parts "
+            "separately, or, when the gap is short against the motion (a few dropped samples of a "
+            "fast log), let resampling bridge it with max_gap (CLI --max-gap S)")
+    if big.size:
+        return (f"{big.size} gap(s) of up to {step[big].max():.3g} s ({step[big].max() / median:.3g} median "
+                f"steps) accepted (max_gap {max_gap:g} s)")
+    return None
 
 
 def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
            derivatives: str | None, cutoff: float | None, *, units: dict | None = None,
-           gains=None, check_time: bool = False, notes=()) -> Dataset:
+           gains=None, check_time: bool = False, max_gap: float | None = None, notes=()) -> Dataset:
     """Check the signals, convert units, resample an irregular grid if asked, and fill
-    missing derivatives. check_time: also refuse implausible rates and gaps (files)."""
+    missing derivatives. check_time: also refuse implausible rates and gaps (files).
+    max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when check_time."""
     notes = list(notes)
     t = arrays["t"]
     if t.ndim != 1:
@@ -936,7 +945,9 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
                           f"{t[k - 1]!r}; time stamps must increase strictly")
     if check_time:
         _check_rate(t, where, (units or {}).get("t"))
-        _check_gaps(t, step, where)
+        gaps = _check_gaps(t, step, where, max_gap)
+        if gaps:
+            notes.append(gaps)
 
     missing = [s for s in ("qd", "qdd") if s not in arrays]
     jitter = np.std(step) / np.mean(step)
@@ -976,13 +987,18 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
 def read(path, *, n: int | None = None, resample: bool = False,
          derivatives: str | None = "butterworth", cutoff: float | None = None,
          columns: dict | str | None = None, units: dict | str | None = None,
-         gains=None) -> Dataset:
+         gains=None, max_gap: float | None = None) -> Dataset:
     """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file (formats,
     mapping and units in the module docstring).
 
     path: the file. n: expected number of joints (checked), or None to take the file's.
     resample: interpolate irregular time stamps onto a uniform grid (cubic spline, same N);
-        recorded in ``notes``. A gap (a step over GAP_FACTOR median steps) is never bridged.
+        recorded in ``notes``. A gap (a step over GAP_FACTOR median steps) is an error unless
+        it is at most ``max_gap`` s.
+    max_gap: s, or None: accept gaps up to this long (recorded in ``notes``): a few dropped
+        samples of a fast log (the Panda's 1 kHz log of Gaz et al. 2019 has 8.5 ms gaps) are
+        short against any motion a robot makes, and resampling bridges them by the cubic
+        spline. Choose it well below the period of the fastest motion (e.g. 1/(10 x cutoff)).
     derivatives: method of ``jaxid.signals.derivatives`` ("butterworth", ...) used to compute
         missing ``qd``/``qdd`` from ``q`` (``q`` is then replaced by its filtered version), or
         None to leave them missing.
@@ -1003,6 +1019,8 @@ def read(path, *, n: int | None = None, resample: bool = False,
     path = Path(path)
     suffix = path.suffix.lower()
     units, gains = _normalise_units(units), _normalise_gains(gains)
+    if max_gap is not None and not (math.isfinite(max_gap) and max_gap > 0):
+        raise DatasetError(f"max_gap must be a finite time > 0 s, got {max_gap}")
     if columns is not None:
         _normalise_columns(columns)
     if path.is_dir():
@@ -1027,7 +1045,7 @@ def read(path, *, n: int | None = None, resample: bool = False,
     else:
         arrays, where, notes = _read_hdf5(path, columns)
     ds = _build(arrays, where, n, resample, derivatives, cutoff, units=units, gains=gains,
-                check_time=True, notes=notes)
+                check_time=True, max_gap=max_gap, notes=notes)
     f0, harmonics = read_excitation(path)
     return ds if f0 is None else dataclasses.replace(ds, base_frequency=f0, harmonics=harmonics)
 

@@ -76,17 +76,21 @@ def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
 
 
 # ------------------------------------------------------------------------------------ read
-def read(path, *, n: int | None = None, columns=None, units=None, gains=None, resample: bool = False):
+def read(path, *, n: int | None = None, columns=None, units=None, gains=None, resample: bool = False,
+         max_gap: float | None = None):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
     path: ``.csv``/``.npz`` file (formats in ``jaxid.data``). n: expected joints (checked).
     columns, units, gains: column mapping, unit conversion and current-to-torque gains of
     ``jaxid.data.read``. resample: interpolate jittered time stamps onto a uniform grid.
+    max_gap: s, accept gaps in the time stamps up to this long (dropped samples; bridged by
+    resampling), else a gap of over ``jaxid.data.GAP_FACTOR`` median steps is an error.
     Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
     """
     from jaxid import data
 
-    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains).items() if v is not None}
+    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap).items()
+             if v is not None}
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 
@@ -278,11 +282,11 @@ def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITAT
 
     Per joint: the periodogram of q (linear trend removed, Hann window) averaged over 9
     neighbouring bins (a mean of 9 exponential variables: noise alone exceeds 10 times its
-    mean with probability below 1e-20); the noise floor is the mean of the raw periodogram
-    above fs/4 (white measurement and quantisation noise dominates there for any motion a
-    robot can make); the joint's cutoff is the highest frequency below fs/4 at which the
-    averaged spectrum is above ``snr`` times the floor, so that a signal with separate bands
-    keeps all of them. Returned: ``margin`` (default :data:`EXCITATION_CUTOFF`, 3) times the
+    mean with probability below 1e-20); the noise floor at each frequency f is read from the
+    raw periodogram over [f / 2, 2 f] (:func:`_local_floor`: its median, so that noise that
+    is not white, as on a resampled or drive-filtered log, is still noise); the joint's cutoff is the highest
+    frequency below fs/4 at which the averaged spectrum is above ``snr`` times the floor, so
+    that a signal with separate bands keeps all of them. Returned: ``margin`` (default :data:`EXCITATION_CUTOFF`, 3) times the
     largest band edge over joints, clipped to [fs/1000, fs/4]: the filter then passes the
     whole band unattenuated (a cutoff at the edge itself would take 8 % off the top of the
     band, a bias the reported std does not cover). Noise-free data (no floor) give fs/4.
@@ -299,14 +303,38 @@ def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITAT
     x = q - q.mean(axis=0) - np.outer(t, (t @ (q - q.mean(axis=0))) / (t @ t))
     X = np.abs(np.fft.rfft(x * np.hanning(N)[:, None], axis=0)) ** 2
     f = np.fft.rfftfreq(N, 1.0 / fs)
-    floor = X[f > fs / 4].mean(axis=0)
     smooth = np.apply_along_axis(lambda x: np.convolve(x, np.ones(9) / 9, mode="same"), 0, X)
     band = (f > 0) & (f <= fs / 4)
+    floor = _local_floor(X, f, fs)
     cut = []
     for j in range(q.shape[1]):
-        above = np.nonzero(band & (smooth[:, j] > snr * floor[j]))[0]
-        cut.append(f[above[-1]] if floor[j] > 0 and above.size else fs / 4)
+        above = np.nonzero(band & ((smooth[:, j] > snr * floor[:, j]) | (floor[:, j] <= 0)))[0]
+        cut.append(f[above[-1]] if above.size else fs / 4)
     return float(np.clip(margin * max(cut), fs / 1000, fs / 4))
+
+
+def _local_floor(X, f, fs: float, points: int = 200):
+    """The noise floor (N_f, n) of periodograms ``X`` (N_f, n) at each frequency ``f`` (N_f,)
+    Hz: the median of X over [f / 2, min(2 f, fs/2)] over ln 2 (the median of an exponential
+    variable is ln 2 times its mean), evaluated on ``points`` log-spaced frequencies up to fs/4
+    and held between them (a median per bin would cost O(N^2)).
+
+    Measured above each frequency rather than once above fs/4, so that noise that is not white
+    (positions filtered inside the drive, or resampled from jittered stamps by a spline, which
+    damps the top of the band: the Panda log of Gaz et al. 2019 has a floor 6-8 times higher
+    over 3-100 Hz than above 245 Hz) is still read as noise: the window is centred on f on a
+    log scale, so a floor that falls with frequency is not underestimated. Measured limit: a
+    floor falling as a first-order low-pass (power / 4 per octave) is read as noise; one that
+    falls as steeply as a second-order filter's near fs/4 can still be read as signal there.
+    A smooth roll-off of the signal itself (windowed noise-free data) is read as floor too,
+    so its cut is ``margin`` times where the roll-off begins. The median leaves
+    out the excitation's lines in the window and, at the band edge, the signal below it (less
+    than half the window)."""
+    grid = np.geomspace(max(f[1], 1e-12), fs / 4, points)
+    lo = np.searchsorted(f, grid / 2)
+    hi = np.searchsorted(f, np.minimum(2 * grid, fs / 2), side="right")
+    at = np.stack([np.median(X[a:max(b, a + 1)], axis=0) for a, b in zip(lo, hi)]) / np.log(2)
+    return at[np.clip(np.searchsorted(grid, f, side="right") - 1, 0, points - 1)]
 
 
 def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TOL) -> int:

@@ -278,6 +278,9 @@ def test_time_units_and_gaps(d, capsys):
     for extra in ([], ["--resample"]):
         fails(capsys, ident(d, write_csv(d / "gap.csv", (gap, q, qd, qdd, tau))) + extra,
               "column 't', row 201 (line 202): gap of 10.01 s after t = 1.99 s")
+    fails(capsys, ident(d, d / "gap.csv") + ["--resample", "--max-gap", "0.5"],
+          "gap of 10.01 s after t = 1.99 s, 1e+03 times the median step 0.01 s, longer than max_gap 0.5 s")
+    fails(capsys, ident(d, d / "gap.csv") + ["--max-gap", "-1"], "--max-gap must be a finite time > 0 s, got -1.0")
 
 
 # ------------------------------------------------------------------------------------------- models

@@ -156,6 +156,9 @@ def add_data_arguments(p):
                    help="a JSON or TOML file with 'columns', 'units' and 'gains' (instead of the three flags)")
     g.add_argument("--resample", action="store_true",
                    help="interpolate jittered time stamps onto a uniform grid before differentiating")
+    g.add_argument("--max-gap", type=float, metavar="S",
+                   help="accept gaps in the time stamps up to S seconds (dropped samples of a fast log; "
+                        "--resample bridges them); default: a step over 5 median steps is an error")
     g.add_argument("--cutoff", type=float, metavar="HZ",
                    help="low-pass cutoff for computing missing qd, qdd from q (default: chosen from each run's "
                         "position spectrum, where the signal meets the noise floor; printed)")
@@ -210,12 +213,15 @@ def read_datasets(paths, robot, args, *, prepare: bool = True):
         raise UserError(f"--trim must be an integer >= 0 samples, got {args.trim}")
     if args.reversal_band is not None and not 0 < args.reversal_band < float("inf"):
         raise UserError(f"--reversal-band must be a finite velocity > 0 rad/s, got {args.reversal_band}")
+    if args.max_gap is not None and not 0 < args.max_gap < float("inf"):
+        raise UserError(f"--max-gap must be a finite time > 0 s, got {args.max_gap}")
     if args.base_frequency is not None and not 0 < args.base_frequency < float("inf"):
         raise UserError(f"--base-frequency must be a finite frequency > 0 Hz, got {args.base_frequency}")
     columns, units, gains = _mapping(args)
     raw = []
     for path in paths:
-        ds = workflow.read(path, columns=columns, units=units, gains=gains, resample=args.resample)
+        ds = workflow.read(path, columns=columns, units=units, gains=gains, resample=args.resample,
+                           max_gap=args.max_gap)
         if ds.n != robot.n:
             default = " (the default --robot; choose the model with --robot NAME or --urdf PATH)" \
                 if getattr(args, "robot", None) is None and not getattr(args, "urdf", None) else \

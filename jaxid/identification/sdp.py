@@ -236,7 +236,14 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         Yv = [(Y + Y.T) / 2 for Y in Yv]
         xv = np.asarray(xref + dx.value) if k else np.zeros((n, 0))
         it = getattr(raw, "iterations", None) or int(problem.solver_stats.num_iters or 0)
-        return Yv, xv, float(problem.value) / c_scale, status, gap, int(it)
+        value = float(problem.value)
+        if not math.isfinite(value) and problem.solution is not None:
+            # cvxpy's problem.value is the objective evaluated at the returned point, where the
+            # prior's log det / log of a body or joint term the data push onto the cone's
+            # boundary (singular to round-off; the Panda log at a 245 Hz cutoff) is -inf; the
+            # solver's own optimum, through the cones' epigraph variables, is finite.
+            value = float(problem.solution.opt_val)
+        return Yv, xv, value / c_scale, status, gap, int(it)
 
     t0 = time.perf_counter()
     Yref, xref = [np.linalg.solve(C_[i], np.linalg.solve(C_[i], J0[i]).T) for i in range(n)], np.where(positive, 1.0, 0.0) if k else np.zeros((n, 0))
