@@ -201,23 +201,20 @@ def test_crossval_every_rotation():
         workflow.crossval(robot, workflow.Prepared(tuple(runs[:1]), prepared.choices[:1]))
 
 
-def test_a_body_on_the_boundary_keeps_a_finite_optimum():
+def test_a_body_on_the_boundary_keeps_a_finite_optimum(problem):
     # Link 3 a point mass (pseudo-inertia of rank 1) and nearly noise-free torques: the optimum
     # puts that body at the cone's boundary to round-off, where cvxpy's problem.value (the
     # objective evaluated at the returned point, log det of a singular body) is inf although the
     # solver's optimum is finite (the Panda log at a 245 Hz cutoff did this). The SDP must
-    # still give its optimum, and the barrier fit reach it.
-    robot = arm3()
+    # still give its optimum, and the barrier fit reach it. (The module's W: compiled programs shared.)
+    robot, W, _, base, nominal = problem
     rng = np.random.default_rng(1)
-    q, qd, qdd = (rng.normal(size=(200, 3)) for _ in range(3))
-    W = jaxid.stack(jaxid.regressor(robot, q, qd, qdd))
     theta = np.asarray(robot.parameter_vector()).copy()
     m, c = theta[20], theta[21:24] / theta[20]
     theta[24:30] = m * np.array([c[1] ** 2 + c[2] ** 2, -c[0] * c[1], -c[0] * c[2], c[0] ** 2 + c[2] ** 2,
                                  -c[1] * c[2], c[0] ** 2 + c[1] ** 2])  # the point mass's inertia at the joint frame
     tau = W @ theta + 1e-3 * rng.normal(size=W.shape[0])
-    base = jaxid.base_from_regressor(W, robot.parameter_names())
-    ref = S.identify_sdp(robot, W, tau, base=base, prior="entropic", weight=1e-3)
+    ref = S.identify_sdp(robot, W, tau, nominal=nominal, base=base, prior="entropic", weight=1e-3)
     assert ref.status == "optimal" and np.isfinite(ref.cost)
-    fit = C.identify_consistent(robot, W, tau, base=base, weight=1e-3)
+    fit = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=1e-3)
     assert bool(fit.converged) and abs(float(fit.cost) / ref.cost - 1) < 1e-6
