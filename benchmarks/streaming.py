@@ -107,8 +107,6 @@ def accuracy(repeat):
     orthonormal, s over ``cond`` decades, columns scaled over 3 decades by D), tau = W theta + r
     with r orthogonal to range(W) (1 % of tau), so theta is the exact solution whatever the
     noise. Times on the same rows, side by side."""
-    import jax.numpy as jnp
-
     from jaxid.identification import streaming
 
     rng = np.random.default_rng(1)

@@ -8,7 +8,6 @@ memory, sharding, time and units, models (LuGre excitation, simulate trajectorie
 files (URDF, DH) are tested in tests/test_urdf.py and friends.
 """
 import json
-import os
 import threading
 
 import numpy as np
