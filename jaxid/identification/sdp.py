@@ -222,6 +222,12 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         except cp.error.SolverError as e:
             raise RuntimeError(f"SDP solver {solver} failed: {e}") from None
         status = problem.status
+        if status in ("infeasible", "infeasible_inaccurate") and bounds is None:
+            # Without bounds every link can be a body and every positive term zero: the problem is
+            # feasible, so this status is the solver's numerical failure, not the user's bounds.
+            raise RuntimeError(f"SDP solver {solver} reported {status!r} for a problem that is feasible without bounds "
+                               "(a numerical failure, e.g. on noise-free or badly scaled torques): no reference "
+                               "optimum; try solver='SCS', or check the data")
         if status in ("infeasible", "infeasible_inaccurate"):
             raise ValueError(f"the constrained problem is infeasible (solver status {status!r}): the bounds contradict "
                              "each other or physical consistency; check mass_min/mass_max, com_min/com_max and "
