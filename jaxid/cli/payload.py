@@ -113,7 +113,7 @@ def run(args) -> int:
     theta, std, est = (np.asarray(x) for x in (fit.theta, fit.std, fit.estimate))
     # A payload is a rigid body: the estimate reported is the physically consistent one (the least-squares
     # one when that is a body), least squares beside it; see PayloadFit.estimate.
-    kind = "constrained" if fit.rank == 10 and not fit.consistent else "least squares"
+    kind = fit.estimate_kind
     doc = dict(robot=robot.name, params=args.params, data=args.data, unloaded=args.unloaded, samples=len(samples[0]),
                joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
                estimate=[json_number(v) for v in est], estimate_kind=kind,

@@ -51,20 +51,25 @@ def _frames(robot, q):
     K = jax.vmap(spatial.skew)(robot.axes)
     PK, PK2 = PR @ K, PR @ K @ K
     prismatic_step = jnp.einsum("nij,nj->ni", PR, robot.axes)
-    R, p = [], []
-    for i, (kind, parent) in enumerate(zip(robot.joint_types, robot.parents)):
+    E, r = [], []
+    for i, kind in enumerate(robot.joint_types):
         if kind == "R":
-            local_R = PR[i] + jnp.sin(q[i]) * PK[i] + (1.0 - jnp.cos(q[i])) * PK2[i]
-            local_p = Pp[i]
+            E.append(PR[i] + jnp.sin(q[i]) * PK[i] + (1.0 - jnp.cos(q[i])) * PK2[i])
+            r.append(Pp[i])
         else:
-            local_R, local_p = PR[i], Pp[i] + prismatic_step[i] * q[i]
-        if parent < 0:
-            R.append(local_R)
-            p.append(local_p)
-        else:
-            R.append(R[parent] @ local_R)
-            p.append(p[parent] + R[parent] @ local_p)
+            E.append(PR[i])
+            r.append(Pp[i] + prismatic_step[i] * q[i])
+    R, p = _compose(robot.parents, E, r)
     return jnp.stack(R), jnp.stack(p)
+
+
+def _compose(parents, E, r):
+    """World rotations and origins (lists of (3, 3), (3,)) of the link frames from each joint's
+    pose (E[i], r[i]) in its parent's frame, composed outward over the static tree."""
+    R, p = [None] * len(parents), [None] * len(parents)
+    for i, k in enumerate(parents):
+        R[i], p[i] = (E[i], r[i]) if k < 0 else (R[k] @ E[i], p[k] + R[k] @ r[i])
+    return R, p
 
 
 def forward_kinematics(robot, q):
@@ -272,9 +277,7 @@ def _columns_carried(robot, E, r, S, F):
 def _columns_wide(robot, E, r, S, F):
     """M (n, n) from every S_j and F_i in the base frame (O(n) pose compositions), paired in one
     product and kept where j is i or an ancestor of i (and symmetrically)."""
-    Rw, pw = [None] * robot.n_joints, [None] * robot.n_joints
-    for i, k in enumerate(robot.parents):
-        Rw[i], pw[i] = (E[i], r[i]) if k < 0 else (Rw[k] @ E[i], pw[k] + Rw[k] @ r[i])
+    Rw, pw = _compose(robot.parents, E, r)
     Sw = jnp.stack([_motion_to_parent(R, p, s) for R, p, s in zip(Rw, pw, S)])
     Fw = jnp.stack([_to_parent(R, p, f) for R, p, f in zip(Rw, pw, F)])
     A = ancestors(robot.parents) > 0  # A[i, j]: j is i or an ancestor of i

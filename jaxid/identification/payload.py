@@ -377,6 +377,11 @@ class PayloadFit(eqx.Module):
         return self.theta_consistent if self.rank == 10 else self.theta
 
     @property
+    def estimate_kind(self) -> str:
+        """What :attr:`estimate` is: "constrained" (least squares was not a body) or "least squares"."""
+        return "constrained" if self.rank == 10 and not self.consistent else "least squares"
+
+    @property
     def mass(self):
         """Payload mass of ``estimate``, kg."""
         return self.estimate[0]

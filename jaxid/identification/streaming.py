@@ -127,6 +127,11 @@ class Gram(eqx.Module):
         return Gram(R.swapaxes(1, 2) @ R, int(red.N))
 
 
+def _weighted(W, tau, weights):
+    """Rows W (C, n, k), tau (C, n) times their factors weights (C, n) (None: as they are)."""
+    return (W, tau) if weights is None else (W * weights[..., None], tau * weights)
+
+
 def _fold(acc, W, tau, keep=None):
     """Rows W (C, n, k), tau (C, n) of the samples where keep (C,) bool (None: all) added on the
     host to ``acc``: a :class:`Gram` (``base.gram_fold``) or a :class:`Reduced` (LAPACK's
@@ -224,9 +229,7 @@ def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Red
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
-    if weights is not None:
-        weights = np.asarray(weights, dtype=float).reshape(-1, n)
-        W, tau = W * weights[..., None], tau * weights
+    W, tau = _weighted(W, tau, None if weights is None else np.asarray(weights, dtype=float).reshape(-1, n))
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
     keep = None if mask is None else np.asarray(mask, bool)
     if jax.default_backend() == "cpu":
@@ -402,9 +405,7 @@ def _fold_chunk(model, acc, columns, q, qd, qdd, tau, mask, weights=None):
     from jaxid.identification.regressor import regressor
 
     Y = np.asarray(regressor(model, q, qd, qdd))[..., np.asarray(columns)]
-    if weights is not None:
-        Y, tau = Y * weights[..., None], tau * weights
-    return _fold(acc, Y, tau, np.asarray(mask, bool))
+    return _fold(acc, *_weighted(Y, tau, weights), np.asarray(mask, bool))
 
 
 @eqx.filter_jit
@@ -443,9 +444,7 @@ def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -
             run = runs[i]
             w = None if weights is None else np.asarray(weights[i], dtype=float)
             if callable(run):
-                W, tau = (np.asarray(x, dtype=float) for x in run())
-                if w is not None:
-                    W, tau = W * w[..., None], tau * w
+                W, tau = _weighted(*(np.asarray(x, dtype=float) for x in run()), w)
                 keep = None if masks[i] is None else np.asarray(masks[i], bool)
                 acc = _fold(acc, W, tau, keep) if cpu else from_rows(W, tau, model.n, keep, start=acc)
                 continue
