@@ -394,6 +394,10 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         fs = 1.0 / ds.dt
         notes = list(getattr(ds, "notes", ()) or ())
         c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
+        outside = None if robot is None else _outside_range(np.asarray(ds.q), robot)
+        if outside:
+            notes.append(outside)
+            warnings.warn(f"{name}: {outside}", stacklevel=2)
         step_t = np.diff(np.asarray(ds.t))
         jitter = float(np.std(step_t) / np.mean(step_t))
         uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
@@ -449,6 +453,33 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     if not out:
         raise WorkflowError("no datasets given")
     return Prepared(tuple(out), tuple(choices))
+
+
+#: Logged positions beyond the model's position range by more than this fraction of the range's
+#: width are reported (a log may overshoot a soft limit a little; a wrong unit, zero offset or
+#: joint order does not stay that close).
+RANGE_SLACK = 0.1
+
+
+def _outside_range(q, robot) -> str | None:
+    """A sentence naming the joints whose positions q (N, n) leave the model's [q_min, q_max]
+    by more than :data:`RANGE_SLACK` of its width, suggesting degrees where q / 57.3 fits; None
+    when every joint stays inside (joints without finite limits are not checked)."""
+    lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
+    slack = RANGE_SLACK * np.where(np.isfinite(hi - lo), hi - lo, np.inf)
+    qmin, qmax = q.min(axis=0), q.max(axis=0)
+    bad = np.flatnonzero((qmin < lo - slack) | (qmax > hi + slack))
+    if not len(bad):
+        return None
+    revolute = [robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)]
+    parts = []
+    for j in bad:
+        unit = "rad" if revolute[j] else "m"
+        degrees = revolute[j] and np.radians(qmin[j]) >= lo[j] - slack[j] and np.radians(qmax[j]) <= hi[j] + slack[j]
+        parts.append(f"{robot.coordinate_names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit} against the model's "
+                     f"[{lo[j]:.4g}, {hi[j]:.4g}]" + (" (degrees? --units q=deg)" if degrees else ""))
+    return ("positions outside the model's range: " + "; ".join(parts)
+            + "; check the unit, zero offset and order of the q columns, or the model's limits")
 
 
 def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:
@@ -1113,6 +1144,11 @@ def _finite(x):
     return float(x) if np.isfinite(x) else None
 
 
+#: Standard deviations below zero from which viscous and Coulomb friction both negative are read
+#: as an inverted torque sign (:func:`physics_report`).
+SIGN_Z = 10.0
+
+
 def physics_report(robot, params) -> list[str]:
     """What is physically wrong with an identification, in words (empty when nothing is).
 
@@ -1135,14 +1171,23 @@ def physics_report(robot, params) -> list[str]:
     what = {FLAG_MASS: "negative mass", FLAG_FRICTION: "negative friction", FLAG_STIFFNESS: "negative stiffness",
             FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)"}
     # Without the standard parameters the flags are the sign rule's alone (bad links: below).
+    negative = {}  # (term, joint number) -> std below zero, for the single-parameter names
     for i, (name, flags) in enumerate(zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))):
         kind = next((f for f in flags if f in what), None)
         if kind is None:
             continue
         z = -theta[i] / std[i] if std[i] > 0 else math.inf
         term = name.rstrip("0123456789")
+        negative[term, name[len(term):]] = z
         problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
                         + (f"negative {single[term]}" if term in single else what[kind]))
+    # Friction that pushes the joint along its motion, viscous and Coulomb alike, is what a log
+    # whose torque (or position) sign is the opposite of the model's joint axis looks like.
+    for term, joint in [k for k in negative if k[0] == "fv"]:
+        if negative.get(("fc", joint), 0.0) > SIGN_Z and negative["fv", joint] > SIGN_Z:
+            problems.append(f"joint {joint}: viscous and Coulomb friction both negative: the sign of its logged "
+                            "torque (or position) is likely opposite to the model's joint axis; check that "
+                            "column's sign or its gain (--gains)")
     if params.standard is not None:
         links, _ = robot.split(params.standard)
         ok = np.asarray(inertia.is_consistent(links))

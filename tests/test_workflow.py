@@ -1,7 +1,9 @@
 """jaxid.workflow: the data-driven preprocessing choices, the library path read -> prepare ->
 identify_experiment -> validate on a simulated planar arm, and its checks."""
 import dataclasses
+import warnings
 
+import equinox as eqx
 import jax
 import numpy as np
 import pytest
@@ -172,3 +174,31 @@ def test_base_parameters_are_remembered_by_model_value():
     assert other is not base and other.names == base.names  # other values: computed again, same structure
     fresh = jaxid.base_parameters(robot)
     assert fresh.names == base.names and np.array_equal(np.asarray(fresh.K), np.asarray(base.K))
+
+
+def test_positions_outside_the_model_range_are_named(experiment):
+    """A log whose positions leave the model's range (here q in degrees) is named, with the
+    joint, both ranges and the likely unit, in a warning and in the run's description."""
+    robot, _, runs, _, _ = experiment
+    limited = eqx.tree_at(lambda r: (r.q_min, r.q_max), robot, (np.full(2, -2.0), np.full(2, 2.0)))
+    r = runs[0]
+    logged = data.from_arrays(r.data.t, np.degrees(r.q), r.tau, r.qd, r.qdd)
+    with pytest.warns(UserWarning, match=r"joint1 spans .* against the model's \[-2, 2\] \(degrees\? --units q=deg\)"):
+        p = workflow.prepare(logged, limited)
+    assert "positions outside the model's range" in p.describe()[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # in range: nothing said
+        workflow.prepare(data.from_arrays(r.data.t, r.q, r.tau, r.qd, r.qdd), limited)
+
+
+def test_friction_against_the_motion_names_an_inverted_torque_sign(experiment):
+    """Viscous and Coulomb friction of one joint both far below zero read as that joint's torque
+    sign inverted in the log (physics_report), not only as two negative parameters."""
+    robot, _, _, _, params = experiment
+    names = list(params.base.names)
+    theta = np.asarray(params.theta).copy()
+    for name in ("fv2", "fc2"):
+        theta[names.index(name)] = -abs(theta[names.index(name)])
+    lines = workflow.physics_report(robot, dataclasses.replace(params, theta=theta))
+    assert any(line.startswith("joint 2: viscous and Coulomb friction both negative") for line in lines)
+    assert not any("viscous and Coulomb" in line for line in workflow.physics_report(robot, params))

@@ -20,6 +20,7 @@ import argparse
 import importlib
 import re
 import sys
+import warnings
 
 # Subcommand modules, in the order they appear in `jaxid --help`.
 COMMANDS = ("demo", "excite", "simulate", "identify", "crossval", "validate", "lugre", "payload")
@@ -75,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     if first and not quiet:
         print(f"jaxid {args.command}: compiling (first run only; cached in {state}) ...", file=sys.stderr, flush=True)
     _on_sigterm(args.command)
+    # A library warning is a line for the user, not a source location and a line of code.
+    warnings.formatwarning = lambda message, *_, **__: f"jaxid {args.command}: warning: {message}\n"
     try:
         code = int(args.func(args) or 0)
     except (UserError, FileNotFoundError, ValueError) as exc:

@@ -26,6 +26,11 @@ EXAMPLE = """examples:
 METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")  # jaxid.workflow.METHODS (imported lazily there)
 
 
+#: Characters of a base-parameter combination shown in the table (a URDF's long combinations
+#: would push the numbers off the screen); the whole name is in the parameter file.
+NAME_WIDTH = 64
+
+
 def register(sub):
     p = sub.add_parser(
         "identify", help="identify base parameters (and joint friction) from dataset files",
@@ -297,7 +302,10 @@ def run(args) -> int:
     print(f"{robot.name}: {base.rank} base parameters of {len(params.parameter_names)} (joint terms "
           f"{','.join(robot.joint_terms) or 'none'}), {doc['method'].upper()} on {prepared.n_samples} samples from "
           f"{len(args.data)} file(s); cond = {float(fit['cond']):.4g}")
-    print(report.parameter_table(base.names, theta, std, indent="  "))
+    width = min(NAME_WIDTH, max(len(name) for name in base.names))
+    print(report.parameter_table(base.names, theta, std, width=max(width, len("base parameter")), indent="  "))
+    if any(len(name) > NAME_WIDTH for name in base.names):
+        print(f"  (combinations cut at {NAME_WIDTH} characters; in full in {args.output}, base.names)")
     if fit.get("covariance") == "hac":
         print("  std: HAC sandwich over each filtered run's memory (residuals coloured by the derivative filter); "
               "the white-noise std is in params.json fit.std_white")
