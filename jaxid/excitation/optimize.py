@@ -501,10 +501,10 @@ def optimize(
             kind, (m, where) = next(iter(bad.items()))
             fix = ("or, if the two links cannot touch, exclude the pair (an SRDF's disable_collisions, --srdf)"
                    if kind == "self-collision" else "or move the constraint")
-            raise ValueError(f"home pose {np.round(np.asarray(home), 3).tolist()} rad violates the {kind} constraint "
-                             f"at {where}: clearance {1e3 * (m + constraints.clearance):.0f} mm where "
-                             f"{1e3 * constraints.clearance:.0f} mm are required; choose another home pose (--home), "
-                             f"a smaller clearance (--clearance) {fix}")
+            raise ValueError(f"home pose violates the {kind} constraint at {where}: clearance "
+                             f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
+                             f"are required at {np.round(np.asarray(home), 3).tolist()} rad; choose another home pose "
+                             f"(--home), a smaller clearance (--clearance) {fix}")
     # Drawn with numpy at the edge: a threefry draw compiles anew for every shape (1-3 s).
     rng_cols, rng_start = np.random.default_rng(seed).spawn(2)
     if columns is None:
