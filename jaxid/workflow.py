@@ -394,10 +394,9 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
         fs = 1.0 / ds.dt
         notes = list(getattr(ds, "notes", ()) or ())
         c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
-        outside = None if robot is None else _outside_range(np.asarray(ds.q), robot)
-        if outside:
-            notes.append(outside)
-            warnings.warn(f"{name}: {outside}", stacklevel=2)
+        for problem in [] if robot is None else _position_problems(np.asarray(ds.q), robot):
+            notes.append(problem)
+            warnings.warn(f"{name}: {problem}", stacklevel=2)
         step_t = np.diff(np.asarray(ds.t))
         jitter = float(np.std(step_t) / np.mean(step_t))
         uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
@@ -461,25 +460,29 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
 RANGE_SLACK = 0.1
 
 
-def _outside_range(q, robot) -> str | None:
-    """A sentence naming the joints whose positions q (N, n) leave the model's [q_min, q_max]
-    by more than :data:`RANGE_SLACK` of its width, suggesting degrees where q / 57.3 fits; None
-    when every joint stays inside (joints without finite limits are not checked)."""
+def _position_problems(q, robot) -> list[str]:
+    """Sentences naming what is implausible about the positions q (N, n) of a run: joints that
+    do not move at all (a dead encoder channel, or a joint left at rest), and joints that leave
+    the model's [q_min, q_max] by more than :data:`RANGE_SLACK` of its width (suggesting degrees
+    where q / 57.3 fits; joints without finite limits are not checked)."""
     lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
     slack = RANGE_SLACK * np.where(np.isfinite(hi - lo), hi - lo, np.inf)
     qmin, qmax = q.min(axis=0), q.max(axis=0)
+    revolute = [robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)]
+    problems = [f"{robot.coordinate_names[j]} does not move (q = {qmin[j]:.4g} throughout): a dead encoder channel, "
+                "or a joint the trajectory leaves at rest, whose friction and inertia this run cannot show"
+                for j in np.flatnonzero(qmax == qmin)]
     bad = np.flatnonzero((qmin < lo - slack) | (qmax > hi + slack))
     if not len(bad):
-        return None
-    revolute = [robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)]
+        return problems
     parts = []
     for j in bad:
         unit = "rad" if revolute[j] else "m"
         degrees = revolute[j] and np.radians(qmin[j]) >= lo[j] - slack[j] and np.radians(qmax[j]) <= hi[j] + slack[j]
         parts.append(f"{robot.coordinate_names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit} against the model's "
                      f"[{lo[j]:.4g}, {hi[j]:.4g}]" + (" (degrees? --units q=deg)" if degrees else ""))
-    return ("positions outside the model's range: " + "; ".join(parts)
-            + "; check the unit, zero offset and order of the q columns, or the model's limits")
+    return problems + ["positions outside the model's range: " + "; ".join(parts)
+                       + "; check the unit, zero offset and order of the q columns, or the model's limits"]
 
 
 def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:

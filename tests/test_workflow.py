@@ -176,9 +176,10 @@ def test_base_parameters_are_remembered_by_model_value():
     assert fresh.names == base.names and np.array_equal(np.asarray(fresh.K), np.asarray(base.K))
 
 
-def test_positions_outside_the_model_range_are_named(experiment):
+def test_implausible_positions_are_named(experiment):
     """A log whose positions leave the model's range (here q in degrees) is named, with the
-    joint, both ranges and the likely unit, in a warning and in the run's description."""
+    joint, both ranges and the likely unit, in a warning and in the run's description; so is a
+    joint that does not move at all (a dead encoder channel)."""
     robot, _, runs, _, _ = experiment
     limited = eqx.tree_at(lambda r: (r.q_min, r.q_max), robot, (np.full(2, -2.0), np.full(2, 2.0)))
     r = runs[0]
@@ -189,6 +190,10 @@ def test_positions_outside_the_model_range_are_named(experiment):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # in range: nothing said
         workflow.prepare(data.from_arrays(r.data.t, r.q, r.tau, r.qd, r.qdd), limited)
+    dead = np.asarray(r.q).copy()
+    dead[:, 1] = dead[0, 1]  # a dead encoder channel
+    with pytest.warns(UserWarning, match="joint2 does not move"):
+        workflow.prepare(data.from_arrays(r.data.t, dead, r.tau, r.qd, r.qdd), limited)
 
 
 def test_friction_against_the_motion_names_an_inverted_torque_sign(experiment):
