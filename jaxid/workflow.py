@@ -1186,9 +1186,10 @@ def physics_report(robot, params) -> list[str]:
                         + (f"negative {single[term]}" if term in single else what[kind]))
     # Friction that pushes the joint along its motion, viscous and Coulomb alike, is what a log
     # whose torque (or position) sign is the opposite of the model's joint axis looks like.
-    for term, joint in [k for k in negative if k[0] == "fv"]:
+    for _, joint in [k for k in negative if k[0] == "fv"]:
         if negative.get(("fc", joint), 0.0) > SIGN_Z and negative["fv", joint] > SIGN_Z:
-            problems.append(f"joint {joint}: viscous and Coulomb friction both negative: the sign of its logged "
+            label = f"joint {joint}" + (f" ({robot.names[int(joint) - 1]})" if robot is not None else "")
+            problems.append(f"{label}: viscous and Coulomb friction both negative: the sign of its logged "
                             "torque (or position) is likely opposite to the model's joint axis; check that "
                             "column's sign or its gain (--gains)")
     if params.standard is not None:
