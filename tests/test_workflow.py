@@ -205,5 +205,5 @@ def test_friction_against_the_motion_names_an_inverted_torque_sign(experiment):
     for name in ("fv2", "fc2"):
         theta[names.index(name)] = -abs(theta[names.index(name)])
     lines = workflow.physics_report(robot, dataclasses.replace(params, theta=theta))
-    assert any(line.startswith("joint 2: viscous and Coulomb friction both negative") for line in lines)
+    assert any(line.startswith("joint 2 (joint2): viscous and Coulomb friction both negative") for line in lines)
     assert not any("viscous and Coulomb" in line for line in workflow.physics_report(robot, params))
