@@ -846,10 +846,38 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         fit_doc["standard_source"] = source
     params = dataclasses.replace(params, fit=fit_doc, standard=None if standard is None else jnp.asarray(standard))
     problems = physics_report(robot, params)
-    params = dataclasses.replace(params, fit={**params.fit, "physics": {
+    scale = scale_vs_model(robot, params)
+    params = dataclasses.replace(params, fit={**params.fit, "scale_vs_model": scale, "physics": {
         "consistent": standard is not None and not problems and fit_doc.get("converged", True),
         "problems": problems}})
+    if scale is not None and not 1 / SCALE_WARN < scale < SCALE_WARN:
+        warnings.warn(f"the inertial base parameters are {scale:.3g} times the model's nominal values (median over "
+                      "those identified to 10 %): a torque unit or gain off by that factor (--units tau=..., "
+                      "--gains), or placeholder inertials in the model", stacklevel=2)
     return params
+
+
+#: Factor between the identified and the model's nominal inertial parameters from which
+#: :func:`identify_experiment` warns (a unit or gain error is 10^3, or a gear ratio; a model's
+#: inertials are seldom 30x off the real robot's, placeholder ones may be).
+SCALE_WARN = 30.0
+
+
+def scale_vs_model(robot, params) -> float | None:
+    """The geometric median of estimate / nominal over the inertial base parameters identified to
+    10 % whose nominal value (from the model's own inertials) is not negligible; None with fewer
+    than three such parameters. About 1 for a model whose inertials are roughly right; a torque
+    logged in another unit, or a wrong gain, scales every one of them by the same factor."""
+    from jaxid.model.inertia import INERTIAL_NAMES
+
+    theta, std = np.asarray(params.theta), np.asarray(params.std)
+    nominal = np.asarray(params.base.to_base(np.asarray(robot.parameter_vector())))
+    lead = [name.split(" ")[0].rstrip("0123456789") for name in params.base.names]
+    keep = (np.array([k in INERTIAL_NAMES for k in lead]) & (std < 0.1 * np.abs(theta))
+            & (np.abs(nominal) > 1e-3 * np.max(np.abs(nominal), initial=0.0)) & (np.sign(theta) == np.sign(nominal)))
+    if keep.sum() < 3:
+        return None
+    return float(np.exp(np.median(np.log(theta[keep] / nominal[keep]))))
 
 
 def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):

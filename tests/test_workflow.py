@@ -207,3 +207,14 @@ def test_friction_against_the_motion_names_an_inverted_torque_sign(experiment):
     lines = workflow.physics_report(robot, dataclasses.replace(params, theta=theta))
     assert any(line.startswith("joint 2 (joint2): viscous and Coulomb friction both negative") for line in lines)
     assert not any("viscous and Coulomb" in line for line in workflow.physics_report(robot, params))
+
+
+def test_estimate_scale_against_the_model_flags_a_torque_unit(experiment):
+    """The identified inertial base parameters are about the model's nominal ones (the simulated
+    robot is the model, perturbed); torques logged in mN m scale all of them by 1000, which
+    scale_vs_model reads and identify_experiment would warn about."""
+    robot, _, _, _, params = experiment
+    assert 1 / 3 < params.fit["scale_vs_model"] < 3
+    milli = dataclasses.replace(params, theta=1e3 * np.asarray(params.theta), cov=1e6 * np.asarray(params.cov))
+    assert abs(workflow.scale_vs_model(robot, milli) / params.fit["scale_vs_model"] - 1e3) < 1e-6
+    assert not workflow.scale_vs_model(robot, milli) < workflow.SCALE_WARN
