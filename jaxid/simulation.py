@@ -146,7 +146,7 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
         raise ValueError(f"unknown friction terms {bad}; choose from {tuple(FRICTION_RANGES)}")
     k_links, k_joints = jax.random.split(key)
     links = _perturb_links(robot.inertial, k_links, scale)
-    T = torque_scale(robot)
+    T = torque_scale(robot)[np.asarray(robot.coordinates)]  # per joint: a coupled joint takes its master's
     # fv, fc, offset keep the draws they had before fs and fva existed, so seeded truths are unchanged.
     draws = jnp.concatenate([jax.random.uniform(k_joints, (robot.n_joints, 3)),
                              jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n_joints, len(FRICTION_RANGES) - 3))],

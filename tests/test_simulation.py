@@ -58,6 +58,17 @@ def test_friction_is_drawn_within_the_documented_ranges(ur5):
         assert np.all((v >= lo) & (v <= hi)), term
     # Without torque limits the scale comes from gravity: planar2 holds 2 kg at up to 1.5 m.
     np.testing.assert_allclose(S.torque_scale(jaxid.models.planar(2))[0], 9.81 * (0.5 + 1.5), rtol=0.1)
+    # A coupled joint (a gripper's mimic finger) takes its master's torque scale: the joint terms
+    # are per joint (3), the scales per coordinate (2).
+    p = ur5
+    coupled = jaxid.Robot(p.placements[:3], p.axes[:3], p.inertial[:3], mimic=[None, None, (1, 0.5, 0.0)],
+                          tau_max=p.tau_max[:2])
+    true = S.perturb(coupled, jax.random.PRNGKey(0), friction=("fv", "fc", "offset"))
+    scale = np.asarray(p.tau_max)[[0, 1, 1]]
+    for k, term in enumerate(true.joint_terms):
+        lo, hi = S.FRICTION_RANGES[term]
+        v = np.asarray(true.joint_params[:, k]) / scale
+        assert true.joint_params.shape == (3, 3) and np.all((v >= lo) & (v <= hi)), term
     # Terms already enabled and not drawn keep their values.
     with_ia = jaxid.models.planar(2).with_joint_terms(("ia",), np.array([[0.3], [0.2]]))
     true = S.perturb(with_ia, jax.random.PRNGKey(0), friction=("fc",))
