@@ -744,10 +744,10 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     if not stream:
         memory.check_identify(N, robot.n, base.rank, all_columns=len(names) if consistent else None)  # before the work
     for ds in datasets:  # before any fit, located in the run (a filtered spike would smear over samples)
-        bad = screening.implausible_values(np.asarray(ds.tau), names=list(robot.names))
+        bad = screening.implausible_values(np.asarray(ds.tau), names=list(robot.coordinate_names))
         if bad:
             raise WorkflowError(f"{ds.source}: {bad.message}")
-        dead = screening.dead_channels(np.asarray(ds.tau), names=list(robot.names))
+        dead = screening.dead_channels(np.asarray(ds.tau), names=list(robot.coordinate_names))
         if dead:
             raise WorkflowError(f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
                                 "or record without it")
@@ -767,10 +767,10 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
             runs, lengths = _streamed_runs(robot, prepared, np.asarray(base.indices))
             scr = streaming.screen(robot, runs, np.asarray(base.indices), method=fit_method,
                                    masks=np.split(moving, np.cumsum(lengths)[:-1]), names=list(base.names),
-                                   joint_names=list(robot.names), on_outliers=outliers, progress=progress)
+                                   joint_names=list(robot.coordinate_names), on_outliers=outliers, progress=progress)
         else:
             scr = screening.screen_fit(Wb, tau, robot.n, method=fit_method, names=list(base.names),
-                                       joint_names=list(robot.names), on_outliers=outliers)
+                                       joint_names=list(robot.coordinate_names), on_outliers=outliers)
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
     fit = scr.fit
@@ -1081,7 +1081,7 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
             fit = lugre_robot.identify(W, datasets, key=key, method=method)
         except ValueError as e:
             raise WorkflowError(f"the data do not identify LuGre friction: {e}") from None
-    names = list(robot.names)
+    names = list(robot.coordinate_names)
     A = np.concatenate([w.reshape(-1, w.shape[-1]) for w in W])
     sv = np.linalg.svd(A / np.where((nrm := np.linalg.norm(A, axis=0)) > 0, nrm, 1.0), compute_uv=False)
     N = prepared.n_samples
@@ -1289,7 +1289,7 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
         real = np.asarray(ds.tau) if truth is None else prepared.align(i, truth[i])
         pred = np.asarray(results.predict(robot, params, ds))
         bad = screening.implausible_values(pred, label=f"{prepared.choices[i]['source']}: the predicted torque",
-                                           names=list(robot.names))
+                                           names=list(robot.coordinate_names))
         if bad:  # an overflowing model: its metrics would be inf or NaN
             raise WorkflowError(f"{bad.message}; these parameters are not a usable model of this robot "
                                 "(check the params file, and that it was identified for this robot)")

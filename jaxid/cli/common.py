@@ -305,7 +305,7 @@ def write_report(args, robot, params, validation, held_out: bool):
     from jaxid import report
 
     return report.write_report(args.report, params, validation, joint_types=robot.joint_types,
-                               joint_names=robot.names, held_out=held_out)["html"]
+                               joint_names=robot.coordinate_names, held_out=held_out)["html"]
 
 
 def add_payload_arguments(p, what: str):

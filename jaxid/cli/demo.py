@@ -140,8 +140,8 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
         "Data preparation": "\n".join(f"- {workflow.describe_run(c)}" for c in params.fit["preprocessing"]),
         "Base parameters": report.FLAG_LEGEND + "\n\n"
                            + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
-        "Validation against the measured torque": table(report.metrics_rows(val, robot.names)),
-        "Validation against the noise-free true torque": table(report.metrics_rows(val_true, robot.names)),
+        "Validation against the measured torque": table(report.metrics_rows(val, robot.coordinate_names)),
+        "Validation against the noise-free true torque": table(report.metrics_rows(val_true, robot.coordinate_names)),
         "Physics": "\n".join(f"- {p}" for p in params.fit["physics"]["problems"]) or "no problems found",
         "Timings": "  ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
     }

@@ -172,7 +172,7 @@ def run(args) -> int:
         from jaxid.atomic import atomic_write
 
         with atomic_write(args.output) as fh:
-            json.dump(joint_trajectory(robot.names, t, q, qd, qdd), fh)
+            json.dump(joint_trajectory(robot.coordinate_names, t, q, qd, qdd), fh)
     else:
         ds = data.from_arrays(t, q, jaxid.rnea(robot, q, qd, qdd), qd, qdd, source="excitation")
         if not t_approach:  # whole periods of the series: the base frequency travels with the file

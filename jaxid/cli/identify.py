@@ -277,7 +277,7 @@ def run(args) -> int:
     if choice is not None:
         doc["prior_weight_choice"] = choice
     if lugre:
-        doc["lugre"] = {**fit["lugre"], "joints": list(robot.names),
+        doc["lugre"] = {**fit["lugre"], "joints": list(robot.coordinate_names),
                         "values": np.asarray(params.lugre.vector()).tolist()}
         for line in fit["lugre"]["warnings"]:  # named, never silent, also under --json
             print(f"warning: {line}", file=sys.stderr)
@@ -317,7 +317,7 @@ def run(args) -> int:
         print(f"  gravity (fitted) = [{', '.join(f'{v:.4g}' for v in g['vector'])}] m/s^2, {g['tilt_deg']:.3g} deg from "
               f"the model's (log-likelihood gain {g['nll_drop']:.4g})")
     if lugre:
-        print(lugre_table(robot.names, params.lugre.vector(), fit["lugre"]))
+        print(lugre_table(robot.coordinate_names, params.lugre.vector(), fit["lugre"]))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
     scr = fit.get("screening") or {}
     if scr.get("outlier_samples") or scr.get("method", args.method) != args.method:

@@ -27,6 +27,7 @@ or left-out master, or form a cycle. Errors name the element, the joint or link,
 """
 from __future__ import annotations
 
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -118,6 +119,17 @@ def _merged(link, links, joints, children, movable, path, check=True):
             pi = pi + np.asarray(_transform(_merged(j.find("child").get("link"), links, joints, children, movable,
                                                     path, check), T))
     return pi
+
+
+def _attached(link, joints, children, movable):
+    """Names of the links merged into ``link`` (:func:`_merged`): hanging from it behind joints
+    not in ``movable``, recursively."""
+    out = []
+    for jname in children.get(link, []):
+        if jname not in movable:
+            child = joints[jname].find("child").get("link")
+            out += [child] + _attached(child, joints, children, movable)
+    return out
 
 
 def parse(path):
@@ -366,8 +378,13 @@ def element_inertia(pi, rest, frame, R, what):
     pseudo-inertia is not positive definite; Wensing, Kim and Slotine 2017)."""
     import jax.numpy as jnp
 
-    pi = pi - rest
+    whole, pi = pi, pi - rest
     if not bool(inertia.is_consistent(pi)):
+        if np.any(rest) and bool(inertia.is_consistent(whole)):
+            raise ValueError(f"{what}: the identified body is physically consistent, but less the bodies merged into "
+                             "it (kept from the source) it is not (pseudo-inertia not positive definite): the data "
+                             "see only their sum; give those bodies their real values in the source, or lump them "
+                             "into this one")
         attached = "" if not np.any(rest) else " less the bodies merged into it (kept from the source)"
         raise ValueError(f"{what}: the identified body{attached} is not physically consistent (pseudo-inertia "
                          "not positive definite); identify with consistent parameters (jaxid identify --consistent)")
@@ -431,7 +448,23 @@ def write_back(robot, theta, source, out):
         origin = el.find("origin")
         rpy = _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source) if origin is not None else np.zeros(3)
         R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
-        m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, f"link {link!r} (joint {jname!r})")
+        what = f"link {link!r} (joint {jname!r})"
+        try:
+            m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, what)
+        except ValueError:
+            attached = _attached(link, joints, children, movable)
+            if not attached or not bool(inertia.is_consistent(bodies[i])):
+                raise
+            # The identified body is physical but less the source's attached bodies it is not: the
+            # data see only their sum, so the whole body goes into this link and the attached
+            # links lose their <inertial> (the rigid tree's dynamics are the same).
+            m, c, I_f = element_inertia(bodies[i], np.zeros(10), np.eye(4), R, what)
+            for name in attached:
+                if (inertial := links[name].find("inertial")) is not None:
+                    links[name].remove(inertial)
+            warnings.warn(f"{what}: the identified body less {attached} as in {source.name} is not physically "
+                          f"consistent; the whole body is written into {link!r} and {attached} are written "
+                          "without <inertial>", stacklevel=2)
         if origin is None:
             origin = ET.Element("origin", rpy="0 0 0")
             el.insert(0, origin)
