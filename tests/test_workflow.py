@@ -218,3 +218,20 @@ def test_estimate_scale_against_the_model_flags_a_torque_unit(experiment):
     milli = dataclasses.replace(params, theta=1e3 * np.asarray(params.theta), cov=1e6 * np.asarray(params.cov))
     assert abs(workflow.scale_vs_model(robot, milli) / params.fit["scale_vs_model"] - 1e3) < 1e-6
     assert not workflow.scale_vs_model(robot, milli) < workflow.SCALE_WARN
+
+
+def test_a_robot_with_coupled_joints_goes_through_the_workflow():
+    """A third joint coupled to the second (a gripper's mimic finger; 3 joints, 2 coordinates):
+    simulated (perturb draws friction per joint), prepared, identified and validated on the
+    coordinates, with the per-coordinate names where the data are per coordinate."""
+    p = jaxid.models.planar(3)
+    robot = jaxid.Robot(p.placements, p.axes, p.inertial, mimic=[None, None, (1, 0.5, 0.1)],
+                        names=("shoulder", "elbow", "finger"), joint_terms=("fv", "fc"))
+    t, q, qd, qdd = _trajectory(seed=4, duration=6.0, n=2)
+    m = simulation.simulate(robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(5),
+                            noise_key=jax.random.PRNGKey(6), sigma_q=1e-5)
+    assert m.robot.joint_params.shape == (3, 3)  # fv, fc, offset drawn for every joint
+    prepared = workflow.prepare(data.from_arrays(t, m.q, m.tau, m.qd, m.qdd), robot)
+    params = workflow.identify_experiment(robot, prepared)
+    val = workflow.validate(robot, params, prepared)
+    assert val.runs[0]["relative_error"] < 2.0 and len(val.runs[0]["rmse"]["per_joint"]) == 2  # % of the torque
