@@ -584,10 +584,12 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
                 "unloaded run of the same trajectory (jaxid payload --unloaded), or identify the robot from a longer "
                 "experiment", UserWarning, stacklevel=2)
         else:
+            # with a zero robot model the data already are a difference to an unloaded run
+            twin = ("" if not np.any(np.asarray(theta_robot)) else
+                    ", or fit the difference to an unloaded run of the same trajectory (jaxid payload --unloaded)")
             warnings.warn(
                 f"the payload's inertia is not determined at this noise level: {what}; move the wrist faster (an "
-                "excitation designed for the payload: jaxid excite --payload), record more periods, or fit the "
-                "difference to an unloaded run of the same trajectory (jaxid payload --unloaded)",
+                f"excitation designed for the payload: jaxid excite --payload) or record more periods{twin}",
                 UserWarning, stacklevel=2)
     return PayloadFit(theta=theta, std=jnp.asarray(std), std_floor=jnp.asarray(floor), cov=C,
                       identifiable=jnp.asarray(identifiable),
