@@ -58,6 +58,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import arrays, cache
+from jaxid.dynamics.batching import batched, bucketed_jit
 from jaxid.friction.lugre import NAMES as LUGRE_NAMES
 from jaxid.friction.lugre import JOINT_UNITS as LUGRE_UNITS
 from jaxid.friction.lugre import LuGre, check_parameters
@@ -470,10 +471,9 @@ def check_model(model, params: Params) -> None:
                          f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)")
 
 
-@cache.jit
-def _torques(model, theta, q, qd, qdd):
-    from jaxid.dynamics.batching import batched
-
+@bucketed_jit  # padded to the bucket of N: a record of another length reuses the program
+def _torques(model_theta, q, qd, qdd):
+    model, theta = model_theta
     return batched(lambda m, *x: m.torque(theta, *x), model, q, qd, qdd)
 
 
@@ -494,7 +494,7 @@ def predict(model, params: Params, dataset) -> jax.Array:
                          "derivatives='butterworth' (the default of jaxid.data.read)")
     if dataset.n != model.n:
         raise ValueError(f"{dataset.source}: {dataset.n} joints in the data but the model has {model.n}")
-    tau = _torques(model, params.full(), dataset.q, dataset.qd, dataset.qdd)
+    tau = _torques((model, params.full()), dataset.q, dataset.qd, dataset.qdd)
     if params.lugre is None:
         return tau
     from jaxid.friction.lugre import joint_torque

@@ -11,7 +11,7 @@ import pytest
 
 
 def _traj(path):
-    t = np.arange(0.0, 2.0, 0.01)
+    t = np.arange(0.0, 6.0, 0.01)  # as tests/test_cli.py: programs shared
     q = np.stack([np.sin(t), np.cos(t)], 1)
     np.savetxt(path, np.column_stack([t, q]), delimiter=",", header="t,q1,q2", comments="", fmt="%.17g")
 
@@ -61,6 +61,12 @@ def test_first_run_says_it_compiles(tmp_path, monkeypatch, capsys):
     import jaxid.cache
     from jaxid.cli import main
 
+    # A new cache folder (no command has completed with it) that links the session's stored
+    # programs: the message depends on the folder's own markers, and the run need not compile again.
+    session = jaxid.cache._state.get("dir")
+    for sub in ("compiled", "values") if session is not None else ():
+        (session / sub).mkdir(parents=True, exist_ok=True)
+        (tmp_path / sub).symlink_to(session / sub)
     monkeypatch.setattr(jaxid.cache, "_state", {"dir": tmp_path})
     monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
     _traj(tmp_path / "traj.csv")

@@ -650,7 +650,9 @@ def _adam(lr, steps):
 @cache.jit
 def _initial_carry(z, steps):
     """The optimiser's carry at the starts z: (z, Adam's state, best z, best loss = inf (S,))."""
-    return z, jax.vmap(_adam(1.0, steps).init)(z), z, jnp.full(z["a"].shape[0], jnp.inf)
+    # float64, not weakly typed as jnp.inf alone would make it: _run returns a strong float64 best
+    # loss, and a carry whose types change between chunks compiles _run twice (a weak and a strong key).
+    return z, jax.vmap(_adam(1.0, steps).init)(z), z, jnp.full(z["a"].shape[0], jnp.inf, dtype=jnp.float64)
 
 
 # Not at LLVM -O0 (xla_backend_optimization_level=0): that build of the step returned NaN
