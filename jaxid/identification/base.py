@@ -98,8 +98,7 @@ def _format_combination(name: str, coefs: np.ndarray, dep_names: list[str]) -> s
             continue
         sign = "-" if c < 0 else "+"
         mag = abs(c)
-        # 8 significant digits: the geometry's rounding (0.03060000001 for 0.0306) is not shown
-        terms.append(f"{sign} {dn}" if abs(mag - 1.0) < COEF_TOL else f"{sign} {mag:.8g}*{dn}")
+        terms.append(f"{sign} {dn}" if abs(mag - 1.0) < COEF_TOL else f"{sign} {mag:.10g}*{dn}")
     return " ".join(terms)
 
 
