@@ -47,7 +47,7 @@ def test_bucket_sizes():
     B = np.array([bucket(int(N)) for N in sizes])
     assert np.all(B >= sizes) and np.all(np.diff(B) >= 0)
     small, mid = sizes <= CHUNK, (sizes > CHUNK) & (sizes <= BUCKET_MAX)
-    assert np.all(B[small] <= 2 * np.maximum(sizes[small], 4)) and np.all(B[mid] % CHUNK == 0)
+    assert np.all(B[small] == CHUNK) and np.all(B[mid] % CHUNK == 0)  # one program up to a chunk
     assert np.all(B[mid] <= 1.25 * sizes[mid] + CHUNK) and np.all(B[sizes > BUCKET_MAX] == sizes[sizes > BUCKET_MAX])
     assert len(set(B[mid])) < 40  # few programs for every record length up to BUCKET_MAX
 

@@ -20,11 +20,12 @@ BUCKET_MAX = 64 * CHUNK
 
 
 def bucket(N: int) -> int:
-    """The sample count that N samples are padded to: a power of two (at least 8) up to
-    CHUNK, then a whole number of chunks rounded up to 2^k x {1, 1.25, 1.5, 1.75} (at most a
-    quarter more work); N itself above BUCKET_MAX."""
+    """The sample count that N samples are padded to: one chunk (CHUNK) up to CHUNK, then a
+    whole number of chunks rounded up to 2^k x {1, 1.25, 1.5, 1.75} (at most a quarter more
+    work); N itself above BUCKET_MAX. Every batch of up to a chunk shares one program: a
+    compile costs seconds, a padded chunk of a UR5 regressor milliseconds."""
     if N <= CHUNK:
-        return max(8, 1 << (N - 1).bit_length())
+        return CHUNK
     if N > BUCKET_MAX:
         return N
     chunks = -(-N // CHUNK)
