@@ -376,7 +376,9 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
     Each run is processed on its own (never across the join of two runs).
 
-    robot: the model, to check the joint count (or None). policy: :class:`Policy`.
+    robot: the model, to check the joint count and the positions (or None: a joint that does not
+    move, or positions outside the model's range, are warned about and noted in the run's
+    description: :func:`_position_problems`). policy: :class:`Policy`.
     Raises WorkflowError naming the run when it is too short or irregularly sampled.
     """
     from jaxid import data, signals
@@ -1189,7 +1191,8 @@ def physics_report(robot, params) -> list[str]:
     their distance to zero in standard deviations; bodies that are not physically consistent
     (non-positive mass, inertia not positive definite or violating the triangle inequality)
     in the standard parameters written; a constrained fit that did not converge; an
-    ambiguous rank of the regressor.
+    ambiguous rank of the regressor; and a joint whose viscous and Coulomb friction are both more
+    than :data:`SIGN_Z` std below zero, as the sign of its logged torque (or position) inverted.
     """
     from jaxid.identification.base import GAP_WARN
     from jaxid.model import inertia
