@@ -376,9 +376,9 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
     Each run is processed on its own (never across the join of two runs).
 
-    robot: the model, to check the joint count and the positions (or None: a joint that does not
+    robot: the model (or None), to check the joint count and the positions: a joint that does not
     move, or positions outside the model's range, are warned about and noted in the run's
-    description: :func:`_position_problems`). policy: :class:`Policy`.
+    description (:func:`_position_problems`). policy: :class:`Policy`.
     Raises WorkflowError naming the run when it is too short or irregularly sampled.
     """
     from jaxid import data, signals
