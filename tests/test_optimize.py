@@ -1,6 +1,8 @@
 """jaxid.excitation.optimize: limits and geometric constraints (obstacle, workspace) met densely, at rest at home,
 conditioning improved, true figures, bad input. One constrained optimisation (one compile) is
 shared by the tests."""
+import warnings
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -192,3 +194,16 @@ def test_bad_input(robot, kwargs, match):
     kwargs = dict(dict(limits=LIMITS), **kwargs)
     with pytest.raises(ValueError, match=match):
         optimize(robot, progress=False, **kwargs)
+
+
+def test_placeholder_velocity_limits_are_named():
+    """A velocity limit no drive has (a simulator URDF's 10000 rad/s) is named when an excitation
+    is designed within it: the trajectory is only as safe as its limits."""
+    from jaxid.excitation.optimize import _limits, _warn_placeholder_limits
+
+    robot = jaxid.models.planar(2)
+    with pytest.warns(UserWarning, match=r"placeholders \(joint2 10000; above 100\)"):
+        _warn_placeholder_limits(robot, _limits(robot, {"qd_max": [3.0, 1e4]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_placeholder_limits(robot, _limits(robot, {"qd_max": [3.0, 4.0]}))

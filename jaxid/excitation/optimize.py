@@ -34,6 +34,7 @@ conditions of Swevers et al. (1997).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import jax
@@ -94,6 +95,22 @@ def _limits(model, overrides=None) -> dict:
         if np.any(out[name] <= 0):
             raise ValueError(f"limit {name} must be positive, got {out[name]}")
     return out
+
+
+#: Velocity limits above this, rad/s (m/s for a prismatic joint), are read as a model file's
+#: placeholders (URDFs for simulators carry 10000), not a drive's: no arm joint turns that fast.
+PLACEHOLDER_QD = 100.0
+
+
+def _warn_placeholder_limits(model, lim):
+    """Warn that an excitation kept within placeholder velocity limits is not known to be safe."""
+    fake = np.flatnonzero(np.isfinite(lim["qd_max"]) & (lim["qd_max"] > PLACEHOLDER_QD))
+    if len(fake):
+        names = getattr(model, "coordinate_names", None) or [f"joint {j + 1}" for j in range(int(model.n))]
+        which = ", ".join(f"{names[j]} {lim['qd_max'][j]:g}" for j in fake)
+        warnings.warn(f"velocity limits that look like placeholders ({which}; above {PLACEHOLDER_QD:g}): the "
+                      "excitation keeps within them, so it is only as safe as they are; set the drives' real "
+                      "limits in the model file (or limits=) before running it on the robot", stacklevel=3)
 
 
 def _scales(lim):
@@ -446,6 +463,7 @@ def optimize(
         raise ValueError(f"margin must be in [0, 1), got {margin}")
     n = int(model.n)
     lim = _limits(model, limits)
+    _warn_placeholder_limits(model, lim)
     centre, bound = _scales(lim)
     omega = 2 * np.pi * f0
     period = 1.0 / f0
@@ -499,8 +517,10 @@ def optimize(
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
             kind, (m, where) = next(iter(bad.items()))
-            fix = ("or, if the two links cannot touch, exclude the pair (an SRDF's disable_collisions, --srdf)"
-                   if kind == "self-collision" else "or move the constraint")
+            fix = {"self-collision": "or, if the two links cannot touch, exclude the pair (an SRDF's "
+                                     "disable_collisions, --srdf)",
+                   "floor": "or place the floor where it is (--floor Z, m in the base frame, or --floor none)",
+                   "workspace": "or enlarge the workspace box (--workspace)"}.get(kind, "or move the obstacle")
             raise ValueError(f"home pose violates the {kind} constraint at {where}: clearance "
                              f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
                              f"are required at {np.round(np.asarray(home), 3).tolist()} rad; choose another home pose "
