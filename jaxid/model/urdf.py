@@ -449,22 +449,19 @@ def write_back(robot, theta, source, out):
         rpy = _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source) if origin is not None else np.zeros(3)
         R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
         what = f"link {link!r} (joint {jname!r})"
-        try:
-            m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, what)
-        except ValueError:
-            attached = _attached(link, joints, children, movable)
-            if not attached or not bool(inertia.is_consistent(bodies[i])):
-                raise
+        if np.any(rest) and not inertia.is_consistent(bodies[i] - rest) and inertia.is_consistent(bodies[i]):
             # The identified body is physical but less the source's attached bodies it is not: the
             # data see only their sum, so the whole body goes into this link and the attached
             # links lose their <inertial> (the rigid tree's dynamics are the same).
-            m, c, I_f = element_inertia(bodies[i], np.zeros(10), np.eye(4), R, what)
+            attached = _attached(link, joints, children, movable)
             for name in attached:
                 if (inertial := links[name].find("inertial")) is not None:
                     links[name].remove(inertial)
             warnings.warn(f"{what}: the identified body less {attached} as in {source.name} is not physically "
                           f"consistent; the whole body is written into {link!r} and {attached} are written "
                           "without <inertial>", stacklevel=2)
+            rest = np.zeros_like(rest)
+        m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, what)
         if origin is None:
             origin = ET.Element("origin", rpy="0 0 0")
             el.insert(0, origin)
