@@ -11,7 +11,7 @@ TEST_CACHE := $(CURDIR)/build/test-xla-cache
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 JAXID_CACHE_DIR=$(TEST_CACHE) \
 	XLA_FLAGS="$(XLA_FLAGS) --xla_cpu_multi_thread_eigen=false"
 
-.PHONY: demo test test-all docs notebooks clean
+.PHONY: demo test lint test-all docs notebooks clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11 or run 'make PYTHON=python3 ...'"; exit 2; }
@@ -25,7 +25,12 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/jaxid demo
 
-test: $(STAMP)
+# Ruff (lint and format), the layer contracts (import-linter, .importlinter) and the type check.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check jaxid tests benchmarks
+	$(VENV)/bin/ruff format --check jaxid tests benchmarks
+
+test: lint
 	rm -rf $(TEST_CACHE) && mkdir -p $(TEST_CACHE)
 	$(TEST_ENV) $(PY) -m pytest tests -q --durations=15 -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 

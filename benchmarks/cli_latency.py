@@ -13,6 +13,7 @@ it. CPU time is the child's user + system time. Prints a table and the ratios se
     printed (one run's CPU time varies by +-15 % on a 2-core machine).
 --only TEXT: the subcommands whose label contains TEXT (their inputs are still made first).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,27 +56,70 @@ def main():
     env = dict(os.environ, JAXID_CACHE_DIR="off" if args.no_cache else str(work / "cache"))
     commands = [
         ("excite", ["excite", "--robot", "ur5", "-o", "traj.csv", "--quiet", *steps]),
-        ("simulate", ["simulate", "--robot", "ur5", "--trajectory", "traj.csv", "--robot-seed", "1",
-                      "--noise-seed", "1", "-o", "data.csv"]),
-        ("simulate (2nd run)", ["simulate", "--robot", "ur5", "--trajectory", "traj.csv", "--robot-seed", "1",
-                                "--noise-seed", "2", "-o", "data2.csv"]),
+        (
+            "simulate",
+            [
+                "simulate",
+                "--robot",
+                "ur5",
+                "--trajectory",
+                "traj.csv",
+                "--robot-seed",
+                "1",
+                "--noise-seed",
+                "1",
+                "-o",
+                "data.csv",
+            ],
+        ),
+        (
+            "simulate (2nd run)",
+            [
+                "simulate",
+                "--robot",
+                "ur5",
+                "--trajectory",
+                "traj.csv",
+                "--robot-seed",
+                "1",
+                "--noise-seed",
+                "2",
+                "-o",
+                "data2.csv",
+            ],
+        ),
         ("identify", ["identify", "--robot", "ur5", "data.csv", "-o", "params.json", "--quiet"]),
         ("validate", ["validate", "--params", "params.json", "data2.csv", "--no-figures", "--quiet"]),
         ("payload", ["payload", "--params", "params.json", "data2.csv", "--quiet"]),
     ]
     if KUKA.is_dir():
         commands += [
-            ("identify KUKA", ["identify", "--urdf", str(KUKA / "kuka_lwr4.urdf"), "--joint-terms", "fv,fc,offset",
-                               str(KUKA / "measurements_2.npz"), str(KUKA / "measurements_3.npz"),
-                               "-o", "kuka.json", "--quiet"]),
-            ("validate KUKA", ["validate", "--params", "kuka.json", str(KUKA / "measurements_1.npz"),
-                               "--no-figures", "--quiet"]),
+            (
+                "identify KUKA",
+                [
+                    "identify",
+                    "--urdf",
+                    str(KUKA / "kuka_lwr4.urdf"),
+                    "--joint-terms",
+                    "fv,fc,offset",
+                    str(KUKA / "measurements_2.npz"),
+                    str(KUKA / "measurements_3.npz"),
+                    "-o",
+                    "kuka.json",
+                    "--quiet",
+                ],
+            ),
+            (
+                "validate KUKA",
+                ["validate", "--params", "kuka.json", str(KUKA / "measurements_1.npz"), "--no-figures", "--quiet"],
+            ),
         ]
     rows = []
     for i, (label, cmd) in enumerate(commands):
         # The UR5 walk-through's files feed its later steps; the KUKA steps read the shipped data.
-        needed = [c for c in commands[i + 1:] if args.only and any(t in c[0] for t in args.only)
-                  and "KUKA" not in c[0]]
+        needed = [
+            c for c in commands[i + 1 :] if args.only and any(t in c[0] for t in args.only) and "KUKA" not in c[0]
+        ]
         if args.only and not any(t in label for t in args.only):
             if needed:  # an input of a chosen subcommand (traj.csv, data.csv, params.json, ...)
                 timed(jaxid + cmd, dict(env, JAXID_CACHE_DIR=str(work / f"cache{i}")), work)
@@ -87,10 +131,15 @@ def main():
             pairs.append((*timed(jaxid + cmd, run_env, work), *timed(jaxid + cmd, run_env, work)))
         first, second = np.median(pairs, axis=0).reshape(2, 2)
         rows.append((label, *first, *second))
-        print(f"  {label:<20} first {first[0]:6.1f} s wall {first[1]:6.1f} s CPU   "
-              f"second {second[0]:6.1f} s wall {second[1]:6.1f} s CPU", flush=True)
-    print(f"\ncache: {'off' if args.no_cache else 'one fresh folder per subcommand'}; {os.cpu_count()} CPUs; "
-          f"medians of {args.repeat} first/second pair(s)")
+        print(
+            f"  {label:<20} first {first[0]:6.1f} s wall {first[1]:6.1f} s CPU   "
+            f"second {second[0]:6.1f} s wall {second[1]:6.1f} s CPU",
+            flush=True,
+        )
+    print(
+        f"\ncache: {'off' if args.no_cache else 'one fresh folder per subcommand'}; {os.cpu_count()} CPUs; "
+        f"medians of {args.repeat} first/second pair(s)"
+    )
     print(f"| {'subcommand':<20} | first wall s | first CPU s | second wall s | second CPU s | CPU 2nd/1st |")
     print(f"|{'-' * 22}|--------------|-------------|---------------|--------------|-------------|")
     for label, w1, c1, w2, c2 in rows:

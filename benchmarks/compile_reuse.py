@@ -16,6 +16,7 @@ Measured (2026-12-01, idle 2-core machine): (a) bucketed 4.59, 0.18, 0.30, 4.68,
 table size (the DH-row program is shared; what remains is the Robot's own eager ops of shape n),
 0.035 s for a size already seen.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,9 @@ def main():
     robot = jaxid.models.ur5(joint_terms=("fv", "fc"))
     theta = robot.parameter_vector()
     # The same per-sample functions, compiled for each length (no padding).
-    plain_Y = eqx.filter_jit(lambda m, q, qd, qdd: batched(lambda r, a, b, c: _regressor(r, theta, a, b, c), m, q, qd, qdd))
+    plain_Y = eqx.filter_jit(
+        lambda m, q, qd, qdd: batched(lambda r, a, b, c: _regressor(r, theta, a, b, c), m, q, qd, qdd)
+    )
     plain_tau = eqx.filter_jit(lambda m, q, qd, qdd: batched(_torque, m, q, qd, qdd))
     rng = np.random.default_rng(0)
     rows, totals = [], {"bucketed": 0.0, "per length": 0.0}
@@ -60,16 +63,19 @@ def main():
     print(f"{'N':>7} {'bucket':>7} {'bucketed':>9} {'per length':>11}")
     for N, B, tb, tp in rows:
         print(f"{N:>7} {B:>7} {tb:>9.2f} {tp:>11.2f}")
-    print(f"total: bucketed {totals['bucketed']:.1f} s, per length {totals['per length']:.1f} s, "
-          f"ratio {totals['per length'] / totals['bucketed']:.2f}x")
+    print(
+        f"total: bucketed {totals['bucketed']:.1f} s, per length {totals['per length']:.1f} s, "
+        f"ratio {totals['per length'] / totals['bucketed']:.2f}x"
+    )
 
     print("\n(b) Robot.from_dh, first call per table size, wall s")
     for n in range(2, 10):
-        table = np.column_stack([np.zeros(n), rng.uniform(0, 0.3, n), rng.uniform(0, 0.5, n), rng.uniform(-1.6, 1.6, n)])
+        table = np.column_stack(
+            [np.zeros(n), rng.uniform(0, 0.3, n), rng.uniform(0, 0.5, n), rng.uniform(-1.6, 1.6, n)]
+        )
         masses, coms = rng.uniform(1, 5, n), rng.normal(size=(n, 3)) * 0.05
         # Solid boxes: principal moments that meet the triangle inequality.
-        inertias = np.stack([np.diag(m / 12 * (lambda e: e.sum() - e)(rng.uniform(0.01, 0.04, 3)))
-                             for m in masses])
+        inertias = np.stack([np.diag(m / 12 * (lambda e: e.sum() - e)(rng.uniform(0.01, 0.04, 3))) for m in masses])
         t = timed(lambda: jaxid.Robot.from_dh(table, masses=masses, coms=coms, inertias=inertias).placements)
         print(f"  {n} rows: {t:.3f}")
 

@@ -20,6 +20,7 @@ Writes the consistent models as URDF, and the figures as JSON, to --out
 
 Usage: python benchmarks/consistent.py [--only ur5|kuka] [--weight 1e-3] [--out DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,6 @@ from jaxid.identification.consistent import identify_consistent, lift, to_urdf
 from jaxid.model import inertia
 
 
-
 def perturbed(robot, seed=0):
     """The robot's parameters with every link's mass, com and inertia perturbed (docstring)."""
     rng = np.random.default_rng(seed)
@@ -47,8 +47,11 @@ def perturbed(robot, seed=0):
     for pi in np.asarray(robot.inertial):
         m, c, I_c = inertia.to_mass_com_inertia(jnp.asarray(pi))
         e = rng.normal(size=3)
-        links.append(inertia.from_mass_com_inertia(m * (1 + 0.2 * e[0]), c + 0.02 * rng.normal(size=3),
-                                                   I_c * abs(1 + 0.3 * e[2])))
+        links.append(
+            inertia.from_mass_com_inertia(
+                m * (1 + 0.2 * e[0]), c + 0.02 * rng.normal(size=3), I_c * abs(1 + 0.3 * e[2])
+            )
+        )
     return jnp.concatenate([jnp.stack(links).ravel(), robot.joint_params.ravel()])
 
 
@@ -67,13 +70,23 @@ def compare(robot, W, tau, Wv, tauv, nominal, weight, name, out):
         err = np.asarray(Wv @ theta).reshape(-1, n) - np.asarray(tauv).reshape(-1, n)
         rmse = np.sqrt(np.mean(err**2, axis=0))
         inertial, joint = robot.split(theta)
-        rows[label] = dict(rmse=rmse.round(4).tolist(), nrmse_pct=float(100 * np.mean(rmse / tmax)),
-                           invalid_links=int(np.sum(~np.asarray(inertia.is_consistent(inertial)))),
-                           negative_friction=int(np.sum(np.asarray(joint)[:, positive] < 0)))
+        rows[label] = dict(
+            rmse=rmse.round(4).tolist(),
+            nrmse_pct=float(100 * np.mean(rmse / tmax)),
+            invalid_links=int(np.sum(~np.asarray(inertia.is_consistent(inertial)))),
+            negative_friction=int(np.sum(np.asarray(joint)[:, positive] < 0)),
+        )
     path = to_urdf(robot, fit.theta, Path(out) / f"{name}_consistent.urdf", name=f"{robot.name}_consistent")
-    return dict(rows, seconds=seconds, converged=bool(fit.converged), steps=int(fit.num_steps),
-                cost=float(fit.cost), base_parameters=base.rank, urdf=str(path),
-                train_residual_rms=np.asarray(fit.residual_rms).round(4).tolist())
+    return dict(
+        rows,
+        seconds=seconds,
+        converged=bool(fit.converged),
+        steps=int(fit.num_steps),
+        cost=float(fit.cost),
+        base_parameters=base.rank,
+        urdf=str(path),
+        train_residual_rms=np.asarray(fit.residual_rms).round(4).tolist(),
+    )
 
 
 def ur5(weight, out):
@@ -113,14 +126,20 @@ def main(argv=None):
         if args.only in (None, name):
             results[name] = run(args.weight, args.out)
     for name, r in results.items():
-        print(f"\n{name}: {r['base_parameters']} base parameters; consistent fit {r['seconds']:.1f} s, "
-              f"{r['steps']} steps, converged {r['converged']}; URDF {r['urdf']}")
-        print(f"{'':<11} {'validation RMSE per joint (N m)':<52} {'% of limit':>10} {'invalid links':>13} "
-              f"{'fv,fc < 0':>9}")
+        print(
+            f"\n{name}: {r['base_parameters']} base parameters; consistent fit {r['seconds']:.1f} s, "
+            f"{r['steps']} steps, converged {r['converged']}; URDF {r['urdf']}"
+        )
+        print(
+            f"{'':<11} {'validation RMSE per joint (N m)':<52} {'% of limit':>10} {'invalid links':>13} "
+            f"{'fv,fc < 0':>9}"
+        )
         for label in ("cad", "wls", "consistent"):
             e = r[label]
-            print(f"{label:<11} {' '.join(f'{x:6.3f}' for x in e['rmse']):<52} {e['nrmse_pct']:>10.3f} "
-                  f"{e['invalid_links']:>13d} {e['negative_friction']:>9d}")
+            print(
+                f"{label:<11} {' '.join(f'{x:6.3f}' for x in e['rmse']):<52} {e['nrmse_pct']:>10.3f} "
+                f"{e['invalid_links']:>13d} {e['negative_friction']:>9d}"
+            )
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "consistent.json").write_text(json.dumps(results, indent=1))
     print(json.dumps(results))

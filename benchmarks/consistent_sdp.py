@@ -88,6 +88,7 @@ nrms_limits``, which the held-out protocol now reports too) the figures halve: c
 Usage: python benchmarks/consistent_sdp.py [--only table|kuka|floor] [--weight 1e-3] [--mass-tol 0.3]
        [--weights 0,1e-3] [--no-before] [--bodies] [--attribution] [--cases ur5,panda]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,8 +102,8 @@ from monte_carlo import FRICTION, SIGMA, trajectory
 from real_kuka import DATA as KUKA
 
 import jaxid
-from jaxid import metrics
 import jaxid.data
+from jaxid import metrics
 from jaxid.identification import consistent as C
 from jaxid.identification.sdp import solve_sdp
 from jaxid.model import geometry
@@ -149,8 +150,9 @@ def body_bounds(name, robot):
     if name == "ur5":
         caps = geometry.ur5()
     elif name == "panda":
-        caps = geometry.from_urdf(jaxid.models.example_robot_urdf("panda_description/urdf/panda.urdf"), robot,
-                                  tip_link="panda_link7")
+        caps = geometry.from_urdf(
+            jaxid.models.example_robot_urdf("panda_description/urdf/panda.urdf"), robot, tip_link="panda_link7"
+        )
     else:
         caps = geometry.from_urdf(KUKA / "kuka_lwr4.urdf", robot)
     return C.Bounds.from_nominal(robot, mass_tol=0.3).intersect(C.Bounds.from_geometry(robot, caps, body=True))
@@ -161,7 +163,8 @@ def table(weights, before=True, only=(), bodies=False):
     kuka = kuka_robot()
     cases = [("ur5", ur5_case), ("panda", panda_case)] + [
         (f"kuka{a}{b}", lambda a=a, b=b: (kuka, *kuka_system(kuka, (a, b)), kuka.parameter_vector()))
-        for a, b in ((2, 3), (1, 3), (1, 2))]
+        for a, b in ((2, 3), (1, 3), (1, 2))
+    ]
     for name, case in cases:
         if only and name not in only:
             continue
@@ -171,24 +174,42 @@ def table(weights, before=True, only=(), bodies=False):
         bounds = body_bounds(name, robot) if bodies else None
         for w in weights:
             ref = solve_sdp(robot, base, data, nominal, prior="entropic", weight=w, bounds=bounds)
-            row = dict(robot=name, weight=w, sdp_cost=ref.cost, sdp_status=ref.status, sdp_gap=ref.duality_gap,
-                       sdp_seconds=ref.seconds)
-            for label, solver in (("before", "log-cholesky"), ("after", "barrier"))[0 if before else 1:]:
+            row = dict(
+                robot=name,
+                weight=w,
+                sdp_cost=ref.cost,
+                sdp_status=ref.status,
+                sdp_gap=ref.duality_gap,
+                sdp_seconds=ref.seconds,
+            )
+            for label, solver in (("before", "log-cholesky"), ("after", "barrier"))[0 if before else 1 :]:
                 t0 = time.perf_counter()
-                fit = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=w, solver=solver,
-                                            bounds=bounds)
-                row[label] = dict(converged=bool(fit.converged), steps=int(fit.num_steps),
-                                  grad_norm=float(fit.grad_norm), gap_bound=float(fit.gap_bound),
-                                  rel=float(fit.cost) / ref.cost - 1, excess_rel=(float(fit.cost) - ref.cost)
-                                  / max(ref.cost - float(fit.rss), 1e-300), seconds=time.perf_counter() - t0)
+                fit = C.identify_consistent(
+                    robot, W, tau, nominal=nominal, base=base, weight=w, solver=solver, bounds=bounds
+                )
+                row[label] = dict(
+                    converged=bool(fit.converged),
+                    steps=int(fit.num_steps),
+                    grad_norm=float(fit.grad_norm),
+                    gap_bound=float(fit.gap_bound),
+                    rel=float(fit.cost) / ref.cost - 1,
+                    excess_rel=(float(fit.cost) - ref.cost) / max(ref.cost - float(fit.rss), 1e-300),
+                    seconds=time.perf_counter() - t0,
+                )
             rows.append(row)
             b, a = row.get("before"), row["after"]
-            b = "" if b is None else (f"before: conv {b['converged']!s:<5} {b['steps']:4d} steps cost/SDP-1 "
-                                      f"{b['rel']:9.2e} | ")
-            print(f"{name:<7} w={w:<6g} SDP {ref.status:<18} gap {ref.duality_gap:8.1e} cost {ref.cost:.10g} | {b}"
-                  f"after: conv {a['converged']!s:<5} "
-                  f"{a['steps']:4d} steps |g| {a['grad_norm']:8.1e} gap_bound {a['gap_bound']:8.1e} "
-                  f"cost {float(fit.cost):.10g} cost/SDP-1 {a['rel']:9.2e} ({a['seconds']:.1f} s)", flush=True)
+            b = (
+                ""
+                if b is None
+                else (f"before: conv {b['converged']!s:<5} {b['steps']:4d} steps cost/SDP-1 {b['rel']:9.2e} | ")
+            )
+            print(
+                f"{name:<7} w={w:<6g} SDP {ref.status:<18} gap {ref.duality_gap:8.1e} cost {ref.cost:.10g} | {b}"
+                f"after: conv {a['converged']!s:<5} "
+                f"{a['steps']:4d} steps |g| {a['grad_norm']:8.1e} gap_bound {a['gap_bound']:8.1e} "
+                f"cost {float(fit.cost):.10g} cost/SDP-1 {a['rel']:9.2e} ({a['seconds']:.1f} s)",
+                flush=True,
+            )
     return rows
 
 
@@ -208,12 +229,24 @@ def rotations(weight, mass_tol, attribution=False):
         m = cons["theta"][: 10 * robot.n].reshape(robot.n, 10)[:, 0]
         inside = bool(np.all(m >= bounds.mass_min - 1e-9) & np.all(m <= bounds.mass_max + 1e-9))
         at_bound = int(np.sum(np.minimum(m - bounds.mass_min, bounds.mass_max - m) < 1e-3 * m0))
-        fv = cons["theta"][10 * robot.n:].reshape(robot.n, -1)[:, robot.joint_terms.index("fv")]
-        out.append(dict(train=train, test=test, wls=wls["nrms_limits"], consistent=cons["nrms_limits"],
-                        ratio=cons["nrms_limits"] / wls["nrms_limits"], converged=cons["converged"], steps=cons["steps"],
-                        masses_in_bounds=inside, masses=m.round(3).tolist(), masses_at_bound=at_bound,
-                        fv_at_zero=int(np.sum(fv < 1e-5)), rmse_wls=wls["rmse"].tolist(),
-                        rmse_consistent=cons["rmse"].tolist()))
+        fv = cons["theta"][10 * robot.n :].reshape(robot.n, -1)[:, robot.joint_terms.index("fv")]
+        out.append(
+            dict(
+                train=train,
+                test=test,
+                wls=wls["nrms_limits"],
+                consistent=cons["nrms_limits"],
+                ratio=cons["nrms_limits"] / wls["nrms_limits"],
+                converged=cons["converged"],
+                steps=cons["steps"],
+                masses_in_bounds=inside,
+                masses=m.round(3).tolist(),
+                masses_at_bound=at_bound,
+                fv_at_zero=int(np.sum(fv < 1e-5)),
+                rmse_wls=wls["rmse"].tolist(),
+                rmse_consistent=cons["rmse"].tolist(),
+            )
+        )
         r = out[-1]
         if attribution:
             r["no_mass_bounds"] = C.holdout(robot, runs, held, weights=(weight,))["rows"][1]["nrms_limits"]
@@ -223,11 +256,17 @@ def rotations(weight, mass_tol, attribution=False):
                 r["fv_free"] = C.holdout(robot, runs, held, weights=(weight,), bounds=bounds)["rows"][1]["nrms_limits"]
             finally:
                 C.POSITIVE_TERMS = positive
-        print(f"train {train} test {test}: NRMS WLS {r['wls']:.4f} %  consistent {r['consistent']:.4f} %  "
-              f"ratio {r['ratio']:.3f}  converged {r['converged']} ({r['steps']} steps)  masses in bounds {inside} "
-              f"({at_bound} at a bound)  fv = 0 on {r['fv_at_zero']} joints"
-              + (f"  | no mass bounds {r['no_mass_bounds']:.4f} %  fv free in sign {r['fv_free']:.4f} %"
-                 if attribution else ""), flush=True)
+        print(
+            f"train {train} test {test}: NRMS WLS {r['wls']:.4f} %  consistent {r['consistent']:.4f} %  "
+            f"ratio {r['ratio']:.3f}  converged {r['converged']} ({r['steps']} steps)  masses in bounds {inside} "
+            f"({at_bound} at a bound)  fv = 0 on {r['fv_at_zero']} joints"
+            + (
+                f"  | no mass bounds {r['no_mass_bounds']:.4f} %  fv free in sign {r['fv_free']:.4f} %"
+                if attribution
+                else ""
+            ),
+            flush=True,
+        )
     return out
 
 
@@ -246,43 +285,62 @@ def floor():
         def nrms(theta, i):  # as the held-out protocol scores, in the tables' units (RMSE / tau_max)
             W, tau = runs[i]
             real = np.asarray(tau).reshape(-1, robot.n)
-            return 2 * float(np.mean(metrics.nrms_limits(real, np.asarray(W @ theta).reshape(-1, robot.n),
-                                                         robot.tau_max)))
+            return 2 * float(
+                np.mean(metrics.nrms_limits(real, np.asarray(W @ theta).reshape(-1, robot.n), robot.tau_max))
+            )
 
         for test in (1, 2, 3):
             train = [r for r in (1, 2, 3) if r != test]
             W, tau = (np.concatenate(x) for x in zip(*[runs[r] for r in train]))
             held = jaxid.identify(base.reduce(W), tau, method="wls", n_joints=robot.n).theta
             own = jaxid.identify(base.reduce(runs[test][0]), runs[test][1], method="ols", n_joints=robot.n).theta
-            r = dict(terms=terms, test=test, held_out=nrms(C.lift(base, held, nominal), test),
-                     in_sample=nrms(C.lift(base, own, nominal), test))
+            r = dict(
+                terms=terms,
+                test=test,
+                held_out=nrms(C.lift(base, held, nominal), test),
+                in_sample=nrms(C.lift(base, own, nominal), test),
+            )
             out.append(r)
-            print(f"{','.join(terms):<22} test {test}: WLS held-out {r['held_out']:.4f} %  "
-                  f"in-sample {r['in_sample']:.4f} %  (FloBaRoID NRMS {r['held_out'] / 2:.4f} / "
-                  f"{r['in_sample'] / 2:.4f} %)", flush=True)
+            print(
+                f"{','.join(terms):<22} test {test}: WLS held-out {r['held_out']:.4f} %  "
+                f"in-sample {r['in_sample']:.4f} %  (FloBaRoID NRMS {r['held_out'] / 2:.4f} / "
+                f"{r['in_sample'] / 2:.4f} %)",
+                flush=True,
+            )
     return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=("table", "kuka", "floor"), default=None)
-    parser.add_argument("--attribution", action="store_true", help="KUKA rotations also without mass bounds and "
-                        "with fv free in sign")
+    parser.add_argument(
+        "--attribution", action="store_true", help="KUKA rotations also without mass bounds and with fv free in sign"
+    )
     parser.add_argument("--weight", type=float, default=1e-3)
     parser.add_argument("--weights", default="0,1e-3", help="prior weights of the convergence table")
     parser.add_argument("--no-before", action="store_true", help="leave out the log-Cholesky fit ('before')")
-    parser.add_argument("--bodies", action="store_true", help="convergence table with masses within +-30 %% of "
-                        "the CAD model's and each whole link in its collision geometry's box (no 'before')")
+    parser.add_argument(
+        "--bodies",
+        action="store_true",
+        help="convergence table with masses within +-30 %% of "
+        "the CAD model's and each whole link in its collision geometry's box (no 'before')",
+    )
     parser.add_argument("--mass-tol", type=float, default=0.3)
-    parser.add_argument("--cases", default="", help="comma-separated cases of the table (ur5, panda, kuka23, "
-                        "kuka13, kuka12); default all")
+    parser.add_argument(
+        "--cases",
+        default="",
+        help="comma-separated cases of the table (ur5, panda, kuka23, kuka13, kuka12); default all",
+    )
     parser.add_argument("--out", default=str(Path(__file__).parent / "out"))
     args = parser.parse_args(argv)
     results = {}
     if args.only in (None, "table"):
-        results["table"] = table(tuple(float(w) for w in args.weights.split(",")),
-                                 before=not (args.no_before or args.bodies),
-                                 only=tuple(args.cases.split(",")) if args.cases else (), bodies=args.bodies)
+        results["table"] = table(
+            tuple(float(w) for w in args.weights.split(",")),
+            before=not (args.no_before or args.bodies),
+            only=tuple(args.cases.split(",")) if args.cases else (),
+            bodies=args.bodies,
+        )
     if args.only in (None, "kuka"):
         results["kuka_rotations"] = rotations(args.weight, args.mass_tol, args.attribution)
     if args.only in (None, "floor"):

@@ -46,6 +46,7 @@ the HAC sandwich replaced on the filtered path; % of base parameters x seeds):
                                 wls/w     61.4     89.9     97.0    0.766
                       periodic  wls       66.1     93.3     99.0    0.712
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,15 +88,21 @@ def main():
     for sq in a.sigma_q:
         for seed in range(a.seeds):
             ref = excitation(robot.n, a.harmonics, a.f0, a.periods, seed)
-            m = simulate(robot.with_joint_terms(()), *ref, jax.random.PRNGKey(seed),
-                         noise_key=jax.random.PRNGKey(1000 + seed), sigma_q=sq)
+            m = simulate(
+                robot.with_joint_terms(()),
+                *ref,
+                jax.random.PRNGKey(seed),
+                noise_key=jax.random.PRNGKey(1000 + seed),
+                sigma_q=sq,
+            )
             theta_true = np.asarray(m.robot.parameter_vector())
             known = dataclasses.replace(m.data, base_frequency=a.f0, harmonics=a.harmonics)
             for path, ds in (("filtered", m.data), ("periodic", known)):
                 prepared = workflow.prepare(ds, robot)
                 for method in methods:
-                    params = workflow.identify_experiment(robot, prepared, method=method, description=desc,
-                                                          reference=None if method == "wls" else [ref])
+                    params = workflow.identify_experiment(
+                        robot, prepared, method=method, description=desc, reference=None if method == "wls" else [ref]
+                    )
                     bt = np.asarray(params.base.to_base(theta_true))
                     e = np.asarray(params.theta) - bt
                     r = np.abs(e) / np.maximum(np.abs(bt), np.linalg.norm(bt) / np.sqrt(bt.size))
@@ -111,15 +118,23 @@ def main():
 
 
 def table(a, z, rel):
-    print(f"\n{a.robot}: {a.seeds} seeds; {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics at 100 Hz, "
-          f"q-only files, torque noise 0.5 % of range; {len(next(iter(z.values()))[0])} base parameters")
-    print(f"{'sigma_q':>8} {'path':>9} {'method':>7} | {'<=1 std':>8} {'<=2 std':>8} {'<=3 std':>8} "
-          f"{'med |z|':>8} | {'med rel %':>9} {'p90 rel %':>9}")
+    print(
+        f"\n{a.robot}: {a.seeds} seeds; {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics at 100 Hz, "
+        f"q-only files, torque noise 0.5 % of range; {len(next(iter(z.values()))[0])} base parameters"
+    )
+    print(
+        f"{'sigma_q':>8} {'path':>9} {'method':>7} | {'<=1 std':>8} {'<=2 std':>8} {'<=3 std':>8} "
+        f"{'med |z|':>8} | {'med rel %':>9} {'p90 rel %':>9}"
+    )
     print(f"{'':>8} {'':>9} {'nominal':>7} | {68.3:8.1f} {95.4:8.1f} {99.7:8.1f} {0.674:8.3f} |")
     for (sq, path, method), zs in z.items():
         zz, rr = np.abs(np.concatenate(zs)), np.concatenate(rel[(sq, path, method)])
-        print(f"{sq:8.0e} {path:>9} {method:>7} | " + " ".join(f"{100 * np.mean(zz <= k):8.1f}" for k in (1, 2, 3))
-              + f" {np.median(zz):8.3f} | {100 * np.median(rr):9.3f} {100 * np.percentile(rr, 90):9.3f}", flush=True)
+        print(
+            f"{sq:8.0e} {path:>9} {method:>7} | "
+            + " ".join(f"{100 * np.mean(zz <= k):8.1f}" for k in (1, 2, 3))
+            + f" {np.median(zz):8.3f} | {100 * np.median(rr):9.3f} {100 * np.percentile(rr, 90):9.3f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

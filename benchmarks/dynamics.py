@@ -27,6 +27,7 @@ samples, interleaved medians of 15, load 3.6-4.3, us/sample, carried / wide / Pi
 loop): n = 12: 4.48 / 3.07 / 5.18; n = 16: 7.14 / 4.24 / 6.53; n = 20: 9.41 / 6.23 / 7.68, i.e.
 the mass matrix at n = 20 went from 0.82x to 1.23x the Python loop (CPU time: 0.65x to 1.27x).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,11 +36,11 @@ import json
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pinocchio_cpp  # benchmarks/pinocchio_cpp.py: Pinocchio's C++ loop, where it builds
+from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
 
 import jaxid
 from jaxid.dynamics import rnea
-import pinocchio_cpp  # benchmarks/pinocchio_cpp.py: Pinocchio's C++ loop, where it builds
-from timing import interleaved_medians  # benchmarks/timing.py (this folder is on sys.path)
 
 
 def main(argv=None):
@@ -50,7 +51,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         import pinocchio as pin
-
         from regressor import pinocchio_model  # benchmarks/regressor.py (this folder is on sys.path)
     except ImportError:
         pin = None
@@ -68,8 +68,12 @@ def main(argv=None):
         rec = batch(lambda q, qd, qdd: rnea.rnea_recursive(robot, robot.inertial, q, qd, qdd))
         M_wide = batch(lambda q: jax.jacfwd(lambda x: rnea.rnea_wide(robot, robot.inertial, q, zero, x))(zero))
         M_rec = batch(lambda q: rnea.crba(robot, robot.inertial, q))
-        fns = {"rnea wide": lambda: wide(q, qd, qdd), "rnea recursive": lambda: rec(q, qd, qdd),
-               "M jacfwd(wide)": lambda: M_wide(q), "M crba": lambda: M_rec(q)}
+        fns = {
+            "rnea wide": lambda: wide(q, qd, qdd),
+            "rnea recursive": lambda: rec(q, qd, qdd),
+            "M jacfwd(wide)": lambda: M_wide(q),
+            "M crba": lambda: M_rec(q),
+        }
         if pin is not None:
             model = pinocchio_model(robot)
             data = model.createData()
@@ -79,30 +83,51 @@ def main(argv=None):
             err = np.abs(np.asarray(rec(q, qd, qdd))[0] - pin.rnea(model, data, qn[0], qdn[0], qddn[0])).max()
         t = interleaved_medians(fns, args.repeat)
         auto = "recursive" if n >= rnea.RECURSIVE_FROM else "wide"
-        row = dict(n=n, us_per_sample={k: 1e6 * v / args.samples for k, v in t.items()}, auto=auto,
-                   wide_over_recursive=t["rnea wide"] / t["rnea recursive"],
-                   M_jacfwd_over_crba=t["M jacfwd(wide)"] / t["M crba"])
+        row = dict(
+            n=n,
+            us_per_sample={k: 1e6 * v / args.samples for k, v in t.items()},
+            auto=auto,
+            wide_over_recursive=t["rnea wide"] / t["rnea recursive"],
+            M_jacfwd_over_crba=t["M jacfwd(wide)"] / t["M crba"],
+        )
         if pin is not None:
-            row.update(pin_rnea_over_jaxid=t["pin rnea loop"] / t[f"rnea {auto}"],
-                       pin_crba_over_jaxid=t["pin crba loop"] / t["M crba"],  # Robot.mass_matrix: CRBA at every n
-                       max_abs_diff=float(err))
+            row.update(
+                pin_rnea_over_jaxid=t["pin rnea loop"] / t[f"rnea {auto}"],
+                pin_crba_over_jaxid=t["pin crba loop"] / t["M crba"],  # Robot.mass_matrix: CRBA at every n
+                max_abs_diff=float(err),
+            )
         if not no_cpp:  # timed in C++ after the Python loops, on the same model and states
             cpp = pinocchio_cpp.run(model, qn, qdn, qddn, repeat=args.repeat)
             row["us_per_sample"].update({f"pin C++ {k}": v for k, v in cpp["us_per_sample"].items()})
-            row.update(cpp_rnea_over_jaxid=cpp["us_per_sample"]["rnea"] / row["us_per_sample"][f"rnea {auto}"],
-                       cpp_crba_over_jaxid=cpp["us_per_sample"]["crba"] / row["us_per_sample"]["M crba"],
-                       cpp_max_abs_diff=float(np.abs(cpp["tau"] - np.asarray(rec(q, qd, qdd))[0]).max()))
+            row.update(
+                cpp_rnea_over_jaxid=cpp["us_per_sample"]["rnea"] / row["us_per_sample"][f"rnea {auto}"],
+                cpp_crba_over_jaxid=cpp["us_per_sample"]["crba"] / row["us_per_sample"]["M crba"],
+                cpp_max_abs_diff=float(np.abs(cpp["tau"] - np.asarray(rec(q, qd, qdd))[0]).max()),
+            )
         rows.append(row)
-    print(f"{'n':>3} {'wide us':>8} {'rec us':>8} {'wide/rec':>9} {'M jac us':>9} {'crba us':>8} {'jac/crba':>9} "
-          f"{'auto':>10} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12} {'C++/jaxid rnea':>15} {'C++/jaxid M':>12}")
+    print(
+        f"{'n':>3} {'wide us':>8} {'rec us':>8} {'wide/rec':>9} {'M jac us':>9} {'crba us':>8} {'jac/crba':>9} "
+        f"{'auto':>10} {'pin/jaxid rnea':>15} {'pin/jaxid M':>12} {'C++/jaxid rnea':>15} {'C++/jaxid M':>12}"
+    )
     for r in rows:
         u = r["us_per_sample"]
-        print(f"{r['n']:>3} {u['rnea wide']:>8.2f} {u['rnea recursive']:>8.2f} {r['wide_over_recursive']:>9.2f} "
-              f"{u['M jacfwd(wide)']:>9.2f} {u['M crba']:>8.2f} {r['M_jacfwd_over_crba']:>9.2f} {r['auto']:>10} "
-              f"{r.get('pin_rnea_over_jaxid', float('nan')):>15.2f} {r.get('pin_crba_over_jaxid', float('nan')):>12.2f} "
-              f"{r.get('cpp_rnea_over_jaxid', float('nan')):>15.2f} {r.get('cpp_crba_over_jaxid', float('nan')):>12.2f}")
-    print(json.dumps(dict(benchmark="dynamics", devices=[str(d) for d in jax.devices()], samples=args.samples,
-                          recursive_from=rnea.RECURSIVE_FROM, rows=rows)))
+        print(
+            f"{r['n']:>3} {u['rnea wide']:>8.2f} {u['rnea recursive']:>8.2f} {r['wide_over_recursive']:>9.2f} "
+            f"{u['M jacfwd(wide)']:>9.2f} {u['M crba']:>8.2f} {r['M_jacfwd_over_crba']:>9.2f} {r['auto']:>10} "
+            f"{r.get('pin_rnea_over_jaxid', float('nan')):>15.2f} {r.get('pin_crba_over_jaxid', float('nan')):>12.2f} "
+            f"{r.get('cpp_rnea_over_jaxid', float('nan')):>15.2f} {r.get('cpp_crba_over_jaxid', float('nan')):>12.2f}"
+        )
+    print(
+        json.dumps(
+            dict(
+                benchmark="dynamics",
+                devices=[str(d) for d in jax.devices()],
+                samples=args.samples,
+                recursive_from=rnea.RECURSIVE_FROM,
+                rows=rows,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ Control Interface documentation, "Robot and interface specifications":
 Usage: python benchmarks/excitation.py [--robots ur5 panda] [--starts 16] [--steps 300]
        [--objective cond] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,7 +50,7 @@ import numpy as np
 
 import jaxid
 from jaxid.excitation.constraints import Constraints
-from jaxid.excitation.optimize import LIMITS, _limits, check_limits, optimize
+from jaxid.excitation.optimize import _limits, check_limits, optimize
 from jaxid.model import geometry
 
 PANDA_QDD_MAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
@@ -65,8 +66,12 @@ def robots(names):
         elif name == "panda":
             path = jaxid.models.example_robot_urdf("panda_description/urdf/panda.urdf")
             robot = jaxid.Robot.from_urdf(path, tip_link="panda_link7").with_joint_terms(("fv", "fc"))
-            caps = geometry.from_urdf(path, robot, tip_link="panda_link7",
-                                      srdf=jaxid.models.example_robot_urdf("panda_description/srdf/panda.srdf"))
+            caps = geometry.from_urdf(
+                path,
+                robot,
+                tip_link="panda_link7",
+                srdf=jaxid.models.example_robot_urdf("panda_description/srdf/panda.srdf"),
+            )
             yield name, robot, {"qdd_max": PANDA_QDD_MAX}, Constraints(caps)
         else:
             raise SystemExit(f"unknown robot {name!r}; use ur5 or panda")
@@ -87,32 +92,66 @@ def main(argv=None):
         finite = lambda x: np.where(np.isfinite(x), x, 0.0)
         home = 0.5 * (finite(lim["q_min"]) + finite(lim["q_max"]))
         for variant, kwargs in (("free", {}), ("constrained", dict(constraints=cons, home=home))):
-            res = optimize(robot, n_starts=args.starts, steps=args.steps, objective=args.objective,
-                           seed=args.seed, limits=limits, **kwargs)
+            res = optimize(
+                robot,
+                n_starts=args.starts,
+                steps=args.steps,
+                objective=args.objective,
+                seed=args.seed,
+                limits=limits,
+                **kwargs,
+            )
             _, q, qd, qdd = res.trajectory(fs=200 * res.a.shape[1] * res.omega_f / (2 * np.pi))
             check = check_limits(robot, q, qd, qdd, limits=limits, constraints=cons)
             init = res.initial_cond
             median = float(np.median(init))
-            rows.append(dict(
-                robot=name, variant=variant, joints=robot.n, base_parameters=int(res.columns.size),
-                random_feasible=int(res.initial_feasible.sum()), starts=args.starts, steps=args.steps,
-                random_cond_median=median, random_cond_best=float(init.min()), cond=res.cond,
-                logdet=res.logdet, improvement=median / res.cond, feasible=res.feasible,
-                usage=res.feasibility.usage, violation=res.feasibility.violation,
-                margin_m={k: dict(margin=m, where=w) for k, (m, w) in check.margin.items()},
-                collision_free=check.feasible, final_feasible=int(res.final_feasible.sum()), time_s=res.time_s,
-                target_met=bool(res.cond <= 100 and res.feasible and median / res.cond >= 10),
-            ))
+            rows.append(
+                dict(
+                    robot=name,
+                    variant=variant,
+                    joints=robot.n,
+                    base_parameters=int(res.columns.size),
+                    random_feasible=int(res.initial_feasible.sum()),
+                    starts=args.starts,
+                    steps=args.steps,
+                    random_cond_median=median,
+                    random_cond_best=float(init.min()),
+                    cond=res.cond,
+                    logdet=res.logdet,
+                    improvement=median / res.cond,
+                    feasible=res.feasible,
+                    usage=res.feasibility.usage,
+                    violation=res.feasibility.violation,
+                    margin_m={k: dict(margin=m, where=w) for k, (m, w) in check.margin.items()},
+                    collision_free=check.feasible,
+                    final_feasible=int(res.final_feasible.sum()),
+                    time_s=res.time_s,
+                    target_met=bool(res.cond <= 100 and res.feasible and median / res.cond >= 10),
+                )
+            )
 
     print(f"devices: {jax.devices()}; objective {args.objective}, {args.starts} starts x {args.steps} steps")
-    print(f"{'robot':>6} {'variant':>12} {'base':>5} {'random median':>14} {'optimised':>10} "
-          f"{'feasible':>9} {'time s':>7}  worst margins (m, beyond the 2 cm clearance)")
+    print(
+        f"{'robot':>6} {'variant':>12} {'base':>5} {'random median':>14} {'optimised':>10} "
+        f"{'feasible':>9} {'time s':>7}  worst margins (m, beyond the 2 cm clearance)"
+    )
     for r in rows:
         margins = ", ".join(f"{k} {v['where']} {v['margin']:+.3f}" for k, v in r["margin_m"].items())
-        print(f"{r['robot']:>6} {r['variant']:>12} {r['base_parameters']:>5} {r['random_cond_median']:>14.2f} "
-              f"{r['cond']:>10.2f} {str(r['feasible'] and r['collision_free']):>9} {r['time_s']:>7.1f}  {margins}")
-    print(json.dumps(dict(benchmark="excitation", objective=args.objective, seed=args.seed,
-                          devices=[str(d) for d in jax.devices()], rows=rows)))
+        print(
+            f"{r['robot']:>6} {r['variant']:>12} {r['base_parameters']:>5} {r['random_cond_median']:>14.2f} "
+            f"{r['cond']:>10.2f} {str(r['feasible'] and r['collision_free']):>9} {r['time_s']:>7.1f}  {margins}"
+        )
+    print(
+        json.dumps(
+            dict(
+                benchmark="excitation",
+                objective=args.objective,
+                seed=args.seed,
+                devices=[str(d) for d in jax.devices()],
+                rows=rows,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

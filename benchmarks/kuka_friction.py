@@ -9,6 +9,7 @@ is first identified on the training runs by separable least squares
 the torque limits (FloBaRoID's convention, as in ``real_kuka.py``) and JSON.
 Usage: python benchmarks/kuka_friction.py [--json PATH]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,15 +19,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+from real_kuka import DATA, _joint_columns, load  # the script's folder is on sys.path
 
 import jaxid
 from jaxid import results
 from jaxid.friction.models import fit_stribeck_velocity
 
-from real_kuka import DATA, _joint_columns, load  # the script's folder is on sys.path
-
-TERM_SETS = (("fv", "fc", "offset"), ("fv", "fc", "fva", "offset"), ("fv", "fc", "fs", "offset"),
-             ("fv", "fc", "fs", "fva", "offset"))
+TERM_SETS = (
+    ("fv", "fc", "offset"),
+    ("fv", "fc", "fva", "offset"),
+    ("fv", "fc", "fs", "offset"),
+    ("fv", "fc", "fs", "fva", "offset"),
+)
 
 
 def regressor(rigid_Y, robot, ds):
@@ -49,8 +53,9 @@ def study(runs, nominal):
             train = [k for k in range(3) if k != held]
             vs, model = None, robot
             if "fs" in terms:
-                stacked = [np.concatenate([np.asarray(getattr(runs[k], a)) for k in train])
-                           for a in ("q", "qd", "qdd", "tau")]
+                stacked = [
+                    np.concatenate([np.asarray(getattr(runs[k], a)) for k in train]) for a in ("q", "qd", "qdd", "tau")
+                ]
                 vs = fit_stribeck_velocity(robot, *stacked)
                 model = dataclasses.replace(robot, stribeck_vs=vs)
             Y = np.concatenate([regressor(rigid_Y[k], model, runs[k]) for k in train])
@@ -60,9 +65,18 @@ def study(runs, nominal):
             Yh = regressor(rigid_Y[held], model, runs[held])
             pred = (np.asarray(base.reduce(Yh.reshape(-1, Yh.shape[-1]))) @ np.asarray(fit.theta)).reshape(-1, robot.n)
             m = results.validation_metrics(np.asarray(runs[held].tau), pred, tau_max)
-            rows.append(dict(terms=list(terms), identified_on=[k + 1 for k in train], validated_on=held + 1,
-                             stribeck_vs=vs, base_parameters=int(base.rank), nrms_limits=m["nrms_limits"]["overall"],
-                             relative_error=m["relative_error"], rmse=list(m["rmse"]["per_joint"])))
+            rows.append(
+                dict(
+                    terms=list(terms),
+                    identified_on=[k + 1 for k in train],
+                    validated_on=held + 1,
+                    stribeck_vs=vs,
+                    base_parameters=int(base.rank),
+                    nrms_limits=m["nrms_limits"]["overall"],
+                    relative_error=m["relative_error"],
+                    rmse=list(m["rmse"]["per_joint"]),
+                )
+            )
     return rows
 
 
@@ -70,12 +84,15 @@ def table(rows) -> str:
     lines = [f"{'joint terms':<22}{'base':>5}" + "".join(f"{f'-> run {h + 1}':>16}" for h in range(3)) + f"{'mean':>8}"]
     for terms in TERM_SETS:
         sel = [r for r in rows if r["terms"] == list(terms)]
-        cells = "".join(f"{r['nrms_limits']:>8.3f} %" + (f" {r['stribeck_vs']:.3f}" if r["stribeck_vs"] else " " * 6)
-                        for r in sel)
+        cells = "".join(
+            f"{r['nrms_limits']:>8.3f} %" + (f" {r['stribeck_vs']:.3f}" if r["stribeck_vs"] else " " * 6) for r in sel
+        )
         mean = np.mean([r["nrms_limits"] for r in sel])
         lines.append(f"{','.join(terms):<22}{sel[0]['base_parameters']:>5}{cells}{mean:>7.3f} %")
-    lines.append("cells: held-out RMS / (2 tau_max) averaged over joints, % (and the fitted vs, rad/s); "
-                 "FloBaRoID reports 0.18-0.21 %")
+    lines.append(
+        "cells: held-out RMS / (2 tau_max) averaged over joints, % (and the fitted vs, rad/s); "
+        "FloBaRoID reports 0.18-0.21 %"
+    )
     return "\n".join(lines)
 
 

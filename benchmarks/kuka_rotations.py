@@ -45,6 +45,7 @@ consistent/WLS gap (0.256 vs 0.302 %): least squares puts link 7's Izz at -0.086
 Usage: ``python benchmarks/kuka_rotations.py [--json PATH] [--joint-terms TERMS] [--gravity
 model|fitted|both] [--choose TERMS]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,18 +87,31 @@ def rotation(robot, runs, held, fit, reference=True):
     tau = [np.asarray(r.tau) for r in runs]
     bounds = Bounds.from_nominal(robot, mass_tol=MASS_TOL)
     Wt = np.concatenate([W[k] for k in train]).reshape(-1, W[0].shape[-1])
-    c = identify_consistent(robot, Wt, np.concatenate([tau[k] for k in train]).reshape(-1), base=base, weight=WEIGHT,
-                            bounds=bounds, reference=reference)
+    c = identify_consistent(
+        robot,
+        Wt,
+        np.concatenate([tau[k] for k in train]).reshape(-1),
+        base=base,
+        weight=WEIGHT,
+        bounds=bounds,
+        reference=reference,
+    )
     tau_max = np.asarray(robot.tau_max)
     wls = nrms(tau[held], W[held] @ np.asarray(lift(base, c.base_ls, robot.parameter_vector())), tau_max)
     con = nrms(tau[held], W[held] @ np.asarray(c.theta), tau_max)
     m = np.asarray(c.theta)[: 10 * robot.n : 10]
-    doc.update(wls=float(wls.mean()), consistent=float(con.mean()), ratio=float(con.mean() / wls.mean()),
-               converged=bool(c.converged), steps=int(c.num_steps),
-               masses_in_bounds=bool(np.all((m >= bounds.mass_min * (1 - 1e-9)) & (m <= bounds.mass_max * (1 + 1e-9)))),
-               cost_vs_sdp=float(c.cost / c.sdp_cost - 1) if reference else None,
-               sdp_gap_rel=float(c.sdp_gap / c.sdp_cost) if reference else None,
-               wls_joints=wls.tolist(), consistent_joints=con.tolist())
+    doc.update(
+        wls=float(wls.mean()),
+        consistent=float(con.mean()),
+        ratio=float(con.mean() / wls.mean()),
+        converged=bool(c.converged),
+        steps=int(c.num_steps),
+        masses_in_bounds=bool(np.all((m >= bounds.mass_min * (1 - 1e-9)) & (m <= bounds.mass_max * (1 + 1e-9)))),
+        cost_vs_sdp=float(c.cost / c.sdp_cost - 1) if reference else None,
+        sdp_gap_rel=float(c.sdp_gap / c.sdp_cost) if reference else None,
+        wls_joints=wls.tolist(),
+        consistent_joints=con.tolist(),
+    )
     return doc
 
 
@@ -110,8 +124,9 @@ def chosen_rotation(robot, runs, held, fit, candidates):
     inner = {}
     for terms in candidates:
         model = robot.with_joint_terms(terms)
-        inner[",".join(terms)] = float(np.mean([rotation(model, train, h, fit, reference=False)["consistent"]
-                                                for h in range(len(train))]))
+        inner[",".join(terms)] = float(
+            np.mean([rotation(model, train, h, fit, reference=False)["consistent"] for h in range(len(train))])
+        )
     best = min(inner, key=inner.get)
     doc = rotation(robot.with_joint_terms(tuple(best.split(","))), runs, held, fit)
     doc["inner_nrms"] = inner
@@ -121,13 +136,25 @@ def chosen_rotation(robot, runs, held, fit, candidates):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
-    p.add_argument("--joint-terms", default=",".join(TERMS), metavar="TERMS",
-                   help=f"per-joint terms of the model (default {','.join(TERMS)})")
-    p.add_argument("--gravity", choices=("both", "model", "fitted"), default="both",
-                   help="which gravity to run: the model's, fitted on the training runs, or both (default)")
-    p.add_argument("--choose", metavar="TERMS", default=None,
-                   help="also try the model with these joint terms added (e.g. ks) and, per rotation, use the set "
-                        "with the least leave-one-run-out NRMS of the consistent fit within the training runs")
+    p.add_argument(
+        "--joint-terms",
+        default=",".join(TERMS),
+        metavar="TERMS",
+        help=f"per-joint terms of the model (default {','.join(TERMS)})",
+    )
+    p.add_argument(
+        "--gravity",
+        choices=("both", "model", "fitted"),
+        default="both",
+        help="which gravity to run: the model's, fitted on the training runs, or both (default)",
+    )
+    p.add_argument(
+        "--choose",
+        metavar="TERMS",
+        default=None,
+        help="also try the model with these joint terms added (e.g. ks) and, per rotation, use the set "
+        "with the least leave-one-run-out NRMS of the consistent fit within the training runs",
+    )
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     runs = [data.read(DATA / f"measurements_{k}.npz") for k in (1, 2, 3)]
@@ -138,19 +165,28 @@ def main(argv=None):
         out = [chosen_rotation(robot, runs, held, fit, (robot.joint_terms, more)) for fit in fits for held in range(3)]
     else:
         out = [rotation(robot, runs, held, fit) for fit in fits for held in range(3)]
-    print(f"{'gravity':<10}{'test':>5}{'WLS %':>8}{'cons %':>8}{'ratio':>7}{'conv':>6}{'steps':>6}{'mass ok':>8}"
-          f"{'cost/SDP-1':>12}{'tilt deg':>9}  joint terms")
+    print(
+        f"{'gravity':<10}{'test':>5}{'WLS %':>8}{'cons %':>8}{'ratio':>7}{'conv':>6}{'steps':>6}{'mass ok':>8}"
+        f"{'cost/SDP-1':>12}{'tilt deg':>9}  joint terms"
+    )
     for r in out:
         tilt = r.get("gravity", {}).get("tilt_deg")
-        print(f"{'fitted' if tilt is not None else 'model':<10}{r['test']:>5}{r['wls']:>8.4f}{r['consistent']:>8.4f}"
-              f"{r['ratio']:>7.3f}{str(r['converged']):>6}{r['steps']:>6}{str(r['masses_in_bounds']):>8}"
-              f"{r['cost_vs_sdp']:>12.2e}{'' if tilt is None else f'{tilt:.3f}':>9}  {','.join(r['joint_terms'])}"
-              + ("" if "inner_nrms" not in r else "  (inner: " + ", ".join(f"{k} {v:.4f}" for k, v in
-                                                                        r["inner_nrms"].items()) + ")"))
+        print(
+            f"{'fitted' if tilt is not None else 'model':<10}{r['test']:>5}{r['wls']:>8.4f}{r['consistent']:>8.4f}"
+            f"{r['ratio']:>7.3f}{str(r['converged']):>6}{r['steps']:>6}{str(r['masses_in_bounds']):>8}"
+            f"{r['cost_vs_sdp']:>12.2e}{'' if tilt is None else f'{tilt:.3f}':>9}  {','.join(r['joint_terms'])}"
+            + (
+                ""
+                if "inner_nrms" not in r
+                else "  (inner: " + ", ".join(f"{k} {v:.4f}" for k, v in r["inner_nrms"].items()) + ")"
+            )
+        )
     print("per-joint held-out NRMS %, WLS / consistent:")
     for r in out:
-        print(f"  {'fitted' if 'gravity' in r else 'model':<8} test {r['test']}: "
-              + " ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(r["wls_joints"], r["consistent_joints"])))
+        print(
+            f"  {'fitted' if 'gravity' in r else 'model':<8} test {r['test']}: "
+            + " ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(r["wls_joints"], r["consistent_joints"]))
+        )
     print(f"took {time.perf_counter() - t0:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"rotations": out}, indent=1) + "\n")

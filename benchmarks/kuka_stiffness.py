@@ -50,6 +50,7 @@ acceleration w^2 tau / K < 6e-4 rad/s^2 changes the inertial torque by ~1e-5 N m
 
 Usage: ``python benchmarks/kuka_stiffness.py``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -80,8 +81,10 @@ def frequency(q, dt):
 
 
 def per_run(runs):
-    print(f"{'run':<5}{'w rad/s':<9}{'no ks: Izz7':>12}{'fv7':>9}{'fc7':>9}  |{'ks: Izz7':>9}{'fv7':>9}{'fc7':>9}"
-          f"{'ks7 N m/rad':>22}")
+    print(
+        f"{'run':<5}{'w rad/s':<9}{'no ks: Izz7':>12}{'fv7':>9}{'fc7':>9}  |{'ks: Izz7':>9}{'fv7':>9}{'fc7':>9}"
+        f"{'ks7 N m/rad':>22}"
+    )
     for k, r in enumerate(runs):
         cells = []
         for terms in (TERMS, TERMS + ("ks",)):
@@ -92,9 +95,11 @@ def per_run(runs):
             est = dict(zip(base.names, zip(np.asarray(fit.theta), np.asarray(fit.std))))
             cells.append(est)
         a, b = cells
-        print(f"{k + 1:<5}{frequency(np.asarray(r.q)[:, 6], r.dt):<9.3f}{a['Izz7'][0]:>12.4f}{a['fv7'][0]:>9.4f}"
-              f"{a['fc7'][0]:>9.4f}  |{b['Izz7'][0]:>9.4f}{b['fv7'][0]:>9.4f}{b['fc7'][0]:>9.4f}"
-              f"{b['ks7'][0]:>13.4f} +- {b['ks7'][1]:.4f}")
+        print(
+            f"{k + 1:<5}{frequency(np.asarray(r.q)[:, 6], r.dt):<9.3f}{a['Izz7'][0]:>12.4f}{a['fv7'][0]:>9.4f}"
+            f"{a['fc7'][0]:>9.4f}  |{b['Izz7'][0]:>9.4f}{b['fv7'][0]:>9.4f}{b['fc7'][0]:>9.4f}"
+            f"{b['ks7'][0]:>13.4f} +- {b['ks7'][1]:.4f}"
+        )
 
 
 def block(F, n):
@@ -113,7 +118,9 @@ def hypotheses(runs, robot):
     extra = {
         "fv,fc,offset": lambda r: None,
         "+ spring q (ks)": lambda r: np.asarray(r.q),
-        "+ load friction": lambda r: np.abs(np.asarray(jaxid.rnea(cad, r.q, r.qd, r.qdd))) * np.tanh(np.asarray(r.qd) / eps),
+        "+ load friction": lambda r: (
+            np.abs(np.asarray(jaxid.rnea(cad, r.q, r.qd, r.qdd))) * np.tanh(np.asarray(r.qd) / eps)
+        ),
         "+ qd |qd|": lambda r: np.asarray(r.qd) * np.abs(np.asarray(r.qd)),
     }
     tau = [np.asarray(r.tau) for r in runs]
@@ -125,15 +132,19 @@ def hypotheses(runs, robot):
         model = dataclasses.replace(robot, gravity=fit_gravity(robot, *stacked).gravity)
         base = jaxid.base_parameters(model)
         blocks[held] = [np.asarray(base.reduce(np.asarray(jaxid.regressor(model, r.q, r.qd, r.qdd)))) for r in runs]
-    print(f"{'WLS held-out NRMS %':<22}{'test 1':>8}{'test 2':>8}{'test 3':>8}   joint 7 (test 1/2/3)"
-          "   BIC change on the training runs (1/2/3)")
+    print(
+        f"{'WLS held-out NRMS %':<22}{'test 1':>8}{'test 2':>8}{'test 3':>8}   joint 7 (test 1/2/3)"
+        "   BIC change on the training runs (1/2/3)"
+    )
     bic0 = {}
     for name, column in extra.items():
         cols = [column(r) for r in runs]
         total, j7, bic = [], [], []
         for held in range(3):
-            W = [blocks[held][k] if cols[k] is None else np.concatenate([blocks[held][k], block(cols[k], 7)], axis=2)
-                 for k in range(3)]
+            W = [
+                blocks[held][k] if cols[k] is None else np.concatenate([blocks[held][k], block(cols[k], 7)], axis=2)
+                for k in range(3)
+            ]
             train = [k for k in range(3) if k != held]
             fit = wls(np.concatenate([W[k] for k in train]), np.concatenate([tau[k] for k in train]))
             e = 100 * np.sqrt(np.mean((tau[held] - W[held] @ np.asarray(fit.theta)) ** 2, axis=0)) / (2 * tau_max)
@@ -145,8 +156,14 @@ def hypotheses(runs, robot):
             rank = np.linalg.matrix_rank(np.concatenate([W[k] for k in train]).reshape(-1, W[0].shape[-1]))
             value = r.shape[0] * np.sum(np.log(np.mean(r**2, axis=0))) + rank * np.log(r.size)
             bic.append(value - bic0.setdefault(held, value))
-        print(f"{name:<22}" + "".join(f"{x:>8.4f}" for x in total) + "   " + " ".join(f"{x:.3f}" for x in j7)
-              + "      " + " ".join(f"{x:+.0f}" for x in bic))
+        print(
+            f"{name:<22}"
+            + "".join(f"{x:>8.4f}" for x in total)
+            + "   "
+            + " ".join(f"{x:.3f}" for x in j7)
+            + "      "
+            + " ".join(f"{x:+.0f}" for x in bic)
+        )
 
 
 def delay(runs, robot, train=(0, 1), delays_ms=(-20, -10, -5, 0, 5, 10, 20)):
@@ -165,19 +182,25 @@ def delay(runs, robot, train=(0, 1), delays_ms=(-20, -10, -5, 0, 5, 10, 20)):
         fit = wls(Wt, np.concatenate(taus))
         e = np.concatenate(taus) - Wt @ np.asarray(fit.theta)
         rms.append(np.sqrt(np.mean(e[:, 6] ** 2)))
-    print(f"joint-7 residual RMS (N m, trained on runs {[k + 1 for k in train]}) vs the delay of its torque: "
-          + ", ".join(f"{d:+d} ms {x:.4f}" for d, x in zip(delays_ms, rms)))
+    print(
+        f"joint-7 residual RMS (N m, trained on runs {[k + 1 for k in train]}) vs the delay of its torque: "
+        + ", ".join(f"{d:+d} ms {x:.4f}" for d, x in zip(delays_ms, rms))
+    )
 
 
 def confounding(runs, skip_s=2.0):
     """Per training pair, the correlation of q_j and qdd_j after the start transient (the first
     skip_s seconds): -1 means a spring and an inertia on joint j cannot be told apart."""
     for train in ((0, 1), (1, 2), (0, 2)):
-        q, qdd = (np.concatenate([np.asarray(getattr(runs[k], f))[int(skip_s / runs[k].dt):] for k in train])
-                  for f in ("q", "qdd"))
+        q, qdd = (
+            np.concatenate([np.asarray(getattr(runs[k], f))[int(skip_s / runs[k].dt) :] for k in train])
+            for f in ("q", "qdd")
+        )
         q, qdd = q - q.mean(0), qdd - qdd.mean(0)
         corr = np.sum(q * qdd, 0) / np.sqrt(np.sum(q * q, 0) * np.sum(qdd * qdd, 0))
-        print(f"corr(q_j, qdd_j) after {skip_s:g} s, runs {[k + 1 for k in train]}: " + " ".join(f"{c:.4f}" for c in corr))
+        print(
+            f"corr(q_j, qdd_j) after {skip_s:g} s, runs {[k + 1 for k in train]}: " + " ".join(f"{c:.4f}" for c in corr)
+        )
 
 
 def main():

@@ -46,6 +46,7 @@ Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape-log shape-
   (--trials 10 --single 0 --no-reference for a quick run; 100 trials of the three shape
   methods: about 200 s of CPU time plus 5 min of compilation on 2 cores)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,12 +57,12 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from timing import best_of  # benchmarks/timing.py (the script's folder is on sys.path)
 
 import jaxid  # noqa: F401  (float64)
 from jaxid.excitation.scurve import friction_s_curve
 from jaxid.friction import lugre as L
 from jaxid.identification import lugre as I
-from timing import best_of  # benchmarks/timing.py (the script's folder is on sys.path)
 
 SIGMA_F = 2e-3
 DT = 1e-3
@@ -143,8 +144,9 @@ def study(method, x, v, F, truth, single, crb_std):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=100)
-    parser.add_argument("--methods", nargs="+", default=["pso", "shape-log", "shape-article", "full"],
-                        choices=I.METHODS)
+    parser.add_argument(
+        "--methods", nargs="+", default=["pso", "shape-log", "shape-article", "full"], choices=I.METHODS
+    )
     parser.add_argument("--single", type=int, default=3, help="separate identifications timed per method")
     parser.add_argument("--no-reference", action="store_true", help="skip the Radau accuracy check")
     args = parser.parse_args(argv)
@@ -158,8 +160,11 @@ def main(argv=None):
     crb_pct = crb(p, v)
     crb_std = np.array([crb_pct[n] for n in L.NAMES]) / 100 * truth
     result = {
-        "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0], "noise_sigma_F_N": SIGMA_F,
-        "samples": int(v.shape[0]), "trials": args.trials,
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": os.getloadavg()[0],
+        "noise_sigma_F_N": SIGMA_F,
+        "samples": int(v.shape[0]),
+        "trials": args.trials,
         "truth": dict(zip(L.NAMES, truth.tolist())),
         "simulation": simulation_figures(p, v, not args.no_reference),
         "crb_pct": crb_pct,
@@ -169,29 +174,48 @@ def main(argv=None):
     print(f"LuGre, {result['samples']} samples at 1 kHz, sigma_F = {SIGMA_F} N, {args.trials} trials")
     if "accuracy_N" in sim:
         print(f"integration error vs Radau: {sim['accuracy_N']:.2e} N")
-    print(f"simulate 10 s ({sim['samples']} samples): {sim['sim_10s_s'] * 1e3:.1f} ms; "
-          f"1,000 parameter sets: {sim['sim_1000_s']:.2f} s")
-    print(f"{'method':14s} {'success':>8s} {'iter med':>9s} {'iter max':>9s} {'conv':>6s} {'batch s':>9s} "
-          f"{'CPU s':>8s} {'s / id':>8s} {'single s':>9s} {'compile s':>10s}")
+    print(
+        f"simulate 10 s ({sim['samples']} samples): {sim['sim_10s_s'] * 1e3:.1f} ms; "
+        f"1,000 parameter sets: {sim['sim_1000_s']:.2f} s"
+    )
+    print(
+        f"{'method':14s} {'success':>8s} {'iter med':>9s} {'iter max':>9s} {'conv':>6s} {'batch s':>9s} "
+        f"{'CPU s':>8s} {'s / id':>8s} {'single s':>9s} {'compile s':>10s}"
+    )
     for r in result["methods"]:
         single = f"{r['median_single_s']:.2f}" if r["median_single_s"] is not None else "-"
-        print(f"{r['method']:14s} {r['success_rate'] * 100:7.0f}% {r['iterations_median']:9.0f} "
-              f"{r['iterations_max']:9d} {r['converged'] * 100:5.0f}% {r['batch_s']:9.1f} {r['batch_cpu_s']:8.1f} "
-              f"{r['per_id_s']:8.3f} {single:>9s} {r['compile_s']:10.1f}")
+        print(
+            f"{r['method']:14s} {r['success_rate'] * 100:7.0f}% {r['iterations_median']:9.0f} "
+            f"{r['iterations_max']:9d} {r['converged'] * 100:5.0f}% {r['batch_s']:9.1f} {r['batch_cpu_s']:8.1f} "
+            f"{r['per_id_s']:8.3f} {single:>9s} {r['compile_s']:10.1f}"
+        )
     print("failures by parameter (|error| >= 1 %), and reported std vs spread (% of value) / share within 3 std:")
     print(f"{'method':14s} {'':9s}" + "".join(f"{n:>8s}" for n in L.NAMES))
     print(f"{'CRB':14s} {'std %':9s}" + "".join(f"{result['crb_pct'][n]:8.3f}" for n in L.NAMES))
     for r in result["methods"]:
-        for label, key, fmt in (("failures", "failures_by_parameter", "8d"), ("std %", "std_reported_pct", "8.3f"),
-                                ("spread %", "spread_pct", "8.3f"), ("in 3 std", "within_3std", "8.2f")):
+        for label, key, fmt in (
+            ("failures", "failures_by_parameter", "8d"),
+            ("std %", "std_reported_pct", "8.3f"),
+            ("spread %", "spread_pct", "8.3f"),
+            ("in 3 std", "within_3std", "8.2f"),
+        ):
             print(f"{r['method']:14s} {label:9s}" + "".join(f"{r[key][n]:{fmt}}" for n in L.NAMES))
-    print("|error| / Cramer-Rao std at the truth, per parameter (median, 95th percentile, max, share <= 3), and "
-          "the share of trials with all eight <= 3:")
+    print(
+        "|error| / Cramer-Rao std at the truth, per parameter (median, 95th percentile, max, share <= 3), and "
+        "the share of trials with all eight <= 3:"
+    )
     for r in result["methods"]:
-        for label, key, fmt in (("median", "crb_ratio_median", "8.2f"), ("q95", "crb_ratio_q95", "8.2f"),
-                                ("max", "crb_ratio_max", "8.2f"), ("<= 3", "within_3crb", "8.2f")):
-            print(f"{r['method']:14s} {label:9s}" + "".join(f"{r[key][n]:{fmt}}" for n in L.NAMES)
-                  + (f"   all eight: {r['all_within_3crb']:.2f}" if key == "within_3crb" else ""))
+        for label, key, fmt in (
+            ("median", "crb_ratio_median", "8.2f"),
+            ("q95", "crb_ratio_q95", "8.2f"),
+            ("max", "crb_ratio_max", "8.2f"),
+            ("<= 3", "within_3crb", "8.2f"),
+        ):
+            print(
+                f"{r['method']:14s} {label:9s}"
+                + "".join(f"{r[key][n]:{fmt}}" for n in L.NAMES)
+                + (f"   all eight: {r['all_within_3crb']:.2f}" if key == "within_3crb" else "")
+            )
     print(json.dumps(result, indent=1, default=float))
 
 

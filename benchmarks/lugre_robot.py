@@ -42,6 +42,7 @@ upper figures; one seed): held-out RMS / noise std per joint,
     C LuGre + pure PSO           3.02/40.9 1.52/6.7  1.99/9.2  1.39/6.9  1.73/7.7  1.66/8.5  1.58/6.9
   (the records carry the 0.02 N m torque noise: WAPE ~1.6 % is their floor.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,8 +89,9 @@ def runs(robot):
     for name, seed in (("fourier", 1), ("fourier2", 2)):
         rng = np.random.default_rng(seed)
         a, b = (0.15 * rng.standard_normal((robot.n, 5)) for _ in range(2))
-        q, qd, qdd = fourier(jnp.asarray(a), jnp.asarray(b), jnp.asarray(mid), 2 * np.pi * 0.1, jnp.asarray(t),
-                             zero_start=True)
+        q, qd, qdd = fourier(
+            jnp.asarray(a), jnp.asarray(b), jnp.asarray(mid), 2 * np.pi * 0.1, jnp.asarray(t), zero_start=True
+        )
         out[name] = (t, *(np.asarray(u) for u in (q, qd, qdd)))
     return out
 
@@ -103,14 +105,20 @@ def main(argv=None):
     truth = truth_friction(robot.n)
     measured, clean = {}, {}
     for k, (name, (t, q, qd, qdd)) in enumerate(runs(robot).items()):
-        m = simulation.measure(robot, t, q, qd, qdd, jax.random.key(10 + k), sigma_q=0.0, tau_sigma=args.sigma,
-                               lugre=truth)
+        m = simulation.measure(
+            robot, t, q, qd, qdd, jax.random.key(10 + k), sigma_q=0.0, tau_sigma=args.sigma, lugre=truth
+        )
         measured[name] = data.from_arrays(t, q, m.data.tau, qd, qdd, source=name)
         clean[name] = np.asarray(m.tau)
     train = workflow.prepare([measured["scurve"], measured["fourier"]], robot)
     held = workflow.prepare([measured["fourier2"], measured["scurve-val"]], robot)
-    result = {"cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0], "sigma_tau_Nm": args.sigma,
-              "truth": np.asarray(truth.vector()).tolist(), "models": {}}
+    result = {
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": os.getloadavg()[0],
+        "sigma_tau_Nm": args.sigma,
+        "truth": np.asarray(truth.vector()).tolist(),
+        "models": {},
+    }
     fits = {}
     for name, terms in (("lugre", ()), ("coulomb-viscous", ("fv", "fc")), ("stribeck", ("fv", "fc", "fs"))):
         model = robot.with_joint_terms(terms)
@@ -125,17 +133,25 @@ def main(argv=None):
         if "fs" in terms:
             model = dataclasses.replace(model, stribeck_vs=params.model["stribeck_vs"])
         val = workflow.validate(model, params, held)
-        entry = {"identify_wall_s": wall, "identify_cpu_s": cpu,
-                 "held_out_rms_Nm": {r["source"]: r["rmse"]["per_joint"] for r in val.runs},
-                 "held_out_rms_over_noise": {r["source"]: [v / args.sigma for v in r["rmse"]["per_joint"]]
-                                             for r in val.runs}}
+        entry = {
+            "identify_wall_s": wall,
+            "identify_cpu_s": cpu,
+            "held_out_rms_Nm": {r["source"]: r["rmse"]["per_joint"] for r in val.runs},
+            "held_out_rms_over_noise": {
+                r["source"]: [v / args.sigma for v in r["rmse"]["per_joint"]] for r in val.runs
+            },
+        }
         if name == "lugre":
             doc = params.fit["lugre"]
             est = np.asarray(params.lugre.vector())
             err = est - np.asarray(truth.vector())
-            entry.update(converged=doc["converged"], steps=doc["steps"], warnings=doc["warnings"],
-                         rel_err_pct=(100 * err / np.asarray(truth.vector())).tolist(),
-                         err_over_std=(err / np.asarray(doc["std"])).tolist())
+            entry.update(
+                converged=doc["converged"],
+                steps=doc["steps"],
+                warnings=doc["warnings"],
+                rel_err_pct=(100 * err / np.asarray(truth.vector())).tolist(),
+                err_over_std=(err / np.asarray(doc["std"])).tolist(),
+            )
         result["models"][name] = entry
         fits[name] = (model, params)
     if not args.no_table3:
@@ -154,28 +170,47 @@ def main(argv=None):
             A = I.identify_joints(q, qd, F, DT, method="shape")
             C = I.identify_joints(q, qd, F, DT, method="pso")
         for label, fit in (("A", A), ("C", C)):
-            pred = np.stack([np.asarray(L.simulate(jax.tree_util.tree_map(lambda a: a[j], fit.params), qdv[:, j], DT))
-                             for j in range(robot.n)], 1)
+            pred = np.stack(
+                [
+                    np.asarray(L.simulate(jax.tree_util.tree_map(lambda a: a[j], fit.params), qdv[:, j], DT))
+                    for j in range(robot.n)
+                ],
+                1,
+            )
             table[label] = pred
         table["B"] = np.asarray(L.stribeck(A.params, jnp.asarray(qdv)))
-        result["table3"] = {k: {"wape_pct": [float(wape(Fv[:, j], p[:, j])) for j in range(robot.n)],
-                                "max_pe_pct": [float(max_pe(Fv[:, j], p[:, j])) for j in range(robot.n)]}
-                            for k, p in table.items()}
-    print(f"Panda, 7 joints with LuGre friction, 1 kHz, torque noise {args.sigma} N m; load {result['load_average_1min']:.1f}")
+        result["table3"] = {
+            k: {
+                "wape_pct": [float(wape(Fv[:, j], p[:, j])) for j in range(robot.n)],
+                "max_pe_pct": [float(max_pe(Fv[:, j], p[:, j])) for j in range(robot.n)],
+            }
+            for k, p in table.items()
+        }
+    print(
+        f"Panda, 7 joints with LuGre friction, 1 kHz, torque noise {args.sigma} N m; load {result['load_average_1min']:.1f}"
+    )
     print(f"{'model':16s} {'id wall s':>9s} {'id CPU s':>9s}  held-out RMS / noise per joint (fourier2 | scurve-val)")
     for name, e in result["models"].items():
         r = e["held_out_rms_over_noise"]
-        print(f"{name:16s} {e['identify_wall_s']:9.1f} {e['identify_cpu_s']:9.1f}  "
-              + " ".join(f"{v:.3f}" for v in r["fourier2"]) + " | " + " ".join(f"{v:.3f}" for v in r["scurve-val"]))
+        print(
+            f"{name:16s} {e['identify_wall_s']:9.1f} {e['identify_cpu_s']:9.1f}  "
+            + " ".join(f"{v:.3f}" for v in r["fourier2"])
+            + " | "
+            + " ".join(f"{v:.3f}" for v in r["scurve-val"])
+        )
     e = result["models"]["lugre"]
-    print(f"lugre: converged {e['converged']} in {e['steps']} steps; max |error| / std per joint: "
-          + " ".join(f"{np.max(np.abs(r)):.2f}" for r in e["err_over_std"]))
+    print(
+        f"lugre: converged {e['converged']} in {e['steps']} steps; max |error| / std per joint: "
+        + " ".join(f"{np.max(np.abs(r)):.2f}" for r in e["err_over_std"])
+    )
     print("lugre: max |relative error| % per joint: " + " ".join(f"{np.max(np.abs(r)):.3f}" for r in e["rel_err_pct"]))
     if "table3" in result:
         print("Table 3 (held-out scurve-val friction record), WAPE % / max PE % per joint:")
         for k, label in (("A", "LuGre + shape factors"), ("B", "static model with alpha3"), ("C", "LuGre + pure PSO")):
             t3 = result["table3"][k]
-            print(f"  {k} {label:26s} " + " ".join(f"{w:6.2f}/{m:6.1f}" for w, m in zip(t3["wape_pct"], t3["max_pe_pct"])))
+            print(
+                f"  {k} {label:26s} " + " ".join(f"{w:6.2f}/{m:6.1f}" for w, m in zip(t3["wape_pct"], t3["max_pe_pct"]))
+            )
     print(json.dumps(result, indent=1, default=float))
 
 

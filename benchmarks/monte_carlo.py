@@ -13,6 +13,7 @@ call; s_per_id is a steady call / R (a second study with other noise).
 Usage: python benchmarks/monte_carlo.py [--runs 1000] [--estimators wls ols consistent]
                                         [--batch-size B] [--json out.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,8 +69,17 @@ def main(argv=None):
     print(f"UR5 + friction: {W.shape[0] // robot.n} samples, {W.shape[1]} base parameters, {args.runs} runs")
 
     def study(seed):
-        out = run_study(W, theta, sigma, args.runs, estimators=ests, key=jax.random.PRNGKey(seed), n_joints=robot.n,
-                        names=base.names, batch_size=args.batch_size)
+        out = run_study(
+            W,
+            theta,
+            sigma,
+            args.runs,
+            estimators=ests,
+            key=jax.random.PRNGKey(seed),
+            n_joints=robot.n,
+            names=base.names,
+            batch_size=args.batch_size,
+        )
         jax.block_until_ready(jax.tree.leaves(out))
         return out
 
@@ -80,10 +90,18 @@ def main(argv=None):
     res = study(1)
     steady = time.perf_counter() - t0
 
-    summary = dict(devices=[str(d) for d in devices], runs=args.runs, samples=W.shape[0] // robot.n,
-                   base_parameters=W.shape[1], first_s=first, compile_s=max(first - steady, 0.0), steady_s=steady,
-                   s_per_id=steady / (args.runs * len(ests)), ids_per_s=args.runs * len(ests) / steady,
-                   estimators={})
+    summary = dict(
+        devices=[str(d) for d in devices],
+        runs=args.runs,
+        samples=W.shape[0] // robot.n,
+        base_parameters=W.shape[1],
+        first_s=first,
+        compile_s=max(first - steady, 0.0),
+        steady_s=steady,
+        s_per_id=steady / (args.runs * len(ests)),
+        ids_per_s=args.runs * len(ests) / steady,
+        estimators={},
+    )
     se = 1 / np.sqrt(2 * (args.runs - 1))
     for name, s in res.items():
         ratio, bz = np.asarray(s.ratio), np.asarray(s.bias_z)
@@ -91,17 +109,27 @@ def main(argv=None):
         print(f"{'base parameter':<44} {'truth':>11} {'CRB':>10} {'spread':>10} {'ratio':>6} {'bias_z':>7}")
         for k in range(len(ratio)):
             label = s.names[k] if len(s.names[k]) <= 44 else s.names[k][:41] + "..."
-            print(f"{label:<44} {float(s.truth[k]):>11.4g} {float(s.crb[k]):>10.3g} {float(s.spread[k]):>10.3g} "
-                  f"{ratio[k]:>6.3f} {bz[k]:>7.2f}")
+            print(
+                f"{label:<44} {float(s.truth[k]):>11.4g} {float(s.crb[k]):>10.3g} {float(s.spread[k]):>10.3g} "
+                f"{ratio[k]:>6.3f} {bz[k]:>7.2f}"
+            )
         summary["estimators"][name] = dict(
-            ratio_min=float(ratio.min()), ratio_median=float(np.median(ratio)), ratio_max=float(ratio.max()),
-            within_3se=float(np.mean(np.abs(ratio - 1) < 3 * se)), mean_abs_bias_z=float(np.mean(np.abs(bz))),
-            ratio=ratio.round(4).tolist())
-    print(f"\nfirst call {first:.1f} s (compile {summary['compile_s']:.1f} s); {steady:.2f} s for {args.runs * len(ests)} identifications = "
-          f"{1e3 * summary['s_per_id']:.2f} ms each ({summary['ids_per_s']:.0f}/s)")
+            ratio_min=float(ratio.min()),
+            ratio_median=float(np.median(ratio)),
+            ratio_max=float(ratio.max()),
+            within_3se=float(np.mean(np.abs(ratio - 1) < 3 * se)),
+            mean_abs_bias_z=float(np.mean(np.abs(bz))),
+            ratio=ratio.round(4).tolist(),
+        )
+    print(
+        f"\nfirst call {first:.1f} s (compile {summary['compile_s']:.1f} s); {steady:.2f} s for {args.runs * len(ests)} identifications = "
+        f"{1e3 * summary['s_per_id']:.2f} ms each ({summary['ids_per_s']:.0f}/s)"
+    )
     for name, e in summary["estimators"].items():
-        print(f"{name}: ratio min {e['ratio_min']:.3f} median {e['ratio_median']:.3f} max {e['ratio_max']:.3f}; "
-              f"{100 * e['within_3se']:.0f} % within 1 +- 3 SE; mean |bias_z| {e['mean_abs_bias_z']:.2f}")
+        print(
+            f"{name}: ratio min {e['ratio_min']:.3f} median {e['ratio_median']:.3f} max {e['ratio_max']:.3f}; "
+            f"{100 * e['within_3se']:.0f} % within 1 +- 3 SE; mean |bias_z| {e['mean_abs_bias_z']:.2f}"
+        )
     print(json.dumps(summary))
     if args.json:
         with open(args.json, "w") as f:

@@ -59,6 +59,7 @@ Prints a table and, last, one JSON line. Usage:
   python benchmarks/payload.py [--periods 50] [--smooth 5] [--seed 0] [--no-optimise]
                                [--scenario all|ur5|puma560] [--puma-periods 10]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -122,8 +123,9 @@ def measure(robot, traj, periods, rng):
 def identify_robot(model, t, q, tau, smooth):
     """Base parameters of the unloaded robot by two-step WLS; returned as a full vector (dependent = 0)."""
     period = int(FS / F0)
-    _, q, qd, qdd, tau = P.preprocess(t, q, tau, period=period, average=True, smooth=smooth, cutoff=CUTOFF,
-                                      step=period // PER_PERIOD)
+    _, q, qd, qdd, tau = P.preprocess(
+        t, q, tau, period=period, average=True, smooth=smooth, cutoff=CUTOFF, step=period // PER_PERIOD
+    )
     base = base_parameters(model)
     Y = jaxid.regressor(model, q, qd, qdd)
     fit = identify(base.reduce(Y), tau, "wls")
@@ -150,8 +152,13 @@ def current_log(path, robot, traj, periods, rng):
     q = np.tile(np.asarray(q), (periods, 1))
     n = robot.n
     header = ",".join(["t"] + [f"q{j + 1}" for j in range(n)] + [f"i{j + 1}" for j in range(n)])
-    table = np.column_stack([np.arange(len(q)) / PUMA_FS, q + SIGMA_Q * rng.normal(size=q.shape),
-                             current + SIGMA_I * rng.normal(size=q.shape)])
+    table = np.column_stack(
+        [
+            np.arange(len(q)) / PUMA_FS,
+            q + SIGMA_Q * rng.normal(size=q.shape),
+            current + SIGMA_I * rng.normal(size=q.shape),
+        ]
+    )
     np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.10g")
 
 
@@ -185,8 +192,9 @@ def puma_wrist_fixed(periods, seed):
     for joints in ((0, 1, 2), None):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fit = P.identify_payload(robot, params.full(), (ds.q, ds.qd, ds.qdd, ds.tau), joints=joints,
-                                     robot_cov=params.full_cov())
+            fit = P.identify_payload(
+                robot, params.full(), (ds.q, ds.qd, ds.qdd, ds.tau), joints=joints, robot_cov=params.full_cov()
+            )
         # What the data determine: the singular values of the column-normalised payload regressor and the
         # parameters that make up its weakest direction.
         W = np.asarray(P.payload_regressor(robot, ds.q, ds.qd, ds.qdd))[:, list(fit.joints)].reshape(-1, 10)
@@ -198,58 +206,94 @@ def puma_wrist_fixed(periods, seed):
         for kind, est in (("LS", np.asarray(fit.theta)), ("consistent", np.asarray(fit.theta_consistent))):
             if kind == "consistent" and not fit.failures:
                 continue
-            rows.append(dict(
-                joints=label, estimate=kind, rank=fit.rank, cond=float(fit.fit.cond),
-                identifiable=[n for n, ok in zip(P.PAYLOAD_NAMES, np.asarray(fit.identifiable)) if ok],
-                base_names=list(fit.base.names), base_estimate=np.asarray(fit.theta_base).tolist(),
-                base_truth=np.asarray(fit.base.to_base(theta_L)).tolist(), base_std=np.asarray(fit.std_base).tolist(),
-                theta=est.tolist(), mass_error_pct=float(100 * (est[0] - m) / m),
-                com_error_mm=float(1e3 * np.linalg.norm(est[1:4] / est[0] - theta_L[1:4] / m)),
-                inertia_error_pct_of_trace3=(100 * (est[4:] - theta_L[4:]) / scale[4:]).tolist(),
-                inertia_std_pct_of_trace3=(100 * np.asarray(fit.std)[4:] / scale[4:]).tolist(),
-                singular_values=(sv / sv[0]).tolist(), weakest=weakest,
-                verdict=fit.verdict(), warnings=[str(w.message) for w in caught]))
-    summary = dict(truth=theta_L.tolist(), periods=periods, fs=PUMA_FS, samples=len(ds), sigma_i=SIGMA_I,
-                   robot_base_rank=int(params.base.rank), robot_choices=prepared.describe(),
-                   trace3=float(scale[4]))
+            rows.append(
+                dict(
+                    joints=label,
+                    estimate=kind,
+                    rank=fit.rank,
+                    cond=float(fit.fit.cond),
+                    identifiable=[n for n, ok in zip(P.PAYLOAD_NAMES, np.asarray(fit.identifiable)) if ok],
+                    base_names=list(fit.base.names),
+                    base_estimate=np.asarray(fit.theta_base).tolist(),
+                    base_truth=np.asarray(fit.base.to_base(theta_L)).tolist(),
+                    base_std=np.asarray(fit.std_base).tolist(),
+                    theta=est.tolist(),
+                    mass_error_pct=float(100 * (est[0] - m) / m),
+                    com_error_mm=float(1e3 * np.linalg.norm(est[1:4] / est[0] - theta_L[1:4] / m)),
+                    inertia_error_pct_of_trace3=(100 * (est[4:] - theta_L[4:]) / scale[4:]).tolist(),
+                    inertia_std_pct_of_trace3=(100 * np.asarray(fit.std)[4:] / scale[4:]).tolist(),
+                    singular_values=(sv / sv[0]).tolist(),
+                    weakest=weakest,
+                    verdict=fit.verdict(),
+                    warnings=[str(w.message) for w in caught],
+                )
+            )
+    summary = dict(
+        truth=theta_L.tolist(),
+        periods=periods,
+        fs=PUMA_FS,
+        samples=len(ds),
+        sigma_i=SIGMA_I,
+        robot_base_rank=int(params.base.rank),
+        robot_choices=prepared.describe(),
+        trace3=float(scale[4]),
+    )
     return rows, summary
 
 
 def print_puma(rows, summary):
-    print(f"PUMA 560 + {PUMA_PAYLOAD['m']} kg payload, wrist held at {PUMA_WRIST} rad, joints 1-3 excited; "
-          f"{summary['periods']} periods of {1 / F0:.0f} s at {PUMA_FS:.0f} Hz, currents (noise {SIGMA_I} A) "
-          f"times Km G; robot: {summary['robot_base_rank']} base parameters by WLS from an unloaded run")
-    print(f"  data: {summary['samples']} samples after the periodic path; inertia errors in % of trace/3 = "
-          f"{summary['trace3']:.3g} kg m^2")
+    print(
+        f"PUMA 560 + {PUMA_PAYLOAD['m']} kg payload, wrist held at {PUMA_WRIST} rad, joints 1-3 excited; "
+        f"{summary['periods']} periods of {1 / F0:.0f} s at {PUMA_FS:.0f} Hz, currents (noise {SIGMA_I} A) "
+        f"times Km G; robot: {summary['robot_base_rank']} base parameters by WLS from an unloaded run"
+    )
+    print(
+        f"  data: {summary['samples']} samples after the periodic path; inertia errors in % of trace/3 = "
+        f"{summary['trace3']:.3g} kg m^2"
+    )
     names = [n[:-1] for n in P.PAYLOAD_NAMES[4:]]
-    print(f"  {'joints, estimate':<18}{'rank':>5}{'cond':>7}{'mass %':>8}{'com mm':>8}"
-          + "".join(f"{n:>8}" for n in names))
+    print(
+        f"  {'joints, estimate':<18}{'rank':>5}{'cond':>7}{'mass %':>8}{'com mm':>8}"
+        + "".join(f"{n:>8}" for n in names)
+    )
     fmt = lambda v, w, d=2: f"{v:{w}.{d}f}" if np.isfinite(v) else f"{'-':>{w}}"
     for r in rows:
-        print(f"  {r['joints'] + ', ' + r['estimate']:<18}{r['rank']:>5}{r['cond']:7.3g}{fmt(r['mass_error_pct'], 8)}"
-              f"{fmt(r['com_error_mm'], 8)}" + "".join(fmt(e, 8, 1) for e in r["inertia_error_pct_of_trace3"]))
+        print(
+            f"  {r['joints'] + ', ' + r['estimate']:<18}{r['rank']:>5}{r['cond']:7.3g}{fmt(r['mass_error_pct'], 8)}"
+            f"{fmt(r['com_error_mm'], 8)}" + "".join(fmt(e, 8, 1) for e in r["inertia_error_pct_of_trace3"])
+        )
         if r["estimate"] == "LS":
             print(f"  {'  (std)':<18}{'':>20}{'':>8}" + "".join(fmt(e, 8, 1) for e in r["inertia_std_pct_of_trace3"]))
     for r in rows:
         if r["estimate"] != "LS":
             continue
         print(f"  joints {r['joints']}: identified alone: {', '.join(r['identifiable']) or 'none'}; {r['verdict']}")
-        print("    singular values of the column-normalised regressor / largest: "
-              + " ".join(f"{v:.2g}" for v in r["singular_values"]) + "; weakest direction: " + ", ".join(r["weakest"]))
+        print(
+            "    singular values of the column-normalised regressor / largest: "
+            + " ".join(f"{v:.2g}" for v in r["singular_values"])
+            + "; weakest direction: "
+            + ", ".join(r["weakest"])
+        )
         if r["rank"] < 10:
             print("    base combinations (estimate / truth / std):")
             for n, e, t, sd in zip(r["base_names"], r["base_estimate"], r["base_truth"], r["base_std"]):
                 print(f"      {n:<40}{e:12.5g}{t:12.5g}{sd:11.2g}")
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--periods", type=int, default=50, help="excitation periods per run (default 50)")
     parser.add_argument("--smooth", type=int, default=5, help="five-point cubic passes (default 5)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-optimise", dest="optimise", action="store_false",
-                        help="skip the payload excitation optimisation (item 4)")
-    parser.add_argument("--scenario", choices=("all", "ur5", "puma560"), default="all",
-                        help="ur5: items 1-4 above; puma560: item 5, the wrist held still (default all)")
+    parser.add_argument(
+        "--no-optimise", dest="optimise", action="store_false", help="skip the payload excitation optimisation (item 4)"
+    )
+    parser.add_argument(
+        "--scenario",
+        choices=("all", "ur5", "puma560"),
+        default="all",
+        help="ur5: items 1-4 above; puma560: item 5, the wrist held still (default all)",
+    )
     parser.add_argument("--puma-periods", type=int, default=10, help="excitation periods of the PUMA runs (default 10)")
     args = parser.parse_args(argv)
     t_start = time.perf_counter()
@@ -258,8 +302,11 @@ def main(argv=None):
         puma = puma_wrist_fixed(args.puma_periods, args.seed)
         print_puma(*puma)
         if args.scenario == "puma560":
-            print(json.dumps(dict(puma560=dict(rows=puma[0], **puma[1]), seed=args.seed,
-                                  seconds=time.perf_counter() - t_start)))
+            print(
+                json.dumps(
+                    dict(puma560=dict(rows=puma[0], **puma[1]), seed=args.seed, seconds=time.perf_counter() - t_start)
+                )
+            )
             return
     rng = np.random.default_rng(args.seed)
     truth = jaxid.models.ur5(joint_terms=("fv", "fc"), joint_params=FRICTION)
@@ -267,24 +314,38 @@ def main(argv=None):
     loaded = P.attach_payload(truth, theta_L)
     period, step = int(FS / F0), int(FS / F0) // PER_PERIOD
 
-    theta_robot, rank, cond = identify_robot(truth, *measure(truth, trajectory(rng, truth), args.periods, rng)[:3],
-                                             args.smooth)
+    theta_robot, rank, cond = identify_robot(
+        truth, *measure(truth, trajectory(rng, truth), args.periods, rng)[:3], args.smooth
+    )
     tv = np.arange(period)[::step] / FS
     qv, qdv, qddv = trajectory(rng, truth)(jnp.asarray(tv))
     tau_v = np.asarray(jaxid.rnea(loaded, qv, qdv, qddv)) + SIGMA_TAU * rng.normal(size=(len(tv), 6))
     tau_v_robot = np.asarray(jaxid.rnea(truth.with_parameters(theta_robot), qv, qdv, qddv))
 
     traj = trajectory(rng, truth)
-    runs = {"": (traj, {
-        "raw": dict(period=period),
-        "avg+smooth": dict(period=period, average=True, smooth=args.smooth),
-        "avg+smooth+analytic": dict(period=period, average=True, smooth=args.smooth, commanded=traj),
-    })}
+    runs = {
+        "": (
+            traj,
+            {
+                "raw": dict(period=period),
+                "avg+smooth": dict(period=period, average=True, smooth=args.smooth),
+                "avg+smooth+analytic": dict(period=period, average=True, smooth=args.smooth, commanded=traj),
+            },
+        )
+    }
     excitation = None
     if args.optimise:
         # Item 4: the excitation optimiser with the payload regressor in place of the robot's.
-        excitation = optimize(truth, harmonics=HARMONICS, base_frequency=F0, n_starts=4, steps=200, progress=False,
-                              regressor_fn=functools.partial(P.payload_regressor, truth), seed=args.seed)
+        excitation = optimize(
+            truth,
+            harmonics=HARMONICS,
+            base_frequency=F0,
+            n_starts=4,
+            steps=200,
+            progress=False,
+            regressor_fn=functools.partial(P.payload_regressor, truth),
+            seed=args.seed,
+        )
         runs["optimised "] = (excitation.sample, {"avg+smooth": dict(period=period, average=True, smooth=args.smooth)})
     rows, results = [], {}
     for prefix, (traj, variants) in runs.items():
@@ -298,42 +359,69 @@ def main(argv=None):
                 rms = np.sqrt(np.mean((tau_v - pred) ** 2, axis=0))
                 key = f"{prefix}{label} joints {'1-6' if joints is None else '1-3'}"
                 results[key] = dict(
-                    theta=est.tolist(), std=np.asarray(fit.std).tolist(), rank=fit.rank,
-                    identifiable=np.asarray(fit.identifiable).tolist(), cond=float(fit.fit.cond),
+                    theta=est.tolist(),
+                    std=np.asarray(fit.std).tolist(),
+                    rank=fit.rank,
+                    identifiable=np.asarray(fit.identifiable).tolist(),
+                    cond=float(fit.fit.cond),
                     rel_error_pct=(100 * (est - theta_L) / np.abs(theta_L)).tolist(),
                     mass_error_pct=float(100 * (est[0] - theta_L[0]) / theta_L[0]),
                     com_error_mm=float(1e3 * np.linalg.norm(est[1:4] / est[0] - theta_L[1:4] / theta_L[0])),
-                    validation_rms_over_noise=(rms / SIGMA_TAU).tolist(), consistent=not fit.failures,
-                    samples=int(data[0].shape[0]))
+                    validation_rms_over_noise=(rms / SIGMA_TAU).tolist(),
+                    consistent=not fit.failures,
+                    samples=int(data[0].shape[0]),
+                )
                 rows.append((key, results[key]))
 
     names = [n[:-1] for n in P.PAYLOAD_NAMES]
-    print(f"UR5 + {PAYLOAD['m']} kg payload; {args.periods} periods of {1 / F0:.0f} s at {FS:.0f} Hz, "
-          f"{PER_PERIOD} samples/period kept; robot model: {rank} base parameters by WLS from an unloaded "
-          f"run (cond {cond:.3g}); smoothing k = {args.smooth}")
+    print(
+        f"UR5 + {PAYLOAD['m']} kg payload; {args.periods} periods of {1 / F0:.0f} s at {FS:.0f} Hz, "
+        f"{PER_PERIOD} samples/period kept; robot model: {rank} base parameters by WLS from an unloaded "
+        f"run (cond {cond:.3g}); smoothing k = {args.smooth}"
+    )
     if excitation is not None:
         ex = excitation.summary()
-        print(f"payload excitation: cond of the column-normalised payload regressor {ex['cond']:.3g} optimised vs "
-              f"{ex['random_cond_median']:.3g} median of the random starts ({ex['time_s']:.0f} s)")
+        print(
+            f"payload excitation: cond of the column-normalised payload regressor {ex['cond']:.3g} optimised vs "
+            f"{ex['random_cond_median']:.3g} median of the random starts ({ex['time_s']:.0f} s)"
+        )
     print("relative error of each payload parameter, %:")
     print(f"{'variant':<32}" + "".join(f"{n:>8}" for n in names) + f"{'com mm':>8}{'cond':>7}")
     for key, r in rows:
-        print(f"{key:<32}" + "".join(f"{e:8.2f}" for e in r["rel_error_pct"]) + f"{r['com_error_mm']:8.2f}"
-              f"{r['cond']:7.1f}")
+        print(
+            f"{key:<32}" + "".join(f"{e:8.2f}" for e in r["rel_error_pct"]) + f"{r['com_error_mm']:8.2f}"
+            f"{r['cond']:7.1f}"
+        )
     print("inertia error and (std), 1e-4 kg m^2 (true " + ", ".join(f"{v * 1e4:.3g}" for v in theta_L[4:]) + "):")
     for key, r in rows:
         err = 1e4 * (np.asarray(r["theta"][4:]) - theta_L[4:])
         print(f"{key:<32}" + "".join(f"{e:7.2f}({s:5.2f})" for e, s in zip(err, 1e4 * np.asarray(r["std"][4:]))))
     print("validation torque RMS / noise floor, per joint:")
     for key, r in rows:
-        print(f"{key:<32}" + "".join(f"{v:8.3f}" for v in r["validation_rms_over_noise"])
-              + ("" if r["consistent"] else "   (LS estimate not physically consistent)"))
-    print(json.dumps(dict(truth=theta_L.tolist(), names=list(P.PAYLOAD_NAMES), periods=args.periods,
-                          smooth=args.smooth, seed=args.seed, robot_base_rank=rank, robot_cond=cond,
-                          sigma_tau=SIGMA_TAU.tolist(), sigma_q=SIGMA_Q, results=results,
-                          excitation=None if excitation is None else excitation.summary(),
-                          puma560=None if puma is None else dict(rows=puma[0], **puma[1]),
-                          seconds=time.perf_counter() - t_start)))
+        print(
+            f"{key:<32}"
+            + "".join(f"{v:8.3f}" for v in r["validation_rms_over_noise"])
+            + ("" if r["consistent"] else "   (LS estimate not physically consistent)")
+        )
+    print(
+        json.dumps(
+            dict(
+                truth=theta_L.tolist(),
+                names=list(P.PAYLOAD_NAMES),
+                periods=args.periods,
+                smooth=args.smooth,
+                seed=args.seed,
+                robot_base_rank=rank,
+                robot_cond=cond,
+                sigma_tau=SIGMA_TAU.tolist(),
+                sigma_q=SIGMA_Q,
+                results=results,
+                excitation=None if excitation is None else excitation.summary(),
+                puma560=None if puma is None else dict(rows=puma[0], **puma[1]),
+                seconds=time.perf_counter() - t_start,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

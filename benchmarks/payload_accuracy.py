@@ -70,6 +70,7 @@ least squares reported): payload point 2 kg periodic 22 / 41 (constrained 8.6 / 
   they could not be stored and were compiled again at every call, each compile keeping about 2000
   memory maps. With ``payload.PayloadRows`` they are stored and the count stays flat.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -115,8 +116,14 @@ def errors(theta, std, truth, floor=None):
     tr3 = np.trace(inertia3(truth)) / 3
     e = theta[4:] - truth[4:]
     i = int(np.argmax(np.abs(e)))
-    return (100 * (theta[0] / truth[0] - 1), 1e3 * np.linalg.norm(theta[1:4] / theta[0] - truth[1:4] / truth[0]),
-            100 * abs(e[i]) / tr3, 100 * std[4 + i] / tr3, 100 * floor[4 + i] / tr3, float(np.max(np.abs(e) / std[4:])))
+    return (
+        100 * (theta[0] / truth[0] - 1),
+        1e3 * np.linalg.norm(theta[1:4] / theta[0] - truth[1:4] / truth[0]),
+        100 * abs(e[i]) / tr3,
+        100 * std[4 + i] / tr3,
+        100 * floor[4 + i] / tr3,
+        float(np.max(np.abs(e) / std[4:])),
+    )
 
 
 def main():
@@ -130,7 +137,7 @@ def main():
     p.add_argument("--dir", default=str(ROOT / "build" / "payload_accuracy"))
     a = p.parse_args()
     warnings.simplefilter("ignore")
-    from jaxid import results, workflow, simulation
+    from jaxid import results, simulation, workflow
     from jaxid.identification import payload as P
 
     work = pathlib.Path(a.dir)
@@ -139,11 +146,15 @@ def main():
     robot_traj = work / f"traj{a.robot_periods}.csv"
     if not robot_traj.exists():
         cli("excite", "--robot", "ur5", "--periods", a.robot_periods, "-o", robot_traj, "--quiet")
-    print(f"UR5 identified from {a.robot_periods} period(s) of its excitation, payload from {a.periods} period(s) of "
-          "its own, q-only files, jaxid simulate's default noise; inertia in % of trace/3 of the true one (about the "
-          "flange origin)")
-    head = (f"{'excitation':>9} {'shape':>10} {'seed':>4} {'path':>17} | {'mass %':>7} {'com mm':>7} "
-            f"{'inertia %':>9} {'constr %':>8} {'std %':>7} {'floor %':>7} {'max z':>6} {'z con':>6}")
+    print(
+        f"UR5 identified from {a.robot_periods} period(s) of its excitation, payload from {a.periods} period(s) of "
+        "its own, q-only files, jaxid simulate's default noise; inertia in % of trace/3 of the true one (about the "
+        "flange origin)"
+    )
+    head = (
+        f"{'excitation':>9} {'shape':>10} {'seed':>4} {'path':>17} | {'mass %':>7} {'com mm':>7} "
+        f"{'inertia %':>9} {'constr %':>8} {'std %':>7} {'floor %':>7} {'max z':>6} {'z con':>6}"
+    )
     print(head)
     rows = []
     for seed in a.seeds:
@@ -151,8 +162,19 @@ def main():
         d.mkdir(exist_ok=True)
         for f in d.iterdir():
             f.unlink()
-        cli("simulate", "--robot", "ur5", "--trajectory", robot_traj, "--robot-seed", seed, "--noise-seed",
-            100 + seed, "-o", d / "data.csv")
+        cli(
+            "simulate",
+            "--robot",
+            "ur5",
+            "--trajectory",
+            robot_traj,
+            "--robot-seed",
+            seed,
+            "--noise-seed",
+            100 + seed,
+            "-o",
+            d / "data.csv",
+        )
         cli("identify", "--robot", "ur5", d / "data.csv", "-o", d / "params.json", "--quiet")
         params = results.load_params(d / "params.json")
         for kind in a.excitations.split(","):
@@ -166,28 +188,77 @@ def main():
                     traj.unlink(missing_ok=True)
                     # The payload's design checks the torque limits with the load attached (its mass and
                     # centre of mass, as a user knows them; the inertia is what is sought).
-                    extra = (("--starts", 2, "--steps", 0) if kind == "held-out" else
-                             ("--payload", "--payload-mass", s["mass"], "--payload-com", *s["com"]))
-                    cli("excite", "--robot", "ur5", *extra, "--seed", seed, "--periods", a.periods, "-o", traj,
-                        "--quiet")
+                    extra = (
+                        ("--starts", 2, "--steps", 0)
+                        if kind == "held-out"
+                        else ("--payload", "--payload-mass", s["mass"], "--payload-com", *s["com"])
+                    )
+                    cli(
+                        "excite",
+                        "--robot",
+                        "ur5",
+                        *extra,
+                        "--seed",
+                        seed,
+                        "--periods",
+                        a.periods,
+                        "-o",
+                        traj,
+                        "--quiet",
+                    )
                     (d / f"{kind}-unloaded.csv").unlink(missing_ok=True)
-                    cli("simulate", "--robot", "ur5", "--trajectory", traj, "--robot-seed", seed, "--noise-seed",
-                        200 + seed, "-o", d / f"{kind}-unloaded.csv")
+                    cli(
+                        "simulate",
+                        "--robot",
+                        "ur5",
+                        "--trajectory",
+                        traj,
+                        "--robot-seed",
+                        seed,
+                        "--noise-seed",
+                        200 + seed,
+                        "-o",
+                        d / f"{kind}-unloaded.csv",
+                    )
                 for f in (loaded, d / "truth.csv", d / "filtered.csv"):
                     f.unlink(missing_ok=True)
-                cli("simulate", "--robot", "ur5", "--trajectory", traj, "--robot-seed", seed, "--noise-seed",
-                    300 + seed, "--payload-mass", s["mass"], "--payload-com", *s["com"], *box, "-o", loaded,
-                    "--truth", d / "truth.csv")
+                cli(
+                    "simulate",
+                    "--robot",
+                    "ur5",
+                    "--trajectory",
+                    traj,
+                    "--robot-seed",
+                    seed,
+                    "--noise-seed",
+                    300 + seed,
+                    "--payload-mass",
+                    s["mass"],
+                    "--payload-com",
+                    *s["com"],
+                    *box,
+                    "-o",
+                    loaded,
+                    "--truth",
+                    d / "truth.csv",
+                )
                 shutil.copy(loaded, d / "filtered.csv")  # no sidecar: the filtered path
                 fits = {}
-                for path, args in (("periodic", (loaded,)), ("filtered", (d / "filtered.csv",)),
-                                   ("difference", (loaded, "--unloaded", d / f"{kind}-unloaded.csv"))):
+                for path, args in (
+                    ("periodic", (loaded,)),
+                    ("filtered", (d / "filtered.csv",)),
+                    ("difference", (loaded, "--unloaded", d / f"{kind}-unloaded.csv")),
+                ):
                     if path not in a.paths.split(","):
                         continue
                     params_args = ("--params", d / "params.json") if path != "difference" else ("--robot", "ur5")
                     doc = json.loads(cli("payload", *params_args, *args, "--json", "-"))
-                    fits[path] = (doc["least_squares"], doc["std"], doc["estimate"],
-                                  np.array(doc["std_floor"], dtype=float))
+                    fits[path] = (
+                        doc["least_squares"],
+                        doc["std"],
+                        doc["estimate"],
+                        np.array(doc["std_floor"], dtype=float),
+                    )
                 # The same fit on the true derivatives (the truth file's qd, qdd at the loaded run's samples).
                 tr = workflow.read(d / "truth.csv")
                 ld = workflow.read(loaded)
@@ -196,25 +267,49 @@ def main():
                 fits["true derivatives"] = (f.theta, f.std, f.estimate, f.std_floor)
                 for path, (theta, std, tc, floor) in fits.items():
                     m, c, i, sd, fl, z = errors(theta, std, truth, floor)
-                    ic, zc = (errors(tc, std, truth)[2::3] if np.all(np.isfinite(np.asarray(tc, float)))
-                              else (np.nan, np.nan))
-                    rows.append(dict(excitation=kind, shape=shape, seed=seed, path=path, mass=m, com=c, inertia=i,
-                                     constrained=ic, std=sd, floor=fl, z=z, z_constrained=zc))
-                    print(f"{kind:>9} {shape:>10} {seed:>4} {path:>17} | {m:7.3f} {c:7.2f} {i:9.1f} {ic:8.1f} "
-                          f"{sd:7.1f} {fl:7.1f} {z:6.2f} {zc:6.2f}", flush=True)
+                    ic, zc = (
+                        errors(tc, std, truth)[2::3] if np.all(np.isfinite(np.asarray(tc, float))) else (np.nan, np.nan)
+                    )
+                    rows.append(
+                        dict(
+                            excitation=kind,
+                            shape=shape,
+                            seed=seed,
+                            path=path,
+                            mass=m,
+                            com=c,
+                            inertia=i,
+                            constrained=ic,
+                            std=sd,
+                            floor=fl,
+                            z=z,
+                            z_constrained=zc,
+                        )
+                    )
+                    print(
+                        f"{kind:>9} {shape:>10} {seed:>4} {path:>17} | {m:7.3f} {c:7.2f} {i:9.1f} {ic:8.1f} "
+                        f"{sd:7.1f} {fl:7.1f} {z:6.2f} {zc:6.2f}",
+                        flush=True,
+                    )
     print(f"\nsummary over seeds (median / max), {time.perf_counter() - tic:.0f} s")
-    print(f"{'excitation':>9} {'shape':>10} {'path':>17} | {'inertia %':>13} {'constr %':>13} {'floor/std':>11} "
-          f"{'max z':>11} {'max z con':>11}")
+    print(
+        f"{'excitation':>9} {'shape':>10} {'path':>17} | {'inertia %':>13} {'constr %':>13} {'floor/std':>11} "
+        f"{'max z':>11} {'max z con':>11}"
+    )
     for kind in a.excitations.split(","):
         for shape in a.shapes.split(","):
             for path in ("periodic", "filtered", "difference", "true derivatives"):
                 sel = [r for r in rows if (r["excitation"], r["shape"], r["path"]) == (kind, shape, path)]
                 if sel:
                     col = lambda k: np.array([r[k] for r in sel])
-                    print(f"{kind:>9} {shape:>10} {path:>17} | " + " ".join(
-                        f"{np.median(col(k)):6.1f}/{np.max(col(k)):6.1f}" for k in ("inertia", "constrained"))
-                          + f" {np.median(col('floor') / col('std')):5.2f}/{np.max(col('floor') / col('std')):5.2f}"
-                          + "".join(f" {np.median(col(k)):5.2f}/{np.max(col(k)):5.2f}" for k in ("z", "z_constrained")))
+                    print(
+                        f"{kind:>9} {shape:>10} {path:>17} | "
+                        + " ".join(
+                            f"{np.median(col(k)):6.1f}/{np.max(col(k)):6.1f}" for k in ("inertia", "constrained")
+                        )
+                        + f" {np.median(col('floor') / col('std')):5.2f}/{np.max(col('floor') / col('std')):5.2f}"
+                        + "".join(f" {np.median(col(k)):5.2f}/{np.max(col(k)):5.2f}" for k in ("z", "z_constrained"))
+                    )
     print(json.dumps(rows))
 
 

@@ -52,8 +52,11 @@ def inertia(v):
 def errors(theta):
     """mass error %, centre-of-mass error mm, worst inertia entry error % of trace/3."""
     scale = np.trace(inertia(PAYLOAD)) / 3
-    return (100 * (theta[0] / PAYLOAD[0] - 1), 1000 * np.linalg.norm(theta[1:4] / theta[0] - PAYLOAD[1:4] / PAYLOAD[0]),
-            100 * np.abs(inertia(theta) - inertia(PAYLOAD)).max() / scale)
+    return (
+        100 * (theta[0] / PAYLOAD[0] - 1),
+        1000 * np.linalg.norm(theta[1:4] / theta[0] - PAYLOAD[1:4] / PAYLOAD[0]),
+        100 * np.abs(inertia(theta) - inertia(PAYLOAD)).max() / scale,
+    )
 
 
 def main(seeds=(0, 1, 2)):
@@ -63,21 +66,30 @@ def main(seeds=(0, 1, 2)):
     print("seed  cutoff Hz  default: mass %  com mm  inertia %   difference: mass %  com mm  inertia %")
     for seed in seeds:
         ref = excitation(robot.n, 5, 0.2, 3, seed, amplitude=0.8)
-        unloaded = simulation.simulate(rigid, *ref, jax.random.PRNGKey(seed), noise_key=jax.random.PRNGKey(100 + seed),
-                                       sigma_q=1e-4)
-        loaded = simulation.measure(unloaded.robot, *ref, jax.random.split(jax.random.PRNGKey(200 + seed))[1],
-                                    sigma_q=1e-4, payload=PAYLOAD)
+        unloaded = simulation.simulate(
+            rigid, *ref, jax.random.PRNGKey(seed), noise_key=jax.random.PRNGKey(100 + seed), sigma_q=1e-4
+        )
+        loaded = simulation.measure(
+            unloaded.robot, *ref, jax.random.split(jax.random.PRNGKey(200 + seed))[1], sigma_q=1e-4, payload=PAYLOAD
+        )
         prepared = workflow.prepare(unloaded.data, robot)
         params = workflow.identify_experiment(robot, prepared, description=desc)
         theta = lift(params.base, params.theta, jnp.zeros(len(robot.parameter_names())))
         policy = workflow.Policy(cutoff=prepared.choices[0]["cutoff_hz"])
         dl, du = (workflow.prepare(m.data, robot, policy).datasets[0] for m in (loaded, unloaded))
         default = P.identify_payload(robot, theta, dl)
-        diff = P.identify_payload(rigid, jnp.zeros(len(rigid.parameter_names())),
-                                  (dl.q, dl.qd, dl.qdd, np.asarray(dl.tau) - np.asarray(du.tau)))
+        diff = P.identify_payload(
+            rigid,
+            jnp.zeros(len(rigid.parameter_names())),
+            (dl.q, dl.qd, dl.qdd, np.asarray(dl.tau) - np.asarray(du.tau)),
+        )
         a, b = errors(np.asarray(default.theta)), errors(np.asarray(diff.theta))
-        print(f"{seed:<6}{policy.cutoff:<11.2g}" + "".join(f"{x:>{w}.{d}f}" for x, w, d in zip(a, (15, 8, 11), (3, 2, 1)))
-              + "".join(f"{x:>{w}.{d}f}" for x, w, d in zip(b, (21, 8, 11), (3, 2, 1))), flush=True)
+        print(
+            f"{seed:<6}{policy.cutoff:<11.2g}"
+            + "".join(f"{x:>{w}.{d}f}" for x, w, d in zip(a, (15, 8, 11), (3, 2, 1)))
+            + "".join(f"{x:>{w}.{d}f}" for x, w, d in zip(b, (21, 8, 11), (3, 2, 1))),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

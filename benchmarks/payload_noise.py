@@ -20,6 +20,7 @@ to trace/3 (%), and its z = error / std with the payload std from the torque noi
 the robot model's estimate and covariance as a prior that the loaded run updates (``robot_cov``; the
 estimate then differs too). Targets: mass < 1 %, com < 2 mm, every inertia entry within 10 % of trace/3.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,12 +30,11 @@ import warnings
 
 import jax
 import numpy as np
+from coverage import excitation
 
 from jaxid import workflow
 from jaxid.identification import payload as P
-from jaxid.simulation import payload_vector, perturb, measure
-
-from coverage import excitation
+from jaxid.simulation import measure, payload_vector, perturb
 
 
 def main():
@@ -55,10 +55,14 @@ def main():
     unloaded = measure(true, *ref_u, jax.random.PRNGKey(100 + a.seed)).data
     loaded_m = measure(true, *ref_l, jax.random.PRNGKey(200 + a.seed), payload=theta_L)
     tr3 = (theta_L[4] + theta_L[6] + theta_L[9]) / 3
-    print(f"UR5 + 2 kg payload; {a.periods} periods of {1 / f0:g} s at 100 Hz, q-only files, sigma_q 1e-4 rad, "
-          f"torque noise 0.5 % of range; true inertia trace/3 {tr3:.4g} kg m^2")
-    print(f"{'path':>18} {'robot model':>14} {'derivatives':>12} | {'mass %':>7} {'com mm':>7} {'inertia %':>9} "
-          f"{'z (noise)':>9} {'z (+robot)':>10}")
+    print(
+        f"UR5 + 2 kg payload; {a.periods} periods of {1 / f0:g} s at 100 Hz, q-only files, sigma_q 1e-4 rad, "
+        f"torque noise 0.5 % of range; true inertia trace/3 {tr3:.4g} kg m^2"
+    )
+    print(
+        f"{'path':>18} {'robot model':>14} {'derivatives':>12} | {'mass %':>7} {'com mm':>7} {'inertia %':>9} "
+        f"{'z (noise)':>9} {'z (+robot)':>10}"
+    )
     for path in ("periodic", "filtered", "filtered+parallel"):
         known = lambda ds: dataclasses.replace(ds, base_frequency=f0, harmonics=H) if path == "periodic" else ds
         policy = workflow.Policy(parallel=path.endswith("parallel"))
@@ -67,11 +71,12 @@ def main():
         d = pl.datasets[0]
         est = [pl.align(0, x) for x in (loaded_m.q, loaded_m.qd, loaded_m.qdd)]
         if path == "periodic":  # the averaged period: the true motion's first period
-            est = [x[:len(d)] for x in (loaded_m.q, loaded_m.qd, loaded_m.qdd)]
+            est = [x[: len(d)] for x in (loaded_m.q, loaded_m.qd, loaded_m.qdd)]
         models = {}
         for method in ("wls", "didim"):
-            params = workflow.identify_experiment(robot, pu, method=method, description=desc,
-                                                  reference=None if method == "wls" else [ref_u])
+            params = workflow.identify_experiment(
+                robot, pu, method=method, description=desc, reference=None if method == "wls" else [ref_u]
+            )
             models[method] = (np.asarray(params.full()), np.asarray(params.full_cov()))
         models["true"] = (theta_true, None)
         for name, (theta_r, C) in models.items():
@@ -87,8 +92,11 @@ def main():
                 th = np.asarray(f.theta)
                 com = 1e3 * np.linalg.norm(th[1:4] / th[0] - theta_L[1:4] / theta_L[0])
                 zr = f"{row[1]:10.1f}" if C is not None else f"{'-':>10}"
-                print(f"{path:>18} {name:>14} {deriv:>12} | {100 * e[0] / theta_L[0]:7.3f} {com:7.2f} "
-                      f"{100 * np.max(np.abs(e[4:])) / tr3:9.1f} {row[0]:9.1f} {zr}", flush=True)
+                print(
+                    f"{path:>18} {name:>14} {deriv:>12} | {100 * e[0] / theta_L[0]:7.3f} {com:7.2f} "
+                    f"{100 * np.max(np.abs(e[4:])) / tr3:9.1f} {row[0]:9.1f} {zr}",
+                    flush=True,
+                )
     print(f"({time.perf_counter() - tic:.0f} s, under load)")
 
 

@@ -13,17 +13,16 @@ filtering of W and tau, Butterworth at 3 x the known excitation band (``--no-per
 file with the sidecar), the periodic path (base frequency known), and the true qd, qdd on the
 averaged period (the floor set by the torque noise).
 """
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
 
 import jax
 import numpy as np
 
-import jaxid
-from jaxid import data, workflow
+from jaxid import workflow
 from jaxid.excitation import fourier
 from jaxid.simulation import simulate
 
@@ -59,23 +58,38 @@ def main():
     a = p.parse_args()
     robot, desc = workflow.model(builtin=a.robot, joint_terms=("fv", "fc", "offset"))
     t, q, qd, qdd = excitation(robot.n, a.harmonics, a.f0, periods=a.periods)
-    print(f"{a.robot}: {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics, {len(t)} samples at 100 Hz, "
-          f"sigma_q {a.sigma_q:g} rad; relative base-parameter errors, z = max |error| / std")
+    print(
+        f"{a.robot}: {a.periods} periods of {a.f0:g} Hz, {a.harmonics} harmonics, {len(t)} samples at 100 Hz, "
+        f"sigma_q {a.sigma_q:g} rad; relative base-parameter errors, z = max |error| / std"
+    )
     paths = ("butterworth", "+ parallel filter", "butterworth, band known", "periodic", "true qd, qdd")
     print(f"{'seed':>4}  " + "  ".join(f"{p:>27}" for p in paths) + "   (median / max %, z)")
     for seed in range(a.seeds):
-        m = simulate(robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(seed),
-                     noise_key=jax.random.PRNGKey(100 + seed), sigma_q=a.sigma_q)
+        m = simulate(
+            robot.with_joint_terms(()),
+            t,
+            q,
+            qd,
+            qdd,
+            jax.random.PRNGKey(seed),
+            noise_key=jax.random.PRNGKey(100 + seed),
+            sigma_q=a.sigma_q,
+        )
         theta_true = np.asarray(m.robot.parameter_vector())
         known = dataclasses.replace(m.data, base_frequency=a.f0, harmonics=a.harmonics)
         periodic = workflow.prepare(known, robot)
         P = len(periodic.datasets[0])
-        true = workflow.Prepared((dataclasses.replace(periodic.datasets[0], q=m.q[:P], qd=m.qd[:P], qdd=m.qdd[:P]),),
-                                 periodic.choices)
+        true = workflow.Prepared(
+            (dataclasses.replace(periodic.datasets[0], q=m.q[:P], qd=m.qd[:P], qdd=m.qdd[:P]),), periodic.choices
+        )
         row = []
-        for prepared in (workflow.prepare(m.data, robot), workflow.prepare(m.data, robot, workflow.Policy(parallel=True)),
-                         workflow.prepare(known, robot, workflow.Policy(periodic=False)), periodic, true):
-            t0 = time.perf_counter()
+        for prepared in (
+            workflow.prepare(m.data, robot),
+            workflow.prepare(m.data, robot, workflow.Policy(parallel=True)),
+            workflow.prepare(known, robot, workflow.Policy(periodic=False)),
+            periodic,
+            true,
+        ):
             med, mx, z = errors(robot, desc, prepared, theta_true)
             row.append(f"{100 * med:6.2f} /{100 * mx:7.2f} % z {z:5.1f}")
         print(f"{seed:>4}  " + "  ".join(f"{r:>27}" for r in row))

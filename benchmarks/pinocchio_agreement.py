@@ -13,6 +13,7 @@ xarm7, z1, so101, double_pendulum_continuous, talos_left_arm (and coupled), baxt
 joints, tree; coupled: 17), allegro_right_hand (16, tree), tiago (48, tree): every relative
 error of rnea, M and the regressor below 3e-15.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,11 +25,18 @@ import numpy as np
 import jaxid
 
 URDFS = [
-    "ur_description/urdf/ur5_robot.urdf", "ur_description/urdf/ur10_robot.urdf", "ur_description/urdf/ur3_gripper.urdf",
-    "panda_description/urdf/panda.urdf", "xarm_description/urdf/xarm7.urdf", "z1_description/urdf/z1.urdf",
-    "so_arm_description/urdf/so101.urdf", "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
-    "talos_data/robots/talos_left_arm.urdf", "allegro_hand_description/urdf/allegro_right_hand.urdf",
-    "baxter_description/urdf/baxter.urdf", "tiago_description/robots/tiago.urdf",
+    "ur_description/urdf/ur5_robot.urdf",
+    "ur_description/urdf/ur10_robot.urdf",
+    "ur_description/urdf/ur3_gripper.urdf",
+    "panda_description/urdf/panda.urdf",
+    "xarm_description/urdf/xarm7.urdf",
+    "z1_description/urdf/z1.urdf",
+    "so_arm_description/urdf/so101.urdf",
+    "double_pendulum_description/urdf/double_pendulum_continuous.urdf",
+    "talos_data/robots/talos_left_arm.urdf",
+    "allegro_hand_description/urdf/allegro_right_hand.urdf",
+    "baxter_description/urdf/baxter.urdf",
+    "tiago_description/robots/tiago.urdf",
 ]
 
 
@@ -59,8 +67,10 @@ def compare(path, states, coupled, rng):
         tau = pin.rnea(model, data, c, qd[order], qdd[order])
         err["rnea"] = max(err["rnea"], relative(np.asarray(jaxid.rnea(robot, q, qd, qdd))[order], tau))
         M = pin.crba(model, data, c)
-        err["M"] = max(err["M"], relative(np.asarray(jaxid.mass_matrix(robot, q))[np.ix_(order, order)],
-                                          np.triu(M) + np.triu(M, 1).T))
+        err["M"] = max(
+            err["M"],
+            relative(np.asarray(jaxid.mass_matrix(robot, q))[np.ix_(order, order)], np.triu(M) + np.triu(M, 1).T),
+        )
         if not coupled:
             Y = pin.computeJointTorqueRegressor(model, data, c, qd[order], qdd[order])
             err["Y"] = max(err["Y"], relative(np.asarray(jaxid.regressor(robot, q, qd, qdd))[order][:, columns], Y))
@@ -89,9 +99,17 @@ def main():
             except Exception as e:  # a file the reader refuses, or a disagreement in shape: a row, not a stop
                 rows.append({"urdf": rel, "coupled": coupled, "error": str(e).splitlines()[0]})
                 continue
-            rows.append({"urdf": rel, "coupled": coupled, "joints": robot.n_joints, "coordinates": robot.n,
-                         "tree": any(robot.parents.count(i) > 1 for i in range(-1, robot.n_joints)), **err,
-                         "seconds": time.perf_counter() - t0})
+            rows.append(
+                {
+                    "urdf": rel,
+                    "coupled": coupled,
+                    "joints": robot.n_joints,
+                    "coordinates": robot.n,
+                    "tree": any(robot.parents.count(i) > 1 for i in range(-1, robot.n_joints)),
+                    **err,
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
     print(json.dumps(rows, indent=1))
     print(f"\n{'URDF':<62} {'coupled':>7} {'n':>3} {'tree':>5} {'rnea':>9} {'M':>9} {'Y':>9}")
     for r in rows:
@@ -99,8 +117,10 @@ def main():
             print(f"{r['urdf']:<62} {str(r['coupled']):>7}  error: {r['error']}")
             continue
         y = "-" if r["Y"] is None else f"{r['Y']:.1e}"
-        print(f"{r['urdf']:<62} {str(r['coupled']):>7} {r['coordinates']:>3} {str(r['tree']):>5} "
-              f"{r['rnea']:9.1e} {r['M']:9.1e} {y:>9}")
+        print(
+            f"{r['urdf']:<62} {str(r['coupled']):>7} {r['coordinates']:>3} {str(r['tree']):>5} "
+            f"{r['rnea']:9.1e} {r['M']:9.1e} {y:>9}"
+        )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ us/sample plus sample 0's outputs (checked against Pinocchio's Python bindings).
 Where no C++ compiler, Eigen or the pin wheel's headers are present, :func:`available`
 says why and the calling benchmark skips the C++ column.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -138,11 +139,28 @@ def binary() -> Path:
     # The definitions Pinocchio's CMake config exports to its users (lib/cmake/pinocchio), less
     # PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION: the wheel's precompiled algorithms do not match
     # this build's joint variant (boost::bad_get), so every algorithm is instantiated here, -O3.
-    defs = ["-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
-            "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12"]
-    cmd = ["g++", "-O3", "-march=native", "-DNDEBUG", "-std=c++17", *defs,
-           f"-I{prefix / 'include'}", f"-I{EIGEN}", str(BUILD / "loop.cpp"), "-o", str(exe),
-           f"-L{prefix / 'lib'}", f"-Wl,-rpath,{prefix / 'lib'}", "-lpinocchio_default"]
+    defs = [
+        "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
+        "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
+        "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS",
+        "-DBOOST_FUSION_INVOKE_MAX_ARITY=12",
+    ]
+    cmd = [
+        "g++",
+        "-O3",
+        "-march=native",
+        "-DNDEBUG",
+        "-std=c++17",
+        *defs,
+        f"-I{prefix / 'include'}",
+        f"-I{EIGEN}",
+        str(BUILD / "loop.cpp"),
+        "-o",
+        str(exe),
+        f"-L{prefix / 'lib'}",
+        f"-Wl,-rpath,{prefix / 'lib'}",
+        "-lpinocchio_default",
+    ]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return exe
 
@@ -153,9 +171,13 @@ def _chain(model) -> np.ndarray:
     out = [float(model.njoints - 1)]
     for j in range(1, model.njoints):
         jm, M = model.joints[j], model.jointPlacements[j]  # RevoluteUnaligned: .extract().axis
-        out += [float(model.parents[j]), *np.asarray(jm.extract().axis),
-                *np.asarray(M.rotation).ravel(), *np.asarray(M.translation),
-                *np.asarray(model.inertias[j].toDynamicParameters())]
+        out += [
+            float(model.parents[j]),
+            *np.asarray(jm.extract().axis),
+            *np.asarray(M.rotation).ravel(),
+            *np.asarray(M.translation),
+            *np.asarray(model.inertias[j].toDynamicParameters()),
+        ]
     out += list(np.asarray(model.gravity.linear))
     return np.asarray(out, dtype=np.float64)
 
@@ -169,12 +191,18 @@ def run(model, q, qd, qdd, repeat=5) -> dict:
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         _chain(model).tofile(d / "model.bin")
-        np.concatenate([np.ascontiguousarray(x, dtype=np.float64).ravel() for x in (q, qd, qdd)]).tofile(d / "states.bin")
-        subprocess.run([str(exe), str(d / "model.bin"), str(d / "states.bin"), str(N), str(repeat), str(d / "out.bin")],
-                       check=True, capture_output=True, text=True)
+        np.concatenate([np.ascontiguousarray(x, dtype=np.float64).ravel() for x in (q, qd, qdd)]).tofile(
+            d / "states.bin"
+        )
+        subprocess.run(
+            [str(exe), str(d / "model.bin"), str(d / "states.bin"), str(N), str(repeat), str(d / "out.bin")],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         out = np.fromfile(d / "out.bin")
     best, rest = out[:3], out[3:]
-    tau, M, Y = rest[:n], rest[n:n + n * n].reshape(n, n, order="F"), rest[n + n * n:].reshape(n, -1, order="F")
+    tau, M, Y = rest[:n], rest[n : n + n * n].reshape(n, n, order="F"), rest[n + n * n :].reshape(n, -1, order="F")
     return dict(us_per_sample=dict(zip(("rnea", "crba", "regressor"), 1e6 * best / N)), tau=tau, M=M, Y=Y)
 
 
@@ -188,9 +216,9 @@ def main(argv=None):
         print(f"skipped: {why}")
         return 0
     import pinocchio as pin
+    from regressor import pinocchio_model  # benchmarks/regressor.py (this folder is on sys.path)
 
     import jaxid
-    from regressor import pinocchio_model  # benchmarks/regressor.py (this folder is on sys.path)
 
     robot = jaxid.models.planar(args.n)
     model = pinocchio_model(robot)
@@ -198,8 +226,11 @@ def main(argv=None):
     res = run(model, q, qd, qdd)
     data = model.createData()
     err = np.abs(res["tau"] - pin.rnea(model, data, q[0], qd[0], qdd[0])).max()
-    print(f"planar {args.n}: " + "  ".join(f"{k} {v:.3f} us" for k, v in res["us_per_sample"].items())
-          + f"  (|tau - Python bindings| = {err:.1e})")
+    print(
+        f"planar {args.n}: "
+        + "  ".join(f"{k} {v:.3f} us" for k, v in res["us_per_sample"].items())
+        + f"  (|tau - Python bindings| = {err:.1e})"
+    )
     return 0
 
 

@@ -7,6 +7,7 @@ export of a robot controller's log, shorter numbers).
 
     .venv/bin/python benchmarks/read_csv.py [rows]
 """
+
 import sys
 import tempfile
 import time
@@ -30,8 +31,10 @@ def main(rows=100_000):
     rng = np.random.default_rng(0)
     table = np.column_stack([np.arange(rows) / 500.0, rng.normal(size=(rows, 18))])
     header = "t," + ",".join(f"{s}{j}" for s in ("q", "qd", "tau") for j in range(1, 7))
-    print(f"{rows} rows x 19 columns; old = the Python scan, new = numpy's C parser (read()"
-          " additionally runs all the dataset checks)")
+    print(
+        f"{rows} rows x 19 columns; old = the Python scan, new = numpy's C parser (read()"
+        " additionally runs all the dataset checks)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in ("%.17g", "%.6f"):
             path = Path(tmp) / "log.csv"
@@ -41,8 +44,10 @@ def main(rows=100_000):
             new, (b, _, _) = best_of(lambda: data._read_csv(path, None))
             full, _ = best_of(lambda: data.read(path, derivatives=None))
             assert all(np.array_equal(a[s], b[s]) for s in a), "the two parsers disagree"
-            print(f"{fmt:>6} ({size:4.1f} MB): old {old:6.3f} s, new {new:6.3f} s, "
-                  f"speed-up {old / new:4.1f}x; read() {full:6.3f} s")
+            print(
+                f"{fmt:>6} ({size:4.1f} MB): old {old:6.3f} s, new {new:6.3f} s, "
+                f"speed-up {old / new:4.1f}x; read() {full:6.3f} s"
+            )
 
 
 if __name__ == "__main__":

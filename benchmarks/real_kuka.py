@@ -22,6 +22,7 @@ Usage: ``python benchmarks/real_kuka.py [--json PATH]``; JAXID_NOTEBOOK_SMALL=1 
 10th sample and fixed eps and weight (a quick check, not the reported figures).
 JAXID_KUKA_DATA overrides the data folder.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -151,28 +152,45 @@ def study(runs, robot, priors, reg=None):
             eps, cv = choose(reg, train, EPS_GRID, lambda e, a, b: reg(b, e) @ fit(reg, [a], e, method))
             chosen[method] = eps
             theta = fit(reg, train, eps, method)
-            rows[f"{method.upper()} eps={eps:g}"] = {**results.validation_metrics(real, reg(held, eps) @ theta, tau_max),
-                                                     "coulomb_eps": eps, "cv_nrms_limits": cv, "theta": theta.tolist()}
+            rows[f"{method.upper()} eps={eps:g}"] = {
+                **results.validation_metrics(real, reg(held, eps) @ theta, tau_max),
+                "coulomb_eps": eps,
+                "cv_nrms_limits": cv,
+                "theta": theta.tolist(),
+            }
         eps = chosen["ols"]
         w, cv = choose(reg, train, WEIGHTS, lambda w, a, b: reg(b, eps) @ fit(reg, [a], eps, "consistent", w))
         theta = fit(reg, train, eps, "consistent", w)
-        rows[f"consistent w={w:g}"] = {**results.validation_metrics(real, reg(held, eps) @ theta, tau_max),
-                                       "coulomb_eps": eps, "weight": w, "cv_nrms_limits": cv, "theta": theta.tolist()}
-        out.append({"identified_on": [k + 1 for k in train], "validated_on": held + 1, "samples": len(ds),
-                    "models": rows})
+        rows[f"consistent w={w:g}"] = {
+            **results.validation_metrics(real, reg(held, eps) @ theta, tau_max),
+            "coulomb_eps": eps,
+            "weight": w,
+            "cv_nrms_limits": cv,
+            "theta": theta.tolist(),
+        }
+        out.append(
+            {"identified_on": [k + 1 for k in train], "validated_on": held + 1, "samples": len(ds), "models": rows}
+        )
     return out
 
 
 def table(rotations) -> str:
     lines = []
     for r in rotations:
-        lines.append(f"identify on runs {r['identified_on']}, validate on run {r['validated_on']} "
-                     f"({r['samples']} samples)")
-        lines.append(f"  {'model':<26}" + "".join(f"{'RMSE' + str(j + 1):>8}" for j in range(7))
-                     + f"{'rel err %':>11}{'NRMS lim %':>12}")
+        lines.append(
+            f"identify on runs {r['identified_on']}, validate on run {r['validated_on']} ({r['samples']} samples)"
+        )
+        lines.append(
+            f"  {'model':<26}"
+            + "".join(f"{'RMSE' + str(j + 1):>8}" for j in range(7))
+            + f"{'rel err %':>11}{'NRMS lim %':>12}"
+        )
         for name, m in r["models"].items():
-            lines.append(f"  {name:<26}" + "".join(f"{v:>8.3f}" for v in m["rmse"]["per_joint"])
-                         + f"{m['relative_error']:>11.2f}{m['nrms_limits']['overall']:>12.3f}")
+            lines.append(
+                f"  {name:<26}"
+                + "".join(f"{v:>8.3f}" for v in m["rmse"]["per_joint"])
+                + f"{m['relative_error']:>11.2f}{m['nrms_limits']['overall']:>12.3f}"
+            )
     return "\n".join(lines)
 
 
@@ -183,8 +201,14 @@ def main(argv=None):
     t0 = time.perf_counter()
     runs, robot, priors = load()
     rotations = study(runs, robot, priors)
-    doc = {"data": str(DATA), "small": SMALL, "eps_grid": list(EPS_GRID), "reference_nrms_limits": REFERENCE,
-           "rotations": rotations, "time_s": time.perf_counter() - t0}
+    doc = {
+        "data": str(DATA),
+        "small": SMALL,
+        "eps_grid": list(EPS_GRID),
+        "reference_nrms_limits": REFERENCE,
+        "rotations": rotations,
+        "time_s": time.perf_counter() - t0,
+    }
     text = json.dumps(doc, indent=1, allow_nan=False)
     if args.json:
         Path(args.json).write_text(text + "\n")

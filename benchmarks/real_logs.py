@@ -70,6 +70,7 @@ the default preprocessing (``prepare``'s data-driven cutoff) unless a cutoff is 
 Usage: ``python benchmarks/real_logs.py panda --data CLONE [--cutoff HZ]`` or
 ``python benchmarks/real_logs.py ur10e --data CLONE [--runs K]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -117,7 +118,7 @@ def ur10e_gains(clone: Path) -> np.ndarray:
 
 
 def masses_in_bounds(robot, params, bounds) -> bool:
-    m = np.asarray(params.standard)[: 10 * robot.n: 10]
+    m = np.asarray(params.standard)[: 10 * robot.n : 10]
     return bool(np.all((m >= bounds.mass_min * (1 - 1e-9)) & (m <= bounds.mass_max * (1 + 1e-9))))
 
 
@@ -135,17 +136,31 @@ def fit(robot, train, test, policy, label):
     f = con.fit
     score = {k: workflow.validate(robot, p, test).runs[0] for k, p in (("wls", wls), ("cons", con))}
     nrms = {k: float(np.mean(v["nrms_limits"]["per_joint"])) for k, v in score.items()}
-    rel = {k: float(v["relative_error"]["all"] if isinstance(v["relative_error"], dict) else v["relative_error"])
-           for k, v in score.items()}
-    row = dict(label=label, converged=f["converged"], steps=f["steps"], grad_norm=f["grad_norm"],
-               cost_sdp=(f["cost"] / f["sdp_cost"] - 1) if f.get("sdp_cost") else float("nan"),
-               mass_ok=masses_in_bounds(robot, con, bounds) if con.standard is not None else False,
-               problems=f["physics"]["problems"], sdp_error=sdp_error, wls_problems=wls.fit["physics"]["problems"],
-               nrms=nrms, rel=rel, seconds=time.perf_counter() - t0)
-    print(f"{label}: converged {row['converged']} ({row['steps']} steps, |grad| {row['grad_norm']:.2g}), "
-          f"cost/SDP-1 {row['cost_sdp']:.2g}, masses in bounds {row['mass_ok']}, held-out NRMS % WLS "
-          f"{nrms['wls']:.4g} cons {nrms['cons']:.4g}, rel err % WLS {rel['wls']:.4g} cons {rel['cons']:.4g} "
-          f"({row['seconds']:.0f} s)", flush=True)
+    rel = {
+        k: float(v["relative_error"]["all"] if isinstance(v["relative_error"], dict) else v["relative_error"])
+        for k, v in score.items()
+    }
+    row = dict(
+        label=label,
+        converged=f["converged"],
+        steps=f["steps"],
+        grad_norm=f["grad_norm"],
+        cost_sdp=(f["cost"] / f["sdp_cost"] - 1) if f.get("sdp_cost") else float("nan"),
+        mass_ok=masses_in_bounds(robot, con, bounds) if con.standard is not None else False,
+        problems=f["physics"]["problems"],
+        sdp_error=sdp_error,
+        wls_problems=wls.fit["physics"]["problems"],
+        nrms=nrms,
+        rel=rel,
+        seconds=time.perf_counter() - t0,
+    )
+    print(
+        f"{label}: converged {row['converged']} ({row['steps']} steps, |grad| {row['grad_norm']:.2g}), "
+        f"cost/SDP-1 {row['cost_sdp']:.2g}, masses in bounds {row['mass_ok']}, held-out NRMS % WLS "
+        f"{nrms['wls']:.4g} cons {nrms['cons']:.4g}, rel err % WLS {rel['wls']:.4g} cons {rel['cons']:.4g} "
+        f"({row['seconds']:.0f} s)",
+        flush=True,
+    )
     for p in row["problems"]:
         print(f"    consistent PHYSICS: {p}")
     for p in row["wls_problems"]:
@@ -154,12 +169,16 @@ def fit(robot, train, test, policy, label):
 
 
 def table(rows):
-    print(f"\n{'fit':<44}{'conv':>6}{'steps':>6}{'|grad|':>9}{'cost/SDP-1':>12}{'mass ok':>8}"
-          f"{'NRMS WLS':>10}{'NRMS cons':>10}{'rel WLS':>9}{'rel cons':>9}")
+    print(
+        f"\n{'fit':<44}{'conv':>6}{'steps':>6}{'|grad|':>9}{'cost/SDP-1':>12}{'mass ok':>8}"
+        f"{'NRMS WLS':>10}{'NRMS cons':>10}{'rel WLS':>9}{'rel cons':>9}"
+    )
     for r in rows:
-        print(f"{r['label']:<44}{str(r['converged']):>6}{r['steps']:>6}{r['grad_norm']:>9.2g}{r['cost_sdp']:>12.2e}"
-              f"{str(r['mass_ok']):>8}{r['nrms']['wls']:>10.4f}{r['nrms']['cons']:>10.4f}{r['rel']['wls']:>9.3f}"
-              f"{r['rel']['cons']:>9.3f}")
+        print(
+            f"{r['label']:<44}{str(r['converged']):>6}{r['steps']:>6}{r['grad_norm']:>9.2g}{r['cost_sdp']:>12.2e}"
+            f"{str(r['mass_ok']):>8}{r['nrms']['wls']:>10.4f}{r['nrms']['cons']:>10.4f}{r['rel']['wls']:>9.3f}"
+            f"{r['rel']['cons']:>9.3f}"
+        )
 
 
 def panda(args):
@@ -178,8 +197,15 @@ def panda(args):
         train, test = workflow.prepare(runs[0], robot, policy), workflow.prepare(runs[1], robot, policy)
         for line in train.describe() + test.describe():
             print(f"  data: {line}")
-        rows.append(fit(robot, train, test, policy, f"panda first {TRAIN:.0%} -> rest, cutoff "
-                                                    f"{'default' if cutoff is None else cutoff}"))
+        rows.append(
+            fit(
+                robot,
+                train,
+                test,
+                policy,
+                f"panda first {TRAIN:.0%} -> rest, cutoff {'default' if cutoff is None else cutoff}",
+            )
+        )
     return rows
 
 

@@ -21,6 +21,7 @@ chunk in wall time, but writing its 60 n values per sample back in the sample-ma
 took that back. Neither was merged into the library.
 Usage: python benchmarks/samples_last.py [--n 2 6 12] [--samples 8192 65536] [--repeat 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxid
-from jaxid.dynamics import batching, rnea as recursions
-from jaxid.dynamics import spatial
+from jaxid.dynamics import batching, spatial
+from jaxid.dynamics import rnea as recursions
 
 
 # ---- scalar algebra that drops constants known at trace time -----------------------------
@@ -83,9 +84,11 @@ def _mtv(M, x):
 
 
 def _cross(a, b):
-    return (_sum(_mul(a[1], b[2]), _neg(_mul(a[2], b[1]))),
-            _sum(_mul(a[2], b[0]), _neg(_mul(a[0], b[2]))),
-            _sum(_mul(a[0], b[1]), _neg(_mul(a[1], b[0]))))
+    return (
+        _sum(_mul(a[1], b[2]), _neg(_mul(a[2], b[1]))),
+        _sum(_mul(a[2], b[0]), _neg(_mul(a[0], b[2]))),
+        _sum(_mul(a[0], b[1]), _neg(_mul(a[1], b[0]))),
+    )
 
 
 def _to_child(E, r, m):
@@ -121,7 +124,7 @@ def _stack(xs, one):
     if len(xs) <= 8:
         return jnp.stack(xs)
     size = -(-len(xs) // 8)
-    return jnp.concatenate([_stack(xs[k:k + size], one) * one for k in range(0, len(xs), size)])
+    return jnp.concatenate([_stack(xs[k : k + size], one) * one for k in range(0, len(xs), size)])
 
 
 class _Keep:
@@ -166,8 +169,12 @@ def _poses(robot, q, keep):
             # placement folded into Rodrigues' formula as in rnea._local; sin and cos kept,
             # or each of E's 9 entries would evaluate them again
             s, c = keep((jnp.sin(q[i]), 1.0 - jnp.cos(q[i])))
-            E.append(_kept_rows(tuple(tuple(PR[i, x, y] + s * PK[i, x, y] + c * PK2[i, x, y] for y in range(3))
-                                      for x in range(3)), keep))
+            E.append(
+                _kept_rows(
+                    tuple(tuple(PR[i, x, y] + s * PK[i, x, y] + c * PK2[i, x, y] for y in range(3)) for x in range(3)),
+                    keep,
+                )
+            )
             r.append(_scalars(Pp[i]))
             S.append(axis + (0.0, 0.0, 0.0))
         else:
@@ -220,7 +227,7 @@ def rnea(robot, inertial, q, qd, qdd):
 def _kept_rows(M, keep):
     """A 3x3 matrix's rows, computed once."""
     flat = keep(tuple(x for row in M for x in row))
-    return tuple(flat[3 * x: 3 * x + 3] for x in range(3))
+    return tuple(flat[3 * x : 3 * x + 3] for x in range(3))
 
 
 def _symmetric(six):
@@ -254,10 +261,13 @@ def main(argv=None):
     chunk = batching.CHUNK
     per_sample = lambda m, q, qd, qdd: recursions.rnea_recursive(m, m.inertial, q, qd, qdd)
     last = lambda m, q, qd, qdd: rnea(m, m.inertial, q.T, qd.T, qdd.T).T
-    fns = {"vmapped recursion": jax.jit(lambda m, *xs: batching.batched(per_sample, m, *xs)),
-           "samples last, one call": jax.jit(last),
-           f"samples last, chunks of {chunk}": jax.jit(
-               lambda m, *xs: batching._chunked(lambda *ys: last(m, *ys), list(xs), xs[0].shape[0]))}
+    fns = {
+        "vmapped recursion": jax.jit(lambda m, *xs: batching.batched(per_sample, m, *xs)),
+        "samples last, one call": jax.jit(last),
+        f"samples last, chunks of {chunk}": jax.jit(
+            lambda m, *xs: batching._chunked(lambda *ys: last(m, *ys), list(xs), xs[0].shape[0])
+        ),
+    }
     print(f"{'robot':>9} {'N':>7}  " + "  ".join(f"{k:>32}" for k in fns) + "   (wall / CPU us per sample)")
     for n in args.n:
         robot = jaxid.models.ur5() if n == 6 else jaxid.models.planar(n)
@@ -268,7 +278,10 @@ def main(argv=None):
                 err = float(jnp.abs(f(robot, q, qd, qdd) - ref).max() / jnp.abs(ref).max())
                 assert err < 1e-12, f"samples-last RNEA differs from rnea_recursive by {err:.2g}"
             cells = [_timed(f, (robot, q, qd, qdd), args.repeat) for f in fns.values()]
-            print(f"{robot.name:>9} {N:>7}  " + "  ".join(f"{1e6 * w / N:>15.3f} / {1e6 * c / N:<14.3f}" for w, c in cells))
+            print(
+                f"{robot.name:>9} {N:>7}  "
+                + "  ".join(f"{1e6 * w / N:>15.3f} / {1e6 * c / N:<14.3f}" for w, c in cells)
+            )
 
 
 if __name__ == "__main__":

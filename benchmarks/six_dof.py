@@ -30,6 +30,7 @@ smoothed qd, differentiated qdd), and OLS (``identify``) fits the measured torqu
 Prints tables and, last, one JSON line. Usage:
   python benchmarks/six_dof.py [--seeds 3] [--samples 3000] [--duration 30] [--small]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,6 +102,7 @@ def r2(theta, W, b):
 
 def lm_torque(q, qd, qdd, tau, theta0):
     """Levenberg-Marquardt on the torque residual tau - torque(theta, q, qd, qdd)."""
+
     def residual(theta, _):
         return tau - jax.vmap(MODEL.torque, (None, 0, 0, 0))(theta, q, qd, qdd)
 
@@ -119,9 +121,20 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     sweep = tuple(sorted(set(sweep) | {SIGMA_QD}))
     L, ib = len(sweep), sweep.index(SIGMA_QD)
     rec, val = experiment(TRAIN_SEED, n_samples, duration), experiment(VALID_SEED, n_samples, duration)
-    out = dict(config=dict(n_samples=n_samples, duration_s=duration, seeds=seeds, sigma_q=SIGMA_Q,
-                           sigma_qd=SIGMA_QD, sigma_tau=SIGMA_TAU, savgol=[WINDOW, ORDER], sweep=list(sweep),
-                           oe_segments=segments, backend=jax.default_backend()))
+    out = dict(
+        config=dict(
+            n_samples=n_samples,
+            duration_s=duration,
+            seeds=seeds,
+            sigma_q=SIGMA_Q,
+            sigma_qd=SIGMA_QD,
+            sigma_tau=SIGMA_TAU,
+            savgol=[WINDOW, ORDER],
+            sweep=list(sweep),
+            oe_segments=segments,
+            backend=jax.default_backend(),
+        )
+    )
     timing = out["timing_s"] = {}
 
     # ---------------------------------------------------------------- noise draws and both estimators
@@ -152,8 +165,9 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     W, b = naive_regression(*meas, dt)
     fit = identify(W, b, n_joints=MODEL.n, names=NAMES)
     ridge = identify(W, b, method="ridge", n_joints=MODEL.n)
-    theta_lm, lm_steps = lm_torque(meas[0], *signals.velocity_derivatives(meas[1], dt, WINDOW, ORDER), meas[2],
-                                   0.8 * THETA)
+    theta_lm, lm_steps = lm_torque(
+        meas[0], *signals.velocity_derivatives(meas[1], dt, WINDOW, ORDER), meas[2], 0.8 * THETA
+    )
     oe_fit = at(fits, ib)
     # Held-out record: the naive processing of its noisy measurements (what one has in
     # practice), and its noise-free states and torque (what the model should predict).
@@ -165,35 +179,75 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     timing["baseline"] = time.perf_counter() - tic
     e_ols, e_oe = rel_err(fit.theta), rel_err(oe_fit.theta)
     base = out["baseline"] = dict(
-        ols=dict(mean_rel_error=float(e_ols.mean()), r2=r2(fit.theta, W, b), cond=float(fit.cond), z_rms=z_rms(fit),
-                 **cv(fit.theta)),
-        ridge=dict(mean_rel_error=float(rel_err(ridge.theta).mean()), lam=float(ridge.lam),
-                   r2=r2(ridge.theta, W, b), **cv(ridge.theta)),
-        lm=dict(start="0.8 x truth", steps=lm_steps, mean_rel_error=float(rel_err(theta_lm).mean()),
-                max_rel_diff_to_ols=float(jnp.max(jnp.abs(theta_lm - fit.theta) / jnp.abs(fit.theta)))),
-        output_error=dict(mean_rel_error=float(e_oe.mean()), steps=int(oe_fit.num_steps), z_rms=z_rms(oe_fit),
-                          converged=bool(oe_fit.converged), sigma_q_est=np.asarray(oe_fit.sigma[0]).tolist(),
-                          sigma_qd_est=np.asarray(oe_fit.sigma[1]).tolist(), **cv(oe_fit.theta)),
-        parameters=[dict(name=nm, true=float(tr), ols=float(a), ols_err=float(ea), ols_std=float(sa),
-                         oe=float(o), oe_err=float(eo_), oe_std=float(so))
-                    for nm, tr, a, ea, sa, o, eo_, so in zip(NAMES, THETA, fit.theta, e_ols, fit.rel_std,
-                                                            oe_fit.theta, e_oe, oe_fit.rel_std)],
+        ols=dict(
+            mean_rel_error=float(e_ols.mean()),
+            r2=r2(fit.theta, W, b),
+            cond=float(fit.cond),
+            z_rms=z_rms(fit),
+            **cv(fit.theta),
+        ),
+        ridge=dict(
+            mean_rel_error=float(rel_err(ridge.theta).mean()),
+            lam=float(ridge.lam),
+            r2=r2(ridge.theta, W, b),
+            **cv(ridge.theta),
+        ),
+        lm=dict(
+            start="0.8 x truth",
+            steps=lm_steps,
+            mean_rel_error=float(rel_err(theta_lm).mean()),
+            max_rel_diff_to_ols=float(jnp.max(jnp.abs(theta_lm - fit.theta) / jnp.abs(fit.theta))),
+        ),
+        output_error=dict(
+            mean_rel_error=float(e_oe.mean()),
+            steps=int(oe_fit.num_steps),
+            z_rms=z_rms(oe_fit),
+            converged=bool(oe_fit.converged),
+            sigma_q_est=np.asarray(oe_fit.sigma[0]).tolist(),
+            sigma_qd_est=np.asarray(oe_fit.sigma[1]).tolist(),
+            **cv(oe_fit.theta),
+        ),
+        parameters=[
+            dict(
+                name=nm,
+                true=float(tr),
+                ols=float(a),
+                ols_err=float(ea),
+                ols_std=float(sa),
+                oe=float(o),
+                oe_err=float(eo_),
+                oe_std=float(so),
+            )
+            for nm, tr, a, ea, sa, o, eo_, so in zip(
+                NAMES, THETA, fit.theta, e_ols, fit.rel_std, oe_fit.theta, e_oe, oe_fit.rel_std
+            )
+        ],
     )
     log(f"== Baseline: sigma_q={SIGMA_Q}, sigma_qd={SIGMA_QD}, sigma_tau={SIGMA_TAU}; N={n_samples}, T={duration} s ==")
     log(f"{'param':>6} {'true':>7} | {'OLS':>8} {'err%':>7} {'std%':>6} | {'OE':>8} {'err%':>7} {'std%':>6}")
     for r in base["parameters"]:
-        log(f"{r['name']:>6} {r['true']:7.3f} | {r['ols']:8.4f} {r['ols_err']:7.2f} {r['ols_std']:6.2f} | "
-            f"{r['oe']:8.4f} {r['oe_err']:7.2f} {r['oe_std']:6.2f}")
+        log(
+            f"{r['name']:>6} {r['true']:7.3f} | {r['ols']:8.4f} {r['ols_err']:7.2f} {r['ols_std']:6.2f} | "
+            f"{r['oe']:8.4f} {r['oe_err']:7.2f} {r['oe_std']:6.2f}"
+        )
     o, rd, lm, oef = base["ols"], base["ridge"], base["lm"], base["output_error"]
     log("held-out R2: on the second trajectory's naively processed measurements / on its true states and torque")
-    log(f"OLS   : mean rel. error {o['mean_rel_error']:.3f} %, R2 {o['r2']:.6f}, held-out R2 {o['r2_heldout']:.6f} / "
-        f"{o['r2_heldout_true']:.7f}, cond {o['cond']:.1f}, (err / std) rms {o['z_rms']:.1f}")
-    log(f"ridge : mean rel. error {rd['mean_rel_error']:.3f} % (GCV lambda {rd['lam']:.2e}), held-out R2 "
-        f"{rd['r2_heldout']:.6f} / {rd['r2_heldout_true']:.7f}")
-    log(f"LM    : from 0.8 x truth, {lm['steps']} steps, mean rel. error {lm['mean_rel_error']:.3f} %, "
-        f"max |theta_LM - theta_OLS| / |theta_OLS| = {lm['max_rel_diff_to_ols']:.1e} (the model is linear in theta)")
-    log(f"OE    : mean rel. error {oef['mean_rel_error']:.3f} %, held-out R2 {oef['r2_heldout']:.6f} / "
-        f"{oef['r2_heldout_true']:.7f}, {oef['steps']} LM steps, (err / std) rms {oef['z_rms']:.1f}")
+    log(
+        f"OLS   : mean rel. error {o['mean_rel_error']:.3f} %, R2 {o['r2']:.6f}, held-out R2 {o['r2_heldout']:.6f} / "
+        f"{o['r2_heldout_true']:.7f}, cond {o['cond']:.1f}, (err / std) rms {o['z_rms']:.1f}"
+    )
+    log(
+        f"ridge : mean rel. error {rd['mean_rel_error']:.3f} % (GCV lambda {rd['lam']:.2e}), held-out R2 "
+        f"{rd['r2_heldout']:.6f} / {rd['r2_heldout_true']:.7f}"
+    )
+    log(
+        f"LM    : from 0.8 x truth, {lm['steps']} steps, mean rel. error {lm['mean_rel_error']:.3f} %, "
+        f"max |theta_LM - theta_OLS| / |theta_OLS| = {lm['max_rel_diff_to_ols']:.1e} (the model is linear in theta)"
+    )
+    log(
+        f"OE    : mean rel. error {oef['mean_rel_error']:.3f} %, held-out R2 {oef['r2_heldout']:.6f} / "
+        f"{oef['r2_heldout_true']:.7f}, {oef['steps']} LM steps, (err / std) rms {oef['z_rms']:.1f}"
+    )
 
     # ---------------------------------------------------------------- 2. noise sweep
     terms_naive = en.mean(1).reshape(L, MODEL.n, len(TERMS)).mean(1)  # (L, 9)
@@ -203,29 +257,35 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     r2v = lambda th: [r2(x, Wt, bt) for x in th.reshape(L, seeds, -1)[:, 0]]
     out["sweep"] = dict(
         sigma_qd=list(sweep),
-        naive_mean=en.mean((1, 2)).tolist(), naive_sd=en.mean(2).std(1).tolist(),
-        output_error_mean=eo.mean((1, 2)).tolist(), output_error_sd=eo.mean(2).std(1).tolist(),
+        naive_mean=en.mean((1, 2)).tolist(),
+        naive_sd=en.mean(2).std(1).tolist(),
+        output_error_mean=eo.mean((1, 2)).tolist(),
+        output_error_sd=eo.mean(2).std(1).tolist(),
         ratio=(en.mean((1, 2)) / eo.mean((1, 2))).tolist(),
-        output_error_converged=int(fits.converged.sum()), fits=L * seeds,
-        r2_heldout_true_naive=r2v(theta_naive), r2_heldout_true_output_error=r2v(theta_oe),
+        output_error_converged=int(fits.converged.sum()),
+        fits=L * seeds,
+        r2_heldout_true_naive=r2v(theta_naive),
+        r2_heldout_true_output_error=r2v(theta_oe),
         per_term_naive={k: terms_naive[:, i].tolist() for i, k in enumerate(TERMS)},
         per_term_output_error={k: terms_oe[:, i].tolist() for i, k in enumerate(TERMS)},
-        degradation_order=order, growth=dict(zip(TERMS, np.asarray(growth).tolist())),
+        degradation_order=order,
+        growth=dict(zip(TERMS, np.asarray(growth).tolist())),
     )
     sw = out["sweep"]
     log(f"\n== Noise sweep: mean relative parameter error, %, mean +- sd over {seeds} noise draws ==")
     log(f"{'sigma_qd':>8} | {'naive OLS':>15} | {'output error':>15} | {'ratio':>5} | held-out R2 (true) naive / OE")
     for i, s in enumerate(sweep):
-        log(f"{s:8.3f} | {sw['naive_mean'][i]:7.3f} +- {sw['naive_sd'][i]:5.3f} | {sw['output_error_mean'][i]:7.3f} +- "
+        log(
+            f"{s:8.3f} | {sw['naive_mean'][i]:7.3f} +- {sw['naive_sd'][i]:5.3f} | {sw['output_error_mean'][i]:7.3f} +- "
             f"{sw['output_error_sd'][i]:5.3f} | {sw['ratio'][i]:5.1f} | {sw['r2_heldout_true_naive'][i]:.7f} / "
-            f"{sw['r2_heldout_true_output_error'][i]:.7f}")
+            f"{sw['r2_heldout_true_output_error'][i]:.7f}"
+        )
     log(f"output error converged in {sw['output_error_converged']} of {sw['fits']} fits")
     log("\nnaive OLS error per term type (mean over the 6 DOFs), %:")
     log(f"{'sigma_qd':>8} | " + " ".join(f"{k:>6}" for k in TERMS))
     for i, s in enumerate(sweep):
         log(f"{s:8.3f} | " + " ".join(f"{terms_naive[i, j]:6.2f}" for j in range(len(TERMS))))
-    log("growth from the lowest to the highest noise level: "
-        + ", ".join(f"{k} x{sw['growth'][k]:.1f}" for k in order))
+    log("growth from the lowest to the highest noise level: " + ", ".join(f"{k} x{sw['growth'][k]:.1f}" for k in order))
 
     # ---------------------------------------------------------------- 3. diagnosis at sigma_qd = 0.05
     tic = time.perf_counter()
@@ -240,9 +300,12 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     theta_iv, theta_tls = (jnp.stack(x) for x in zip(*(iv_tls(*(x[i, s] for x in grid)) for s in range(seeds))))
     timing["diagnosis"] = time.perf_counter() - tic
     diag = out["diagnosis"] = dict(
-        sigma_qd=sweep[i], naive=float(en[i].mean()), noise_free_measurements=noise_free,
+        sigma_qd=sweep[i],
+        naive=float(en[i].mean()),
+        noise_free_measurements=noise_free,
         bias_of_mean_estimate=float(rel_err(theta_naive.reshape(L, seeds, -1)[i].mean(0)).mean()),
-        ideal_iv=float(rel_err(theta_iv).mean()), tls=float(rel_err(theta_tls).mean()),
+        ideal_iv=float(rel_err(theta_iv).mean()),
+        tls=float(rel_err(theta_tls).mean()),
         output_error=float(eo[i].mean()),
     )
     diag["improvement"] = diag["naive"] / diag["output_error"]
@@ -257,11 +320,13 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     ):
         log(f"{label:<52} {diag[key]:7.3f}  {note}")
     log(f"output error cuts the naive error at sigma_qd = {sweep[i]} by {diag['improvement']:.1f}x (target >= 2x)")
-    log("Why: the naive error is mostly bias baked into the regressor (filter distortion and "
+    log(
+        "Why: the naive error is mostly bias baked into the regressor (filter distortion and "
         "differentiated noise),\nwhich no reweighting, instrument or TLS of the same W removes. Output "
         "error never builds W from\nmeasured signals: it simulates the model under the measured (precise) "
         "torque and fits the simulated\nq, qd to the measured ones, so the noise stays an output error and "
-        "the precise positions carry the fit.")
+        "the precise positions carry the fit."
+    )
     log("timing (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timing.items()))
     return out
 
@@ -271,8 +336,12 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3, help="noise draws per sweep level (default 3)")
     ap.add_argument("--samples", type=int, default=3000, help="samples N (default 3000)")
     ap.add_argument("--duration", type=float, default=30.0, help="record length T, s (default 30)")
-    ap.add_argument("--small", action="store_true", default=os.environ.get("JAXID_NOTEBOOK_SMALL") == "1",
-                    help="reduced sizes (N=600, T=6 s, 2 seeds, 3 noise levels); also JAXID_NOTEBOOK_SMALL=1")
+    ap.add_argument(
+        "--small",
+        action="store_true",
+        default=os.environ.get("JAXID_NOTEBOOK_SMALL") == "1",
+        help="reduced sizes (N=600, T=6 s, 2 seeds, 3 noise levels); also JAXID_NOTEBOOK_SMALL=1",
+    )
     a = ap.parse_args(argv)
     if a.small:
         # 1-s output-error segments: the naive start is poor on 6 s of data, and shorter

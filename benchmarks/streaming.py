@@ -19,6 +19,7 @@ fresh process per size for memory:
 Usage: python benchmarks/streaming.py [--quick] [--no-memory] [--sizes 10000 100000 1000000] [--repeat 5]
 (--quick: a 120k x 48 least squares and N = 1e4, 3e4).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,27 +80,37 @@ def least_squares(rows, repeat):
     # condition check needs the held rows' residual pass; here the Gram identity suffices).
     tau1 = W @ rng.normal(size=k)
     tau1 += 0.01 * np.std(tau1, axis=0) * rng.normal(size=(N, n))
-    fns = {"read W once": lambda: W2.sum(axis=0),
-           "streamed wls": lambda: streaming.fit(streaming.from_rows(W, tau, n), "wls", check=False).theta,
-           "streamed ols": lambda: streaming.fit(streaming.from_rows(W, tau, n), "ols", check=False).theta,
-           "streamed wls, QR only": lambda: streaming.fit(_forced(W, tau, "qr"), "wls", check=False).theta,
-           "streamed wls, 1 % noise": lambda: streaming.fit(streaming.from_rows(W, tau1, n), "wls", check=False).theta,
-           "reduction: Gram": lambda: base.gram_fold(zero, W, tau),
-           "reduction: QR": lambda: base.r_fold(zero, W, tau),
-           "dense identify wls": lambda: estimators.identify(W2, t2, "wls", n_joints=n, check=False).theta,
-           "normal equations": lambda: normal_equations(W2, t2)[0]}
+    fns = {
+        "read W once": lambda: W2.sum(axis=0),
+        "streamed wls": lambda: streaming.fit(streaming.from_rows(W, tau, n), "wls", check=False).theta,
+        "streamed ols": lambda: streaming.fit(streaming.from_rows(W, tau, n), "ols", check=False).theta,
+        "streamed wls, QR only": lambda: streaming.fit(_forced(W, tau, "qr"), "wls", check=False).theta,
+        "streamed wls, 1 % noise": lambda: streaming.fit(streaming.from_rows(W, tau1, n), "wls", check=False).theta,
+        "reduction: Gram": lambda: base.gram_fold(zero, W, tau),
+        "reduction: QR": lambda: base.r_fold(zero, W, tau),
+        "dense identify wls": lambda: estimators.identify(W2, t2, "wls", n_joints=n, check=False).theta,
+        "normal equations": lambda: normal_equations(W2, t2)[0],
+    }
     gram = _gram_accepted(W, tau) and _gram_accepted(W, tau1)
     t = interleaved_medians(fns, repeat)
     cpu = interleaved_medians(fns, repeat, clock=time.process_time)  # less disturbed by other processes
     floor, cpu_floor = t["read W once"], cpu["read W once"]
-    print(f"\nleast squares on W {W2.shape[0]} x {k} (interleaved medians of {repeat}; load {os.getloadavg()[0]:.1f}); "
-          f"streamed path: {'Gram (condition check passed)' if gram else 'QR (condition check failed)'}")
+    print(
+        f"\nleast squares on W {W2.shape[0]} x {k} (interleaved medians of {repeat}; load {os.getloadavg()[0]:.1f}); "
+        f"streamed path: {'Gram (condition check passed)' if gram else 'QR (condition check failed)'}"
+    )
     print(f"{'':>24} {'wall s':>9} {'x floor':>9} {'CPU s':>9} {'x floor':>9}")
     for name, s in t.items():
         print(f"{name:>24} {s:>9.4f} {s / floor:>9.1f} {cpu[name]:>9.4f} {cpu[name] / cpu_floor:>9.1f}")
-    return dict(rows=W2.shape[0], columns=k, gram=gram, seconds=t, cpu_seconds=cpu,
-                ratio_to_floor={k_: v / floor for k_, v in t.items()},
-                cpu_ratio_to_floor={k_: v / cpu_floor for k_, v in cpu.items()})
+    return dict(
+        rows=W2.shape[0],
+        columns=k,
+        gram=gram,
+        seconds=t,
+        cpu_seconds=cpu,
+        ratio_to_floor={k_: v / floor for k_, v in t.items()},
+        cpu_ratio_to_floor={k_: v / cpu_floor for k_, v in cpu.items()},
+    )
 
 
 def accuracy(repeat):
@@ -112,10 +123,14 @@ def accuracy(repeat):
     rng = np.random.default_rng(1)
     n, k, N = 6, 48, 20_000
     out = []
-    print(f"\naccuracy and time, {N * n} x {k} rows, exact solution known; relative error max|dtheta| / max|theta| "
-          f"(load {os.getloadavg()[0]:.1f})")
-    print(f"{'cond':>8} {'eps cond^2':>10} {'default path':>12} {'default':>9} {'Gram':>9} {'QR':>9} {'numpy NE':>9} "
-          f"{'default s':>9} {'QR s':>9}")
+    print(
+        f"\naccuracy and time, {N * n} x {k} rows, exact solution known; relative error max|dtheta| / max|theta| "
+        f"(load {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"{'cond':>8} {'eps cond^2':>10} {'default path':>12} {'default':>9} {'Gram':>9} {'QR':>9} {'numpy NE':>9} "
+        f"{'default s':>9} {'QR s':>9}"
+    )
     for c in (1e2, 1e3, 1e4, 1e5, 1e6, 1e8):
         U, _ = np.linalg.qr(rng.normal(size=(N * n, k)))
         V, _ = np.linalg.qr(rng.normal(size=(k, k)))
@@ -132,12 +147,22 @@ def accuracy(repeat):
         path = "Gram" if _gram_accepted(W3, t3) else "QR"
         fns = {"default": lambda: fit(streaming.from_rows(W3, t3, n)), "qr": lambda: fit(_forced(W3, t3, "qr"))}
         t = interleaved_medians(fns, repeat)
-        row = dict(cond=c, eps_cond2=float(np.finfo(float).eps * c**2), path=path, default=err(fns["default"]()),
-                   gram=err(fit(_forced(W3, t3, "gram"))), qr=err(fns["qr"]()),
-                   normal_equations=err(normal_equations(W, tau)[0]), default_s=t["default"], qr_s=t["qr"])
+        row = dict(
+            cond=c,
+            eps_cond2=float(np.finfo(float).eps * c**2),
+            path=path,
+            default=err(fns["default"]()),
+            gram=err(fit(_forced(W3, t3, "gram"))),
+            qr=err(fns["qr"]()),
+            normal_equations=err(normal_equations(W, tau)[0]),
+            default_s=t["default"],
+            qr_s=t["qr"],
+        )
         out.append(row)
-        print(f"{c:>8.0e} {row['eps_cond2']:>10.1e} {path:>12} {row['default']:>9.1e} {row['gram']:>9.1e} {row['qr']:>9.1e} "
-              f"{row['normal_equations']:>9.1e} {row['default_s']:>9.4f} {row['qr_s']:>9.4f}")
+        print(
+            f"{c:>8.0e} {row['eps_cond2']:>10.1e} {path:>12} {row['default']:>9.1e} {row['gram']:>9.1e} {row['qr']:>9.1e} "
+            f"{row['normal_equations']:>9.1e} {row['default_s']:>9.4f} {row['qr_s']:>9.4f}"
+        )
     return out
 
 
@@ -159,12 +184,12 @@ def one(N, dense):
     theta = robot.parameter_vector()
     torque = jax.jit(jax.vmap(robot.torque, in_axes=(None, 0, 0, 0)))
     for s in range(0, N, 10_000):  # the data in pieces: only the identification's memory counts
-        ts = t[s:s + 10_000]
+        ts = t[s : s + 10_000]
         S, C = np.sin(np.outer(ts, w)), np.cos(np.outer(ts, w))
-        q[s:s + len(ts)] = S @ a + C @ b
-        qd[s:s + len(ts)] = (C * w) @ a - (S * w) @ b
-        qdd[s:s + len(ts)] = -(S * w**2) @ a - (C * w**2) @ b
-        tau[s:s + len(ts)] = np.asarray(torque(theta, q[s:s + len(ts)], qd[s:s + len(ts)], qdd[s:s + len(ts)]))
+        q[s : s + len(ts)] = S @ a + C @ b
+        qd[s : s + len(ts)] = (C * w) @ a - (S * w) @ b
+        qdd[s : s + len(ts)] = -(S * w**2) @ a - (C * w**2) @ b
+        tau[s : s + len(ts)] = np.asarray(torque(theta, q[s : s + len(ts)], qd[s : s + len(ts)], qdd[s : s + len(ts)]))
     tau += 0.01 * np.std(tau, axis=0) * rng.normal(size=tau.shape)
     prepared = workflow.prepare([data.Dataset(t=t, q=q, tau=tau, qd=qd, qdd=qdd, source="ur5")], robot)
     if dense:
@@ -176,9 +201,19 @@ def one(N, dense):
         params = workflow.identify_experiment(robot, prepared, description=desc, method="wls")
         times.append(time.perf_counter() - t0)
     err = np.max(np.abs(np.asarray(params.theta) - np.asarray(params.base.to_base(theta))) / np.asarray(params.std))
-    print(json.dumps(dict(N=N, dense=dense, cold_s=times[0], warm_s=times[1], rss_before_mb=before,
-                          peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                          max_error_in_std=float(err))))
+    print(
+        json.dumps(
+            dict(
+                N=N,
+                dense=dense,
+                cold_s=times[0],
+                warm_s=times[1],
+                rss_before_mb=before,
+                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                max_error_in_std=float(err),
+            )
+        )
+    )
 
 
 def memory_table(sizes):
@@ -194,11 +229,15 @@ def memory_table(sizes):
                 continue
             rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
     print("\nworkflow.identify_experiment, UR5 (fv, fc), two-step WLS, one process per row")
-    print(f"{'N':>8} {'path':>8} {'cold s':>8} {'warm s':>8} {'warm us/sample':>15} {'RSS before MB':>14} "
-          f"{'peak RSS MB':>12} {'max |err|/std':>14}")
+    print(
+        f"{'N':>8} {'path':>8} {'cold s':>8} {'warm s':>8} {'warm us/sample':>15} {'RSS before MB':>14} "
+        f"{'peak RSS MB':>12} {'max |err|/std':>14}"
+    )
     for r in rows:
-        print(f"{r['N']:>8} {'dense' if r['dense'] else 'streamed':>8} {r['cold_s']:>8.2f} {r['warm_s']:>8.2f} "
-              f"{1e6 * r['warm_s'] / r['N']:>15.2f} {r['rss_before_mb']:>14.0f} {r['peak_rss_mb']:>12.0f} {r['max_error_in_std']:>14.2f}")
+        print(
+            f"{r['N']:>8} {'dense' if r['dense'] else 'streamed':>8} {r['cold_s']:>8.2f} {r['warm_s']:>8.2f} "
+            f"{1e6 * r['warm_s'] / r['N']:>15.2f} {r['rss_before_mb']:>14.0f} {r['peak_rss_mb']:>12.0f} {r['max_error_in_std']:>14.2f}"
+        )
     return rows
 
 
@@ -217,9 +256,13 @@ def main(argv=None):
     if args.one:
         return one(args.one, args.dense)
     sizes = args.sizes or ([10_000, 30_000] if args.quick else [10_000, 100_000, 1_000_000])
-    out = dict(benchmark="streaming", devices=[str(d) for d in jax.devices()],
-               least_squares=least_squares(120_000 if args.quick else 600_000, args.repeat),
-               accuracy=accuracy(3 if args.quick else args.repeat), identify=[] if args.no_memory else memory_table(sizes))
+    out = dict(
+        benchmark="streaming",
+        devices=[str(d) for d in jax.devices()],
+        least_squares=least_squares(120_000 if args.quick else 600_000, args.repeat),
+        accuracy=accuracy(3 if args.quick else args.repeat),
+        identify=[] if args.no_memory else memory_table(sizes),
+    )
     print(json.dumps(out))
 
 

@@ -1,4 +1,5 @@
 """Timing helper shared by the benchmark scripts (imported from the scripts' own folder)."""
+
 from __future__ import annotations
 
 import time

@@ -36,6 +36,7 @@ Usage: python benchmarks/vs_figaroh.py [--repeat 5] [--cold 3]
 Needs pin and example-robot-data (the ``bench`` extra adds figaroh); skips with a message
 without them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,8 +111,12 @@ def figaroh_identify(fig, model, q, qd, qdd, tau, wls=True):
 
     n, N = model.nv, len(q)
     robot = types.SimpleNamespace(model=model, data=model.createData())
-    config = {"has_friction": False, "is_joint_torques": True, "act_idxv": list(range(n)),
-              "idx_tau_stop": [N * (j + 1) for j in range(n)]}
+    config = {
+        "has_friction": False,
+        "is_joint_torques": True,
+        "act_idxv": list(range(n)),
+        "idx_tau_stop": [N * (j + 1) for j in range(n)],
+    }
     tau_j = tau.T.reshape(-1)  # FIGAROH stacks joint-major: rows j*N .. j*N+N-1 are joint j
     if fig is None:  # its algorithm, written out
         W = np.zeros((N * n, 10 * n))
@@ -145,11 +150,16 @@ def figaroh_identify(fig, model, q, qd, qdd, tau, wls=True):
         rel_std = fig.tools.relative_stdev(W_b, phi, tau_j)
         wls = fig.tools.weigthed_least_squares(robot, phi, W_b, tau_j, W_b @ phi, config)
     else:  # weigthed_least_squares: per joint 1/sigma_j weights (its sigma_j = ||r_j|| / (N - b))
-        s = np.array([np.linalg.norm(r[j * N:(j + 1) * N]) / (N - len(phi)) for j in range(n)])
+        s = np.array([np.linalg.norm(r[j * N : (j + 1) * N]) / (N - len(phi)) for j in range(n)])
         P = np.repeat(1.0 / s, N)
         wls = np.linalg.pinv(P[:, None] * W_b) @ (P * tau_j)
-    return (W_b, np.asarray(phi), None if wls is None else np.asarray(wls), np.asarray(rel_std),
-            None if nominal is None else np.asarray(nominal))
+    return (
+        W_b,
+        np.asarray(phi),
+        None if wls is None else np.asarray(wls),
+        np.asarray(rel_std),
+        None if nominal is None else np.asarray(nominal),
+    )
 
 
 # -------------------------------------------------------------------------------- jaxid
@@ -174,9 +184,11 @@ def timed(fn):
 
 def warm(fig, model, robot, sim, repeat):
     t, q, qd, qdd, tau = sim
-    fns = {"figaroh": lambda: figaroh_identify(fig, model, q, qd, qdd, tau),
-           "figaroh_ols": lambda: figaroh_identify(fig, model, q, qd, qdd, tau, wls=False),
-           "jaxid": lambda: jaxid_identify(robot, t, q, qd, qdd, tau)}
+    fns = {
+        "figaroh": lambda: figaroh_identify(fig, model, q, qd, qdd, tau),
+        "figaroh_ols": lambda: figaroh_identify(fig, model, q, qd, qdd, tau, wls=False),
+        "jaxid": lambda: jaxid_identify(robot, t, q, qd, qdd, tau),
+    }
     outs = {k: f() for k, f in fns.items()}  # warm-up (compiles jaxid)
     outs.pop("figaroh_ols")
     times = {k: [] for k in fns}
@@ -202,16 +214,20 @@ def accuracy(model, robot, sim, clean, fig_out, params):
     clean_j = clean.T.reshape(-1)
     rel = lambda pred: float(np.sqrt(np.mean((pred - clean_j) ** 2)) / np.sqrt(np.mean(clean_j**2)))
     return dict(
-        base_parameters=int(theta.size), figaroh_base_parameters=int(phi_ols.size),
+        base_parameters=int(theta.size),
+        figaroh_base_parameters=int(phi_ols.size),
         map_residual=float(np.linalg.norm(Wj_joint @ T - W_b) / np.linalg.norm(W_b)),
         jaxid_err_in_std=float(np.max(np.abs(theta - true_b) / std)),
         figaroh_wls_err_in_std=float(np.max(np.abs(T @ phi_wls - true_b) / std)),
         figaroh_ols_err_in_std=float(np.max(np.abs(T @ phi_ols - true_b) / std)),
         jaxid_vs_figaroh_wls_in_std=float(np.max(np.abs(theta - T @ phi_wls) / std)),
-        torque_rel_rms_jaxid=rel(Wj_joint @ theta), torque_rel_rms_figaroh_wls=rel(W_b @ phi_wls),
+        torque_rel_rms_jaxid=rel(Wj_joint @ theta),
+        torque_rel_rms_figaroh_wls=rel(W_b @ phi_wls),
         torque_rel_rms_figaroh_ols=rel(W_b @ phi_ols),
-        torque_jaxid_vs_figaroh_wls=float(np.sqrt(np.mean((Wj_joint @ theta - W_b @ phi_wls) ** 2))
-                                          / np.sqrt(np.mean(clean_j**2))))
+        torque_jaxid_vs_figaroh_wls=float(
+            np.sqrt(np.mean((Wj_joint @ theta - W_b @ phi_wls) ** 2)) / np.sqrt(np.mean(clean_j**2))
+        ),
+    )
 
 
 def child(which, path, urdf):
@@ -239,13 +255,20 @@ def cold(path, runs, cache_dir):
 
     env = dict(os.environ, JAXID_CACHE_DIR=cache_dir)
     urdf = jaxid.models.example_robot_urdf(URDF)
-    run = lambda w: json.loads(subprocess.run([sys.executable, __file__, "--child", w, path, urdf], env=env, check=True,
-                                              capture_output=True, text=True).stdout.strip().splitlines()[-1])
+    run = lambda w: json.loads(
+        subprocess.run(
+            [sys.executable, __file__, "--child", w, path, urdf], env=env, check=True, capture_output=True, text=True
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+
     # Process start (interpreter, imports) is part of what a user waits for: measured from outside.
     def outside(w):
         t0 = time.perf_counter()
         r = run(w)
         return dict(r, process=time.perf_counter() - t0)
+
     outside("jaxid")  # fills the persistent cache
     times = {"figaroh": [], "jaxid": []}
     for _ in range(runs):
@@ -272,8 +295,11 @@ def main(argv=None):
         print(f"skipped: this benchmark needs pin and example-robot-data ({e}); pip install 'jaxid[bench]'")
         return None
     fig = load_figaroh()
-    baseline = (f"figaroh {importlib.metadata.version('figaroh')}" if fig
-                else "FIGAROH's algorithm written out with numpy (figaroh not importable)")
+    baseline = (
+        f"figaroh {importlib.metadata.version('figaroh')}"
+        if fig
+        else "FIGAROH's algorithm written out with numpy (figaroh not importable)"
+    )
     print(f"baseline: {baseline}; load average {os.getloadavg()[0]:.2f}")
     model, t, q, qd, qdd, tau, clean = simulate()
     robot = jaxid_robot()
@@ -287,33 +313,52 @@ def main(argv=None):
         cold_t = cold(path, args.cold, os.path.join(tmp, "xla")) if args.cold else None
     load_cold = os.getloadavg()[0]
     N, n = q.shape
-    print(f"\nUR10, {N} samples x {n} joints ({SECONDS:g} s at {FS:g} Hz, {100 * NOISE:g} % noise), "
-          f"{acc['base_parameters']} base parameters (FIGAROH {acc['figaroh_base_parameters']})")
+    print(
+        f"\nUR10, {N} samples x {n} joints ({SECONDS:g} s at {FS:g} Hz, {100 * NOISE:g} % noise), "
+        f"{acc['base_parameters']} base parameters (FIGAROH {acc['figaroh_base_parameters']})"
+    )
     print(f"warm, in-process, medians of {args.repeat} (load average {load_warm:.2f})")
-    print(f"{'':>10} {'FIGAROH s':>10} {'jaxid s':>9} {'FIGAROH/jaxid':>14} {'FIGAROH OLS only s':>19} "
-          f"{'its ratio':>10}")
+    print(
+        f"{'':>10} {'FIGAROH s':>10} {'jaxid s':>9} {'FIGAROH/jaxid':>14} {'FIGAROH OLS only s':>19} {'its ratio':>10}"
+    )
     for i, kind in enumerate(("wall", "CPU")):
         f, j, o = med["figaroh"][i], med["jaxid"][i], med["figaroh_ols"][i]
         print(f"{kind:>10} {f:>10.4f} {j:>9.4f} {f / j:>14.2f} {o:>19.4f} {o / j:>10.2f}")
     if cold_t:
-        print(f"cold process (jaxid with a warm persistent cache), medians of {args.cold} "
-              f"(load average {load_cold:.2f})")
+        print(
+            f"cold process (jaxid with a warm persistent cache), medians of {args.cold} (load average {load_cold:.2f})"
+        )
         for kind, label in (("process", "start-end"), ("wall", "in child"), ("cpu", "CPU child")):
             f, j = cold_t["figaroh"][kind], cold_t["jaxid"][kind]
             print(f"{label:>10} {f:>10.3f} {j:>9.3f} {f / j:>14.2f}")
     print("accuracy (std: jaxid's WLS standard deviations)")
-    print(f"  max |error| / std vs the true base parameters: jaxid WLS {acc['jaxid_err_in_std']:.2f}, "
-          f"FIGAROH WLS {acc['figaroh_wls_err_in_std']:.2f}, FIGAROH OLS {acc['figaroh_ols_err_in_std']:.2f}")
-    print(f"  max |jaxid - FIGAROH| / std (WLS): {acc['jaxid_vs_figaroh_wls_in_std']:.3f} "
-          f"(base map residual {acc['map_residual']:.1e}); the two WLS differ by design: FIGAROH weighs joint j by "
-          "1 / sigma_j, Gautier's two-step (jaxid) by 1 / sigma_j^2")
-    print(f"  torque rel. RMS error vs noise-free: jaxid {acc['torque_rel_rms_jaxid']:.2e}, FIGAROH WLS "
-          f"{acc['torque_rel_rms_figaroh_wls']:.2e}, OLS {acc['torque_rel_rms_figaroh_ols']:.2e}; "
-          f"jaxid vs FIGAROH {acc['torque_jaxid_vs_figaroh_wls']:.2e}")
-    out = dict(benchmark="vs_figaroh", baseline=baseline, samples=N, joints=n, load_warm=load_warm,
-               load_cold=load_cold, warm={k: dict(wall=v[0], cpu=v[1]) for k, v in med.items()},
-               warm_ratio_wall=med["figaroh"][0] / med["jaxid"][0],
-               warm_ratio_wall_ols_only=med["figaroh_ols"][0] / med["jaxid"][0], cold=cold_t, accuracy=acc)
+    print(
+        f"  max |error| / std vs the true base parameters: jaxid WLS {acc['jaxid_err_in_std']:.2f}, "
+        f"FIGAROH WLS {acc['figaroh_wls_err_in_std']:.2f}, FIGAROH OLS {acc['figaroh_ols_err_in_std']:.2f}"
+    )
+    print(
+        f"  max |jaxid - FIGAROH| / std (WLS): {acc['jaxid_vs_figaroh_wls_in_std']:.3f} "
+        f"(base map residual {acc['map_residual']:.1e}); the two WLS differ by design: FIGAROH weighs joint j by "
+        "1 / sigma_j, Gautier's two-step (jaxid) by 1 / sigma_j^2"
+    )
+    print(
+        f"  torque rel. RMS error vs noise-free: jaxid {acc['torque_rel_rms_jaxid']:.2e}, FIGAROH WLS "
+        f"{acc['torque_rel_rms_figaroh_wls']:.2e}, OLS {acc['torque_rel_rms_figaroh_ols']:.2e}; "
+        f"jaxid vs FIGAROH {acc['torque_jaxid_vs_figaroh_wls']:.2e}"
+    )
+    out = dict(
+        benchmark="vs_figaroh",
+        baseline=baseline,
+        samples=N,
+        joints=n,
+        load_warm=load_warm,
+        load_cold=load_cold,
+        warm={k: dict(wall=v[0], cpu=v[1]) for k, v in med.items()},
+        warm_ratio_wall=med["figaroh"][0] / med["jaxid"][0],
+        warm_ratio_wall_ols_only=med["figaroh_ols"][0] / med["jaxid"][0],
+        cold=cold_t,
+        accuracy=acc,
+    )
     print(json.dumps(out))
     return out
 

@@ -5,6 +5,7 @@ ill-conditioned by nature and float32 loses the small base parameters. With seve
 devices asked for, it also switches off an XLA:CPU scheduler that can hang
 (``jaxid.hostdevices``).
 """
+
 import os as _os
 import sys as _sys
 
@@ -43,6 +44,8 @@ from jaxid.dynamics.terms import (  # noqa: E402
     rnea,
     simulate,
 )
+from jaxid.identification.base import BaseParameters, base_from_regressor, base_parameters  # noqa: E402
+from jaxid.identification.estimators import Identification, identify  # noqa: E402
 from jaxid.identification.regressor import (  # noqa: E402
     is_linear_in_parameters,
     parameter_names,
@@ -50,13 +53,30 @@ from jaxid.identification.regressor import (  # noqa: E402
     regressor,
     stack,
 )
-from jaxid.identification.base import BaseParameters, base_from_regressor, base_parameters  # noqa: E402
-from jaxid.identification.estimators import Identification, identify  # noqa: E402
 from jaxid.model.robot import Robot  # noqa: E402
 
 __all__ = [
-    "Robot", "models", "rnea", "mass_matrix", "coriolis_matrix", "gravity_torques", "bias_torques",
-    "forward_dynamics", "forward_kinematics", "simulate", "regressor", "stack", "parameter_vector",
-    "parameter_names", "is_linear_in_parameters", "base_parameters", "base_from_regressor",
-    "BaseParameters", "identify", "Identification", "metrics", "workflow", "__version__",
+    "Robot",
+    "models",
+    "rnea",
+    "mass_matrix",
+    "coriolis_matrix",
+    "gravity_torques",
+    "bias_torques",
+    "forward_dynamics",
+    "forward_kinematics",
+    "simulate",
+    "regressor",
+    "stack",
+    "parameter_vector",
+    "parameter_names",
+    "is_linear_in_parameters",
+    "base_parameters",
+    "base_from_regressor",
+    "BaseParameters",
+    "identify",
+    "Identification",
+    "metrics",
+    "workflow",
+    "__version__",
 ]

@@ -6,6 +6,7 @@ transfer, a reshape, a square root), and a new process lowers each of those agai
 :mod:`jaxid.cache`. So code that runs both under a trace and on concrete values does its
 bookkeeping in numpy when nothing is traced.
 """
+
 from __future__ import annotations
 
 import jax

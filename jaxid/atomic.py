@@ -10,6 +10,7 @@ output path itself (a directory, a missing or non-writable directory, a full dis
 This module imports nothing but the standard library, so any writer (datasets, params.json,
 metrics.json, trajectories) can use it cheaply.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,8 +41,7 @@ def check_output_path(path) -> Path:
     if not parent.is_dir():
         raise OutputPathError(f"{path}: cannot write: '{parent}' is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputPathError(f"{path}: cannot write: directory '{parent}' is not writable "
-                              "(permission denied)")
+        raise OutputPathError(f"{path}: cannot write: directory '{parent}' is not writable (permission denied)")
     return path
 
 
@@ -52,8 +52,7 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8",
-                 newline: str | None = None):
+def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None):
     """Context manager yielding a file object whose content replaces ``path`` on success.
 
     path: the final file. mode: "w" (text, ``encoding``/``newline`` as for :func:`open`) or
@@ -78,8 +77,7 @@ def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8",
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
-        raise OutputPathError(f"{path}: cannot create a file in '{path.parent}' "
-                              f"({e.strerror or e})") from None
+        raise OutputPathError(f"{path}: cannot create a file in '{path.parent}' ({e.strerror or e})") from None
     try:
         try:
             old = os.stat(path)
@@ -96,8 +94,9 @@ def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8",
         os.replace(tmp, path)
         tmp = None
     except OSError as e:
-        raise OutputPathError(f"{path}: writing failed ({e.strerror or e}); "
-                              "the previous file, if any, is unchanged") from e
+        raise OutputPathError(
+            f"{path}: writing failed ({e.strerror or e}); the previous file, if any, is unchanged"
+        ) from e
     finally:
         if fd is not None:
             os.close(fd)

@@ -13,6 +13,7 @@ wrapped by :func:`jit`, for this host's CPU (a warm process then skips their Pyt
 lowering as well), and ``values/`` the results of :func:`memo` (model analyses). Deleting the
 folder is always safe.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -63,8 +64,10 @@ def enable(path=None, *, warn=None) -> Path | None:
                 pass
         except OSError as e:
             if warn is not None:
-                warn(f"the compilation cache folder {str(path)!r} is not writable ({e.strerror or e}); running "
-                     "without the cache (set JAXID_CACHE_DIR to a writable folder, or JAXID_CACHE_DIR=off)")
+                warn(
+                    f"the compilation cache folder {str(path)!r} is not writable ({e.strerror or e}); running "
+                    "without the cache (set JAXID_CACHE_DIR to a writable folder, or JAXID_CACHE_DIR=off)"
+                )
             path = None
     if path is not None:
         jax.config.update("jax_compilation_cache_dir", str(path))
@@ -205,12 +208,28 @@ def _environment() -> str:
             versions.append(f"{dist}={importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{dist}=-")
-    config = [f"{k}={getattr(jax.config, k, None)}" for k in (
-        "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion",
-        "jax_default_prng_impl", "jax_numpy_dtype_promotion")]
+    config = [
+        f"{k}={getattr(jax.config, k, None)}"
+        for k in (
+            "jax_enable_x64",
+            "jax_default_matmul_precision",
+            "jax_numpy_rank_promotion",
+            "jax_default_prng_impl",
+            "jax_numpy_dtype_promotion",
+        )
+    ]
     device = jax.devices()[0]
-    return "|".join([f"format={_FORMAT}", h.hexdigest(), *versions, *config, jax.default_backend(),
-                     device.device_kind, str(jax.device_count())])
+    return "|".join(
+        [
+            f"format={_FORMAT}",
+            h.hexdigest(),
+            *versions,
+            *config,
+            jax.default_backend(),
+            device.device_kind,
+            str(jax.device_count()),
+        ]
+    )
 
 
 def _key(fn, treedef, leaves, dynamic) -> str:
@@ -294,7 +313,7 @@ def _meta(out_tree, out_static) -> bytes:
 def _split_meta(body: bytes):
     """(out_tree, out_static) and the rest of a body written as _meta(...) + rest."""
     meta_len = int.from_bytes(body[:8], "little")
-    return pickle.loads(body[8:8 + meta_len]), body[8 + meta_len:]
+    return pickle.loads(body[8 : 8 + meta_len]), body[8 + meta_len :]
 
 
 def _load(path: Path) -> bytes:
@@ -302,7 +321,7 @@ def _load(path: Path) -> bytes:
     blob = path.read_bytes()
     if not blob.startswith(_MAGIC):
         raise ValueError("not a jaxid cache file")
-    digest, body = blob[len(_MAGIC):len(_MAGIC) + 32], blob[len(_MAGIC) + 32:]
+    digest, body = blob[len(_MAGIC) : len(_MAGIC) + 32], blob[len(_MAGIC) + 32 :]
     if hashlib.sha256(body).digest() != digest:
         raise ValueError("checksum mismatch")
     return body
@@ -337,11 +356,11 @@ class _Pickler(pickle.Pickler):
 
 
 def _read(path: Path) -> _Program:
-    from jax.experimental import serialize_executable
     # jaxlib fills in its LAPACK kernels' function pointers when it first lowers a linear-algebra
     # op; an executable loaded without any lowering would call null pointers (a segfault). Without
     # this (private) hook the import fails, and the program is traced and compiled as if absent.
     from jax._src.lax.linalg import initialize_lapack
+    from jax.experimental import serialize_executable
 
     initialize_lapack()
     (out_tree, out_static), rest = _split_meta(_load(path))
@@ -368,8 +387,10 @@ def _compile(fn, path: Path, treedef, leaves, dynamic) -> _Program:
         outs["static"] = [(a, None if a else y) for y, a in zip(out_leaves, is_array)]
         return [jnp.asarray(y) for y, a in zip(out_leaves, is_array) if a]
 
-    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-             for a in (jax.typeof(x) for x, d in zip(leaves, dynamic) if d)]
+    specs = [
+        jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in (jax.typeof(x) for x, d in zip(leaves, dynamic) if d)
+    ]
     compiled = _compile_fresh(jax.jit(flat).lower(*specs))
     try:
         payload, in_tree, exe_out_tree = serialize_executable.serialize(compiled)
@@ -432,8 +453,10 @@ def jit(fn=None, *, static_argnames=None):
             return jitted(*args, **kwargs)
         # Traced (inside another program) or spread over several devices: the stored programs
         # are single-device.
-        if any(isinstance(x, jax.core.Tracer) or isinstance(x, jax.Array) and len(x.sharding.device_set) > 1
-               for x in leaves):
+        if any(
+            isinstance(x, jax.core.Tracer) or isinstance(x, jax.Array) and len(x.sharding.device_set) > 1
+            for x in leaves
+        ):
             return jitted(*args, **kwargs)
         try:
             key = _key(fn, treedef, leaves, dynamic)
@@ -452,8 +475,7 @@ def jit(fn=None, *, static_argnames=None):
                 try:
                     program = _compile(fn, path, treedef, leaves, dynamic)
                 except Exception as e:  # noqa: BLE001 -- whatever does not compile this way runs as before
-                    _log.debug("jaxid.cache: %s not stored (%s: %s); plain jit",
-                               fn.__qualname__, type(e).__name__, e)
+                    _log.debug("jaxid.cache: %s not stored (%s: %s); plain jit", fn.__qualname__, type(e).__name__, e)
             programs[key] = program
         program = programs[key]
         if program is not None:

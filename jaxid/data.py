@@ -72,6 +72,7 @@ the sidecar when they are set and removes a stale jaxid sidecar when they are no
 same directory, fsynced, then renamed onto the target, so that an interrupted or failed write
 leaves the previous file intact.
 """
+
 from __future__ import annotations
 
 import csv
@@ -126,8 +127,7 @@ current, times ``gains``)."""
 
 _SI = {"t": "s", "q": "rad", "qd": "rad/s", "qdd": "rad/s^2", "tau": "N m"}
 _SIGNALS = ("q", "qd", "qdd", "tau")
-_KUKA_KEYS = {"t": "times", "q": "positions", "qd": "velocities", "qdd": "accelerations",
-              "tau": "torques"}
+_KUKA_KEYS = {"t": "times", "q": "positions", "qd": "velocities", "qdd": "accelerations", "tau": "torques"}
 _TIME_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 _DELIMITERS = ("\t", ";", ",")
 _DELIMITER_NAMES = {"\t": "tab", ";": "';'", ",": "','", None: "whitespace"}
@@ -184,8 +184,7 @@ class Dataset(eqx.Module):
         t = np.asarray(self.t)  # numpy: a jnp difference would compile a program per length
         return float((t[-1] - t[0]) / (len(self) - 1))
 
-    def slice(self, start: int | None = None, stop: int | None = None,
-              step: int | None = None) -> Dataset:
+    def slice(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> Dataset:
         """Samples ``start:stop:step`` (Python slice semantics) of every signal."""
         index = slice(start, stop, step)
         return jax.tree.map(lambda a: a[index], self)
@@ -264,13 +263,14 @@ def _normalise_columns(columns) -> dict:
     if isinstance(columns, str):
         columns = parse_columns(columns)
     if not isinstance(columns, dict):
-        raise DatasetError("columns: expected a dict signal -> column pattern(s) or 0-based "
-                           f"indices, or text like 'q=pos_*,tau=effort_*'; got {columns!r}")
+        raise DatasetError(
+            "columns: expected a dict signal -> column pattern(s) or 0-based "
+            f"indices, or text like 'q=pos_*,tau=effort_*'; got {columns!r}"
+        )
     out = {}
     for s, value in columns.items():
         if s not in SIGNALS:
-            raise DatasetError(f"columns: unknown signal '{s}'; the signals are "
-                               f"{', '.join(SIGNALS)}")
+            raise DatasetError(f"columns: unknown signal '{s}'; the signals are {', '.join(SIGNALS)}")
         values = list(value) if isinstance(value, (list, tuple, range)) else [value]
         items = []
         for x in values:
@@ -280,8 +280,9 @@ def _normalise_columns(columns) -> dict:
                 items.append(int(x))
                 continue
             if not isinstance(x, str) or not x.strip():
-                raise DatasetError(f"columns: {s}: expected a column name, glob pattern, "
-                                   f"0-based index or range 'a:b'; got {x!r}")
+                raise DatasetError(
+                    f"columns: {s}: expected a column name, glob pattern, 0-based index or range 'a:b'; got {x!r}"
+                )
             x = x.strip()
             m = re.fullmatch(r"(\d+)\s*:\s*(\d+)|(\d+)", x)
             if m and m[3] is not None:
@@ -289,8 +290,7 @@ def _normalise_columns(columns) -> dict:
             elif m:
                 a, b = int(m[1]), int(m[2])
                 if b <= a:
-                    raise DatasetError(f"columns: {s}={x} is an empty range (the stop {b} is "
-                                       "excluded, as in Python)")
+                    raise DatasetError(f"columns: {s}={x} is an empty range (the stop {b} is excluded, as in Python)")
                 items.extend(range(a, b))
             else:
                 items.append(x)
@@ -316,22 +316,19 @@ def parse_columns(text: str) -> dict:
         if "=" in token:
             s, _, value = (x.strip() for x in token.partition("="))
             if s not in SIGNALS:
-                raise DatasetError(f"columns: unknown signal '{s}' in '{text}'; the signals "
-                                   f"are {', '.join(SIGNALS)}")
+                raise DatasetError(f"columns: unknown signal '{s}' in '{text}'; the signals are {', '.join(SIGNALS)}")
             if s in out:
                 raise DatasetError(f"columns: {s} is given twice in '{text}'")
             if not value:
                 raise DatasetError(f"columns: no column given for {s} in '{text}'")
             out[s], current = value, s
         elif current is None:
-            raise DatasetError(f"columns: '{token}' has no signal; write e.g. "
-                               "'q=pos_*,qd=vel_*,tau=effort_*,t=time'")
+            raise DatasetError(f"columns: '{token}' has no signal; write e.g. 'q=pos_*,qd=vel_*,tau=effort_*,t=time'")
         else:
             previous = out[current]
             out[current] = (previous if isinstance(previous, list) else [previous]) + [token]
     if not out:
-        raise DatasetError(f"columns: nothing given in '{text}'; write e.g. "
-                           "'q=pos_*,qd=vel_*,tau=effort_*,t=time'")
+        raise DatasetError(f"columns: nothing given in '{text}'; write e.g. 'q=pos_*,qd=vel_*,tau=effort_*,t=time'")
     _normalise_columns(out)
     return out
 
@@ -342,17 +339,14 @@ def _normalise_units(units) -> dict:
     if isinstance(units, str):
         units = parse_units(units)
     if not isinstance(units, dict):
-        raise DatasetError(f"units: expected a dict signal -> unit or text like 'q=deg,t=ms'; "
-                           f"got {units!r}")
+        raise DatasetError(f"units: expected a dict signal -> unit or text like 'q=deg,t=ms'; got {units!r}")
     out = {}
     for s, u in units.items():
         if s not in SIGNALS:
-            raise DatasetError(f"units: unknown signal '{s}'; the signals are "
-                               f"{', '.join(SIGNALS)}")
+            raise DatasetError(f"units: unknown signal '{s}'; the signals are {', '.join(SIGNALS)}")
         u = u.strip() if isinstance(u, str) else u
         if u not in UNITS[s]:
-            raise DatasetError(f"units: unknown unit {u!r} for {s}; known: "
-                               f"{', '.join(UNITS[s])}")
+            raise DatasetError(f"units: unknown unit {u!r} for {s}; known: {', '.join(UNITS[s])}")
         out[s] = u
     return out
 
@@ -384,15 +378,14 @@ def _normalise_gains(gains) -> tuple[float, ...] | None:
     try:
         g = np.asarray(gains, dtype=np.float64)
     except (TypeError, ValueError):
-        raise DatasetError(f"gains: expected a sequence of torque constants, N m/A; got "
-                           f"{gains!r}") from None
+        raise DatasetError(f"gains: expected a sequence of torque constants, N m/A; got {gains!r}") from None
     if g.ndim != 1 or g.size == 0:
-        raise DatasetError(f"gains: expected one torque constant per joint, N m/A; got shape "
-                           f"{g.shape}")
+        raise DatasetError(f"gains: expected one torque constant per joint, N m/A; got shape {g.shape}")
     bad = np.flatnonzero(~np.isfinite(g) | (g == 0))
     if bad.size:
-        raise DatasetError(f"gains: value {g[bad[0]]} for joint {bad[0] + 1} is not a finite "
-                           "nonzero torque constant (N m/A)")
+        raise DatasetError(
+            f"gains: value {g[bad[0]]} for joint {bad[0] + 1} is not a finite nonzero torque constant (N m/A)"
+        )
     return tuple(float(x) for x in g)
 
 
@@ -425,8 +418,7 @@ def load_mapping(path) -> dict:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".json", ".toml"):
-        raise DatasetError(f"{path}: a column mapping is a .json or .toml file, not "
-                           f"'{path.suffix}'")
+        raise DatasetError(f"{path}: a column mapping is a .json or .toml file, not '{path.suffix}'")
     text = _read_bytes(path).decode("utf-8", errors="replace")
     try:
         if suffix == ".json":
@@ -441,8 +433,7 @@ def load_mapping(path) -> dict:
         raise DatasetError(f"{path}: expected a table with keys columns, units, gains")
     unknown = sorted(set(content) - {"columns", "units", "gains"})
     if unknown:
-        raise DatasetError(f"{path}: unknown key(s) {', '.join(unknown)}; a mapping has "
-                           "columns, units, gains")
+        raise DatasetError(f"{path}: unknown key(s) {', '.join(unknown)}; a mapping has columns, units, gains")
     out = {}
     try:
         if "columns" in content:
@@ -506,21 +497,25 @@ def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
     k = max(counts.values(), default=0) or n
     problems = []
     if len(set(counts.values())) > 1:
-        problems.append("inconsistent joint counts " + ", ".join(
-            f"{g}1..{g}{c}" if c > 1 else f"{g}1" for g, c in counts.items()))
+        problems.append(
+            "inconsistent joint counts " + ", ".join(f"{g}1..{g}{c}" if c > 1 else f"{g}1" for g, c in counts.items())
+        )
     needed = [g for g in _SIGNALS if g in ("q", "tau") or g in counts]
     missing = ["t"] if "t" not in column else []
-    missing += ([f"{g}{j}" for g in needed for j in range(1, k + 1) if f"{g}{j}" not in column]
-                if k else [f"{g}1..{g}n" for g in needed])
+    missing += (
+        [f"{g}{j}" for g in needed for j in range(1, k + 1) if f"{g}{j}" not in column]
+        if k
+        else [f"{g}1..{g}n" for g in needed]
+    )
     if missing:
         problems.append("missing column(s) " + ", ".join(missing))
     if unknown:
         problems.append("unrecognised column(s) " + ", ".join(f"'{u}'" for u in unknown))
     if problems:
-        hint = (" (or map the file's own names with columns, e.g. "
-                "'t=time,q=pos_*,tau=effort_*')" if unknown else "")
-        raise where.error(f"line 1 (header): {'; '.join(problems)}. "
-                          f"The header should be: {_expected_header(k or 'n')}{hint}")
+        hint = " (or map the file's own names with columns, e.g. 't=time,q=pos_*,tau=effort_*')" if unknown else ""
+        raise where.error(
+            f"line 1 (header): {'; '.join(problems)}. The header should be: {_expected_header(k or 'n')}{hint}"
+        )
     select = {"t": [column["t"]]}
     for g, c in counts.items():
         select[g] = [column[f"{g}{j}"] for j in range(1, c + 1)]
@@ -530,8 +525,11 @@ def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
 def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Where) -> dict:
     """signal -> 0-based column indices from a ``columns`` mapping (defaults for the rest)."""
     spec = _normalise_columns(columns)
-    available = (f"the header has: {_listing(header)}" if header is not None
-                 else f"the file has no header and {ncells} columns (0..{ncells - 1})")
+    available = (
+        f"the header has: {_listing(header)}"
+        if header is not None
+        else f"the file has no header and {ncells} columns (0..{ncells - 1})"
+    )
     chosen, origin = {}, {}
     for s, items in spec.items():
         idx = []
@@ -542,14 +540,15 @@ def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Wher
                 idx.append(item)
                 continue
             if header is None:
-                raise where.error(f"columns: {s}='{item}' names a column, but the file has no "
-                                  "header row (line 1 is all numbers); give 0-based column "
-                                  f"indices instead, e.g. {s}=1:7")
+                raise where.error(
+                    f"columns: {s}='{item}' names a column, but the file has no "
+                    "header row (line 1 is all numbers); give 0-based column "
+                    f"indices instead, e.g. {s}=1:7"
+                )
             hits = [c for c, h in enumerate(header) if fnmatch.fnmatchcase(h, item)]
             if not hits:
                 kind = "pattern" if any(ch in item for ch in "*?[") else "column"
-                raise where.error(f"columns: {kind} '{item}' for {s} matches no column; "
-                                  f"{available}")
+                raise where.error(f"columns: {kind} '{item}' for {s} matches no column; {available}")
             idx += sorted(hits, key=lambda c: _natural_key(header[c]))
         chosen[s], origin[s] = idx, items
     if header is not None:  # signals not mapped keep their default names
@@ -559,27 +558,33 @@ def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Wher
             if s == "t":
                 hits = [c for c, h in enumerate(header) if h == "t"]
             else:
-                found = {int(m[1]): c for c, h in enumerate(header)
-                         if (m := re.fullmatch(re.escape(s) + r"([1-9][0-9]*)", h))}
+                found = {
+                    int(m[1]): c
+                    for c, h in enumerate(header)
+                    if (m := re.fullmatch(re.escape(s) + r"([1-9][0-9]*)", h))
+                }
                 hits = [found[j] for j in sorted(found)]
             if hits:
                 chosen[s] = hits
     missing = [s for s in ("t", "q", "tau") if s not in chosen]
     if missing:
         example = {"t": "t=time", "q": "q=pos_*", "tau": "tau=effort_*"}
-        raise where.error(f"columns: no column for {', '.join(missing)}; map "
-                          f"{'it' if len(missing) == 1 else 'them'}, e.g. "
-                          f"'{','.join(example[s] for s in missing)}'; {available}")
+        raise where.error(
+            f"columns: no column for {', '.join(missing)}; map "
+            f"{'it' if len(missing) == 1 else 'them'}, e.g. "
+            f"'{','.join(example[s] for s in missing)}'; {available}"
+        )
     label = (lambda c: where.cell(header[c])) if header is not None else where.cell
     if len(chosen["t"]) != 1:
-        raise where.error(f"columns: t must be one column, but {origin.get('t', ['t'])} "
-                          f"gives {len(chosen['t'])}: {', '.join(map(label, chosen['t']))}")
+        raise where.error(
+            f"columns: t must be one column, but {origin.get('t', ['t'])} "
+            f"gives {len(chosen['t'])}: {', '.join(map(label, chosen['t']))}"
+        )
     used = {}
     for s, idx in chosen.items():
         for c in idx:
             if c in used:
-                raise where.error(f"columns: column {label(c)} is mapped to both {used[c]} "
-                                  f"and {s}")
+                raise where.error(f"columns: column {label(c)} is mapped to both {used[c]} and {s}")
             used[c] = s
     return chosen
 
@@ -594,8 +599,7 @@ def _count_ok(text: str, delimiter: str, ncells: int, nlines: int) -> bool:
     return bool(np.all(np.diff(cum, prepend=0) == ncells - 1))
 
 
-def _fast_parse(text: str, lines: list[str], delimiter: str | None, ncells: int,
-                usecols: list[int]):
+def _fast_parse(text: str, lines: list[str], delimiter: str | None, ncells: int, usecols: list[int]):
     """The numbers of ``usecols`` parsed by numpy in C, or None when any line is not plain
     (a bad cell, a wrong cell count, a blank line): then the Python scan finds out.
     text: the data rows; lines: text split at its newlines."""
@@ -605,9 +609,15 @@ def _fast_parse(text: str, lines: list[str], delimiter: str | None, ncells: int,
             data = np.loadtxt(lines, ndmin=2, comments=None, dtype=np.float64)
             return data[:, usecols] if data.shape == (nlines, ncells) else None
         every = usecols == list(range(ncells))  # then numpy checks the cell counts itself
-        data = np.loadtxt(lines, delimiter=delimiter,
-                          usecols=None if every else usecols, quotechar='"', ndmin=2,
-                          comments=None, dtype=np.float64)
+        data = np.loadtxt(
+            lines,
+            delimiter=delimiter,
+            usecols=None if every else usecols,
+            quotechar='"',
+            ndmin=2,
+            comments=None,
+            dtype=np.float64,
+        )
     except (ValueError, IndexError):
         return None
     if data.shape != (nlines, len(usecols)):  # blank lines are skipped by numpy
@@ -617,20 +627,29 @@ def _fast_parse(text: str, lines: list[str], delimiter: str | None, ncells: int,
     return data
 
 
-def _slow_parse(lines: list[str], delimiter: str | None, ncells: int, usecols: list[int],
-                labels: list[str], where: _Where, ends_newline: bool, header: bool):
+def _slow_parse(
+    lines: list[str],
+    delimiter: str | None,
+    ncells: int,
+    usecols: list[int],
+    labels: list[str],
+    where: _Where,
+    ends_newline: bool,
+    header: bool,
+):
     """Python scan of every row: the reference parser, naming the first bad cell or row."""
-    rows = (csv.reader(lines, delimiter=delimiter) if delimiter is not None
-            else (line.split() for line in lines))
+    rows = csv.reader(lines, delimiter=delimiter) if delimiter is not None else (line.split() for line in lines)
     data = np.empty((len(lines), len(usecols)))
     last = len(lines) - 1
     width = f"the header has {ncells} columns" if header else f"line 1 has {ncells} cells"
     for r, row in enumerate(rows):
         if len(row) != ncells:
             if r == last and len(row) < ncells:
-                raise where.error(f"last line {r + where.first_line} has {len(row)} of "
-                                  f"{ncells} cells: the file looks truncated (cut off while "
-                                  "it was written?); delete that line or export the log again")
+                raise where.error(
+                    f"last line {r + where.first_line} has {len(row)} of "
+                    f"{ncells} cells: the file looks truncated (cut off while "
+                    "it was written?); delete that line or export the log again"
+                )
             raise where.error(f"{where.row(r)}: {len(row)} cells but {width}")
         for i, c in enumerate(usecols):
             try:
@@ -638,8 +657,7 @@ def _slow_parse(lines: list[str], delimiter: str | None, ncells: int, usecols: l
             except ValueError:
                 message = f"{labels[c]}, {where.row(r)}: '{row[c]}' is not a number"
                 if r == last and not ends_newline:
-                    message += ("; it is on the last line, which does not end in a newline: "
-                                "the file looks truncated")
+                    message += "; it is on the last line, which does not end in a newline: the file looks truncated"
                 elif delimiter in (";", "\t") and "," in row[c]:
                     message += " (a decimal comma? write numbers with a decimal point)"
                 raise where.error(message) from None
@@ -655,21 +673,22 @@ def _looks_cut(cell: str, before: str) -> bool:
     return cell.endswith(".") and not before.endswith(".")
 
 
-def _check_last_line(text: str, delimiter: str | None, usecols: list[int], labels: list[str],
-                     where: _Where) -> None:
+def _check_last_line(text: str, delimiter: str | None, usecols: list[int], labels: list[str], where: _Where) -> None:
     """For a file not ending in a newline: its last cells must not look cut off."""
     k = text.rfind("\n")
     if k < 0:
         return
-    last, before = text[k + 1:], text[text.rfind("\n", 0, k) + 1:k]
+    last, before = text[k + 1 :], text[text.rfind("\n", 0, k) + 1 : k]
     a, b = _split(last, delimiter), _split(before, delimiter)
     for c in usecols:
         if c < len(a) and c < len(b) and _looks_cut(a[c].strip(), b[c].strip()):
             line = text.count("\n") + where.first_line
-            raise where.error(f"last line {line} does not end in a newline and its cell "
-                              f"'{a[c].strip()}' in {labels[c]} looks cut off (the line "
-                              f"before has '{b[c].strip()}'): the file looks truncated; "
-                              "delete that line or export the log again")
+            raise where.error(
+                f"last line {line} does not end in a newline and its cell "
+                f"'{a[c].strip()}' in {labels[c]} looks cut off (the line "
+                f"before has '{b[c].strip()}'): the file looks truncated; "
+                "delete that line or export the log again"
+            )
 
 
 def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
@@ -694,7 +713,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     end = len(text)  # drop blank lines at the end
     while end:
         k = text.rfind("\n", 0, end)
-        if text[k + 1:end].strip():
+        if text[k + 1 : end].strip():
             break
         end = max(k, 0)
     ends_newline, body = end < len(text), text[:end]
@@ -702,8 +721,8 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     if not body.strip():
         raise where.error(f"the file is empty; the header row should be {_expected_header('n')}")
     k = body.find("\n")
-    first, rest = (body, "") if k < 0 else (body[:k], body[k + 1:])
-    delimiter = _detect_delimiter(first, rest[:rest.find("\n")] if "\n" in rest else rest)
+    first, rest = (body, "") if k < 0 else (body[:k], body[k + 1 :])
+    delimiter = _detect_delimiter(first, rest[: rest.find("\n")] if "\n" in rest else rest)
     cells = [c.strip() for c in _split(first, delimiter)]
     has_header = not cells or not all(_is_number(c) for c in cells if c)
     if has_header:
@@ -715,9 +734,11 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     where = _Where(str(path), first_line=first_line)
     if columns is None:
         if header is None:
-            raise where.error(f"line 1 holds numbers, not the header row "
-                              f"{_expected_header('n')}; for a file without a header pass "
-                              "columns with 0-based indices, e.g. 't=0,q=1:7,tau=7:13'")
+            raise where.error(
+                f"line 1 holds numbers, not the header row "
+                f"{_expected_header('n')}; for a file without a header pass "
+                "columns with 0-based indices, e.g. 't=0,q=1:7,tau=7:13'"
+            )
         select = _default_columns(header, n, where)
     else:
         select = _mapped_columns(columns, header, ncells, where)
@@ -729,8 +750,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
         lines = rows.split("\n")
         data = _fast_parse(rows, lines, delimiter, ncells, usecols) if fast else None
         if data is None:
-            data = _slow_parse(lines, delimiter, ncells, usecols, labels, where, ends_newline,
-                               has_header)
+            data = _slow_parse(lines, delimiter, ncells, usecols, labels, where, ends_newline, has_header)
         del lines
         if not ends_newline:
             _check_last_line(rows, delimiter, usecols, labels, where)
@@ -740,12 +760,14 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     names = {s: [header[c] if header else c for c in idx] for s, idx in select.items()}
     notes = []
     if columns is not None:
-        notes.append("columns: " + "; ".join(
-            f"{s} <- {_span([header[c] if header else c for c in select[s]])}"
-            for s in SIGNALS if s in select))
+        notes.append(
+            "columns: "
+            + "; ".join(
+                f"{s} <- {_span([header[c] if header else c for c in select[s]])}" for s in SIGNALS if s in select
+            )
+        )
     if delimiter != ",":
-        notes.append(f"delimiter {_DELIMITER_NAMES[delimiter]}"
-                     + ("" if has_header else ", no header row"))
+        notes.append(f"delimiter {_DELIMITER_NAMES[delimiter]}" + ("" if has_header else ", no header row"))
     elif not has_header:
         notes.append("no header row")
     return arrays, _Where(str(path), names=names, first_line=first_line), notes
@@ -765,8 +787,7 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str):
         _normalise_columns(columns)
         for s, name in columns.items():
             if not isinstance(name, str):
-                raise DatasetError(f"{path}: columns: {s} must name one {kind} of the file, got "
-                                   f"{name!r}; {available}")
+                raise DatasetError(f"{path}: columns: {s} must name one {kind} of the file, got {name!r}; {available}")
             if name not in names:
                 raise DatasetError(f"{path}: columns: no {kind} '{name}' for {s}; {available}")
             keys[s] = name
@@ -776,7 +797,8 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str):
         raise where.error(
             f"missing {kind}(s) {', '.join(repr(m) for m in missing)}; expected 't' (N,), 'q', "
             "'tau' and optionally 'qd', 'qdd' (N, n), or the KUKA layout 'times', 'positions', "
-            f"'torques', ['velocities', 'accelerations'], or a columns mapping; {available}")
+            f"'torques', ['velocities', 'accelerations'], or a columns mapping; {available}"
+        )
     arrays = {}
     for s, key in keys.items():
         if key in names:
@@ -786,8 +808,9 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str):
             arrays[s] = np.asarray(a, dtype=np.float64)
     if kuka and arrays["t"].ndim == 1 and arrays["t"].size:
         arrays["t"] = arrays["t"] - arrays["t"][0]
-    notes = ([f"columns: {'; '.join(f'{s} <- {k}' for s, k in keys.items() if k in names)}"]
-             if columns is not None else [])
+    notes = (
+        [f"columns: {'; '.join(f'{s} <- {k}' for s, k in keys.items() if k in names)}"] if columns is not None else []
+    )
     return arrays, where, notes
 
 
@@ -805,14 +828,15 @@ def _read_hdf5(path: Path, columns=None):
     try:
         import h5py
     except ImportError:
-        raise DatasetError(f"{path}: reading HDF5 files needs the h5py package: pip install "
-                           "h5py (or pip install 'jaxid[hdf5]'); or export the data to CSV or "
-                           "NPZ") from None
+        raise DatasetError(
+            f"{path}: reading HDF5 files needs the h5py package: pip install "
+            "h5py (or pip install 'jaxid[hdf5]'); or export the data to CSV or "
+            "NPZ"
+        ) from None
     try:
         with h5py.File(path, "r") as f:
             names = []
-            f.visititems(lambda name, obj: names.append(name)
-                         if isinstance(obj, h5py.Dataset) else None)
+            f.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
             return _pick_arrays(path, names, lambda k: f[k][()], columns, "dataset")
     except OSError as e:
         raise DatasetError(f"{path}: not a readable HDF5 file ({e})") from None
@@ -837,18 +861,21 @@ def _convert(arrays: dict, where: _Where, units: dict, gains, notes: list) -> di
             notes.append(f"{s}: converted from {u} to {_SI[s]}")
     tau_unit = units.get("tau")
     if tau_unit == "A" and gains is None:
-        raise where.error("units: tau in 'A' (motor currents) needs gains, the torque constants "
-                          "of the joints in N m/A with the gear ratio included (CLI: --gains)")
+        raise where.error(
+            "units: tau in 'A' (motor currents) needs gains, the torque constants "
+            "of the joints in N m/A with the gear ratio included (CLI: --gains)"
+        )
     if gains is not None:
         if tau_unit not in (None, "A"):
-            raise where.error(f"gains convert motor currents to torques, but tau is given in "
-                              f"'{tau_unit}'; pass units tau=A or leave the gains out")
+            raise where.error(
+                f"gains convert motor currents to torques, but tau is given in "
+                f"'{tau_unit}'; pass units tau=A or leave the gains out"
+            )
         joints = arrays["tau"].shape[1]
         if len(gains) != joints:
             raise where.error(f"gains: {len(gains)} values for {joints} joints")
         arrays["tau"] = arrays["tau"] * np.asarray(gains)
-        notes.append("tau: motor currents (A) times gains "
-                     f"{', '.join(f'{g:g}' for g in gains)} N m/A")
+        notes.append(f"tau: motor currents (A) times gains {', '.join(f'{g:g}' for g in gains)} N m/A")
     return arrays
 
 
@@ -861,16 +888,23 @@ def _check_rate(t: np.ndarray, where: _Where, given: str | None) -> None:
     given = given or "s"
     raw = step * UNITS["t"][given]  # the mean step in the file's numbers
     shown = repr(float(f"{raw:.4g}"))
-    plausible = [(abs(math.log10(raw / div / 1e-3)), u) for u, div in UNITS["t"].items()
-                 if u in _TIME_WORDS and u != given and lo <= div / raw <= hi]
+    plausible = [
+        (abs(math.log10(raw / div / 1e-3)), u)
+        for u, div in UNITS["t"].items()
+        if u in _TIME_WORDS and u != given and lo <= div / raw <= hi
+    ]
     if plausible:
         u = min(plausible)[1]
         but = "" if given == "s" else f", not {_TIME_WORDS[given]}"
-        raise where.error(f"{where.col('t')}: t looks like {_TIME_WORDS[u]}{but}: mean step "
-                          f"{shown}; pass units t={u} (CLI: --units t={u})")
-    raise where.error(f"{where.col('t')}: mean step {shown} {given} is a sampling rate of "
-                      f"{1 / step:.3g} Hz, outside the plausible {lo:g} Hz to {hi:g} Hz; "
-                      "check the time column and its unit (units t=s, ms, us or ns)")
+        raise where.error(
+            f"{where.col('t')}: t looks like {_TIME_WORDS[u]}{but}: mean step "
+            f"{shown}; pass units t={u} (CLI: --units t={u})"
+        )
+    raise where.error(
+        f"{where.col('t')}: mean step {shown} {given} is a sampling rate of "
+        f"{1 / step:.3g} Hz, outside the plausible {lo:g} Hz to {hi:g} Hz; "
+        "check the time column and its unit (units t=s, ms, us or ns)"
+    )
 
 
 def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float | None = None) -> str | None:
@@ -888,16 +922,30 @@ def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float |
             f" s, {step[k - 1] / median:.3g} times the median step {median:.3g} s{allowed}{more}: the "
             "recording was interrupted there. Split the file before this row and read the parts "
             "separately, or, when the gap is short against the motion (a few dropped samples of a "
-            "fast log), let resampling bridge it with max_gap (CLI --max-gap S)")
+            "fast log), let resampling bridge it with max_gap (CLI --max-gap S)"
+        )
     if big.size:
-        return (f"{big.size} gap(s) of up to {step[big].max():.3g} s ({step[big].max() / median:.3g} median "
-                f"steps) accepted (max_gap {max_gap:g} s)")
+        return (
+            f"{big.size} gap(s) of up to {step[big].max():.3g} s ({step[big].max() / median:.3g} median "
+            f"steps) accepted (max_gap {max_gap:g} s)"
+        )
     return None
 
 
-def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
-           derivatives: str | None, cutoff: float | None, *, units: dict | None = None,
-           gains=None, check_time: bool = False, max_gap: float | None = None, notes=()) -> Dataset:
+def _build(
+    arrays: dict,
+    where: _Where,
+    n: int | None,
+    resample: bool,
+    derivatives: str | None,
+    cutoff: float | None,
+    *,
+    units: dict | None = None,
+    gains=None,
+    check_time: bool = False,
+    max_gap: float | None = None,
+    notes=(),
+) -> Dataset:
     """Check the signals, convert units, resample an irregular grid if asked, and fill
     missing derivatives. check_time: also refuse implausible rates and gaps (files).
     max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when check_time."""
@@ -913,12 +961,15 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
         if a.ndim != 2:
             raise where.error(f"{where.col(s)} must have shape (N, n), got {a.shape}")
         if a.shape[0] != N:
-            raise where.error(f"{where.col(s)} has {a.shape[0]} rows but {where.col('t')} has "
-                              f"{N}: every signal needs one row per time stamp")
+            raise where.error(
+                f"{where.col(s)} has {a.shape[0]} rows but {where.col('t')} has "
+                f"{N}: every signal needs one row per time stamp"
+            )
     joints = {s: arrays[s].shape[1] for s in _SIGNALS if s in arrays}
     if len(set(joints.values())) > 1:
-        raise where.error("inconsistent joint counts: " + ", ".join(
-            f"{where.col(s)} has {k}" for s, k in joints.items()))
+        raise where.error(
+            "inconsistent joint counts: " + ", ".join(f"{where.col(s)} has {k}" for s, k in joints.items())
+        )
     arrays = _convert(arrays, where, units or {}, gains, notes)
     t = arrays["t"]
     if n is not None and joints["q"] != n:
@@ -929,20 +980,25 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
         bad = ~np.isfinite(a.reshape(N, -1))
         if bad.any():
             k, j = np.argwhere(bad)[0]
-            raise where.error(f"{where.col(s, None if s == 't' else j)}, {where.row(k)}: value "
-                              f"{a.reshape(N, -1)[k, j]} is not finite; repair or remove it")
+            raise where.error(
+                f"{where.col(s, None if s == 't' else j)}, {where.row(k)}: value "
+                f"{a.reshape(N, -1)[k, j]} is not finite; repair or remove it"
+            )
         if s in _MOTION_UNITS and (big := np.abs(a) > MOTION_BOUND).any():
             k, j = np.argwhere(big)[0]
-            raise where.error(f"{where.col(s, j)}, {where.row(k)}: value {a[k, j]:.3g} is beyond "
-                              f"{MOTION_BOUND:g} {_MOTION_UNITS[s]}: not a joint's motion (a corrupt cell?); "
-                              "repair or remove it")
+            raise where.error(
+                f"{where.col(s, j)}, {where.row(k)}: value {a[k, j]:.3g} is beyond "
+                f"{MOTION_BOUND:g} {_MOTION_UNITS[s]}: not a joint's motion (a corrupt cell?); "
+                "repair or remove it"
+            )
     step = np.diff(t)
     if (step <= 0).any():
         k = int(np.argmax(step <= 0)) + 1
-        what = ("duplicate time stamp (same as the row before)" if step[k - 1] == 0
-                else "time goes backwards")
-        raise where.error(f"{where.col('t')}, {where.row(k)}: {what}, t = {t[k]!r} after "
-                          f"{t[k - 1]!r}; time stamps must increase strictly")
+        what = "duplicate time stamp (same as the row before)" if step[k - 1] == 0 else "time goes backwards"
+        raise where.error(
+            f"{where.col('t')}, {where.row(k)}: {what}, t = {t[k]!r} after "
+            f"{t[k - 1]!r}; time stamps must increase strictly"
+        )
     if check_time:
         _check_rate(t, where, (units or {}).get("t"))
         gaps = _check_gaps(t, step, where, max_gap)
@@ -963,31 +1019,49 @@ def _build(arrays: dict, where: _Where, n: int | None, resample: bool,
             f"{where.col('t')}: irregular time stamps (std/mean of the step = {jitter:.2g} > "
             f"{JITTER_TOL:g}) and {', '.join(missing)} must be computed by filtered "
             "differentiation, which needs a uniform grid; pass resample=True (CLI: --resample) "
-            "to interpolate the signals onto one")
+            "to interpolate the signals onto one"
+        )
     elif jitter > JITTER_TOL:
         notes.append(f"irregular time stamps kept as recorded, jitter {100 * jitter:.2g}%")
 
     notes = tuple(notes)
-    ds = Dataset(*(None if arrays.get(s) is None else jnp.asarray(arrays[s])
-                   for s in ("t", "q", "tau", "qd", "qdd")), source=where.path, notes=notes)
+    ds = Dataset(
+        *(None if arrays.get(s) is None else jnp.asarray(arrays[s]) for s in ("t", "q", "tau", "qd", "qdd")),
+        source=where.path,
+        notes=notes,
+    )
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
 
         try:
             q, qd, qdd = differentiate(ds.q, ds.dt, method=derivatives, cutoff=cutoff)
         except ValueError as e:
-            raise where.error(f"computing {', '.join(missing)} from the positions: {e}") \
-                from None
-        ds = Dataset(ds.t, q, ds.tau, qd if ds.qd is None else ds.qd,
-                     qdd if ds.qdd is None else ds.qdd, source=where.path,
-                     derivatives=derivatives, notes=notes)
+            raise where.error(f"computing {', '.join(missing)} from the positions: {e}") from None
+        ds = Dataset(
+            ds.t,
+            q,
+            ds.tau,
+            qd if ds.qd is None else ds.qd,
+            qdd if ds.qdd is None else ds.qdd,
+            source=where.path,
+            derivatives=derivatives,
+            notes=notes,
+        )
     return ds
 
 
-def read(path, *, n: int | None = None, resample: bool = False,
-         derivatives: str | None = "butterworth", cutoff: float | None = None,
-         columns: dict | str | None = None, units: dict | str | None = None,
-         gains=None, max_gap: float | None = None) -> Dataset:
+def read(
+    path,
+    *,
+    n: int | None = None,
+    resample: bool = False,
+    derivatives: str | None = "butterworth",
+    cutoff: float | None = None,
+    columns: dict | str | None = None,
+    units: dict | str | None = None,
+    gains=None,
+    max_gap: float | None = None,
+) -> Dataset:
     """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file (formats,
     mapping and units in the module docstring).
 
@@ -1026,8 +1100,10 @@ def read(path, *, n: int | None = None, resample: bool = False,
     if path.is_dir():
         raise DatasetError(f"{path}: is a directory, not a dataset file")
     if suffix not in _READERS:
-        raise DatasetError(f"{path}: unknown file type '{path.suffix}'; a dataset is a .csv "
-                           "or .npz file (or .h5/.hdf5 with h5py installed)")
+        raise DatasetError(
+            f"{path}: unknown file type '{path.suffix}'; a dataset is a .csv "
+            "or .npz file (or .h5/.hdf5 with h5py installed)"
+        )
     if not path.exists():
         raise DatasetError(f"{path}: no such file")
     try:
@@ -1044,8 +1120,19 @@ def read(path, *, n: int | None = None, resample: bool = False,
         arrays, where, notes = _read_npz(path, columns)
     else:
         arrays, where, notes = _read_hdf5(path, columns)
-    ds = _build(arrays, where, n, resample, derivatives, cutoff, units=units, gains=gains,
-                check_time=True, max_gap=max_gap, notes=notes)
+    ds = _build(
+        arrays,
+        where,
+        n,
+        resample,
+        derivatives,
+        cutoff,
+        units=units,
+        gains=gains,
+        check_time=True,
+        max_gap=max_gap,
+        notes=notes,
+    )
     f0, harmonics = read_excitation(path)
     return ds if f0 is None else dataclasses.replace(ds, base_frequency=f0, harmonics=harmonics)
 
@@ -1076,23 +1163,32 @@ def read_excitation(path) -> tuple[float | None, int | None]:
     return float(f0), h
 
 
-def from_arrays(t, q, tau, qd=None, qdd=None, *, resample: bool = False,
-                derivatives: str | None = None, cutoff: float | None = None,
-                source: str = "<arrays>") -> Dataset:
+def from_arrays(
+    t,
+    q,
+    tau,
+    qd=None,
+    qdd=None,
+    *,
+    resample: bool = False,
+    derivatives: str | None = None,
+    cutoff: float | None = None,
+    source: str = "<arrays>",
+) -> Dataset:
     """A checked Dataset from arrays: t (N,) s, q (N, n) rad, tau (N, n) N·m, optional
     qd (N, n) rad/s and qdd (N, n) rad/s². The other arguments are those of :func:`read`,
     except that missing derivatives are left missing unless ``derivatives`` names a method,
     and that the sampling rate and gaps are not checked (arrays are not log files).
     """
-    arrays = {s: np.asarray(a, dtype=np.float64)
-              for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None}
+    arrays = {
+        s: np.asarray(a, dtype=np.float64) for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None
+    }
     where = _Where(source, {s: s for s in arrays})
     return _build(arrays, where, None, resample, derivatives, cutoff)
 
 
 def _columns(ds: Dataset) -> dict:
-    return {s: np.asarray(getattr(ds, s)) for s in ("t",) + _SIGNALS
-            if getattr(ds, s) is not None}
+    return {s: np.asarray(getattr(ds, s)) for s in ("t",) + _SIGNALS if getattr(ds, s) is not None}
 
 
 def write(dataset: Dataset, path) -> None:
@@ -1110,25 +1206,28 @@ def write(dataset: Dataset, path) -> None:
         raise DatasetError(f"{path}: is a directory; give a file name ending in .csv or .npz")
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".npz"):
-        raise DatasetError(f"{path}: unknown file type '{path.suffix}'; write a .csv or .npz "
-                           "file")
+        raise DatasetError(f"{path}: unknown file type '{path.suffix}'; write a .csv or .npz file")
     columns = _columns(dataset)
     try:
         if suffix == ".npz":
             with atomic_write(path, "wb") as f:
                 np.savez(f, **columns)
         else:
-            names = ["t"] + [f"{s}{j + 1}" for s in columns if s != "t"
-                             for j in range(dataset.n)]
+            names = ["t"] + [f"{s}{j + 1}" for s in columns if s != "t" for j in range(dataset.n)]
             data = np.column_stack([columns["t"]] + [columns[s] for s in columns if s != "t"])
             with atomic_write(path, "w", newline="\n") as f:
-                np.savetxt(f, data, fmt="%.17g", delimiter=",", header=",".join(names),
-                           comments="")
+                np.savetxt(f, data, fmt="%.17g", delimiter=",", header=",".join(names), comments="")
         side = _sidecar(path)
         if dataset.base_frequency is not None:
             with atomic_write(side, "w") as f:
-                json.dump({"jaxid": "excitation", "base_frequency_hz": float(dataset.base_frequency),
-                           "harmonics": None if dataset.harmonics is None else int(dataset.harmonics)}, f)
+                json.dump(
+                    {
+                        "jaxid": "excitation",
+                        "base_frequency_hz": float(dataset.base_frequency),
+                        "harmonics": None if dataset.harmonics is None else int(dataset.harmonics),
+                    },
+                    f,
+                )
                 f.write("\n")
         elif side.is_file():  # a stale sidecar would describe an excitation these samples do not have
             try:
@@ -1157,22 +1256,30 @@ def concatenate(datasets) -> Dataset:
         return (d.n,) + tuple(s for s in ("qd", "qdd") if getattr(d, s) is not None)
 
     if len({layout(d) for d in datasets}) > 1:
-        raise DatasetError("concatenate: the datasets differ in joint count or signals: " +
-                           "; ".join(f"{d.source}: n, signals = {layout(d)}" for d in datasets))
+        raise DatasetError(
+            "concatenate: the datasets differ in joint count or signals: "
+            + "; ".join(f"{d.source}: n, signals = {layout(d)}" for d in datasets)
+        )
     times, start = [], 0.0
     for d in datasets:
         times.append(d.t - d.t[0] + start)
         start = float(times[-1][-1]) + d.dt
 
     def stack(s):
-        return None if getattr(datasets[0], s) is None else jnp.concatenate(
-            [getattr(d, s) for d in datasets])
+        return None if getattr(datasets[0], s) is None else jnp.concatenate([getattr(d, s) for d in datasets])
 
     methods = {d.derivatives for d in datasets}
     notes = tuple(dict.fromkeys(x for d in datasets for x in d.notes))
-    return Dataset(jnp.concatenate(times), stack("q"), stack("tau"), stack("qd"), stack("qdd"),
-                   source=" + ".join(str(d.source) for d in datasets),
-                   derivatives=methods.pop() if len(methods) == 1 else None, notes=notes)
+    return Dataset(
+        jnp.concatenate(times),
+        stack("q"),
+        stack("tau"),
+        stack("qd"),
+        stack("qdd"),
+        source=" + ".join(str(d.source) for d in datasets),
+        derivatives=methods.pop() if len(methods) == 1 else None,
+        notes=notes,
+    )
 
 
 def simulate(robot, t, q, qd, qdd, key, **kwargs):

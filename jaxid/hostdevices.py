@@ -12,6 +12,7 @@ starts; ``import jaxid`` calls it, and so does ``run_study`` (for a device count
 its scheduler: :func:`warn_if_unsafe` says so. Across processes the collectives are JAX's
 default for CPU, gloo (``jax_cpu_collectives_implementation``), which jaxid leaves as it is.
 """
+
 from __future__ import annotations
 
 import os
@@ -66,6 +67,9 @@ def warn_if_unsafe(devices) -> None:
 
     local = [d for d in devices if d.platform == "cpu" and d.process_index == jax.process_index()]
     if len(local) > 1 and _NAME not in os.environ.get("XLA_FLAGS", ""):
-        warnings.warn(f"{len(local)} host CPU devices run with XLA:CPU's concurrency-optimised scheduler, which can "
-                      f"hang (jaxlib 0.10): set XLA_FLAGS='{SCHEDULER_FLAG}' or import jaxid before JAX starts",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{len(local)} host CPU devices run with XLA:CPU's concurrency-optimised scheduler, which can "
+            f"hang (jaxlib 0.10): set XLA_FLAGS='{SCHEDULER_FLAG}' or import jaxid before JAX starts",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -14,14 +14,23 @@ cgroup v1 ``memory.limit_in_bytes``) and under its address-space limit (``ulimit
 The environment variable ``JAXID_MEMORY_LIMIT`` overrides it: a size in bytes with an
 optional unit (``512M``, ``8G``, ``1.5T``), or ``off`` to skip the check.
 """
+
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
 
-__all__ = ["MemoryLimitError", "available", "regressor_bytes", "check", "check_identify", "check_study",
-           "describe", "ENV"]
+__all__ = [
+    "MemoryLimitError",
+    "available",
+    "regressor_bytes",
+    "check",
+    "check_identify",
+    "check_study",
+    "describe",
+    "ENV",
+]
 
 ENV = "JAXID_MEMORY_LIMIT"
 
@@ -106,8 +115,15 @@ def available() -> tuple[int | None, str]:
     if env is not None and env.strip():
         size = _size(env)
         return size, f"{ENV}" if size is not None else f"{ENV}=off"
-    found = [(v, src) for v, src in ((_meminfo(), "MemAvailable"), (_cgroup(), "the cgroup memory limit"),
-                                     (_address_space(), "the address-space limit, ulimit -v")) if v is not None]
+    found = [
+        (v, src)
+        for v, src in (
+            (_meminfo(), "MemAvailable"),
+            (_cgroup(), "the cgroup memory limit"),
+            (_address_space(), "the address-space limit, ulimit -v"),
+        )
+        if v is not None
+    ]
     if not found:
         return None, "unknown"
     return min(found)
@@ -132,8 +148,10 @@ def check(required: float, what: str, fix: str) -> None:
     avail, source = available()
     if avail is None or required <= avail:
         return
-    raise MemoryLimitError(f"{what} needs about {describe(required)} of memory but {describe(avail)} is available "
-                           f"({source}); {fix} ({ENV}=off skips this check)")
+    raise MemoryLimitError(
+        f"{what} needs about {describe(required)} of memory but {describe(avail)} is available "
+        f"({source}); {fix} ({ENV}=off skips this check)"
+    )
 
 
 def identify_bytes(n_samples: int, n_joints: int, columns: int, *, all_columns: int | None = None) -> int:
@@ -149,10 +167,13 @@ def identify_bytes(n_samples: int, n_joints: int, columns: int, *, all_columns: 
 def check_identify(n_samples: int, n_joints: int, columns: int, *, all_columns: int | None = None) -> None:
     """:func:`check` for an identification (``jaxid.workflow.identify_experiment``)."""
     need = identify_bytes(n_samples, n_joints, columns, all_columns=all_columns)
-    check(need, f"identifying {columns} parameters from {n_samples} samples x {n_joints} joints "
-                f"(regressor {describe(regressor_bytes(n_samples, n_joints, all_columns or columns))} in float64, "
-                "held several times by the solver)",
-          "use fewer samples (decimate: jaxid identify --step K, workflow.Policy(step=K)) or a machine with more memory")
+    check(
+        need,
+        f"identifying {columns} parameters from {n_samples} samples x {n_joints} joints "
+        f"(regressor {describe(regressor_bytes(n_samples, n_joints, all_columns or columns))} in float64, "
+        "held several times by the solver)",
+        "use fewer samples (decimate: jaxid identify --step K, workflow.Policy(step=K)) or a machine with more memory",
+    )
 
 
 def study_bytes(rows: int, columns: int, n_runs: int, batch: int, n_estimators: int, local_devices: int) -> int:
@@ -166,6 +187,9 @@ def study_bytes(rows: int, columns: int, n_runs: int, batch: int, n_estimators: 
 
 def check_study(rows: int, columns: int, n_runs: int, batch: int, n_estimators: int, local_devices: int) -> None:
     """:func:`check` for a Monte-Carlo study (``jaxid.study.run_study``)."""
-    check(study_bytes(rows, columns, n_runs, batch, n_estimators, local_devices),
-          f"a study of {n_runs} runs on a {rows} x {columns} regressor ({batch} runs at once per device, "
-          f"{local_devices} device(s))", "give a smaller batch_size or fewer rows")
+    check(
+        study_bytes(rows, columns, n_runs, batch, n_estimators, local_devices),
+        f"a study of {n_runs} runs on a {rows} x {columns} regressor ({batch} runs at once per device, "
+        f"{local_devices} device(s))",
+        "give a smaller batch_size or fewer rows",
+    )

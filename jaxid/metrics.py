@@ -6,6 +6,7 @@ returns one value per joint, shape (n,) (a scalar for (N,) input); ``axis=None``
 all joints into one overall value.  Means used for centring (``r2``) are always taken
 per joint, over samples.  Percentages are in %.  Pure ``jnp``: jit- and vmap-able.
 """
+
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -74,8 +75,10 @@ def relative_error(theta_est, theta_true):
     """
     est, true = jnp.asarray(theta_est), jnp.asarray(theta_true)
     if est.ndim == 0 or true.ndim == 0 or est.shape[-1] != true.shape[-1]:
-        raise ValueError(f"theta_est {est.shape} and theta_true {true.shape}: expected (..., p) and (p,) "
-                         "or (..., p) with the same number of parameters p on the last axis")
+        raise ValueError(
+            f"theta_est {est.shape} and theta_true {true.shape}: expected (..., p) and (p,) "
+            "or (..., p) with the same number of parameters p on the last axis"
+        )
     try:
         jnp.broadcast_shapes(est.shape, true.shape)
     except ValueError:
@@ -88,4 +91,6 @@ TORQUE_METRICS = {"rmse": rmse, "nrmse": nrmse, "r2": r2, "wape": wape, "max_pe"
 
 def summary(real, pred) -> dict:
     """All torque metrics: ``{name: {"per_joint": (n,) array, "overall": scalar}}``."""
-    return {k: {"per_joint": f(real, pred, axis=0), "overall": f(real, pred, axis=None)} for k, f in TORQUE_METRICS.items()}
+    return {
+        k: {"per_joint": f(real, pred, axis=0), "overall": f(real, pred, axis=None)} for k, f in TORQUE_METRICS.items()
+    }

@@ -9,6 +9,7 @@ PNG files serve the Markdown twin ``report.md`` (in ``figures/``), which GitHub,
 mkdocs renders with its real Markdown tables. matplotlib is the optional ``report`` extra
 (``pip install 'jaxid[report]'``): :func:`pyplot` says so in one line when it is missing.
 """
+
 from __future__ import annotations
 
 import base64
@@ -18,26 +19,41 @@ import json
 import math
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from jaxid.model.inertia import INERTIAL_NAMES
 
 #: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
-METRIC_COLUMNS = (("rmse", "RMSE [N m]", ".4g"), ("nrmse", "NRMSE [%]", ".3g"), ("r2", "R²", ".4f"),
-                  ("wape", "WAPE [%]", ".3g"), ("max_pe", "max PE [%]", ".3g"),
-                  ("nrms_limits", "NRMS lim [%]", ".3g"))
+METRIC_COLUMNS = (
+    ("rmse", "RMSE [N m]", ".4g"),
+    ("nrmse", "NRMSE [%]", ".3g"),
+    ("r2", "R²", ".4f"),
+    ("wape", "WAPE [%]", ".3g"),
+    ("max_pe", "max PE [%]", ".3g"),
+    ("nrms_limits", "NRMS lim [%]", ".3g"),
+)
 INSTALL_HINT = "pip install 'jaxid[report]'"
 
 #: Units of each kind of standard parameter (``jaxid.model.inertia.INERTIAL_NAMES``, then the
 #: joint terms of ``jaxid.friction.models``): (revolute joint, prismatic joint). A base
 #: parameter has the unit of its leading standard parameter (every term of the combination
 #: has it: the coefficients carry lengths).
-UNITS = {"m": ("kg", "kg"), "mx": ("kg m", "kg m"), "my": ("kg m", "kg m"), "mz": ("kg m", "kg m"),
-         **{k: ("kg m²", "kg m²") for k in ("Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")},
-         "ia": ("kg m²", "kg"), "fv": ("N m s/rad", "N s/m"), "fc": ("N m", "N"), "fs": ("N m", "N"),
-         "fva": ("N m s/rad", "N s/m"), "offset": ("N m", "N"), "ks": ("N m/rad", "N/m")}
+UNITS = {
+    "m": ("kg", "kg"),
+    "mx": ("kg m", "kg m"),
+    "my": ("kg m", "kg m"),
+    "mz": ("kg m", "kg m"),
+    **{k: ("kg m²", "kg m²") for k in ("Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")},
+    "ia": ("kg m²", "kg"),
+    "fv": ("N m s/rad", "N s/m"),
+    "fc": ("N m", "N"),
+    "fs": ("N m", "N"),
+    "fva": ("N m s/rad", "N s/m"),
+    "offset": ("N m", "N"),
+    "ks": ("N m/rad", "N/m"),
+}
 
 FLAG_MASS = "negative mass"
 FLAG_INERTIA = "non-positive-definite inertia"
@@ -48,9 +64,17 @@ FLAG_UNIDENTIFIED = "not identified"
 #: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
 #: positive semi-definite), the rotor inertia, viscous, Coulomb and Stribeck friction, and the
 #: stiffness of a passive spring.
-_NONNEGATIVE = {"m": FLAG_MASS, "Ixx": FLAG_INERTIA, "Iyy": FLAG_INERTIA, "Izz": FLAG_INERTIA,
-                "ia": FLAG_INERTIA, "fv": FLAG_FRICTION, "fc": FLAG_FRICTION, "fs": FLAG_FRICTION,
-                "ks": FLAG_STIFFNESS}
+_NONNEGATIVE = {
+    "m": FLAG_MASS,
+    "Ixx": FLAG_INERTIA,
+    "Iyy": FLAG_INERTIA,
+    "Izz": FLAG_INERTIA,
+    "ia": FLAG_INERTIA,
+    "fv": FLAG_FRICTION,
+    "fc": FLAG_FRICTION,
+    "fs": FLAG_FRICTION,
+    "ks": FLAG_STIFFNESS,
+}
 
 
 def pyplot():
@@ -120,8 +144,9 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
     flags = []
     for k in range(len(theta)):
         lead_kind, lead_joint = _split_name(names[int(indices[k])])
-        members = [(lead_kind, 1.0)] + [(_split_name(names[int(j)])[0], c)
-                                        for j, c in zip(dependent, K[k]) if abs(c) > 1e-9 * scale]
+        members = [(lead_kind, 1.0)] + [
+            (_split_name(names[int(j)])[0], c) for j, c in zip(dependent, K[k]) if abs(c) > 1e-9 * scale
+        ]
         f = []
         if theta[k] < 0 and all(kind in _NONNEGATIVE and c > 0 for kind, c in members):
             kinds = {_NONNEGATIVE[kind] for kind, _ in members}
@@ -198,8 +223,15 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
     headers = PARAMETER_HEADERS + (() if truth is None else ("true", "|err|/std"))
     rows = []
     for k, name in enumerate(params.base.names):
-        row = [k + 1, name, parameter_unit(lead[k], joint_types), _fmt(theta[k], ".6g"), _fmt(std[k], ".3g"),
-               _fmt(rel[k], ".3g"), "; ".join(flags[k])]
+        row = [
+            k + 1,
+            name,
+            parameter_unit(lead[k], joint_types),
+            _fmt(theta[k], ".6g"),
+            _fmt(std[k], ".3g"),
+            _fmt(rel[k], ".3g"),
+            "; ".join(flags[k]),
+        ]
         if truth is not None:
             row += [_fmt(truth[k], ".6g"), _fmt(err[k], ".2f")]
         rows.append(row)
@@ -244,8 +276,9 @@ def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None,
     N, n = real.shape
     err = real - pred
     half = max(10, int(zoom * N) // 2)
-    fig, axes = plt.subplots(2 * n, 2, figsize=(11, 2.3 * n + 0.4), height_ratios=[3, 1] * n,
-                             width_ratios=[3, 1], squeeze=False)
+    fig, axes = plt.subplots(
+        2 * n, 2, figsize=(11, 2.3 * n + 0.4), height_ratios=[3, 1] * n, width_ratios=[3, 1], squeeze=False
+    )
     for j in range(n):
         ax, zax = axes[2 * j]
         eax, ezax = axes[2 * j + 1]
@@ -270,8 +303,9 @@ def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None,
         fig.suptitle(title, fontsize=9)
     # Margins in inches, fixed: tight_layout would draw the 4n axes once more only to measure them.
     height = fig.get_figheight()
-    fig.subplots_adjust(left=0.075, right=0.985, bottom=0.5 / height, top=1 - (0.5 if title else 0.3) / height,
-                        wspace=0.18, hspace=0.55)
+    fig.subplots_adjust(
+        left=0.075, right=0.985, bottom=0.5 / height, top=1 - (0.5 if title else 0.3) / height, wspace=0.18, hspace=0.55
+    )
     return _save(fig, path)
 
 
@@ -295,7 +329,7 @@ def residual_figure(path, tau_measured, tau_predicted, joint_names, title=None) 
         if sd > 0:
             x = np.linspace(e.min(), e.max(), 200)
             ax.plot(x, np.exp(-0.5 * ((x - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi)), color="k", lw=0.8)
-        ax.set_title(f"{joint_names[j]}: RMS {math.sqrt(mu ** 2 + sd ** 2):.3g} N m", fontsize=8)
+        ax.set_title(f"{joint_names[j]}: RMS {math.sqrt(mu**2 + sd**2):.3g} N m", fontsize=8)
         ax.set_xlabel("measured − predicted [N m]", fontsize=7)
         ax.set_ylabel("density [1/(N m)]", fontsize=7)
         ax.tick_params(labelsize=7)
@@ -319,8 +353,9 @@ def singular_value_figure(path, singular_values, cond=None) -> bytes:
         ax.annotate(f"s{k[i]} = {s[i]:.3g}", (k[i], s[i]), textcoords="offset points", xytext=(6, 4), fontsize=8)
     ax.set_xlabel("index k (descending)")
     ax.set_ylabel("singular value s_k")
-    ax.set_title(f"singular values of the column-scaled base regressor; condition number s1/s{len(s)} = {cond:.4g}",
-                 fontsize=9)
+    ax.set_title(
+        f"singular values of the column-scaled base regressor; condition number s1/s{len(s)} = {cond:.4g}", fontsize=9
+    )
     ax.grid(True, which="both", lw=0.3)
     fig.tight_layout()
     return _save(fig, path)
@@ -428,8 +463,13 @@ class Document:
 
     def html(self) -> str:
         e = html.escape
-        out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-               f"<title>{e(self.title)}</title>", f"<style>{_CSS}</style></head><body>", f"<h1>{e(self.title)}</h1>"]
+        out = [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{e(self.title)}</title>",
+            f"<style>{_CSS}</style></head><body>",
+            f"<h1>{e(self.title)}</h1>",
+        ]
         for kind, b in self.blocks:
             if kind == "h2":
                 out.append(f"<h2>{e(b)}</h2>")
@@ -440,16 +480,21 @@ class Document:
             elif kind == "table":
                 headers, rows = b
                 num = [all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
-                cell = lambda tag, c, i: f'<{tag}{" class=num" if num[i] else ""}>{e(str(c))}</{tag}>'
-                out.append("<table><thead><tr>" + "".join(cell("th", h, i) for i, h in enumerate(headers))
-                           + "</tr></thead><tbody>"
-                           + "".join("<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>"
-                                     for r in rows) + "</tbody></table>")
+                cell = lambda tag, c, i: f"<{tag}{' class=num' if num[i] else ''}>{e(str(c))}</{tag}>"
+                out.append(
+                    "<table><thead><tr>"
+                    + "".join(cell("th", h, i) for i, h in enumerate(headers))
+                    + "</tr></thead><tbody>"
+                    + "".join("<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>" for r in rows)
+                    + "</tbody></table>"
+                )
             else:
                 name, png, caption = b
                 src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-                out.append(f'<figure><img src="{src}" alt="{e(caption)}" data-name="{e(name)}">'
-                           f"<figcaption>{e(caption)}</figcaption></figure>")
+                out.append(
+                    f'<figure><img src="{src}" alt="{e(caption)}" data-name="{e(name)}">'
+                    f"<figcaption>{e(caption)}</figcaption></figure>"
+                )
         out.append("</body></html>")
         return "\n".join(out)
 
@@ -473,26 +518,43 @@ class Document:
         return {**paths, "figures": figures}
 
 
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
-        "table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}"
-        "th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}td.num,th.num{text-align:right}"
-        "thead{background:#f2f2f2}img{max-width:100%}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}")
+_CSS = (
+    "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}"
+    "table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}"
+    "th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}td.num,th.num{text-align:right}"
+    "thead{background:#f2f2f2}img{max-width:100%}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}"
+)
 
-FLAG_LEGEND = (f"flag: {FLAG_MASS}, {FLAG_INERTIA}, {FLAG_FRICTION}, {FLAG_STIFFNESS}: the value is < 0 although "
-               "the base parameter is a positive combination of quantities that are >= 0 for a physical robot "
-               "(masses, diagonal moments of inertia, rotor inertia, friction, a passive spring's stiffness), or its link's standard parameters are not a "
-               f"physical body; {FLAG_UNIDENTIFIED}: |value| < 2 std.")
+FLAG_LEGEND = (
+    f"flag: {FLAG_MASS}, {FLAG_INERTIA}, {FLAG_FRICTION}, {FLAG_STIFFNESS}: the value is < 0 although "
+    "the base parameter is a positive combination of quantities that are >= 0 for a physical robot "
+    "(masses, diagonal moments of inertia, rotor inertia, friction, a passive spring's stiffness), or its link's standard parameters are not a "
+    f"physical body; {FLAG_UNIDENTIFIED}: |value| < 2 std."
+)
 
 #: Fields of an iterative (consistent) fit in params.json ``fit``, with their meaning.
-CONVERGENCE_FIELDS = (("converged", "converged"), ("steps", "iterations"), ("grad_norm", "gradient norm at the end"),
-                      ("cost", "cost"), ("gap_bound", "bound on cost - optimum"), ("rss", "residual sum of squares"),
-                      ("sdp_cost", "SDP optimum (--sdp-check)"), ("sdp_gap", "cost / SDP optimum - 1"),
-                      ("prior_weight", "prior weight"))
+CONVERGENCE_FIELDS = (
+    ("converged", "converged"),
+    ("steps", "iterations"),
+    ("grad_norm", "gradient norm at the end"),
+    ("cost", "cost"),
+    ("gap_bound", "bound on cost - optimum"),
+    ("rss", "residual sum of squares"),
+    ("sdp_cost", "SDP optimum (--sdp-check)"),
+    ("sdp_gap", "cost / SDP optimum - 1"),
+    ("prior_weight", "prior weight"),
+)
 
 
-def identification_document(params, validation, *, joint_types: Sequence[str] | None = None,
-                            joint_names: Sequence[str] | None = None, title: str | None = None,
-                            held_out: bool = False) -> Document:
+def identification_document(
+    params,
+    validation,
+    *,
+    joint_types: Sequence[str] | None = None,
+    joint_names: Sequence[str] | None = None,
+    title: str | None = None,
+    held_out: bool = False,
+) -> Document:
     """The report of an identification as a :class:`Document`.
 
     params: ``jaxid.results.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
@@ -512,28 +574,39 @@ def identification_document(params, validation, *, joint_types: Sequence[str] | 
     doc = Document(title or f"jaxid {what}: {params.model.get('name', 'robot')}")
     physics = fit.get("physics") or {}
     doc.heading("Summary")
-    items = [f"model: {params.model.get('name')} ({params.model.get('n')} joints, joint terms "
-             f"{', '.join(params.model.get('joint_terms') or []) or 'none'})",
-             f"estimator: {fit.get('method', '?')}, {fit.get('n_samples', '?')} samples from "
-             f"{', '.join(os.path.basename(str(s)) for s in fit.get('sources', [])) or '?'}",
-             f"{len(params.base.names)} base parameters of {len(params.parameter_names)} standard ones; "
-             f"condition number {_fmt(fit.get('cond'), '.4g')}"]
+    items = [
+        f"model: {params.model.get('name')} ({params.model.get('n')} joints, joint terms "
+        f"{', '.join(params.model.get('joint_terms') or []) or 'none'})",
+        f"estimator: {fit.get('method', '?')}, {fit.get('n_samples', '?')} samples from "
+        f"{', '.join(os.path.basename(str(s)) for s in fit.get('sources', [])) or '?'}",
+        f"{len(params.base.names)} base parameters of {len(params.parameter_names)} standard ones; "
+        f"condition number {_fmt(fit.get('cond'), '.4g')}",
+    ]
     if fit.get("screening", {}).get("message"):
         items.append(fit["screening"]["message"])
     if physics:
         problems = physics.get("problems") or []
-        items.append("physics: " + ("physically consistent" if physics.get("consistent") else
-                                    "NOT physically consistent: " + "; ".join(problems) if problems else
-                                    "not shown to be physically consistent (base parameters only: no consistent "
-                                    "standard parameters were found; identify with --consistent for them)"))
+        items.append(
+            "physics: "
+            + (
+                "physically consistent"
+                if physics.get("consistent")
+                else "NOT physically consistent: " + "; ".join(problems)
+                if problems
+                else "not shown to be physically consistent (base parameters only: no consistent "
+                "standard parameters were found; identify with --consistent for them)"
+            )
+        )
     if held_out:
         items.append(f"validated on {', '.join(os.path.basename(str(r['source'])) for r in validation.runs)}")
     items += [f"warning: {w}" for w in validation.warnings]
     doc.bullets(items)
 
     doc.heading("Base parameters")
-    doc.text("Each base parameter is the combination of standard parameters shown (Gautier 1990); its value "
-             "is what the data determine. " + FLAG_LEGEND)
+    doc.text(
+        "Each base parameter is the combination of standard parameters shown (Gautier 1990); its value "
+        "is what the data determine. " + FLAG_LEGEND
+    )
     doc.table(*parameter_rows(params, joint_types=joint_types))
     flagged = [(k + 1, f) for k, f in enumerate(parameter_flags(params)) if f]
     if flagged:
@@ -542,50 +615,89 @@ def identification_document(params, validation, *, joint_types: Sequence[str] | 
     doc.heading("Conditioning")
     sv = fit.get("singular_values")
     if sv:
-        doc.text(f"Condition number {_fmt(fit.get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
-                 "base regressor (unit-norm columns); a small s_k means a direction in parameter space the "
-                 "data hardly excite.")
-        doc.table(("k", "s_k", "s1 / s_k"), [[k + 1, _fmt(v, ".4g"), _fmt(sv[0] / v if v else math.inf, ".4g")]
-                                          for k, v in enumerate(sv)])
-        doc.figure("singular_values.png", singular_value_figure(None, sv, fit.get("cond")),
-                   "Singular values of the column-scaled base regressor (log scale).")
+        doc.text(
+            f"Condition number {_fmt(fit.get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
+            "base regressor (unit-norm columns); a small s_k means a direction in parameter space the "
+            "data hardly excite."
+        )
+        doc.table(
+            ("k", "s_k", "s1 / s_k"),
+            [[k + 1, _fmt(v, ".4g"), _fmt(sv[0] / v if v else math.inf, ".4g")] for k, v in enumerate(sv)],
+        )
+        doc.figure(
+            "singular_values.png",
+            singular_value_figure(None, sv, fit.get("cond")),
+            "Singular values of the column-scaled base regressor (log scale).",
+        )
     else:
-        doc.text(f"Condition number {_fmt(fit.get('cond'), '.4g')}; the singular values are not recorded in "
-                 "this params file (written by an older jaxid).")
+        doc.text(
+            f"Condition number {_fmt(fit.get('cond'), '.4g')}; the singular values are not recorded in "
+            "this params file (written by an older jaxid)."
+        )
 
     if "converged" in fit:
         doc.heading("Iterative fit")
-        doc.table(("quantity", "value"), [[label, fit[key] if isinstance(fit[key], (bool, str)) or fit[key] is None
-                                           else _fmt(fit[key], ".6g")]
-                                          for key, label in CONVERGENCE_FIELDS if key in fit])
+        doc.table(
+            ("quantity", "value"),
+            [
+                [label, fit[key] if isinstance(fit[key], (bool, str)) or fit[key] is None else _fmt(fit[key], ".6g")]
+                for key, label in CONVERGENCE_FIELDS
+                if key in fit
+            ],
+        )
         history = fit.get("history") or {}
         if history.get("cost"):
-            doc.figure("convergence.png", convergence_figure(None, [math.nan if v is None else v for v in history["cost"]],
-                                                             [math.nan if v is None else v for v in
-                                                              history.get("gap_bound", [])] or None,
-                                                             fit.get("converged"), title="physically consistent fit"),
-                       "Convergence of the physically consistent fit (interior-point Newton steps): the cost above "
-                       "its final value, and the solver's bound on the distance to the optimum (log scale).")
+            doc.figure(
+                "convergence.png",
+                convergence_figure(
+                    None,
+                    [math.nan if v is None else v for v in history["cost"]],
+                    [math.nan if v is None else v for v in history.get("gap_bound", [])] or None,
+                    fit.get("converged"),
+                    title="physically consistent fit",
+                ),
+                "Convergence of the physically consistent fit (interior-point Newton steps): the cost above "
+                "its final value, and the solver's bound on the distance to the optimum (log scale).",
+            )
         choice = fit.get("prior_weight_choice")
         if choice:
             doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")
-            doc.table(("model", "prior weight", "held-out NRMS lim [%]", "converged", "steps"),
-                      [[r["model"], "-" if r["model"] == "wls" else _fmt(r["weight"], "g"), _fmt(r["nrms_limits"], ".4g"),
-                        r.get("converged", "-"), r.get("steps", "-")] for r in choice["rows"]])
+            doc.table(
+                ("model", "prior weight", "held-out NRMS lim [%]", "converged", "steps"),
+                [
+                    [
+                        r["model"],
+                        "-" if r["model"] == "wls" else _fmt(r["weight"], "g"),
+                        _fmt(r["nrms_limits"], ".4g"),
+                        r.get("converged", "-"),
+                        r.get("steps", "-"),
+                    ]
+                    for r in choice["rows"]
+                ],
+            )
 
     doc.heading("Held-out torque prediction" if held_out else "Torque fit")
-    for i, (run, t, real, pred) in enumerate(zip(validation.runs, validation.t, validation.measured,
-                                                  validation.predicted)):
+    for i, (run, t, real, pred) in enumerate(
+        zip(validation.runs, validation.t, validation.measured, validation.predicted)
+    ):
         label = os.path.basename(str(run["source"]))
-        doc.text(f"{label}: {run['samples']} samples, relative error ||e|| / ||tau|| = "
-                 f"{_fmt(run.get('relative_error'), '.3g')} %.")
+        doc.text(
+            f"{label}: {run['samples']} samples, relative error ||e|| / ||tau|| = "
+            f"{_fmt(run.get('relative_error'), '.3g')} %."
+        )
         doc.table(*metrics_rows(run, joint_names))
-        doc.figure(f"torque_{i + 1}.png", torque_figure(None, t, real, pred, joint_names, title=label),
-                   f"{label}: measured torque (black, on top) and predicted torque (orange) per joint, the error "
-                   "below each; right: zoom on 10 % of the run around the joint's largest error (shaded on the left).")
-        doc.figure(f"residuals_{i + 1}.png", residual_figure(None, real, pred, joint_names, title=label),
-                   f"{label}: histograms of the torque error measured - predicted per joint, with the normal "
-                   "density of the same mean and standard deviation.")
+        doc.figure(
+            f"torque_{i + 1}.png",
+            torque_figure(None, t, real, pred, joint_names, title=label),
+            f"{label}: measured torque (black, on top) and predicted torque (orange) per joint, the error "
+            "below each; right: zoom on 10 % of the run around the joint's largest error (shaded on the left).",
+        )
+        doc.figure(
+            f"residuals_{i + 1}.png",
+            residual_figure(None, real, pred, joint_names, title=label),
+            f"{label}: histograms of the torque error measured - predicted per joint, with the normal "
+            "density of the same mean and standard deviation.",
+        )
     prep = fit.get("preprocessing") or []
     if prep:
         doc.heading("Data preparation")

@@ -43,6 +43,7 @@ identification later:
 :func:`load_params` rejects a malformed file with a :class:`ParamsError` (a ``ValueError``)
 that names the file and the field.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,8 +60,8 @@ import numpy as np
 
 from jaxid import arrays, cache
 from jaxid.dynamics.batching import batched, bucketed_jit
-from jaxid.friction.lugre import NAMES as LUGRE_NAMES
 from jaxid.friction.lugre import JOINT_UNITS as LUGRE_UNITS
+from jaxid.friction.lugre import NAMES as LUGRE_NAMES
 from jaxid.friction.lugre import LuGre, check_parameters
 from jaxid.identification.base import BaseParameters
 
@@ -120,8 +121,9 @@ class Params(eqx.Module):
 
 
 # --------------------------------------------------------------------------- the model
-def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                      dh=None, mjcf=None) -> dict:
+def model_description(
+    robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None
+) -> dict:
     """The ``model`` entry of params.json for ``robot``: how to rebuild it (a built-in name,
     a URDF path, a DH description file (``jaxid.model.dh``), an MJCF path, or none for a model
     built in code: then a reader must give the robot), its joint terms, the :func:`fingerprint`
@@ -129,10 +131,18 @@ def model_description(robot, *, builtin: str | None = None, urdf=None, tip_link:
     ``mjcf_sha256``)."""
     if sum(x is not None for x in (builtin, urdf, dh, mjcf)) > 1:
         raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf=, dh= and mjcf=")
-    desc = {"name": robot.name, "builtin": builtin, "urdf": None if urdf is None else str(Path(urdf).resolve()),
-            "tip_link": tip_link, "joint_terms": list(robot.joint_terms), "coulomb_eps": float(robot.coulomb_eps),
-            "stribeck_vs": float(robot.stribeck_vs), "gravity": np.asarray(robot.gravity, dtype=float).tolist(),
-            "n": int(robot.n), "fingerprint": fingerprint(robot)}
+    desc = {
+        "name": robot.name,
+        "builtin": builtin,
+        "urdf": None if urdf is None else str(Path(urdf).resolve()),
+        "tip_link": tip_link,
+        "joint_terms": list(robot.joint_terms),
+        "coulomb_eps": float(robot.coulomb_eps),
+        "stribeck_vs": float(robot.stribeck_vs),
+        "gravity": np.asarray(robot.gravity, dtype=float).tolist(),
+        "n": int(robot.n),
+        "fingerprint": fingerprint(robot),
+    }
     for key, path in (("urdf", urdf), ("dh", dh), ("mjcf", mjcf)):
         if path is not None:
             desc[key] = str(Path(path).resolve())
@@ -163,8 +173,10 @@ def model_mismatches(robot, params: Params) -> list[str]:
     if desc.get("n") is not None and desc["n"] != robot.n:
         return [f"the parameters are for a {desc['n']}-joint model but this robot has {robot.n} joints"]
     if desc.get("fingerprint") is not None and desc["fingerprint"] != fingerprint(robot):
-        return [f"the parameters were identified for a robot with other kinematics (model {desc.get('name')!r}, "
-                f"fingerprint {desc['fingerprint']}) than {robot.name!r} (fingerprint {fingerprint(robot)})"]
+        return [
+            f"the parameters were identified for a robot with other kinematics (model {desc.get('name')!r}, "
+            f"fingerprint {desc['fingerprint']}) than {robot.name!r} (fingerprint {fingerprint(robot)})"
+        ]
     if desc.get("name") is not None and desc["name"] != robot.name:
         return [f"the parameters were identified for model {desc['name']!r}, this is {robot.name!r}"]
     return []
@@ -182,9 +194,19 @@ def builtin_model(name: str):
     raise ValueError(f"unknown built-in robot {name!r}; use ur5, puma560 or planarN (e.g. planar2), or a URDF file")
 
 
-def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None,
-                joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
-                gravity=None, check_inertia: bool = True):
+def build_model(
+    *,
+    builtin: str | None = None,
+    urdf=None,
+    tip_link: str | None = None,
+    dh=None,
+    mjcf=None,
+    joint_terms=(),
+    coulomb_eps: float | None = None,
+    stribeck_vs: float | None = None,
+    gravity=None,
+    check_inertia: bool = True,
+):
     """A ``Robot`` from a built-in name, a URDF file, a DH description file
     (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled (values 0, or a URDF's
     ``<dynamics>``, an MJCF joint's ``damping frictionloss armature``)
@@ -198,8 +220,9 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
     from jaxid.model.robot import Robot
 
     if sum(x is not None for x in (builtin, urdf, dh, mjcf)) != 1:
-        raise ValueError("give exactly one of a built-in robot name, a URDF path, a DH description file and an "
-                         "MJCF path")
+        raise ValueError(
+            "give exactly one of a built-in robot name, a URDF path, a DH description file and an MJCF path"
+        )
     if tip_link is not None and urdf is None:
         raise ValueError("a tip link selects the chain of a URDF file; it needs a URDF path")
     if urdf is not None:
@@ -226,40 +249,72 @@ def build_model(*, builtin: str | None = None, urdf=None, tip_link: str | None =
     return robot
 
 
-def model_from_description(model: dict, *, builtin: str | None = None, urdf=None, tip_link: str | None = None,
-                           dh=None, mjcf=None, check_inertia: bool = True):
+def model_from_description(
+    model: dict,
+    *,
+    builtin: str | None = None,
+    urdf=None,
+    tip_link: str | None = None,
+    dh=None,
+    mjcf=None,
+    check_inertia: bool = True,
+):
     """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
     replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity and gravity.
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
-    kw = dict(joint_terms=model.get("joint_terms", ()), coulomb_eps=model.get("coulomb_eps"),
-              stribeck_vs=model.get("stribeck_vs"), gravity=model.get("gravity"), check_inertia=check_inertia)
+    kw = dict(
+        joint_terms=model.get("joint_terms", ()),
+        coulomb_eps=model.get("coulomb_eps"),
+        stribeck_vs=model.get("stribeck_vs"),
+        gravity=model.get("gravity"),
+        check_inertia=check_inertia,
+    )
     if any(x is not None for x in (builtin, urdf, dh, mjcf)):
         return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf, **kw)
     if all(model.get(k) is None for k in ("builtin", "urdf", "dh", "mjcf")):
-        raise ValueError("the parameters name no built-in robot, URDF, DH or MJCF file (a model built in code): give "
-                         "the robot")
+        raise ValueError(
+            "the parameters name no built-in robot, URDF, DH or MJCF file (a model built in code): give the robot"
+        )
     for key, what in (("urdf", "URDF"), ("dh", "DH description file"), ("mjcf", "MJCF file")):
         if model.get(key) is not None and not Path(model[key]).is_file():
             raise FileNotFoundError(f"the model's {what} {model[key]!r} is not there")
-    return build_model(builtin=model.get("builtin"), urdf=model.get("urdf"), tip_link=model.get("tip_link"),
-                       dh=model.get("dh"), mjcf=model.get("mjcf"), **kw)
+    return build_model(
+        builtin=model.get("builtin"),
+        urdf=model.get("urdf"),
+        tip_link=model.get("tip_link"),
+        dh=model.get("dh"),
+        mjcf=model.get("mjcf"),
+        **kw,
+    )
 
 
 # ------------------------------------------------------------------------------ writing
-def from_fit(model: dict, parameter_names, base: BaseParameters, fit, *, n_samples: int,
-             sources=(), standard=None) -> Params:
+def from_fit(
+    model: dict, parameter_names, base: BaseParameters, fit, *, n_samples: int, sources=(), standard=None
+) -> Params:
     """Params from an ``Identification`` of the base parameters (``fit``, from
     ``jaxid.identify(base.reduce(W), tau, ...)``). n_samples: samples used; sources: data
     files; standard: physically consistent standard parameters (p,), or None."""
-    stats = {"method": fit.method, "cond": float(fit.cond),
-             "singular_values": [json_number(v) for v in np.asarray(fit.singular_values)],
-             "residual_rms": np.asarray(fit.residual_rms).tolist(),
-             "sigma2": np.asarray(fit.sigma2).tolist(), "dof": float(fit.dof), "n_samples": int(n_samples),
-             "sources": [str(s) for s in sources]}
-    return Params(model=dict(model), parameter_names=tuple(parameter_names), base=base,
-                  theta=jnp.asarray(fit.theta), cov=jnp.asarray(fit.cov), fit=stats,
-                  standard=None if standard is None else jnp.asarray(standard, dtype=float))
+    stats = {
+        "method": fit.method,
+        "cond": float(fit.cond),
+        "singular_values": [json_number(v) for v in np.asarray(fit.singular_values)],
+        "residual_rms": np.asarray(fit.residual_rms).tolist(),
+        "sigma2": np.asarray(fit.sigma2).tolist(),
+        "dof": float(fit.dof),
+        "n_samples": int(n_samples),
+        "sources": [str(s) for s in sources],
+    }
+    return Params(
+        model=dict(model),
+        parameter_names=tuple(parameter_names),
+        base=base,
+        theta=jnp.asarray(fit.theta),
+        cov=jnp.asarray(fit.cov),
+        fit=stats,
+        standard=None if standard is None else jnp.asarray(standard, dtype=float),
+    )
 
 
 def json_number(x):
@@ -278,25 +333,46 @@ def to_json(params: Params) -> dict:
         "version": VERSION,
         "model": params.model,
         "parameter_names": list(params.parameter_names),
-        "base": {"names": list(b.names), "indices": np.asarray(b.indices).tolist(),
-                 "dependent": np.asarray(b.dependent).tolist(),
-                 "K": [arr(row) for row in np.asarray(b.K)],
-                 "r_diag": arr(b.r_diag), "gap": json_number(b.gap)},
+        "base": {
+            "names": list(b.names),
+            "indices": np.asarray(b.indices).tolist(),
+            "dependent": np.asarray(b.dependent).tolist(),
+            "K": [arr(row) for row in np.asarray(b.K)],
+            "r_diag": arr(b.r_diag),
+            "gap": json_number(b.gap),
+        },
         "estimate": arr(theta),
         "std": arr(params.std),
         "rel_std_percent": arr(params.rel_std),
         "covariance": [arr(row) for row in np.asarray(params.cov)],
         "parameters": dict(zip(b.names, arr(theta))),
         "fit": params.fit,
-        "standard": None if params.standard is None else {
-            "theta": arr(params.standard), "consistent": True,
-            "source": params.fit.get("standard_source", "base estimate with the non-identifiable parameters "
-                                                          "at their nominal values")},
-        **({} if params.lugre is None else {"lugre": {
-            "names": list(LUGRE_NAMES), "units": list(LUGRE_UNITS),
-            "values": [arr(row) for row in np.asarray(params.lugre.vector())],
-            "std": [arr(row) for row in np.asarray(params.fit.get("lugre", {}).get("std", np.full(
-                np.shape(params.lugre.vector()), np.nan)))]}}),
+        "standard": None
+        if params.standard is None
+        else {
+            "theta": arr(params.standard),
+            "consistent": True,
+            "source": params.fit.get(
+                "standard_source", "base estimate with the non-identifiable parameters at their nominal values"
+            ),
+        },
+        **(
+            {}
+            if params.lugre is None
+            else {
+                "lugre": {
+                    "names": list(LUGRE_NAMES),
+                    "units": list(LUGRE_UNITS),
+                    "values": [arr(row) for row in np.asarray(params.lugre.vector())],
+                    "std": [
+                        arr(row)
+                        for row in np.asarray(
+                            params.fit.get("lugre", {}).get("std", np.full(np.shape(params.lugre.vector()), np.nan))
+                        )
+                    ],
+                }
+            }
+        ),
     }
 
 
@@ -341,8 +417,7 @@ def _array(value, shape, path, name, *, integer=False, nullable=False):
         out = np.array(flat, dtype=np.int64 if integer else np.float64).reshape(shape)
     except (ValueError, TypeError):
         got = np.shape(value) if isinstance(value, list) else type(value).__name__
-        raise ParamsError(f"{path}: field '{name}' must be an array of {what} with shape {shape}, "
-                          f"got {got}") from None
+        raise ParamsError(f"{path}: field '{name}' must be an array of {what} with shape {shape}, got {got}") from None
     if not nullable and not integer and not np.all(np.isfinite(out)):
         raise ParamsError(f"{path}: field '{name}' contains non-finite values")
     return out
@@ -377,8 +452,10 @@ def load_params(path) -> Params:
     except json.JSONDecodeError as e:
         raise ParamsError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ParamsError(f"{path}: not a jaxid params file (expected \"format\": \"{FORMAT}\"); write one with "
-                          "'jaxid identify ... -o params.json'")
+        raise ParamsError(
+            f'{path}: not a jaxid params file (expected "format": "{FORMAT}"); write one with '
+            "'jaxid identify ... -o params.json'"
+        )
     if doc.get("version") != VERSION:
         raise ParamsError(f"{path}: field 'version' is {doc.get('version')!r}; this jaxid reads version {VERSION}")
 
@@ -408,15 +485,24 @@ def load_params(path) -> Params:
     indices = _array(_field(base_doc, "indices", path, "base."), (b,), path, "base.indices", integer=True)
     dependent = _array(_field(base_doc, "dependent", path, "base."), (p - b,), path, "base.dependent", integer=True)
     if sorted(np.concatenate([indices, dependent]).tolist()) != list(range(p)):
-        raise ParamsError(f"{path}: fields 'base.indices' and 'base.dependent' must together list each of the "
-                          f"{p} parameter indices 0..{p - 1} once")
+        raise ParamsError(
+            f"{path}: fields 'base.indices' and 'base.dependent' must together list each of the "
+            f"{p} parameter indices 0..{p - 1} once"
+        )
     K = _array(_field(base_doc, "K", path, "base."), (b, p - b), path, "base.K")
     r_diag = base_doc.get("r_diag")
     r_diag = np.full(p, np.nan) if r_diag is None else _array(r_diag, (p,), path, "base.r_diag", nullable=True)
     gap = base_doc.get("gap")
-    base = BaseParameters(indices=jnp.asarray(indices, dtype=jnp.int32), dependent=jnp.asarray(dependent, dtype=jnp.int32),
-                          K=jnp.asarray(K), r_diag=jnp.asarray(r_diag), gap=math.inf if gap is None else float(gap),
-                          rank=b, names=bnames, standard_names=names)
+    base = BaseParameters(
+        indices=jnp.asarray(indices, dtype=jnp.int32),
+        dependent=jnp.asarray(dependent, dtype=jnp.int32),
+        K=jnp.asarray(K),
+        r_diag=jnp.asarray(r_diag),
+        gap=math.inf if gap is None else float(gap),
+        rank=b,
+        names=bnames,
+        standard_names=names,
+    )
 
     theta = _array(_field(doc, "estimate", path), (b,), path, "estimate")
     cov = _array(_field(doc, "covariance", path), (b, b), path, "covariance")
@@ -436,15 +522,23 @@ def load_params(path) -> Params:
         n = model.get("n")
         if not isinstance(n, int) or list(_field(lugre, "names", path, "lugre.")) != list(LUGRE_NAMES):
             raise ParamsError(f"{path}: field 'lugre' needs 'model.n' and names {list(LUGRE_NAMES)}")
-        lugre = LuGre.from_vector(jnp.asarray(_array(_field(lugre, "values", path, "lugre."), (n, 8), path,
-                                                     "lugre.values")))
+        lugre = LuGre.from_vector(
+            jnp.asarray(_array(_field(lugre, "values", path, "lugre."), (n, 8), path, "lugre.values"))
+        )
         try:
             check_parameters(lugre)
         except ValueError as e:
             raise ParamsError(f"{path}: field 'lugre.values': {e}") from None
-    return Params(model=dict(model), parameter_names=names, base=base, theta=jnp.asarray(theta),
-                  cov=jnp.asarray(cov), fit=dict(fit), standard=None if standard is None else jnp.asarray(standard),
-                  lugre=lugre)
+    return Params(
+        model=dict(model),
+        parameter_names=names,
+        base=base,
+        theta=jnp.asarray(theta),
+        cov=jnp.asarray(cov),
+        fit=dict(fit),
+        standard=None if standard is None else jnp.asarray(standard),
+        lugre=lugre,
+    )
 
 
 # --------------------------------------------------------------------------- prediction
@@ -459,16 +553,25 @@ def check_model(model, params: Params) -> None:
             f"(joint terms {params.model.get('joint_terms')}), but this model has {len(names)} "
             f"(joint terms {list(getattr(model, 'joint_terms', []))})"
             + (f"; they differ in {diff}" if diff else "; their order differs")
-            + ". Use the model of the params file (same robot, --joint-terms)")
+            + ". Use the model of the params file (same robot, --joint-terms)"
+        )
     eps = params.model.get("coulomb_eps")
     if eps is not None and hasattr(model, "coulomb_eps") and not math.isclose(model.coulomb_eps, eps):
-        raise ValueError(f"the parameters were identified with coulomb_eps = {eps:g} rad/s but the model has "
-                         f"{model.coulomb_eps:g}; use the same Coulomb smooth-sign scale")
+        raise ValueError(
+            f"the parameters were identified with coulomb_eps = {eps:g} rad/s but the model has "
+            f"{model.coulomb_eps:g}; use the same Coulomb smooth-sign scale"
+        )
     vs = params.model.get("stribeck_vs")
-    if (vs is not None and "fs" in getattr(model, "joint_terms", ()) and hasattr(model, "stribeck_vs")
-            and not math.isclose(model.stribeck_vs, vs)):
-        raise ValueError(f"the parameters were identified with stribeck_vs = {vs:g} rad/s but the model has "
-                         f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)")
+    if (
+        vs is not None
+        and "fs" in getattr(model, "joint_terms", ())
+        and hasattr(model, "stribeck_vs")
+        and not math.isclose(model.stribeck_vs, vs)
+    ):
+        raise ValueError(
+            f"the parameters were identified with stribeck_vs = {vs:g} rad/s but the model has "
+            f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)"
+        )
 
 
 @bucketed_jit  # padded to the bucket of N: a record of another length reuses the program
@@ -490,8 +593,10 @@ def predict(model, params: Params, dataset) -> jax.Array:
     """
     check_model(model, params)
     if dataset.qd is None or dataset.qdd is None:
-        raise ValueError(f"{dataset.source}: the dataset has no velocities/accelerations; read it with "
-                         "derivatives='butterworth' (the default of jaxid.data.read)")
+        raise ValueError(
+            f"{dataset.source}: the dataset has no velocities/accelerations; read it with "
+            "derivatives='butterworth' (the default of jaxid.data.read)"
+        )
     if dataset.n != model.n:
         raise ValueError(f"{dataset.source}: {dataset.n} joints in the data but the model has {model.n}")
     tau = _torques((model, params.full()), dataset.q, dataset.qd, dataset.qdd)
@@ -517,8 +622,10 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
     """
     from jaxid import metrics
 
-    out = {k: {"per_joint": [json_number(v) for v in np.asarray(d["per_joint"])], "overall": json_number(d["overall"])}
-           for k, d in metrics.summary(real, pred).items()}
+    out = {
+        k: {"per_joint": [json_number(v) for v in np.asarray(d["per_joint"])], "overall": json_number(d["overall"])}
+        for k, d in metrics.summary(real, pred).items()
+    }
     out["relative_error"] = json_number(metrics.nrmse(real, pred, axis=None))
     if tau_max is not None and np.all(np.isfinite(tau_max)):
         per = np.asarray(metrics.nrms_limits(real, pred, tau_max))
@@ -561,9 +668,11 @@ def write_model(robot, theta, path, source=None) -> Path:
 
     if isinstance(theta, Params):
         if theta.standard is None:
-            raise ValueError("these parameters hold base parameters only, which do not determine the links' "
-                             "inertial parameters; identify with consistent standard parameters "
-                             "('jaxid identify --consistent') to write a model file")
+            raise ValueError(
+                "these parameters hold base parameters only, which do not determine the links' "
+                "inertial parameters; identify with consistent standard parameters "
+                "('jaxid identify --consistent') to write a model file"
+            )
         theta = theta.standard
     if source is None:
         return to_urdf(robot, theta, path)

@@ -9,6 +9,7 @@ axes are independent channels (e.g. shape (N, n) for n joints).
 Validation happens here, at the Python edge: shapes and static parameters are always
 checked, NaN/inf only for concrete (non-traced) arrays.
 """
+
 from __future__ import annotations
 
 import math
@@ -104,9 +105,7 @@ def butter_coefficients(order, cutoff, fs):
     fs = _static_positive(fs, "fs")
     cutoff = _static_positive(cutoff, "cutoff")
     if cutoff >= fs / 2:
-        raise ValueError(
-            f"cutoff={cutoff} Hz must be below the Nyquist frequency fs/2 = {fs / 2} Hz."
-        )
+        raise ValueError(f"cutoff={cutoff} Hz must be below the Nyquist frequency fs/2 = {fs / 2} Hz.")
     import scipy.signal  # lazily: importing it costs about a second, and only filtering needs it
 
     b, a = scipy.signal.butter(order, cutoff / (fs / 2), btype="low")
@@ -126,9 +125,7 @@ def _lfilter(b, a, x, zi):
 
 def _filtfilt_1d(b, a, zi, x, padlen):
     # Odd extension about the end points, as scipy's odd_ext.
-    ext = jnp.concatenate(
-        [2 * x[0] - x[padlen:0:-1], x, 2 * x[-1] - x[-2 : -padlen - 2 : -1]]
-    )
+    ext = jnp.concatenate([2 * x[0] - x[padlen:0:-1], x, 2 * x[-1] - x[-2 : -padlen - 2 : -1]])
     y = _lfilter(b, a, ext, zi * ext[0])
     y = _lfilter(b, a, y[::-1], zi * y[-1])[::-1]
     return y[padlen:-padlen]
@@ -136,9 +133,7 @@ def _filtfilt_1d(b, a, zi, x, padlen):
 
 @partial(jax.jit, static_argnames=("padlen",))
 def _filtfilt(b, a, zi, x, padlen):
-    return jax.vmap(_filtfilt_1d, in_axes=(None, None, None, 1, None), out_axes=1)(
-        b, a, zi, x, padlen
-    )
+    return jax.vmap(_filtfilt_1d, in_axes=(None, None, None, 1, None), out_axes=1)(b, a, zi, x, padlen)
 
 
 def butterworth(x, fs, cutoff, order=4, axis=0):
@@ -565,7 +560,5 @@ def estimate_delay(x, y, dt):
     x = _signal(x, "x", 0, 3)
     y = _signal(y, "y", 0, 3)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(
-            f"x and y must be 1-D signals of equal length, got shapes {x.shape} and {y.shape}."
-        )
+        raise ValueError(f"x and y must be 1-D signals of equal length, got shapes {x.shape} and {y.shape}.")
     return _delay_samples(x, y) * dt

@@ -17,9 +17,10 @@ Velocities and accelerations are *not* part of a measurement: a real sensor give
 and torques, and ``qd``/``qdd`` come from filtered differentiation (``jaxid.signals``). The
 noise-free truth (q, qd, qdd, tau) is returned next to the measured dataset.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
@@ -39,8 +40,13 @@ from jaxid.model import inertia
 #: gravity torque of the nominal robot over 64 random configurations (at least 1 N m). For
 #: the UR5 (150 / 28 N m limits) this gives Coulomb friction of 1.5-7.5 N m on the large
 #: joints, the order reported for such arms.
-FRICTION_RANGES = {"fv": (0.01, 0.05), "fc": (0.01, 0.05), "offset": (-0.01, 0.01), "fs": (0.005, 0.02),
-                   "fva": (-0.005, 0.005)}
+FRICTION_RANGES = {
+    "fv": (0.01, 0.05),
+    "fc": (0.01, 0.05),
+    "offset": (-0.01, 0.01),
+    "fs": (0.005, 0.02),
+    "fva": (-0.005, 0.005),
+}
 
 #: Smallest second moment of a perturbed body, relative to its largest one; a thin rod
 #: (two zero second moments, a singular pseudo-inertia) becomes a slightly thick one.
@@ -148,14 +154,21 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
     links = _perturb_links(robot.inertial, k_links, scale)
     T = torque_scale(robot)[np.asarray(robot.coordinates)]  # per joint: a coupled joint takes its master's
     # fv, fc, offset keep the draws they had before fs and fva existed, so seeded truths are unchanged.
-    draws = jnp.concatenate([jax.random.uniform(k_joints, (robot.n_joints, 3)),
-                             jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n_joints, len(FRICTION_RANGES) - 3))],
-                            axis=1)
+    draws = jnp.concatenate(
+        [
+            jax.random.uniform(k_joints, (robot.n_joints, 3)),
+            jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n_joints, len(FRICTION_RANGES) - 3)),
+        ],
+        axis=1,
+    )
     drawn = {f: (lo + (hi - lo) * draws[:, j]) * T for j, (f, (lo, hi)) in enumerate(FRICTION_RANGES.items())}
     old = dict(zip(robot.joint_terms, robot.joint_params.T))
     true = robot.with_joint_terms(tuple(robot.joint_terms) + friction)
-    values = jnp.stack([drawn[t] if t in friction else old[t] for t in true.joint_terms], axis=1) \
-        if true.joint_terms else None
+    values = (
+        jnp.stack([drawn[t] if t in friction else old[t] for t in true.joint_terms], axis=1)
+        if true.joint_terms
+        else None
+    )
     true = robot.with_joint_terms(true.joint_terms, values)
     return eqx.tree_at(lambda r: r.inertial, true, links)
 
@@ -171,8 +184,13 @@ def payload_vector(mass, com, inertia_com=None, *, box=None):
         raise ValueError(f"payload mass must be > 0 kg, got {mass}")
     if box is not None and (len(box) != 3 or not all(np.isfinite(b) and b > 0 for b in box)):
         raise ValueError(f"payload box must be three finite sizes > 0 m, got {box}")
-    I_c = (inertia.box_inertia(float(mass), tuple(float(b) for b in box)) if box is not None
-           else jnp.zeros((3, 3)) if inertia_com is None else jnp.asarray(inertia_com, dtype=float))
+    I_c = (
+        inertia.box_inertia(float(mass), tuple(float(b) for b in box))
+        if box is not None
+        else jnp.zeros((3, 3))
+        if inertia_com is None
+        else jnp.asarray(inertia_com, dtype=float)
+    )
     return inertia.from_mass_com_inertia(float(mass), jnp.asarray(com, dtype=float), I_c)
 
 
@@ -194,8 +212,21 @@ def gaussian_noise(key, arrays, sigmas):
     return tuple(x + s * jax.random.normal(k, jnp.shape(x)) for x, s, k in zip(arrays, sigmas, keys))
 
 
-def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: float | None = None,
-            tau_sigma=None, tau_rel: float | None = None, payload=None, lugre=None) -> Measurement:
+def measure(
+    robot,
+    t,
+    q,
+    qd,
+    qdd,
+    key,
+    *,
+    sigma_q: float = 1e-4,
+    quantization: float | None = None,
+    tau_sigma=None,
+    tau_rel: float | None = None,
+    payload=None,
+    lugre=None,
+) -> Measurement:
     """Torques of ``robot`` along a trajectory, with measurement noise.
 
     robot: the true ``Robot`` (e.g. from :func:`perturb`).
@@ -223,8 +254,10 @@ def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: f
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     n = robot.n
     if t.ndim != 1 or any(x.shape != (t.shape[0], n) for x in (q, qd, qdd)):
-        raise ValueError(f"t must be (N,) and q, qd, qdd (N, {n}) for this {n}-joint robot; got t {t.shape}, "
-                         f"q {q.shape}, qd {qd.shape}, qdd {qdd.shape}")
+        raise ValueError(
+            f"t must be (N,) and q, qd, qdd (N, {n}) for this {n}-joint robot; got t {t.shape}, "
+            f"q {q.shape}, qd {qd.shape}, qdd {qdd.shape}"
+        )
     for name, x in (("t", t), ("q", q), ("qd", qd), ("qdd", qdd)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} contains NaN or inf; repair the trajectory")
@@ -254,12 +287,30 @@ def measure(robot, t, q, qd, qdd, key, *, sigma_q: float = 1e-4, quantization: f
             raise ValueError(f"tau_sigma must be finite and >= 0 N m, got {tau_sigma}")
     qm, taum = _noise(key, q, tau, sigma_q, jnp.asarray(sigma_tau), 0.0 if quantization is None else quantization)
     data = from_arrays(t, qm, taum, source="simulated")
-    return Measurement(data=data, q=jnp.asarray(q), qd=jnp.asarray(qd), qdd=jnp.asarray(qdd),
-                       tau=jnp.asarray(tau), sigma_tau=jnp.asarray(sigma_tau), robot=robot)
+    return Measurement(
+        data=data,
+        q=jnp.asarray(q),
+        qd=jnp.asarray(qd),
+        qdd=jnp.asarray(qdd),
+        tau=jnp.asarray(tau),
+        sigma_tau=jnp.asarray(sigma_tau),
+        robot=robot,
+    )
 
 
-def simulate(robot, t, q, qd, qdd, key, *, scale: float = 0.2,
-             friction: Sequence[str] = ("fv", "fc", "offset"), noise_key=None, **noise) -> Measurement:
+def simulate(
+    robot,
+    t,
+    q,
+    qd,
+    qdd,
+    key,
+    *,
+    scale: float = 0.2,
+    friction: Sequence[str] = ("fv", "fc", "offset"),
+    noise_key=None,
+    **noise,
+) -> Measurement:
     """Perturb the nominal ``robot`` (:func:`perturb`) and measure the true one along the
     trajectory (:func:`measure`; ``noise`` are its keyword arguments). The true robot is
     ``result.robot``. Same key, same experiment.

@@ -18,6 +18,7 @@ The mesh may span several processes (``jax.distributed.initialize()`` first, the
 call in every process): inputs are built shard by shard from each process's identical
 host values and the estimates are gathered back to every process.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from jaxid import hostdevices, memory
 from jaxid.identification.estimators import METHODS, _rank_error, identify
@@ -93,11 +95,15 @@ def _check(W, theta, sigma, n_runs, names, n_joints=None):
     if theta.shape != (b,):
         raise ValueError(f"theta must have shape ({b},) to match W {W.shape}, got {theta.shape}")
     if sigma.ndim != 1 or sigma.size < 1 or M % sigma.size:
-        raise ValueError(f"sigma must hold one noise std per joint (n,), with W rows a multiple of n; "
-                         f"got sigma {sigma.shape} for W {W.shape}")
+        raise ValueError(
+            f"sigma must hold one noise std per joint (n,), with W rows a multiple of n; "
+            f"got sigma {sigma.shape} for W {W.shape}"
+        )
     if n_joints is not None and sigma.size != int(n_joints):
-        raise ValueError(f"sigma holds {sigma.size} noise std for a {int(n_joints)}-joint robot: give one per "
-                         f"joint, shape ({int(n_joints)},)")
+        raise ValueError(
+            f"sigma holds {sigma.size} noise std for a {int(n_joints)}-joint robot: give one per "
+            f"joint, shape ({int(n_joints)},)"
+        )
     for label, x in (("W", W), ("theta", theta), ("sigma", sigma)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{label} contains NaN or inf")
@@ -114,8 +120,19 @@ def _check(W, theta, sigma, n_runs, names, n_joints=None):
         raise ValueError(f"n_runs must be >= 2 to estimate a spread, got {n_runs}")
 
 
-def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names=None,
-              devices=None, batch_size: int | None = None, n_joints: int | None = None):
+def run_study(
+    W,
+    theta,
+    sigma,
+    n_runs: int,
+    *,
+    estimators="wls",
+    key=None,
+    names=None,
+    devices=None,
+    batch_size: int | None = None,
+    n_joints: int | None = None,
+):
     """Monte-Carlo study of estimators on ``tau = W @ theta + noise`` (module docstring).
 
     Args:
@@ -148,8 +165,9 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
     n = sigma.shape[0]
     single = not isinstance(estimators, dict)
     if single:
-        estimators = {estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator"):
-                      estimators}
+        estimators = {
+            estimators if isinstance(estimators, str) else getattr(estimators, "__name__", "estimator"): estimators
+        }
     fns = {k: _estimator(v, n) for k, v in estimators.items()}
     hostdevices.configure()  # a CPU device count set through jax.config after import jaxid
     devices = tuple(jax.devices() if devices is None else devices)
@@ -170,9 +188,18 @@ def run_study(W, theta, sigma, n_runs: int, *, estimators="wls", key=None, names
     for k, est in estimates.items():
         mean = jnp.mean(est, axis=0)
         spread = jnp.std(est, axis=0, ddof=1)
-        out[k] = Study(estimates=est, truth=theta, crb=crb, bias=mean - theta, spread=spread,
-                       ratio=spread / crb, bias_z=(mean - theta) / (crb / np.sqrt(n_runs)), names=names,
-                       estimator=k, devices=tuple(str(d) for d in devices))
+        out[k] = Study(
+            estimates=est,
+            truth=theta,
+            crb=crb,
+            bias=mean - theta,
+            spread=spread,
+            ratio=spread / crb,
+            bias_z=(mean - theta) / (crb / np.sqrt(n_runs)),
+            names=names,
+            estimator=k,
+            devices=tuple(str(d) for d in devices),
+        )
     return out[next(iter(out))] if single else out
 
 
@@ -219,6 +246,7 @@ def _batched(fns: dict, W, theta, sigma, keys, devices, batch_size):
         out = program(*jax.device_put((W, theta, sigma, keys), devices[0]))
     else:
         mesh = Mesh(np.array(devices), ("runs",))
+
         # Built shard by shard from the same host values, so that a mesh spanning several
         # processes (jax.distributed) gets its inputs without a transfer between hosts.
         def put(x, spec):
@@ -226,6 +254,7 @@ def _batched(fns: dict, W, theta, sigma, keys, devices, batch_size):
             return jax.make_array_from_callback(x.shape, NamedSharding(mesh, spec), lambda idx: x[idx])
 
         out = program(put(W, P()), put(theta, P()), put(sigma, P()), put(keys, P("runs")))
+
     # Gathered to the host: the statistics are cheap, and reductions over a sharded
     # array would need cross-device collectives.
     def gather(x):

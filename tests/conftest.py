@@ -1,4 +1,5 @@
 """Shared fixtures: built-in models and random states, created once per session."""
+
 import os
 import tempfile
 
@@ -27,8 +28,9 @@ def ur5():
 def ur5_friction():
     n = 6
     rng = np.random.default_rng(7)
-    values = np.stack([rng.uniform(0.01, 0.1, n), rng.uniform(0.5, 3, n), rng.uniform(1, 5, n),
-                       rng.uniform(-1, 1, n)], axis=1)
+    values = np.stack(
+        [rng.uniform(0.01, 0.1, n), rng.uniform(0.5, 3, n), rng.uniform(1, 5, n), rng.uniform(-1, 1, n)], axis=1
+    )
     return jaxid.models.ur5(joint_terms=("ia", "fv", "fc", "offset"), joint_params=values)
 
 
@@ -43,9 +45,22 @@ def states():
 #: workers (--dist loadfile), so they are handed out first and the short ones fill in behind them
 #: (longest-processing-time-first scheduling). Measured on 2 cores with a fresh cache; a stale
 #: order only costs balance.
-LONGEST_FIRST = ("test_dynamics.py", "test_readme.py", "test_cli.py", "test_lugre.py", "test_optimize.py",
-                 "test_sdp.py", "test_streaming.py", "test_cache.py", "test_friction_models.py", "test_gravity.py",
-                 "test_payload.py", "test_estimators.py", "test_consistent.py", "test_regressor.py")
+LONGEST_FIRST = (
+    "test_dynamics.py",
+    "test_readme.py",
+    "test_cli.py",
+    "test_lugre.py",
+    "test_optimize.py",
+    "test_sdp.py",
+    "test_streaming.py",
+    "test_cache.py",
+    "test_friction_models.py",
+    "test_gravity.py",
+    "test_payload.py",
+    "test_estimators.py",
+    "test_consistent.py",
+    "test_regressor.py",
+)
 
 
 def pytest_configure(config):

@@ -7,6 +7,7 @@ paths, huge values and outliers, dead channels, truncated files, concurrency, in
 memory, sharding, time and units, models (LuGre excitation, simulate trajectories). Model
 files (URDF, DH) are tested in tests/test_urdf.py and friends.
 """
+
 import json
 import threading
 
@@ -70,8 +71,11 @@ def ident(d, *files, out="p.json"):
 def test_encoding_and_separator_variants(d, capsys):
     good = data.read(d / "good.csv", derivatives=None)
     # Read as the same data: UTF-8 with a BOM, UTF-16 (spreadsheets' "Unicode text", tabs), ';' and CRLF.
-    for name, kw in (("bom.csv", dict(encoding="utf-8-sig")), ("utf16.csv", dict(encoding="utf-16", delimiter="\t")),
-                     ("semi.csv", dict(delimiter=";"))):
+    for name, kw in (
+        ("bom.csv", dict(encoding="utf-8-sig")),
+        ("utf16.csv", dict(encoding="utf-16", delimiter="\t")),
+        ("semi.csv", dict(delimiter=";")),
+    ):
         ds = data.read(write_csv(d / name, **kw), derivatives=None)
         np.testing.assert_array_equal(np.asarray(ds.tau), np.asarray(good.tau))
     # Refused with one line, exit 2, before any work.
@@ -94,8 +98,11 @@ def test_directories_and_permissions(d, capsys, monkeypatch):
     (d / "folder.csv").mkdir(exist_ok=True)
     fails(capsys, ident(d, d / "folder.csv"), "folder.csv: is a directory, not a dataset file")
     fails(capsys, ident(d, d / "absent.csv"), "absent.csv: no such file")
-    fails(capsys, ["validate", "--params", str(d), str(d / "good.csv"), "--no-figures"],
-          f"{d}: is a directory, not a params.json file")
+    fails(
+        capsys,
+        ["validate", "--params", str(d), str(d / "good.csv"), "--no-figures"],
+        f"{d}: is a directory, not a params.json file",
+    )
 
     def denied(file, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(file))
@@ -109,10 +116,16 @@ def test_output_paths_checked_before_the_work(d, capsys, monkeypatch):
     good = str(d / "good.csv")
     (d / "outdir").mkdir(exist_ok=True)
     fails(capsys, ["identify", "--robot", "planar2", good, "-o", good, "--quiet"], "would destroy the data")
-    fails(capsys, ["identify", "--robot", "planar2", good, "-o", str(d / "outdir"), "--quiet"],
-          "outdir: is a directory; give the name of a file to write")
-    fails(capsys, ["identify", "--robot", "planar2", good, "-o", str(d / "no" / "p.json"), "--quiet"],
-          "directory '" + str(d / "no") + "' does not exist")
+    fails(
+        capsys,
+        ["identify", "--robot", "planar2", good, "-o", str(d / "outdir"), "--quiet"],
+        "outdir: is a directory; give the name of a file to write",
+    )
+    fails(
+        capsys,
+        ["identify", "--robot", "planar2", good, "-o", str(d / "no" / "p.json"), "--quiet"],
+        "directory '" + str(d / "no") + "' does not exist",
+    )
     fails(capsys, ["lugre", good, "-o", str(d / "outdir")], "is a directory")
     fails(capsys, ["excite", "--robot", "planar2", "-o", str(d / "no" / "e.csv")], "does not exist")
     fails(capsys, ["validate", "--params", str(d / "p.json"), good, "--out", good], "is a file, not a folder")
@@ -120,8 +133,11 @@ def test_output_paths_checked_before_the_work(d, capsys, monkeypatch):
     from jaxid import atomic
 
     monkeypatch.setattr(atomic.os, "access", lambda *a: False)  # a read-only directory (simulated)
-    fails(capsys, ["identify", "--robot", "planar2", good, "-o", str(d / "p.json"), "--quiet"],
-          "is not writable (permission denied)")
+    fails(
+        capsys,
+        ["identify", "--robot", "planar2", good, "-o", str(d / "p.json"), "--quiet"],
+        "is not writable (permission denied)",
+    )
     assert not (d / "p.json").exists()
 
 
@@ -130,16 +146,25 @@ def test_huge_values_and_outliers(d, capsys):
     t, q, qd, qdd, tau = _table()
     q2 = q.copy()
     q2[7, 1] = 1e300
-    fails(capsys, ident(d, write_csv(d / "hugeq.csv", (t, q2, qd, qdd, tau))),
-          "column 'q2', row 8 (line 9): value 1e+300 is beyond 1e+06 rad")
+    fails(
+        capsys,
+        ident(d, write_csv(d / "hugeq.csv", (t, q2, qd, qdd, tau))),
+        "column 'q2', row 8 (line 9): value 1e+300 is beyond 1e+06 rad",
+    )
     big = tau.copy()
     big[37, 0] = 1e300
-    fails(capsys, ident(d, write_csv(d / "hugetau.csv", (t, q, qd, qdd, big))),
-          "1 sample with a non-finite value or |value| > 1e+06: row 37 (joint 0 (joint1): 1e+300)")
+    fails(
+        capsys,
+        ident(d, write_csv(d / "hugetau.csv", (t, q, qd, qdd, big))),
+        "1 sample with a non-finite value or |value| > 1e+06: row 37 (joint 0 (joint1): 1e+300)",
+    )
     traj = d / "traj_huge.csv"
     write_csv(traj, (t, q2, qd, qdd), header=_header()[:7])
-    fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(traj), "-o", str(d / "s.csv")],
-          "value 1e+300 is beyond 1e+06 rad")
+    fails(
+        capsys,
+        ["simulate", "--robot", "planar2", "--trajectory", str(traj), "-o", str(d / "s.csv")],
+        "value 1e+300 is beyond 1e+06 rad",
+    )
     assert not (d / "s.csv").exists()
 
 
@@ -176,7 +201,7 @@ def test_concurrent_writers_leave_one_complete_file(tmp_path):
         barrier.wait()
         with atomic_write(path) as f:
             for k in range(0, len(text), 4096):
-                f.write(text[k:k + 4096])
+                f.write(text[k : k + 4096])
 
     threads = [threading.Thread(target=write, args=(t,)) for t in texts]
     for th in threads:
@@ -188,8 +213,9 @@ def test_concurrent_writers_leave_one_complete_file(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ interruption
-@pytest.mark.parametrize("exc, code, word", [(KeyboardInterrupt, 130, "interrupted"),
-                                             ("terminated", 143, "terminated")])
+@pytest.mark.parametrize(
+    "exc, code, word", [(KeyboardInterrupt, 130, "interrupted"), ("terminated", 143, "terminated")]
+)
 def test_interruption_one_line_no_partial_output(d, capsys, monkeypatch, exc, code, word):
     """In-process (the signal itself: tests/test_cache.py): an interruption inside a write
     ends with one line and leaves no output file."""
@@ -224,8 +250,11 @@ def test_memory_refused_before_the_work(d, capsys, monkeypatch):
 
     monkeypatch.setenv(memory.ENV, "64M")
     W = np.random.default_rng(0).normal(size=(600, 4))
-    with pytest.raises(memory.MemoryLimitError, match=r"a study of 1000 runs .* needs about .* give a smaller "
-                                                      r"batch_size"):
+    with pytest.raises(
+        memory.MemoryLimitError,
+        match=r"a study of 1000 runs .* needs about .* give a smaller "
+        r"batch_size",
+    ):
         run_study(W, np.ones(4), np.array([0.1, 0.2]), 1000, batch_size=1000)
     monkeypatch.setenv(memory.ENV, "off")
     assert memory.available() == (None, "JAXID_MEMORY_LIMIT=off")
@@ -256,9 +285,11 @@ def test_host_devices_get_the_scheduler_flag():
     assert hostdevices.configure(env) and env["XLA_FLAGS"].endswith(hostdevices.SCHEDULER_FLAG)
     env = {"JAX_NUM_CPU_DEVICES": "2"}
     assert hostdevices.configure(env) and env["XLA_FLAGS"] == hostdevices.SCHEDULER_FLAG
-    for env in ({}, {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"},
-                {"XLA_FLAGS": "--xla_force_host_platform_device_count=2 "
-                              "--xla_cpu_enable_concurrency_optimized_scheduler=true"}):
+    for env in (
+        {},
+        {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"},
+        {"XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_enable_concurrency_optimized_scheduler=true"},
+    ):
         before = dict(env)
         assert not hostdevices.configure(env) and env == before
     from jaxid.study import run_study
@@ -270,15 +301,24 @@ def test_host_devices_get_the_scheduler_flag():
 # ---------------------------------------------------------------------------------- time and units
 def test_time_units_and_gaps(d, capsys):
     t, q, qd, qdd, tau = _table()
-    fails(capsys, ident(d, write_csv(d / "ms.csv", (t * 1e3, q, qd, qdd, tau))),
-          "column 't': t looks like milliseconds: mean step 10.0; pass units t=ms (CLI: --units t=ms)")
+    fails(
+        capsys,
+        ident(d, write_csv(d / "ms.csv", (t * 1e3, q, qd, qdd, tau))),
+        "column 't': t looks like milliseconds: mean step 10.0; pass units t=ms (CLI: --units t=ms)",
+    )
     gap = t.copy()
     gap[200:] += 10.0  # a 10 s dropout
     for extra in ([], ["--resample"]):
-        fails(capsys, ident(d, write_csv(d / "gap.csv", (gap, q, qd, qdd, tau))) + extra,
-              "column 't', row 201 (line 202): gap of 10.01 s after t = 1.99 s")
-    fails(capsys, ident(d, d / "gap.csv") + ["--resample", "--max-gap", "0.5"],
-          "gap of 10.01 s after t = 1.99 s, 1e+03 times the median step 0.01 s, longer than max_gap 0.5 s")
+        fails(
+            capsys,
+            ident(d, write_csv(d / "gap.csv", (gap, q, qd, qdd, tau))) + extra,
+            "column 't', row 201 (line 202): gap of 10.01 s after t = 1.99 s",
+        )
+    fails(
+        capsys,
+        ident(d, d / "gap.csv") + ["--resample", "--max-gap", "0.5"],
+        "gap of 10.01 s after t = 1.99 s, 1e+03 times the median step 0.01 s, longer than max_gap 0.5 s",
+    )
     fails(capsys, ident(d, d / "gap.csv") + ["--max-gap", "-1"], "--max-gap must be a finite time > 0 s, got -1.0")
 
 
@@ -294,20 +334,26 @@ def test_lugre_rejects_data_that_cannot_identify_it(d, capsys):
 
     dt = 1e-3
     t = np.arange(2000) * dt
-    cases = {"one-sided": (0.05 + 0.1 * (1 + np.sin(2 * np.pi * t)), "the velocity never crosses zero"),
-             "constant": (np.full(t.size, 0.2), "the velocity is constant (0.2 units/s)")}
+    cases = {
+        "one-sided": (0.05 + 0.1 * (1 + np.sin(2 * np.pi * t)), "the velocity never crosses zero"),
+        "constant": (np.full(t.size, 0.2), "the velocity is constant (0.2 units/s)"),
+    }
     for name, (v, message) in cases.items():
         x, F = _friction(v)
         with pytest.raises(ValueError, match=r"the axis: " + message.replace("(", r"\(").replace(")", r"\)")):
             lugre.identify(x, v, F, dt)
         with pytest.raises(ValueError, match="axis 1: "):
-            lugre.identify_joints(np.stack([x, x], 1), np.stack([0.2 * np.sin(2 * np.pi * t), v], 1), np.stack([F, F], 1), dt)
+            lugre.identify_joints(
+                np.stack([x, x], 1), np.stack([0.2 * np.sin(2 * np.pi * t), v], 1), np.stack([F, F], 1), dt
+            )
         path = d / f"lugre_{name}.csv"
         np.savetxt(path, np.column_stack([t, x, F]), delimiter=",", header="t,x,F", comments="", fmt="%.17g")
         fails(capsys, ["lugre", str(path)], f"lugre_{name}.csv: axis x: {message}")
     v = 0.01 * np.sin(2 * np.pi * t)  # crosses zero, but never above the 0.052 threshold
     x, F = _friction(v)
-    with pytest.raises(ValueError, match=r"the axis: threshold 0.0523599 is above every \|v\| \(at most 0.01 units/s\)"):
+    with pytest.raises(
+        ValueError, match=r"the axis: threshold 0.0523599 is above every \|v\| \(at most 0.01 units/s\)"
+    ):
         lugre.identify(x, v, F, dt)
 
 
@@ -315,24 +361,40 @@ def test_simulate_trajectory_must_match_the_robot(d, capsys):
     t, q, qd, qdd, _ = _table(n=3)
     traj = d / "traj3.csv"
     write_csv(traj, (t, q, qd, qdd), header=_header(3)[:10])
-    fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(traj), "-o", str(d / "s.csv")],
-          "columns of joint(s) 3 but the robot has 2 joints")
+    fails(
+        capsys,
+        ["simulate", "--robot", "planar2", "--trajectory", str(traj), "-o", str(d / "s.csv")],
+        "columns of joint(s) 3 but the robot has 2 joints",
+    )
     np.savez(d / "traj3.npz", t=t, q=q)
-    fails(capsys, ["simulate", "--robot", "planar2", "--trajectory", str(d / "traj3.npz"), "-o", str(d / "s.csv")],
-          "3 joints in the trajectory but the robot has 2")
+    fails(
+        capsys,
+        ["simulate", "--robot", "planar2", "--trajectory", str(d / "traj3.npz"), "-o", str(d / "s.csv")],
+        "3 joints in the trajectory but the robot has 2",
+    )
     assert not (d / "s.csv").exists()
 
 
 def test_placeholder_inertia_named_and_accepted_by_flag(d, capsys):
     """A URDF whose inertial violates the triangle inequality is refused with the link named and
     the flag that accepts it; with the flag, plain least squares runs (it never uses them)."""
-    link = ('<link name="{0}"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="{1}" ixy="0" '
-            'ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
-    joint = ('<joint name="j{0}" type="revolute"><parent link="{1}"/><child link="{2}"/><origin xyz="{3} 0 0"/>'
-             '<axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>')
+    link = (
+        '<link name="{0}"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="{1}" ixy="0" '
+        'ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>'
+    )
+    joint = (
+        '<joint name="j{0}" type="revolute"><parent link="{1}"/><child link="{2}"/><origin xyz="{3} 0 0"/>'
+        '<axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>'
+    )
     urdf = d / "placeholder.urdf"
-    urdf.write_text('<robot name="p"><link name="base"/>' + link.format("l1", 0.01) + link.format("l2", 0.5)
-                    + joint.format(1, "base", "l1", 0) + joint.format(2, "l1", "l2", 0.4) + "</robot>")
+    urdf.write_text(
+        '<robot name="p"><link name="base"/>'
+        + link.format("l1", 0.01)
+        + link.format("l2", 0.5)
+        + joint.format(1, "base", "l1", 0)
+        + joint.format(2, "l1", "l2", 0.4)
+        + "</robot>"
+    )
     argv = ["identify", "--urdf", str(urdf), "-o", str(d / "pu.json"), "--quiet", str(d / "good.csv")]
     err = fails(capsys, argv, "--no-inertia-check")
     assert "l2" in err and "triangle" in err, err
@@ -347,6 +409,9 @@ def test_overflowing_predictions_named(d, capsys):
     params = json.loads((d / "ok.json").read_text())
     params["estimate"] = [v * 1e306 for v in params["estimate"]]
     (d / "huge.json").write_text(json.dumps(params))
-    err = fails(capsys, ["validate", "--params", str(d / "huge.json"), "--quiet", str(d / "good.csv")],
-                "the predicted torque: 400 samples with a non-finite value")
+    err = fails(
+        capsys,
+        ["validate", "--params", str(d / "huge.json"), "--quiet", str(d / "good.csv")],
+        "the predicted torque: 400 samples with a non-finite value",
+    )
     assert "not a usable model" in err, err

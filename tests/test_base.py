@@ -1,5 +1,6 @@
 """Base parameters: rank, K, names, the invariance W theta = W_b theta_b, and a set that
 depends on the structure only."""
+
 import re
 import warnings
 
@@ -67,9 +68,7 @@ def test_names_are_the_combinations_of_K(synthetic):
     # The closed-form groups, whichever column the pivoting kept.
     assert any(set(_parse(nm)) == {"Izz1", "m2"} for nm in bp.names)
     coefs = [_parse(nm) for nm in bp.names if set(_parse(nm)) == {"Izz1", "m2"}][0]
-    assert np.isclose(coefs["m2"] / coefs["Izz1"], -0.180625) or np.isclose(
-        coefs["Izz1"] / coefs["m2"], -1 / 0.180625
-    )
+    assert np.isclose(coefs["m2"] / coefs["Izz1"], -0.180625) or np.isclose(coefs["Izz1"] / coefs["m2"], -1 / 0.180625)
 
 
 def test_to_base_jits_and_batches(synthetic):
@@ -149,10 +148,14 @@ def test_ur5_base_parameters_counts_and_noiseless_recovery():
         pytest.skip("example-robot-data not installed")
     model = pin.buildModelFromUrdf(str(urdf))
     data, rng = model.createData(), np.random.default_rng(0)
-    W = np.vstack([
-        pin.computeJointTorqueRegressor(model, data, rng.uniform(-np.pi, np.pi, 6), rng.normal(size=6), rng.normal(size=6))
-        for _ in range(150)
-    ])
+    W = np.vstack(
+        [
+            pin.computeJointTorqueRegressor(
+                model, data, rng.uniform(-np.pi, np.pi, 6), rng.normal(size=6), rng.normal(size=6)
+            )
+            for _ in range(150)
+        ]
+    )
     assert base_from_regressor(W).rank == 36
 
 
@@ -171,9 +174,16 @@ def test_base_set_depends_on_the_structure_only():
         W = np.asarray(jaxid.regressor(robot, q, qd, qdd)).reshape(-1, 72)
         if t == 0:  # theta order of fv, fc, offset: per joint (fv_i, fc_i, offset_i); offset columns are ones
             friction = W[:, 60:].reshape(-1, 6, 2)
-            W_offset = np.concatenate([W[:, :60], np.concatenate(
-                [friction, np.tile(np.eye(6), (200, 1))[:, :, None]], axis=2).reshape(-1, 18)], axis=1)
-            with_offset = base_from_regressor(W_offset, robot.with_joint_terms(("fv", "fc", "offset")).parameter_names())
+            W_offset = np.concatenate(
+                [
+                    W[:, :60],
+                    np.concatenate([friction, np.tile(np.eye(6), (200, 1))[:, :, None]], axis=2).reshape(-1, 18),
+                ],
+                axis=1,
+            )
+            with_offset = base_from_regressor(
+                W_offset, robot.with_joint_terms(("fv", "fc", "offset")).parameter_names()
+            )
             assert with_offset.rank == 54 and with_offset.names[:36] == reference.names[:36]
         W = W[rng.permutation(len(W))] * (1 + 1e-12 * rng.normal(size=W.shape))
         bp = base_from_regressor(W, robot.parameter_names())

@@ -1,5 +1,6 @@
 """The CLI's persistent compilation cache: the first run compiles and says so, the second reuses
 the compiled code; an unwritable cache folder warns once and the run goes on without it."""
+
 import os
 import subprocess
 import sys
@@ -18,9 +19,23 @@ def _traj(path):
 
 def _simulate(tmp_path, cache):
     env = dict(os.environ, JAXID_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, "-m", "jaxid", "simulate", "--robot", "planar2", "--trajectory",
-                           str(tmp_path / "traj.csv"), "-o", str(tmp_path / "data.csv")],
-                          env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jaxid",
+            "simulate",
+            "--robot",
+            "planar2",
+            "--trajectory",
+            str(tmp_path / "traj.csv"),
+            "-o",
+            str(tmp_path / "data.csv"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_second_run_reuses_the_cache(tmp_path):
@@ -40,9 +55,23 @@ def test_unwritable_cache_warns_and_runs(tmp_path):
     blocker.write_text("not a folder")
     env = dict(os.environ, JAXID_CACHE_DIR=str(blocker / "cache"))
     # The cache is set up before the subcommand runs: a run that then fails fast shows both lines.
-    run = subprocess.run([sys.executable, "-m", "jaxid", "simulate", "--robot", "planar2", "--trajectory",
-                          str(tmp_path / "absent.csv"), "-o", str(tmp_path / "d.csv")],
-                         env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jaxid",
+            "simulate",
+            "--robot",
+            "planar2",
+            "--trajectory",
+            str(tmp_path / "absent.csv"),
+            "-o",
+            str(tmp_path / "d.csv"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2 and len(lines) == 2, run.stderr
     assert "warning: the compilation cache folder" in lines[0] and "without the cache" in lines[0]
@@ -98,16 +127,27 @@ def test_interrupt_and_terminate_end_with_one_line(tmp_path):
     import signal
 
     t = np.arange(0.0, 600.0, 0.01)
-    np.savetxt(tmp_path / "long.csv", np.column_stack([t, np.sin(t), np.cos(t)]), delimiter=",",
-               header="t,q1,q2", comments="", fmt="%.17g")
+    np.savetxt(
+        tmp_path / "long.csv",
+        np.column_stack([t, np.sin(t), np.cos(t)]),
+        delimiter=",",
+        header="t,q1,q2",
+        comments="",
+        fmt="%.17g",
+    )
     env = dict(os.environ, JAXID_CACHE_DIR="off")
     for sig, code, word in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
         out = tmp_path / f"out{code}.csv"
         # As from a terminal: SIGINT at its default (a pytest-xdist worker ignores it, and a child
         # inherits an ignored SIGINT, which Python then leaves ignored).
-        p = subprocess.Popen([sys.executable, "-m", "jaxid", "excite", "--robot", "planar2", "--steps", "100000",
-                              "-o", str(out)], env=env, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        p = subprocess.Popen(
+            [sys.executable, "-m", "jaxid", "excite", "--robot", "planar2", "--steps", "100000", "-o", str(out)],
+            env=env,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         try:
             _wait_cpu(p.pid, 6.0)  # past the imports (about 3 s of CPU), inside the excitation's compile
             p.send_signal(sig)
@@ -232,8 +272,10 @@ print(out.tag, " ".join(map(repr, np.asarray(out.y).tolist())))
 def test_fresh_process_loads_the_program_without_tracing(tmp_path):
     (tmp_path / "tiny.py").write_text(_SCRIPT)
     env = dict(os.environ, JAXID_CACHE_DIR=str(tmp_path / "cache"))
-    runs = [subprocess.run([sys.executable, str(tmp_path / "tiny.py")], env=env, capture_output=True, text=True)
-            for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, str(tmp_path / "tiny.py")], env=env, capture_output=True, text=True)
+        for _ in range(2)
+    ]
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     first, second = (r.stdout.splitlines() for r in runs)
     assert first[0] == "traced" and "traced" not in second
@@ -250,7 +292,7 @@ _CALLS = []
 
 def _analysis(model, tol=1e-8):
     _CALLS.append(tol)
-    warnings.warn("an ambiguous rank", UserWarning)
+    warnings.warn("an ambiguous rank", UserWarning, stacklevel=1)
     return {"norm": float(np.linalg.norm(np.asarray(model["a"]))), "tol": tol}
 
 

@@ -1,4 +1,5 @@
 """The command line end to end on a planar 2R arm: simulate -> identify -> validate, and bad input."""
+
 import dataclasses
 import json
 import os
@@ -34,12 +35,49 @@ def run(tmp_path_factory):
     f = lambda name: str(d / name)
     for k in (1, 2):
         traj = write_trajectory(d / f"traj{k}.csv", seed=k)
-        assert main(["simulate", "--robot", "planar2", "--trajectory", traj, "--seed", "3", "-o", f(f"data{k}.csv"),
-                     "--truth", f(f"truth{k}.csv"), "--true-params", f("true.json"), "--sigma-q", "1e-5"]) == 0
-    assert main(["identify", "--robot", "planar2", f("truth1.csv"), "--method", "ols", "-o", f("exact.json"),
-                 "--quiet"]) == 0
-    assert main(["identify", "--robot", "planar2", f("data1.csv"), f("data2.csv"), "--cutoff", "3",
-                 "-o", f("params.json"), "--quiet"]) == 0
+        assert (
+            main(
+                [
+                    "simulate",
+                    "--robot",
+                    "planar2",
+                    "--trajectory",
+                    traj,
+                    "--seed",
+                    "3",
+                    "-o",
+                    f(f"data{k}.csv"),
+                    "--truth",
+                    f(f"truth{k}.csv"),
+                    "--true-params",
+                    f("true.json"),
+                    "--sigma-q",
+                    "1e-5",
+                ]
+            )
+            == 0
+        )
+    assert (
+        main(["identify", "--robot", "planar2", f("truth1.csv"), "--method", "ols", "-o", f("exact.json"), "--quiet"])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "identify",
+                "--robot",
+                "planar2",
+                f("data1.csv"),
+                f("data2.csv"),
+                "--cutoff",
+                "3",
+                "-o",
+                f("params.json"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     return d
 
 
@@ -49,14 +87,28 @@ def test_exact_data_recover_the_true_base_parameters(run):
     robot = results.model_from_description(params.model)
     assert list(robot.parameter_names()) == true["names"]
     base = jaxid.base_parameters(robot)
-    np.testing.assert_allclose(np.asarray(params.theta), np.asarray(base.to_base(np.array(true["theta"]))),
-                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        np.asarray(params.theta), np.asarray(base.to_base(np.array(true["theta"]))), rtol=1e-7, atol=1e-9
+    )
 
 
 def test_noisy_data_predict_held_out_torques(run, capsys):
     out = run / "val"
-    assert main(["validate", "--params", str(run / "params.json"), str(run / "truth2.csv"), "--out", str(out),
-                 "--json", str(run / "metrics.json")]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--params",
+                str(run / "params.json"),
+                str(run / "truth2.csv"),
+                "--out",
+                str(out),
+                "--json",
+                str(run / "metrics.json"),
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert "RMSE N m" in table and "joint2" in table
     doc = json.loads((run / "metrics.json").read_text())
@@ -67,25 +119,51 @@ def test_noisy_data_predict_held_out_torques(run, capsys):
     assert (out / "truth2_torques.png").stat().st_size > 1000
     assert json.loads((out / "metrics.json").read_text()) == doc
     # --robot given explicitly: the same model, the same figures.
-    assert main(["validate", "--robot", "planar2", "--params", str(run / "params.json"), str(run / "truth2.csv"),
-                 "--no-figures", "--json"]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--robot",
+                "planar2",
+                "--params",
+                str(run / "params.json"),
+                str(run / "truth2.csv"),
+                "--no-figures",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["files"][0]["rmse"] == m["rmse"]
 
 
 def test_identify_json_and_table(run, capsys):
-    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "p.json"),
-                 "--json", "--quiet"]) == 0
+    assert (
+        main(
+            ["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "p.json"), "--json", "--quiet"]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["base_parameters"] == 12 and doc["samples"] == 600 and len(doc["base"]) == 12
-    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "p.json"),
-                 "--quiet"]) == 0
+    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "p.json"), "--quiet"]) == 0
     table = capsys.readouterr().out
     assert "std %" in table and "Izz2" in table and "wrote" in table
 
 
 def test_consistent_identification_writes_a_urdf(run, capsys):
-    args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "--consistent", "--urdf-out",
-            str(run / "arm.urdf"), "-o", str(run / "c.json"), "--quiet"]
+    args = [
+        "identify",
+        "--robot",
+        "planar2",
+        str(run / "truth1.csv"),
+        "--consistent",
+        "--urdf-out",
+        str(run / "arm.urdf"),
+        "-o",
+        str(run / "c.json"),
+        "--quiet",
+    ]
     code = main(args)
     out = capsys.readouterr().out
     params = results.load_params(run / "c.json")
@@ -103,8 +181,11 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     back = jaxid.Robot.from_urdf(run / "arm.urdf", gravity=robot.gravity)
     truth = jaxid.data.read(run / "truth2.csv")
     rigid_true = robot.with_parameters(np.array(true["theta"])).with_joint_terms(())
-    np.testing.assert_allclose(np.asarray(jaxid.rnea(back, truth.q, truth.qd, truth.qdd)),
-                               np.asarray(jaxid.rnea(rigid_true, truth.q, truth.qd, truth.qdd)), atol=1e-3)
+    np.testing.assert_allclose(
+        np.asarray(jaxid.rnea(back, truth.q, truth.qd, truth.qdd)),
+        np.asarray(jaxid.rnea(rigid_true, truth.q, truth.qd, truth.qdd)),
+        atol=1e-3,
+    )
 
 
 def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
@@ -117,8 +198,18 @@ def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
         return dataclasses.replace(params, fit={**params.fit, "converged": False, "steps": 7})
 
     monkeypatch.setattr(workflow, "identify_experiment", stopped_early)
-    args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "--consistent", "--urdf-out",
-            str(run / "stopped.urdf"), "-o", str(run / "stopped.json"), "--quiet"]
+    args = [
+        "identify",
+        "--robot",
+        "planar2",
+        str(run / "truth1.csv"),
+        "--consistent",
+        "--urdf-out",
+        str(run / "stopped.urdf"),
+        "-o",
+        str(run / "stopped.json"),
+        "--quiet",
+    ]
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "did not converge in 7 steps" in err and "no URDF was written" in err and "--accept-unconverged" in err
@@ -131,8 +222,24 @@ def test_fit_gravity_is_kept_for_validate(run, capsys):
     """identify --fit-gravity on a level simulation finds no tilt; validate predicts with the
     stored gravity (the file's model, not the built-in's)."""
     out = str(run / "g.json")
-    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "--method", "ols", "--fit-gravity",
-                 "-o", out, "--json", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                "--robot",
+                "planar2",
+                str(run / "truth1.csv"),
+                "--method",
+                "ols",
+                "--fit-gravity",
+                "-o",
+                out,
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["gravity"]["tilt_deg"] < 1e-3
     assert np.allclose(results.load_params(out).model["gravity"], doc["gravity"]["vector"])
@@ -141,11 +248,40 @@ def test_fit_gravity_is_kept_for_validate(run, capsys):
 
 def test_identify_and_validate_write_reports(run, capsys):
     """--report DIR on identify (the fit) and validate (held-out): report.html, report.md, figures."""
-    assert main(["identify", "--robot", "planar2", str(run / "truth1.csv"), "--method", "ols", "-o",
-                 str(run / "r.json"), "--report", str(run / "fit_report"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                "--robot",
+                "planar2",
+                str(run / "truth1.csv"),
+                "--method",
+                "ols",
+                "-o",
+                str(run / "r.json"),
+                "--report",
+                str(run / "fit_report"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "fit_report/report.html" in capsys.readouterr().out
-    assert main(["validate", "--params", str(run / "params.json"), str(run / "truth2.csv"), "--no-figures",
-                 "--report", str(run / "val_report"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--params",
+                str(run / "params.json"),
+                str(run / "truth2.csv"),
+                "--no-figures",
+                "--report",
+                str(run / "val_report"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     params = results.load_params(run / "params.json")
     assert len(params.fit["singular_values"]) == len(params.base.names)  # recorded for the report
     for d, heading in (("fit_report", "## Torque fit"), ("val_report", "## Held-out torque prediction")):
@@ -201,31 +337,99 @@ def _bad_cases(d):
         (["validate", "--robot", "ur5", "--params", params, data], "identified for a model with 26 parameters"),
         (["validate", "--params", str(broken), data], "not valid JSON"),
         (["validate", "--params", str(d / "none.json"), data], "none.json: no such file"),
-        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
-          "--payload-com", "0", "0", "0.1"], "give its --payload-mass too"),
-        (["excite", "--robot", "ur5", "--payload", "--payload-mass", "0", "-o", str(d / "p.csv")],
-         "--payload-*: payload mass must be > 0 kg"),
-        (["simulate", "--robot", "planar2", "--trajectory", str(short), "-o", str(d / "s.txt")],
-         "must end in .csv or .npz"),
-        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
-          "--stribeck-vs", "0.02"], "add fs to --friction"),
-        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "s.csv"),
-          "--rate", "inf"], "--rate must be a finite rate > 0 Hz"),
+        (
+            [
+                "simulate",
+                "--robot",
+                "planar2",
+                "--trajectory",
+                str(d / "traj1.csv"),
+                "-o",
+                str(d / "s.csv"),
+                "--payload-com",
+                "0",
+                "0",
+                "0.1",
+            ],
+            "give its --payload-mass too",
+        ),
+        (
+            ["excite", "--robot", "ur5", "--payload", "--payload-mass", "0", "-o", str(d / "p.csv")],
+            "--payload-*: payload mass must be > 0 kg",
+        ),
+        (
+            ["simulate", "--robot", "planar2", "--trajectory", str(short), "-o", str(d / "s.txt")],
+            "must end in .csv or .npz",
+        ),
+        (
+            [
+                "simulate",
+                "--robot",
+                "planar2",
+                "--trajectory",
+                str(d / "traj1.csv"),
+                "-o",
+                str(d / "s.csv"),
+                "--stribeck-vs",
+                "0.02",
+            ],
+            "add fs to --friction",
+        ),
+        (
+            [
+                "simulate",
+                "--robot",
+                "planar2",
+                "--trajectory",
+                str(d / "traj1.csv"),
+                "-o",
+                str(d / "s.csv"),
+                "--rate",
+                "inf",
+            ],
+            "--rate must be a finite rate > 0 Hz",
+        ),
         (["excite", "--robot", "planar2", "--fs", "nan", "-o", str(d / "e.csv")], "--fs must be a finite sample rate"),
         (["excite", "--robot", "ur5", "--home", "0,0", "-o", str(d / "e.csv")], "--home must be 6 comma-separated"),
-        (["excite", "--robot", "ur5", "--home", "0,-0.4,2.8,-1.57,-1.57,0", "-o", str(d / "e.csv")],
-         "home pose violates the self-collision constraint at base_link/forearm_link: clearance -21 mm"),
-        (["excite", "--robot", "ur5", "--home", "0,-3,1.57,-1.57,-1.57,0", "-o", str(d / "e.csv")],
-         "home pose outside the position limits at shoulder_lift"),
-        (["excite", "--robot", "planar2", "--obstacle", "0,0,0,1,1,1", "-o", str(d / "e.csv")],
-         "planar2 has no collision geometry"),
-        (["excite", "--robot", "ur5", "--workspace", "0,0,0,-1,1,1", "-o", str(d / "e.csv")], "workspace must be a box"),
-        (["excite", "--robot", "ur5", "--srdf", "ur5.srdf", "-o", str(d / "e.csv")], "--srdf names link pairs of a URDF"),
+        (
+            ["excite", "--robot", "ur5", "--home", "0,-0.4,2.8,-1.57,-1.57,0", "-o", str(d / "e.csv")],
+            "home pose violates the self-collision constraint at base_link/forearm_link: clearance -21 mm",
+        ),
+        (
+            ["excite", "--robot", "ur5", "--home", "0,-3,1.57,-1.57,-1.57,0", "-o", str(d / "e.csv")],
+            "home pose outside the position limits at shoulder_lift",
+        ),
+        (
+            ["excite", "--robot", "planar2", "--obstacle", "0,0,0,1,1,1", "-o", str(d / "e.csv")],
+            "planar2 has no collision geometry",
+        ),
+        (
+            ["excite", "--robot", "ur5", "--workspace", "0,0,0,-1,1,1", "-o", str(d / "e.csv")],
+            "workspace must be a box",
+        ),
+        (
+            ["excite", "--robot", "ur5", "--srdf", "ur5.srdf", "-o", str(d / "e.csv")],
+            "--srdf names link pairs of a URDF",
+        ),
         (ident + ["--stribeck-vs", "fit", data], "--stribeck-vs fit identifies the Stribeck velocity of the fs term"),
-        (["excite", "--robot", "planar2", "--joint-terms", "fv,fs", "--stribeck-vs", "fit", "-o", str(d / "e.csv")],
-         "--stribeck-vs fit is for 'jaxid identify'"),
-        (["identify", "--robot", "planar2", "--urdf-out", str(d / "a.urdf"), truth, "-o", str(d / "x.json"),
-          "--quiet"], "not physically consistent, so no URDF"),
+        (
+            ["excite", "--robot", "planar2", "--joint-terms", "fv,fs", "--stribeck-vs", "fit", "-o", str(d / "e.csv")],
+            "--stribeck-vs fit is for 'jaxid identify'",
+        ),
+        (
+            [
+                "identify",
+                "--robot",
+                "planar2",
+                "--urdf-out",
+                str(d / "a.urdf"),
+                truth,
+                "-o",
+                str(d / "x.json"),
+                "--quiet",
+            ],
+            "not physically consistent, so no URDF",
+        ),
     ]
 
 
@@ -240,13 +444,52 @@ def test_bad_input_exits_2_with_one_line(run, capsys):
 def test_stribeck_velocity_fitted_from_data(run, capsys):
     d = run / "stribeck"
     d.mkdir()
-    assert main(["simulate", "--robot", "planar2", "--trajectory", str(run / "traj1.csv"), "--seed", "4",
-                 "--friction", "fv,fc,fs", "--stribeck-vs", "0.02", "-o", str(d / "data.csv"),
-                 "--truth", str(d / "truth.csv"), "--true-params", str(d / "true.json")]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--robot",
+                "planar2",
+                "--trajectory",
+                str(run / "traj1.csv"),
+                "--seed",
+                "4",
+                "--friction",
+                "fv,fc,fs",
+                "--stribeck-vs",
+                "0.02",
+                "-o",
+                str(d / "data.csv"),
+                "--truth",
+                str(d / "truth.csv"),
+                "--true-params",
+                str(d / "true.json"),
+            ]
+        )
+        == 0
+    )
     true = json.loads((d / "true.json").read_text())
     assert true["model"]["stribeck_vs"] == 0.02 and "fs2" in true["names"]
-    assert main(["identify", "--robot", "planar2", "--joint-terms", "fv,fc,fs", "--stribeck-vs", "fit",
-                 str(d / "truth.csv"), "-o", str(d / "p.json"), "--method", "ols", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                "--robot",
+                "planar2",
+                "--joint-terms",
+                "fv,fc,fs",
+                "--stribeck-vs",
+                "fit",
+                str(d / "truth.csv"),
+                "-o",
+                str(d / "p.json"),
+                "--method",
+                "ols",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "(fitted: separable least squares)" in capsys.readouterr().out
     params = results.load_params(d / "p.json")
     # Noise-free data: vs and the linear parameters come back exactly.
@@ -256,8 +499,7 @@ def test_stribeck_velocity_fitted_from_data(run, capsys):
     for k in ("fs1", "fs2", "fc1", "fv2"):
         assert abs(est[k] - theta[k]) < 1e-6 * abs(theta[k]) + 1e-9, k
     # validate rebuilds the model with the fitted vs from params.json.
-    assert main(["validate", "--params", str(d / "p.json"), str(d / "truth.csv"), "--no-figures",
-                 "--json"]) == 0
+    assert main(["validate", "--params", str(d / "p.json"), str(d / "truth.csv"), "--no-figures", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["files"][0]["nrmse"]["overall"] < 1e-4
 
 
@@ -274,8 +516,10 @@ def test_log_formats_and_paths_exit_2_with_one_line(run, capsys):
         (ident + ["--units", "tau=A", "--gains", "-12.5,10,3", data], "3 values for 2 joints"),
         (ident + ["--mapping", str(d / "absent.toml"), data], "absent.toml"),
         (["identify", "--robot", "planar2", data, "-o", data, "--quiet"], "would destroy the data"),
-        (["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "traj1.csv")],
-         "would destroy the data"),
+        (
+            ["simulate", "--robot", "planar2", "--trajectory", str(d / "traj1.csv"), "-o", str(d / "traj1.csv")],
+            "would destroy the data",
+        ),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv
@@ -335,8 +579,26 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
     # and the torque limits checked with the load attached (the robot's torque plus the payload's).
     assert main(["excite", "--robot", "ur5", "--payload", "--quiet", "-o", str(out)]) == 2
     assert "--payload: give the load's --payload-mass" in capsys.readouterr().err
-    assert main(["excite", "--robot", "ur5", "--payload", "--payload-mass", "3", "--payload-com", "0", "0.02", "0.05",
-                 "--quiet", "-o", str(out)]) == 1
+    assert (
+        main(
+            [
+                "excite",
+                "--robot",
+                "ur5",
+                "--payload",
+                "--payload-mass",
+                "3",
+                "--payload-com",
+                "0",
+                "0.02",
+                "0.05",
+                "--quiet",
+                "-o",
+                str(out),
+            ]
+        )
+        == 1
+    )
     assert seen["objective"] == "information"
     from jaxid.identification.payload import payload_regressor, payload_torque
     from jaxid.simulation import payload_vector
@@ -355,12 +617,30 @@ def _resting_excitation(robot, home, limits, a=None):
 
     a = np.zeros((robot.n, 3)) if a is None else np.asarray(a, dtype=float)
     one = np.ones(1)
-    return Excitation(a=a, b=np.zeros_like(a), q0=np.asarray(home, dtype=float), omega_f=2 * np.pi / 2.0,
-                      objective="cond", value=1.0, cond=1.0, logdet=0.0,
-                      feasibility=Feasibility.from_arrays(np.zeros(5), np.zeros(5)), columns=np.arange(1),
-                      initial_cond=one, initial_logdet=one, initial_feasible=one > 0, final_cond=one,
-                      final_logdet=one, final_feasible=one > 0, best_start=0, time_s=0.0, steps=0,
-                      home=np.asarray(home, dtype=float), limits=_limits(robot, limits), margin=0.05)
+    return Excitation(
+        a=a,
+        b=np.zeros_like(a),
+        q0=np.asarray(home, dtype=float),
+        omega_f=2 * np.pi / 2.0,
+        objective="cond",
+        value=1.0,
+        cond=1.0,
+        logdet=0.0,
+        feasibility=Feasibility.from_arrays(np.zeros(5), np.zeros(5)),
+        columns=np.arange(1),
+        initial_cond=one,
+        initial_logdet=one,
+        initial_feasible=one > 0,
+        final_cond=one,
+        final_logdet=one,
+        final_feasible=one > 0,
+        best_start=0,
+        time_s=0.0,
+        steps=0,
+        home=np.asarray(home, dtype=float),
+        limits=_limits(robot, limits),
+        margin=0.05,
+    )
 
 
 def test_start_from_prepends_a_checked_move_to_home():
@@ -384,7 +664,9 @@ def test_start_from_prepends_a_checked_move_to_home():
     assert np.max(np.abs(np.diff(q, axis=0))) < 0.05  # no jump where the excitation begins
     assert np.all(np.abs(qd) <= lim["qd_max"]) and np.all(np.abs(qdd) <= lim["qdd_max"])
     # From a pose with the wrist in the table, the move is refused, naming the constraint.
-    with pytest.raises(UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"):
+    with pytest.raises(
+        UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"
+    ):
         _with_approach(res, robot, np.array([0, -0.4, 2.8, -1.57, -1.57, 0]), 100.0, 1, limits, cons)
 
 
@@ -396,8 +678,14 @@ def test_preview_draws_the_approach_and_its_jerk(tmp_path):
 
     pytest.importorskip("matplotlib")
     robot = jaxid.models.planar(2)
-    limits = dict(q_min=[-2.0, -2.0], q_max=[2.0, 2.0], qd_max=[2.0, 2.0], qdd_max=[6.0, 6.0],
-                  qddd_max=[30.0, 30.0], tau_max=[100.0, 100.0])
+    limits = dict(
+        q_min=[-2.0, -2.0],
+        q_max=[2.0, 2.0],
+        qd_max=[2.0, 2.0],
+        qdd_max=[6.0, 6.0],
+        qddd_max=[30.0, 30.0],
+        tau_max=[100.0, 100.0],
+    )
     home = np.array([0.3, 0.4])
     res = _resting_excitation(robot, home, limits, a=[[0.2, -0.1, -0.1], [0.1, 0.1, -0.2]])
     start, fs = np.array([-0.9, 1.2]), 2000.0
@@ -425,11 +713,13 @@ def test_identify_and_validate_a_robot_from_its_dh_file(run, capsys):
     """planar2 given by its DH table (degrees, no inertials): the same base parameters from the
     same data as --robot planar2, and validate rebuilds the model from the params' description."""
     dh = run / "planar2.toml"
-    dh.write_text('name = "planar2"\nangle_unit = "deg"\ngravity = [0, -9.81, 0]\n'
-                  + "[[joint]]\ndh = [0, 0, 1, 0]\n" * 2)
+    dh.write_text(
+        'name = "planar2"\nangle_unit = "deg"\ngravity = [0, -9.81, 0]\n' + "[[joint]]\ndh = [0, 0, 1, 0]\n" * 2
+    )
     out = run / "dh.json"
-    assert main(["identify", "--dh", str(dh), str(run / "truth1.csv"), "--method", "ols", "-o", str(out),
-                 "--quiet"]) == 0
+    assert (
+        main(["identify", "--dh", str(dh), str(run / "truth1.csv"), "--method", "ols", "-o", str(out), "--quiet"]) == 0
+    )
     params, exact = results.load_params(out), results.load_params(run / "exact.json")
     assert params.base.names == exact.base.names and params.model["dh"] == str(dh.resolve())
     np.testing.assert_allclose(np.asarray(params.theta), np.asarray(exact.theta), rtol=1e-9, atol=1e-12)
@@ -443,11 +733,14 @@ def test_negative_lists_are_option_values():
     from jaxid.cli import _join_negative_lists
 
     assert _join_negative_lists(["payload", "--gains", "-12.5,21.6", "--home", "-0.5,1e-3", "x.csv"]) == [
-        "payload", "--gains=-12.5,21.6", "--home=-0.5,1e-3", "x.csv"]
+        "payload",
+        "--gains=-12.5,21.6",
+        "--home=-0.5,1e-3",
+        "x.csv",
+    ]
     # A single negative number, an option after an option and a value with '=' are left to argparse.
     for argv in (["--seed", "-3"], ["--quiet", "--json"], ["--gains=-1,2"], ["-o", "-1,2"]):
         assert _join_negative_lists(argv) == argv
-
 
 
 _BLAS_THREADS = """
@@ -482,8 +775,10 @@ def test_the_command_uses_one_blas_thread_unless_told(tmp_path):
     """The jaxid command's process starts numpy's OpenBLAS with one thread (its other threads only
     busy-wait on a command's small QRs), unless OPENBLAS_NUM_THREADS says how many."""
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
-    runs = [subprocess.run([sys.executable, "-c", _BLAS_THREADS], env=e, capture_output=True, text=True)
-            for e in (env, dict(env, OPENBLAS_NUM_THREADS="2"))]
+    runs = [
+        subprocess.run([sys.executable, "-c", _BLAS_THREADS], env=e, capture_output=True, text=True)
+        for e in (env, dict(env, OPENBLAS_NUM_THREADS="2"))
+    ]
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     default, told = ([int(c) for c in r.stdout.split()] for r in runs)
     if not default:

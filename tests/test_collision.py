@@ -1,6 +1,7 @@
 """Collision geometry and geometric excitation constraints: capsule distances against brute
 force, gradients against finite differences, URDF/SRDF geometry, a collision rejected, and
 the constrained optimiser's one-line errors (its optimised trajectory: tests/test_optimize.py)."""
+
 import struct
 
 import jax
@@ -18,6 +19,7 @@ from jaxid.model import geometry
 def _brute(p0, p1, q0, q1, m=801):
     """Least distance from m samples of each segment to the other segment (exact point-segment
     distances), both ways: an upper bound within m^-1 of the segment lengths."""
+
     def to_segment(x, a, b):  # (m, 3) points to segment [a, b]
         t = np.clip((x - a) @ (b - a) / max(np.dot(b - a, b - a), 1e-300), 0, 1)
         return np.linalg.norm(x - (a + t[:, None] * (b - a)), axis=1).min()
@@ -72,8 +74,9 @@ def ur5():
 
 @pytest.fixture(scope="module")
 def ur5_constraints():
-    return Constraints(geometry.ur5(), clearance=0.02, floor=0.0, obstacles=((np.array([0.3, -0.8, 0.0]),
-                                                                              np.array([0.8, 0.8, 0.3])),))
+    return Constraints(
+        geometry.ur5(), clearance=0.02, floor=0.0, obstacles=((np.array([0.3, -0.8, 0.0]), np.array([0.8, 0.8, 0.3])),)
+    )
 
 
 HOME = 0.5 * (geometry.UR5_RANGES[0] + geometry.UR5_RANGES[1])
@@ -87,8 +90,9 @@ def test_ur5_pairs_exclude_neighbours_and_srdf(ur5, tmp_path):
     assert frozenset(("wrist_1_link", "wrist_3_link")) not in names  # the SRDF's "Never"
     assert frozenset(("base_link", "wrist_3_link")) in names
     srdf = tmp_path / "ur5.srdf"
-    srdf.write_text('<robot name="ur5"><disable_collisions link1="base_link" link2="wrist_3_link" '
-                    'reason="Never"/></robot>')
+    srdf.write_text(
+        '<robot name="ur5"><disable_collisions link1="base_link" link2="wrist_3_link" reason="Never"/></robot>'
+    )
     fewer = caps.without(geometry.read_srdf(srdf)).pairs(ur5.parents)
     assert len(fewer) == len(caps.pairs(ur5.parents)) - 1
     # Without the SRDF, sampling finds the pair the wrist-2 housing always touches (MoveIt's "Always").
@@ -108,13 +112,25 @@ def test_a_pose_in_collision_is_rejected_by_name(ur5, ur5_constraints):
     q[:, 1] = np.linspace(HOME[1], -0.35, 50)  # shoulder_lift down to 20 degrees above horizontal
     q[:, 2] = np.linspace(HOME[2], np.pi - 0.3, 50)  # elbow fully bent
     zeros = np.zeros_like(q)
-    rep = check_limits(ur5, q, zeros, zeros, constraints=ur5_constraints, limits=dict(
-        q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1]))
+    rep = check_limits(
+        ur5,
+        q,
+        zeros,
+        zeros,
+        constraints=ur5_constraints,
+        limits=dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1]),
+    )
     assert not rep.feasible
     bad = {k: w for k, (m, w) in rep.margin.items() if m < 0}
     assert "floor" in bad and bad["floor"].endswith("_link")
-    ok = check_limits(ur5, np.tile(HOME, (50, 1)), zeros, zeros, constraints=ur5_constraints, limits=dict(
-        q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1]))
+    ok = check_limits(
+        ur5,
+        np.tile(HOME, (50, 1)),
+        zeros,
+        zeros,
+        constraints=ur5_constraints,
+        limits=dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1]),
+    )
     assert ok.feasible and ok.margin["self-collision"][0] >= 0
 
 
@@ -124,8 +140,14 @@ def test_home_in_collision_is_a_one_line_error(ur5, ur5_constraints):
     with pytest.raises(ValueError, match=r"home pose violates the (floor|obstacle|self-collision) constraint at \S+"):
         optimize(ur5, constraints=ur5_constraints, home=home, steps=0, n_starts=1, progress=False)
     with pytest.raises(ValueError, match="outside the position limits at shoulder_pan"):
-        optimize(ur5, home=HOME, steps=0, n_starts=1, progress=False,
-                 limits=dict(q_min=geometry.UR5_RANGES[0], q_max=HOME - 0.1))
+        optimize(
+            ur5,
+            home=HOME,
+            steps=0,
+            n_starts=1,
+            progress=False,
+            limits=dict(q_min=geometry.UR5_RANGES[0], q_max=HOME - 0.1),
+        )
 
 
 def _write_stl(path, points):
@@ -141,7 +163,9 @@ def test_urdf_collision_geometry_bounds_its_shapes(tmp_path):
     rng = np.random.default_rng(2)
     cloud = rng.normal(size=(300, 3)) * [0.2, 0.03, 0.05] + [0.1, 0, 0]
     _write_stl(tmp_path / "link2.stl", cloud)
-    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
+    )
     urdf = tmp_path / "arm.urdf"
     urdf.write_text(f"""<robot name="arm">
       <link name="base"><collision><geometry><cylinder radius="0.1" length="0.2"/></geometry></collision></link>
@@ -174,4 +198,3 @@ def test_urdf_collision_geometry_bounds_its_shapes(tmp_path):
     assert caps.radius[3] == 0.05 and np.allclose(caps.a[3], [0.4, 0, 0])
     # The unreadable mesh falls back to the skeleton: l3 from its joint to the flange (a point).
     assert caps.radius[4] == 0.04
-

@@ -1,8 +1,9 @@
 """Physically consistent identification: the log-Cholesky map, the priors as sums of
 squares, validity for arbitrary data, agreement with WLS, and the URDF writer."""
+
 import jax
-import jax.test_util
 import jax.numpy as jnp
+import jax.test_util
 import numpy as np
 import pytest
 
@@ -23,9 +24,18 @@ def arm3():
     sizes = [(0.1, 0.3, 0.1), (0.4, 0.08, 0.08), (0.3, 0.06, 0.06)]
     I = np.stack([np.asarray(inertia.box_inertia(m, s)) for m, s in zip(masses, sizes)])
     friction = np.array([[0.3, 0.5, 0.1, 0.4], [0.2, 0.4, -0.1, 0.8], [0.1, 0.2, 0.05, 0.2]])
-    return jaxid.Robot.from_dh(dh, masses=masses, coms=coms, inertias=I, joint_terms=("fv", "fc", "offset", "ks"),
-                               joint_params=friction, q_min=-np.pi, q_max=np.pi, tau_max=[50.0, 50.0, 20.0],
-                               name="arm3")
+    return jaxid.Robot.from_dh(
+        dh,
+        masses=masses,
+        coms=coms,
+        inertias=I,
+        joint_terms=("fv", "fc", "offset", "ks"),
+        joint_params=friction,
+        q_min=-np.pi,
+        q_max=np.pi,
+        tau_max=[50.0, 50.0, 20.0],
+        name="arm3",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +79,9 @@ def test_log_cholesky_round_trip_and_factor():
         np.testing.assert_allclose(logdiag, np.log(np.diag(np.asarray(U))), rtol=1e-12)
     # and every consistent body has its z
     body = inertia.from_mass_com_inertia(1.7, jnp.array([0.1, -0.2, 0.05]), inertia.box_inertia(1.7, (0.2, 0.1, 0.3)))
-    np.testing.assert_allclose(inertia.log_cholesky_to_inertial(inertia.inertial_to_log_cholesky(body)), body,
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        inertia.log_cholesky_to_inertial(inertia.inertial_to_log_cholesky(body)), body, rtol=1e-12, atol=1e-15
+    )
 
 
 def test_priors_are_sums_of_squares():
@@ -130,8 +141,11 @@ def test_equals_wls_when_that_is_valid_and_weight_is_zero(setup, fit_valid):
     # non-identifiable parameters) with positive friction
     lifted = C.lift(base, fit.base_ls, theta)
     inertial, joint = robot.split(lifted)
-    assert bool(jnp.all(inertia.is_consistent(inertial))) and bool(jnp.all(joint[:, :2] > 0)) and bool(
-        jnp.all(joint[:, 3] > 0))
+    assert (
+        bool(jnp.all(inertia.is_consistent(inertial)))
+        and bool(jnp.all(joint[:, :2] > 0))
+        and bool(jnp.all(joint[:, 3] > 0))
+    )
     assert bool(fit.valid) and bool(fit.converged)
     np.testing.assert_allclose(fit.base, fit.base_ls, rtol=0, atol=1e-6 * float(jnp.min(fit.std_ls)))
     assert float(fit.cost - fit.rss) < 1e-6  # cost includes the WLS residual rss
@@ -170,8 +184,9 @@ def test_holdout_table(setup):
     robot, W, base, theta, nominal, rng = setup
     tau = W @ theta + 0.05 * rng.normal(size=W.shape[0])
     half = W.shape[0] // 2
-    res = C.holdout(robot, [(W[:half], tau[:half])], (W[half:], tau[half:]), weights=(1e-3, 1.0),
-                    nominal=nominal, base=base)
+    res = C.holdout(
+        robot, [(W[:half], tau[:half])], (W[half:], tau[half:]), weights=(1e-3, 1.0), nominal=nominal, base=base
+    )
     rows = res["rows"]
     assert [r["model"] for r in rows] == ["wls", "consistent", "consistent"]
     assert all(r["valid"] and r["converged"] for r in rows[1:])

@@ -1,5 +1,6 @@
 """Datasets: exact file round trips, the KUKA recordings, rejection of bad files, resampling
 of irregular time stamps, and derivatives computed from positions."""
+
 import re
 from pathlib import Path
 
@@ -15,8 +16,13 @@ N, NJ, DT = 40, 3, 0.01
 def _arrays(seed=0, n=NJ, N=N):
     rng = np.random.default_rng(seed)
     t = 0.3 + DT * np.arange(N)
-    return dict(t=t, q=rng.normal(size=(N, n)), tau=rng.normal(size=(N, n)) * 1e3,
-                qd=rng.normal(size=(N, n)) / 3, qdd=rng.normal(size=(N, n)) * 1e-7)
+    return dict(
+        t=t,
+        q=rng.normal(size=(N, n)),
+        tau=rng.normal(size=(N, n)) * 1e3,
+        qd=rng.normal(size=(N, n)) / 3,
+        qdd=rng.normal(size=(N, n)) * 1e-7,
+    )
 
 
 def _assert_same(a, b):
@@ -80,8 +86,7 @@ def test_concatenate_and_slice():
 def _csv(tmp_path, header="t,q1,q2,tau1,tau2", rows=N, edit=None, name="bad.csv"):
     """A good CSV (t = k*DT) with cells replaced by edit {(data row from 1, column): text}."""
     ncol = len(header.split(","))
-    table = [[repr(k * DT)] + [repr(float(np.sin(k + c))) for c in range(1, ncol)]
-             for k in range(rows)]
+    table = [[repr(k * DT)] + [repr(float(np.sin(k + c))) for c in range(1, ncol)] for k in range(rows)]
     for (r, c), text in (edit or {}).items():
         table[r - 1][c] = text
     path = tmp_path / name
@@ -90,22 +95,24 @@ def _csv(tmp_path, header="t,q1,q2,tau1,tau2", rows=N, edit=None, name="bad.csv"
 
 
 BAD_CSV = {
-    "missing": (dict(header="t,q1,q2,tau1"),
-                ["line 1", "missing column(s) tau2",
-                 "t, q1..q2, [qd1..qd2, qdd1..qdd2,] tau1..tau2"]),
-    "unknown": (dict(header="time,q1,tau1"),
-                ["missing column(s) t", "unrecognised column(s) 'time'"]),
-    "joints": (dict(header="t,q1,q2,q3,tau1,tau2"),
-               ["inconsistent joint counts q1..q3, tau1..tau2", "missing column(s) tau3"]),
+    "missing": (
+        dict(header="t,q1,q2,tau1"),
+        ["line 1", "missing column(s) tau2", "t, q1..q2, [qd1..qd2, qdd1..qdd2,] tau1..tau2"],
+    ),
+    "unknown": (dict(header="time,q1,tau1"), ["missing column(s) t", "unrecognised column(s) 'time'"]),
+    "joints": (
+        dict(header="t,q1,q2,q3,tau1,tau2"),
+        ["inconsistent joint counts q1..q3, tau1..tau2", "missing column(s) tau3"],
+    ),
     "gap": (dict(header="t,q1,q3,tau1,tau2,tau3"), ["missing column(s) q2"]),
-    "text": (dict(edit={(5, 2): "abc"}),
-             ["column 'q2'", "row 5 (line 6)", "'abc' is not a number"]),
+    "text": (dict(edit={(5, 2): "abc"}), ["column 'q2'", "row 5 (line 6)", "'abc' is not a number"]),
     "nan": (dict(edit={(7, 4): "nan"}), ["column 'tau2'", "row 7 (line 8)", "not finite"]),
     "inf": (dict(edit={(3, 1): "-inf"}), ["column 'q1'", "row 3 (line 4)", "not finite"]),
-    "backwards": (dict(edit={(9, 0): "0.05"}),
-                  ["column 't'", "row 9 (line 10)", "time goes backwards", "increase strictly"]),
-    "duplicate": (dict(edit={(12, 0): repr(10 * DT)}),
-                  ["column 't'", "row 12 (line 13)", "duplicate time stamp"]),
+    "backwards": (
+        dict(edit={(9, 0): "0.05"}),
+        ["column 't'", "row 9 (line 10)", "time goes backwards", "increase strictly"],
+    ),
+    "duplicate": (dict(edit={(12, 0): repr(10 * DT)}), ["column 't'", "row 12 (line 13)", "duplicate time stamp"]),
     "ragged": (dict(edit={(4, 3): "1,2"}), ["row 4 (line 5)", "6 cells", "5 columns"]),
     "short": (dict(rows=5), ["5 samples", f"at least {data.MIN_SAMPLES}"]),
     "empty": (dict(rows=0, header=""), ["empty", "t, q1..qn"]),
@@ -137,12 +144,13 @@ def test_bad_npz_rejected(tmp_path):
     a = _arrays()
     cases = {
         "length": (dict(a, tau=a["tau"][:-1]), ["array 'tau' has 39 rows", "array 't' has 40"]),
-        "nan": (dict(a, q=np.where(np.arange(N)[:, None] * [0, 1, 0] == 4, np.nan, a["q"])),
-                ["array 'q'[:, 1]", "row 4", "not finite"]),
+        "nan": (
+            dict(a, q=np.where(np.arange(N)[:, None] * [0, 1, 0] == 4, np.nan, a["q"])),
+            ["array 'q'[:, 1]", "row 4", "not finite"],
+        ),
         "missing": ({k: a[k] for k in ("t", "q")}, ["missing array(s) 'tau'"]),
         "shape": (dict(a, qd=a["qd"][:, 0]), ["array 'qd' must have shape (N, n)"]),
-        "joints": (dict(a, qdd=a["qdd"][:, :2]),
-                   ["inconsistent joint counts", "array 'qdd' has 2"]),
+        "joints": (dict(a, qdd=a["qdd"][:, :2]), ["inconsistent joint counts", "array 'qdd' has 2"]),
     }
     for case, (arrays, phrases) in cases.items():
         path = tmp_path / f"{case}.npz"
@@ -168,9 +176,11 @@ W = 2 * np.pi * 1.3  # rad/s, a slow sinusoid well inside the default filter ban
 
 
 def _sine(t):
-    return (np.sin(W * t)[:, None] * [1.0, 0.5],
-            W * np.cos(W * t)[:, None] * [1.0, 0.5],
-            -W**2 * np.sin(W * t)[:, None] * [1.0, 0.5])
+    return (
+        np.sin(W * t)[:, None] * [1.0, 0.5],
+        W * np.cos(W * t)[:, None] * [1.0, 0.5],
+        -(W**2) * np.sin(W * t)[:, None] * [1.0, 0.5],
+    )
 
 
 def test_jitter_resampled(tmp_path):
@@ -218,8 +228,7 @@ def test_derivatives_computed_when_missing(tmp_path):
 def _log(tmp_path, header, table, delimiter=",", name="log.csv", end="\n", fmt=repr):
     """A CSV with the given header (list of names, or None) and rows of numbers or text."""
     lines = [] if header is None else [delimiter.join(header)]
-    lines += [delimiter.join(x if isinstance(x, str) else fmt(float(x)) for x in row)
-              for row in table]
+    lines += [delimiter.join(x if isinstance(x, str) else fmt(float(x)) for x in row) for row in table]
     path = tmp_path / name
     path.write_text("\n".join(lines) + end)
     return path
@@ -231,22 +240,31 @@ def test_mapping_globs_in_natural_order(tmp_path):
     t = 0.002 * np.arange(rows)
     pos, vel, eff = (rng.normal(size=(rows, nj)) for _ in range(3))
     # Columns in a scrambled order, plus a text column nobody maps.
-    order = [f"effort_{j}" for j in range(1, nj + 1)] + ["time", "status"] + \
-        [f"pos_{j}" for j in (10, 2, 11, 1, 3, 4, 5, 6, 7, 8, 9)] + \
-        [f"vel_{j}" for j in range(nj, 0, -1)]
+    order = (
+        [f"effort_{j}" for j in range(1, nj + 1)]
+        + ["time", "status"]
+        + [f"pos_{j}" for j in (10, 2, 11, 1, 3, 4, 5, 6, 7, 8, 9)]
+        + [f"vel_{j}" for j in range(nj, 0, -1)]
+    )
     source = {"time": t, "status": None}
     for name, a in (("pos", pos), ("vel", vel), ("effort", eff)):
         source.update({f"{name}_{j + 1}": a[:, j] for j in range(nj)})
     table = [["OK" if h == "status" else source[h][k] for h in order] for k in range(rows)]
     path = _log(tmp_path, order, table)
-    for columns in ({"t": "time", "q": "pos_*", "qd": "vel_*", "tau": "effort_*"},
-                    "q=pos_*, qd=vel_*, tau=effort_*, t=time"):
+    for columns in (
+        {"t": "time", "q": "pos_*", "qd": "vel_*", "tau": "effort_*"},
+        "q=pos_*, qd=vel_*, tau=effort_*, t=time",
+    ):
         ds = data.read(path, columns=columns, derivatives=None)
         assert np.array_equal(ds.q, pos) and np.array_equal(ds.qd, vel)
         assert np.array_equal(ds.tau, eff) and np.array_equal(ds.t, t) and ds.qdd is None
         assert ds.notes[0].startswith("columns: t <- time; q <- pos_1, pos_2, ..., pos_11")
     assert data.parse_columns("q=pos_*,qd=vel_*,tau=effort_*,t=time") == {
-        "q": "pos_*", "qd": "vel_*", "tau": "effort_*", "t": "time"}
+        "q": "pos_*",
+        "qd": "vel_*",
+        "tau": "effort_*",
+        "t": "time",
+    }
     # A mapped column that is not a number is still named exactly.
     table[6][order.index("pos_3")] = "n/a"
     bad = _log(tmp_path, order, table, name="bad.csv")
@@ -255,11 +273,16 @@ def test_mapping_globs_in_natural_order(tmp_path):
 
 
 def test_mapping_errors(tmp_path):
-    path = _log(tmp_path, ["time", "pos_1", "pos_2", "cur_1", "cur_2"],
-                np.column_stack([0.01 * np.arange(12), np.ones((12, 4))]))
+    path = _log(
+        tmp_path,
+        ["time", "pos_1", "pos_2", "cur_1", "cur_2"],
+        np.column_stack([0.01 * np.arange(12), np.ones((12, 4))]),
+    )
     cases = {
-        "t=time,q=joint_*,tau=cur_*": ["pattern 'joint_*' for q matches no column",
-                                       "the header has: time, pos_1, pos_2, cur_1, cur_2"],
+        "t=time,q=joint_*,tau=cur_*": [
+            "pattern 'joint_*' for q matches no column",
+            "the header has: time, pos_1, pos_2, cur_1, cur_2",
+        ],
         "t=clock,q=pos_*,tau=cur_*": ["column 'clock' for t matches no column"],
         "t=time,q=pos_*": ["no column for tau", "tau=effort_*", "the header has: time"],
         "t=time,q=pos_*,tau=pos_2,cur_1": ["column 'pos_2' is mapped to both q and tau"],
@@ -271,9 +294,13 @@ def test_mapping_errors(tmp_path):
             data.read(path, columns=columns, derivatives=None)
         for phrase in [str(path)] + phrases:
             assert phrase in str(err.value), (columns, phrase, str(err.value))
-    for text, phrase in [("x=pos_*", "unknown signal 'x'"), ("q=a,q=b", "q is given twice"),
-                         ("pos_*", "'pos_*' has no signal"), ("q=", "no column given for q"),
-                         ("q=5:3", "empty range")]:
+    for text, phrase in [
+        ("x=pos_*", "unknown signal 'x'"),
+        ("q=a,q=b", "q is given twice"),
+        ("pos_*", "'pos_*' has no signal"),
+        ("q=", "no column given for q"),
+        ("q=5:3", "empty range"),
+    ]:
         with pytest.raises(data.DatasetError, match=re.escape(phrase)):
             data.parse_columns(text)
 
@@ -282,19 +309,24 @@ def test_headerless_columns_by_index(tmp_path):
     a = _arrays()
     table = np.column_stack([a["t"], a["tau"], a["q"]])  # t, tau1..3, q1..3
     path = _log(tmp_path, None, table, delimiter="\t", name="raw.csv")
-    for columns in ("t=0,tau=1:4,q=4:7", {"t": 0, "tau": [1, 2, 3], "q": "4:7"},
-                    "t=0,tau=1,2,3,q=4,5,6"):
+    for columns in ("t=0,tau=1:4,q=4:7", {"t": 0, "tau": [1, 2, 3], "q": "4:7"}, "t=0,tau=1,2,3,q=4,5,6"):
         ds = data.read(path, columns=columns, derivatives=None)
         assert np.array_equal(ds.q, a["q"]) and np.array_equal(ds.tau, a["tau"])
         assert np.array_equal(ds.t, a["t"])
     assert "delimiter tab, no header row" in ds.notes
     with pytest.raises(data.DatasetError, match="line 1 holds numbers, not the header row"):
         data.read(path, derivatives=None)
-    with pytest.raises(data.DatasetError, match=r"q='pos_\*' names a column, but the file has "
-                                                r"no header row"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"q='pos_\*' names a column, but the file has "
+        r"no header row",
+    ):
         data.read(path, columns="t=0,tau=1:4,q=pos_*", derivatives=None)
-    with pytest.raises(data.DatasetError, match=r"tau index 7 is out of range; the file has no "
-                                                r"header and 7 columns \(0..6\)"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"tau index 7 is out of range; the file has no "
+        r"header and 7 columns \(0..6\)",
+    ):
         data.read(path, columns="t=0,tau=7,q=4:7", derivatives=None)
     table = table.astype(object)
     table[2, 5] = "x"
@@ -310,8 +342,7 @@ def test_delimiters(tmp_path, delimiter):
     table = np.column_stack([a[s] for s in ("t", "q", "qd", "qdd", "tau")])
     back = data.read(_log(tmp_path, names, table, delimiter=delimiter))
     _assert_same(ds, back)
-    assert back.notes == ({";": ("delimiter ';'",), "\t": ("delimiter tab",)}.get(
-        delimiter, ("delimiter whitespace",)))
+    assert back.notes == ({";": ("delimiter ';'",), "\t": ("delimiter tab",)}.get(delimiter, ("delimiter whitespace",)))
 
 
 def test_trailing_delimiter_and_crlf(tmp_path):
@@ -325,10 +356,12 @@ def test_trailing_delimiter_and_crlf(tmp_path):
 
 
 def test_decimal_comma_is_named(tmp_path):
-    path = _log(tmp_path, ["t", "q1", "tau1"], [[k / 100, "0,5", 1] for k in range(12)],
-                delimiter=";")
-    with pytest.raises(data.DatasetError, match=r"column 'q1', row 1 \(line 2\): '0,5' is not "
-                                                r"a number \(a decimal comma\?"):
+    path = _log(tmp_path, ["t", "q1", "tau1"], [[k / 100, "0,5", 1] for k in range(12)], delimiter=";")
+    with pytest.raises(
+        data.DatasetError,
+        match=r"column 'q1', row 1 \(line 2\): '0,5' is not "
+        r"a number \(a decimal comma\?",
+    ):
         data.read(path, derivatives=None)
 
 
@@ -343,20 +376,22 @@ def test_units_converted_exactly(tmp_path):
     assert np.array_equal(ds.t, t_ms / 1e3) and np.array_equal(ds.q, np.deg2rad(q_deg))
     assert np.array_equal(ds.qd, np.deg2rad(a["qd"] * 57))
     assert np.array_equal(ds.tau, a["tau"] * 1e3 / 1e3)
-    assert ds.notes == ("t: converted from ms to s", "q: converted from deg to rad",
-                        "qd: converted from deg/s to rad/s", "tau: converted from mNm to N m")
+    assert ds.notes == (
+        "t: converted from ms to s",
+        "q: converted from deg to rad",
+        "qd: converted from deg/s to rad/s",
+        "tau: converted from mNm to N m",
+    )
     assert data.parse_units("q=deg, t=ms") == {"q": "deg", "t": "ms"}
     # Without the unit the time axis is implausible, and the message names the likely unit.
-    with pytest.raises(data.DatasetError,
-                       match=r"t looks like milliseconds: mean step 2\.0; pass units t=ms"):
+    with pytest.raises(data.DatasetError, match=r"t looks like milliseconds: mean step 2\.0; pass units t=ms"):
         data.read(path, derivatives=None)
-    with pytest.raises(data.DatasetError,
-                       match=r"t looks like microseconds, not milliseconds: mean step 2000\.0"):
-        data.read(_log(tmp_path, names, np.column_stack([table[:, 0] * 1e3, table[:, 1:]])),
-                  units="t=ms", derivatives=None)
+    with pytest.raises(data.DatasetError, match=r"t looks like microseconds, not milliseconds: mean step 2000\.0"):
+        data.read(
+            _log(tmp_path, names, np.column_stack([table[:, 0] * 1e3, table[:, 1:]])), units="t=ms", derivatives=None
+        )
     with pytest.raises(data.DatasetError, match=r"mean step 1e-07 s is a sampling rate of 1e\+07"):
-        data.read(_log(tmp_path, names, np.column_stack([table[:, 0] * 5e-8, table[:, 1:]])),
-                  derivatives=None)
+        data.read(_log(tmp_path, names, np.column_stack([table[:, 0] * 5e-8, table[:, 1:]])), derivatives=None)
 
 
 def test_unit_errors():
@@ -406,12 +441,18 @@ def test_truncated_last_line(tmp_path):
     assert text.endswith(",3e-06\n")
     cut = tmp_path / "cut.csv"
     cut.write_text(text[:-2])  # ...,3e-0 : parses, but not like the line before
-    with pytest.raises(data.DatasetError, match=r"last line 41 does not end in a newline and "
-                                                r"its cell '3e-0' in column 'tau2' looks cut"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"last line 41 does not end in a newline and "
+        r"its cell '3e-0' in column 'tau2' looks cut",
+    ):
         data.read(cut, derivatives=None)
     cut.write_text(text[:-3])  # ...,3e- : not a number
-    with pytest.raises(data.DatasetError, match=r"column 'tau2', row 40 \(line 41\): '3e-' is "
-                                                r"not a number; .*looks truncated"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"column 'tau2', row 40 \(line 41\): '3e-' is "
+        r"not a number; .*looks truncated",
+    ):
         data.read(cut, derivatives=None)
     cut.write_text(text[:-1])  # complete, only the final newline missing: fine
     assert len(data.read(cut, derivatives=None)) == 40
@@ -426,8 +467,11 @@ def test_gap_is_an_error(tmp_path):
     for resample in (False, True):
         with pytest.raises(data.DatasetError) as err:
             data.read(path, resample=resample, derivatives=None)
-        for phrase in ["column 't', row 21 (line 22): gap of 0.51 s after t = 0.19 s",
-                       "51 times the median step 0.01 s", "Split the file before this row"]:
+        for phrase in [
+            "column 't', row 21 (line 22): gap of 0.51 s after t = 0.19 s",
+            "51 times the median step 0.01 s",
+            "Split the file before this row",
+        ]:
             assert phrase in str(err.value), (phrase, str(err.value))
 
 
@@ -439,7 +483,7 @@ def test_short_gaps_are_bridged_with_max_gap(tmp_path):
     t = 1e-3 * np.arange(3000) + rng.uniform(-2e-4, 2e-4, 3000)
     keep = np.ones(3000, bool)
     for k in (700, 1900):
-        keep[k:k + 7] = False  # 7 samples dropped: one step of ~8 ms
+        keep[k : k + 7] = False  # 7 samples dropped: one step of ~8 ms
     t = t[keep]
     w = 2 * np.pi * 1.3
     path = tmp_path / "dropped.csv"
@@ -463,10 +507,8 @@ def test_resampling_is_noted(tmp_path):
     path = tmp_path / "jitter.npz"
     np.savez(path, t=t, q=np.sin(t)[:, None], tau=np.cos(t)[:, None])
     ds = data.read(path, resample=True, derivatives=None)
-    assert len(ds.notes) == 1 and ds.notes[0].startswith("resampled onto a uniform grid, "
-                                                         "jitter 0.")
-    assert data.read(path, derivatives=None).notes[0].startswith(
-        "irregular time stamps kept as recorded, jitter")
+    assert len(ds.notes) == 1 and ds.notes[0].startswith("resampled onto a uniform grid, jitter 0.")
+    assert data.read(path, derivatives=None).notes[0].startswith("irregular time stamps kept as recorded, jitter")
     assert data.concatenate([ds, ds]).notes == ds.notes
 
 
@@ -474,12 +516,20 @@ def test_npz_columns(tmp_path):
     a = _arrays()
     path = tmp_path / "log.npz"
     np.savez(path, stamp=a["t"] * 1e3, joint_pos=a["q"], joint_cur=a["tau"], other=1)
-    ds = data.read(path, columns={"t": "stamp", "q": "joint_pos", "tau": "joint_cur"},
-                   units="t=ms,tau=A", gains=[2, 3, 4], derivatives=None)
+    ds = data.read(
+        path,
+        columns={"t": "stamp", "q": "joint_pos", "tau": "joint_cur"},
+        units="t=ms,tau=A",
+        gains=[2, 3, 4],
+        derivatives=None,
+    )
     assert np.array_equal(ds.tau, a["tau"] * [2, 3, 4]) and np.array_equal(ds.q, a["q"])
     assert ds.notes[0] == "columns: t <- stamp; q <- joint_pos; tau <- joint_cur"
-    with pytest.raises(data.DatasetError, match=r"no array 'joint_vel' for qd; the file has: "
-                                                r"stamp, joint_pos, joint_cur, other"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"no array 'joint_vel' for qd; the file has: "
+        r"stamp, joint_pos, joint_cur, other",
+    ):
         data.read(path, columns="t=stamp,q=joint_pos,tau=joint_cur,qd=joint_vel")
     with pytest.raises(data.DatasetError, match=r"missing array\(s\) 't'.*the file has: stamp"):
         data.read(path, columns="q=joint_pos,tau=joint_cur")
@@ -519,17 +569,19 @@ def test_hdf5_without_h5py(tmp_path, monkeypatch):
 
 def test_load_mapping(tmp_path):
     toml = tmp_path / "map.toml"
-    toml.write_text('gains = [10, 10.7]\n[columns]\nt = "time"\nq = "pos_*"\n'
-                    'tau = "cur_*"\n[units]\nt = "ms"\nq = "deg"\n')
+    toml.write_text(
+        'gains = [10, 10.7]\n[columns]\nt = "time"\nq = "pos_*"\ntau = "cur_*"\n[units]\nt = "ms"\nq = "deg"\n'
+    )
     js = tmp_path / "map.json"
-    js.write_text('{"columns": "t=time,q=pos_*,tau=cur_*", "units": "t=ms,q=deg", '
-                  '"gains": "10,10.7"}')
-    expected = dict(columns={"t": "time", "q": "pos_*", "tau": "cur_*"},
-                    units={"t": "ms", "q": "deg"}, gains=(10.0, 10.7))
+    js.write_text('{"columns": "t=time,q=pos_*,tau=cur_*", "units": "t=ms,q=deg", "gains": "10,10.7"}')
+    expected = dict(
+        columns={"t": "time", "q": "pos_*", "tau": "cur_*"}, units={"t": "ms", "q": "deg"}, gains=(10.0, 10.7)
+    )
     assert data.load_mapping(toml) == data.load_mapping(js) == expected
     a = _arrays(n=2)
-    path = _log(tmp_path, ["time", "pos_1", "pos_2", "cur_1", "cur_2"],
-                np.column_stack([a["t"] * 1e3, a["q"], a["tau"]]))
+    path = _log(
+        tmp_path, ["time", "pos_1", "pos_2", "cur_1", "cur_2"], np.column_stack([a["t"] * 1e3, a["q"], a["tau"]])
+    )
     ds = data.read(path, derivatives=None, **data.load_mapping(toml))
     assert np.array_equal(ds.tau, a["tau"] * [10, 10.7]) and len(ds.notes) == 4
     js.write_text('{"columns": {"q": "pos_*"}, "unit": {}}')
@@ -560,14 +612,16 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="disk on fire"):
         data.write(data.from_arrays(**_arrays(1)), path)
     monkeypatch.undo()
-    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No "
-                                                                            "space left")))
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left")))
     for suffix in (".csv", ".npz"):
         target = path.with_suffix(suffix)
         if suffix == ".npz":
             target.write_bytes(before)
-        with pytest.raises(data.DatasetError, match=r"run\.\w+: writing failed \(No space left"
-                                                    r"\); the previous file.*is unchanged"):
+        with pytest.raises(
+            data.DatasetError,
+            match=r"run\.\w+: writing failed \(No space left"
+            r"\); the previous file.*is unchanged",
+        ):
             data.write(ds, target)
     assert path.read_bytes() == before and path.with_suffix(".npz").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv", "run.npz"]
@@ -597,10 +651,11 @@ def test_atomic_write_helper(tmp_path):
 def test_output_and_input_path_errors(tmp_path):
     ds = data.from_arrays(**_arrays())
     (tmp_path / "out.csv").mkdir()
-    for bad, phrase in [(tmp_path / "out.csv", "out.csv: is a directory; give a file name"),
-                        (tmp_path, "is a directory"),
-                        (tmp_path / "no" / "run.npz", "directory '" + str(tmp_path / "no")
-                         + "' does not exist")]:
+    for bad, phrase in [
+        (tmp_path / "out.csv", "out.csv: is a directory; give a file name"),
+        (tmp_path, "is a directory"),
+        (tmp_path / "no" / "run.npz", "directory '" + str(tmp_path / "no") + "' does not exist"),
+    ]:
         with pytest.raises(data.DatasetError) as err:
             data.write(ds, bad)
         assert phrase in str(err.value), (phrase, str(err.value))
@@ -622,10 +677,16 @@ def test_permission_errors(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied", str(file))
 
     monkeypatch.setattr(data, "open", denied, raising=False)
-    with pytest.raises(data.DatasetError, match=r"run\.csv: cannot read the file \(permission "
-                                                r"denied\)"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"run\.csv: cannot read the file \(permission "
+        r"denied\)",
+    ):
         data.read(path)
     monkeypatch.setattr(atomic.os, "access", lambda *args: False)
-    with pytest.raises(data.DatasetError, match=r"cannot write: directory '.*' is not writable "
-                                                r"\(permission denied\)"):
+    with pytest.raises(
+        data.DatasetError,
+        match=r"cannot write: directory '.*' is not writable "
+        r"\(permission denied\)",
+    ):
         data.write(ds, path)

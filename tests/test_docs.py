@@ -1,5 +1,6 @@
 """The documentation site builds with --strict, its CLI reference is generated from the parser,
 every command the docs show is a real command with real flags, and the project files agree."""
+
 import argparse
 import importlib.util
 import re
@@ -83,9 +84,14 @@ def test_docs_build_strict(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed (pip install -e '.[docs]')")
     pytest.importorskip("mkdocstrings")
     site = tmp_path / "site"
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300, env={**__import__("os").environ,
-                                                                           "NO_MKDOCS_2_WARNING": "1"})
+    r = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     cli = (site / "cli/index.html").read_text()
     assert all(f"jaxid {name}" in cli for name in COMMANDS) and "--report" in cli

@@ -1,4 +1,5 @@
 """Physics identities of the rigid-body dynamics at random states."""
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -14,8 +15,12 @@ from jaxid.dynamics.terms import kinetic_energy, potential_energy
 def terms(ur5_friction, states):
     r = ur5_friction
     q, qd, qdd = states
-    return dict(tau=jaxid.rnea(r, q, qd, qdd), M=jaxid.mass_matrix(r, q), g=jaxid.gravity_torques(r, q),
-                b=jaxid.bias_torques(r, q, qd))
+    return dict(
+        tau=jaxid.rnea(r, q, qd, qdd),
+        M=jaxid.mass_matrix(r, q),
+        g=jaxid.gravity_torques(r, q),
+        b=jaxid.bias_torques(r, q, qd),
+    )
 
 
 def test_regressor_times_theta_is_rnea(ur5_friction, states, terms):
@@ -124,8 +129,12 @@ def test_planar2_closed_form():
         h = m2 * l1 * l2 * s2 / 2
         G1 = (m1 * l1 / 2 + m2 * l1) * g * np.cos(q[0]) + m2 * l2 / 2 * g * np.cos(q[0] + q[1])
         G2 = m2 * l2 / 2 * g * np.cos(q[0] + q[1])
-        tau = np.array([M11 * qdd[0] + M12 * qdd[1] - h * (2 * qd[0] * qd[1] + qd[1] ** 2) + G1,
-                        M12 * qdd[0] + M22 * qdd[1] + h * qd[0] ** 2 + G2])
+        tau = np.array(
+            [
+                M11 * qdd[0] + M12 * qdd[1] - h * (2 * qd[0] * qd[1] + qd[1] ** 2) + G1,
+                M12 * qdd[0] + M22 * qdd[1] + h * qd[0] ** 2 + G2,
+            ]
+        )
         np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd), tau, rtol=1e-12, atol=1e-12)
 
 
@@ -135,8 +144,9 @@ def test_planar_matches_lagrangian(n):
     lengths, masses = rng.uniform(0.3, 1.0, n), rng.uniform(0.5, 3.0, n)
     robot = jaxid.models.planar(n, lengths, masses)
     q, qd, qdd = rng.normal(size=(3, n))
-    np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd),
-                               planar_lagrange_torque(lengths, masses, 9.81, q, qd, qdd), atol=1e-11)
+    np.testing.assert_allclose(
+        jaxid.rnea(robot, q, qd, qdd), planar_lagrange_torque(lengths, masses, 9.81, q, qd, qdd), atol=1e-11
+    )
 
 
 def test_modified_dh_equals_standard_dh():
@@ -177,12 +187,23 @@ def _random_tree(n=6, seed=0):
         Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
         T[i, :3, :3], T[i, :3, 3], T[i, 3, 3] = Q * np.sign(np.linalg.det(Q)), rng.normal(size=3) * 0.3, 1.0
     m, c = rng.uniform(0.5, 3.0, n), rng.normal(size=(n, 3)) * 0.1
-    inertial = np.stack([np.asarray(jaxid.model.inertia.from_mass_com_inertia(m[i], c[i], np.diag(rng.uniform(0.01, 0.1, 3)) * m[i]))
-                         for i in range(n)])
+    inertial = np.stack(
+        [
+            np.asarray(jaxid.model.inertia.from_mass_com_inertia(m[i], c[i], np.diag(rng.uniform(0.01, 0.1, 3)) * m[i]))
+            for i in range(n)
+        ]
+    )
     parents = [-1, 0, 1, 2, 1, 4][:n]
     types = ["R", "R", "P", "R", "R", "P"][:n]
-    return jaxid.Robot(T, rng.normal(size=(n, 3)), inertial, joint_types=types, parents=parents,
-                       joint_terms=("fv", "ia"), joint_params=rng.uniform(0.1, 1.0, (n, 2)))
+    return jaxid.Robot(
+        T,
+        rng.normal(size=(n, 3)),
+        inertial,
+        joint_types=types,
+        parents=parents,
+        joint_terms=("fv", "ia"),
+        joint_params=rng.uniform(0.1, 1.0, (n, 2)),
+    )
 
 
 @eqx.filter_jit
@@ -195,8 +216,11 @@ def _both_ways(robot, q, qd, qdd):
         zero = jnp.zeros_like(q)
         M = jax.jacfwd(lambda x: rnea.rnea_wide(robot, robot.inertial, q, zero, x))(zero)
         full = jax.jacfwd(lambda x: robot.torque(robot.parameter_vector(), q, zero, x))(zero)
-        return ((rnea.rnea_recursive(robot, robot.inertial, q, qd, qdd), rnea.rnea_wide(robot, robot.inertial, q, qd, qdd)),
-                (rnea.crba(robot, robot.inertial, q), M), (robot.mass_matrix(robot.parameter_vector(), q), full))
+        return (
+            (rnea.rnea_recursive(robot, robot.inertial, q, qd, qdd), rnea.rnea_wide(robot, robot.inertial, q, qd, qdd)),
+            (rnea.crba(robot, robot.inertial, q), M),
+            (robot.mass_matrix(robot.parameter_vector(), q), full),
+        )
 
     return jax.vmap(one)(q, qd, qdd)
 
@@ -230,8 +254,16 @@ def _coupled_tree():
     r = _random_tree()
     mimic = [None] * 5 + [(4, 0.7, 0.2)]
     terms = jaxid.model.robot.JOINT_TERMS
-    return jaxid.Robot(r.placements, r.axes, r.inertial, joint_types=r.joint_types, parents=r.parents, mimic=mimic,
-                       joint_terms=terms, joint_params=np.random.default_rng(3).uniform(0.1, 1.0, (6, len(terms))))
+    return jaxid.Robot(
+        r.placements,
+        r.axes,
+        r.inertial,
+        joint_types=r.joint_types,
+        parents=r.parents,
+        mimic=mimic,
+        joint_terms=terms,
+        joint_params=np.random.default_rng(3).uniform(0.1, 1.0, (6, len(terms))),
+    )
 
 
 def test_written_out_joint_columns_equal_jacfwd_of_the_joint_torque():
@@ -247,9 +279,12 @@ def test_written_out_joint_columns_equal_jacfwd_of_the_joint_torque():
     def both(q, qd, qdd):
         Y = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
         joint = jax.vmap(lambda a, b, c: jax.jacfwd(robot.joint_torque)(joint_params, a, b, c).reshape(robot.n, -1))(
-            q, qd, qdd)
+            q, qd, qdd
+        )
         tau = jax.vmap(lambda a, b, c: robot.torque(theta, a, b, c))(q, qd, qdd)
-        return (Y[:, :, 10 * robot.n_joints:], joint), (Y @ theta, tau)
+        return (Y[:, :, 10 * robot.n_joints :], joint), (Y @ theta, tau)
 
     for fast, reference in both(q, qd, qdd):
-        assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference), initial=0.0))))
+        assert np.allclose(
+            fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference), initial=0.0)))
+        )

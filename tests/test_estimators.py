@@ -1,4 +1,5 @@
 """Estimators against closed forms, covariance calibration, robustness and input checks."""
+
 import functools
 
 import jax
@@ -91,7 +92,9 @@ def test_ridge_matches_closed_form_and_gcv(problem):
 
     fit = identify(W, tau, "ridge", n_joints=n)
     np.testing.assert_allclose(fit.lam, grid[np.argmin([gcv(g) for g in grid])], rtol=1e-12)
-    np.testing.assert_allclose(fit.dof, M - np.trace(A @ np.linalg.solve(A.T @ A + fit.lam * np.eye(p), A.T)), rtol=1e-9)
+    np.testing.assert_allclose(
+        fit.dof, M - np.trace(A @ np.linalg.solve(A.T @ A + fit.lam * np.eye(p), A.T)), rtol=1e-9
+    )
 
 
 def test_tls_matches_svd_formula(problem):
@@ -284,12 +287,19 @@ def test_vmap_and_traced_cov_checks(problem):
 
 def test_traced_checks_work_inside_shard_map(problem):
     """As run_study uses identify (eqx.error_if's lax.cond does not type-check there)."""
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     W, tau, _ = problem
     mesh = Mesh(np.array(jax.devices()[:1]), ("runs",))
-    f = jax.jit(jax.shard_map(jax.vmap(lambda t: identify(W, t, "wls", n_joints=n).theta), mesh=mesh,
-                              in_specs=P("runs"), out_specs=P("runs")))
+    f = jax.jit(
+        jax.shard_map(
+            jax.vmap(lambda t: identify(W, t, "wls", n_joints=n).theta),
+            mesh=mesh,
+            in_specs=P("runs"),
+            out_specs=P("runs"),
+        )
+    )
     taus = np.stack([tau, tau])
     np.testing.assert_allclose(f(taus)[1], identify(W, tau, "wls", n_joints=n).theta, rtol=1e-10)
     taus[1, 3] = np.nan

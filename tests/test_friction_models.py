@@ -1,5 +1,6 @@
 """Static joint friction: closed-form models vs the Robot's joint basis, identification of the
 Stribeck and asymmetric terms, the Stribeck velocity by separable least squares, persistence."""
+
 import argparse
 import dataclasses
 
@@ -16,8 +17,7 @@ from jaxid.friction import models as fm
 EPS = 1e-3
 VS = 0.03  # true Stribeck velocity, rad/s
 TERMS = ("fv", "fc", "fs", "fva", "offset")
-VALUES = np.array([[0.3, 0.8, 0.4, 0.05, 0.1],
-                   [0.2, 0.5, 0.3, -0.04, -0.05]])
+VALUES = np.array([[0.3, 0.8, 0.4, 0.05, 0.1], [0.2, 0.5, 0.3, -0.04, -0.05]])
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,9 @@ def slow(true_robot):
 def test_basis_columns_are_the_closed_form_models():
     qd = np.concatenate([np.linspace(-1, 1, 201), np.linspace(-5 * EPS, 5 * EPS, 21)])
     qdd = np.sin(qd)
-    cols = dict(zip(fm.JOINT_TERMS, np.moveaxis(np.asarray(fm.joint_basis(fm.JOINT_TERMS, qd - 0.5, qd, qdd, EPS, VS)), -1, 0)))
+    cols = dict(
+        zip(fm.JOINT_TERMS, np.moveaxis(np.asarray(fm.joint_basis(fm.JOINT_TERMS, qd - 0.5, qd, qdd, EPS, VS)), -1, 0))
+    )
     np.testing.assert_allclose(cols["ia"], qdd)
     np.testing.assert_allclose(cols["fv"], fm.viscous(qd, 1.0))
     np.testing.assert_allclose(cols["fc"], fm.coulomb(qd, 1.0, EPS))
@@ -50,12 +52,17 @@ def test_basis_columns_are_the_closed_form_models():
     np.testing.assert_allclose(cols["ks"], qd - 0.5)
     # Stribeck (delta = 2) = fc [fc column] + (fs - fc) [fs column], everywhere.
     fc, fs = 0.8, 1.3
-    np.testing.assert_allclose(fm.stribeck(qd, fc, fs, VS, eps=EPS), fc * cols["fc"] + (fs - fc) * cols["fs"],
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        fm.stribeck(qd, fc, fs, VS, eps=EPS), fc * cols["fc"] + (fs - fc) * cols["fs"], rtol=1e-12, atol=1e-15
+    )
     # ... which is +-fs just off zero velocity (eps << |qd| << vs) and tends to fc well above vs.
     vs = 0.5
-    np.testing.assert_allclose(fm.stribeck(np.array([20 * EPS, -20 * EPS, 10 * vs]), fc, fs, vs, eps=EPS),
-                               [fs, -fs, fc], rtol=0, atol=0.01 * (fs - fc))
+    np.testing.assert_allclose(
+        fm.stribeck(np.array([20 * EPS, -20 * EPS, 10 * vs]), fc, fs, vs, eps=EPS),
+        [fs, -fs, fc],
+        rtol=0,
+        atol=0.01 * (fs - fc),
+    )
     # Tustin's delta = 1 is another curve with the same end points.
     assert abs(float(fm.stribeck(VS, fc, fs, VS, delta=1.0, eps=EPS)) - (fc + (fs - fc) / np.e)) < 1e-9
 
@@ -66,8 +73,9 @@ def test_asymmetric_friction_is_fv_fva_fc_offset():
     terms = fm.asymmetric_terms(fc_pos, fc_neg, fv_pos, fv_neg)
     np.testing.assert_allclose([terms["fv"] + terms["fva"], terms["fv"] - terms["fva"]], [fv_pos, fv_neg])
     back = fm.asymmetric_from_terms(**terms)
-    np.testing.assert_allclose([back[k] for k in ("fc_pos", "fc_neg", "fv_pos", "fv_neg")],
-                               [fc_pos, fc_neg, fv_pos, fv_neg])
+    np.testing.assert_allclose(
+        [back[k] for k in ("fc_pos", "fc_neg", "fv_pos", "fv_neg")], [fc_pos, fc_neg, fv_pos, fv_neg]
+    )
     # The model is exactly the basis with these values (asymmetric Coulomb = fc + offset) ...
     names = ("fv", "fva", "fc", "offset")
     basis = np.asarray(fm.joint_basis(names, None, qd, None, EPS, VS)) @ np.array([terms[k] for k in names])
@@ -95,8 +103,7 @@ def test_robot_joint_terms_order_and_regressor(true_robot):
     np.testing.assert_allclose(Y, J, rtol=1e-12, atol=1e-12)
     # The joint torque is the closed-form friction: viscous + asymmetric + Stribeck + offset.
     fv, fc, fs, fva, off = VALUES.T
-    expect = (fm.asymmetric(qd, fc, fc, fv + fva, fv - fva, EPS) + off
-              + fm.stribeck(qd, 0.0, fs, VS, eps=EPS))
+    expect = fm.asymmetric(qd, fc, fc, fv + fva, fv - fva, EPS) + off + fm.stribeck(qd, 0.0, fs, VS, eps=EPS)
     joint = jax.vmap(true_robot.joint_torque, (None, 0, 0, 0))(true_robot.joint_params, q, qd, qdd)
     np.testing.assert_allclose(np.asarray(joint), expect, rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="stribeck_vs"):
@@ -165,8 +172,9 @@ def test_params_file_keeps_stribeck_vs(true_robot, slow, tmp_path):
 def test_cli_stribeck_vs_option():
     p = argparse.ArgumentParser()
     add_model_arguments(p)
-    robot, desc = model_from_args(p.parse_args(["--robot", "planar2", "--joint-terms", "fc,fs", "--stribeck-vs",
-                                                "0.02"]))
+    robot, desc = model_from_args(
+        p.parse_args(["--robot", "planar2", "--joint-terms", "fc,fs", "--stribeck-vs", "0.02"])
+    )
     assert robot.stribeck_vs == desc["stribeck_vs"] == 0.02
     with pytest.raises(UserError, match="must be a finite velocity > 0"):
         model_from_args(p.parse_args(["--robot", "planar2", "--joint-terms", "fc,fs", "--stribeck-vs", "0"]))
@@ -212,8 +220,9 @@ def test_joint_stiffness_is_a_negative_inertia_at_one_frequency():
         izz = float(true.inertial[0, 9])
         if second == 0.0:
             est = _fit_base(true.with_joint_terms(("fv", "fc", "offset")), q, qd, qdd, tau)
-            np.testing.assert_allclose([est["Izz1"], est["offset1"], est["fv1"]], [izz - ks / w**2, 0.1 + ks * q0, 0.3],
-                                       rtol=1e-8)
+            np.testing.assert_allclose(
+                [est["Izz1"], est["offset1"], est["fv1"]], [izz - ks / w**2, 0.1 + ks * q0, 0.3], rtol=1e-8
+            )
         else:
             est = _fit_base(true, q, qd, qdd, tau)
             np.testing.assert_allclose([est["ks1"], est["Izz1"], est["offset1"]], [ks, izz, 0.1], rtol=1e-8)

@@ -1,16 +1,16 @@
 """The direction of gravity identified from torques: the regressor's linearity in g, recovery
 of a known tilt, the model carrying it through params.json and cross-validation."""
+
 import dataclasses
 
 import numpy as np
 import pytest
+from test_consistent import arm3
 
 import jaxid
 from jaxid import results, workflow
 from jaxid.data import Dataset
 from jaxid.identification.gravity import fit_gravity, gravity_regressors
-
-from test_consistent import arm3
 
 N = 100
 TILT = np.radians(2.0)

@@ -1,6 +1,7 @@
 """IDIM-IV and DIDIM (jaxid.identification.instrumental, workflow methods "iv", "didim"):
 recovery of a simulated arm's base parameters from noisy positions where least squares on the
 differentiated positions is biased, closed-loop simulation, and bad input."""
+
 import jax
 import numpy as np
 import pytest
@@ -24,7 +25,9 @@ def _reference(n, periods, seed=0, amplitude=1.2):
 def _errors(params, theta_true):
     base_true = np.asarray(params.base.to_base(theta_true))
     e = np.asarray(params.theta) - base_true
-    return e / np.asarray(params.std), np.abs(e) / np.maximum(np.abs(base_true), np.linalg.norm(base_true) / np.sqrt(e.size))
+    return e / np.asarray(params.std), np.abs(e) / np.maximum(
+        np.abs(base_true), np.linalg.norm(base_true) / np.sqrt(e.size)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +39,19 @@ def exact_tracking():
     ref = _reference(2, 2)
     rng = np.random.default_rng(3)
     tau = np.asarray(jaxid.rnea(true, *ref[1:]))
-    ds = data.from_arrays(ref[0], ref[1] + 1e-2 * rng.standard_normal(ref[1].shape),
-                          tau + 0.005 * np.ptp(tau, 0) * rng.standard_normal(tau.shape), source="sim")
+    ds = data.from_arrays(
+        ref[0],
+        ref[1] + 1e-2 * rng.standard_normal(ref[1].shape),
+        tau + 0.005 * np.ptp(tau, 0) * rng.standard_normal(tau.shape),
+        source="sim",
+    )
     prepared = workflow.prepare(ds, robot)
-    fits = {m: workflow.identify_experiment(robot, prepared, method=m, description=desc,
-                                            reference=None if m == "wls" else [ref]) for m in ("wls", "iv", "didim")}
+    fits = {
+        m: workflow.identify_experiment(
+            robot, prepared, method=m, description=desc, reference=None if m == "wls" else [ref]
+        )
+        for m in ("wls", "iv", "didim")
+    }
     return robot, prepared, np.asarray(true.parameter_vector()), fits, ref
 
 
@@ -93,13 +104,18 @@ def test_pd_closed_loop_didim_and_iv_recover_the_robot():
     assert np.allclose(tau, kp * (qr - q) + kd * (qdr - qd), atol=1e-6 * np.abs(tau).max())  # the PD law's torque
     assert 1e-4 < np.abs(q - qr).max() < 0.1  # a real tracking error, which DIDIM must reproduce
     rng = np.random.default_rng(5)
-    ds = data.from_arrays(t, q + 2e-3 * rng.standard_normal(q.shape),
-                          tau + 0.01 * np.ptp(tau) * rng.standard_normal(tau.shape), source="pd")
+    ds = data.from_arrays(
+        t,
+        q + 2e-3 * rng.standard_normal(q.shape),
+        tau + 0.01 * np.ptp(tau) * rng.standard_normal(tau.shape),
+        source="pd",
+    )
     prepared = workflow.prepare(ds, robot)
     ref = [(t, qr, qdr, np.zeros_like(qr))]
     for m in ("didim", "iv"):
-        params = workflow.identify_experiment(robot, prepared, method=m, description=desc, reference=ref,
-                                              gains=(kp, kd))
+        params = workflow.identify_experiment(
+            robot, prepared, method=m, description=desc, reference=ref, gains=(kp, kd)
+        )
         z, rel = _errors(params, theta_true)
         assert params.fit["instrumental"]["converged"] and params.fit["instrumental"]["iterations"] > 1
         assert np.max(np.abs(z)) < 4.5 and np.max(rel) < 0.05, (m, z, rel)

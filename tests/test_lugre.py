@@ -1,4 +1,5 @@
 """LuGre friction: ODE integration against closed forms and scipy, gradients, identification."""
+
 import json
 
 import equinox as eqx
@@ -68,8 +69,7 @@ def test_gradients_match_finite_differences():
     def force(log_p):
         return L.simulate(L.LuGre.from_vector(jnp.exp(log_p)), v, DT)
 
-    check_grads(jax.jit(force), (jnp.log(P.vector()),), order=1, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5,
-                eps=1e-5)
+    check_grads(jax.jit(force), (jnp.log(P.vector()),), order=1, modes=("fwd", "rev"), atol=1e-5, rtol=1e-5, eps=1e-5)
 
 
 def test_vmap_over_parameter_sets_and_joints():
@@ -92,8 +92,14 @@ def test_identification_steps_on_noiseless_data(experiment):
 
 
 def test_pso_and_golden_section_find_minima():
-    best, val = I.pso(lambda u: jnp.sum((u - 0.3) ** 2, axis=1), jnp.zeros(3), jnp.ones(3), jax.random.key(1),
-                      n_particles=20, n_iter=60)
+    best, val = I.pso(
+        lambda u: jnp.sum((u - 0.3) ** 2, axis=1),
+        jnp.zeros(3),
+        jnp.ones(3),
+        jax.random.key(1),
+        n_particles=20,
+        n_iter=60,
+    )
     assert np.allclose(best, 0.3, atol=1e-3) and val < 1e-5
     assert I.golden_section(lambda u: (u - 1.7) ** 2, -3.0, 5.0, 60) == pytest.approx(1.7, abs=1e-9)
 
@@ -115,8 +121,14 @@ def test_cli_identifies_and_validates(experiment, fit, tmp_path, capsys):
     tv, xv, vv, av = (np.asarray(u) for u in friction_s_curve("validation"))
     Fv = np.stack([np.asarray(L.simulate(p, vv, DT)) for p in (P, P2)], 1)
     vpath = tmp_path / "validation.csv"
-    np.savetxt(vpath, np.column_stack([tv, xv, xv, vv, vv, Fv]), delimiter=",",
-               header="t,q1,q2,qd1,qd2,F1,F2", comments="", fmt="%.17g")
+    np.savetxt(
+        vpath,
+        np.column_stack([tv, xv, xv, vv, vv, Fv]),
+        delimiter=",",
+        header="t,q1,q2,qd1,qd2,F1,F2",
+        comments="",
+        fmt="%.17g",
+    )
     out = tmp_path / "lugre.json"
     assert main(["lugre", str(path), "--validation", str(vpath), "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
@@ -220,8 +232,21 @@ def test_a_record_without_fast_reversals_flags_vd(experiment, noisy_refits):
     (warning,) = slow.warnings(axis="q1")
     assert warning.startswith("q1: poorly determined") and "vd (" in warning and "sigma0" not in warning
     est, std, corr, s, to_optimum = (a[[0, 1]] for i, a in enumerate(noisy_refits) if i != 1)
-    good, moved = (I.Fit(L.LuGre.from_vector(est[i]), s[i] ** 2, jnp.zeros(6), 0, True, I.at_bound(est[i]), std[i],
-                         corr[i], s[i], to_optimum[i]) for i in (0, 1))
+    good, moved = (
+        I.Fit(
+            L.LuGre.from_vector(est[i]),
+            s[i] ** 2,
+            jnp.zeros(6),
+            0,
+            True,
+            I.at_bound(est[i]),
+            std[i],
+            corr[i],
+            s[i],
+            to_optimum[i],
+        )
+        for i in (0, 1)
+    )
     assert np.all(good.rel_std() < 0.01) and good.warnings() == []
     # sigma1 1 % (~20 std) off the optimum: the Gauss-Newton step names it.
     (short,) = moved.warnings()
@@ -234,8 +259,9 @@ def test_a_record_without_fast_reversals_flags_vd(experiment, noisy_refits):
     damping = [L.NAMES.index("sigma1"), L.NAMES.index("vd")]
     assert np.all(np.abs(back - est[0])[damping] < 0.05 * std[0][damping]), (back - est[0]) / std[0]
     assert np.array_equal(np.delete(back, damping), np.delete(est[1], damping))
-    stuck = eqx.tree_at(lambda f: (f.converged, f.at_bound), good,
-                        (jnp.asarray(False), jnp.arange(8) == L.NAMES.index("v0")))
+    stuck = eqx.tree_at(
+        lambda f: (f.converged, f.at_bound), good, (jnp.asarray(False), jnp.arange(8) == L.NAMES.index("v0"))
+    )
     bound, unconverged = stuck.warnings()
     assert "search box: v0;" in bound and "did not converge" in unconverged
 
@@ -245,8 +271,9 @@ def test_published_shape_iteration_recovers_perturbed_parameters(experiment):
     # alpha1, v0, sigma0, sigma1 (the other four at the truth), noiseless data.
     t, x, v, F = (a if a.ndim == 1 else a[:, 0] for a in experiment)
     steady, measured = I.shape_factors(x, v, F)
-    start = eqx.tree_at(lambda q: (q.sigma0, q.sigma1, q.alpha1, q.v0), P,
-                        (1.2 * P.sigma0, 0.8 * P.sigma1, 1.2 * P.alpha1, 0.8 * P.v0))
+    start = eqx.tree_at(
+        lambda q: (q.sigma0, q.sigma1, q.alpha1, q.v0), P, (1.2 * P.sigma0, 0.8 * P.sigma1, 1.2 * P.alpha1, 0.8 * P.v0)
+    )
     q, sweeps, converged = I.shape_iteration_article(start, x, v, F, DT, measured)
     assert bool(converged) and 2 < int(sweeps) < 60
     assert np.all(np.abs(np.asarray(q.vector()) / np.asarray(P.vector()) - 1) < 0.01)
@@ -269,8 +296,9 @@ def test_arm_with_lugre_joints_integrates_each_bristle_state():
     F = np.asarray(m.tau) - np.asarray(rnea(robot, q, qd, qdd))
     per_joint = np.stack([np.asarray(L.simulate(p, qd[:, j], DT)) for j, p in enumerate((P, P2))], 1)
     assert np.allclose(F, per_joint, rtol=0, atol=1e-9)
-    assert np.allclose(L.joint_torque(P, t, qd), np.stack([per_joint[:, 0], L.simulate(P, qd[:, 1], DT)], 1),
-                       rtol=0, atol=1e-12)  # one set for every joint
+    assert np.allclose(
+        L.joint_torque(P, t, qd), np.stack([per_joint[:, 0], L.simulate(P, qd[:, 1], DT)], 1), rtol=0, atol=1e-12
+    )  # one set for every joint
     # Same velocity of joint 0, ~v0, at t = 3 ms (leaving rest: bristles still deflecting)
     # and 497 ms (sliding down to rest, on the Stribeck peak): a hysteresis loop.
     i, k = 3, 497
@@ -300,8 +328,14 @@ def arm_files(tmp_path_factory):
     for f, amp in (([0.7, 1.1], [0.8, 1.2]), ([0.5, 1.3], [1.0, 0.9])):
         tf = t  # one length for all runs: one compile of the simulation and of the fit
         w = 2 * np.pi * np.asarray(f)
-        runs.append((tf, np.asarray(amp) / w * np.sin(np.outer(tf, w)), amp * np.cos(np.outer(tf, w)),
-                     -np.asarray(amp) * w * np.sin(np.outer(tf, w))))
+        runs.append(
+            (
+                tf,
+                np.asarray(amp) / w * np.sin(np.outer(tf, w)),
+                amp * np.cos(np.outer(tf, w)),
+                -np.asarray(amp) * w * np.sin(np.outer(tf, w)),
+            )
+        )
     paths = []
     for k, (tt, q, qd, qdd) in enumerate(runs):
         m = simulation.measure(robot, tt, q, qd, qdd, jax.random.key(k), sigma_q=0.0, tau_sigma=SIGMA_TAU, lugre=both)
@@ -319,8 +353,9 @@ def test_arm_rigid_body_and_lugre_identified_together(arm_files, tmp_path, capsy
 
     robot, truth, (scurve, fourier, held_out) = arm_files
     out = tmp_path / "params.json"
-    assert main(["identify", "--robot", "planar2", "--friction", "lugre", str(scurve), str(fourier),
-                 "-o", str(out)]) == 0
+    assert (
+        main(["identify", "--robot", "planar2", "--friction", "lugre", str(scurve), str(fourier), "-o", str(out)]) == 0
+    )
     printed = capsys.readouterr()
     assert "LuGre friction (converged" in printed.out and "warning" not in printed.err
     params = results.load_params(out)

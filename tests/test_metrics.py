@@ -1,4 +1,5 @@
 """Validation metrics against their closed forms."""
+
 import jax
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
 """MJCF reading (xml.etree, no mujoco): dynamics agree with Pinocchio's MJCF parser; bad input named."""
+
 import numpy as np
 import pytest
 
@@ -79,29 +80,54 @@ def test_dynamics_match_pinocchio_mjcf(arm):
 
 
 def test_equality_joint_is_a_coupled_joint(tmp_path):
-    text = ARM.replace("</worldbody>", '</worldbody><equality><joint joint1="j4" joint2="j2" polycoef="0.1 -0.5 0 0 0"/>'
-                       "</equality>")
+    text = ARM.replace(
+        "</worldbody>", '</worldbody><equality><joint joint1="j4" joint2="j2" polycoef="0.1 -0.5 0 0 0"/></equality>'
+    )
     robot = jaxid.Robot.from_mjcf(write(tmp_path, text))
     assert (robot.n, robot.n_joints, robot.coordinate_names) == (3, 4, ("j1", "j2", "j3"))
     np.testing.assert_allclose([robot.mimic_ratio[3], robot.mimic_offset[3]], [-0.5, 0.1])
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda s: s.replace('<joint name="j3" type="slide"', '<joint name="j3" type="ball"'),
-     r"joint 'j3' has type 'ball'.*floating bases and ball joints are not supported"),
-    (lambda s: s.replace('<body name="base" pos="0 0 0.1">', '<body name="base" pos="0 0 0.1"><freejoint/>'),
-     r"body 'base' has a <freejoint>: floating bases are not supported yet"),
-    (lambda s: s.replace("</worldbody>", '</worldbody><tendon><fixed name="t"><joint joint="j1" coef="1"/></fixed>'
-                         "</tendon>"), r"<tendon><fixed name='t'>: tendons couple joints"),
-    (lambda s: s.replace("</worldbody>", '</worldbody><equality><connect name="loop" body1="l1" body2="l4" '
-                         'anchor="0 0 0"/></equality>'), r"<equality><connect name='loop'>: .* closes a kinematic loop"),
-    (lambda s: s.replace("</worldbody>", '</worldbody><equality><joint joint1="j4" joint2="jx"/></equality>'),
-     r"no hinge or slide joint named 'jx'"),
-    (lambda s: s.replace('<option gravity="0 0 -9.81"/>', '<include file="more.xml"/>'), r"<include> is not supported"),
-    (lambda s: s.replace('mass="2"', 'mass="-2"'), r"body 'l2' <inertial>: negative mass"),
-    (lambda s: s.replace('axisangle="1 0 0 20"', 'axisangle="1 0 0 20" quat="1 0 0 0"'), r"orientation given twice"),
-    (lambda s: s.replace("<mujoco", "<robot").replace("</mujoco>", "</robot>"), r"expected <mujoco>"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda s: s.replace('<joint name="j3" type="slide"', '<joint name="j3" type="ball"'),
+            r"joint 'j3' has type 'ball'.*floating bases and ball joints are not supported",
+        ),
+        (
+            lambda s: s.replace('<body name="base" pos="0 0 0.1">', '<body name="base" pos="0 0 0.1"><freejoint/>'),
+            r"body 'base' has a <freejoint>: floating bases are not supported yet",
+        ),
+        (
+            lambda s: s.replace(
+                "</worldbody>", '</worldbody><tendon><fixed name="t"><joint joint="j1" coef="1"/></fixed></tendon>'
+            ),
+            r"<tendon><fixed name='t'>: tendons couple joints",
+        ),
+        (
+            lambda s: s.replace(
+                "</worldbody>",
+                '</worldbody><equality><connect name="loop" body1="l1" body2="l4" anchor="0 0 0"/></equality>',
+            ),
+            r"<equality><connect name='loop'>: .* closes a kinematic loop",
+        ),
+        (
+            lambda s: s.replace("</worldbody>", '</worldbody><equality><joint joint1="j4" joint2="jx"/></equality>'),
+            r"no hinge or slide joint named 'jx'",
+        ),
+        (
+            lambda s: s.replace('<option gravity="0 0 -9.81"/>', '<include file="more.xml"/>'),
+            r"<include> is not supported",
+        ),
+        (lambda s: s.replace('mass="2"', 'mass="-2"'), r"body 'l2' <inertial>: negative mass"),
+        (
+            lambda s: s.replace('axisangle="1 0 0 20"', 'axisangle="1 0 0 20" quat="1 0 0 0"'),
+            r"orientation given twice",
+        ),
+        (lambda s: s.replace("<mujoco", "<robot").replace("</mujoco>", "</robot>"), r"expected <mujoco>"),
+    ],
+)
 def test_bad_mjcf_is_named(tmp_path, edit, message):
     with pytest.raises(ValueError, match=message):
         jaxid.Robot.from_mjcf(write(tmp_path, edit(ARM)))
@@ -109,10 +135,14 @@ def test_bad_mjcf_is_named(tmp_path, edit, message):
 
 # ARM with a comment, a second joint in body l4 (j4 then massless in MJCF), armature on j5, a
 # mesh folder and a texture file relative to the model file.
-TWO_JOINTS = ARM.replace('<joint name="j4" class="wrist"/>',
-                         '<!-- wrist pitch --><joint name="j4" class="wrist"/><joint name="j5" armature="0.01"/>').replace(
-    '<compiler angle="degree"/>', '<compiler angle="degree" meshdir="meshes"/><asset><mesh file="l1.stl"/>'
-    '<texture name="t" type="2d" file="tex/wood.png"/></asset>')
+TWO_JOINTS = ARM.replace(
+    '<joint name="j4" class="wrist"/>',
+    '<!-- wrist pitch --><joint name="j4" class="wrist"/><joint name="j5" armature="0.01"/>',
+).replace(
+    '<compiler angle="degree"/>',
+    '<compiler angle="degree" meshdir="meshes"/><asset><mesh file="l1.stl"/>'
+    '<texture name="t" type="2d" file="tex/wood.png"/></asset>',
+)
 TERMS = ("fv", "fc", "ia")
 
 
@@ -147,8 +177,12 @@ def test_write_back_changes_only_inertials_and_joint_terms(written):
     source, out, robot, theta = written
     parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
     old, new = list(parse(source).iter()), list(parse(out).iter())
-    patched = {"inertial": {"pos", "mass", "diaginertia", "fullinertia"},
-               "joint": {"damping", "frictionloss", "armature"}, "compiler": {"meshdir"}, "texture": {"file"}}
+    patched = {
+        "inertial": {"pos", "mass", "diaginertia", "fullinertia"},
+        "joint": {"damping", "frictionloss", "armature"},
+        "compiler": {"meshdir"},
+        "texture": {"file"},
+    }
     assert [e.tag for e in new] == [e.tag for e in old]  # comments included
     for a, b in zip(old, new):
         keep = lambda e: {k: v for k, v in e.attrib.items() if k not in patched.get(e.tag, ())}
@@ -171,13 +205,19 @@ def test_write_back_changes_only_inertials_and_joint_terms(written):
     assert float(j4.get("frictionloss")) == values["fc"] and float(j4.get("armature")) == values["ia"]
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t, i: t.__setitem__(20, -1.0), r"body 'l3' \(joint 'j3'\): the identified body less the bodies merged "
-                                           r"into it .* is not physically consistent"),
-    (lambda t, i: t.__setitem__(10, -1.0), r"body 'l2' \(joint 'j2'\): the identified body is not physically"),
-    (lambda t, i: t.__setitem__(30, 0.1), r"joint 'j4': is followed by another joint of the same body"),
-    (lambda t, i: t.__setitem__(i, -0.1), r"joint 'j1': identified damping -0.1 is negative"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda t, i: t.__setitem__(20, -1.0),
+            r"body 'l3' \(joint 'j3'\): the identified body less the bodies merged "
+            r"into it .* is not physically consistent",
+        ),
+        (lambda t, i: t.__setitem__(10, -1.0), r"body 'l2' \(joint 'j2'\): the identified body is not physically"),
+        (lambda t, i: t.__setitem__(30, 0.1), r"joint 'j4': is followed by another joint of the same body"),
+        (lambda t, i: t.__setitem__(i, -0.1), r"joint 'j1': identified damping -0.1 is negative"),
+    ],
+)
 def test_write_back_refuses_what_is_not_a_body(written, tmp_path, edit, message):
     from jaxid import results
 
@@ -218,12 +258,41 @@ def test_identify_writes_back_into_the_mjcf_file(tmp_path, capsys):
     q, qd, qdd = np.sin(np.outer(t, w)) @ a, (np.cos(np.outer(t, w)) * w) @ a, (-np.sin(np.outer(t, w)) * w**2) @ a
     tau = np.asarray(jaxid.rnea(robot, q, qd, qdd))  # with the file's damping 0.2 (fv)
     jaxid.data.write(jaxid.data.Dataset(t=t, q=q, qd=qd, qdd=qdd, tau=tau), tmp_path / "run.csv")
-    assert main(["identify", "--robot", "planar2", "--mjcf-out", str(tmp_path / "x.xml"), str(tmp_path / "run.csv"),
-                 "-o", str(tmp_path / "x.json")]) == 2
+    assert (
+        main(
+            [
+                "identify",
+                "--robot",
+                "planar2",
+                "--mjcf-out",
+                str(tmp_path / "x.xml"),
+                str(tmp_path / "run.csv"),
+                "-o",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 2
+    )
     assert "--mjcf-out" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
     # The base estimate with the unidentifiable parameters at their nominal values is consistent.
-    assert main(["identify", "--mjcf", str(source), "--joint-terms", "fv", str(tmp_path / "run.csv"), "--mjcf-out",
-                 str(tmp_path / "id.xml"), "-o", str(tmp_path / "p.json"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "identify",
+                "--mjcf",
+                str(source),
+                "--joint-terms",
+                "fv",
+                str(tmp_path / "run.csv"),
+                "--mjcf-out",
+                str(tmp_path / "id.xml"),
+                "-o",
+                str(tmp_path / "p.json"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "id.xml" in capsys.readouterr().out
     back = jaxid.Robot.from_mjcf(tmp_path / "id.xml", joint_terms=("fv",))
     np.testing.assert_allclose(back.joint_params[:, 0], 0.2, rtol=1e-9)

@@ -1,4 +1,5 @@
 """Every research notebook executes at reduced size (JAXID_NOTEBOOK_SMALL=1), in ``make test-all``."""
+
 import os
 import pathlib
 
@@ -17,8 +18,11 @@ KUKA_DATA = pathlib.Path(os.environ.get("JAXID_KUKA_DATA", ROOT / "examples/data
 SLOW = {"02_real_robot_kuka", "01_six_dof_system", "03_lugre_friction", "04_payload"}
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p
-                                  for p in NOTEBOOKS], ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in NOTEBOOKS],
+    ids=[p.stem for p in NOTEBOOKS],
+)
 def test_notebook_executes(path, tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
@@ -27,8 +31,9 @@ def test_notebook_executes(path, tmp_path):
     os.environ["JAXID_NOTEBOOK_SMALL"] = "1"
     os.environ.setdefault("MPLBACKEND", "Agg")
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
@@ -44,7 +49,11 @@ def test_stored_outputs_carry_no_machine_paths(path):
     import re
 
     nb = json.loads(path.read_text())
-    texts = ["".join(o.get("text", "")) + json.dumps(o.get("data", {}).get("text/plain", ""))
-             for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    texts = [
+        "".join(o.get("text", "")) + json.dumps(o.get("data", {}).get("text/plain", ""))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+    ]
     found = [m.group(0) for t in texts for m in [re.search(MACHINE_PATH, t)] if m]
     assert not found, found

@@ -1,6 +1,7 @@
 """jaxid.excitation.optimize: limits and geometric constraints (obstacle, workspace) met densely, at rest at home,
 conditioning improved, true figures, bad input. One constrained optimisation (one compile) is
 shared by the tests."""
+
 import warnings
 
 import jax.numpy as jnp
@@ -14,8 +15,14 @@ from jaxid.model import geometry
 
 # A planar 2-link arm (1 m, 1 kg rods) with friction, and limits that bind: holding the
 # arm out takes 19.6 and 4.9 N m of the 30 and 10 available.
-LIMITS = dict(q_min=[-2.0, -2.0], q_max=[2.0, 2.0], qd_max=[2.0, 2.0], qdd_max=[6.0, 6.0],
-              qddd_max=[30.0, 30.0], tau_max=[30.0, 10.0])
+LIMITS = dict(
+    q_min=[-2.0, -2.0],
+    q_max=[2.0, 2.0],
+    qd_max=[2.0, 2.0],
+    qdd_max=[6.0, 6.0],
+    qddd_max=[30.0, 30.0],
+    tau_max=[30.0, 10.0],
+)
 H, F0 = 3, 0.1
 HOME = np.array([0.3, 0.4])
 # The planar arm moves in the x-y plane (gravity along -y); a box below its reach on one side,
@@ -32,14 +39,25 @@ def robot():
 
 @pytest.fixture(scope="module")
 def constraints(robot):
-    return Constraints(geometry.skeleton(robot, RADIUS), clearance=CLEARANCE, floor=None, workspace=WORKSPACE,
-                       obstacles=(OBSTACLE,))
+    return Constraints(
+        geometry.skeleton(robot, RADIUS), clearance=CLEARANCE, floor=None, workspace=WORKSPACE, obstacles=(OBSTACLE,)
+    )
 
 
 @pytest.fixture(scope="module")
 def result(robot, constraints):
-    return optimize(robot, harmonics=H, base_frequency=F0, n_starts=3, steps=40, limits=LIMITS,
-                    learning_rate=0.05, progress=False, constraints=constraints, home=HOME)
+    return optimize(
+        robot,
+        harmonics=H,
+        base_frequency=F0,
+        n_starts=3,
+        steps=40,
+        limits=LIMITS,
+        learning_rate=0.05,
+        progress=False,
+        constraints=constraints,
+        home=HOME,
+    )
 
 
 def _dense(res):
@@ -81,8 +99,9 @@ def test_geometric_constraints_and_jerk_met_densely(robot, constraints, result):
     assert inside.min() >= 0 and rep.margin["workspace"][1] == "joint2"  # the tip link is the closest
     # The jerk is the derivative of qdd.
     dt = t[1] - t[0]
-    np.testing.assert_allclose(np.gradient(qdd, dt, axis=0)[1:-1], np.asarray(result.jerk(t))[1:-1],
-                               atol=1e-3 * np.abs(result.jerk(t)).max())
+    np.testing.assert_allclose(
+        np.gradient(qdd, dt, axis=0)[1:-1], np.asarray(result.jerk(t))[1:-1], atol=1e-3 * np.abs(result.jerk(t)).max()
+    )
 
 
 def test_objective_improved_and_reported_truthfully(robot, result):
@@ -109,10 +128,8 @@ def test_objectives_match_closed_forms():
     W = rng.normal(size=(40, 5)) * np.array([1e-3, 1.0, 10.0, 1e2, 1.0])
     Wn = W / np.linalg.norm(W, axis=0)
     np.testing.assert_allclose(np.exp(excitation_objective(W, "cond")), np.linalg.cond(Wn), rtol=1e-10)
-    np.testing.assert_allclose(excitation_objective(W, "logdet"), -np.linalg.slogdet(Wn.T @ Wn)[1],
-                               rtol=1e-10)
-    np.testing.assert_allclose(excitation_objective(W, "information"), -np.linalg.slogdet(W.T @ W)[1],
-                               rtol=1e-10)
+    np.testing.assert_allclose(excitation_objective(W, "logdet"), -np.linalg.slogdet(Wn.T @ Wn)[1], rtol=1e-10)
+    np.testing.assert_allclose(excitation_objective(W, "information"), -np.linalg.slogdet(W.T @ W)[1], rtol=1e-10)
 
 
 def test_payload_excitation_determines_the_payload_better_than_its_random_start(robot, caplog):
@@ -125,8 +142,16 @@ def test_payload_excitation_determines_the_payload_better_than_its_random_start(
     from jaxid.identification.payload import PayloadRows
 
     fn = PayloadRows(robot, 1.0 / np.asarray(LIMITS["tau_max"]))
-    kw = dict(harmonics=H, base_frequency=F0, objective="information", n_starts=2, progress=False,
-              regressor_fn=fn, limits=LIMITS, learning_rate=0.05)
+    kw = dict(
+        harmonics=H,
+        base_frequency=F0,
+        objective="information",
+        n_starts=2,
+        progress=False,
+        regressor_fn=fn,
+        limits=LIMITS,
+        learning_rate=0.05,
+    )
     with caplog.at_level(logging.DEBUG, logger="jaxid.cache"):
         start, res = optimize(robot, steps=0, **kw), optimize(robot, steps=20, **kw)
     assert res.feasible and res.value < start.value - 0.5
@@ -167,8 +192,18 @@ def test_logdet_with_a_custom_regressor(robot):
     def features(q, qd, qdd):
         return jnp.stack([qdd, qd, 2 * qd, jnp.sin(q), jnp.cos(q)], axis=-1)
 
-    res = optimize(robot, harmonics=H, base_frequency=F0, objective="logdet", n_starts=2, steps=20,
-                   limits=LIMITS, learning_rate=0.05, progress=False, regressor_fn=features)
+    res = optimize(
+        robot,
+        harmonics=H,
+        base_frequency=F0,
+        objective="logdet",
+        n_starts=2,
+        steps=20,
+        limits=LIMITS,
+        learning_rate=0.05,
+        progress=False,
+        regressor_fn=features,
+    )
     assert res.objective == "logdet" and res.value == res.logdet
     assert np.all(res.final_logdet < res.initial_logdet) and res.feasible
     cols = sorted(np.asarray(res.columns).tolist())
@@ -179,17 +214,20 @@ def test_logdet_with_a_custom_regressor(robot):
     np.testing.assert_allclose(res.logdet, -np.linalg.slogdet(Wn.T @ Wn)[1], rtol=1e-8)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(harmonics=1), "harmonics"),
-    (dict(base_frequency=0.0), "base_frequency"),
-    (dict(base_frequency=-0.05), "base_frequency"),
-    (dict(base_frequency=float("nan")), "base_frequency"),
-    (dict(objective="aopt"), "objective"),
-    (dict(n_starts=0), "n_starts"),
-    (dict(q0=[1.99, 0.0]), "q0"),
-    (dict(limits=dict(q_max=[1.0, 1.0], q_min=[-np.inf, -1.0])), "one side"),
-    (dict(limits=dict(speed=1.0)), "unknown limit"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(harmonics=1), "harmonics"),
+        (dict(base_frequency=0.0), "base_frequency"),
+        (dict(base_frequency=-0.05), "base_frequency"),
+        (dict(base_frequency=float("nan")), "base_frequency"),
+        (dict(objective="aopt"), "objective"),
+        (dict(n_starts=0), "n_starts"),
+        (dict(q0=[1.99, 0.0]), "q0"),
+        (dict(limits=dict(q_max=[1.0, 1.0], q_min=[-np.inf, -1.0])), "one side"),
+        (dict(limits=dict(speed=1.0)), "unknown limit"),
+    ],
+)
 def test_bad_input(robot, kwargs, match):
     kwargs = dict(dict(limits=LIMITS), **kwargs)
     with pytest.raises(ValueError, match=match):

@@ -1,4 +1,5 @@
 """Payload regressor identity, recovery of a known payload, consistency and input checks."""
+
 import functools
 
 import jax.numpy as jnp
@@ -9,14 +10,15 @@ import jaxid
 from jaxid.data import Dataset
 from jaxid.dynamics.rnea import forward_kinematics
 from jaxid.excitation import fourier
-from jaxid.identification.base import base_from_regressor
 from jaxid.identification import payload as P
+from jaxid.identification.base import base_from_regressor
 from jaxid.model import inertia
 
 N = 40
 # The benchmark payload: 5 kg box 0.1 x 0.1 x 0.15 m, centre of mass (0.02, -0.01, 0.08) m.
-THETA_L = np.asarray(inertia.from_mass_com_inertia(5.0, jnp.array([0.02, -0.01, 0.08]),
-                                                   inertia.box_inertia(5.0, (0.1, 0.1, 0.15))))
+THETA_L = np.asarray(
+    inertia.from_mass_com_inertia(5.0, jnp.array([0.02, -0.01, 0.08]), inertia.box_inertia(5.0, (0.1, 0.1, 0.15)))
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +52,9 @@ def test_static_payload_torque_is_gravity_through_jacobian(ur5, ur5_data):
     w = jnp.concatenate([jnp.cross(c, f), f])
     zero = jnp.zeros_like(q)
     np.testing.assert_allclose(P.payload_wrench(ur5, THETA_L, q, zero, zero)[0], w, atol=1e-12)
-    np.testing.assert_allclose(P.payload_torque(ur5, THETA_L, q, zero, zero)[0],
-                               P.flange_jacobian(ur5, q[0]).T @ w, atol=1e-12)
+    np.testing.assert_allclose(
+        P.payload_torque(ur5, THETA_L, q, zero, zero)[0], P.flange_jacobian(ur5, q[0]).T @ w, atol=1e-12
+    )
 
 
 def test_exact_recovery_from_noiseless_data(exact_fit):
@@ -302,7 +305,7 @@ def test_preprocess_rejects_bad_input(periodic):
     with pytest.raises(ValueError, match="needs period"):
         P.preprocess(t, q, tau, average=True)
     with pytest.raises(ValueError, match="uniformly spaced"):
-        P.preprocess(t ** 2, q, tau)
+        P.preprocess(t**2, q, tau)
     with pytest.raises(ValueError, match="smooth must be an integer"):
         P.preprocess(t, q, tau, smooth=-1)
     with pytest.raises(ValueError, match="same N"):
@@ -322,8 +325,14 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     # A params.json whose base parameters are the standard ones (identity base), at their true values.
     names = ur5.parameter_names()
     base = base_from_regressor(np.eye(len(names)), names)
-    params = results.Params(model=results.model_description(ur5, builtin="ur5"), parameter_names=names, base=base,
-                            theta=ur5.parameter_vector(), cov=jnp.eye(len(names)), fit={})
+    params = results.Params(
+        model=results.model_description(ur5, builtin="ur5"),
+        parameter_names=names,
+        base=base,
+        theta=ur5.parameter_vector(),
+        cov=jnp.eye(len(names)),
+        fit={},
+    )
     results.save_params(tmp_path / "robot.json", params)
     out = tmp_path / "payload.json"
     assert main(["payload", "--params", str(tmp_path / "robot.json"), str(csv), "-o", str(out)]) == 0
@@ -368,7 +377,9 @@ def test_unloaded_run_cancels_the_robot_model(ur5, ur5_data, tmp_path, capsys):
     jdata.write(Dataset(t, jnp.asarray(q[::-1]), jnp.asarray(robot_tau), jnp.asarray(qd), jnp.asarray(qdd)), other)
     assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other)]) == 2
     assert "are not the same trajectory: joint 1" in capsys.readouterr().err
-    jdata.write(Dataset(t[:-1], jnp.asarray(q[:-1]), jnp.asarray(robot_tau[:-1]), jnp.asarray(qd[:-1]),
-                        jnp.asarray(qdd[:-1])), other)
+    jdata.write(
+        Dataset(t[:-1], jnp.asarray(q[:-1]), jnp.asarray(robot_tau[:-1]), jnp.asarray(qd[:-1]), jnp.asarray(qdd[:-1])),
+        other,
+    )
     assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other)]) == 2
     assert f"the loaded run has {N} samples and the unloaded run {N - 1}" in capsys.readouterr().err

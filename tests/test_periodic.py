@@ -1,6 +1,7 @@
 """The periodic path: the excitation's base frequency from file to prepare, period averaging with
 frequency-domain derivatives in workflow.prepare, and identification with it on a simulated planar
 arm against the default Butterworth path and the true derivatives."""
+
 import dataclasses
 import json
 
@@ -25,8 +26,17 @@ def experiment():
     a, b = 1.5 * np.random.default_rng(0).standard_normal((2, robot.n, H)) / np.sqrt(H)
     t = np.arange(PERIODS * P + 1) / FS
     q, qd, qdd = (np.asarray(x) for x in fourier(a, b, np.zeros(robot.n), 2 * np.pi * F0, t, zero_start=True))
-    m = simulate(robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(0), noise_key=jax.random.PRNGKey(1),
-                 sigma_q=1e-3, tau_rel=1e-3)
+    m = simulate(
+        robot.with_joint_terms(()),
+        t,
+        q,
+        qd,
+        qdd,
+        jax.random.PRNGKey(0),
+        noise_key=jax.random.PRNGKey(1),
+        sigma_q=1e-3,
+        tau_rel=1e-3,
+    )
     known = dataclasses.replace(m.data, base_frequency=F0, harmonics=H)
     return robot, desc, m, known
 
@@ -54,7 +64,7 @@ def test_prepare_averages_whole_periods(experiment):
     assert "the last 1 sample(s) after the last whole period dropped" in c["notes"]
     assert "4 periods of 0.2 Hz (from the excitation file) averaged" in p.describe()[0]
     # tau is averaged as q is: the noise-free periodic torque is its mean over the periods
-    assert np.allclose(np.asarray(ds.tau), np.asarray(m.data.tau)[:PERIODS * P].reshape(PERIODS, P, -1).mean(0))
+    assert np.allclose(np.asarray(ds.tau), np.asarray(m.data.tau)[: PERIODS * P].reshape(PERIODS, P, -1).mean(0))
     # the derivatives are those of the excitation up to the averaged noise, which is estimated
     err = np.sqrt(np.mean((np.asarray(ds.qdd) - np.asarray(m.qdd)[:P]) ** 2, axis=0))
     assert np.all(err < 3 * np.asarray(c["noise_std"]["qdd"])) and np.all(err < 1e-3 * np.abs(m.qdd).max())
@@ -64,13 +74,18 @@ def test_prepare_averages_whole_periods(experiment):
     assert all(H <= k < 3 * H for k in c["harmonics"])
     # filtered instead: the cutoff from the excitation's band, 3 x 0.2 Hz x 5, not from the noisy spectrum
     p = workflow.prepare(known, robot, workflow.Policy(periodic=False))
-    assert (p.choices[0]["derivatives"], p.choices[0]["cutoff_from"], p.choices[0]["cutoff_hz"]) == \
-        ("butterworth", "excitation", pytest.approx(3 * F0 * H))
+    assert (p.choices[0]["derivatives"], p.choices[0]["cutoff_from"], p.choices[0]["cutoff_hz"]) == (
+        "butterworth",
+        "excitation",
+        pytest.approx(3 * F0 * H),
+    )
     assert "at 3 Hz (3 x the excitation's band)" in p.describe()[0]
     # a base frequency of the file that does not fit the samples: filtered, with a note saying why
     c = workflow.prepare(dataclasses.replace(known, base_frequency=0.3), robot).choices[0]
     assert c["derivatives"] == "butterworth" and any("not a whole number" in n for n in c["notes"])
-    with pytest.raises(workflow.WorkflowError, match="base frequency 0.3 Hz: .*333.333 samples per period .*0.333 samples off"):
+    with pytest.raises(
+        workflow.WorkflowError, match="base frequency 0.3 Hz: .*333.333 samples per period .*0.333 samples off"
+    ):
         workflow.prepare(m.data, robot, workflow.Policy(base_frequency=0.3))
     with pytest.raises(workflow.WorkflowError, match="holds? 0.4 periods"):
         workflow.prepare(m.data.slice(0, 200), robot, workflow.Policy(base_frequency=F0))
@@ -86,12 +101,20 @@ def test_periodic_path_recovers_the_parameters(experiment):
     true = dataclasses.replace(ds, q=m.q[:P], qd=m.qd[:P], qdd=m.qdd[:P])
     default = workflow.prepare(m.data, robot)
     # the cutoff at the spectrum's band edge itself (no margin): what the default used to be
-    edge = workflow.prepare(m.data, robot, workflow.Policy(
-        cutoff=workflow.choose_cutoff(np.asarray(m.data.q), 1 / float(m.data.t[1] - m.data.t[0]), margin=1.0)))
+    edge = workflow.prepare(
+        m.data,
+        robot,
+        workflow.Policy(
+            cutoff=workflow.choose_cutoff(np.asarray(m.data.q), 1 / float(m.data.t[1] - m.data.t[0]), margin=1.0)
+        ),
+    )
     err = {}
-    for name, prepared in (("periodic", periodic), ("true", workflow.Prepared((true,), periodic.choices)),
-                           ("butterworth", workflow.Prepared((default.datasets[0].slice(0, P),), default.choices)),
-                           ("edge", workflow.Prepared((edge.datasets[0].slice(0, P),), edge.choices))):
+    for name, prepared in (
+        ("periodic", periodic),
+        ("true", workflow.Prepared((true,), periodic.choices)),
+        ("butterworth", workflow.Prepared((default.datasets[0].slice(0, P),), default.choices)),
+        ("edge", workflow.Prepared((edge.datasets[0].slice(0, P),), edge.choices)),
+    ):
         params = workflow.identify_experiment(robot, prepared, description=desc)
         base_true = np.asarray(params.base.to_base(theta_true))
         # the white-noise std: the HAC std of the filtered runs also takes up a misfit such as the edge
@@ -139,8 +162,13 @@ def test_reversal_band_leaves_slow_samples_out_of_the_fit(experiment):
     assert params.fit["n_samples"] == int(np.sum(moving))
 
 
-@pytest.mark.parametrize("kw,match", [(dict(base_frequency=-1.0), "base_frequency must be a finite frequency > 0 Hz"),
-                                      (dict(reversal_band=0.0), "reversal_band must be a finite velocity > 0 rad/s")])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(base_frequency=-1.0), "base_frequency must be a finite frequency > 0 Hz"),
+        (dict(reversal_band=0.0), "reversal_band must be a finite velocity > 0 rad/s"),
+    ],
+)
 def test_bad_policy_is_named(kw, match):
     with pytest.raises(workflow.WorkflowError, match=match):
         workflow.Policy(**kw)

@@ -1,10 +1,11 @@
 """Agreement with Pinocchio, the reference rigid-body implementation (optional dependency)."""
+
 import numpy as np
 import pytest
 
 import jaxid
-from jaxid.model.library import UR5_COMS, UR5_CYLINDERS, UR5_DH, UR5_MASSES
 from jaxid.model import inertia
+from jaxid.model.library import UR5_COMS, UR5_CYLINDERS, UR5_DH, UR5_MASSES
 
 pin = pytest.importorskip("pinocchio")
 

@@ -1,4 +1,5 @@
 """The built-in PUMA 560 (jaxid.models.puma560): dynamics identities and published numbers."""
+
 import numpy as np
 import pytest
 
@@ -46,8 +47,9 @@ def test_motor_currents_read_as_joint_torques(puma, tmp_path):
     gains = library.PUMA560_KM * library.PUMA560_GEAR  # N m/A at the joint, signed with the gear
     path = tmp_path / "currents.csv"
     header = ",".join(["t"] + [f"q{i}" for i in range(1, 7)] + [f"tau{i}" for i in range(1, 7)])
-    np.savetxt(path, np.column_stack([0.01 * np.arange(len(q)), q, tau / gains]), delimiter=",", header=header,
-               comments="")
+    np.savetxt(
+        path, np.column_stack([0.01 * np.arange(len(q)), q, tau / gains]), delimiter=",", header=header, comments=""
+    )
     ds = jaxid.workflow.read(path, units={"tau": "A"}, gains=gains)
     np.testing.assert_allclose(ds.tau, tau, rtol=1e-12, atol=1e-12)
 

@@ -1,6 +1,7 @@
 """The README runs as written, from a clone, in the order shown: its Python examples and every
 command of its command-line blocks (at small sizes: fewer optimiser steps), so that the first
 thing a user tries cannot drift from the code."""
+
 import json
 import os
 import pathlib
@@ -16,8 +17,10 @@ README = ROOT / "README.md"
 #: Appended to commands so the walk-through runs in CI time; argparse keeps the last value. The
 #: demo runs the commands of the walk-through that follows it, with the same sizes, so the
 #: commands after it reuse its compiled code (the session's persistent cache, tests/conftest.py).
-SMALL = {"excite": ["--starts", "1", "--steps", "3", "--harmonics", "3"],
-         "demo": ["--starts", "1", "--steps", "3", "--harmonics", "3"]}
+SMALL = {
+    "excite": ["--starts", "1", "--steps", "3", "--harmonics", "3"],
+    "demo": ["--starts", "1", "--steps", "3", "--harmonics", "3"],
+}
 #: ``excite --payload`` at 0 steps (its best random start): its optimiser, a program of its own
 #: that compiles for ~20 s, is covered by tests/test_optimize.py; the walk-through still runs the
 #: command, its limits check with the load and the files the payload steps read.

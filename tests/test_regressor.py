@@ -1,4 +1,5 @@
 """The autodiff regressor and the model interface."""
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp

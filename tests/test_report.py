@@ -1,6 +1,7 @@
 """jaxid.report: per-parameter flags on a constructed bad fit, the Markdown tables, the
 self-contained HTML page (parsed, and rendered in a headless browser where one is installed),
 and the one-line error when matplotlib is missing."""
+
 import base64
 import html.parser
 import shutil
@@ -40,18 +41,45 @@ def constructed_params(cases=CASES, standard=None):
         for name, coef in deps.items():
             K[k, dependent.index(NAMES.index(name))] = coef
         names.append(" ".join([first] + [f"{'+' if c > 0 else '-'} {abs(c):g}*{d}" for d, c in deps.items()]))
-    base = BaseParameters(indices=jnp.asarray(lead, dtype=jnp.int32), dependent=jnp.asarray(dependent, dtype=jnp.int32),
-                          K=jnp.asarray(K), r_diag=jnp.ones(len(NAMES)), gap=1e6, rank=len(cases),
-                          names=tuple(names), standard_names=NAMES)
+    base = BaseParameters(
+        indices=jnp.asarray(lead, dtype=jnp.int32),
+        dependent=jnp.asarray(dependent, dtype=jnp.int32),
+        K=jnp.asarray(K),
+        r_diag=jnp.ones(len(NAMES)),
+        gap=1e6,
+        rank=len(cases),
+        names=tuple(names),
+        standard_names=NAMES,
+    )
     std = np.array([c[3] for c in cases])
     model = {"name": "constructed", "n": 2, "joint_terms": ["fv", "fc"]}
-    fit = {"method": "wls", "cond": 12.5, "singular_values": np.geomspace(2.0, 0.16, len(cases)).tolist(),
-           "n_samples": 300, "sources": ["run1.csv"], "converged": False, "steps": 40, "grad_norm": 1e-3,
-           "history": {"cost": (5.0 + np.geomspace(10.0, 1e-3, 40)).tolist(), "gap_bound": np.geomspace(20, 1e-2, 40).tolist()},
-           "physics": {"consistent": False, "problems": ["fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction"]}}
-    return results.Params(model=model, parameter_names=NAMES, base=base, theta=jnp.asarray([c[2] for c in cases]),
-                          cov=jnp.diag(jnp.asarray(std**2)), fit=fit,
-                          standard=None if standard is None else jnp.asarray(standard))
+    fit = {
+        "method": "wls",
+        "cond": 12.5,
+        "singular_values": np.geomspace(2.0, 0.16, len(cases)).tolist(),
+        "n_samples": 300,
+        "sources": ["run1.csv"],
+        "converged": False,
+        "steps": 40,
+        "grad_norm": 1e-3,
+        "history": {
+            "cost": (5.0 + np.geomspace(10.0, 1e-3, 40)).tolist(),
+            "gap_bound": np.geomspace(20, 1e-2, 40).tolist(),
+        },
+        "physics": {
+            "consistent": False,
+            "problems": ["fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction"],
+        },
+    }
+    return results.Params(
+        model=model,
+        parameter_names=NAMES,
+        base=base,
+        theta=jnp.asarray([c[2] for c in cases]),
+        cov=jnp.diag(jnp.asarray(std**2)),
+        fit=fit,
+        standard=None if standard is None else jnp.asarray(standard),
+    )
 
 
 def test_each_flag_fires_on_a_constructed_bad_fit():
@@ -70,21 +98,25 @@ def test_each_flag_fires_on_a_constructed_bad_fit():
 def test_physics_verdict_names_each_impossible_estimate():
     """The identification's physics verdict names what the report's flags mark, with the distance to zero."""
     problems = workflow.physics_report(None, constructed_params())
-    assert problems == ["m1 = -1 < 0 (100.0 std below zero): negative mass",
-                        "Izz1 + 1*Iyy2 + 0.180625*m2 = -0.5 < 0 (50.0 std below zero): negative moment of inertia "
-                        "(no positive semi-definite inertia has one)",
-                        "fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction",
-                        "ks1 = -0.3 < 0 (30.0 std below zero): negative joint stiffness (no passive spring has one)",
-                        "Ixx2 + 1*Iyy1 = -0.01 < 0 (0.1 std below zero): negative moment of inertia "
-                        "(no positive semi-definite inertia has one)",
-                        "the consistent fit did not converge in 40 steps"]
+    assert problems == [
+        "m1 = -1 < 0 (100.0 std below zero): negative mass",
+        "Izz1 + 1*Iyy2 + 0.180625*m2 = -0.5 < 0 (50.0 std below zero): negative moment of inertia "
+        "(no positive semi-definite inertia has one)",
+        "fv1 = -0.2 < 0 (20.0 std below zero): negative viscous friction",
+        "ks1 = -0.3 < 0 (30.0 std below zero): negative joint stiffness (no passive spring has one)",
+        "Ixx2 + 1*Iyy1 = -0.01 < 0 (0.1 std below zero): negative moment of inertia "
+        "(no positive semi-definite inertia has one)",
+        "the consistent fit did not converge in 40 steps",
+    ]
 
 
 def test_units_follow_the_leading_parameter_and_the_joint_type():
     assert report.parameter_unit("Izz1 + Iyy2 + 0.18*m2") == "kg m²"
     assert report.parameter_unit("mx3") == "kg m"
     assert report.parameter_unit("ks1") == "N m/rad" and report.parameter_unit("ks2", ("R", "P")) == "N/m"
-    assert report.parameter_unit("fv2", ("R", "P")) == "N s/m" and report.parameter_unit("fv1", ("R", "P")) == "N m s/rad"
+    assert (
+        report.parameter_unit("fv2", ("R", "P")) == "N s/m" and report.parameter_unit("fv1", ("R", "P")) == "N m s/rad"
+    )
     assert report.parameter_unit("offset1") == "N m"
 
 
@@ -94,8 +126,11 @@ def written(tmp_path_factory):
     t = np.arange(300) / 100.0
     real = np.stack([10 * np.sin(2 * t), 3 * np.cos(3 * t)], axis=1)
     pred = real - np.random.default_rng(0).normal(scale=[0.2, 0.05], size=real.shape)
-    run = {"source": "/somewhere/run1.csv", "samples": len(t),
-           **results.validation_metrics(real, pred, np.array([50.0, 20.0]))}
+    run = {
+        "source": "/somewhere/run1.csv",
+        "samples": len(t),
+        **results.validation_metrics(real, pred, np.array([50.0, 20.0])),
+    }
     val = workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred])
     out = tmp_path_factory.mktemp("report")
     paths = report.write_report(out, constructed_params(), val, joint_types=("R", "R"))
@@ -187,20 +222,38 @@ def test_html_report_renders_in_a_headless_browser(written):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto((out / "report.html").resolve().as_uri())
         page.wait_for_load_state("load")
-        shown = page.evaluate("Array.from(document.querySelectorAll('img')).map("
-                              "i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])")
+        shown = page.evaluate(
+            "Array.from(document.querySelectorAll('img')).map("
+            "i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])"
+        )
         browser.close()
     assert not errors
     assert len(shown) == len(paths["figures"]) and all(ok and w > 0 and box > 0 for ok, w, box in shown), shown
 
 
 def test_missing_matplotlib_is_one_line_naming_the_extra(tmp_path):
-    code = ("import sys; sys.modules['matplotlib'] = None\n"
-            "import jaxid, jaxid.workflow, jaxid.results, jaxid.report, jaxid.cli\n"  # the core needs no matplotlib
-            "sys.exit(jaxid.cli.main(sys.argv[1:]))")
-    r = subprocess.run([sys.executable, "-c", code, "validate", "--params", str(tmp_path / "p.json"),
-                        str(tmp_path / "d.csv"), "--report", str(tmp_path / "r")],
-                       capture_output=True, text=True, timeout=120)
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "import jaxid, jaxid.workflow, jaxid.results, jaxid.report, jaxid.cli\n"  # the core needs no matplotlib
+        "sys.exit(jaxid.cli.main(sys.argv[1:]))"
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "validate",
+            "--params",
+            str(tmp_path / "p.json"),
+            str(tmp_path / "d.csv"),
+            "--report",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip().splitlines() == ["jaxid validate: error: figures and reports need matplotlib: "
-                                             "pip install 'jaxid[report]'"]
+    assert r.stderr.strip().splitlines() == [
+        "jaxid validate: error: figures and reports need matplotlib: pip install 'jaxid[report]'"
+    ]

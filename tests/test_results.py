@@ -1,4 +1,5 @@
 """params.json round trips, torque prediction from base parameters, URDF export, rejected files."""
+
 import json
 
 import jax
@@ -34,8 +35,13 @@ def test_round_trip(problem, tmp_path):
     back = results.load_params(path)
     assert back.parameter_names == params.parameter_names == robot.parameter_names()
     assert back.base.names == base.names and back.base.rank == base.rank
-    for a, b in ((back.theta, params.theta), (back.cov, params.cov), (back.base.K, base.K),
-                 (back.base.indices, base.indices), (back.base.dependent, base.dependent)):
+    for a, b in (
+        (back.theta, params.theta),
+        (back.cov, params.cov),
+        (back.base.K, base.K),
+        (back.base.indices, base.indices),
+        (back.base.dependent, base.dependent),
+    ):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert back.model == params.model and back.fit == params.fit and back.standard is None
     doc = json.loads(path.read_text())
@@ -50,8 +56,9 @@ def test_round_trip(problem, tmp_path):
 def test_predict_recovers_the_true_torques(problem):
     robot, true, base, params, ds = problem
     # Exact data: the base estimate is the true robot's base parameters, and predicts its torques.
-    np.testing.assert_allclose(np.asarray(params.theta), np.asarray(base.to_base(true.parameter_vector())),
-                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(params.theta), np.asarray(base.to_base(true.parameter_vector())), rtol=1e-8, atol=1e-10
+    )
     pred = np.asarray(results.predict(robot, params, ds))
     np.testing.assert_allclose(pred, np.asarray(ds.tau), atol=1e-9)
     W = np.asarray(jaxid.regressor(robot, ds.q, ds.qd, ds.qdd))[..., np.asarray(base.indices)]

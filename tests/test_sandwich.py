@@ -1,5 +1,6 @@
 """The HAC sandwich covariance (jaxid.identification.sandwich): the textbook formula, its
 white limit, the Bartlett window on a known autocovariance, chunked = whole."""
+
 import numpy as np
 import pytest
 
@@ -16,7 +17,7 @@ def meat(s, lags, chunk=None, runs=None, X=None, bread=None):
     for i, (run, Xrun) in enumerate(zip(np.split(s, runs or []), np.split(X, runs or []))):
         m = m.next_run() if i else m
         for c in range(0, len(run), chunk or len(run)):
-            m = sandwich._update(m, run[c:c + (chunk or len(run))], Xrun[c:c + (chunk or len(run))], bread)
+            m = sandwich._update(m, run[c : c + (chunk or len(run))], Xrun[c : c + (chunk or len(run))], bread)
     return m
 
 
@@ -46,7 +47,6 @@ def problem():
 def test_sandwich_is_the_textbook_formula(problem):
     W, e, weights = problem
     A = np.einsum("tjp,j,tjq->pq", W, weights, W)  # W^T Omega W
-    bread = np.linalg.inv(A)
     s, X = (np.asarray(x) for x in sandwich.scores(W, e, weights))
     np.testing.assert_allclose(s, np.einsum("tjp,tj,j->tp", W, e, weights), rtol=1e-13)
     np.testing.assert_allclose(np.einsum("tjp,tjq->pq", X, X), A, rtol=1e-12)
@@ -78,8 +78,7 @@ def test_bartlett_window_on_ar1_scores():
     lag = np.abs(np.subtract.outer(np.arange(T), np.arange(T)))
     gamma = rho**lag / (1 - rho**2)  # Toeplitz autocovariance
     C = np.linalg.cholesky(gamma)
-    expected = sum((1 - abs(l) / (L + 1)) * (1 - abs(l) / T) * rho ** abs(l) / (1 - rho**2)
-                   for l in range(-L, L + 1))
+    expected = sum((1 - abs(l) / (L + 1)) * (1 - abs(l) / T) * rho ** abs(l) / (1 - rho**2) for l in range(-L, L + 1))
     got = sum(np.trace(meat(c, L, chunk=80).M) for c in np.split(C, 10, axis=1)) / T  # 40 columns at a time
     np.testing.assert_allclose(got, expected, rtol=1e-10)
     long_run = (1 + rho) / (1 - rho) / (1 - rho**2)

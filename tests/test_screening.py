@@ -1,5 +1,6 @@
 """Screening of faulty torque data: dead channels, implausible values, residual outliers,
 and screen_fit's fallback to IRLS (issue 18, item 1)."""
+
 import numpy as np
 import pytest
 
@@ -31,8 +32,10 @@ def test_dead_channels_named_with_reason():
     found = dead_channels(t, names=["A1", "A2", "A3", "A4"])
     assert found.joints == [1, 2, 3]
     assert [why for _, why in found][:2] == ["is all zero", "is constant at 3.7 (stuck)"]
-    assert found.message == ("dead torque channels: joint 1 (A2) is all zero; joint 2 (A3) is constant at 3.7 "
-                             "(stuck); joint 3 (A4) takes only 2 distinct values in 50 samples (stuck or quantised)")
+    assert found.message == (
+        "dead torque channels: joint 1 (A2) is all zero; joint 2 (A3) is constant at 3.7 "
+        "(stuck); joint 3 (A4) takes only 2 distinct values in 50 samples (stuck or quantised)"
+    )
     assert not dead_channels(t[:, :1]) and "no dead" in dead_channels(t[:, :1]).message
     assert dead_channels(t.ravel(), n_joints=4).joints == [1, 2, 3]  # stacked rows
 
@@ -42,8 +45,10 @@ def test_implausible_values_name_rows_and_joints():
     t[17, 1], t[42, 0], t[42, 2], t[80, 2] = 1e8, np.inf, -2e6, np.nan
     bad = implausible_values(t)
     assert bad.rows.tolist() == [17, 42, 80] and bad.joints == ((1,), (0, 2), (2,))
-    assert bad.message == ("tau: 3 samples with a non-finite value or |value| > 1e+06: row 17 (joint 1: 1e+08), "
-                           "row 42 (joint 0, joint 2: inf), row 80 (joint 2: nan)")
+    assert bad.message == (
+        "tau: 3 samples with a non-finite value or |value| > 1e+06: row 17 (joint 1: 1e+08), "
+        "row 42 (joint 0, joint 2: inf), row 80 (joint 2: nan)"
+    )
     assert not implausible_values(t[:10]) and implausible_values(t, bound=1e9).count == 2
 
 
@@ -55,7 +60,9 @@ def test_outliers_mad_screening():
     r[300, 1] += 1e8
     found = outliers(r.ravel(), 2, names=["A1", "A2"])
     assert found.rows.tolist() == [100, 300] and found.per_joint.tolist() == [1, 1]
-    assert found.message.startswith("2 outlier samples of 600 (robust |z| > 8 on the residual): row 100 (joint 0 (A1), z = 1")
+    assert found.message.startswith(
+        "2 outlier samples of 600 (robust |z| > 8 on the residual): row 100 (joint 0 (A1), z = 1"
+    )
     assert outliers(r, k=20).rows.tolist() == [300]
     exact = np.zeros((N, 2))
     exact[:, 1] = rng.normal(size=N)

@@ -1,4 +1,5 @@
 """Jerk-limited S-curve profiles: kinematic consistency, limits, and the friction experiment."""
+
 import numpy as np
 import pytest
 
@@ -44,12 +45,15 @@ def test_friction_experiment_covers_the_friction_regimes():
     assert tv.shape != v.shape
 
 
-@pytest.mark.parametrize("args, message", [
-    (([1.0], [0.1, 0.2], 1.0, 1.0), "equal length"),
-    (([1.0], [-0.1], 1.0, 1.0), "holds finite and >= 0"),
-    (([np.nan], [0.1], 1.0, 1.0), "levels must be finite"),
-    (([1.0], [0.1], 0.0, 1.0), "must be > 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (([1.0], [0.1, 0.2], 1.0, 1.0), "equal length"),
+        (([1.0], [-0.1], 1.0, 1.0), "holds finite and >= 0"),
+        (([np.nan], [0.1], 1.0, 1.0), "levels must be finite"),
+        (([1.0], [0.1], 0.0, 1.0), "must be > 0"),
+    ],
+)
 def test_bad_profiles_raise(args, message):
     with pytest.raises(ValueError, match=message):
         s_curve(*args)

@@ -1,16 +1,17 @@
 """The SDP reference (cvxpy + Clarabel) and the JAX barrier fit: same optimum, bounds
 respected, contradicting bounds reported."""
+
 import numpy as np
 import pytest
 
 pytest.importorskip("cvxpy")
 pytest.importorskip("clarabel")
 
+from test_consistent import arm3  # noqa: E402
+
 import jaxid  # noqa: E402
 from jaxid.identification import consistent as C  # noqa: E402
 from jaxid.identification import sdp as S  # noqa: E402
-
-from test_consistent import arm3  # noqa: E402
 
 N = 120
 
@@ -71,8 +72,7 @@ def test_weight_zero_converges_with_bodies_in_boxes(problem):
     robot, W, tau, base, nominal = problem
     pis = np.asarray(robot.parameter_vector()[:30]).reshape(3, 10)
     c = pis[:, 1:4] / pis[:, :1]
-    bounds = C.Bounds.make(robot, mass_min=0.5 * pis[:, 0], mass_max=2 * pis[:, 0], body_min=c - 0.5,
-                           body_max=c + 0.5)
+    bounds = C.Bounds.make(robot, mass_min=0.5 * pis[:, 0], mass_max=2 * pis[:, 0], body_min=c - 0.5, body_max=c + 0.5)
     ref = S.identify_sdp(robot, W, tau, nominal=nominal, base=base, weight=0.0, bounds=bounds)
     fit = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=0.0, bounds=bounds)
     assert ref.status == "optimal" and bool(fit.converged) and int(fit.num_steps) < 300
@@ -94,8 +94,16 @@ def test_body_in_geometry_flag_boxes_each_whole_link():
     from jaxid.cli.identify import bounds_from_args
 
     robot = jaxid.models.ur5()
-    args = SimpleNamespace(mass_tol=0.3, com_margin=None, total_mass=None, com_in_geometry=False,
-                           body_in_geometry=True, consistent=True, urdf=None, tip_link=None)
+    args = SimpleNamespace(
+        mass_tol=0.3,
+        com_margin=None,
+        total_mass=None,
+        com_in_geometry=False,
+        body_in_geometry=True,
+        consistent=True,
+        urdf=None,
+        tip_link=None,
+    )
     b = bounds_from_args(args, robot)
     assert np.all(np.isfinite(b.body_min)) and np.all(b.body_max > b.body_min)
     np.testing.assert_array_equal(b.com_min, b.body_min)
@@ -163,17 +171,23 @@ def test_com_box_from_collision_capsules():
     robot = arm3()
     c2 = np.asarray(robot.inertial)[1, 1:4] / np.asarray(robot.inertial)[1, 0]  # in the joint frame
     ends = np.array([c2 - [0.2, 0, 0], c2 + [0.2, 0, 0], c2 + [0.2, 0, 0.1]])
-    caps = Capsules(link=np.array([1, 1, -1]), a=np.stack([ends[0], ends[1], np.zeros(3)]),
-                    b=np.stack([ends[1], ends[2], [0, 0, 1.0]]), radius=np.array([0.05, 0.02, 0.1]),
-                    names=("l2", "l2", "base"))
+    caps = Capsules(
+        link=np.array([1, 1, -1]),
+        a=np.stack([ends[0], ends[1], np.zeros(3)]),
+        b=np.stack([ends[1], ends[2], [0, 0, 1.0]]),
+        radius=np.array([0.05, 0.02, 0.1]),
+        names=("l2", "l2", "base"),
+    )
     geo = C.Bounds.from_geometry(robot, caps)
-    assert np.allclose(geo.com_min[1], c2 + [-0.25, -0.05, -0.05]) and np.allclose(geo.com_max[1],
-                                                                                     c2 + [0.25, 0.05, 0.12])
+    assert np.allclose(geo.com_min[1], c2 + [-0.25, -0.05, -0.05]) and np.allclose(
+        geo.com_max[1], c2 + [0.25, 0.05, 0.12]
+    )
     assert np.all(np.isinf(geo.com_min[[0, 2]]))  # links without capsules: unbounded
     both = C.Bounds.from_nominal(robot, mass_tol=0.2, com_margin=0.1).intersect(geo)
     assert np.allclose(both.com_max[1], c2 + [0.1, 0.05, 0.1]) and np.isfinite(both.mass_max).all()
-    far = Capsules(link=np.array([1]), a=np.array([[5.0, 5, 5]]), b=np.array([[5.0, 5, 6]]), radius=np.array([0.1]),
-                   names=("l2",))
+    far = Capsules(
+        link=np.array([1]), a=np.array([[5.0, 5, 5]]), b=np.array([[5.0, 5, 6]]), radius=np.array([0.1]), names=("l2",)
+    )
     with pytest.raises(ValueError, match=r"link joint2: com_min\[x\]"):
         C.Bounds.from_nominal(robot, com_margin=0.1).intersect(C.Bounds.from_geometry(robot, far))
 
@@ -211,8 +225,9 @@ def test_a_body_on_the_boundary_keeps_a_finite_optimum(problem):
     rng = np.random.default_rng(1)
     theta = np.asarray(robot.parameter_vector()).copy()
     m, c = theta[20], theta[21:24] / theta[20]
-    theta[24:30] = m * np.array([c[1] ** 2 + c[2] ** 2, -c[0] * c[1], -c[0] * c[2], c[0] ** 2 + c[2] ** 2,
-                                 -c[1] * c[2], c[0] ** 2 + c[1] ** 2])  # the point mass's inertia at the joint frame
+    theta[24:30] = m * np.array(
+        [c[1] ** 2 + c[2] ** 2, -c[0] * c[1], -c[0] * c[2], c[0] ** 2 + c[2] ** 2, -c[1] * c[2], c[0] ** 2 + c[1] ** 2]
+    )  # the point mass's inertia at the joint frame
     tau = W @ theta + 1e-3 * rng.normal(size=W.shape[0])
     ref = S.identify_sdp(robot, W, tau, nominal=nominal, base=base, prior="entropic", weight=1e-3)
     assert ref.status == "optimal" and np.isfinite(ref.cost)

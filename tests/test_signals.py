@@ -1,4 +1,5 @@
 """jaxid.signals: filters against scipy, exactness identities, noise statistics, delays."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -207,8 +208,10 @@ def test_periodic_derivatives_noise_from_one_period():
         noisy = q + sigma * np.random.default_rng(seed).standard_normal(q.shape)
         r = S.periodic_derivatives(noisy, FS, F0, harmonics=5)
         noise.append(np.asarray(r.noise))
-        ratio.append(np.asarray(r.var) / np.array([np.mean((np.asarray(e) - x) ** 2, axis=0)
-                                                   for e, x in zip(r[:3], (q, qd, qdd))]))
+        ratio.append(
+            np.asarray(r.var)
+            / np.array([np.mean((np.asarray(e) - x) ** 2, axis=0) for e, x in zip(r[:3], (q, qd, qdd))])
+        )
     # 94 noise bins per joint and seed: the per-sample variance within a few %
     assert np.mean(noise) / sigma**2 == pytest.approx(1.0, rel=0.1)
     # the variance left on q, qd, qdd against the squared error (11 noisy degrees of freedom each)
@@ -221,7 +224,7 @@ def test_velocity_derivatives_exact_on_a_quadratic_velocity():
     """A cubic Savitzky-Golay fit reproduces a quadratic, and the central difference of a
     quadratic is exact: qd = 1 + 2 t - 3 t^2 gives itself and qdd = 2 - 6 t."""
     t = np.arange(200) * DT
-    qd = np.stack([1 + 2 * t - 3 * t**2, -t**2], axis=1)
+    qd = np.stack([1 + 2 * t - 3 * t**2, -(t**2)], axis=1)
     qd_s, qdd = S.velocity_derivatives(qd, DT, 31, 3)
     _close(qd_s, qd)
     _close(qdd, np.stack([2 - 6 * t, -2 * t], axis=1), 1e-8)

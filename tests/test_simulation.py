@@ -1,4 +1,5 @@
 """Simulated experiments: consistent perturbation, friction ranges, noise statistics, payload physics."""
+
 import jax
 import numpy as np
 import pytest
@@ -61,8 +62,9 @@ def test_friction_is_drawn_within_the_documented_ranges(ur5):
     # A coupled joint (a gripper's mimic finger) takes its master's torque scale: the joint terms
     # are per joint (3), the scales per coordinate (2).
     p = ur5
-    coupled = jaxid.Robot(p.placements[:3], p.axes[:3], p.inertial[:3], mimic=[None, None, (1, 0.5, 0.0)],
-                          tau_max=p.tau_max[:2])
+    coupled = jaxid.Robot(
+        p.placements[:3], p.axes[:3], p.inertial[:3], mimic=[None, None, (1, 0.5, 0.0)], tau_max=p.tau_max[:2]
+    )
     true = S.perturb(coupled, jax.random.PRNGKey(0), friction=("fv", "fc", "offset"))
     scale = np.asarray(p.tau_max)[[0, 1, 1]]
     for k, term in enumerate(true.joint_terms):
@@ -114,10 +116,10 @@ def test_payload_adds_the_static_torque_of_a_point_mass():
     mass = 1.5
     payload = S.payload_vector(mass, [0.0, 0.0, 0.0])
     bare = S.measure(robot, t, zero, zero, zero, jax.random.PRNGKey(0), tau_sigma=0.0, sigma_q=0.0)
-    loaded = S.measure(robot, t, zero, zero, zero, jax.random.PRNGKey(0), tau_sigma=0.0, sigma_q=0.0,
-                       payload=payload)
-    np.testing.assert_allclose(np.asarray(loaded.tau - bare.tau), np.tile([2 * mass * 9.81, mass * 9.81], (len(T), 1)),
-                               rtol=1e-12)
+    loaded = S.measure(robot, t, zero, zero, zero, jax.random.PRNGKey(0), tau_sigma=0.0, sigma_q=0.0, payload=payload)
+    np.testing.assert_allclose(
+        np.asarray(loaded.tau - bare.tau), np.tile([2 * mass * 9.81, mass * 9.81], (len(T), 1)), rtol=1e-12
+    )
     # A box payload: mass, centre and inertia as given.
     box = S.payload_vector(2.0, [0.1, 0.0, 0.05], box=(0.1, 0.2, 0.3))
     m, c, I_c = inertia.to_mass_com_inertia(box)
@@ -155,8 +157,7 @@ def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="box must be three finite sizes > 0"):
         S.payload_vector(1.0, [0, 0, 0], box=(-0.1, 0.1, 0.1))
     with pytest.raises(ValueError, match="coulomb_eps must be a finite velocity > 0"):
-        jaxid.Robot(
-            np.tile(np.eye(4), (2, 1, 1)), np.tile([0.0, 0.0, 1.0], (2, 1)), np.zeros((2, 10)), coulomb_eps=0.0)
+        jaxid.Robot(np.tile(np.eye(4), (2, 1, 1)), np.tile([0.0, 0.0, 1.0], (2, 1)), np.zeros((2, 10)), coulomb_eps=0.0)
     with pytest.raises(ValueError, match="increase strictly"):
         S.measure(robot, t[::-1], q, qd, qdd, key)
 

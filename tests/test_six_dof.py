@@ -1,5 +1,6 @@
 """The six-DOF benchmark system: the regressor identity, exact recovery from noiseless
 data, and the output-error estimator against the naive pipeline at high velocity noise."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -59,16 +60,22 @@ def noisy(record):
     t, q, qd, _, tau = record
     k1, k2, k3 = jax.random.split(jax.random.key(2), 3)
     sq, sqd, st = 0.002, 0.1, 0.02
-    return (q + sq * jax.random.normal(k1, q.shape), qd + sqd * jax.random.normal(k2, q.shape),
-            tau + st * jax.random.normal(k3, q.shape), sq, sqd)
+    return (
+        q + sq * jax.random.normal(k1, q.shape),
+        qd + sqd * jax.random.normal(k2, q.shape),
+        tau + st * jax.random.normal(k3, q.shape),
+        sq,
+        sqd,
+    )
 
 
 def test_output_error_beats_naive_ols_at_high_velocity_noise(record, noisy):
     t = record[0]
     q, qd, tau, sq, sqd = noisy
     qd_s = signals.savgol(qd, 31, 3)  # the benchmark's naive pipeline
-    naive = identify(*jaxid.stack(jaxid.regressor(MODEL, q, qd_s, signals.central_diff(qd_s, DT)), tau),
-                     n_joints=6).theta
+    naive = identify(
+        *jaxid.stack(jaxid.regressor(MODEL, q, qd_s, signals.central_diff(qd_s, DT)), tau), n_joints=6
+    ).theta
     fit = output_error(MODEL, t, q, qd, tau, naive, sigma_q=sq, sigma_qd=sqd, segments=6)
     e_naive, e_oe = rel(naive).mean(), rel(fit.theta).mean()
     assert bool(fit.converged)

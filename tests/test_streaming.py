@@ -1,5 +1,6 @@
 """jaxid.identification.streaming: least squares on rows reduced chunk by chunk equals the
 dense estimators, and the workflow holds no dense W above the threshold."""
+
 import dataclasses
 
 import jax
@@ -69,13 +70,13 @@ def experiment():
     sample (the outlier screening drops it and refits)."""
     robot, desc = workflow.model(builtin="planar2", joint_terms=("fv", "fc", "offset"))
     t, q, qd, qdd = _trajectory(25.0)
-    m = simulation.simulate(robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(3),
-                            noise_key=jax.random.PRNGKey(11), sigma_q=0.0)
+    m = simulation.simulate(
+        robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(3), noise_key=jax.random.PRNGKey(11), sigma_q=0.0
+    )
     tau = np.asarray(m.data.tau).copy()
     tau[700, 1] += 50.0
     data = dataclasses.replace(m.data, tau=tau, qd=qd, qdd=qdd)
-    prepared = workflow.prepare([data, data.slice(0, 2 * SAMPLES // 3)], robot,
-                                workflow.Policy(reversal_band=0.02))
+    prepared = workflow.prepare([data, data.slice(0, 2 * SAMPLES // 3)], robot, workflow.Policy(reversal_band=0.02))
     return robot, desc, prepared
 
 
@@ -112,8 +113,11 @@ def test_sandwich_covariance_streamed_equals_dense(experiment, monkeypatch):
     """q-only runs (filtered, so the HAC sandwich): the covariance accumulated chunk by chunk from
     the regressor evaluated again (streamed) equals the one from the held rows (dense)."""
     robot, desc, prepared = experiment
-    q_only = workflow.prepare([dataclasses.replace(d, qd=None, qdd=None) for d in prepared.datasets], robot,
-                              workflow.Policy(reversal_band=0.02))
+    q_only = workflow.prepare(
+        [dataclasses.replace(d, qd=None, qdd=None) for d in prepared.datasets],
+        robot,
+        workflow.Policy(reversal_band=0.02),
+    )
     assert all(c["memory"] > 0 for c in q_only.choices)
     dense = workflow.identify_experiment(robot, q_only, description=desc)
     monkeypatch.setattr(streaming, "STREAM_BYTES", 0)
@@ -142,8 +146,10 @@ def test_irls_on_regenerated_rows_equals_dense(rows, loss):
 def test_workflow_streams_irls_and_the_consistent_fit(experiment, monkeypatch):
     """IRLS and the consistent fit above the threshold: no dense W, the dense path's numbers."""
     robot, desc, prepared = experiment
-    dense = {kw: workflow.identify_experiment(robot, prepared, description=desc, **dict(kw))
-             for kw in ((("method", "irls"),), (("consistent", True),))}
+    dense = {
+        kw: workflow.identify_experiment(robot, prepared, description=desc, **dict(kw))
+        for kw in ((("method", "irls"),), (("consistent", True),))
+    }
 
     def dense_path(*args, **kw):
         raise AssertionError("a dense W was built above the threshold")
@@ -172,8 +178,9 @@ def _conditioned(cond, noise, N=400, n=3, p=6, seed=2):
     return W, tau + noise * np.std(tau) * rng.normal(size=tau.shape)
 
 
-@pytest.mark.parametrize("cond, noise, gram", [(10.0, 0.01, True), (1e5, 0.01, False), (10.0, 1e-6, True),
-                                               (10.0, 0.0, False)])
+@pytest.mark.parametrize(
+    "cond, noise, gram", [(10.0, 0.01, True), (1e5, 0.01, False), (10.0, 1e-6, True), (10.0, 0.0, False)]
+)
 def test_condition_check_picks_the_reduction(cond, noise, gram, monkeypatch):
     """Well-conditioned rows stay on the Gram path; an ill-conditioned W (eps cond^2 above
     GRAM_RTOL) and noise-free torques (a zero residual cannot be certified) are reduced by QR;

@@ -1,6 +1,7 @@
 """Monte-Carlo studies: the Cramér-Rao bound in closed form, WLS spread at the bound,
 a study sharded over two (host) devices equal to the unsharded one, and over two processes
 (jax.distributed) equal to one."""
+
 import json
 import os
 import subprocess
@@ -73,8 +74,9 @@ def test_sharded_equals_unsharded():
     env = dict(os.environ)
     # Two host devices; XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two
     # host devices run at once (jaxlib 0.10): import jaxid switches it off (jaxid.hostdevices).
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "").replace(hostdevices.SCHEDULER_FLAG, "")
-                        + " --xla_force_host_platform_device_count=2")
+    env["XLA_FLAGS"] = (
+        env.get("XLA_FLAGS", "").replace(hostdevices.SCHEDULER_FLAG, "") + " --xla_force_host_platform_device_count=2"
+    )
     env["JAX_PLATFORMS"] = "cpu"
     out = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -114,8 +116,16 @@ def test_two_processes_equal_one():
 
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     address = f"127.0.0.1:{_free_port()}"
-    procs = [subprocess.Popen([sys.executable, "-c", MULTIPROCESS, address, str(i)], env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", MULTIPROCESS, address, str(i)],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(2)
+    ]
     try:
         outs = [p.communicate(timeout=240) for p in procs]
     finally:
@@ -124,8 +134,16 @@ def test_two_processes_equal_one():
                 p.kill()
     rng = np.random.default_rng(0)
     W = rng.normal(size=(60, 4))
-    single = run_study(W, np.array([1.0, -2.0, 0.5, 3.0]), np.array([0.1, 0.3]), 11, estimators="wls",
-                       key=jax.random.PRNGKey(3), batch_size=2, devices=jax.devices()[:1])
+    single = run_study(
+        W,
+        np.array([1.0, -2.0, 0.5, 3.0]),
+        np.array([0.1, 0.3]),
+        11,
+        estimators="wls",
+        key=jax.random.PRNGKey(3),
+        batch_size=2,
+        devices=jax.devices()[:1],
+    )
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-2000:]
         res = json.loads(out.strip().splitlines()[-1])

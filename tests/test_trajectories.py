@@ -1,4 +1,5 @@
 """jaxid.excitation.trajectories: analytic derivatives, boundary conditions, periodicity."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -142,8 +143,10 @@ def test_approach_is_rest_to_rest_within_its_limits():
     q, qd, qdd = (np.asarray(x) for x in approach(q_from, q_to, T, t))
     np.testing.assert_allclose(q[[0, -1]], [q_from, q_to], atol=1e-14)
     np.testing.assert_allclose(np.r_[qd[[0, -1]], qdd[[0, -1]]], 0.0, atol=1e-14)
-    use = [np.max(np.abs(x) / lim, axis=0) for x, lim in ((qd, qd_max), (qdd, qdd_max),
-                                                         (np.gradient(qdd, t, axis=0), qddd_max))]
+    use = [
+        np.max(np.abs(x) / lim, axis=0)
+        for x, lim in ((qd, qd_max), (qdd, qdd_max), (np.gradient(qdd, t, axis=0), qddd_max))
+    ]
     assert max(u.max() for u in use) == pytest.approx(1.0, abs=1e-3)  # the binding limit is reached
     assert all(u.max() <= 1.0 + 1e-3 for u in use)
     np.testing.assert_allclose(np.gradient(q, t, axis=0), qd, atol=1e-6)

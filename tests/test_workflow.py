@@ -1,5 +1,6 @@
 """jaxid.workflow: the data-driven preprocessing choices, the library path read -> prepare ->
 identify_experiment -> validate on a simulated planar arm, and its checks."""
+
 import dataclasses
 import warnings
 
@@ -31,8 +32,9 @@ def experiment():
     runs = []
     for k in (1, 2):
         t, q, qd, qdd = _trajectory(seed=k)
-        m = simulation.simulate(robot.with_joint_terms(()), t, q, qd, qdd, key, noise_key=jax.random.PRNGKey(10 + k),
-                                sigma_q=1e-5)
+        m = simulation.simulate(
+            robot.with_joint_terms(()), t, q, qd, qdd, key, noise_key=jax.random.PRNGKey(10 + k), sigma_q=1e-5
+        )
         runs.append(m)
     assert np.allclose(runs[0].robot.parameter_vector(), runs[1].robot.parameter_vector())  # same true robot
     prepared = workflow.prepare([r.data for r in runs[:1]], robot)
@@ -72,7 +74,7 @@ def test_edge_trim_removes_the_filter_transient():
     k = workflow.edge_trim(FS, cutoff)
     _, _, qdd_f = (np.asarray(x) for x in signals.derivatives(q, 1 / FS, cutoff=cutoff))
     err = np.abs(qdd_f - qdd)
-    interior = err[len(t) // 4: -len(t) // 4].max()
+    interior = err[len(t) // 4 : -len(t) // 4].max()
     # Past the trim the edge transient has died out: the kept samples are as good as the interior
     # (the filter's own attenuation); the dropped edge is far worse.
     assert err[k:-k].max() < 1.5 * interior
@@ -84,7 +86,11 @@ def test_prepare_records_its_choices_and_aligns(experiment):
     robot, _, runs, prepared, _ = experiment
     c = prepared.choices[0]
     assert c["derivatives"] == "butterworth" and c["cutoff_from"] == "spectrum" and 0.75 < c["cutoff_hz"] < FS / 4
-    assert c["samples"] == c["samples_read"] - 2 * c["trim"] and c["index"] == [c["trim"], c["samples_read"] - c["trim"], 1]
+    assert c["samples"] == c["samples_read"] - 2 * c["trim"] and c["index"] == [
+        c["trim"],
+        c["samples_read"] - c["trim"],
+        1,
+    ]
     assert np.array_equal(prepared.align(0, runs[0].data.tau), np.asarray(prepared.datasets[0].tau))
     assert "from the position spectrum" in prepared.describe()[0]
     # Logged derivatives are used as they are: no filter, no trim.
@@ -126,8 +132,9 @@ def test_bad_input_is_named(experiment):
     short = runs[0].data.slice(0, 40)
     with pytest.raises(workflow.WorkflowError, match="40 samples; differentiating q"):
         workflow.prepare([short], robot, workflow.Policy(cutoff=1.0))
-    jitter = data.from_arrays(np.asarray(runs[0].data.t) + 1e-4 * np.sin(np.arange(len(runs[0].data))),
-                              runs[0].data.q, runs[0].data.tau)
+    jitter = data.from_arrays(
+        np.asarray(runs[0].data.t) + 1e-4 * np.sin(np.arange(len(runs[0].data))), runs[0].data.q, runs[0].data.tau
+    )
     with pytest.raises(workflow.WorkflowError, match="irregular time stamps"):
         workflow.prepare([jitter], robot)
     with pytest.raises(workflow.WorkflowError, match="method must be one of"):
@@ -154,12 +161,14 @@ def test_faulty_torque_channels_are_named_or_screened(experiment):
     huge = tau.copy()
     huge[100, 0] = 1e8
     with pytest.raises(workflow.WorkflowError, match="row 100"):
-        workflow.identify_experiment(robot, workflow.Prepared((dataclasses.replace(ds, tau=huge),), prepared.choices),
-                                     description=desc)
+        workflow.identify_experiment(
+            robot, workflow.Prepared((dataclasses.replace(ds, tau=huge),), prepared.choices), description=desc
+        )
     spike = tau.copy()
     spike[100, 0] += 1e3
-    p = workflow.identify_experiment(robot, workflow.Prepared((dataclasses.replace(ds, tau=spike),), prepared.choices),
-                                     description=desc)
+    p = workflow.identify_experiment(
+        robot, workflow.Prepared((dataclasses.replace(ds, tau=spike),), prepared.choices), description=desc
+    )
     assert p.fit["screening"]["method"] == "wls" and 100 in p.fit["screening"]["outlier_samples"]
     z = np.abs(np.asarray(p.theta) - np.asarray(clean.theta)) / np.asarray(clean.std)
     assert z.max() < 3, z
@@ -225,11 +234,18 @@ def test_a_robot_with_coupled_joints_goes_through_the_workflow():
     simulated (perturb draws friction per joint), prepared, identified and validated on the
     coordinates, with the per-coordinate names where the data are per coordinate."""
     p = jaxid.models.planar(3)
-    robot = jaxid.Robot(p.placements, p.axes, p.inertial, mimic=[None, None, (1, 0.5, 0.1)],
-                        names=("shoulder", "elbow", "finger"), joint_terms=("fv", "fc"))
+    robot = jaxid.Robot(
+        p.placements,
+        p.axes,
+        p.inertial,
+        mimic=[None, None, (1, 0.5, 0.1)],
+        names=("shoulder", "elbow", "finger"),
+        joint_terms=("fv", "fc"),
+    )
     t, q, qd, qdd = _trajectory(seed=4, duration=6.0, n=2)
-    m = simulation.simulate(robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(5),
-                            noise_key=jax.random.PRNGKey(6), sigma_q=1e-5)
+    m = simulation.simulate(
+        robot.with_joint_terms(()), t, q, qd, qdd, jax.random.PRNGKey(5), noise_key=jax.random.PRNGKey(6), sigma_q=1e-5
+    )
     assert m.robot.joint_params.shape == (3, 3)  # fv, fc, offset drawn for every joint
     prepared = workflow.prepare(data.from_arrays(t, m.q, m.tau, m.qd, m.qdd), robot)
     params = workflow.identify_experiment(robot, prepared)

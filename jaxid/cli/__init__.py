@@ -14,6 +14,7 @@ included) is a bug and keeps its traceback.
 Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
 subcommand does not compile again.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jaxid",
         description="Identify robot dynamic parameters from measured motion and torque.",
         epilog="Compiled code is cached in a user cache folder (JAXID_CACHE_DIR moves it; JAXID_CACHE_DIR=off "
-               "turns the cache off).")
+        "turns the cache off).",
+    )
     parser.add_argument("--version", action="version", version=f"jaxid {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -113,8 +115,10 @@ def _out_of_memory(exc: BaseException) -> str | None:
         return None
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     first = first.removeprefix("RESOURCE_EXHAUSTED:").strip()
-    return (f"out of memory{': ' + first if first else ''}; use fewer samples (--step K keeps every K-th) or a "
-            "machine with more memory")
+    return (
+        f"out of memory{': ' + first if first else ''}; use fewer samples (--step K keeps every K-th) or a "
+        "machine with more memory"
+    )
 
 
 def entry() -> None:

@@ -1,4 +1,5 @@
 """`jaxid crossval`: leave-one-run-out cross-validation of WLS and consistent identification."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,10 +7,23 @@ import sys
 
 from jaxid import report
 from jaxid.cli import UserError
-from jaxid.cli.common import add_data_arguments, add_json_argument, add_model_arguments, emit_json, model_from_args, \
-    progress, read_datasets
-from jaxid.cli.identify import METHODS, add_bounds_arguments, add_gravity_argument, add_weights_argument, \
-    bounds_from_args, weights_from_args
+from jaxid.cli.common import (
+    add_data_arguments,
+    add_json_argument,
+    add_model_arguments,
+    emit_json,
+    model_from_args,
+    progress,
+    read_datasets,
+)
+from jaxid.cli.identify import (
+    METHODS,
+    add_bounds_arguments,
+    add_gravity_argument,
+    add_weights_argument,
+    bounds_from_args,
+    weights_from_args,
+)
 
 EXAMPLE = """examples:
   jaxid crossval --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset run1.npz run2.npz run3.npz
@@ -19,12 +33,15 @@ EXAMPLE = """examples:
 
 def register(sub):
     p = sub.add_parser(
-        "crossval", help="fit on all runs but one, score on it, every rotation (WLS vs consistent)",
+        "crossval",
+        help="fit on all runs but one, score on it, every rotation (WLS vs consistent)",
         description="Leave-one-run-out cross-validation: for every run, identify on the others (two-step WLS, and "
-                    "the physically consistent fit for each prior weight) and predict the held-out run; prints the "
-                    "held-out RMS normalised by the torque limits (mean over joints of RMSE / (2 tau_max), %, as "
-                    "'jaxid validate' prints it) per rotation and the prior weight with the least mean. Runs jaxid.workflow.crossval.",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "the physically consistent fit for each prior weight) and predict the held-out run; prints the "
+        "held-out RMS normalised by the torque limits (mean over joints of RMSE / (2 tau_max), %, as "
+        "'jaxid validate' prints it) per rotation and the prior weight with the least mean. Runs jaxid.workflow.crossval.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), at least two")
     add_model_arguments(p)
     p.add_argument("--method", choices=METHODS[:2], default="wls", help="estimator (default wls)")
@@ -48,10 +65,17 @@ def run(args) -> int:
             print(f"  data: {line}", file=sys.stderr)
     args.consistent = True
     bounds = bounds_from_args(args, robot)
-    cv = report.to_jsonable(workflow.crossval(robot, prepared, weights=weights_from_args(args), method=args.method,
-                                              bounds=bounds, gravity="fit" if args.fit_gravity else None,
-                                              progress=lambda it, **kw: progress(it, quiet=args.quiet,
-                                                                                                **kw)))
+    cv = report.to_jsonable(
+        workflow.crossval(
+            robot,
+            prepared,
+            weights=weights_from_args(args),
+            method=args.method,
+            bounds=bounds,
+            gravity="fit" if args.fit_gravity else None,
+            progress=lambda it, **kw: progress(it, quiet=args.quiet, **kw),
+        )
+    )
     if args.json is not None and emit_json(cv, args.json):
         return 0
     weights = cv["weights"]
@@ -59,12 +83,18 @@ def run(args) -> int:
     print(f"  {'held out':<28}{'wls':>9}" + "".join(f"{f'w={w:g}':>10}" for w in weights) + f"{'best/wls':>10}")
     for r in cv["rotations"]:
         cells = "".join(f"{x['nrms_limits']:>9.4g}{'*' if not x['converged'] else ' '}" for x in r["rows"][1:])
-        print(f"  {r['test'][-28:]:<28}{r['rows'][0]['nrms_limits']:>9.4g}{cells}"
-              f"{r['best']['nrms_limits'] / r['rows'][0]['nrms_limits']:>10.3f}"
-              + (f"   gravity {r['gravity']['tilt_deg']:.3g} deg off" if r.get("gravity") else ""))
+        print(
+            f"  {r['test'][-28:]:<28}{r['rows'][0]['nrms_limits']:>9.4g}{cells}"
+            f"{r['best']['nrms_limits'] / r['rows'][0]['nrms_limits']:>10.3f}"
+            + (f"   gravity {r['gravity']['tilt_deg']:.3g} deg off" if r.get("gravity") else "")
+        )
     mean = cv["mean_nrms_limits"]
-    print(f"  {'mean':<28}{sum(r['rows'][0]['nrms_limits'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
-          + "".join(f"{mean[str(w)]:>9.4g} " for w in weights))
-    print(f"  chosen prior weight (least mean): {cv['chosen']:g}" + ("   (* not converged)" if any(
-        not x["converged"] for r in cv["rotations"] for x in r["rows"][1:]) else ""))
+    print(
+        f"  {'mean':<28}{sum(r['rows'][0]['nrms_limits'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
+        + "".join(f"{mean[str(w)]:>9.4g} " for w in weights)
+    )
+    print(
+        f"  chosen prior weight (least mean): {cv['chosen']:g}"
+        + ("   (* not converged)" if any(not x["converged"] for r in cv["rotations"] for x in r["rows"][1:]) else "")
+    )
     return 0

@@ -15,6 +15,7 @@ Every option not shown is the subcommand's default, so the demo's result is what
 from these commands. Then it writes a report (``report.md``, ``result.json``, figures) that
 compares the estimate with the simulated robot's true base parameters.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,20 +32,27 @@ from jaxid.cli.common import add_json_argument, output_dir
 
 def register(sub):
     p = sub.add_parser(
-        "demo", help="identify a simulated UR5 end to end on built-in defaults",
+        "demo",
+        help="identify a simulated UR5 end to end on built-in defaults",
         description="Run the README's walk-through on a simulated robot: design an optimised excitation, simulate "
-                    "noisy measurements of a perturbed robot on it and on a second trajectory, identify the base "
-                    "parameters with the defaults of 'jaxid identify', and validate on the second trajectory. "
-                    "Each command is printed before it runs.\n\nexample: jaxid demo --out jaxid_demo",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+        "noisy measurements of a perturbed robot on it and on a second trajectory, identify the base "
+        "parameters with the defaults of 'jaxid identify', and validate on the second trajectory. "
+        "Each command is printed before it runs.\n\nexample: jaxid demo --out jaxid_demo",
+        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", default="jaxid_demo", help="folder for the files and the report (default: %(default)s)")
     p.add_argument("--robot", default="ur5", metavar="NAME", help="built-in robot: ur5 or planarN (default ur5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated robot and the excitation (default 0)")
     p.add_argument("--steps", type=int, default=60, help="excitation optimiser steps (default 60)")
     p.add_argument("--starts", type=int, default=2, help="excitation optimiser starts (default 2)")
     p.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics of the excitation (default 5)")
-    p.add_argument("--base-frequency", type=float, default=0.05, metavar="HZ",
-                   help="excitation base frequency (default 0.05 Hz, a 20 s period)")
+    p.add_argument(
+        "--base-frequency",
+        type=float,
+        default=0.05,
+        metavar="HZ",
+        help="excitation base frequency (default 0.05 Hz, a 20 s period)",
+    )
     add_json_argument(p)
     p.set_defaults(func=run)
 
@@ -55,25 +63,100 @@ def commands(args, out: Path) -> list[tuple[str, list[str]]]:
     robot = ["--robot", args.robot]
     exc = ["--harmonics", str(args.harmonics), "--base-frequency", f"{args.base_frequency:g}"]
     return [
-        ("design an optimised excitation",
-         ["excite", *robot, *exc, "--starts", str(args.starts), "--steps", str(args.steps), "--seed", str(args.seed),
-          "-o", f("traj.csv")]),
+        (
+            "design an optimised excitation",
+            [
+                "excite",
+                *robot,
+                *exc,
+                "--starts",
+                str(args.starts),
+                "--steps",
+                str(args.steps),
+                "--seed",
+                str(args.seed),
+                "-o",
+                f("traj.csv"),
+            ],
+        ),
         # As many starts as the first: the same shapes, so its compiled programs are reused.
-        ("a second, held-out trajectory (the best of random feasible starts)",
-         ["excite", *robot, *exc, "--starts", str(args.starts), "--steps", "0", "--seed", str(args.seed + 1), "-o", f("traj2.csv")]),
-        ("measure the simulated robot on the excitation",
-         ["simulate", *robot, "--trajectory", f("traj.csv"), "--robot-seed", str(args.seed), "--noise-seed",
-          str(2 * args.seed + 1), "-o", f("data.csv"), "--true-params", f("true.json")]),
-        ("measure the same robot on the held-out trajectory",
-         ["simulate", *robot, "--trajectory", f("traj2.csv"), "--robot-seed", str(args.seed), "--noise-seed",
-          str(2 * args.seed + 2), "-o", f("data2.csv"), "--truth", f("truth2.csv")]),
+        (
+            "a second, held-out trajectory (the best of random feasible starts)",
+            [
+                "excite",
+                *robot,
+                *exc,
+                "--starts",
+                str(args.starts),
+                "--steps",
+                "0",
+                "--seed",
+                str(args.seed + 1),
+                "-o",
+                f("traj2.csv"),
+            ],
+        ),
+        (
+            "measure the simulated robot on the excitation",
+            [
+                "simulate",
+                *robot,
+                "--trajectory",
+                f("traj.csv"),
+                "--robot-seed",
+                str(args.seed),
+                "--noise-seed",
+                str(2 * args.seed + 1),
+                "-o",
+                f("data.csv"),
+                "--true-params",
+                f("true.json"),
+            ],
+        ),
+        (
+            "measure the same robot on the held-out trajectory",
+            [
+                "simulate",
+                *robot,
+                "--trajectory",
+                f("traj2.csv"),
+                "--robot-seed",
+                str(args.seed),
+                "--noise-seed",
+                str(2 * args.seed + 2),
+                "-o",
+                f("data2.csv"),
+                "--truth",
+                f("truth2.csv"),
+            ],
+        ),
         ("identify", ["identify", *robot, f("data.csv"), "-o", f("params.json")]),
-        ("validate against the measured torque",
-         ["validate", "--params", f("params.json"), f("data2.csv"), "--out", f("validation"),
-          "--json", f("validation.json")]),
-        ("validate against the noise-free true torque",
-         ["validate", "--params", f("params.json"), f("truth2.csv"), "--out", f("validation_true"),
-          "--json", f("validation_true.json")]),
+        (
+            "validate against the measured torque",
+            [
+                "validate",
+                "--params",
+                f("params.json"),
+                f("data2.csv"),
+                "--out",
+                f("validation"),
+                "--json",
+                f("validation.json"),
+            ],
+        ),
+        (
+            "validate against the noise-free true torque",
+            [
+                "validate",
+                "--params",
+                f("params.json"),
+                f("truth2.csv"),
+                "--out",
+                f("validation_true"),
+                "--json",
+                f("validation_true.json"),
+            ],
+        ),
     ]
 
 
@@ -127,19 +210,28 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     robot = results.model_from_description(params.model)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(estimate - truth) / std
-    summary = {"robot": robot_name, "names": list(params.base.names), "estimate": estimate.tolist(),
-               "std": std.tolist(), "truth": truth.tolist(), "within_3_std": int(np.sum(z <= 3)),
-               "preprocessing": params.fit["preprocessing"], "physics": params.fit["physics"],
-               "validation_measured": val, "validation_true": val_true,
-               "worst_nrmse_true_percent": max(v for v in val_true["nrmse"]["per_joint"] if v is not None),
-               "timings_s": timings}
+    summary = {
+        "robot": robot_name,
+        "names": list(params.base.names),
+        "estimate": estimate.tolist(),
+        "std": std.tolist(),
+        "truth": truth.tolist(),
+        "within_3_std": int(np.sum(z <= 3)),
+        "preprocessing": params.fit["preprocessing"],
+        "physics": params.fit["physics"],
+        "validation_measured": val,
+        "validation_true": val_true,
+        "worst_nrmse_true_percent": max(v for v in val_true["nrmse"]["per_joint"] if v is not None),
+        "timings_s": timings,
+    }
     figs = report.parameter_figure(out, estimate, std, truth)
     table = lambda rows: report.markdown_table(*rows)
     sections = {
         "Commands": "Every step is a command a user runs; see `jaxid demo --help`.",
         "Data preparation": "\n".join(f"- {workflow.describe_run(c)}" for c in params.fit["preprocessing"]),
-        "Base parameters": report.FLAG_LEGEND + "\n\n"
-                           + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
+        "Base parameters": report.FLAG_LEGEND
+        + "\n\n"
+        + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
         "Validation against the measured torque": table(report.metrics_rows(val, robot.coordinate_names)),
         "Validation against the noise-free true torque": table(report.metrics_rows(val_true, robot.coordinate_names)),
         "Physics": "\n".join(f"- {p}" for p in params.fit["physics"]["problems"]) or "no problems found",

@@ -1,4 +1,5 @@
 """`jaxid payload`: identify a payload on top of an identified robot model."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,8 +9,16 @@ import warnings
 import numpy as np
 
 from jaxid.cli import UserError
-from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, emit_json,
-                              model_for_params, prepare_datasets, read_datasets, refuse_overwrite)
+from jaxid.cli.common import (
+    add_data_arguments,
+    add_json_argument,
+    add_model_arguments,
+    emit_json,
+    model_for_params,
+    prepare_datasets,
+    read_datasets,
+    refuse_overwrite,
+)
 from jaxid.results import json_number
 
 EXAMPLE = """examples:
@@ -22,30 +31,49 @@ EXAMPLE = """examples:
 
 def register(sub):
     p = sub.add_parser(
-        "payload", help="identify a payload's 10 inertial parameters on top of an identified robot",
+        "payload",
+        help="identify a payload's 10 inertial parameters on top of an identified robot",
         description="Identify the mass, first moments and inertia (about the flange origin, in the flange "
-                    "frame) of a load on the flange from data measured with it attached: the torques the "
-                    "identified robot model predicts are subtracted and the rest is fitted by weighted least "
-                    "squares, the robot's estimate and covariance from --params updated by the loaded data "
-                    "as a prior (so its error leaves the payload). Prints the 10 parameters with standard deviations, which of them the joints "
-                    "and trajectory identify, and the physical-consistency check.",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "frame) of a load on the flange from data measured with it attached: the torques the "
+        "identified robot model predicts are subtracted and the rest is fitted by weighted least "
+        "squares, the robot's estimate and covariance from --params updated by the loaded data "
+        "as a prior (so its error leaves the payload). Prints the 10 parameters with standard deviations, which of them the joints "
+        "and trajectory identify, and the physical-consistency check.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("data", metavar="DATA", help="loaded-robot dataset (.csv, .npz): t, q, [qd, qdd,] tau")
-    p.add_argument("--params", metavar="PATH", help="params.json of the robot written by 'jaxid identify' "
-                   "(default: the model's nominal parameters)")
+    p.add_argument(
+        "--params",
+        metavar="PATH",
+        help="params.json of the robot written by 'jaxid identify' (default: the model's nominal parameters)",
+    )
     add_model_arguments(p, robot_default="ur5", joint_terms=None)
-    p.add_argument("--unloaded", metavar="DATA", help="the same trajectory run without the payload: the payload "
-                   "is fitted to the torque difference, so the robot model's own error (and friction) cancels "
-                   "instead of passing into the payload; --params is then not needed")
-    p.add_argument("--joints", metavar="LIST", help="1-based joints whose torques are used, e.g. 1,2,3 "
-                   "(default: all)")
-    p.add_argument("--cov", metavar="LIST", help="noise variance of each used joint, N^2 m^2, comma separated "
-                   "(default: estimated per joint from the residuals)")
-    p.add_argument("--period", type=int, metavar="K", help="samples per excitation period; the data must hold "
-                   "whole periods, which are then filtered as periodic (needed by --average)")
+    p.add_argument(
+        "--unloaded",
+        metavar="DATA",
+        help="the same trajectory run without the payload: the payload "
+        "is fitted to the torque difference, so the robot model's own error (and friction) cancels "
+        "instead of passing into the payload; --params is then not needed",
+    )
+    p.add_argument("--joints", metavar="LIST", help="1-based joints whose torques are used, e.g. 1,2,3 (default: all)")
+    p.add_argument(
+        "--cov",
+        metavar="LIST",
+        help="noise variance of each used joint, N^2 m^2, comma separated "
+        "(default: estimated per joint from the residuals)",
+    )
+    p.add_argument(
+        "--period",
+        type=int,
+        metavar="K",
+        help="samples per excitation period; the data must hold "
+        "whole periods, which are then filtered as periodic (needed by --average)",
+    )
     p.add_argument("--average", action="store_true", help="average the periods into one")
-    p.add_argument("--smooth", type=int, default=0, metavar="K", help="five-point cubic smoothing passes on q "
-                   "and tau (default 0)")
+    p.add_argument(
+        "--smooth", type=int, default=0, metavar="K", help="five-point cubic smoothing passes on q and tau (default 0)"
+    )
     add_data_arguments(p)
     p.add_argument("-o", "--output", metavar="PATH", help="write the result as JSON to PATH")
     add_json_argument(p)
@@ -98,8 +126,16 @@ def run(args) -> int:
         theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
     if args.period is not None or args.average or args.smooth:
         ds = ds[0]
-        samples = P.preprocess(ds.t, ds.q, ds.tau, period=args.period, average=args.average, smooth=args.smooth,
-                               cutoff=args.cutoff, step=args.step)[1:]
+        samples = P.preprocess(
+            ds.t,
+            ds.q,
+            ds.tau,
+            period=args.period,
+            average=args.average,
+            smooth=args.smooth,
+            cutoff=args.cutoff,
+            step=args.step,
+        )[1:]
     else:
         prepared = prepare_datasets(ds[:1], robot, args)
         if not args.quiet:
@@ -114,38 +150,60 @@ def run(args) -> int:
     # A payload is a rigid body: the estimate reported is the physically consistent one (the least-squares
     # one when that is a body), least squares beside it; see PayloadFit.estimate.
     kind = fit.estimate_kind
-    doc = dict(robot=robot.name, params=args.params, data=args.data, unloaded=args.unloaded, samples=len(samples[0]),
-               joints=[j + 1 for j in fit.joints], names=list(P.PAYLOAD_NAMES),
-               estimate=[json_number(v) for v in est], estimate_kind=kind,
-               least_squares=[json_number(v) for v in theta], std=[json_number(v) for v in std],
-               std_floor=[json_number(v) for v in np.asarray(fit.std_floor)], rank=fit.rank,
-               identifiable=np.asarray(fit.identifiable).tolist(), base_names=list(fit.base.names),
-               base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
-               consistent=fit.consistent, converged=fit.converged, verdict=fit.verdict(), failures=list(fit.failures),
-               residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
-               warnings=[str(w.message) for w in caught])
+    doc = dict(
+        robot=robot.name,
+        params=args.params,
+        data=args.data,
+        unloaded=args.unloaded,
+        samples=len(samples[0]),
+        joints=[j + 1 for j in fit.joints],
+        names=list(P.PAYLOAD_NAMES),
+        estimate=[json_number(v) for v in est],
+        estimate_kind=kind,
+        least_squares=[json_number(v) for v in theta],
+        std=[json_number(v) for v in std],
+        std_floor=[json_number(v) for v in np.asarray(fit.std_floor)],
+        rank=fit.rank,
+        identifiable=np.asarray(fit.identifiable).tolist(),
+        base_names=list(fit.base.names),
+        base_estimate=[json_number(v) for v in np.asarray(fit.theta_base)],
+        consistent=fit.consistent,
+        converged=fit.converged,
+        verdict=fit.verdict(),
+        failures=list(fit.failures),
+        residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
+        warnings=[str(w.message) for w in caught],
+    )
     if args.output:
         emit_json(doc, args.output)
     if args.json is not None and emit_json(doc, args.json):
         return 0
     units = ("kg", "kg m", "kg m", "kg m") + ("kg m^2",) * 6
-    print(f"payload on {robot.name} from {len(samples[0])} samples, joints "
-          f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})")
+    print(
+        f"payload on {robot.name} from {len(samples[0])} samples, joints "
+        f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})"
+    )
     print(f"  fit: {fit.verdict()}")
     constrained = kind == "constrained"
-    print(f"  {'parameter':<10}{'estimate':>14}{'std':>12}" + (f"{'least squares':>15}" if constrained else "")
-          + "  unit")
+    print(
+        f"  {'parameter':<10}{'estimate':>14}{'std':>12}" + (f"{'least squares':>15}" if constrained else "") + "  unit"
+    )
     for name, v, s, ls, u in zip(P.PAYLOAD_NAMES, est, std, theta, units):
-        print(f"  {name:<10}{v:>14.6g}{s:>12.3g}" + (f"{ls:>15.6g}" if constrained else "") + f"  {u}"
-              if np.isfinite(v) else f"  {name:<10}{'unidentified':>14}")
+        print(
+            f"  {name:<10}{v:>14.6g}{s:>12.3g}" + (f"{ls:>15.6g}" if constrained else "") + f"  {u}"
+            if np.isfinite(v)
+            else f"  {name:<10}{'unidentified':>14}"
+        )
     if fit.rank < 10:
         print("  identified combinations: " + "; ".join(fit.base.names))
     else:
         c = est[1:4] / est[0]
         print(f"  m = {est[0]:.4g} kg, centre of mass {np.round(1e3 * c, 2)} mm in the flange frame")
     if constrained:
-        print("  estimate: the physical body (log-Cholesky) closest to least squares in the metric of its covariance; "
-              "std: that of least squares, whose error the constrained estimate's never exceeds in that metric")
+        print(
+            "  estimate: the physical body (log-Cholesky) closest to least squares in the metric of its covariance; "
+            "std: that of least squares, whose error the constrained estimate's never exceeds in that metric"
+        )
     for w in caught:
         if "physically consistent" not in str(w.message):  # already reported above
             print(f"  warning: {w.message}")

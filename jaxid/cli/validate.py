@@ -1,13 +1,23 @@
 """`jaxid validate`: predict the torques of held-out data from identified parameters."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from jaxid.cli.common import (add_data_arguments, add_json_argument, add_model_arguments, add_report_argument,
-                              emit_json, model_for_params, output_dir, read_datasets, refuse_overwrite,
-                              write_report)
+from jaxid.cli.common import (
+    add_data_arguments,
+    add_json_argument,
+    add_model_arguments,
+    add_report_argument,
+    emit_json,
+    model_for_params,
+    output_dir,
+    read_datasets,
+    refuse_overwrite,
+    write_report,
+)
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
@@ -19,18 +29,25 @@ EXAMPLE = """examples:
 
 def register(sub):
     p = sub.add_parser(
-        "validate", help="compare measured torques with those the identified parameters predict",
+        "validate",
+        help="compare measured torques with those the identified parameters predict",
         description="Predict the torques of each dataset file from identified base parameters and print "
-                    "per-joint metrics: RMSE (N m), NRMSE (RMSE / RMS of the measured torque, %%), R^2, "
-                    "WAPE (%%), max PE (max |error| / mean |tau|, %%) and, where the model has torque "
-                    "limits, NRMS lim (RMSE / (2 tau_max), %%: the error over the torque range "
-                    "[-tau_max, tau_max]); writes figures of measured vs predicted torque.",
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "per-joint metrics: RMSE (N m), NRMSE (RMSE / RMS of the measured torque, %%), R^2, "
+        "WAPE (%%), max PE (max |error| / mean |tau|, %%) and, where the model has torque "
+        "limits, NRMS lim (RMSE / (2 tau_max), %%: the error over the torque range "
+        "[-tau_max, tau_max]); writes figures of measured vs predicted torque.",
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("data", nargs="+", metavar="DATA", help="held-out dataset files (.csv, .npz)")
     p.add_argument("--params", required=True, metavar="PATH", help="params.json written by 'jaxid identify'")
     add_model_arguments(p, robot_default=None, joint_terms=None)
-    p.add_argument("--out", default="validation", metavar="DIR",
-                   help="directory for the figures and metrics.json (default ./validation)")
+    p.add_argument(
+        "--out",
+        default="validation",
+        metavar="DIR",
+        help="directory for the figures and metrics.json (default ./validation)",
+    )
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
     add_report_argument(p, "the held-out prediction (parameter table with flags, metrics, torque fit, residuals)")
     add_data_arguments(p)
@@ -57,8 +74,13 @@ def run(args) -> int:
     val = workflow.validate(model, params, prepared)
     out = Path(args.out)
     names = model.names
-    doc = {"params": args.params, "robot": model.name, "files": [], "warnings": val.warnings,
-           "preprocessing": list(prepared.choices)}
+    doc = {
+        "params": args.params,
+        "robot": model.name,
+        "files": [],
+        "warnings": val.warnings,
+        "preprocessing": list(prepared.choices),
+    }
     for path, entry, t, real, pred in zip(args.data, val.runs, val.t, val.measured, val.predicted):
         entry = {"file": path, **{k: v for k, v in entry.items() if k != "source"}}
         if not args.no_figures:
@@ -73,8 +95,14 @@ def run(args) -> int:
     if args.json is not None and emit_json(doc, args.json):
         return 0
 
-    cols = [("rmse", "RMSE N m", ".4g"), ("nrmse", "NRMSE %", ".3g"), ("r2", "R2", ".4f"),
-            ("wape", "WAPE %", ".3g"), ("max_pe", "max PE %", ".3g"), ("nrms_limits", "NRMS lim %", ".3g")]
+    cols = [
+        ("rmse", "RMSE N m", ".4g"),
+        ("nrmse", "NRMSE %", ".3g"),
+        ("r2", "R2", ".4f"),
+        ("wape", "WAPE %", ".3g"),
+        ("max_pe", "max PE %", ".3g"),
+        ("nrms_limits", "NRMS lim %", ".3g"),
+    ]
     for e in doc["files"]:
         print(f"{e['file']}: {e['samples']} samples, relative error ||e||/||tau|| = {e['relative_error']:.3g} %")
         shown = [c for c in cols if c[0] in e]

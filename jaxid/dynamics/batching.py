@@ -1,4 +1,5 @@
 """Apply single-sample model functions to inputs with any number of leading batch axes."""
+
 from __future__ import annotations
 
 import functools
@@ -44,8 +45,7 @@ def bucketed_jit(fn):
     @functools.wraps(fn)
     def call(model, *arrays, **kwargs):
         shapes = {np.shape(x) for x in arrays}
-        if (len(shapes) != 1 or any(isinstance(x, jax.core.Tracer) for x in arrays)
-                or len(next(iter(shapes))) != 2):
+        if len(shapes) != 1 or any(isinstance(x, jax.core.Tracer) for x in arrays) or len(next(iter(shapes))) != 2:
             return jitted(model, *arrays, **kwargs)
         N = next(iter(shapes))[0]
         B = bucket(N) if N else N

@@ -11,6 +11,7 @@ from link i. That last form is also what makes the regressor cheap: ``f_i`` is
 linear in link i's 10 parameters alone, so ``jax.jacfwd`` runs 10 tangents per link
 instead of 10 n tangents through the whole robot.
 """
+
 from __future__ import annotations
 
 import jax
@@ -83,8 +84,9 @@ def joint_twists(robot, R, p):
     """Unit joint twists S (n, 6) in the base frame, ``[omega; v at the base origin]``."""
     z = jnp.einsum("nij,nj->ni", R, robot.axes)
     revolute = np.array([[t == "R"] for t in robot.joint_types])
-    return jnp.where(revolute, jnp.concatenate([z, jnp.cross(p, z)], axis=-1),
-                     jnp.concatenate([jnp.zeros_like(z), z], axis=-1))
+    return jnp.where(
+        revolute, jnp.concatenate([z, jnp.cross(p, z)], axis=-1), jnp.concatenate([jnp.zeros_like(z), z], axis=-1)
+    )
 
 
 def to_link(R, p, m):
@@ -254,8 +256,10 @@ def crba(robot, inertial, q):
             h[k] = h[k] + Eh + m[i] * r[i]
             m[k] = m[k] + m[i]
     # Ic S: the force of each composite body moving along its own joint axis
-    F = [jnp.concatenate([I[i] @ S[i][:3] + jnp.cross(h[i], S[i][3:]), m[i] * S[i][3:] - jnp.cross(h[i], S[i][:3])])
-         for i in range(n)]
+    F = [
+        jnp.concatenate([I[i] @ S[i][:3] + jnp.cross(h[i], S[i][3:]), m[i] * S[i][3:] - jnp.cross(h[i], S[i][:3])])
+        for i in range(n)
+    ]
     M = (_columns_wide if n >= CRBA_WIDE_FROM else _columns_carried)(robot, E, r, S, F)
     return robot.to_coordinates(robot.to_coordinates(M).T)  # G^T M G (M symmetric)
 

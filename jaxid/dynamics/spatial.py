@@ -4,6 +4,7 @@ Spatial vectors follow Featherstone, *Rigid Body Dynamics Algorithms* (2008):
 motion vectors are ``[omega; v]`` (angular first), force vectors ``[n; f]``.
 All functions act on one item; batch them with ``jax.vmap``.
 """
+
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -13,11 +14,13 @@ def skew(v):
     """Cross-product matrix: ``skew(a) @ b == cross(a, b)``. v: shape (3,)."""
     x, y, z = v[0], v[1], v[2]
     zero = jnp.zeros_like(x)
-    return jnp.stack([
-        jnp.stack([zero, -z, y]),
-        jnp.stack([z, zero, -x]),
-        jnp.stack([-y, x, zero]),
-    ])
+    return jnp.stack(
+        [
+            jnp.stack([zero, -z, y]),
+            jnp.stack([z, zero, -x]),
+            jnp.stack([-y, x, zero]),
+        ]
+    )
 
 
 def axis_angle(axis, angle):
@@ -36,9 +39,11 @@ def rot_z(a):
 
 def rpy(roll, pitch, yaw):
     """URDF fixed-axis roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
-    return (axis_angle(jnp.array([0.0, 0.0, 1.0]), yaw)
-            @ axis_angle(jnp.array([0.0, 1.0, 0.0]), pitch)
-            @ axis_angle(jnp.array([1.0, 0.0, 0.0]), roll))
+    return (
+        axis_angle(jnp.array([0.0, 0.0, 1.0]), yaw)
+        @ axis_angle(jnp.array([0.0, 1.0, 0.0]), pitch)
+        @ axis_angle(jnp.array([1.0, 0.0, 0.0]), roll)
+    )
 
 
 def homogeneous(R, p):

@@ -8,6 +8,7 @@ textbook rigid-body quantities (Siciliano et al., *Robotics*, 2009, ch. 7).
 
 Inputs are (n,) for one sample or (..., n) for a batch; outputs follow.
 """
+
 from __future__ import annotations
 
 import equinox as eqx
@@ -70,8 +71,7 @@ def bias_torques(model, q, qd):
 def _coriolis(model, q, qd):
     # Christoffel symbols of the first kind: C_ij = sum_k 1/2 (dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i) qd_k
     dM = jax.jacfwd(lambda x: _mass(model, x))(q)  # dM[i, j, k] = dM_ij / dq_k
-    return 0.5 * (jnp.einsum("ijk,k->ij", dM, qd) + jnp.einsum("ikj,k->ij", dM, qd)
-                  - jnp.einsum("jki,k->ij", dM, qd))
+    return 0.5 * (jnp.einsum("ijk,k->ij", dM, qd) + jnp.einsum("ikj,k->ij", dM, qd) - jnp.einsum("jki,k->ij", dM, qd))
 
 
 @bucketed_jit
@@ -98,8 +98,11 @@ def _spd_solve(M, b):
     _, L = jax.lax.fori_loop(0, n, factor, (M, jnp.zeros_like(M)))
     y = jax.lax.fori_loop(0, n, lambda j, y: y.at[j].set((b[j] - L[j] @ y) / L[j, j]), jnp.zeros_like(b))
     return jax.lax.fori_loop(
-        0, n, lambda k, x: x.at[n - 1 - k].set((y[n - 1 - k] - L[:, n - 1 - k] @ x) / L[n - 1 - k, n - 1 - k]),
-        jnp.zeros_like(b))
+        0,
+        n,
+        lambda k, x: x.at[n - 1 - k].set((y[n - 1 - k] - L[:, n - 1 - k] @ x) / L[n - 1 - k, n - 1 - k]),
+        jnp.zeros_like(b),
+    )
 
 
 def _forward(model, q, qd, tau):

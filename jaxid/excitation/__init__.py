@@ -1,4 +1,5 @@
 """Excitation trajectories (Fourier, multi-sine, S-curve) and their optimisation."""
+
 from jaxid.excitation.optimize import (  # noqa: F401
     Excitation,
     Feasibility,

@@ -15,6 +15,7 @@ that it is smooth almost everywhere, vmaps over time samples and differentiates:
   points along each capsule off the base, minus an inflated radius sqrt(r^2 + (h/2)^2)
   (h the spacing of the points: the spheres then cover the capsule), minus ``clearance``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

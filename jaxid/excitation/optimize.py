@@ -31,15 +31,16 @@ With a ``home`` pose the mean position is not free: it is set so that the zero-s
 series starts (and, being periodic, ends) at home, at rest (qd = qdd = 0), the boundary
 conditions of Swevers et al. (1997).
 """
+
 from __future__ import annotations
 
 import time
 import warnings
 from dataclasses import dataclass, field
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
-import equinox as eqx
 import numpy as np
 import optax
 from tqdm.auto import tqdm
@@ -47,7 +48,14 @@ from tqdm.auto import tqdm
 from jaxid import cache
 from jaxid.dynamics.terms import rnea
 from jaxid.excitation.trajectories import (
-    _fourier_jerk, _zero_start, approach, approach_duration, approach_jerk, fourier, fourier_period)
+    _fourier_jerk,
+    _zero_start,
+    approach,
+    approach_duration,
+    approach_jerk,
+    fourier,
+    fourier_period,
+)
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
 from jaxid.model.robot import Robot
@@ -56,8 +64,7 @@ from jaxid.signals import _static_int, _static_positive
 __all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
 
 #: The limits checked, in report order, with their units.
-LIMITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s^2", "jerk": "rad/s^3",
-          "torque": "N m"}
+LIMITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s^2", "jerk": "rad/s^3", "torque": "N m"}
 _LIMIT_FIELDS = ("q_min", "q_max", "qd_max", "qdd_max", "qddd_max", "tau_max")
 #: Geometric constraints on the coarse grid keep this much more than their clearance, m, and
 #: their penalty counts excesses in units of GEOMETRY_SCALE, m.
@@ -87,8 +94,7 @@ def _limits(model, overrides=None) -> dict:
             raise ValueError(f"limit {name} contains NaN; use inf for 'no limit'")
         out[name] = np.broadcast_to(v, (n,)).copy()
     if np.any(np.isfinite(out["q_min"]) != np.isfinite(out["q_max"])):
-        raise ValueError("a joint has a position limit on one side only; give both q_min and "
-                         "q_max (rad) or neither")
+        raise ValueError("a joint has a position limit on one side only; give both q_min and q_max (rad) or neither")
     if np.any(out["q_min"] >= out["q_max"]):
         raise ValueError(f"q_min must be below q_max; got {out['q_min']} and {out['q_max']}")
     for name in _LIMIT_FIELDS[2:]:
@@ -108,9 +114,12 @@ def _warn_placeholder_limits(model, lim):
     if len(fake):
         names = getattr(model, "coordinate_names", None) or [f"joint {j + 1}" for j in range(int(model.n))]
         which = ", ".join(f"{names[j]} {lim['qd_max'][j]:g}" for j in fake)
-        warnings.warn(f"velocity limits that look like placeholders ({which}; above {PLACEHOLDER_QD:g}): the "
-                      "excitation keeps within them, so it is only as safe as they are; set the drives' real "
-                      "limits in the model file (or limits=) before running it on the robot", stacklevel=3)
+        warnings.warn(
+            f"velocity limits that look like placeholders ({which}; above {PLACEHOLDER_QD:g}): the "
+            "excitation keeps within them, so it is only as safe as they are; set the drives' real "
+            "limits in the model file (or limits=) before running it on the robot",
+            stacklevel=3,
+        )
 
 
 def _scales(lim):
@@ -166,9 +175,11 @@ class Feasibility:
     def lines(self, clearance=0.0):
         """The worst margins as text, e.g. "self-collision wrist_3_link/forearm_link: 32 mm
         (clearance 20 mm kept)"."""
-        return [f"{kind} {where}: {1e3 * (m + clearance):.0f} mm" + ("" if m >= 0 else
-                f"  VIOLATED: {-1e3 * m:.0f} mm short of {1e3 * clearance:.0f} mm")
-                for kind, (m, where) in self.margin.items()]
+        return [
+            f"{kind} {where}: {1e3 * (m + clearance):.0f} mm"
+            + ("" if m >= 0 else f"  VIOLATED: {-1e3 * m:.0f} mm short of {1e3 * clearance:.0f} mm")
+            for kind, (m, where) in self.margin.items()
+        ]
 
 
 def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraints=None) -> Feasibility:
@@ -316,8 +327,9 @@ class Excitation:
         if start_from.shape != self.q0.shape or not np.all(np.isfinite(start_from)):
             raise ValueError(f"start_from must be a finite pose of shape {self.q0.shape}, rad; got {start_from}")
         lim, frac = self.limits, 1.0 - self.margin
-        T = approach_duration(start_from, self._start(), frac * lim["qd_max"], frac * lim["qdd_max"],
-                              frac * lim["qddd_max"])
+        T = approach_duration(
+            start_from, self._start(), frac * lim["qd_max"], frac * lim["qdd_max"], frac * lim["qddd_max"]
+        )
         return float(np.ceil(T * fs) / fs)
 
     def _start(self):
@@ -355,14 +367,23 @@ class Excitation:
         """Figures as plain Python numbers (JSON-ready)."""
         init = np.asarray(self.initial_cond)
         return {
-            "objective": self.objective, "value": self.value, "cond": self.cond,
-            "logdet": self.logdet, "feasible": self.feasible,
-            "violation": self.feasibility.violation, "usage": self.feasibility.usage,
+            "objective": self.objective,
+            "value": self.value,
+            "cond": self.cond,
+            "logdet": self.logdet,
+            "feasible": self.feasible,
+            "violation": self.feasibility.violation,
+            "usage": self.feasibility.usage,
             "margin_m": {k: {"margin": m, "where": w} for k, (m, w) in self.feasibility.margin.items()},
-            "random_cond_median": float(np.median(init)), "random_cond_best": float(init.min()),
-            "harmonics": int(self.a.shape[1]), "base_frequency_hz": self.omega_f / (2 * np.pi),
-            "period_s": self.period, "n_starts": int(init.size), "steps": self.steps,
-            "best_start": self.best_start, "time_s": self.time_s,
+            "random_cond_median": float(np.median(init)),
+            "random_cond_best": float(init.min()),
+            "harmonics": int(self.a.shape[1]),
+            "base_frequency_hz": self.omega_f / (2 * np.pi),
+            "period_s": self.period,
+            "n_starts": int(init.size),
+            "steps": self.steps,
+            "best_start": self.best_start,
+            "time_s": self.time_s,
         }
 
 
@@ -457,8 +478,9 @@ def optimize(
     lr = _static_positive(learning_rate, "learning_rate")
     penalty = _static_positive(penalty, "penalty")
     n_samples = 20 * H if n_samples is None else _static_int(n_samples, "n_samples", 2 * H + 1)
-    check_samples = (max(200 * H, n_samples) if check_samples is None
-                     else _static_int(check_samples, "check_samples", n_samples))
+    check_samples = (
+        max(200 * H, n_samples) if check_samples is None else _static_int(check_samples, "check_samples", n_samples)
+    )
     if not 0 <= margin < 1:
         raise ValueError(f"margin must be in [0, 1), got {margin}")
     n = int(model.n)
@@ -476,8 +498,17 @@ def optimize(
     # tenth of one unit on the UR5: each early Adam step (~ the learning rate on every
     # coefficient) then moved it by a fifth of its range, into the constraints and out again.
     wk = omega * np.arange(1, H + 1)
-    amp = np.min(np.stack(np.broadcast_arrays(lim["qd_max"][:, None], bound[0][:, None] * wk,
-                                              lim["qdd_max"][:, None] / wk, lim["qddd_max"][:, None] / wk**2)), axis=0)
+    amp = np.min(
+        np.stack(
+            np.broadcast_arrays(
+                lim["qd_max"][:, None],
+                bound[0][:, None] * wk,
+                lim["qdd_max"][:, None] / wk,
+                lim["qddd_max"][:, None] / wk**2,
+            )
+        ),
+        axis=0,
+    )
     v_scale = np.where(np.isfinite(amp), amp, 1.0)
     # The random starts stay N(0, qd_max^2) in physical units (as drawn before the harmonics had
     # units of their own).
@@ -493,8 +524,10 @@ def optimize(
         if out.size:
             j = int(out[0])
             name = model.names[j] if hasattr(model, "names") else f"joint {j + 1}"
-            raise ValueError(f"home pose outside the position limits at {name}: {home[j]:.4g} rad not in "
-                             f"[{lim['q_min'][j]:.4g}, {lim['q_max'][j]:.4g}]")
+            raise ValueError(
+                f"home pose outside the position limits at {name}: {home[j]:.4g} rad not in "
+                f"[{lim['q_min'][j]:.4g}, {lim['q_max'][j]:.4g}]"
+            )
     if q0 is None:
         q0_hat = np.zeros(n)
     else:
@@ -503,8 +536,10 @@ def optimize(
             raise ValueError(f"q0 must be a finite array of shape ({n},), rad; got {q0}")
         q0_hat = (q0 - centre) / q_scale
         if np.any(np.abs(q0 - centre) >= (1 - margin) * bound[0]):
-            raise ValueError(f"q0 = {q0} rad is not inside the position limits less the margin "
-                             f"({margin:g} of each half range); move it towards the centre")
+            raise ValueError(
+                f"q0 = {q0} rad is not inside the position limits less the margin "
+                f"({margin:g} of each half range); move it towards the centre"
+            )
 
     # Margins at the rest pose (home, or the initial mean position): a margin that no motion
     # can raise above GEOMETRY_EXTRA there (a link that never moves the part that is close)
@@ -517,40 +552,65 @@ def optimize(
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
             kind, (m, where) = next(iter(bad.items()))
-            fix = {"self-collision": "or, if the two links cannot touch, exclude the pair (an SRDF's "
-                                     "disable_collisions, --srdf)",
-                   "floor": "or place the floor where it is (--floor Z, m in the base frame, or --floor none)",
-                   "workspace": "or enlarge the workspace box (--workspace)"}.get(kind, "or move the obstacle")
-            raise ValueError(f"home pose violates the {kind} constraint at {where}: clearance "
-                             f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
-                             f"are required at {np.round(np.asarray(home), 3).tolist()} rad; choose another home pose "
-                             f"(--home), a smaller clearance (--clearance) {fix}")
+            fix = {
+                "self-collision": "or, if the two links cannot touch, exclude the pair (an SRDF's "
+                "disable_collisions, --srdf)",
+                "floor": "or place the floor where it is (--floor Z, m in the base frame, or --floor none)",
+                "workspace": "or enlarge the workspace box (--workspace)",
+            }.get(kind, "or move the obstacle")
+            raise ValueError(
+                f"home pose violates the {kind} constraint at {where}: clearance "
+                f"{1e3 * (m + constraints.clearance):.0f} mm where {1e3 * constraints.clearance:.0f} mm "
+                f"are required at {np.round(np.asarray(home), 3).tolist()} rad; choose another home pose "
+                f"(--home), a smaller clearance (--clearance) {fix}"
+            )
     # Drawn with numpy at the edge: a threefry draw compiles anew for every shape (1-3 s).
     rng_cols, rng_start = np.random.default_rng(seed).spawn(2)
     if columns is None:
-        columns = (np.asarray(base_parameters(model).indices) if regressor_fn is None
-                   else _base_columns(regressor_fn, n, centre, bound, rng_cols))
+        columns = (
+            np.asarray(base_parameters(model).indices)
+            if regressor_fn is None
+            else _base_columns(regressor_fn, n, centre, bound, rng_cols)
+        )
     columns = np.asarray(columns, dtype=int)
     if columns.ndim != 1 or columns.size == 0:
         raise ValueError(f"columns must be a non-empty 1-D index array, got shape {columns.shape}")
     if n_samples * n < columns.size:
-        raise ValueError(f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
-                         f"columns; use n_samples >= {-(-columns.size // n)}")
+        raise ValueError(
+            f"n_samples = {n_samples} gives {n_samples * n} rows for {columns.size} "
+            f"columns; use n_samples >= {-(-columns.size // n)}"
+        )
 
     problem = _Problem(
-        model=model, centre=centre, bound=bound, v_scale=v_scale, q_scale=q_scale, wk=wk, omega=np.float64(omega),
-        home=home, target=target, columns=columns,
-        t_coarse=np.arange(n_samples) * (period / n_samples), t_dense=np.arange(check_samples) * (period / check_samples),
+        model=model,
+        centre=centre,
+        bound=bound,
+        v_scale=v_scale,
+        q_scale=q_scale,
+        wk=wk,
+        omega=np.float64(omega),
+        home=home,
+        target=target,
+        columns=columns,
+        t_coarse=np.arange(n_samples) * (period / n_samples),
+        t_dense=np.arange(check_samples) * (period / check_samples),
         # The nominal torques of the torque limit. A Robot is linear in its parameters (Atkeson et
         # al. 1986), so with its own regressor they are Y theta, from the Y the objective computes
         # anyway: the optimiser's step then holds no second, Newton-Euler pass to differentiate (the
         # UR5's step compiles in 22 s CPU instead of 26). A regressor_fn (a payload) or another model: rnea.
         theta=(np.asarray(model.parameter_vector()) if regressor_fn is None and isinstance(model, Robot) else None),
-        margin=np.float64(margin), penalty=np.float64(penalty), objective=objective, constraints=constraints,
-        regressor_fn=regressor_fn)
+        margin=np.float64(margin),
+        penalty=np.float64(penalty),
+        objective=objective,
+        constraints=constraints,
+        regressor_fn=regressor_fn,
+    )
 
-    model_p = (problem.theta.size if problem.theta is not None  # Y theta = tau: no trace needed
-               else jax.eval_shape(problem.regressor, *(jax.ShapeDtypeStruct((1, n), float),) * 3).shape[-1])
+    model_p = (
+        problem.theta.size
+        if problem.theta is not None  # Y theta = tau: no trace needed
+        else jax.eval_shape(problem.regressor, *(jax.ShapeDtypeStruct((1, n), float),) * 3).shape[-1]
+    )
     if columns.max() >= model_p or columns.min() < 0:
         raise ValueError(f"columns must index the regressor's {model_p} columns, got {columns}")
 
@@ -571,23 +631,45 @@ def optimize(
     feasible = [np.all(r[4] == 0.0, axis=1) & np.all(r[5] >= 0.0, axis=1) for r in (initial, final)]
     values = final[OBJECTIVES.index(objective)]
     # The best start that meets every limit; with none, the smallest total relative excess.
-    rank = (np.where(feasible[1], values, np.inf) if feasible[1].any()
-            else np.sum(np.maximum(final[3] - 1.0, 0.0), axis=1)
-            + np.sum(np.maximum(-final[5], 0.0), axis=1) / GEOMETRY_SCALE)
+    rank = (
+        np.where(feasible[1], values, np.inf)
+        if feasible[1].any()
+        else np.sum(np.maximum(final[3] - 1.0, 0.0), axis=1)
+        + np.sum(np.maximum(-final[5], 0.0), axis=1) / GEOMETRY_SCALE
+    )
     i = int(np.argmin(rank))
-    worst_margin = [np.min(r[5], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
-                    for r in (initial, final)]
+    worst_margin = [
+        np.min(r[5], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
+        for r in (initial, final)
+    ]
     margin_report = constraints.report(model.parents, final[5][i]) if constraints is not None else None
     a, b, q0_best = (np.asarray(x) for x in problem.physical(jax.tree.map(lambda x: x[i], z_best)))
     a, b = (np.asarray(x) for x in _zero_start(jnp.asarray(a), jnp.asarray(b)))
     return Excitation(
-        a=a, b=b, q0=q0_best, omega_f=float(omega), objective=objective, value=float(values[i]),
-        cond=float(final[0][i]), logdet=float(final[1][i]),
-        feasibility=Feasibility.from_arrays(final[3][i], final[4][i], margin_report), columns=columns,
-        initial_cond=initial[0], initial_logdet=initial[1], initial_feasible=feasible[0],
-        final_cond=final[0], final_logdet=final[1], final_feasible=feasible[1], best_start=i,
-        time_s=time.perf_counter() - t_start, steps=steps, initial_margin=worst_margin[0],
-        final_margin=worst_margin[1], home=home, limits=lim, margin=margin,
+        a=a,
+        b=b,
+        q0=q0_best,
+        omega_f=float(omega),
+        objective=objective,
+        value=float(values[i]),
+        cond=float(final[0][i]),
+        logdet=float(final[1][i]),
+        feasibility=Feasibility.from_arrays(final[3][i], final[4][i], margin_report),
+        columns=columns,
+        initial_cond=initial[0],
+        initial_logdet=initial[1],
+        initial_feasible=feasible[0],
+        final_cond=final[0],
+        final_logdet=final[1],
+        final_feasible=feasible[1],
+        best_start=i,
+        time_s=time.perf_counter() - t_start,
+        steps=steps,
+        initial_margin=worst_margin[0],
+        final_margin=worst_margin[1],
+        home=home,
+        limits=lim,
+        margin=margin,
     )
 
 
@@ -689,7 +771,8 @@ def _run(problem, carry, n_steps, lr, steps):
         (total, _), g = grad(z)
         better = total < best_loss
         best_z = jax.tree.map(
-            lambda new, old: jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), z, best_z)
+            lambda new, old: jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), z, best_z
+        )
         updates, state = jax.vmap(opt.update)(g, state, z)
         return optax.apply_updates(z, updates), state, best_z, jnp.minimum(total, best_loss)
 
@@ -700,6 +783,7 @@ def _run(problem, carry, n_steps, lr, steps):
 def _evaluate(problem, z):
     """Per start, on the dense grid: (cond, -log det G, -log det W^T W, limit usage (5,),
     excess (5,), worst geometric margin per constraint (M,))."""
+
     def one(zi):
         q, qd, qdd, qddd = problem.trajectory(zi, problem.t_dense)
         Y = problem.regressor(q, qd, qdd)

@@ -7,6 +7,7 @@ time (pairs and links whose clearance the motion leaves constant are left out). 
 pose the approach move from it to home comes first, shaded. Right: a 3-D view of the arm's
 capsules at a few instants (a frame strip in one picture, later poses lighter), with the floor.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,7 +46,7 @@ def preview(robot, excitation, path, *, limits=None, constraints=None, poses=5, 
     ax = [fig.add_subplot(grid[k, 0]) for k in range(3)]
     names = getattr(robot, "names", [f"joint {j + 1}" for j in range(robot.n)])
     for j in range(robot.n):
-        line, = ax[0].plot(t, q[:, j], label=names[j])
+        (line,) = ax[0].plot(t, q[:, j], label=names[j])
         for b in (lim["q_min"][j], lim["q_max"][j]):
             if np.isfinite(b):
                 ax[0].axhline(b, color=line.get_color(), ls="--", lw=0.8)
@@ -108,8 +109,9 @@ def preview(robot, excitation, path, *, limits=None, constraints=None, poses=5, 
     ax3.set_zlabel("z (m)")
     ax3.legend(fontsize=7, loc="upper left")
     verdict = "feasible" if excitation.feasible else "INFEASIBLE"
-    fig.suptitle(f"{getattr(robot, 'name', 'robot')} excitation: T = {excitation.period:g} s, "
-                 f"cond {excitation.cond:.3g}, {verdict}"
-                 + (f", after a {t_approach:g} s approach" if t_approach else ""))
+    fig.suptitle(
+        f"{getattr(robot, 'name', 'robot')} excitation: T = {excitation.period:g} s, "
+        f"cond {excitation.cond:.3g}, {verdict}" + (f", after a {t_approach:g} s approach" if t_approach else "")
+    )
     fig.tight_layout()
     _save(fig, path)

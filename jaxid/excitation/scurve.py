@@ -7,6 +7,7 @@ Robots*, Springer 2008, section 3.4. Here the profile is generalised to a sequen
 velocity plateaus, each reached by a three-segment jerk-limited ramp, so one call
 builds a friction experiment that reverses through zero velocity many times.
 """
+
 from __future__ import annotations
 
 import jax.numpy as jnp
@@ -93,12 +94,28 @@ def s_curve(levels, holds, a_max, j_max, dt=1e-3, x0=0.0):
 # sliding up to 1.5 m/s for the viscous terms.
 _FRICTION_PROFILES = {
     "identification": (
-        (1e-5, -1e-5, 1e-5,  # presliding loops
-         5e-3, 2e-3, 1e-3, 5e-4, 2e-4, -5e-3, -2e-3, -1e-3, -5e-4, -2e-4,  # Stribeck stairs
-         0.05, -0.2, 0.5, -1.0, 1.5, -1e-5),  # sliding, reversals at 1-10 m/s^2
-        (0.25, 0.25, 0.25,
-         0.05, 0.06, 0.1, 0.15, 0.3, 0.05, 0.06, 0.1, 0.15, 0.3,
-         0.05, 0.1, 0.1, 0.1, 0.1, 0.25),
+        (
+            1e-5,
+            -1e-5,
+            1e-5,  # presliding loops
+            5e-3,
+            2e-3,
+            1e-3,
+            5e-4,
+            2e-4,
+            -5e-3,
+            -2e-3,
+            -1e-3,
+            -5e-4,
+            -2e-4,  # Stribeck stairs
+            0.05,
+            -0.2,
+            0.5,
+            -1.0,
+            1.5,
+            -1e-5,
+        ),  # sliding, reversals at 1-10 m/s^2
+        (0.25, 0.25, 0.25, 0.05, 0.06, 0.1, 0.15, 0.3, 0.05, 0.06, 0.1, 0.15, 0.3, 0.05, 0.1, 0.1, 0.1, 0.1, 0.25),
     ),
     "validation": (
         (-2e-5, 2e-5, 3e-3, 7e-4, 3e-4, -2.5e-3, -8e-4, 0.1, -0.7, 1.2, -0.01, 3e-5),

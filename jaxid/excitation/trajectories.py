@@ -4,6 +4,7 @@ Each trajectory is a pure JAX function of its parameters (so an optimiser can
 differentiate through it) and returns (q, qd, qdd), each shape (N, n): N time samples,
 n joints; rad, rad/s, rad/s^2.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -14,8 +15,15 @@ import numpy as np
 
 from jaxid.signals import _check_finite
 
-__all__ = ["approach", "approach_duration", "approach_jerk", "fourier", "fourier_period", "multisine",
-           "random_multisine"]
+__all__ = [
+    "approach",
+    "approach_duration",
+    "approach_jerk",
+    "fourier",
+    "fourier_period",
+    "multisine",
+    "random_multisine",
+]
 
 
 def _array(x, name, ndim):
@@ -80,15 +88,12 @@ def fourier(a, b, q0, omega_f, t, zero_start=False):
     t = _time(t)
     if a.shape != b.shape or q0.shape != a.shape[:1]:
         raise ValueError(
-            f"a and b must both have shape (n, H) and q0 shape (n,); got a {a.shape}, "
-            f"b {b.shape}, q0 {q0.shape}."
+            f"a and b must both have shape (n, H) and q0 shape (n,); got a {a.shape}, b {b.shape}, q0 {q0.shape}."
         )
     if a.shape[1] < 1:
         raise ValueError("a and b have no harmonics; give at least one column (H >= 1).")
     if zero_start and a.shape[1] < 2:
-        raise ValueError(
-            "zero_start needs at least 2 harmonics: with H = 1 the constraints force a = b = 0."
-        )
+        raise ValueError("zero_start needs at least 2 harmonics: with H = 1 the constraints force a = b = 0.")
     if not isinstance(omega_f, jax.core.Tracer) and not float(omega_f) > 0:
         raise ValueError(f"omega_f must be a positive pulsation (rad/s), got {omega_f}.")
     return _fourier(a, b, q0, omega_f, t, zero_start)
@@ -142,8 +147,13 @@ def approach_duration(q_from, q_to, qd_max, qdd_max, qddd_max=np.inf):
     """The shortest duration, s, of ``approach`` within the velocity, acceleration and jerk
     limits (n,): its peaks are 15/8, 10/sqrt(3) and 60 times |dq| / T, / T^2, / T^3."""
     dq = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))
-    return float(np.max(np.concatenate([
-        1.875 * dq / qd_max, np.sqrt(10 / np.sqrt(3) * dq / qdd_max), np.cbrt(60 * dq / qddd_max), [0.0]])))
+    return float(
+        np.max(
+            np.concatenate(
+                [1.875 * dq / qd_max, np.sqrt(10 / np.sqrt(3) * dq / qdd_max), np.cbrt(60 * dq / qddd_max), [0.0]]
+            )
+        )
+    )
 
 
 def multisine(amplitudes, frequencies_hz, phases, t, offset=0.0):
@@ -202,9 +212,7 @@ def random_multisine(key, n, t, n_sines=3, freq_range=(0.4, 1.6), amp_range=(0.1
     shape = (n, n_sines)
     params = {
         "amplitudes": jax.random.uniform(k_amp, shape, minval=amp_range[0], maxval=amp_range[1]),
-        "frequencies_hz": jax.random.uniform(
-            k_freq, shape, minval=freq_range[0], maxval=freq_range[1]
-        ),
+        "frequencies_hz": jax.random.uniform(k_freq, shape, minval=freq_range[0], maxval=freq_range[1]),
         "phases": jax.random.uniform(k_phase, shape, maxval=2 * jnp.pi),
     }
     return (*multisine(params["amplitudes"], params["frequencies_hz"], params["phases"], t), params)

@@ -6,6 +6,7 @@ trajectory (its bristle states integrated). ``jaxid.friction.stribeck`` is the L
 steady-state curve; the static Stribeck model of a
 joint is ``jaxid.friction.models.stribeck``.
 """
+
 from jaxid.friction import lugre, models
 from jaxid.friction.lugre import LuGre, integration_steps, reference_parameters, simulate, stribeck
 from jaxid.friction.lugre import joint_torque as lugre_joint_torque
@@ -23,6 +24,24 @@ from jaxid.friction.models import (
     viscous,
 )
 
-__all__ = ["lugre", "models", "LuGre", "lugre_joint_torque", "integration_steps", "reference_parameters", "simulate", "stribeck",
-           "JOINT_BASIS", "JOINT_TERMS", "asymmetric", "asymmetric_from_terms", "asymmetric_terms", "coulomb",
-           "fit_stribeck_velocity", "joint_basis", "smooth_sign", "stribeck_column", "viscous"]
+__all__ = [
+    "lugre",
+    "models",
+    "LuGre",
+    "lugre_joint_torque",
+    "integration_steps",
+    "reference_parameters",
+    "simulate",
+    "stribeck",
+    "JOINT_BASIS",
+    "JOINT_TERMS",
+    "asymmetric",
+    "asymmetric_from_terms",
+    "asymmetric_terms",
+    "coulomb",
+    "fit_stribeck_velocity",
+    "joint_basis",
+    "smooth_sign",
+    "stribeck_column",
+    "viscous",
+]

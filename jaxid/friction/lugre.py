@@ -18,6 +18,7 @@ constant (all of sliding, and presliding), and smooth in the parameters (so forw
 reverse-mode differentiable). Sub-steps are split at zero crossings of v and gathered
 where |v| is below a few v0, where g changes.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -56,7 +57,7 @@ class LuGre(eqx.Module):
         return jnp.stack(jnp.broadcast_arrays(*(getattr(self, n) for n in NAMES)), axis=-1)
 
     @classmethod
-    def from_vector(cls, p) -> "LuGre":
+    def from_vector(cls, p) -> LuGre:
         """Inverse of ``vector``: p of shape (..., 8) in the order of ``NAMES``."""
         p = jnp.asarray(p)
         return cls(*(p[..., i] for i in range(8)))
@@ -87,8 +88,12 @@ def parameter_problems(p: LuGre, *, dissipative: bool = True) -> list[str]:
     bad = [f"LuGre parameter {n} must be finite, got {v}" for n, v in values.items() if not np.all(np.isfinite(v))]
     if bad:
         return bad
-    out = [f"LuGre parameter {n} must be > 0, got {values[n]}; stiffness, Coulomb level and the characteristic "
-           "velocities are positive" for n in ("sigma0", "v0", "vd", "alpha0") if np.any(values[n] <= 0)]
+    out = [
+        f"LuGre parameter {n} must be > 0, got {values[n]}; stiffness, Coulomb level and the characteristic "
+        "velocities are positive"
+        for n in ("sigma0", "v0", "vd", "alpha0")
+        if np.any(values[n] <= 0)
+    ]
     if np.any(values["sigma1"] < 0):
         out.append(f"LuGre parameter sigma1 must be >= 0, got {values['sigma1']}")
     if np.any(values["alpha0"] + np.minimum(values["alpha1"], 0) <= 0):
@@ -223,8 +228,7 @@ def _simulate(p: LuGre, v, dt, steps, z0, block=128):
     nint = v.shape[0] - 1
     nb = -(-nint // block)
     # Zero-length sub-steps pad the record to whole blocks: they are the identity map.
-    steps = tuple(jnp.pad(s, ((0, 0), (0, nb * block - nint))).reshape(-1, nb, block).swapaxes(0, 1)
-                  for s in steps)
+    steps = tuple(jnp.pad(s, ((0, 0), (0, nb * block - nint))).reshape(-1, nb, block).swapaxes(0, 1) for s in steps)
 
     def affine(z, ab):
         z = ab[0] * z + ab[1]
@@ -309,8 +313,9 @@ def simulate_reference(p: LuGre, v, dt, rtol=1e-10, atol=1e-16, max_step=1e-4, z
         u = np.interp(tt, t, v)
         return [[-s0 * abs(u) / gn(u)]]
 
-    sol = solve_ivp(rhs, (t[0], t[-1]), [z0], method="Radau", t_eval=t, rtol=rtol, atol=atol,
-                    max_step=max_step, jac=jac)
+    sol = solve_ivp(
+        rhs, (t[0], t[-1]), [z0], method="Radau", t_eval=t, rtol=rtol, atol=atol, max_step=max_step, jac=jac
+    )
     z = sol.y[0]
     return np.asarray(force(p, jnp.asarray(v), jnp.asarray(z))), z
 
@@ -345,8 +350,9 @@ def joint_torque(params: LuGre, t, qd, substeps=8, z0=None):
     n = qd.shape[1]
     vec = np.asarray(params.vector(), dtype=float)
     if vec.shape not in ((8,), (n, 8)):
-        raise ValueError(f"LuGre parameters for {n} joints need fields of shape ({n},) or scalars, "
-                         f"got shape {vec.shape[:-1]}")
+        raise ValueError(
+            f"LuGre parameters for {n} joints need fields of shape ({n},) or scalars, got shape {vec.shape[:-1]}"
+        )
     p = LuGre.from_vector(np.broadcast_to(vec, (n, 8)))
     check_parameters(p)
     z0 = jnp.zeros(n) if z0 is None else jnp.broadcast_to(jnp.asarray(z0, dtype=float), (n,))

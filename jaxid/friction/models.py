@@ -42,10 +42,12 @@ their parameter only:
   two-step WLS on one run gives Izz7 = -0.19 to -0.21 kg m^2 and a negative viscous fv7.
   Not friction, but a joint term of the same kind (linear in its value, local to the joint).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -108,8 +110,12 @@ def asymmetric_terms(fc_pos, fc_neg, fv_pos, fv_neg) -> dict:
     """Joint-term values ``{"fv", "fva", "fc", "offset"}`` that reproduce :func:`asymmetric`
     exactly: fv = (fv_pos + fv_neg)/2, fva = (fv_pos - fv_neg)/2, fc = (fc_pos + fc_neg)/2,
     offset = (fc_pos - fc_neg)/2 (units as the arguments)."""
-    return {"fv": (fv_pos + fv_neg) / 2, "fva": (fv_pos - fv_neg) / 2,
-            "fc": (fc_pos + fc_neg) / 2, "offset": (fc_pos - fc_neg) / 2}
+    return {
+        "fv": (fv_pos + fv_neg) / 2,
+        "fva": (fv_pos - fv_neg) / 2,
+        "fc": (fc_pos + fc_neg) / 2,
+        "offset": (fc_pos - fc_neg) / 2,
+    }
 
 
 def asymmetric_from_terms(fv, fva, fc, offset) -> dict:
@@ -136,16 +142,27 @@ class JointTerm(NamedTuple):
 JOINT_BASIS = {
     "ia": JointTerm("kg m^2", "rotor (armature) inertia", lambda q, qd, qdd, eps, vs: qdd),
     "fv": JointTerm("N m s/rad", "viscous friction", lambda q, qd, qdd, eps, vs: qd),
-    "fc": JointTerm("N m", "Coulomb friction (mean of both directions)",
-                    lambda q, qd, qdd, eps, vs: smooth_sign(qd, eps)),
-    "fs": JointTerm("N m", "Stribeck excess static friction fs - fc",
-                    lambda q, qd, qdd, eps, vs: stribeck_column(qd, vs, eps)),
-    "fva": JointTerm("N m s/rad", "asymmetric viscous friction (fv_pos - fv_neg)/2",
-                     lambda q, qd, qdd, eps, vs: qd * smooth_sign(qd, eps)),
-    "offset": JointTerm("N m", "torque offset: sensor bias + Coulomb asymmetry (fc_pos - fc_neg)/2",
-                        lambda q, qd, qdd, eps, vs: jnp.ones_like(qd)),
-    "ks": JointTerm("N m/rad", "joint stiffness: elastic torque of cables, hoses or springs, ks (q - q_rest)",
-                    lambda q, qd, qdd, eps, vs: q),
+    "fc": JointTerm(
+        "N m", "Coulomb friction (mean of both directions)", lambda q, qd, qdd, eps, vs: smooth_sign(qd, eps)
+    ),
+    "fs": JointTerm(
+        "N m", "Stribeck excess static friction fs - fc", lambda q, qd, qdd, eps, vs: stribeck_column(qd, vs, eps)
+    ),
+    "fva": JointTerm(
+        "N m s/rad",
+        "asymmetric viscous friction (fv_pos - fv_neg)/2",
+        lambda q, qd, qdd, eps, vs: qd * smooth_sign(qd, eps),
+    ),
+    "offset": JointTerm(
+        "N m",
+        "torque offset: sensor bias + Coulomb asymmetry (fc_pos - fc_neg)/2",
+        lambda q, qd, qdd, eps, vs: jnp.ones_like(qd),
+    ),
+    "ks": JointTerm(
+        "N m/rad",
+        "joint stiffness: elastic torque of cables, hoses or springs, ks (q - q_rest)",
+        lambda q, qd, qdd, eps, vs: q,
+    ),
 }
 JOINT_TERMS = tuple(JOINT_BASIS)
 
@@ -211,8 +228,9 @@ def fit_stribeck_velocity(robot, q, qd, qdd, tau, lo=1e-3, hi=1.0, n_iter=40) ->
     from jaxid.identification.regressor import regressor
 
     if "fs" not in getattr(robot, "joint_terms", ()):
-        raise ValueError("fit_stribeck_velocity needs a Robot with the Stribeck term: "
-                         "robot.with_joint_terms((..., 'fs', ...))")
+        raise ValueError(
+            "fit_stribeck_velocity needs a Robot with the Stribeck term: robot.with_joint_terms((..., 'fs', ...))"
+        )
     n = robot.n
     arrays = {}
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd), ("tau", tau)):
@@ -225,12 +243,15 @@ def fit_stribeck_velocity(robot, q, qd, qdd, tau, lo=1e-3, hi=1.0, n_iter=40) ->
     if not (0 < lo < hi and np.isfinite(hi)):
         raise ValueError(f"need 0 < lo < hi (rad/s), got lo={lo}, hi={hi}")
     if not np.any(np.abs(arrays["qd"]) < 3 * hi):
-        raise ValueError(f"no sample has |qd| below 3 hi = {3 * hi:g} rad/s, where the Stribeck effect "
-                         "shows; record motion that passes slowly through zero velocity")
+        raise ValueError(
+            f"no sample has |qd| below 3 hi = {3 * hi:g} rad/s, where the Stribeck effect "
+            "shows; record motion that passes slowly through zero velocity"
+        )
     names = robot.parameter_names()
     fs = [names.index(f"fs{j + 1}") for j in range(n)]
     Y = regressor(robot, arrays["q"], arrays["qd"], arrays["qdd"])
     A0 = Y.reshape(-1, Y.shape[-1])[:, np.setdiff1d(np.arange(len(names)), fs)]
-    log_vs = _fit_log_vs(A0, arrays["qd"], arrays["tau"].reshape(-1), robot.coulomb_eps, np.log(lo), np.log(hi),
-                         int(n_iter))
+    log_vs = _fit_log_vs(
+        A0, arrays["qd"], arrays["tau"].reshape(-1), robot.coulomb_eps, np.log(lo), np.log(hi), int(n_iter)
+    )
     return float(np.exp(log_vs))

@@ -22,6 +22,7 @@ when friction or offsets are switched on.
 This is a one-off structural computation, done with numpy at the edge; the resulting
 ``BaseParameters`` maps (``to_base``, ``reduce``) are pure ``jnp`` and jit.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -134,7 +135,7 @@ def _joint_blocks(W, tau, keep, size):
     C, n, k = W.shape
     B = np.empty((k + 1, min(C, size))).T
     for s in range(0, C, size):
-        rows = slice(s, min(s + size, C)) if keep is None else s + np.flatnonzero(keep[s:s + size])
+        rows = slice(s, min(s + size, C)) if keep is None else s + np.flatnonzero(keep[s : s + size])
         c = len(tau[rows])
         for j in range(n if c else 0):
             B[:c, :k], B[:c, k] = W[rows, j], tau[rows, j]

@@ -56,6 +56,7 @@ log-Cholesky map bends the data's flat directions into curved valleys, in which 
 trust region started far away crawls. With ``weight = 0`` and a consistent WLS estimate
 the result reproduces the WLS base parameters.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -76,9 +77,22 @@ from jaxid.identification.base import BaseParameters, base_parameters, lift
 from jaxid.identification.estimators import identify
 from jaxid.model import inertia
 
-__all__ = ["ConsistentFit", "PRIORS", "POSITIVE_TERMS", "identify_consistent", "consistent_estimator", "Bounds",
-           "DataTerm", "data_term", "holdout",
-           "project_consistent", "lift", "to_urdf", "entropic_divergence", "check_nominal"]
+__all__ = [
+    "ConsistentFit",
+    "PRIORS",
+    "POSITIVE_TERMS",
+    "identify_consistent",
+    "consistent_estimator",
+    "Bounds",
+    "DataTerm",
+    "data_term",
+    "holdout",
+    "project_consistent",
+    "lift",
+    "to_urdf",
+    "entropic_divergence",
+    "check_nominal",
+]
 
 PRIORS = (None, "euclidean", "entropic")
 #: Joint terms constrained to be >= 0 (``exp`` parametrisation): inertia, dissipative friction,
@@ -172,10 +186,12 @@ def check_nominal(robot, nominal):
     bad = np.flatnonzero(lam[:, 0] < -1e-9 * np.maximum(np.abs(lam).max(axis=1), 1e-300))
     if bad.size:
         i = bad[0]
-        raise ValueError(f"link {robot.names[i]}: the nominal (CAD) body is not physically consistent (mass "
-                         f"{pis[i, 0]:g} kg, pseudo-inertia eigenvalue {lam[i, 0]:.3g} < 0: a negative mass or "
-                         "an inertia that breaks the triangle inequality); correct its inertial parameters or "
-                         "pass a consistent nominal")
+        raise ValueError(
+            f"link {robot.names[i]}: the nominal (CAD) body is not physically consistent (mass "
+            f"{pis[i, 0]:g} kg, pseudo-inertia eigenvalue {lam[i, 0]:.3g} < 0: a negative mass or "
+            "an inertia that breaks the triangle inequality); correct its inertial parameters or "
+            "pass a consistent nominal"
+        )
 
 
 def _phi(l):
@@ -246,26 +262,47 @@ class Bounds:
             object.__setattr__(self, f, np.array(getattr(self, f), dtype=float))
 
     @classmethod
-    def make(cls, robot, *, mass_min=None, mass_max=None, com_min=None, com_max=None, total_mass=None,
-             body_min=None, body_max=None):
+    def make(
+        cls,
+        robot,
+        *,
+        mass_min=None,
+        mass_max=None,
+        com_min=None,
+        com_max=None,
+        total_mass=None,
+        body_min=None,
+        body_max=None,
+    ):
         """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
         unbounded), checked (:meth:`check`)."""
         n = robot.n_joints
 
         def arr(x, shape, default):
-            a = np.full(shape, default, dtype=float) if x is None else np.broadcast_to(np.asarray(x, dtype=float),
-                                                                                       shape).copy()
+            a = (
+                np.full(shape, default, dtype=float)
+                if x is None
+                else np.broadcast_to(np.asarray(x, dtype=float), shape).copy()
+            )
             return a
 
-        b = cls(arr(mass_min, (n,), 0.0), arr(mass_max, (n,), np.inf), arr(com_min, (n, 3), -np.inf),
-                arr(com_max, (n, 3), np.inf), None if total_mass is None else tuple(float(x) for x in total_mass),
-                tuple(robot.names), arr(body_min, (n, 3), -np.inf), arr(body_max, (n, 3), np.inf))
+        b = cls(
+            arr(mass_min, (n,), 0.0),
+            arr(mass_max, (n,), np.inf),
+            arr(com_min, (n, 3), -np.inf),
+            arr(com_max, (n, 3), np.inf),
+            None if total_mass is None else tuple(float(x) for x in total_mass),
+            tuple(robot.names),
+            arr(body_min, (n, 3), -np.inf),
+            arr(body_max, (n, 3), np.inf),
+        )
         b.check()
         return b
 
     @classmethod
-    def from_nominal(cls, robot, nominal=None, *, mass_tol: float | None = 0.2, com_margin: float | None = None,
-                     total_mass=None):
+    def from_nominal(
+        cls, robot, nominal=None, *, mass_tol: float | None = 0.2, com_margin: float | None = None, total_mass=None
+    ):
         """Bounds around the nominal (CAD) bodies: each link's mass within ``+-mass_tol``
         (relative) of its nominal mass, its centre of mass within ``+-com_margin`` m of
         the nominal one along each axis (None: unbounded), and optionally the total mass
@@ -279,8 +316,10 @@ class Bounds:
                 raise ValueError(f"mass_tol must be a finite number >= 0, got {mass_tol}")
             bad = np.flatnonzero(m <= 0)
             if bad.size:
-                raise ValueError(f"link {robot.names[bad[0]]}: nominal mass {m[bad[0]]:g} kg is not positive; "
-                                 "relative mass bounds need a positive nominal mass")
+                raise ValueError(
+                    f"link {robot.names[bad[0]]}: nominal mass {m[bad[0]]:g} kg is not positive; "
+                    "relative mass bounds need a positive nominal mass"
+                )
             kw.update(mass_min=m * (1 - mass_tol), mass_max=m * (1 + mass_tol))
         if com_margin is not None:
             if not (math.isfinite(com_margin) and com_margin >= 0):
@@ -310,14 +349,20 @@ class Bounds:
         lo, hi = np.where(none, -np.inf, lo), np.where(none, np.inf, hi)
         return cls.make(robot, com_min=lo, com_max=hi, **(dict(body_min=lo, body_max=hi) if body else {}))
 
-    def intersect(self, other: "Bounds") -> "Bounds":
+    def intersect(self, other: Bounds) -> Bounds:
         """Both sets of bounds at once (the tighter side of each), checked."""
         tm = [b.total_mass for b in (self, other) if b.total_mass is not None]
         total = None if not tm else (max(t[0] for t in tm), min(t[1] for t in tm))
-        return type(self)(np.maximum(self.mass_min, other.mass_min), np.minimum(self.mass_max, other.mass_max),
-                          np.maximum(self.com_min, other.com_min), np.minimum(self.com_max, other.com_max), total,
-                          self.link_names or other.link_names, np.maximum(self.body_min, other.body_min),
-                          np.minimum(self.body_max, other.body_max)).check()
+        return type(self)(
+            np.maximum(self.mass_min, other.mass_min),
+            np.minimum(self.mass_max, other.mass_max),
+            np.maximum(self.com_min, other.com_min),
+            np.minimum(self.com_max, other.com_max),
+            total,
+            self.link_names or other.link_names,
+            np.maximum(self.body_min, other.body_min),
+            np.minimum(self.body_max, other.body_max),
+        ).check()
 
     def check(self):
         """Raise a one-line ValueError naming the link and the bound when bounds contradict
@@ -328,41 +373,61 @@ class Bounds:
             raise ValueError("bounds: mass_min, mass_max must have shape (n,) and com_min, com_max (n, 3)")
         if self.body_min.shape != (n, 3) or self.body_max.shape != (n, 3):
             raise ValueError("bounds: body_min, body_max must have shape (n, 3)")
-        for label, x in (("mass_min", self.mass_min), ("mass_max", self.mass_max), ("com_min", self.com_min),
-                         ("com_max", self.com_max), ("body_min", self.body_min), ("body_max", self.body_max)):
+        for label, x in (
+            ("mass_min", self.mass_min),
+            ("mass_max", self.mass_max),
+            ("com_min", self.com_min),
+            ("com_max", self.com_max),
+            ("body_min", self.body_min),
+            ("body_max", self.body_max),
+        ):
             if np.any(np.isnan(x)):
                 raise ValueError(f"bounds: {label} contains NaN")
         for i in range(n):
             if self.mass_max[i] <= 0:
                 raise ValueError(f"link {names[i]}: mass_max = {self.mass_max[i]:g} kg, a body needs a positive mass")
             if self.mass_min[i] > self.mass_max[i]:
-                raise ValueError(f"link {names[i]}: mass_min = {self.mass_min[i]:g} kg > mass_max = "
-                                 f"{self.mass_max[i]:g} kg")
+                raise ValueError(
+                    f"link {names[i]}: mass_min = {self.mass_min[i]:g} kg > mass_max = {self.mass_max[i]:g} kg"
+                )
             for a in range(3):
                 if self.com_min[i, a] > self.com_max[i, a]:
-                    raise ValueError(f"link {names[i]}: com_min[{'xyz'[a]}] = {self.com_min[i, a]:g} m > "
-                                     f"com_max[{'xyz'[a]}] = {self.com_max[i, a]:g} m")
+                    raise ValueError(
+                        f"link {names[i]}: com_min[{'xyz'[a]}] = {self.com_min[i, a]:g} m > "
+                        f"com_max[{'xyz'[a]}] = {self.com_max[i, a]:g} m"
+                    )
                 lo, hi = max(self.com_min[i, a], self.body_min[i, a]), min(self.com_max[i, a], self.body_max[i, a])
                 if lo > hi:  # the centre of mass lies in the body's box
-                    raise ValueError(f"link {names[i]}: the centre-of-mass box and body box do not overlap along "
-                                     f"{'xyz'[a]} ({lo:g} m > {hi:g} m)")
+                    raise ValueError(
+                        f"link {names[i]}: the centre-of-mass box and body box do not overlap along "
+                        f"{'xyz'[a]} ({lo:g} m > {hi:g} m)"
+                    )
         if self.total_mass is not None:
             lo, hi = self.total_mass
             if not lo <= hi:
                 raise ValueError(f"total mass: lower bound {lo:g} kg > upper bound {hi:g} kg")
             smin, smax = float(np.sum(np.maximum(self.mass_min, 0))), float(np.sum(self.mass_max))
             if smin > hi:
-                raise ValueError(f"total mass: the links' mass_min sum to {smin:g} kg > total_mass upper bound {hi:g} kg")
+                raise ValueError(
+                    f"total mass: the links' mass_min sum to {smin:g} kg > total_mass upper bound {hi:g} kg"
+                )
             if smax < lo:
-                raise ValueError(f"total mass: the links' mass_max sum to {smax:g} kg < total_mass lower bound {lo:g} kg")
+                raise ValueError(
+                    f"total mass: the links' mass_max sum to {smax:g} kg < total_mass lower bound {lo:g} kg"
+                )
         return self
 
     @property
     def empty(self) -> bool:
-        return (not np.any(self.mass_min > 0) and not np.any(np.isfinite(self.mass_max))
-                and not np.any(np.isfinite(self.com_min)) and not np.any(np.isfinite(self.com_max))
-                and self.total_mass is None and not np.any(np.isfinite(self.body_min))
-                and not np.any(np.isfinite(self.body_max)))
+        return (
+            not np.any(self.mass_min > 0)
+            and not np.any(np.isfinite(self.mass_max))
+            and not np.any(np.isfinite(self.com_min))
+            and not np.any(np.isfinite(self.com_max))
+            and self.total_mass is None
+            and not np.any(np.isfinite(self.body_min))
+            and not np.any(np.isfinite(self.body_max))
+        )
 
     def body_axes(self):
         """(n, 3) bool: the axes along which the body box bounds the second moment (both sides finite)."""
@@ -425,8 +490,6 @@ def _data_term(ls, rss):
     return DataTerm(ls.theta, std, jnp.linalg.cholesky(ls.cov / jnp.outer(std, std)), rss, ls)
 
 
-
-
 def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
     """The prior's reference point: nominal bodies projected to consistent ones
     (:func:`project_consistent`), shape (n, 10), and the reference value x0 (n, k) of each
@@ -435,8 +498,8 @@ def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
     n, k = robot.n_joints, len(robot.joint_terms)
     nominal = jnp.asarray(nominal, dtype=float)
     pis = project_consistent(nominal[: 10 * n].reshape(n, 10))
-    joint0 = lift(base, theta_ls, nominal)[10 * n:].reshape(n, k)
-    joint_nom = nominal[10 * n:].reshape(n, k)
+    joint0 = lift(base, theta_ls, nominal)[10 * n :].reshape(n, k)
+    joint_nom = nominal[10 * n :].reshape(n, k)
     x0 = jnp.where(joint_nom > 0, joint_nom, jnp.maximum(jnp.abs(joint0), 1e-12))
     positive = np.broadcast_to(np.array([t in POSITIVE_TERMS for t in robot.joint_terms], dtype=bool), (n, k))
     return pis, x0, positive
@@ -447,10 +510,10 @@ class _Problem(eqx.Module):
     """Everything the solve needs except the data; static fields fix the compile."""
 
     base: BaseParameters
-    z0: jax.Array          # (n, 10) log-Cholesky start (projected nominal)
-    U0inv: jax.Array       # (n, 4, 4) inverse nominal factors
-    logdiag0: jax.Array    # (n, 4)
-    positive: jax.Array    # (n, k) bool
+    z0: jax.Array  # (n, 10) log-Cholesky start (projected nominal)
+    U0inv: jax.Array  # (n, 4, 4) inverse nominal factors
+    logdiag0: jax.Array  # (n, 4)
+    positive: jax.Array  # (n, k) bool
     n: int = eqx.field(static=True)
     k: int = eqx.field(static=True)
     prior: str | None = eqx.field(static=True)
@@ -473,8 +536,8 @@ def _solve(problem: _Problem, theta_ls, cov, nominal, weight):
     L = jnp.linalg.cholesky(cov / jnp.outer(std, std))
     # Joint terms start from the data (they are identifiable; a CAD model rarely has
     # them): the WLS estimate, dependent columns at nominal, made positive where needed.
-    joint0 = lift(problem.base, theta_ls, nominal)[10 * problem.n:].reshape(problem.n, problem.k)
-    joint_nom = nominal[10 * problem.n:].reshape(problem.n, problem.k)
+    joint0 = lift(problem.base, theta_ls, nominal)[10 * problem.n :].reshape(problem.n, problem.k)
+    joint_nom = nominal[10 * problem.n :].reshape(problem.n, problem.k)
     u0 = jnp.where(problem.positive, jnp.log(jnp.maximum(jnp.abs(joint0), 1e-12)), joint0)
     logx0 = jnp.where(joint_nom > 0, jnp.log(jnp.where(joint_nom > 0, joint_nom, 1.0)), u0)
 
@@ -487,8 +550,7 @@ def _solve(problem: _Problem, theta_ls, cov, nominal, weight):
         rj = _phi(jnp.where(problem.positive, 0.5 * (y[1] - logx0), 0.0))
         if problem.prior is None:
             return r, sw * rj
-        rp = jax.vmap(_prior_residual, in_axes=(0, 0, 0, None))(y[0], problem.U0inv, problem.logdiag0,
-                                                                  problem.prior)
+        rp = jax.vmap(_prior_residual, in_axes=(0, 0, 0, None))(y[0], problem.U0inv, problem.logdiag0, problem.prior)
         return r, sw * rj, sw * rp
 
     # Continuation in the weight (the central path of interior-point methods): the
@@ -542,28 +604,28 @@ class _Barrier(eqx.Module):
     """The convex problem ``min ||R theta - rhs||^2 + w prior(theta)`` over consistent bodies,
     positive joint terms and bounds, with its logarithmic barrier (standard parameters theta)."""
 
-    R: jax.Array           # (b, p) whitened base map L^-1 diag(1/std) B
-    rhs: jax.Array         # (b,)
-    J0inv: jax.Array       # (n, 4, 4)
-    logdetJ0: jax.Array    # (n,)
-    S0: jax.Array          # (n, 4, 4) J0^-1/2
-    x0: jax.Array          # (n, k) reference of the positive joint terms
-    positive: jax.Array    # (n, k) float 0/1
-    mass_lo: jax.Array     # (n,) with -inf where absent
+    R: jax.Array  # (b, p) whitened base map L^-1 diag(1/std) B
+    rhs: jax.Array  # (b,)
+    J0inv: jax.Array  # (n, 4, 4)
+    logdetJ0: jax.Array  # (n,)
+    S0: jax.Array  # (n, 4, 4) J0^-1/2
+    x0: jax.Array  # (n, k) reference of the positive joint terms
+    positive: jax.Array  # (n, k) float 0/1
+    mass_lo: jax.Array  # (n,) with -inf where absent
     mass_hi: jax.Array
-    com_lo: jax.Array      # (n, 3)
+    com_lo: jax.Array  # (n, 3)
     com_hi: jax.Array
-    body_lo: jax.Array     # (n, 3), 0 where the body box does not bound the axis
+    body_lo: jax.Array  # (n, 3), 0 where the body box does not bound the axis
     body_hi: jax.Array
-    body_axes: jax.Array   # (n, 3) float 0/1
-    total: jax.Array       # (2,)
-    nu: jax.Array          # barrier parameter: number of (scalar-equivalent) constraints
+    body_axes: jax.Array  # (n, 3) float 0/1
+    total: jax.Array  # (2,)
+    nu: jax.Array  # barrier parameter: number of (scalar-equivalent) constraints
     n: int = eqx.field(static=True)
     k: int = eqx.field(static=True)
     prior: str | None = eqx.field(static=True)
 
     def split(self, theta):
-        return theta[: 10 * self.n].reshape(self.n, 10), theta[10 * self.n:].reshape(self.n, self.k)
+        return theta[: 10 * self.n].reshape(self.n, 10), theta[10 * self.n :].reshape(self.n, self.k)
 
     def data(self, theta):
         r = self.R @ theta - self.rhs
@@ -574,11 +636,13 @@ class _Barrier(eqx.Module):
         pis, _ = self.split(theta)
         m, h = pis[:, 0], pis[:, 1:4]
         fin = lambda b: jnp.where(jnp.isfinite(b), b, 0.0)
-        s = [jnp.where(jnp.isfinite(self.mass_lo), m - fin(self.mass_lo), 1.0),
-             jnp.where(jnp.isfinite(self.mass_hi), fin(self.mass_hi) - m, 1.0),
-             jnp.where(jnp.isfinite(self.com_lo), h - fin(self.com_lo) * m[:, None], 1.0).ravel(),
-             jnp.where(jnp.isfinite(self.com_hi), fin(self.com_hi) * m[:, None] - h, 1.0).ravel(),
-             jnp.where(jnp.isfinite(self.total), jnp.array([1.0, -1.0]) * (jnp.sum(m) - fin(self.total)), 1.0)]
+        s = [
+            jnp.where(jnp.isfinite(self.mass_lo), m - fin(self.mass_lo), 1.0),
+            jnp.where(jnp.isfinite(self.mass_hi), fin(self.mass_hi) - m, 1.0),
+            jnp.where(jnp.isfinite(self.com_lo), h - fin(self.com_lo) * m[:, None], 1.0).ravel(),
+            jnp.where(jnp.isfinite(self.com_hi), fin(self.com_hi) * m[:, None] - h, 1.0).ravel(),
+            jnp.where(jnp.isfinite(self.total), jnp.array([1.0, -1.0]) * (jnp.sum(m) - fin(self.total)), 1.0),
+        ]
         S = jnp.diagonal(jax.vmap(inertia.pseudo_inertia)(pis), axis1=1, axis2=2)[:, :3]
         lo, hi = self.body_lo, self.body_hi
         s.append(jnp.where(self.body_axes > 0, (lo + hi) * h - lo * hi * m[:, None] - S, 1.0).ravel())
@@ -602,7 +666,7 @@ class _Barrier(eqx.Module):
         L, scale = frame
         V = jax.vmap(inertia.pseudo_inertia)(delta[: 10 * self.n].reshape(self.n, 10))
         dpis = jax.vmap(inertia.from_pseudo_inertia)(L @ V @ jnp.swapaxes(L, 1, 2))
-        return jnp.concatenate([dpis.ravel(), (scale * delta[10 * self.n:].reshape(self.n, self.k)).ravel()])
+        return jnp.concatenate([dpis.ravel(), (scale * delta[10 * self.n :].reshape(self.n, self.k)).ravel()])
 
     def rest(self, theta, frame, delta, weight, mu):
         """``weight * prior + mu * barrier`` at ``theta + step(frame, delta)`` (None: ``theta``
@@ -618,7 +682,7 @@ class _Barrier(eqx.Module):
             ok_x = jnp.all(jnp.where(pos, x > 0, True))
         else:
             L, scale = frame
-            d_links, d_x = delta[: 10 * self.n].reshape(self.n, 10), delta[10 * self.n:].reshape(self.n, self.k)
+            d_links, d_x = delta[: 10 * self.n].reshape(self.n, 10), delta[10 * self.n :].reshape(self.n, self.k)
             V = jax.vmap(inertia.pseudo_inertia)(d_links)
             ld1, ok = jax.vmap(_chol4_logdet)(jnp.eye(4) + V)
             ld = 2 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=1) + ld1
@@ -651,8 +715,9 @@ class _Barrier(eqx.Module):
         """``sum tr(J0^-1 J) + sum x / x0``, the linear term of the barrier."""
         pis, x = self.split(theta)
         J = jax.vmap(inertia.pseudo_inertia)(pis)
-        return (jnp.sum(jnp.einsum("nij,nji->n", self.J0inv, J))
-                + jnp.sum(jnp.where(self.positive > 0, x / self.x0, 0.0)))
+        return jnp.sum(jnp.einsum("nij,nji->n", self.J0inv, J)) + jnp.sum(
+            jnp.where(self.positive > 0, x / self.x0, 0.0)
+        )
 
     def prior_value(self, theta):
         return self.rest(theta, None, None, 1.0, 0.0)[0]
@@ -746,7 +811,7 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
         # closer to the boundary than the central path, from where Newton climbs back by
         # doubling it, one step at a time (measured: 100-step plateaus on the KUKA data).
         V = jax.vmap(inertia.pseudo_inertia)(d[: 10 * problem.n].reshape(problem.n, 10))
-        dx = jnp.where(problem.positive.ravel() > 0, d[10 * problem.n:], 0.0)
+        dx = jnp.where(problem.positive.ravel() > 0, d[10 * problem.n :], 0.0)
         s0, s1 = problem._slacks(th), problem._slacks(th + T @ d)
         worst = jnp.max(jnp.concatenate([-jnp.linalg.eigvalsh(V)[:, 0], -dx, (s0 - s1) / s0]))
         a0 = jnp.where(worst > _FRACTION, _FRACTION / worst, 1.0)
@@ -769,8 +834,15 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
         H = jnp.diag(G) + 2 * jnp.sum(RT**2, axis=0)
         return (th_new, mu_new, it + 1, done, lam2, jnp.linalg.norm(g / jnp.sqrt(jnp.maximum(H, 1e-300))), hist)
 
-    init = (theta0, mu0, jnp.zeros((), int), jnp.asarray(False), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf),
-            jnp.full((max_steps, 2), jnp.nan))
+    init = (
+        theta0,
+        mu0,
+        jnp.zeros((), int),
+        jnp.asarray(False),
+        jnp.asarray(jnp.inf),
+        jnp.asarray(jnp.inf),
+        jnp.full((max_steps, 2), jnp.nan),
+    )
     th, mu, it, done, lam2, gnorm, hist = jax.lax.while_loop(cond, body, init)
     return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm, hist
 
@@ -802,23 +874,33 @@ def _interior_start(robot, pis, bounds: Bounds | None):
     for i in range(n):
         lo, hi = bounds.mass_min[i], bounds.mass_max[i]
         if lo >= hi:
-            raise ValueError(f"link {robot.names[i]}: mass_min = mass_max = {lo:g} kg leaves no interior for the "
-                             "interior-point fit; give an interval (or use jaxid.identification.sdp.identify_sdp)")
+            raise ValueError(
+                f"link {robot.names[i]}: mass_min = mass_max = {lo:g} kg leaves no interior for the "
+                "interior-point fit; give an interval (or use jaxid.identification.sdp.identify_sdp)"
+            )
         for a in range(3):
             if bounds.com_min[i, a] >= bounds.com_max[i, a]:
-                raise ValueError(f"link {robot.names[i]}: com_min[{'xyz'[a]}] = com_max[{'xyz'[a]}] leaves no "
-                                 "interior for the interior-point fit; give an interval")
+                raise ValueError(
+                    f"link {robot.names[i]}: com_min[{'xyz'[a]}] = com_max[{'xyz'[a]}] leaves no "
+                    "interior for the interior-point fit; give an interval"
+                )
         m_new[i] = inside(pis[i, 0], max(lo, 0.0), hi)
     if bounds.total_mass is not None:
         lo, hi = bounds.total_mass
         tot = m_new.sum()
         target = inside(tot, lo, hi)
         if target != tot:
-            m_new = np.array([inside(m * target / tot, max(bounds.mass_min[i], 0.0), bounds.mass_max[i])
-                              for i, m in enumerate(m_new)])
+            m_new = np.array(
+                [
+                    inside(m * target / tot, max(bounds.mass_min[i], 0.0), bounds.mass_max[i])
+                    for i, m in enumerate(m_new)
+                ]
+            )
             if not (lo < m_new.sum() < hi):
-                raise ValueError(f"total mass: no start inside ({lo:g}, {hi:g}) kg within the links' mass bounds "
-                                 f"(it reached {m_new.sum():g} kg); widen total_mass or the per-link bounds")
+                raise ValueError(
+                    f"total mass: no start inside ({lo:g}, {hi:g}) kg within the links' mass bounds "
+                    f"(it reached {m_new.sum():g} kg); widen total_mass or the per-link bounds"
+                )
     axes = bounds.body_axes()
     for i in range(n):
         m, c, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pis[i])))
@@ -857,8 +939,13 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
     B[np.arange(base.rank), np.asarray(base.indices)] = 1.0
     B[:, np.asarray(base.dependent)] = np.asarray(base.K)
     if bounds is None:
-        b = (np.full(n, -np.inf), np.full(n, np.inf), np.full((n, 3), -np.inf), np.full((n, 3), np.inf),
-             np.array([-np.inf, np.inf]))
+        b = (
+            np.full(n, -np.inf),
+            np.full(n, np.inf),
+            np.full((n, 3), -np.inf),
+            np.full((n, 3), np.inf),
+            np.array([-np.inf, np.inf]),
+        )
         body = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)))
     else:
         bounds.check()
@@ -879,16 +966,34 @@ def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, n
     n, k = robot.n_joints, len(robot.joint_terms)
     A = jax.scipy.linalg.solve_triangular(L, jnp.diag(1.0 / std), lower=True)
     R, rhs = A @ setup.B, A @ data_theta_ls
-    joint_nom = nominal[10 * n:].reshape(n, k)
-    joint_ls = lift(base, data_theta_ls, nominal)[10 * n:].reshape(n, k)
+    joint_nom = nominal[10 * n :].reshape(n, k)
+    joint_ls = lift(base, data_theta_ls, nominal)[10 * n :].reshape(n, k)
     x0 = jnp.where(joint_nom > 0, joint_nom, jnp.maximum(jnp.abs(joint_ls), 1e-12))
     pos = setup.positive > 0
     xs = jnp.where(pos, jnp.maximum(jnp.abs(joint_ls), 1e-3 * x0), joint_ls)
     theta0 = jnp.concatenate([jnp.asarray(setup.pis_start).ravel(), xs.ravel()])
     mlo, mhi, clo, chi, tot, blo, bhi, axes = (jnp.asarray(x) for x in setup.bounds)
-    problem = _Barrier(R, rhs, jnp.asarray(setup.J0inv), jnp.asarray(setup.logdetJ0), jnp.asarray(setup.S0), x0,
-                       jnp.asarray(setup.positive), mlo, mhi, clo, chi, blo, bhi, axes, tot, jnp.asarray(setup.nu),
-                       n, k, prior)
+    problem = _Barrier(
+        R,
+        rhs,
+        jnp.asarray(setup.J0inv),
+        jnp.asarray(setup.logdetJ0),
+        jnp.asarray(setup.S0),
+        x0,
+        jnp.asarray(setup.positive),
+        mlo,
+        mhi,
+        clo,
+        chi,
+        blo,
+        bhi,
+        axes,
+        tot,
+        jnp.asarray(setup.nu),
+        n,
+        k,
+        prior,
+    )
     return problem, theta0
 
 
@@ -907,8 +1012,10 @@ def _problem(robot, base, nominal, prior, stages, max_steps, rtol) -> _Problem:
     n, k = robot.n_joints, len(robot.joint_terms)
     p = 10 * n + n * k
     if len(base.standard_names) != p:
-        raise ValueError(f"base has {len(base.standard_names)} standard parameters but the robot has {p}; "
-                         "build it with jaxid.base_parameters(robot) for this robot and joint terms")
+        raise ValueError(
+            f"base has {len(base.standard_names)} standard parameters but the robot has {p}; "
+            "build it with jaxid.base_parameters(robot) for this robot and joint terms"
+        )
     if nominal.shape != (p,) or not np.all(np.isfinite(np.asarray(nominal))):
         raise ValueError(f"nominal must be a finite parameter vector of shape ({p},), got shape {nominal.shape}")
     check_nominal(robot, nominal)
@@ -931,8 +1038,17 @@ def _check_weight(weight):
     return jnp.asarray(w)
 
 
-def consistent_estimator(robot, base: BaseParameters | None = None, nominal=None, *, prior="entropic",
-                         weight: float = 1e-3, stages: int = 8, max_steps: int = 100, rtol: float = 1e-8):
+def consistent_estimator(
+    robot,
+    base: BaseParameters | None = None,
+    nominal=None,
+    *,
+    prior="entropic",
+    weight: float = 1e-3,
+    stages: int = 8,
+    max_steps: int = 100,
+    rtol: float = 1e-8,
+):
     """A pure estimator ``f(W_b, tau, key) -> theta_b (b,)`` for :func:`jaxid.study.run_study`:
     two-step WLS on the reduced regressor W_b (M, b) = ``base.reduce(W)``, then the
     consistent fit, returning its base parameters; arguments as :func:`identify_consistent`
@@ -962,16 +1078,31 @@ def _check_inputs(robot, W, tau, method):
     if W.ndim != 2 or W.shape[1] != p:
         raise ValueError(f"W must have shape (N*n, {p}) (the robot's standard regressor), got {W.shape}")
     if tau.shape != (W.shape[0],) or W.shape[0] % n:
-        raise ValueError(f"tau must have shape ({W.shape[0]},) and W {W.shape} must have a multiple of n={n} rows; "
-                         f"got tau {tau.shape}")
+        raise ValueError(
+            f"tau must have shape ({W.shape[0]},) and W {W.shape} must have a multiple of n={n} rows; "
+            f"got tau {tau.shape}"
+        )
     return W, tau
 
 
-def identify_consistent(robot, W=None, tau=None, *, nominal=None, base: BaseParameters | None = None,
-                        prior: str | None = "entropic", weight: float = 1e-3, method: str = "wls",
-                        bounds: Bounds | None = None, solver: str = "barrier", reference: bool = False,
-                        stages: int = 8, max_steps: int | None = None, rtol: float = 1e-9,
-                        reduced=None) -> ConsistentFit:
+def identify_consistent(
+    robot,
+    W=None,
+    tau=None,
+    *,
+    nominal=None,
+    base: BaseParameters | None = None,
+    prior: str | None = "entropic",
+    weight: float = 1e-3,
+    method: str = "wls",
+    bounds: Bounds | None = None,
+    solver: str = "barrier",
+    reference: bool = False,
+    stages: int = 8,
+    max_steps: int | None = None,
+    rtol: float = 1e-9,
+    reduced=None,
+) -> ConsistentFit:
     """Physically consistent standard parameters of ``robot`` from torque data.
 
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (whitened by the
@@ -1060,8 +1191,9 @@ def identify_consistent(robot, W=None, tau=None, *, nominal=None, base: BasePara
     if solver == "barrier":
         setup = _barrier_setup(robot, base, nominal, bounds)
         bp, theta0 = _barrier_problem(setup, robot, base, data.theta_ls, data.std, data.L, nominal, prior)
-        theta, f, converged, steps, mu, lam2, gnorm, history = _ipm_jit(bp, theta0, weight, data.rss, float(rtol),
-                                                                        int(max_steps or steps_default))
+        theta, f, converged, steps, mu, lam2, gnorm, history = _ipm_jit(
+            bp, theta0, weight, data.rss, float(rtol), int(max_steps or steps_default)
+        )
         cost, gap_bound = f + data.rss, mu
     else:
         theta, cost, converged, steps = _solve_jit(problem, ls.theta, ls.cov, nominal, weight)
@@ -1080,10 +1212,23 @@ def identify_consistent(robot, W=None, tau=None, *, nominal=None, base: BasePara
 
         rms = jnp.sqrt(reduced_rss(reduced.R, base.to_base(theta)) / reduced.N)
     return ConsistentFit(
-        theta=theta, base=base.to_base(theta), base_ls=ls.theta, std_ls=ls.std,
-        residual_rms=rms, link_consistent=links, joint_valid=joints,
-        valid=jnp.all(links) & jnp.all(joints), cost=cost, converged=converged, num_steps=steps,
-        grad_norm=gnorm, gap_bound=gap_bound, rss=data.rss, sdp_cost=sdp_cost, sdp_gap=sdp_gap, history=history,
+        theta=theta,
+        base=base.to_base(theta),
+        base_ls=ls.theta,
+        std_ls=ls.std,
+        residual_rms=rms,
+        link_consistent=links,
+        joint_valid=joints,
+        valid=jnp.all(links) & jnp.all(joints),
+        cost=cost,
+        converged=converged,
+        num_steps=steps,
+        grad_norm=gnorm,
+        gap_bound=gap_bound,
+        rss=data.rss,
+        sdp_cost=sdp_cost,
+        sdp_gap=sdp_gap,
+        history=history,
     )
 
 
@@ -1098,8 +1243,12 @@ def _rpy(R):
 
 def _origin(parent, T):
     T = np.asarray(T, dtype=float)
-    ET.SubElement(parent, "origin", xyz=" ".join(f"{x:.17g}" for x in T[:3, 3]),
-                  rpy=" ".join(f"{x + 0.0:.17g}" for x in _rpy(T[:3, :3])))
+    ET.SubElement(
+        parent,
+        "origin",
+        xyz=" ".join(f"{x:.17g}" for x in T[:3, 3]),
+        rpy=" ".join(f"{x + 0.0:.17g}" for x in _rpy(T[:3, :3])),
+    )
 
 
 def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
@@ -1124,8 +1273,10 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     inertial, _ = robot.split(jnp.asarray(theta))
     bad = np.flatnonzero(~np.asarray(inertia.is_consistent(inertial)))
     if bad.size:
-        raise ValueError(f"links {[robot.names[i] for i in bad]} are not physically consistent "
-                         "(pseudo-inertia not positive definite): identify with identify_consistent first")
+        raise ValueError(
+            f"links {[robot.names[i] for i in bad]} are not physically consistent "
+            "(pseudo-inertia not positive definite): identify with identify_consistent first"
+        )
     root = ET.Element("robot", name=name or robot.name)
     ET.SubElement(root, "link", name="base_link")
     parent_links = ["base_link"]
@@ -1135,8 +1286,14 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         el = ET.SubElement(ET.SubElement(root, "link", name=link), "inertial")
         ET.SubElement(el, "origin", xyz=" ".join(f"{x:.17g}" for x in c), rpy="0 0 0")
         ET.SubElement(el, "mass", value=f"{float(m):.17g}")
-        ET.SubElement(el, "inertia", **{k: f"{I_c[a, b]:.17g}" for k, (a, b) in dict(
-            ixx=(0, 0), ixy=(0, 1), ixz=(0, 2), iyy=(1, 1), iyz=(1, 2), izz=(2, 2)).items()})
+        ET.SubElement(
+            el,
+            "inertia",
+            **{
+                k: f"{I_c[a, b]:.17g}"
+                for k, (a, b) in dict(ixx=(0, 0), ixy=(0, 1), ixz=(0, 2), iyy=(1, 1), iyz=(1, 2), izz=(2, 2)).items()
+            },
+        )
         c = robot.coordinates[i]  # limits are the coordinates' (a mimic joint's: its master's)
         lo, hi = float(robot.q_min[c]), float(robot.q_max[c])
         kind = {"R": "revolute", "P": "prismatic"}[robot.joint_types[i]]
@@ -1152,8 +1309,13 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
             limits = {k: v for k, v in limits.items() if k in ("effort", "velocity")}
         ET.SubElement(j, "limit", **{k: f"{v:.17g}" for k, v in limits.items() if math.isfinite(v)})
         if robot.mimic[i] >= 0:
-            ET.SubElement(j, "mimic", joint=robot.names[robot.mimic[i]], multiplier=f"{float(robot.mimic_ratio[i]):.17g}",
-                          offset=f"{float(robot.mimic_offset[i]):.17g}")
+            ET.SubElement(
+                j,
+                "mimic",
+                joint=robot.names[robot.mimic[i]],
+                multiplier=f"{float(robot.mimic_ratio[i]):.17g}",
+                offset=f"{float(robot.mimic_offset[i]):.17g}",
+            )
         parent_links.append(link)
     ET.SubElement(root, "link", name="flange")
     j = ET.SubElement(root, "joint", name="flange_joint", type="fixed")
@@ -1168,9 +1330,19 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
 
 
 # ------------------------------------------------------------------------ held-out protocol
-def holdout(robot, train, test, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), nominal=None,
-            base: BaseParameters | None = None, prior: str | None = "entropic", bounds: Bounds | None = None,
-            method: str = "wls", max_steps: int | None = None):
+def holdout(
+    robot,
+    train,
+    test,
+    *,
+    weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    nominal=None,
+    base: BaseParameters | None = None,
+    prior: str | None = "entropic",
+    bounds: Bounds | None = None,
+    method: str = "wls",
+    max_steps: int | None = None,
+):
     """Fit on some runs, score on another, for each prior weight: the held-out protocol.
 
     Args:
@@ -1204,15 +1376,45 @@ def holdout(robot, train, test, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), n
 
     rows = []
     for w in weights:
-        fit = identify_consistent(robot, W, tau, nominal=nominal, base=base, prior=prior, weight=w, method=method,
-                                  bounds=bounds, max_steps=max_steps)
+        fit = identify_consistent(
+            robot,
+            W,
+            tau,
+            nominal=nominal,
+            base=base,
+            prior=prior,
+            weight=w,
+            method=method,
+            bounds=bounds,
+            max_steps=max_steps,
+        )
         if not rows:
             rmse, pct = score(lift(base, fit.base_ls, nominal))
-            rows.append(dict(model="wls", weight=None, rmse=rmse, nrms_limits=pct, converged=None, steps=None,
-                             cost=float(fit.rss), valid=None))
+            rows.append(
+                dict(
+                    model="wls",
+                    weight=None,
+                    rmse=rmse,
+                    nrms_limits=pct,
+                    converged=None,
+                    steps=None,
+                    cost=float(fit.rss),
+                    valid=None,
+                )
+            )
         rmse, pct = score(fit.theta)
-        rows.append(dict(model="consistent", weight=float(w), rmse=rmse, nrms_limits=pct,
-                         converged=bool(fit.converged), steps=int(fit.num_steps), cost=float(fit.cost),
-                         valid=bool(fit.valid), theta=np.asarray(fit.theta)))
+        rows.append(
+            dict(
+                model="consistent",
+                weight=float(w),
+                rmse=rmse,
+                nrms_limits=pct,
+                converged=bool(fit.converged),
+                steps=int(fit.num_steps),
+                cost=float(fit.cost),
+                valid=bool(fit.valid),
+                theta=np.asarray(fit.theta),
+            )
+        )
     best = min((r for r in rows if r["model"] == "consistent"), key=lambda r: r["nrms_limits"])
     return dict(rows=rows, best=best)

@@ -34,6 +34,7 @@ Two-step "wls" floors each joint's noise variance (``_variance_floor``) so that 
 stuck torque channel cannot take a near-infinite weight; detecting such channels, gross
 outliers and implausible values before fitting is ``jaxid.identification.screening``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -167,7 +168,7 @@ def _scaled(R, N, scale):
 
 
 def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
-    """"ols", "wls" (Gautier's two-step, or per-joint noise variances (n,)) and "ridge" on
+    """ "ols", "wls" (Gautier's two-step, or per-joint noise variances (n,)) and "ridge" on
     the per-joint R's (n, p + 1, p + 1) of N samples: ``identify``'s estimate and statistics
     without the rows. r2: theta -> per-joint residual sums of squares (n,); default from
     R, ``||R_j [theta; -1]||^2``. Returns (Identification, the per-joint ranks b_j)."""
@@ -216,9 +217,18 @@ def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
     std = jnp.sqrt(jnp.diag(cov))
     r2 = r2(theta)  # (n,) per-joint residual sums of squares
     return Identification(
-        theta=theta, cov=cov, std=std, rel_std=100.0 * std / jnp.abs(theta), cond=sv[0] / sv[-1],
-        singular_values=sv, residual_rms=jnp.sqrt(r2 / N), sigma2=r2 / jnp.maximum(N - sub_rank, 1),
-        dof=jnp.asarray(dof, x.dtype), lam=lam, method=method)
+        theta=theta,
+        cov=cov,
+        std=std,
+        rel_std=100.0 * std / jnp.abs(theta),
+        cond=sv[0] / sv[-1],
+        singular_values=sv,
+        residual_rms=jnp.sqrt(r2 / N),
+        sigma2=r2 / jnp.maximum(N - sub_rank, 1),
+        dof=jnp.asarray(dof, x.dtype),
+        lam=lam,
+        method=method,
+    )
 
 
 _joint_r_jit = cache.jit(_joint_r, static_argnames="n")
@@ -329,8 +339,7 @@ def _variance_floor(var, tau2):
 
 
 @functools.partial(cache.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
-def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, method, scale, loss, max_iter,
-         check=False):
+def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, method, scale, loss, max_iter, check=False):
     """Numeric core of ``identify``: W (M, p), tau (M,), M = N * n. No validation, except
     ``check``: the value checks of ``identify`` compiled in (for traced inputs).
 
@@ -358,10 +367,16 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, meth
     if method in ("ols", "ridge") or (method == "wls" and white is None):
         out, sub_rank = _reduced_fit(R, N, variances, lam, rcond, method=method, scale=scale, r2=r2)
         if check and method == "wls" and variances is None:
-            out = eqx.tree_at(lambda o: o.theta, out, _raise_if(
-                out.theta, jnp.any(N <= sub_rank),
-                "two-step wls needs more samples than parameters per joint (found under jit; call "
-                "identify outside jit to see the counts); add samples"))
+            out = eqx.tree_at(
+                lambda o: o.theta,
+                out,
+                _raise_if(
+                    out.theta,
+                    jnp.any(N <= sub_rank),
+                    "two-step wls needs more samples than parameters per joint (found under jit; call "
+                    "identify outside jit to see the counts); add samples",
+                ),
+            )
         return out
     d, zero, Ra, usv, _, _, sub_rank = _scaled(R, N, scale)
     A = jnp.where(zero, 0.0, W / d)
@@ -449,8 +464,10 @@ def _traced_checks(W, tau, white):
     W = _raise_if(W, ~jnp.any(W != 0), "W is all zeros: the data does not excite any parameter")
     if white is not None:  # non-positive variances, negative weights or a non-PD cov give inf/NaN here
         white = _raise_if(
-            white, ~jnp.all(jnp.isfinite(white)),
-            "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)
+            white,
+            ~jnp.all(jnp.isfinite(white)),
+            "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT,
+        )
     return W, tau, white
 
 
@@ -479,9 +496,12 @@ def _rank_error(W, names) -> str | None:
         on = [std[ind[i]] for i in np.flatnonzero(K[:, col])]
         zero |= not on
         parts.append(f"{std[j]} (= combination of {', '.join(on)})" if on else f"{std[j]} (zero column)")
-    hint = (" A zero column is a parameter the data do not excite: record a trajectory that does "
-            "(e.g. slow motion through zero velocity for Stribeck friction) or drop that term from the model."
-            if zero else "")
+    hint = (
+        " A zero column is a parameter the data do not excite: record a trajectory that does "
+        "(e.g. slow motion through zero velocity for Stribeck friction) or drop that term from the model."
+        if zero
+        else ""
+    )
     return (
         f"W is rank deficient (rank {bp.rank} of {W.shape[1]} at tol {TOL:g}): unidentifiable "
         f"columns {'; '.join(parts)}.{hint} For combinations, identify base parameters instead "
@@ -619,7 +639,9 @@ def identify(
         for label, x in (("W", Wn), ("tau", tn)):
             bad = np.argwhere(~np.isfinite(x))
             if bad.size:
-                raise ValueError(f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples")
+                raise ValueError(
+                    f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples"
+                )
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
         R = _rows_r(W, tau, n)
@@ -662,16 +684,36 @@ def identify(
         rcond = float(np.finfo(np.float64).eps * max(M, p))
     traced = traced or is_traced(white) or is_traced(variances)
     if variances is not None and check and traced:
-        variances = _raise_if(variances, ~jnp.all(jnp.isfinite(1.0 / jnp.sqrt(variances))),
-                              "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT)
+        variances = _raise_if(
+            variances,
+            ~jnp.all(jnp.isfinite(1.0 / jnp.sqrt(variances))),
+            "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT,
+        )
     count = None
     if not traced:  # zero samples up to the bucket: one program for every N of a bucket
         count, B = np.asarray(N), bucket(N)
-        pad = lambda x, *shape: x if B == N else np.concatenate([np.asarray(x), np.zeros(((B - N) * shape[0], *shape[1:]))])
+        pad = lambda x, *shape: (
+            x if B == N else np.concatenate([np.asarray(x), np.zeros(((B - N) * shape[0], *shape[1:]))])
+        )
         W, tau = pad(W, n, p), pad(tau, n)
         white = pad(white, 1, n, n) if white is not None and white.ndim == 3 else white
-    return _fit(W, tau, white, variances, lam, rcond, c, R, count, n=n, method=method, scale=scale, loss=loss,
-                max_iter=max_iter, check=bool(check and traced))
+    return _fit(
+        W,
+        tau,
+        white,
+        variances,
+        lam,
+        rcond,
+        c,
+        R,
+        count,
+        n=n,
+        method=method,
+        scale=scale,
+        loss=loss,
+        max_iter=max_iter,
+        check=bool(check and traced),
+    )
 
 
 def _rows_r(W, tau, n):
@@ -681,4 +723,6 @@ def _rows_r(W, tau, n):
     if jax.default_backend() != "cpu":
         return _joint_r_jit(W, tau, n)
     W, tau = np.asarray(W), np.asarray(tau)
-    return jnp.asarray(r_fold(np.zeros((n, W.shape[1] + 1, W.shape[1] + 1)), W.reshape(-1, n, W.shape[1]), tau.reshape(-1, n)))
+    return jnp.asarray(
+        r_fold(np.zeros((n, W.shape[1] + 1, W.shape[1] + 1)), W.reshape(-1, n, W.shape[1]), tau.reshape(-1, n))
+    )

@@ -20,6 +20,7 @@ evaluation works on per-joint Gram matrices of ``[Y(0), G_x, G_y, G_z, tau]`` fo
 so its cost does not grow with the samples. The magnitude |g| stays the model's: only the
 direction (two angles) is identified.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -65,8 +66,7 @@ def gravity_regressors(robot, q, qd, qdd, columns=None):
     from jaxid.identification.regressor import regressor
 
     keep = (lambda Y: Y) if columns is None else (lambda Y: Y[..., np.asarray(columns)])
-    at = lambda g, *x: keep(np.asarray(regressor(dataclasses.replace(robot, gravity=jnp.asarray(g, dtype=float)),
-                                                 *x)))
+    at = lambda g, *x: keep(np.asarray(regressor(dataclasses.replace(robot, gravity=jnp.asarray(g, dtype=float)), *x)))
     zero = np.zeros_like(np.asarray(q, dtype=float))
     static = at(np.zeros(3), q, zero, zero)  # the joint terms that do not vanish at rest (offsets)
     G = np.stack([at(e, q, zero, zero) - static for e in np.eye(3)])
@@ -110,8 +110,13 @@ def _nll(a, S, P, d, u, v, scale, N):
 def _minimise(S, P, d, u, v, scale, N, rtol):
     """The tilt (2,) minimising :func:`_nll` by BFGS from level, and whether it converged (one
     compiled program per Gram size)."""
-    sol = optx.minimise(lambda a, _: _nll(a, S, P, d, u, v, scale, N), optx.BFGS(rtol=rtol, atol=1e-12),
-                        jnp.zeros(2), max_steps=200, throw=False)
+    sol = optx.minimise(
+        lambda a, _: _nll(a, S, P, d, u, v, scale, N),
+        optx.BFGS(rtol=rtol, atol=1e-12),
+        jnp.zeros(2),
+        max_steps=200,
+        throw=False,
+    )
     return sol.value, sol.result == optx.RESULTS.successful
 
 
@@ -153,6 +158,10 @@ def fit_gravity(robot, q, qd, qdd, tau, *, base=None, rtol: float = 1e-10) -> Gr
     a, ok = _minimise(*args, rtol=float(rtol))
     a = np.asarray(a)
     g = np.linalg.norm(g0) * (d + a[0] * u + a[1] * v) / np.sqrt(1.0 + a @ a)
-    return GravityFit(gravity=g, tilt_deg=float(np.degrees(np.arctan(np.linalg.norm(a)))),
-                      cost=float(_nll(jnp.asarray(a), *args)), cost_nominal=float(_nll(jnp.zeros(2), *args)),
-                      converged=bool(ok))
+    return GravityFit(
+        gravity=g,
+        tilt_deg=float(np.degrees(np.arctan(np.linalg.norm(a)))),
+        cost=float(_nll(jnp.asarray(a), *args)),
+        cost_nominal=float(_nll(jnp.zeros(2), *args)),
+        converged=bool(ok),
+    )

@@ -35,11 +35,12 @@ Covariance: IV, ``s^2 (Z^T S W)^-1 Z^T S Z (W^T S Z)^-1`` (Soderstrom & Stoica,
 from the IV residual, which contains the regressor noise, so the std covers it as far as
 the residual is white; DIDIM, the WLS covariance of the final regression.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
@@ -149,10 +150,18 @@ def _iv(W, tau, Z, *, n):
     sv = jnp.linalg.svd(r_factor(A, jnp), compute_uv=False)
     sz = jnp.linalg.svd(r_factor(Zs, jnp), compute_uv=False)  # Q spans range(Z) only when Z has full rank
     return Identification(
-        theta=theta, cov=cov, std=std, rel_std=100.0 * std / jnp.abs(theta), cond=sv[0] / sv[-1],
-        singular_values=sv, residual_rms=jnp.sqrt(jnp.mean(r.reshape(N, n) ** 2, axis=0)),
-        sigma2=jnp.sum(r.reshape(N, n) ** 2, axis=0) / (N - p / n), dof=jnp.asarray(M - p, W.dtype),
-        lam=jnp.zeros((), W.dtype), method="iv"), jnp.minimum(s_b[-1] / s_b[0], sz[-1] / sz[0])
+        theta=theta,
+        cov=cov,
+        std=std,
+        rel_std=100.0 * std / jnp.abs(theta),
+        cond=sv[0] / sv[-1],
+        singular_values=sv,
+        residual_rms=jnp.sqrt(jnp.mean(r.reshape(N, n) ** 2, axis=0)),
+        sigma2=jnp.sum(r.reshape(N, n) ** 2, axis=0) / (N - p / n),
+        dof=jnp.asarray(M - p, W.dtype),
+        lam=jnp.zeros((), W.dtype),
+        method="iv",
+    ), jnp.minimum(s_b[-1] / s_b[0], sz[-1] / sz[0])
 
 
 def iv(W, tau, Z, n_joints: int) -> Identification:
@@ -171,21 +180,28 @@ def iv(W, tau, Z, n_joints: int) -> Identification:
     """
     W, tau, Z = (jnp.asarray(x, dtype=float) for x in (W, tau, Z))
     if W.ndim != 2 or Z.shape != W.shape or tau.shape != (W.shape[0],):
-        raise ValueError(f"W and Z must have the same shape (N*n, p) and tau (N*n,); got W {W.shape}, "
-                         f"Z {Z.shape}, tau {tau.shape}")
+        raise ValueError(
+            f"W and Z must have the same shape (N*n, p) and tau (N*n,); got W {W.shape}, Z {Z.shape}, tau {tau.shape}"
+        )
     M, p = W.shape
     if n_joints < 1 or M % n_joints or M // n_joints * n_joints <= p:
-        raise ValueError(f"{M} rows for {p} parameters and {n_joints} joints: the IV estimate needs more "
-                         "equations than parameters, and rows a multiple of the joints; add samples")
+        raise ValueError(
+            f"{M} rows for {p} parameters and {n_joints} joints: the IV estimate needs more "
+            "equations than parameters, and rows a multiple of the joints; add samples"
+        )
     for name, x in (("W", W), ("tau", tau), ("Z (instruments)", Z)):
         if not np.all(np.isfinite(np.asarray(x))):
-            raise ValueError(f"{name} contains NaN or inf; repair the data (or the simulation diverged: "
-                             "start from a better estimate)")
+            raise ValueError(
+                f"{name} contains NaN or inf; repair the data (or the simulation diverged: "
+                "start from a better estimate)"
+            )
     fit, rc = _iv(W, tau, Z, n=n_joints)
     if not float(rc) > TOL:
-        raise ValueError(f"the instrument matrix Z^T W is rank deficient (reciprocal condition {float(rc):.2g}): "
-                         "the instruments do not excite every parameter; use base parameters and a reference "
-                         "trajectory that excites them")
+        raise ValueError(
+            f"the instrument matrix Z^T W is rank deficient (reciprocal condition {float(rc):.2g}): "
+            "the instruments do not excite every parameter; use base parameters and a reference "
+            "trajectory that excites them"
+        )
     return fit
 
 
@@ -197,7 +213,7 @@ def _change(new, old):
 
 def _iterate(solve, instruments, theta0, iterate, max_iter, rtol):
     theta, change, k = np.asarray(theta0, dtype=float), np.inf, 0
-    for k in range(1, (max_iter if iterate else 1) + 1):
+    for k in range(1, (max_iter if iterate else 1) + 1):  # noqa: B007 (k is the iteration count returned)
         fit = solve(instruments(theta))
         new = np.asarray(fit.theta)
         change, theta = _change(new, theta), new
@@ -206,8 +222,17 @@ def _iterate(solve, instruments, theta0, iterate, max_iter, rtol):
     return InstrumentalFit(fit=fit, iterations=k, converged=(not iterate) or change < rtol, change=change)
 
 
-def idim_iv(W, tau, instruments: Callable, theta0, n_joints: int, *, iterate: bool = True, max_iter: int = 20,
-            rtol: float = 1e-6) -> InstrumentalFit:
+def idim_iv(
+    W,
+    tau,
+    instruments: Callable,
+    theta0,
+    n_joints: int,
+    *,
+    iterate: bool = True,
+    max_iter: int = 20,
+    rtol: float = 1e-6,
+) -> InstrumentalFit:
     """IDIM-IV (Janot, Vandanjon & Gautier 2014): iterate ``theta <- iv(W, tau, Z(theta))``.
 
     W, tau: the inverse-dynamics system from the measured motion, (N*n, p) and (N*n,).
@@ -220,14 +245,15 @@ def idim_iv(W, tau, instruments: Callable, theta0, n_joints: int, *, iterate: bo
     return _iterate(lambda Z: iv(W, tau, Z, n_joints), instruments, theta0, iterate, max_iter, rtol)
 
 
-def didim(tau, instruments: Callable, theta0, n_joints: int, *, iterate: bool = True, max_iter: int = 20,
-          rtol: float = 1e-6) -> InstrumentalFit:
+def didim(
+    tau, instruments: Callable, theta0, n_joints: int, *, iterate: bool = True, max_iter: int = 20, rtol: float = 1e-6
+) -> InstrumentalFit:
     """DIDIM (Gautier, Janot & Vandanjon 2013): iterate ``theta <- WLS(Z(theta), tau)``, the
     measured torque regressed on the regressor of the model's closed-loop simulated motion
     (two-step WLS of ``jaxid.identification.estimators.identify``). Arguments as
     :func:`idim_iv`. Returns :class:`InstrumentalFit` (``fit.method`` "didim")."""
+
     def solve(Z):
         return dataclasses.replace(identify(Z, tau, "wls", n_joints=n_joints), method="didim")
 
     return _iterate(solve, instruments, theta0, iterate, max_iter, rtol)
-

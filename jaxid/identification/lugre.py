@@ -30,6 +30,7 @@ weakly on vd, then ``fit_damping``) and reports how well the record determines e
 one axis sampled uniformly: x (N,) position, v (N,) velocity, F (N,) friction force;
 SI units of a linear axis (m, m/s, N), or rad, rad/s, N*m for a joint.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -111,18 +112,23 @@ class Fit(eqx.Module):
         out = [f"{where}NOT physically consistent: {p}" for p in self.physical_problems()]
         poor = [f"{n} ({100 * r:.3g} %)" for n, r in zip(NAMES, rel) if not r <= rel_std]
         if poor:
-            out.append(f"{where}poorly determined by this record (relative std > {100 * rel_std:g} %): "
-                       + ", ".join(poor))
+            out.append(
+                f"{where}poorly determined by this record (relative std > {100 * rel_std:g} %): " + ", ".join(poor)
+            )
         far = [f"{n} ({z:.2g} std)" for n, z in zip(NAMES, np.asarray(self.to_optimum)) if not z <= OPTIMUM_STD]
         if far:
-            out.append(f"{where}short of the least-squares optimum of this record (Gauss-Newton step > "
-                       f"{OPTIMUM_STD:g} std): {', '.join(far)}; method 'full' refines to it")
+            out.append(
+                f"{where}short of the least-squares optimum of this record (Gauss-Newton step > "
+                f"{OPTIMUM_STD:g} std): {', '.join(far)}; method 'full' refines to it"
+            )
         bound = [n for n, b in zip(NAMES, np.asarray(self.at_bound)) if b]
         if bound:
             out.append(f"{where}at the edge of the search box: {', '.join(bound)}; the fit stopped at a bound")
         if not bool(self.converged):
-            out.append(f"{where}the iteration did not converge (iteration limit reached); the estimate is not "
-                       "a fixed point of the method")
+            out.append(
+                f"{where}the iteration did not converge (iteration limit reached); the estimate is not "
+                "a fixed point of the method"
+            )
         return out
 
 
@@ -305,8 +311,7 @@ def _steps(p, v, steps):
     return integration_steps(v, 8, p.v0 / 3) if steps is None else steps
 
 
-def search(v, F, dt, steady, key, steps, vd, n_particles=50, n_iter=50, bounds=BOUNDS,
-           search_vd=False):
+def search(v, F, dt, steady, key, steps, vd, n_particles=50, n_iter=50, bounds=BOUNDS, search_vd=False):
     """Step d: particle swarm over sigma0, sigma1, alpha1, v0 (and vd if ``search_vd``)
     with alpha0, alpha2, alpha3 within +-1 % of ``steady`` (3,); vd held at ``vd``
     otherwise. The fitness is the mean squared force error of ``simulate`` on the
@@ -353,8 +358,7 @@ def at_bound(q, bounds=BOUNDS, rtol=1e-3):
 
 
 @partial(jax.jit, static_argnames=("max_iter",))
-def shape_iteration(p, x, v, F, dt, measured, gain=0.5, tol=1e-4, max_iter=30,
-                    threshold=THRESHOLD, steps=None):
+def shape_iteration(p, x, v, F, dt, measured, gain=0.5, tol=1e-4, max_iter=30, threshold=THRESHOLD, steps=None):
     """Step e, jaxid's variant ("shape-log"): (alpha1, v0, sigma0, sigma1) at once, in log
     coordinates.
 
@@ -390,8 +394,22 @@ def shape_iteration(p, x, v, F, dt, measured, gain=0.5, tol=1e-4, max_iter=30,
 
 
 @partial(jax.jit, static_argnames=("max_iter",))
-def shape_iteration_article(p, x, v, F, dt, measured, w=0.5, eps1=1e-4, eps2=1e-4, max_iter=30,
-                            threshold=THRESHOLD, steps=None, v_pre=1e-3, bounds=BOUNDS):
+def shape_iteration_article(
+    p,
+    x,
+    v,
+    F,
+    dt,
+    measured,
+    w=0.5,
+    eps1=1e-4,
+    eps2=1e-4,
+    max_iter=30,
+    threshold=THRESHOLD,
+    steps=None,
+    v_pre=1e-3,
+    bounds=BOUNDS,
+):
     """Step e as published ("shape-article"): additive updates from the Stribeck and the
     hysteresis shape factors.
 
@@ -456,8 +474,7 @@ def fit_vd(p, v, F, dt, lo=BOUNDS["vd"][0], hi=BOUNDS["vd"][1], n_iter=30, steps
     def with_vd(lvd):
         return eqx.tree_at(lambda q: q.vd, p, jnp.exp(lvd))
 
-    return with_vd(golden_section(lambda lvd: _loss(with_vd(lvd), v, F, dt, steps), jnp.log(lo),
-                                  jnp.log(hi), n_iter))
+    return with_vd(golden_section(lambda lvd: _loss(with_vd(lvd), v, F, dt, steps), jnp.log(lo), jnp.log(hi), n_iter))
 
 
 def _force_least_squares(unpack, y0, v, F, dt, steps, rtol, atol, max_steps):
@@ -467,8 +484,9 @@ def _force_least_squares(unpack, y0, v, F, dt, steps, rtol, atol, max_steps):
     optimistix solution (``fit_damping`` and ``refine`` differ only in their coordinates)."""
     rms = jnp.sqrt(jnp.mean(F**2))
     residual = _dense_jvp(lambda y: (simulate(unpack(y), v, dt, steps=steps) - F) / rms)
-    return optx.least_squares(lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0,
-                              max_steps=max_steps, throw=False)
+    return optx.least_squares(
+        lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0, max_steps=max_steps, throw=False
+    )
 
 
 @partial(jax.jit, static_argnames=("max_steps",))
@@ -550,8 +568,9 @@ def uncertainty(p, v, F, dt, steps=None):
     to_optimum (8,), |step| / std).
     """
     steps = _steps(p, v, steps)
-    J, Fs = jax.jacfwd(lambda q: (lambda f: (f, f))(simulate(LuGre.from_vector(q), v, dt, steps=steps)),
-                       has_aux=True)(p.vector())
+    J, Fs = jax.jacfwd(lambda q: (lambda f: (f, f))(simulate(LuGre.from_vector(q), v, dt, steps=steps)), has_aux=True)(
+        p.vector()
+    )
     return gauss_newton(J, F - Fs)
 
 
@@ -599,8 +618,9 @@ def _identify(x, v, F, dt, key, method, threshold, n_particles, n_iter):
         # The swarm supplies the dynamic parameters; the static ones are the LS values.
         p = eqx.tree_at(lambda q: (q.alpha0, q.alpha2, q.alpha3), p, tuple(steady))
         if _SHAPE[method] == "shape-article":  # as published: once, then vd
-            p, iterations, converged = shape_iteration_article(p, x, v, F, dt, measured, threshold=threshold,
-                                                               steps=fine)
+            p, iterations, converged = shape_iteration_article(
+                p, x, v, F, dt, measured, threshold=threshold, steps=fine
+            )
             p = fit_vd(p, v, F, dt, steps=fine)
         else:
             for _ in range(2):  # c2 depends weakly on vd: a second round removes that bias
@@ -613,13 +633,24 @@ def _identify(x, v, F, dt, key, method, threshold, n_particles, n_iter):
             else:  # sigma1, vd to the force: the damping shape factor c2 is too noisy for sigma1
                 p = fit_damping(p, v, F, dt, steps=fine)
     std, corr, s, to_optimum = uncertainty(p, v, F, dt, steps=fine)
-    return Fit(p, s**2 * (v.shape[0] - 8) / v.shape[0], measured, iterations, converged, at_bound(p.vector()), std,
-               corr, s, to_optimum)
+    return Fit(
+        p,
+        s**2 * (v.shape[0] - 8) / v.shape[0],
+        measured,
+        iterations,
+        converged,
+        at_bound(p.vector()),
+        std,
+        corr,
+        s,
+        to_optimum,
+    )
 
 
 _identify_jit = jax.jit(_identify, static_argnums=(5, 7, 8))
-_identify_joints = jax.jit(jax.vmap(_identify, in_axes=(1, 1, 1, None, 0, None, None, None, None)),
-                           static_argnums=(5, 7, 8))
+_identify_joints = jax.jit(
+    jax.vmap(_identify, in_axes=(1, 1, 1, None, 0, None, None, None, None)), static_argnums=(5, 7, 8)
+)
 
 # "shape" is the better of the two shape-factor iterations on the 100-trial benchmark
 # (benchmarks/lugre.py: shape-log 99 %, shape-article 4 %; see ``identify``); "full"
@@ -659,19 +690,24 @@ def check_excitation(v, threshold=THRESHOLD):
         axis = f"axis {j}" if v.ndim == 2 else "the axis"
         lo, hi = float(vj.min()), float(vj.max())
         if hi - lo <= 1e-12 * max(abs(lo), abs(hi), 1e-300):
-            raise ValueError(f"{axis}: the velocity is constant ({lo:g} units/s); LuGre needs an experiment "
-                             "that moves through zero velocity (an S-curve with creep dwells)")
+            raise ValueError(
+                f"{axis}: the velocity is constant ({lo:g} units/s); LuGre needs an experiment "
+                "that moves through zero velocity (an S-curve with creep dwells)"
+            )
         if not lo < 0 < hi:
-            raise ValueError(f"{axis}: the velocity never crosses zero (from {lo:.3g} to {hi:.3g} units/s); the "
-                             "presliding parameters sigma0, sigma1 need an experiment through zero velocity "
-                             "(an S-curve with creep dwells)")
+            raise ValueError(
+                f"{axis}: the velocity never crosses zero (from {lo:.3g} to {hi:.3g} units/s); the "
+                "presliding parameters sigma0, sigma1 need an experiment through zero velocity "
+                "(an S-curve with creep dwells)"
+            )
         if not max(-lo, hi) > threshold:
-            raise ValueError(f"{axis}: threshold {threshold:g} is above every |v| (at most {max(-lo, hi):.3g} "
-                             "units/s): no steady-state friction to fit; lower it below the sliding speeds")
+            raise ValueError(
+                f"{axis}: threshold {threshold:g} is above every |v| (at most {max(-lo, hi):.3g} "
+                "units/s): no steady-state friction to fit; lower it below the sliding speeds"
+            )
 
 
-def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_particles=None,
-             n_iter=None):
+def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_particles=None, n_iter=None):
     """Identify the eight LuGre parameters of one axis from a friction experiment.
 
     Args:
@@ -706,14 +742,12 @@ def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_partic
         raise ValueError(f"identify takes one axis, shape (N,), got {x.shape}; use identify_joints")
     key = jax.random.key(0) if key is None else key
     n_particles, n_iter = n_particles or _DEFAULT_SIZE[method][0], n_iter or _DEFAULT_SIZE[method][1]
-    fit = _identify_jit(jnp.asarray(x), jnp.asarray(v), jnp.asarray(F), dt, key, method, threshold,
-                        n_particles, n_iter)
+    fit = _identify_jit(jnp.asarray(x), jnp.asarray(v), jnp.asarray(F), dt, key, method, threshold, n_particles, n_iter)
     _warn(fit.warnings())
     return fit
 
 
-def identify_joints(q, qd, F, dt, key=None, method="full", threshold=THRESHOLD, n_particles=None,
-                    n_iter=None):
+def identify_joints(q, qd, F, dt, key=None, method="full", threshold=THRESHOLD, n_particles=None, n_iter=None):
     """``identify`` for every joint of a robot in one vmapped call.
 
     q, qd, F: shape (N, n) (rad, rad/s, N*m); column j is joint j, with its own swarm
@@ -727,8 +761,10 @@ def identify_joints(q, qd, F, dt, key=None, method="full", threshold=THRESHOLD, 
     key = jax.random.key(0) if key is None else key
     keys = jax.random.split(key, q.shape[1])
     n_particles, n_iter = n_particles or _DEFAULT_SIZE[method][0], n_iter or _DEFAULT_SIZE[method][1]
-    fit = _identify_joints(jnp.asarray(q), jnp.asarray(qd), jnp.asarray(F), dt, keys, method, threshold,
-                           n_particles, n_iter)
-    _warn([w for j in range(q.shape[1])
-           for w in jax.tree_util.tree_map(lambda a: a[j], fit).warnings(axis=f"axis {j}")])
+    fit = _identify_joints(
+        jnp.asarray(q), jnp.asarray(qd), jnp.asarray(F), dt, keys, method, threshold, n_particles, n_iter
+    )
+    _warn(
+        [w for j in range(q.shape[1]) for w in jax.tree_util.tree_map(lambda a: a[j], fit).warnings(axis=f"axis {j}")]
+    )
     return fit

@@ -28,6 +28,7 @@ rigid body), staged and then refined together:
 
 Units: rad, rad/s, N*m (LuGre's of a rotary joint, ``jaxid.friction.lugre.UNITS`` read per rad).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -90,14 +91,18 @@ class Fit(eqx.Module):
         for j in range(n):
             poor = [f"{k} ({100 * r:.3g} %)" for k, r in zip(NAMES, rel[j]) if not r <= rel_std]
             if poor:
-                out.append(f"{names[j]}: LuGre poorly determined by these runs (relative std > "
-                           f"{100 * rel_std:g} %): " + ", ".join(poor))
+                out.append(
+                    f"{names[j]}: LuGre poorly determined by these runs (relative std > "
+                    f"{100 * rel_std:g} %): " + ", ".join(poor)
+                )
             bound = [k for k, b in zip(NAMES, np.asarray(single.at_bound(self.lugre.vector()[j]))) if b]
             if bound:
                 out.append(f"{names[j]}: LuGre at the edge of the search box: {', '.join(bound)}")
         if not bool(self.converged):
-            out.append(f"the joint rigid-body + LuGre fit did not converge in {int(self.steps)} Levenberg-Marquardt "
-                       "steps; the estimate is not the least-squares optimum")
+            out.append(
+                f"the joint rigid-body + LuGre fit did not converge in {int(self.steps)} Levenberg-Marquardt "
+                "steps; the estimate is not the least-squares optimum"
+            )
         return out
 
 
@@ -160,8 +165,10 @@ def refine(P0, runs, Q, w, rtol=1e-6, atol=1e-6, max_steps=50):
     """
 
     def weighted(y, jac):
-        out = [_friction_jac(_unpack(y).vector(), qd, dt, st, True) if jac else (_friction(_unpack(y), qd, dt, st), None)
-               for tau, qd, dt, st in runs]
+        out = [
+            _friction_jac(_unpack(y).vector(), qd, dt, st, True) if jac else (_friction(_unpack(y), qd, dt, st), None)
+            for tau, qd, dt, st in runs
+        ]
         r = [(w * (tau - F)).reshape(-1) for (tau, *_), (F, _) in zip(runs, out)]
         return r, [None if Jr is None else w[None, :, None] * Jr for _, Jr in out]
 
@@ -182,8 +189,9 @@ def refine(P0, runs, Q, w, rtol=1e-6, atol=1e-6, max_steps=50):
         return jnp.concatenate(project(r)), jnp.concatenate(project(dr))
 
     y0 = jnp.where(single._LOG, jnp.log(jnp.abs(P0)), P0)
-    sol = optx.least_squares(lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0,
-                             max_steps=max_steps, throw=False)
+    sol = optx.least_squares(
+        lambda y, _: residual(y), optx.LevenbergMarquardt(rtol, atol), y0, max_steps=max_steps, throw=False
+    )
     return _unpack(sol.value).vector(), sol.result == optx.RESULTS.successful, sol.stats["num_steps"]
 
 
@@ -232,8 +240,10 @@ def friction_run(runs, threshold=single.THRESHOLD):
         if slow > count:
             best, count = i, slow
     if best is None:
-        raise ValueError(f"no run identifies LuGre friction on every joint ({why}); record the S-curve friction "
-                         "experiment (jaxid.excitation.scurve.friction_s_curve) on every joint")
+        raise ValueError(
+            f"no run identifies LuGre friction on every joint ({why}); record the S-curve friction "
+            "experiment (jaxid.excitation.scurve.friction_s_curve) on every joint"
+        )
     return best
 
 
@@ -249,8 +259,10 @@ def _check_runs(W, runs):
         t = check_signal(f"{name}: t", ds.t, min_len=100)
         qd, tau = (check_signal(f"{name}: {k}", getattr(ds, k)) for k in ("qd", "tau"))
         if qd.shape != (t.shape[0], n) or tau.shape != qd.shape or np.shape(Wr)[:2] != qd.shape:
-            raise ValueError(f"{name}: qd, tau must be (N, {n}) and W (N, {n}, b) with N = len(t) = {t.shape[0]}; "
-                             f"got {qd.shape}, {tau.shape}, {np.shape(Wr)}")
+            raise ValueError(
+                f"{name}: qd, tau must be (N, {n}) and W (N, {n}, b) with N = len(t) = {t.shape[0]}; "
+                f"got {qd.shape}, {tau.shape}, {np.shape(Wr)}"
+            )
         step = np.diff(t)
         dt = float(np.median(step))
         if not dt > 0 or np.any(np.abs(step - dt) > 1e-6 * dt):
@@ -270,9 +282,11 @@ def check_rate(P, runs):
         fs = 1.0 / ds.dt
         if fs < need:
             j = int(np.argmin(tc))
-            raise ValueError(f"{ds.source or 'a run'}: sampled at {fs:.4g} Hz, too slowly for the bristle dynamics of "
-                             f"joint {j + 1} (time constant {tc[j] * 1e3:.3g} ms at its Stribeck velocity); record at "
-                             f">= {int(np.ceil(need))} Hz")
+            raise ValueError(
+                f"{ds.source or 'a run'}: sampled at {fs:.4g} Hz, too slowly for the bristle dynamics of "
+                f"joint {j + 1} (time constant {tc[j] * 1e3:.3g} ms at its Stribeck velocity); record at "
+                f">= {int(np.ceil(need))} Hz"
+            )
 
 
 def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, max_steps=50, rounds=3):
@@ -301,9 +315,15 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
     tau, qd, dt = data[i]
     with warnings.catch_warnings():  # the starting fits' warnings are superseded by the joint fit's
         warnings.simplefilter("ignore", RuntimeWarning)
-        initial = single.identify_joints(np.asarray(runs[i].q), np.asarray(qd),
-                                         np.asarray(tau - jnp.einsum("knb,b->kn", W[i], theta0)), dt,
-                                         key, method=method, threshold=threshold)
+        initial = single.identify_joints(
+            np.asarray(runs[i].q),
+            np.asarray(qd),
+            np.asarray(tau - jnp.einsum("knb,b->kn", W[i], theta0)),
+            dt,
+            key,
+            method=method,
+            threshold=threshold,
+        )
     P = initial.params.vector()
     check_parameters(LuGre.from_vector(P))
     scale = initial.params.v0 / 3  # sub-steps concentrated at each joint's Stribeck velocity, fixed hereafter
@@ -331,9 +351,21 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
     b = theta.shape[0]
     d = std[:b]
     cov_theta = corr[:b, :b] * jnp.outer(d, d)
-    fit = Fit(theta, LuGre.from_vector(P), d, std[b:].reshape(n, 8), cov_theta, corr, to_optimum,
-              s / w, jnp.sqrt(jnp.mean(jnp.concatenate(res) ** 2, axis=0)), converged, jnp.asarray(nsteps),
-              initial, i)
+    fit = Fit(
+        theta,
+        LuGre.from_vector(P),
+        d,
+        std[b:].reshape(n, 8),
+        cov_theta,
+        corr,
+        to_optimum,
+        s / w,
+        jnp.sqrt(jnp.mean(jnp.concatenate(res) ** 2, axis=0)),
+        converged,
+        jnp.asarray(nsteps),
+        initial,
+        i,
+    )
     for line in fit.warnings():
         warnings.warn(line, RuntimeWarning, stacklevel=2)
     return fit

@@ -35,6 +35,7 @@ difference-based estimator of Hall, Kay & Titterington, "Asymptotically optimal
 difference-based estimation of variance in nonparametric regression", Biometrika
 77(3), 1990 (here the fourth-order binomial difference, normalised by sqrt(70)).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -90,8 +91,9 @@ class _Interp(eqx.Module):
     def __call__(self, ti):
         k = jnp.clip(jnp.searchsorted(self.t, ti, side="right") - 2, 0, self.t.shape[0] - 4)
         tk = jax.lax.dynamic_slice_in_dim(self.t, k, 4)
-        w = jnp.stack([jnp.prod(jnp.stack([(ti - tk[j]) / (tk[i] - tk[j]) for j in range(4) if j != i]))
-                       for i in range(4)])
+        w = jnp.stack(
+            [jnp.prod(jnp.stack([(ti - tk[j]) / (tk[i] - tk[j]) for j in range(4) if j != i])) for i in range(4)]
+        )
         return w @ jax.lax.dynamic_slice_in_dim(self.tau, k, 4)
 
 
@@ -155,7 +157,7 @@ def _fit(model, t, q, qd, tau, theta0, sigma_q, sigma_qd, segments, max_steps, r
 
     def segment(z, ti, qi, qdi, taui):
         """Whitened residual of one segment, shape (L, 2n); z = (theta / scale, q0, qd0)."""
-        qsim, qdsim = _simulate(model, z[:p] * scale, _Interp(ti, taui), z[p:p + n], z[p + n:], ti)
+        qsim, qdsim = _simulate(model, z[:p] * scale, _Interp(ti, taui), z[p : p + n], z[p + n :], ti)
         return jnp.concatenate([(qsim - qi) / sigma_q, (qdsim - qdi) / sigma_qd], axis=1)
 
     def jacobians(u, x0):
@@ -196,16 +198,22 @@ def _fit(model, t, q, qd, tau, theta0, sigma_q, sigma_qd, segments, max_steps, r
     theta = u * scale
     rms = jnp.sqrt(jnp.mean(r**2, axis=(0, 1))).reshape(2, n) * jnp.stack([sigma_q, sigma_qd])
     return OutputErrorFit(
-        theta=theta, cov=cov, std=std, rel_std=100.0 * std / jnp.abs(theta), q0=x0[:, :n],
-        qd0=x0[:, n:], residual_rms=rms, sigma=(sigma_q, sigma_qd), num_steps=sol.stats["num_steps"],
+        theta=theta,
+        cov=cov,
+        std=std,
+        rel_std=100.0 * std / jnp.abs(theta),
+        q0=x0[:, :n],
+        qd0=x0[:, n:],
+        residual_rms=rms,
+        sigma=(sigma_q, sigma_qd),
+        num_steps=sol.stats["num_steps"],
         converged=sol.result == optx.RESULTS.successful,
     )
 
 
-
-
-def output_error(model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, segments=10,
-                 max_steps=100, rtol=1e-8, atol=1e-8) -> OutputErrorFit:
+def output_error(
+    model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, segments=10, max_steps=100, rtol=1e-8, atol=1e-8
+) -> OutputErrorFit:
     """Output-error (simulation-error) estimate of a model's parameters, by
     Levenberg-Marquardt (``optimistix``) over the parameters and each segment's initial
     state (module docstring: criterion, why it removes the errors-in-variables bias,
@@ -282,6 +290,10 @@ def output_error(model, t, q, qd, tau, theta0, *, sigma_q=None, sigma_qd=None, s
                 "estimate from better filtered data, or use more segments (shorter simulations)."
             )
         if not bool(fit.converged):
-            warnings.warn(f"output_error stopped after {int(fit.num_steps)} steps without meeting "
-                          f"rtol={rtol}, atol={atol}; raise max_steps.", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"output_error stopped after {int(fit.num_steps)} steps without meeting "
+                f"rtol={rtol}, atol={atol}; raise max_steps.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     return fit

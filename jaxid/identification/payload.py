@@ -19,10 +19,11 @@ which parameters (or combinations) the chosen joints and trajectory identify, an
 checks physical consistency, with a constrained estimate through the log-Cholesky
 parametrisation of the pseudo-inertia (Rucker and Wensing, 2022) when the LS one fails.
 """
+
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
@@ -30,16 +31,15 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from jaxid import cache
-from jaxid import signals
+from jaxid import cache, signals
 from jaxid.dynamics import spatial
 from jaxid.dynamics.batching import batched
 from jaxid.dynamics.rnea import kinematics, link_wrench
 from jaxid.dynamics.terms import rnea
 from jaxid.identification.base import TOL, BaseParameters, base_from_regressor
-from jaxid.identification.regressor import regressor as jaxid_regressor
 from jaxid.identification.consistent import project_consistent
 from jaxid.identification.estimators import Identification, identify
+from jaxid.identification.regressor import regressor as jaxid_regressor
 from jaxid.model import inertia
 
 #: Names of the payload parameters, in the order of ``theta_L``.
@@ -90,8 +90,10 @@ def _payload_torque(robot, theta_L, q, qd, qdd):
 def _check_payload(theta_L):
     theta_L = jnp.asarray(theta_L, dtype=float)
     if theta_L.shape != (10,):
-        raise ValueError(f"theta_L must be the payload's inertial 10-vector [m, m sx, m sy, m sz, Ixx, Ixy, "
-                         f"Iyy, Ixz, Iyz, Izz] with shape (10,), got {theta_L.shape}")
+        raise ValueError(
+            f"theta_L must be the payload's inertial 10-vector [m, m sx, m sy, m sz, Ixx, Ixy, "
+            f"Iyy, Ixz, Iyz, Izz] with shape (10,), got {theta_L.shape}"
+        )
     if not isinstance(theta_L, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(theta_L))):
         raise ValueError("theta_L contains NaN or inf")
     return theta_L
@@ -230,15 +232,27 @@ def consistent_estimate(theta_ls, cov):
         raise ValueError(f"cov must be a finite (10, 10) covariance, got shape {cov.shape}")
     c = np.asarray(cov)
     if not np.allclose(c, c.T, rtol=1e-10, atol=0) or np.linalg.eigvalsh(c)[0] <= 0:
-        raise ValueError("cov must be symmetric positive definite (the covariance of a full-rank fit); "
-                         "use the cov of a PayloadFit with rank 10")
+        raise ValueError(
+            "cov must be symmetric positive definite (the covariance of a full-rank fit); "
+            "use the cov of a PayloadFit with rank 10"
+        )
     theta, ok = _consistent_fit(theta_ls, cov)
     return theta, bool(ok)
 
 
 # ------------------------------------------------------------------------ preprocessing
-def preprocess(t, q, tau, *, period: int | None = None, average: bool = False, smooth: int = 0,
-               commanded=None, cutoff: float | None = None, step: int = 1):
+def preprocess(
+    t,
+    q,
+    tau,
+    *,
+    period: int | None = None,
+    average: bool = False,
+    smooth: int = 0,
+    commanded=None,
+    cutoff: float | None = None,
+    step: int = 1,
+):
     """Measured (t, q, tau) -> (t, q, qd, qdd, tau) ready for ``identify_payload``.
 
     In this order: average the M periods of a periodic excitation into one
@@ -263,8 +277,9 @@ def preprocess(t, q, tau, *, period: int | None = None, average: bool = False, s
     t = np.asarray(t, dtype=float)
     q, tau = np.asarray(q, dtype=float), np.asarray(tau, dtype=float)
     if t.ndim != 1 or q.ndim != 2 or tau.shape != q.shape or q.shape[0] != t.shape[0]:
-        raise ValueError(f"t must be (N,), q and tau (N, n) with the same N; got t {t.shape}, q {q.shape}, "
-                         f"tau {tau.shape}")
+        raise ValueError(
+            f"t must be (N,), q and tau (N, n) with the same N; got t {t.shape}, q {q.shape}, tau {tau.shape}"
+        )
     for name, x in (("t", t), ("q", q), ("tau", tau)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} contains NaN or inf; remove or repair those samples")
@@ -272,8 +287,9 @@ def preprocess(t, q, tau, *, period: int | None = None, average: bool = False, s
         raise ValueError(f"{t.shape[0]} samples are too few to filter; record at least 10")
     dt = (t[-1] - t[0]) / (t.shape[0] - 1)
     if not dt > 0 or np.any(np.abs(np.diff(t) - dt) > 1e-6 * dt):
-        raise ValueError("t must be uniformly spaced and increasing (resample with jaxid.data.read(..., "
-                         "resample=True))")
+        raise ValueError(
+            "t must be uniformly spaced and increasing (resample with jaxid.data.read(..., resample=True))"
+        )
     for name, v, lo in (("smooth", smooth, 0), ("step", step, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -283,15 +299,17 @@ def preprocess(t, q, tau, *, period: int | None = None, average: bool = False, s
         if isinstance(period, bool) or not isinstance(period, (int, np.integer)) or not 5 <= period <= len(t):
             raise ValueError(f"period must be an integer number of samples in [5, {len(t)}], got {period!r}")
         if len(t) % period:
-            raise ValueError(f"the record has {len(t)} samples, not whole periods of {period}; trim it to "
-                             f"{len(t) // period * period} samples")
+            raise ValueError(
+                f"the record has {len(t)} samples, not whole periods of {period}; trim it to "
+                f"{len(t) // period * period} samples"
+            )
     if average:
         q, tau = (np.asarray(signals.period_average(x, period)) for x in (q, tau))
         t = t[:period]
     # Periodic records wrap around their ends; others are processed as they are.
     pad = min(period, len(t)) if period is not None else 0
-    wrap = lambda x: np.concatenate([x[len(x) - pad:], x, x[:pad]]) if pad else x
-    trim = lambda x: np.asarray(x)[pad:len(x) - pad] if pad else np.asarray(x)
+    wrap = lambda x: np.concatenate([x[len(x) - pad :], x, x[:pad]]) if pad else x
+    trim = lambda x: np.asarray(x)[pad : len(x) - pad] if pad else np.asarray(x)
     qw, tauw = wrap(q), wrap(tau)
     if smooth:
         qw, tauw = signals.five_point_cubic(qw, smooth), signals.five_point_cubic(tauw, smooth)
@@ -357,7 +375,9 @@ class PayloadFit(eqx.Module):
         """One line: whether the fit converged and whether theta is physically consistent, by name."""
         solved = "converged" if self.converged else "NOT converged (the constrained estimate's solver stopped)"
         if self.rank < 10:
-            physics = f"physical consistency not checked (rank {self.rank} of 10: use more joints or a richer trajectory)"
+            physics = (
+                f"physical consistency not checked (rank {self.rank} of 10: use more joints or a richer trajectory)"
+            )
         elif self.consistent:
             physics = "physically consistent"
         else:
@@ -396,8 +416,10 @@ def _data_arrays(data, n):
     """(q, qd, qdd, tau), each (N, n), from a Dataset or a 4-tuple; checked."""
     if hasattr(data, "q") and hasattr(data, "tau"):
         if data.qd is None or data.qdd is None:
-            raise ValueError("the dataset has no velocities/accelerations; read it with derivatives="
-                             "'butterworth' or use payload preprocessing to compute them")
+            raise ValueError(
+                "the dataset has no velocities/accelerations; read it with derivatives="
+                "'butterworth' or use payload preprocessing to compute them"
+            )
         arrays = (data.q, data.qd, data.qdd, data.tau)
     else:
         try:
@@ -413,8 +435,10 @@ def _data_arrays(data, n):
             raise ValueError(f"{name} must have shape (N, {n}) for this {n}-joint robot, got {x.shape}")
         bad = np.argwhere(~np.isfinite(x))
         if bad.size:
-            raise ValueError(f"{name} contains NaN or inf (first at sample {bad[0][0]}, joint {bad[0][1] + 1}); "
-                             "remove or repair those samples")
+            raise ValueError(
+                f"{name} contains NaN or inf (first at sample {bad[0][0]}, joint {bad[0][1] + 1}); "
+                "remove or repair those samples"
+            )
         out.append(x)
     if len({x.shape[0] for x in out}) != 1:
         raise ValueError(f"q, qd, qdd, tau have different numbers of samples: {[x.shape[0] for x in out]}")
@@ -470,8 +494,17 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     return x[:b], (Rinv @ Rinv.T)[:b, :b], s2
 
 
-def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None = None, cov=None,
-                     method: str = "wls", tol: float = TOL, robot_cov=None) -> PayloadFit:
+def identify_payload(
+    robot,
+    theta_robot,
+    data,
+    *,
+    joints: Sequence[int] | None = None,
+    cov=None,
+    method: str = "wls",
+    tol: float = TOL,
+    robot_cov=None,
+) -> PayloadFit:
     """Identify a payload's 10 inertial parameters from data measured with it attached.
 
     robot: the ``jaxid.Robot`` (kinematics and flange frame; its ``torque`` predicts the
@@ -510,11 +543,14 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     theta_robot = robot.parameter_vector() if theta_robot is None else jnp.asarray(theta_robot, dtype=float)
     p = len(robot.parameter_names())
     if theta_robot.shape != (p,) or not np.all(np.isfinite(np.asarray(theta_robot))):
-        raise ValueError(f"theta_robot must be a finite vector of the robot's {p} parameters, got shape "
-                         f"{theta_robot.shape}")
+        raise ValueError(
+            f"theta_robot must be a finite vector of the robot's {p} parameters, got shape {theta_robot.shape}"
+        )
     if q.shape[0] * len(sel) <= 10:
-        raise ValueError(f"{q.shape[0]} samples on {len(sel)} joint(s) give {q.shape[0] * len(sel)} equations "
-                         "for 10 payload parameters; record more samples")
+        raise ValueError(
+            f"{q.shape[0]} samples on {len(sel)} joint(s) give {q.shape[0] * len(sel)} equations "
+            "for 10 payload parameters; record more samples"
+        )
 
     y = (tau - rnea(robot.with_parameters(theta_robot), q, qd, qdd))[:, sel]
     Phi = payload_regressor(robot, q, qd, qdd)[:, sel, :]
@@ -526,14 +562,14 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     identifiable = np.zeros(10, bool)
     identifiable[ind] = ~np.any(K != 0, axis=1) if K.size else True
 
-    fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel),
-                   names=list(base.names))
+    fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel), names=list(base.names))
     theta_b, Cb, Cfloor = fit.theta, fit.cov, jnp.full_like(fit.cov, jnp.nan)
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
-            raise ValueError(f"robot_cov must be a finite ({p}, {p}) covariance of theta_robot, got shape "
-                             f"{robot_cov.shape}")
+            raise ValueError(
+                f"robot_cov must be a finite ({p}, {p}) covariance of theta_robot, got shape {robot_cov.shape}"
+            )
         Yr = jaxid_regressor(robot, q, qd, qdd)[:, sel, :]
         # The prior's rows need the noise's units: the given cov, else estimated per joint ("wls")
         # or pooled, in two passes: the payload-only residuals behind fit.sigma2 also hold the robot
@@ -543,8 +579,11 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
         # rounding level) would otherwise weight the data 1e14 times the prior and lose its digits.
         floor = (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2
         noise = lambda s2: jnp.diag(jnp.maximum(s2 if method == "wls" else jnp.full(len(sel), jnp.mean(s2)), floor))
-        S = (jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float)) if given \
+        S = (
+            (jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float))
+            if given
             else noise(fit.sigma2)
+        )
         Wr = base.reduce(W).reshape(q.shape[0], len(sel), -1)
         for _ in range(1 if given else 2):
             theta_b, Cb, s2 = _robot_update(Wr, Yr, y, robot_cov, S)
@@ -563,10 +602,13 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
         theta_c, ok = consistent_estimate(theta, C) if failures else (theta, True)
         if failures:
             warnings.warn(
-                "the payload estimate is not physically consistent: " + "; ".join(failures)
+                "the payload estimate is not physically consistent: "
+                + "; ".join(failures)
                 + ". PayloadFit.theta_consistent holds the constrained (log-Cholesky) estimate"
                 + ("" if ok else " (its solver did not converge: check the data and the robot model)"),
-                UserWarning, stacklevel=2)
+                UserWarning,
+                stacklevel=2,
+            )
     std = np.sqrt(np.diag(np.asarray(C)))
     floor = np.full(10, np.nan)
     floor[ind] = np.sqrt(np.diag(np.asarray(Cfloor)))
@@ -574,24 +616,46 @@ def identify_payload(robot, theta_robot, data, *, joints: Sequence[int] | None =
     tr3 = float(np.sum(np.asarray(theta_c)[[4, 6, 9]])) / 3 if base.rank == 10 else np.nan
     if tr3 > 0 and np.max(std[4:]) > INERTIA_STD * tr3:
         i = 4 + int(np.argmax(std[4:]))
-        what = (f"the std of {PAYLOAD_NAMES[i]} is {100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 "
-                f"(more than {100 * INERTIA_STD:g} %)")
+        what = (
+            f"the std of {PAYLOAD_NAMES[i]} is {100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 "
+            f"(more than {100 * INERTIA_STD:g} %)"
+        )
         if floor[i] ** 2 > 0.5 * std[i] ** 2:  # most of the variance is the robot model's, not the noise's
             warnings.warn(
                 f"the payload's inertia is not determined by the robot model it is fitted on: {what}, of which "
                 f"{100 * floor[i] / tr3:.0f} % is the uncertainty of the flange link's own parameters in the robot's "
                 "estimate (the payload adds to them), which no payload experiment lowers; fit the difference to an "
                 "unloaded run of the same trajectory (jaxid payload --unloaded), or identify the robot from a longer "
-                "experiment", UserWarning, stacklevel=2)
+                "experiment",
+                UserWarning,
+                stacklevel=2,
+            )
         else:
             # with a zero robot model the data already are a difference to an unloaded run
-            twin = ("" if not np.any(np.asarray(theta_robot)) else
-                    ", or fit the difference to an unloaded run of the same trajectory (jaxid payload --unloaded)")
+            twin = (
+                ""
+                if not np.any(np.asarray(theta_robot))
+                else ", or fit the difference to an unloaded run of the same trajectory (jaxid payload --unloaded)"
+            )
             warnings.warn(
                 f"the payload's inertia is not determined at this noise level: {what}; move the wrist faster (an "
                 f"excitation designed for the payload: jaxid excite --payload) or record more periods{twin}",
-                UserWarning, stacklevel=2)
-    return PayloadFit(theta=theta, std=jnp.asarray(std), std_floor=jnp.asarray(floor), cov=C,
-                      identifiable=jnp.asarray(identifiable),
-                      theta_base=theta_b, std_base=jnp.sqrt(jnp.diag(Cb)), theta_consistent=theta_c, base=base,
-                      fit=fit, rank=base.rank, failures=failures, joints=sel, converged=bool(ok))
+                UserWarning,
+                stacklevel=2,
+            )
+    return PayloadFit(
+        theta=theta,
+        std=jnp.asarray(std),
+        std_floor=jnp.asarray(floor),
+        cov=C,
+        identifiable=jnp.asarray(identifiable),
+        theta_base=theta_b,
+        std_base=jnp.sqrt(jnp.diag(Cb)),
+        theta_consistent=theta_c,
+        base=base,
+        fit=fit,
+        rank=base.rank,
+        failures=failures,
+        joints=sel,
+        converged=bool(ok),
+    )

@@ -7,6 +7,7 @@ structure (``Robot`` takes ``jax.jacfwd`` link by link); it must equal the plain
 their parameters (rigid bodies in the 10-vector parametrisation, Atkeson et al.
 1986) Y is exact and independent of theta; otherwise it is the local Jacobian.
 """
+
 from __future__ import annotations
 
 import jax
@@ -66,6 +67,10 @@ def is_linear_in_parameters(model, n_samples=8, key=None, rtol=1e-9) -> bool:
     tau = jax.vmap(model.torque, in_axes=(None, 0, 0, 0))(other, q, qd, qdd)
     scale = float(jnp.max(jnp.abs(Y1))) + 1e-300
     same = np.allclose(np.asarray(Y1), np.asarray(Y2), rtol=rtol, atol=rtol * scale)
-    exact = np.allclose(np.asarray(jnp.einsum("knp,p->kn", Y2, other)), np.asarray(tau),
-                        rtol=rtol, atol=rtol * scale * float(jnp.max(jnp.abs(other))))
+    exact = np.allclose(
+        np.asarray(jnp.einsum("knp,p->kn", Y2, other)),
+        np.asarray(tau),
+        rtol=rtol,
+        atol=rtol * scale * float(jnp.max(jnp.abs(other))),
+    )
     return bool(same and exact)

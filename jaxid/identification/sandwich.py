@@ -34,6 +34,7 @@ M is accumulated chunk by chunk (:func:`update`, carrying the last scores), so a
 never held whole (``jaxid.identification.streaming``) gets the same M as one held whole.
 Everything is pure ``jnp`` with static shapes (jit, vmap).
 """
+
 from __future__ import annotations
 
 import equinox as eqx
@@ -61,12 +62,12 @@ class Meat(eqx.Module):
     tail_P: jax.Array
 
     @staticmethod
-    def empty(p: int, lags: int) -> "Meat":
+    def empty(p: int, lags: int) -> Meat:
         """Nothing accumulated: p parameters, a lag window of ``lags`` samples."""
         K = 1 << max(int(lags) - 1, 0).bit_length()
         return Meat(jnp.zeros((p, p)), jnp.zeros(p), jnp.asarray(int(lags)), jnp.zeros((K, p)), jnp.zeros((K, p, p)))
 
-    def next_run(self, lags: int | None = None) -> "Meat":
+    def next_run(self, lags: int | None = None) -> Meat:
         """The same sums, the lag memory cleared: the next samples start an independent run
         (with a lag window of ``lags`` samples; default the same)."""
         fresh = Meat.empty(self.M.shape[0], int(self.lags) if lags is None else lags)
@@ -91,8 +92,10 @@ def _lagged(tail, x, L):
     past = jnp.concatenate([tail, x])  # past[K + i] is x[i]
     lag = K - jnp.arange(K)  # of tail[k] from x[0]
     inside = lag <= L
-    start = (jnp.tensordot(jnp.where(inside, 1.0 - lag / (L + 1), 0.0), tail, axes=1),
-             jnp.tensordot(inside.astype(tail.dtype), tail, axes=1))
+    start = (
+        jnp.tensordot(jnp.where(inside, 1.0 - lag / (L + 1), 0.0), tail, axes=1),
+        jnp.tensordot(inside.astype(tail.dtype), tail, axes=1),
+    )
 
     def step(ub, xs):
         (u, b), (now, old) = ub, xs

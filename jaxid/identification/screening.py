@@ -37,6 +37,7 @@ corrupt sample is thousands of MADs out. A false alarm only costs the 5 % effici
 IRLS. Least-squares residuals can hide a second outlier behind a gross one (the gross one inflates
 every residual through the fit); IRLS, which the alarm switches to, does not care.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -44,8 +45,19 @@ import warnings
 
 import numpy as np
 
-__all__ = ["DeadChannels", "Implausible", "Outliers", "Screened", "dead_channels", "implausible_values",
-           "outliers", "screen_fit", "OUTLIER_K", "BOUND", "MIN_DISTINCT"]
+__all__ = [
+    "DeadChannels",
+    "Implausible",
+    "Outliers",
+    "Screened",
+    "dead_channels",
+    "implausible_values",
+    "outliers",
+    "screen_fit",
+    "OUTLIER_K",
+    "BOUND",
+    "MIN_DISTINCT",
+]
 
 #: Robust z-score above which a residual is an outlier.
 OUTLIER_K = 8.0
@@ -175,8 +187,10 @@ class Implausible:
             js = ", ".join(_joint(j, self.names) for j in self.joints[i])
             return f"row {self.rows[i]} ({js}: {self.values[i]:.3g})"
 
-        return (f"{self.label}: {self.count} sample{'s' if self.count > 1 else ''} with a non-finite value or "
-                f"|value| > {self.bound:g}: {_rows(list(range(self.count)), one)}")
+        return (
+            f"{self.label}: {self.count} sample{'s' if self.count > 1 else ''} with a non-finite value or "
+            f"|value| > {self.bound:g}: {_rows(list(range(self.count)), one)}"
+        )
 
     def __bool__(self):
         return bool(self.count)
@@ -233,8 +247,10 @@ class Outliers:
             j = int(np.argmax(self.z[i]))
             return f"row {self.rows[i]} ({_joint(j, self.names)}, z = {self.z[i, j]:.3g})"
 
-        return (f"{self.count} outlier sample{'s' if self.count > 1 else ''} of {self.n_samples} (robust |z| > "
-                f"{self.k:g} on the residual): {_rows(list(range(self.count)), one)}")
+        return (
+            f"{self.count} outlier sample{'s' if self.count > 1 else ''} of {self.n_samples} (robust |z| > "
+            f"{self.k:g} on the residual): {_rows(list(range(self.count)), one)}"
+        )
 
     def __bool__(self):
         return bool(self.count)
@@ -302,9 +318,21 @@ class Screened:
         return "screening: " + "; ".join(self.notes)
 
 
-def screen_fit(W, tau, n_joints: int, *, method: str = "wls", names=None, joint_names=None,
-               k: float = OUTLIER_K, bound: float = BOUND, dead: str = "error", implausible: str = "error",
-               on_outliers: str = "irls", **identify_kw) -> Screened:
+def screen_fit(
+    W,
+    tau,
+    n_joints: int,
+    *,
+    method: str = "wls",
+    names=None,
+    joint_names=None,
+    k: float = OUTLIER_K,
+    bound: float = BOUND,
+    dead: str = "error",
+    implausible: str = "error",
+    on_outliers: str = "irls",
+    **identify_kw,
+) -> Screened:
     """Screen the data, fit, screen the residual, and refit robustly when it is needed.
 
     W: stacked sample-major regressor (N*n, p) or (N, n, p); tau: (N*n,) or (N, n).
@@ -323,8 +351,11 @@ def screen_fit(W, tau, n_joints: int, *, method: str = "wls", names=None, joint_
     """
     from jaxid.identification.estimators import identify
 
-    for opt, val, ok in (("dead", dead, ("error", "exclude", "keep")), ("implausible", implausible, ("error", "drop")),
-                         ("on_outliers", on_outliers, ("irls", "drop", "keep"))):
+    for opt, val, ok in (
+        ("dead", dead, ("error", "exclude", "keep")),
+        ("implausible", implausible, ("error", "drop")),
+        ("on_outliers", on_outliers, ("irls", "drop", "keep")),
+    ):
         if val not in ok:
             raise ValueError(f"{opt} must be one of {ok}, got {val!r}")
     n = int(n_joints)

@@ -23,6 +23,7 @@ variables and ``n k`` joint terms.
 
 Needs the optional extra: ``pip install jaxid[consistent-sdp]`` (cvxpy, clarabel).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,8 +36,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification.base import BaseParameters, base_parameters
-from jaxid.identification.consistent import (PRIORS, Bounds, DataTerm, _check_inputs, check_nominal, data_term,
-                                             prior_reference)
+from jaxid.identification.consistent import (
+    PRIORS,
+    Bounds,
+    DataTerm,
+    _check_inputs,
+    check_nominal,
+    data_term,
+    prior_reference,
+)
 from jaxid.model import inertia
 
 __all__ = ["SDPFit", "identify_sdp", "solve_sdp", "require_cvxpy"]
@@ -94,9 +102,20 @@ class SDPFit:
     min_eig: np.ndarray
 
 
-def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: str | None = None,
-              weight: float = 0.0, bounds: Bounds | None = None, eps: float = 0.0, solver: str = "CLARABEL",
-              solver_options: dict | None = None, passes: int = 2) -> SDPFit:
+def solve_sdp(
+    robot,
+    base: BaseParameters,
+    data: DataTerm,
+    nominal,
+    *,
+    prior: str | None = None,
+    weight: float = 0.0,
+    bounds: Bounds | None = None,
+    eps: float = 0.0,
+    solver: str = "CLARABEL",
+    solver_options: dict | None = None,
+    passes: int = 2,
+) -> SDPFit:
     """Solve the constrained problem from its sample-free data term (:func:`identify_sdp`
     documents the arguments; ``data`` is :func:`jaxid.identification.consistent.data_term`)."""
     cp = require_cvxpy()
@@ -141,8 +160,14 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         # "optimal". Feasibility and relative gap 1e-8 (Clarabel's defaults) of the O(1) scaled
         # objective are within reach in float64 (1e-9/1e-10 were not; runs 1+2 at weight 1e-3
         # stall at a relative gap of 3e-9); the gap reached is reported (duality_gap).
-        opts = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-8, "tol_feas": 1e-8, "max_iter": 500,
-                "chordal_decomposition_enable": False, **opts}
+        opts = {
+            "tol_gap_abs": 1e-10,
+            "tol_gap_rel": 1e-8,
+            "tol_feas": 1e-8,
+            "max_iter": 500,
+            "chordal_decomposition_enable": False,
+            **opts,
+        }
 
     J_TO_PI = _j_to_pi()
 
@@ -199,7 +224,9 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
             for i in range(n):
                 if prior == "entropic":
                     Ci = np.linalg.inv(np.linalg.cholesky(J0[i])) @ C_[i]
-                    terms.append(cp.trace(Ci.T @ Ci @ Ys[i]) - cp.log_det(Ys[i]) - 2 * np.log(abs(np.linalg.det(Ci))) - 4.0)
+                    terms.append(
+                        cp.trace(Ci.T @ Ci @ Ys[i]) - cp.log_det(Ys[i]) - 2 * np.log(abs(np.linalg.det(Ci))) - 4.0
+                    )
                 elif prior == "euclidean":  # ||J0^-1/2 (J - J0) J0^-1/2||_F^2 / 2 = ||Y - 1||_F^2 / 2
                     Ci = np.linalg.inv(np.linalg.cholesky(J0[i])) @ C_[i]
                     terms.append(0.5 * cp.sum_squares(Ci @ Ys[i] @ Ci.T - np.eye(4)))
@@ -216,8 +243,9 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         data_, chain, inverse = problem.get_problem_data(solver.upper())
         inverse[-1] = SolverInverseData(inverse[-1], chain.solver, opts)  # as Problem.solve does
         try:
-            raw = chain.solve_via_data(problem, data_, warm_start=False, verbose=bool(opts.get("verbose")),
-                                       solver_opts=opts)
+            raw = chain.solve_via_data(
+                problem, data_, warm_start=False, verbose=bool(opts.get("verbose")), solver_opts=opts
+            )
             problem.unpack_results(raw, chain, inverse)
         except cp.error.SolverError as e:
             raise RuntimeError(f"SDP solver {solver} failed: {e}") from None
@@ -225,13 +253,17 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         if status in ("infeasible", "infeasible_inaccurate") and bounds is None:
             # Without bounds every link can be a body and every positive term zero: the problem is
             # feasible, so this status is the solver's numerical failure, not the user's bounds.
-            raise RuntimeError(f"SDP solver {solver} reported {status!r} for a problem that is feasible without bounds "
-                               "(a numerical failure, e.g. on noise-free or badly scaled torques): no reference "
-                               "optimum; try solver='SCS', or check the data")
+            raise RuntimeError(
+                f"SDP solver {solver} reported {status!r} for a problem that is feasible without bounds "
+                "(a numerical failure, e.g. on noise-free or badly scaled torques): no reference "
+                "optimum; try solver='SCS', or check the data"
+            )
         if status in ("infeasible", "infeasible_inaccurate"):
-            raise ValueError(f"the constrained problem is infeasible (solver status {status!r}): the bounds contradict "
-                             "each other or physical consistency; check mass_min/mass_max, com_min/com_max and "
-                             "total_mass")
+            raise ValueError(
+                f"the constrained problem is infeasible (solver status {status!r}): the bounds contradict "
+                "each other or physical consistency; check mass_min/mass_max, com_min/com_max and "
+                "total_mass"
+            )
         if status not in ("optimal", "optimal_inaccurate"):
             raise RuntimeError(f"SDP solver {solver} failed with status {status!r}")
         gap = float("nan")
@@ -252,7 +284,10 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
         return Yv, xv, value / c_scale, status, gap, int(it)
 
     t0 = time.perf_counter()
-    Yref, xref = [np.linalg.solve(C_[i], np.linalg.solve(C_[i], J0[i]).T) for i in range(n)], np.where(positive, 1.0, 0.0) if k else np.zeros((n, 0))
+    Yref, xref = (
+        [np.linalg.solve(C_[i], np.linalg.solve(C_[i], J0[i]).T) for i in range(n)],
+        np.where(positive, 1.0, 0.0) if k else np.zeros((n, 0)),
+    )
     iterations, cost_prev = 0, math.inf
     best = None
     for _ in range(max(int(passes), 1)):
@@ -276,15 +311,38 @@ def solve_sdp(robot, base: BaseParameters, data: DataTerm, nominal, *, prior: st
     th = theta_of(Yref, xref)
     excess = float(np.sum((R @ th - rhs) ** 2))
     cost = value + rss
-    Jv = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(th[10 * i:10 * i + 10]))) for i in range(n)])
-    return SDPFit(theta=th, base=B @ th, cost=cost, data_cost=excess + rss, excess=excess,
-                  rss=rss, status=status, duality_gap=gap, solver=solver.upper(), iterations=iterations, seconds=seconds,
-                  min_eig=np.linalg.eigvalsh(Jv)[:, 0])
+    Jv = np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(th[10 * i : 10 * i + 10]))) for i in range(n)])
+    return SDPFit(
+        theta=th,
+        base=B @ th,
+        cost=cost,
+        data_cost=excess + rss,
+        excess=excess,
+        rss=rss,
+        status=status,
+        duality_gap=gap,
+        solver=solver.upper(),
+        iterations=iterations,
+        seconds=seconds,
+        min_eig=np.linalg.eigvalsh(Jv)[:, 0],
+    )
 
 
-def identify_sdp(robot, W, tau, *, nominal=None, base: BaseParameters | None = None, prior: str | None = None,
-                 weight: float = 0.0, method: str = "wls", bounds: Bounds | None = None, eps: float = 0.0,
-                 solver: str = "CLARABEL", solver_options: dict | None = None) -> SDPFit:
+def identify_sdp(
+    robot,
+    W,
+    tau,
+    *,
+    nominal=None,
+    base: BaseParameters | None = None,
+    prior: str | None = None,
+    weight: float = 0.0,
+    method: str = "wls",
+    bounds: Bounds | None = None,
+    eps: float = 0.0,
+    solver: str = "CLARABEL",
+    solver_options: dict | None = None,
+) -> SDPFit:
     """Globally optimal physically consistent standard parameters by semidefinite programming.
 
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (the objective of
@@ -322,5 +380,15 @@ def identify_sdp(robot, W, tau, *, nominal=None, base: BaseParameters | None = N
     if nominal.shape != (p,) or not np.all(np.isfinite(np.asarray(nominal))):
         raise ValueError(f"nominal must be a finite parameter vector of shape ({p},), got shape {nominal.shape}")
     data = data_term(robot, base, W, tau, method)
-    return solve_sdp(robot, base, data, nominal, prior=prior, weight=weight, bounds=bounds, eps=eps, solver=solver,
-                     solver_options=solver_options)
+    return solve_sdp(
+        robot,
+        base,
+        data,
+        nominal,
+        prior=prior,
+        weight=weight,
+        bounds=bounds,
+        eps=eps,
+        solver=solver,
+        solver_options=solver_options,
+    )

@@ -36,6 +36,7 @@ and stores; elsewhere :func:`update` (pure ``jnp``, QR, static shapes: jit, vmap
 compiled step per chunk. Only :func:`reduce_runs`, :func:`irls` and :func:`screen` loop over
 chunks in Python.
 """
+
 from __future__ import annotations
 
 import equinox as eqx
@@ -45,9 +46,21 @@ import numpy as np
 
 from jaxid.identification import sandwich
 from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
-from jaxid.identification.estimators import (_MAD, LOSS_C, Identification, _irls_weight, _pinv_solve, _pooled, _psi,
-                                             _joint_ols, _rank_error, _reduced_fit, _result, _scaled,
-                                             _two_step_variances)
+from jaxid.identification.estimators import (
+    _MAD,
+    LOSS_C,
+    Identification,
+    _irls_weight,
+    _joint_ols,
+    _pinv_solve,
+    _pooled,
+    _psi,
+    _rank_error,
+    _reduced_fit,
+    _result,
+    _scaled,
+    _two_step_variances,
+)
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
@@ -75,7 +88,7 @@ class Reduced(eqx.Module):
     N: jax.Array
 
     @staticmethod
-    def empty(n: int, k: int) -> "Reduced":
+    def empty(n: int, k: int) -> Reduced:
         """No rows yet: n joints, k regressor columns."""
         return Reduced(jnp.zeros((n, k + 1, k + 1)), jnp.zeros((), jnp.int32))
 
@@ -121,7 +134,7 @@ class Gram(eqx.Module):
     N: int
 
     @staticmethod
-    def of(red: Reduced) -> "Gram":
+    def of(red: Reduced) -> Gram:
         """The Gram matrices of reduced rows: ``R_j^T R_j``."""
         R = np.asarray(red.R)
         return Gram(R.swapaxes(1, 2) @ R, int(red.N))
@@ -215,8 +228,9 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
 _joint_ols_all = jax.jit(jax.vmap(_joint_ols))
 
 
-def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None,
-              weights=None) -> Reduced:
+def from_rows(
+    W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Reduced | None = None, weights=None
+) -> Reduced:
     """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
     (N*n,) (or (N, n)) held in memory. mask: (N,) samples kept. start: rows reduced before,
     to add these to (default none). weights: (N, n) row factors, as :func:`update`.
@@ -237,7 +251,7 @@ def from_rows(W, tau, n_joints: int, mask=None, chunk: int = SAMPLES, start: Red
         return _fold(red, W, tau, keep) if out is None else out
     keep = np.ones(len(W), bool) if keep is None else keep
     for s in range(0, len(W), chunk):
-        red = _update(red, *_padded(chunk, W[s:s + chunk], tau[s:s + chunk], keep[s:s + chunk]))
+        red = _update(red, *_padded(chunk, W[s : s + chunk], tau[s : s + chunk], keep[s : s + chunk]))
     return red
 
 
@@ -269,8 +283,17 @@ _fit_jit = jax.jit(_fit, static_argnames=("method", "scale"))
 _scaled_jit = jax.jit(_scaled, static_argnames="scale")
 
 
-def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=None, scale: bool = True,
-        names=None, check: bool = True) -> Identification:
+def fit(
+    red: Reduced,
+    method: str = "ols",
+    *,
+    variances=None,
+    lam=None,
+    rcond=None,
+    scale: bool = True,
+    names=None,
+    check: bool = True,
+) -> Identification:
     """``estimators.identify`` on reduced rows: the same estimate, covariance and statistics.
 
     red: :class:`Reduced` (n joints, k columns, N samples). method: "ols", "wls" or "ridge".
@@ -282,8 +305,10 @@ def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=No
     Returns ``estimators.Identification``; under jit (``check=False``) the same numbers.
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS} on reduced rows (irls reweighs the rows: "
-                         f"streaming.irls; tls augments them: hold W and use estimators.identify), got {method!r}")
+        raise ValueError(
+            f"method must be one of {METHODS} on reduced rows (irls reweighs the rows: "
+            f"streaming.irls; tls augments them: hold W and use estimators.identify), got {method!r}"
+        )
     if variances is not None and method != "wls":
         raise ValueError(f"variances are used by method='wls' only, not {method!r}")
     if lam is not None and method != "ridge":
@@ -296,11 +321,15 @@ def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=No
             raise ValueError(f"variances must have shape ({n},) (one per joint), got {variances.shape}")
     if check:
         if not bool(jnp.all(jnp.isfinite(red.R))):
-            raise ValueError("the reduced rows contain NaN or inf: some regressor row or torque is not finite; "
-                             "screen the data (jaxid.identification.screening.implausible_values)")
+            raise ValueError(
+                "the reduced rows contain NaN or inf: some regressor row or torque is not finite; "
+                "screen the data (jaxid.identification.screening.implausible_values)"
+            )
         if int(red.N) * n <= p:
-            raise ValueError(f"{int(red.N) * n} rows for {p} parameters: least squares needs more rows than "
-                             "parameters (add samples or identify base parameters)")
+            raise ValueError(
+                f"{int(red.N) * n} rows for {p} parameters: least squares needs more rows than "
+                "parameters (add samples or identify base parameters)"
+            )
         if not bool(jnp.any(red.R[:, :, :p] != 0)):
             raise ValueError("W is all zeros: the data does not excite any parameter")
         if method != "ridge" and rcond is None:
@@ -315,8 +344,10 @@ def fit(red: Reduced, method: str = "ols", *, variances=None, lam=None, rcond=No
         rcond = float(np.finfo(np.float64).eps * max(int(red.N) * n, p))
     out, sub_rank = _fit_jit(red, variances, lam, rcond, method=method, scale=scale)
     if check and method == "wls" and variances is None and np.any(int(red.N) <= np.asarray(sub_rank)):
-        raise ValueError(f"two-step wls needs more samples than parameters per joint: N={int(red.N)}, "
-                         f"identifiable parameters per joint {np.asarray(sub_rank).tolist()}; add samples")
+        raise ValueError(
+            f"two-step wls needs more samples than parameters per joint: N={int(red.N)}, "
+            f"identifiable parameters per joint {np.asarray(sub_rank).tolist()}; add samples"
+        )
     return out
 
 
@@ -329,8 +360,20 @@ def _weighted_solve(R, cols, rcond):
     return _pinv_solve(jnp.linalg.svd(Ra[:p, :p]), Ra[:p, p], rcond)
 
 
-def irls(model, runs, columns, red: Reduced, masks=None, *, loss: str = "huber", c: float | None = None,
-         max_iter: int = 20, rcond: float | None = None, scale: bool = True, progress=None) -> Identification:
+def irls(
+    model,
+    runs,
+    columns,
+    red: Reduced,
+    masks=None,
+    *,
+    loss: str = "huber",
+    c: float | None = None,
+    max_iter: int = 20,
+    rcond: float | None = None,
+    scale: bool = True,
+    progress=None,
+) -> Identification:
     """``estimators.identify(..., "irls")`` on rows generated again for every reweighting.
 
     The same iteration as the dense estimator (Holland & Welsch 1977): from the OLS solution,
@@ -377,8 +420,9 @@ def irls(model, runs, columns, red: Reduced, masks=None, *, loss: str = "huber",
     dpsi = jax.jvp(lambda t: _psi(t, c, loss), (t,), (jnp.ones_like(t),))[1]
     dof = N * n - rank
     cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2  # Huber (1981, 7.6)
-    return _result(x, cov, d, usv[1], lambda _: jnp.sum(jnp.asarray(r) ** 2, axis=0), N, sub_rank, dof,
-                   jnp.zeros(()), "irls")
+    return _result(
+        x, cov, d, usv[1], lambda _: jnp.sum(jnp.asarray(r) ** 2, axis=0), N, sub_rank, dof, jnp.zeros(()), "irls"
+    )
 
 
 def _tau(run):
@@ -449,8 +493,10 @@ def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -
                 acc = _fold(acc, W, tau, keep) if cpu else from_rows(W, tau, model.n, keep, start=acc)
                 continue
             keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
-            rows = [np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run] + ([] if w is None else [w[s:s + SAMPLES]])
-            *chunk, keep = _padded(SAMPLES, *rows, keep[s:s + SAMPLES])
+            rows = [np.asarray(x, dtype=float)[s : s + SAMPLES] for x in run] + (
+                [] if w is None else [w[s : s + SAMPLES]]
+            )
+            *chunk, keep = _padded(SAMPLES, *rows, keep[s : s + SAMPLES])
             acc = _fold_chunk(model, acc, columns, *chunk[:4], keep, *chunk[4:])
         return acc
 
@@ -493,12 +539,18 @@ def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress
             W, tau = run()
             keep = np.ones(len(tau), bool) if masks[i] is None else np.asarray(masks[i], bool)
             for c in range(0, len(tau), SAMPLES):
-                m = _rows_meat(m, *_padded(SAMPLES, W[c:c + SAMPLES], tau[c:c + SAMPLES], keep[c:c + SAMPLES]),
-                               theta, weights, bread)
+                m = _rows_meat(
+                    m,
+                    *_padded(SAMPLES, W[c : c + SAMPLES], tau[c : c + SAMPLES], keep[c : c + SAMPLES]),
+                    theta,
+                    weights,
+                    bread,
+                )
         else:
             keep = np.ones(len(run[0]), bool) if masks[i] is None else np.asarray(masks[i], bool)
-            q, qd, qdd, tau, keep = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run),
-                                            keep[s:s + SAMPLES])
+            q, qd, qdd, tau, keep = _padded(
+                SAMPLES, *(np.asarray(x, dtype=float)[s : s + SAMPLES] for x in run), keep[s : s + SAMPLES]
+            )
             # the regressor program that jaxid.regressor has compiled already (on the device)
             m = _rows_meat(m, regressor(model, q, qd, qdd)[..., columns], tau, keep, theta, weights, bread)
     return m
@@ -526,14 +578,25 @@ def residuals(model, runs, columns, theta) -> list:
         r = np.empty((N, model.n))
         for s in range(0, N, SAMPLES):
             k = min(SAMPLES, N - s)
-            chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s:s + SAMPLES] for x in run), np.ones(k, bool))
-            r[s:s + k] = np.asarray(_torque_residual(model, full, *chunk[:4]))[:k]
+            chunk = _padded(SAMPLES, *(np.asarray(x, dtype=float)[s : s + SAMPLES] for x in run), np.ones(k, bool))
+            r[s : s + k] = np.asarray(_torque_residual(model, full, *chunk[:4]))[:k]
         out.append(r)
     return out
 
 
-def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None, joint_names=None,
-           k: float | None = None, on_outliers: str = "drop", progress=None):
+def screen(
+    model,
+    runs,
+    columns,
+    *,
+    method: str = "wls",
+    masks=None,
+    names=None,
+    joint_names=None,
+    k: float | None = None,
+    on_outliers: str = "drop",
+    progress=None,
+):
     """``screening.screen_fit`` on streamed rows: fit, screen the residual for outliers
     (robust z > k), and drop them and refit (``on_outliers="drop"``), fit by Huber IRLS
     instead (``"irls"``, :func:`irls`) or report them (``"keep"``). Implausible torques and
@@ -592,5 +655,6 @@ def screen(model, runs, columns, *, method: str = "wls", masks=None, names=None,
     if found and on_outliers == "irls":
         found = screening.outliers(resid(out), k=k, names=joint_names, index=samples) or found
         notes.append(f"{found.message}: fitted by IRLS (Huber) instead of {method}")
-    return screening.Screened(out, used, "irls" if found else None, tuple(range(n)), samples, dead, bad, found,
-                              tuple(notes), red)
+    return screening.Screened(
+        out, used, "irls" if found else None, tuple(range(n)), samples, dead, bad, found, tuple(notes), red
+    )

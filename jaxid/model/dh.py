@@ -25,6 +25,7 @@ The format (docs/your-robot.md), TOML shown; JSON has the same keys::
 Inertials are all given or all omitted: without them the links are massless placeholders,
 which plain least squares does not use (``Robot.from_dh``).
 """
+
 from __future__ import annotations
 
 import json
@@ -116,20 +117,32 @@ def load(path, *, joint_terms=None) -> Robot:
     given = {k: [v is not None for v in vs] for k, vs in inertials.items()}
     if any(any(g) for g in given.values()) and not all(all(g) for g in given.values()):
         missing = [f"joint {i + 1} {k}" for k, g in given.items() for i, x in enumerate(g) if not x]
-        raise DHFileError(f"{path}: inertials are given for some joints but not all (missing: {', '.join(missing[:4])}"
-                          f"{' ...' if len(missing) > 4 else ''}); give mass, com and inertia for every joint, or none")
+        raise DHFileError(
+            f"{path}: inertials are given for some joints but not all (missing: {', '.join(missing[:4])}"
+            f"{' ...' if len(missing) > 4 else ''}); give mass, com and inertia for every joint, or none"
+        )
     kw = {}
     if all(given["mass"]):
         sym = lambda v: np.array([[v[0], v[1], v[2]], [v[1], v[3], v[4]], [v[2], v[4], v[5]]])
-        kw = dict(masses=np.concatenate(inertials["mass"]), coms=np.stack(inertials["com"]),
-                  inertias=np.stack([sym(v) for v in inertials["inertia"]]))
+        kw = dict(
+            masses=np.concatenate(inertials["mass"]),
+            coms=np.stack(inertials["com"]),
+            inertias=np.stack([sym(v) for v in inertials["inertia"]]),
+        )
     terms = doc.get("joint_terms", ()) if joint_terms is None else joint_terms
     gravity = _numbers(doc.get("gravity", [0.0, 0.0, -9.81]), 3, "gravity", path)
     try:
-        robot = Robot.from_dh(np.array(rows), doc.get("convention", "standard"), joint_types=tuple(types),
-                              limits={k: np.array(v) for k, v in limits.items()}, names=tuple(names),
-                              joint_terms=tuple(terms), gravity=gravity, name=str(doc.get("name", Path(path).stem)),
-                              **kw)
+        robot = Robot.from_dh(
+            np.array(rows),
+            doc.get("convention", "standard"),
+            joint_types=tuple(types),
+            limits={k: np.array(v) for k, v in limits.items()},
+            names=tuple(names),
+            joint_terms=tuple(terms),
+            gravity=gravity,
+            name=str(doc.get("name", Path(path).stem)),
+            **kw,
+        )
     except ValueError as exc:
         raise DHFileError(f"{path}: {exc}") from None
     tool = doc.get("tool")

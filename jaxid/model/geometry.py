@@ -11,6 +11,7 @@ Sources: the segment-segment closest points of Ericson, "Real-Time Collision Det
 between line segments", Information Processing Letters 21, 1985); capsules as link
 bounding volumes as in MoveIt's and cuRobo's self-collision models.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,7 @@ from dataclasses import dataclass, field, replace
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Capsules", "always_touching", "segment_distance", "skeleton", "ur5", "from_urdf", "read_srdf",
-           "UR5_RANGES"]
+__all__ = ["Capsules", "always_touching", "segment_distance", "skeleton", "ur5", "from_urdf", "read_srdf", "UR5_RANGES"]
 
 
 # ---- distance ----------------------------------------------------------------------------
@@ -80,8 +80,12 @@ class Capsules:
 
     def __post_init__(self):
         K = len(self.names)
-        for name, x, shape in (("link", self.link, (K,)), ("a", self.a, (K, 3)), ("b", self.b, (K, 3)),
-                               ("radius", self.radius, (K,))):
+        for name, x, shape in (
+            ("link", self.link, (K,)),
+            ("a", self.a, (K, 3)),
+            ("b", self.b, (K, 3)),
+            ("radius", self.radius, (K,)),
+        ):
             if np.shape(x) != shape:
                 raise ValueError(f"capsule {name} must have shape {shape} for {K} names, got {np.shape(x)}")
         if np.any(~np.isfinite(self.a)) or np.any(~np.isfinite(self.b)) or np.any(~(np.asarray(self.radius) >= 0)):
@@ -126,9 +130,14 @@ class Capsules:
 
 def _concat(parts, disabled=frozenset()):
     link, a, b, r, names = zip(*parts)
-    return Capsules(np.array(link, dtype=int), np.array(a, dtype=float).reshape(-1, 3),
-                    np.array(b, dtype=float).reshape(-1, 3), np.array(r, dtype=float), tuple(names),
-                    frozenset(disabled))
+    return Capsules(
+        np.array(link, dtype=int),
+        np.array(a, dtype=float).reshape(-1, 3),
+        np.array(b, dtype=float).reshape(-1, 3),
+        np.array(r, dtype=float),
+        tuple(names),
+        frozenset(disabled),
+    )
 
 
 def _children(robot):
@@ -155,8 +164,9 @@ def skeleton(robot, radius, names=None) -> Capsules:
     names = ("base", *robot.names) if names is None else tuple(names)
     if len(names) != n + 1:
         raise ValueError(f"names must list the base and the {n} links ({n + 1} names), got {len(names)}")
-    parts = [(-1, np.zeros(3), np.asarray(robot.placements[j][:3, 3]), radius[0], names[0])
-             for j in _children(robot)[-1]]
+    parts = [
+        (-1, np.zeros(3), np.asarray(robot.placements[j][:3, 3]), radius[0], names[0]) for j in _children(robot)[-1]
+    ]
     for i in range(n):
         for end in _skeleton_segments(robot, i):
             parts.append((i, np.zeros(3), end, radius[i], names[i + 1]))
@@ -170,8 +180,10 @@ def skeleton(robot, radius, names=None) -> Capsules:
 #: one way only (elbow up: the forearm cannot fold through the upper arm), the wrists
 #: +-2.5 rad about the upright tool pose. Centres: (0, -pi/2, pi/2, -pi/2, -pi/2, 0), UR's
 #: "elbow up" home: upper arm vertical, forearm horizontal, tool pointing down.
-UR5_RANGES = (np.array([-np.pi / 2, -np.pi + 0.35, 0.3, -np.pi / 2 - 2.5, -np.pi / 2 - 2.5, -np.pi]),
-              np.array([np.pi / 2, -0.35, np.pi - 0.3, -np.pi / 2 + 2.5, -np.pi / 2 + 2.5, np.pi]))
+UR5_RANGES = (
+    np.array([-np.pi / 2, -np.pi + 0.35, 0.3, -np.pi / 2 - 2.5, -np.pi / 2 - 2.5, -np.pi]),
+    np.array([np.pi / 2, -0.35, np.pi - 0.3, -np.pi / 2 + 2.5, -np.pi / 2 + 2.5, np.pi]),
+)
 
 
 def ur5() -> Capsules:
@@ -192,7 +204,7 @@ def ur5() -> Capsules:
     so, fo = 0.13585, 0.13585 - 0.1197  # upper arm and forearm planes along the joint-2 axis
     parts = [
         (-1, (0, 0, 0), (0, 0, 0), 0.075, "base_link"),
-        (0, (0, 0, 0), (0, -so, 0), 0.06, "shoulder_link"),           # joint-2 housing
+        (0, (0, 0, 0), (0, -so, 0), 0.06, "shoulder_link"),  # joint-2 housing
         (1, (0, 0, so), (-0.425, 0, so), 0.06, "upper_arm_link"),
         (1, (-0.425, 0, so), (-0.425, 0, fo), 0.06, "upper_arm_link"),  # elbow housing
         (2, (0, 0, fo), (-0.39225, 0, fo), 0.05, "forearm_link"),
@@ -200,8 +212,12 @@ def ur5() -> Capsules:
         (4, (0, 0, -0.09465), (0, 0, 0), 0.045, "wrist_2_link"),
         (5, (0, 0, -0.04), (0, 0, -0.01), 0.04, "wrist_3_link"),
     ]
-    never = [("shoulder_link", "wrist_1_link"), ("shoulder_link", "wrist_2_link"), ("wrist_1_link", "wrist_3_link"),
-             ("forearm_link", "wrist_2_link")]
+    never = [
+        ("shoulder_link", "wrist_1_link"),
+        ("shoulder_link", "wrist_2_link"),
+        ("wrist_1_link", "wrist_3_link"),
+        ("forearm_link", "wrist_2_link"),
+    ]
     return _concat(parts, {frozenset(p) for p in never})
 
 
@@ -233,7 +249,7 @@ def _stl_vertices(path):
             return tri["v"].reshape(-1, 3).astype(float)
     if data.lstrip().startswith(b"solid"):
         words = data.decode("ascii", "replace").split()
-        verts = [words[i + 1:i + 4] for i, w in enumerate(words) if w == "vertex"]
+        verts = [words[i + 1 : i + 4] for i, w in enumerate(words) if w == "vertex"]
         if verts:
             return np.array(verts, dtype=float)
     raise ValueError("not an STL file")
@@ -333,8 +349,10 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
         base_link = roots[0]
     missing = [j for j in robot.names if j not in joints]
     if missing:
-        raise ValueError(f"{path}: the robot's joints {missing} are not in this URDF; pass the robot read from "
-                         "the same file (same base_link and tip_link)")
+        raise ValueError(
+            f"{path}: the robot's joints {missing} are not in this URDF; pass the robot read from "
+            "the same file (same base_link and tip_link)"
+        )
     body = {name: i for i, name in enumerate(robot.names)}
     # Frame of every link: (robot body index, transform link -> that body's joint frame). Links
     # fixed to a body, or behind joints the robot does not keep (locked at zero), ride on it.
@@ -344,8 +362,11 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
         idx, F = frames[link]
         for jname in children.get(link, []):
             child = joints[jname].find("child").get("link")
-            frames[child] = ((body[jname], np.eye(4)) if jname in body
-                             else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path)))
+            frames[child] = (
+                (body[jname], np.eye(4))
+                if jname in body
+                else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path))
+            )
             todo.append(child)
     parts, fallback = [], []
     for link, (idx, F) in frames.items():
@@ -370,14 +391,18 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
     else:
         caps = _concat(parts)
     if fallback:
-        warnings.warn(f"{path}: skeleton capsules of radius {mesh_radius:g} m for link(s) "
-                      f"{', '.join(fallback)}", stacklevel=2)
+        warnings.warn(
+            f"{path}: skeleton capsules of radius {mesh_radius:g} m for link(s) {', '.join(fallback)}", stacklevel=2
+        )
     if srdf is not None:
         return caps.without(read_srdf(srdf))
     always = always_touching(robot, caps)
     if always:
-        warnings.warn(f"{path}: no SRDF; not checking link pairs whose capsules touch in every sampled pose: "
-                      f"{', '.join('/'.join(p) for p in always)}", stacklevel=2)
+        warnings.warn(
+            f"{path}: no SRDF; not checking link pairs whose capsules touch in every sampled pose: "
+            f"{', '.join('/'.join(p) for p in always)}",
+            stacklevel=2,
+        )
     return caps.without(always)
 
 

@@ -6,6 +6,7 @@ frame's origin (Pinocchio's ``Inertia.toDynamicParameters`` order). It is the
 parametrisation in which rigid-body torques are linear (Atkeson, An and
 Hollerbach, 1986).
 """
+
 from __future__ import annotations
 
 import jax
@@ -53,8 +54,9 @@ def from_mass_com_inertia(m, c, I_c):
     """pi (10,) from mass m (kg), centre of mass c (3,) m and inertia I_c (3, 3) about c."""
     c = jnp.asarray(c, dtype=float)
     I_o = jnp.asarray(I_c, dtype=float) + m * (jnp.dot(c, c) * jnp.eye(3) - jnp.outer(c, c))
-    return jnp.concatenate([jnp.atleast_1d(m), m * c,
-                            jnp.array([I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])])
+    return jnp.concatenate(
+        [jnp.atleast_1d(m), m * c, jnp.array([I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])]
+    )
 
 
 #: Tolerance of :func:`physical_problem`: relative to the largest principal moment, plus an
@@ -89,8 +91,10 @@ def physical_problem(m, I_c, rtol: float = PHYSICAL_RTOL) -> str | None:
     if e[0] < -tol:
         return f"inertia is not positive semi-definite (principal moments {e.tolist()} kg m^2)"
     if e[0] + e[1] < e[2] - tol:
-        return (f"principal moments {e.tolist()} kg m^2 violate the triangle inequality "
-                "I1 + I2 >= I3 (no mass distribution has them)")
+        return (
+            f"principal moments {e.tolist()} kg m^2 violate the triangle inequality "
+            "I1 + I2 >= I3 (no mass distribution has them)"
+        )
     return None
 
 
@@ -118,8 +122,7 @@ def from_pseudo_inertia(J):
     """Inverse of :func:`pseudo_inertia`."""
     Sigma = J[:3, :3]
     I = jnp.trace(Sigma) * jnp.eye(3) - Sigma
-    return jnp.concatenate([J[3:4, 3], J[:3, 3],
-                            jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
+    return jnp.concatenate([J[3:4, 3], J[:3, 3], jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
 
 
 @jax.jit  # one compiled program, not a dozen eager ops per call (the workflow's physics check)
@@ -144,12 +147,14 @@ def log_cholesky_to_inertial(z):
 def log_cholesky_factor(z):
     """The upper-triangular factor U (4, 4), ``J = U U^T``, of log-Cholesky z (10,)."""
     alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = (z[i] for i in range(10))
-    return jnp.array([
-        [jnp.exp(d1), s12, s13, t1],
-        [0.0, jnp.exp(d2), s23, t2],
-        [0.0, 0.0, jnp.exp(d3), t3],
-        [0.0, 0.0, 0.0, 1.0],
-    ]) * jnp.exp(alpha)
+    return jnp.array(
+        [
+            [jnp.exp(d1), s12, s13, t1],
+            [0.0, jnp.exp(d2), s23, t2],
+            [0.0, 0.0, jnp.exp(d3), t3],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    ) * jnp.exp(alpha)
 
 
 def inertial_to_log_cholesky(pi):
@@ -161,8 +166,20 @@ def inertial_to_log_cholesky(pi):
     U = P @ L @ P
     alpha = jnp.log(U[3, 3])
     U = U / U[3, 3]
-    return jnp.array([alpha, jnp.log(U[0, 0]), jnp.log(U[1, 1]), jnp.log(U[2, 2]),
-                      U[0, 1], U[1, 2], U[0, 2], U[0, 3], U[1, 3], U[2, 3]])
+    return jnp.array(
+        [
+            alpha,
+            jnp.log(U[0, 0]),
+            jnp.log(U[1, 1]),
+            jnp.log(U[2, 2]),
+            U[0, 1],
+            U[1, 2],
+            U[0, 2],
+            U[0, 3],
+            U[1, 3],
+            U[2, 3],
+        ]
+    )
 
 
 def box_inertia(m, size):

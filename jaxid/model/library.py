@@ -1,4 +1,5 @@
 """Built-in models: the UR5, the PUMA 560, planar n-R arms and the six-DOF nonlinear benchmark system."""
+
 from __future__ import annotations
 
 import os
@@ -13,26 +14,36 @@ from jaxid.model import inertia
 from jaxid.model.robot import Robot
 
 # Universal Robots' published DH parameters and masses for the UR5 (CB3).
-UR5_DH = np.array([  # theta_offset, d, a, alpha
-    [0.0, 0.089159, 0.0, np.pi / 2],
-    [0.0, 0.0, -0.425, 0.0],
-    [0.0, 0.0, -0.39225, 0.0],
-    [0.0, 0.10915, 0.0, np.pi / 2],
-    [0.0, 0.09465, 0.0, -np.pi / 2],
-    [0.0, 0.0823, 0.0, 0.0],
-])
+UR5_DH = np.array(
+    [  # theta_offset, d, a, alpha
+        [0.0, 0.089159, 0.0, np.pi / 2],
+        [0.0, 0.0, -0.425, 0.0],
+        [0.0, 0.0, -0.39225, 0.0],
+        [0.0, 0.10915, 0.0, np.pi / 2],
+        [0.0, 0.09465, 0.0, -np.pi / 2],
+        [0.0, 0.0823, 0.0, 0.0],
+    ]
+)
 UR5_MASSES = np.array([3.7, 8.393, 2.33, 1.219, 1.219, 0.1879])
-UR5_COMS = np.array([
-    [0.0, -0.02561, 0.00193],
-    [0.2125, 0.0, 0.11336],
-    [0.15, 0.0, 0.0265],
-    [0.0, -0.0018, 0.01634],
-    [0.0, 0.0018, 0.01634],
-    [0.0, 0.0, -0.001159],
-])
+UR5_COMS = np.array(
+    [
+        [0.0, -0.02561, 0.00193],
+        [0.2125, 0.0, 0.11336],
+        [0.15, 0.0, 0.0265],
+        [0.0, -0.0018, 0.01634],
+        [0.0, 0.0018, 0.01634],
+        [0.0, 0.0, -0.001159],
+    ]
+)
 # Inertia approximation: uniform solid cylinders (radius, length, axis in the DH frame).
-UR5_CYLINDERS = [(0.06, 0.15, 1), (0.06, 0.425, 0), (0.05, 0.39225, 0),
-                 (0.045, 0.12, 1), (0.045, 0.12, 1), (0.0375, 0.0345, 2)]
+UR5_CYLINDERS = [
+    (0.06, 0.15, 1),
+    (0.06, 0.425, 0),
+    (0.05, 0.39225, 0),
+    (0.045, 0.12, 1),
+    (0.045, 0.12, 1),
+    (0.0375, 0.0345, 2),
+]
 
 
 def ur5(joint_terms=(), joint_params=None) -> Robot:
@@ -50,25 +61,40 @@ def ur5(joint_terms=(), joint_params=None) -> Robot:
     joint_terms: per-joint terms to enable, e.g. ("fv", "fc"), with values joint_params (n, k).
     """
     inertias = [inertia.cylinder_inertia(m, r, L, ax) for m, (r, L, ax) in zip(UR5_MASSES, UR5_CYLINDERS)]
-    limits = dict(q_min=-2 * np.pi, q_max=2 * np.pi, qd_max=np.pi, qdd_max=15.0,
-                  tau_max=np.array([150.0, 150.0, 150.0, 28.0, 28.0, 28.0]))
-    return Robot.from_dh(UR5_DH, "standard", masses=UR5_MASSES, coms=UR5_COMS, inertias=np.stack(inertias),
-                         limits=limits, joint_terms=joint_terms, joint_params=joint_params,
-                         names=("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"),
-                         name="ur5")
+    limits = dict(
+        q_min=-2 * np.pi,
+        q_max=2 * np.pi,
+        qd_max=np.pi,
+        qdd_max=15.0,
+        tau_max=np.array([150.0, 150.0, 150.0, 28.0, 28.0, 28.0]),
+    )
+    return Robot.from_dh(
+        UR5_DH,
+        "standard",
+        masses=UR5_MASSES,
+        coms=UR5_COMS,
+        inertias=np.stack(inertias),
+        limits=limits,
+        joint_terms=joint_terms,
+        joint_params=joint_params,
+        names=("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"),
+        name="ur5",
+    )
 
 
 # The PUMA 560 as Corke's Robotics Toolbox models it (mdl_puma560): standard DH, the dynamic
 # parameters of Armstrong, Khatib and Burdick (1986) as compiled by Corke and
 # Armstrong-Helouvry (1994).
-PUMA560_DH = np.array([  # theta_offset, d, a, alpha
-    [0.0, 0.0, 0.0, np.pi / 2],
-    [0.0, 0.0, 0.4318, 0.0],
-    [0.0, 0.15005, 0.0203, -np.pi / 2],
-    [0.0, 0.4318, 0.0, np.pi / 2],
-    [0.0, 0.0, 0.0, -np.pi / 2],
-    [0.0, 0.0, 0.0, 0.0],
-])
+PUMA560_DH = np.array(
+    [  # theta_offset, d, a, alpha
+        [0.0, 0.0, 0.0, np.pi / 2],
+        [0.0, 0.0, 0.4318, 0.0],
+        [0.0, 0.15005, 0.0203, -np.pi / 2],
+        [0.0, 0.4318, 0.0, np.pi / 2],
+        [0.0, 0.0, 0.0, -np.pi / 2],
+        [0.0, 0.0, 0.0, 0.0],
+    ]
+)
 # Link 1: the source gives m = 0 and only Iyy = 0.35 (about the joint-1 axis, y in DH frame 1).
 # Neither the mass nor Ixx, Izz of link 1 enters any joint torque (its centre of mass lies on
 # the fixed vertical axis 1 and it only turns about that axis), so they are free to be chosen:
@@ -76,22 +102,26 @@ PUMA560_DH = np.array([  # theta_offset, d, a, alpha
 # m = 2 Iyy / r^2 = 17.5 kg -- assumed, not measured -- and a rigid body.
 PUMA560_LINK1_CYLINDER = (0.2, 0.3, 1)  # radius, length m, axis in DH frame 1
 PUMA560_MASSES = np.array([2 * 0.35 / 0.2**2, 17.4, 4.8, 0.82, 0.34, 0.09])
-PUMA560_COMS = np.array([
-    [0.0, 0.0, 0.0],
-    [-0.3638, 0.006, 0.2275],
-    [-0.0203, -0.0141, 0.070],
-    [0.0, 0.019, 0.0],
-    [0.0, 0.0, 0.0],
-    [0.0, 0.0, 0.032],
-])
-PUMA560_INERTIAS = np.array([  # principal moments Ixx, Iyy, Izz about the centre of mass, DH link frames
-    [np.nan, 0.35, np.nan],  # Ixx, Izz from PUMA560_LINK1_CYLINDER
-    [0.13, 0.524, 0.539],
-    [0.074, 0.086, 0.0125],  # published Ixx 0.066: see puma560()
-    [1.8e-3, 1.3e-3, 1.8e-3],
-    [0.3e-3, 0.4e-3, 0.3e-3],
-    [0.15e-3, 0.15e-3, 0.04e-3],
-])
+PUMA560_COMS = np.array(
+    [
+        [0.0, 0.0, 0.0],
+        [-0.3638, 0.006, 0.2275],
+        [-0.0203, -0.0141, 0.070],
+        [0.0, 0.019, 0.0],
+        [0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.032],
+    ]
+)
+PUMA560_INERTIAS = np.array(
+    [  # principal moments Ixx, Iyy, Izz about the centre of mass, DH link frames
+        [np.nan, 0.35, np.nan],  # Ixx, Izz from PUMA560_LINK1_CYLINDER
+        [0.13, 0.524, 0.539],
+        [0.074, 0.086, 0.0125],  # published Ixx 0.066: see puma560()
+        [1.8e-3, 1.3e-3, 1.8e-3],
+        [0.3e-3, 0.4e-3, 0.3e-3],
+        [0.15e-3, 0.15e-3, 0.04e-3],
+    ]
+)
 #: Gear ratios, motor to joint (signed: the motor's positive direction), from mdl_puma560.
 PUMA560_GEAR = np.array([-62.6111, 107.815, -53.7063, 76.0364, 71.923, 76.686])
 #: Motor torque constants, N m/A: plausible values (about 0.2 N m/A for the large motors of
@@ -130,12 +160,25 @@ def puma560(joint_terms=(), joint_params=None) -> Robot:
     inertias = np.stack([np.diag(d) for d in PUMA560_INERTIAS])
     inertias[0] = np.asarray(inertia.cylinder_inertia(PUMA560_MASSES[0], r, L, ax))
     deg = np.pi / 180
-    limits = dict(q_min=deg * np.array([-160.0, -45.0, -225.0, -110.0, -100.0, -266.0]),
-                  q_max=deg * np.array([160.0, 225.0, 45.0, 170.0, 100.0, 266.0]), qd_max=2.0, qdd_max=10.0,
-                  tau_max=np.array([100.0, 190.0, 90.0, 25.0, 20.0, 20.0]))
-    return Robot.from_dh(PUMA560_DH, "standard", masses=PUMA560_MASSES, coms=PUMA560_COMS, inertias=inertias,
-                         limits=limits, joint_terms=joint_terms, joint_params=joint_params,
-                         names=("waist", "shoulder", "elbow", "wrist_1", "wrist_2", "wrist_3"), name="puma560")
+    limits = dict(
+        q_min=deg * np.array([-160.0, -45.0, -225.0, -110.0, -100.0, -266.0]),
+        q_max=deg * np.array([160.0, 225.0, 45.0, 170.0, 100.0, 266.0]),
+        qd_max=2.0,
+        qdd_max=10.0,
+        tau_max=np.array([100.0, 190.0, 90.0, 25.0, 20.0, 20.0]),
+    )
+    return Robot.from_dh(
+        PUMA560_DH,
+        "standard",
+        masses=PUMA560_MASSES,
+        coms=PUMA560_COMS,
+        inertias=inertias,
+        limits=limits,
+        joint_terms=joint_terms,
+        joint_params=joint_params,
+        names=("waist", "shoulder", "elbow", "wrist_1", "wrist_2", "wrist_3"),
+        name="puma560",
+    )
 
 
 def planar(n=2, lengths=None, masses=None, gravity=9.81) -> Robot:
@@ -149,19 +192,22 @@ def planar(n=2, lengths=None, masses=None, gravity=9.81) -> Robot:
     table = np.stack([np.zeros(n), np.zeros(n), lengths, np.zeros(n)], axis=1)
     coms = np.stack([-lengths / 2, np.zeros(n), np.zeros(n)], axis=1)  # DH frame i sits at the link's tip
     inertias = np.stack([np.diag([0.0, m * l**2 / 12, m * l**2 / 12]) for m, l in zip(masses, lengths)])
-    return Robot.from_dh(table, "standard", masses=masses, coms=coms, inertias=inertias,
-                         gravity=(0.0, -gravity, 0.0), name=f"planar{n}")
+    return Robot.from_dh(
+        table, "standard", masses=masses, coms=coms, inertias=inertias, gravity=(0.0, -gravity, 0.0), name=f"planar{n}"
+    )
 
 
 NONLINEAR_6DOF_TERMS = ("m", "c", "d", "b", "k", "k3_", "h", "h3_", "g")
-NONLINEAR_6DOF_VALUES = np.array([
-    [1.20, 0.35, 0.80, 0.12, 3.50, 0.45, 0.55, 0.22, 0.10],
-    [1.10, 0.28, 0.75, 0.15, 3.80, 0.40, 0.62, 0.19, 0.12],
-    [0.90, 0.22, 0.60, 0.10, 2.90, 0.38, 0.48, 0.18, 0.08],
-    [1.00, 0.18, 0.70, 0.11, 3.10, 0.33, 0.52, 0.25, 0.09],
-    [1.30, 0.25, 0.85, 0.14, 3.60, 0.50, 0.60, 0.21, 0.11],
-    [1.15, 0.30, 0.65, 0.09, 3.20, 0.42, 0.44, 0.17, 0.13],
-])
+NONLINEAR_6DOF_VALUES = np.array(
+    [
+        [1.20, 0.35, 0.80, 0.12, 3.50, 0.45, 0.55, 0.22, 0.10],
+        [1.10, 0.28, 0.75, 0.15, 3.80, 0.40, 0.62, 0.19, 0.12],
+        [0.90, 0.22, 0.60, 0.10, 2.90, 0.38, 0.48, 0.18, 0.08],
+        [1.00, 0.18, 0.70, 0.11, 3.10, 0.33, 0.52, 0.25, 0.09],
+        [1.30, 0.25, 0.85, 0.14, 3.60, 0.50, 0.60, 0.21, 0.11],
+        [1.15, 0.30, 0.65, 0.09, 3.20, 0.42, 0.44, 0.17, 0.13],
+    ]
+)
 
 
 class Nonlinear6DOF(eqx.Module):
@@ -190,8 +236,7 @@ class Nonlinear6DOF(eqx.Module):
         m, c, d, b, k, k3, h, h3, g = theta.reshape(6, 9).T
         qj, qdj = jnp.roll(q, -1), jnp.roll(qd, -1)
         dq = q - qj
-        return (m * qdd + c * qd * qdj + d * qd + b * qd**3 + k * q + k3 * q**3
-                + h * dq + h3 * dq**3 + g)
+        return m * qdd + c * qd * qdj + d * qd + b * qd**3 + k * q + k3 * q**3 + h * dq + h3 * dq**3 + g
 
 
 def nonlinear_6dof(params=None) -> Nonlinear6DOF:
@@ -205,7 +250,7 @@ def example_robot_urdf(relative: str) -> str:
     ``"ur_description/urdf/ur5_robot.urdf"`` or ``"panda_description/urdf/panda.urdf"``."""
     roots = [sys.prefix, *site.getsitepackages()]
     for root in roots:
-        for sub in ("", "lib/python%d.%d/site-packages" % sys.version_info[:2]):
+        for sub in ("", f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"):
             path = os.path.join(root, sub, "cmeel.prefix/share/example-robot-data/robots", relative)
             if os.path.exists(path):
                 return path

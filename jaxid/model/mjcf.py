@@ -23,6 +23,7 @@ tendons, other equality constraints (closed loops), ``<include>`` and ``<frame>`
 joint ``damping frictionloss armature``; everything else kept), as
 :func:`jaxid.model.urdf.write_back` does for a URDF.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -31,8 +32,15 @@ import numpy as np
 
 from jaxid.model import inertia
 from jaxid.model.robot import JOINT_TERMS, Robot
-from jaxid.model.urdf import (_from_mass_com_inertia, _transform, element_inertia, flange, identified_split, numbers,
-                              relocated)
+from jaxid.model.urdf import (
+    _from_mass_com_inertia,
+    _transform,
+    element_inertia,
+    flange,
+    identified_split,
+    numbers,
+    relocated,
+)
 
 JOINT_KINDS = {"hinge": "R", "slide": "P"}
 JOINT_DEFAULTS = {"type": "hinge", "axis": "0 0 1", "pos": "0 0 0", "ref": "0"}
@@ -47,9 +55,13 @@ class MJCFError(ValueError):
 def _quat(w, x, y, z):
     q = np.array([w, x, y, z]) / np.linalg.norm([w, x, y, z])
     w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _axis_angle(axis, angle):
@@ -72,8 +84,10 @@ class _Reader:
         for tag in ("include", "frame"):
             el = self.root.find(f".//{tag}")
             if el is not None:
-                raise MJCFError(f"{self.path}: <{tag}> is not supported; expand it into the file (MuJoCo's "
-                                "mj_saveLastXML writes the compiled model as one file)")
+                raise MJCFError(
+                    f"{self.path}: <{tag}> is not supported; expand it into the file (MuJoCo's "
+                    "mj_saveLastXML writes the compiled model as one file)"
+                )
         compiler = self.root.find("compiler")
         compiler = {} if compiler is None else compiler.attrib
         if compiler.get("angle", "degree") not in ("degree", "radian"):
@@ -174,8 +188,10 @@ class _Reader:
             raise MJCFError(f"{self.path}: {what}: missing diaginertia or fullinertia")
         problem = inertia.physical_problem(m, I) if check else None
         if problem:
-            raise MJCFError(f"{self.path}: {what}: {problem}; correct the body's inertia, or pass check_inertia=False "
-                            "when the values are placeholders (plain least squares does not use them)")
+            raise MJCFError(
+                f"{self.path}: {what}: {problem}; correct the body's inertia, or pass check_inertia=False "
+                "when the values are placeholders (plain least squares does not use them)"
+            )
         return np.asarray(_transform(_from_mass_com_inertia(m, np.zeros(3), I), self.pose(el, what)))
 
 
@@ -202,8 +218,10 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
     for tag in ("tendon",):
         el = r.root.find(tag)
         if el is not None and len(el):
-            raise MJCFError(f"{r.path}: <{tag}><{el[0].tag} name={el[0].get('name')!r}>: tendons couple joints in a "
-                            "way a rigid-body tree cannot express; remove them for identification")
+            raise MJCFError(
+                f"{r.path}: <{tag}><{el[0].tag} name={el[0].get('name')!r}>: tendons couple joints in a "
+                "way a rigid-body tree cannot express; remove them for identification"
+            )
     placements, axes, inertial, types, names, limits, parents, terms = [], [], [], [], [], [], [], []
     frames = {}  # joint index of each body's last joint, and the body frame in that joint frame
     sites = {}
@@ -220,8 +238,10 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
             jname = j.get("name") or f"joint{len(names) + 1}"
             kind = r.attr(j, "type", JOINT_DEFAULTS["type"], cls)
             if kind not in JOINT_KINDS:
-                raise MJCFError(f"{r.path}: {what} joint {jname!r} has type {kind!r}; supported: hinge, slide "
-                                "(floating bases and ball joints are not supported yet)")
+                raise MJCFError(
+                    f"{r.path}: {what} joint {jname!r} has type {kind!r}; supported: hinge, slide "
+                    "(floating bases and ball joints are not supported yet)"
+                )
             get = lambda key: r.attr(j, key, JOINT_DEFAULTS.get(key), cls)
             axis = r.floats(get("axis"), 3, f"joint {jname!r} axis")
             if np.linalg.norm(axis) < 1e-12:
@@ -261,8 +281,10 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
             back[:3, 3] = -pos
             pending = back
         if body.find("freejoint") is not None:
-            raise MJCFError(f"{r.path}: {what} has a <freejoint>: floating bases are not supported yet; fix the "
-                            "body to the world for a fixed-base arm")
+            raise MJCFError(
+                f"{r.path}: {what} has a <freejoint>: floating bases are not supported yet; fix the "
+                "body to the world for a fixed-base arm"
+            )
         pi = r.inertial(body, what, check_inertia)
         if parent >= 0:  # a body welded to the world does not move: it has no dynamics
             inertial[parent] = inertial[parent] + np.asarray(_transform(pi, pending))
@@ -283,17 +305,33 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
     mimic = _equality(r, names)
     free = [m is None for m in mimic]
     lim = np.array(limits)[free]
-    tip_joint, tip = flange(sites, tool_site, len(names), f"{r.path}: tool_site", "is not a <site> of this model",
-                            MJCFError)
+    tip_joint, tip = flange(
+        sites, tool_site, len(names), f"{r.path}: tool_site", "is not a <site> of this model", MJCFError
+    )
     option = r.root.find("option")
-    gravity = r.floats(option.get("gravity", "0 0 -9.81"), 3, "<option gravity>") if option is not None else \
-        np.array([0.0, 0.0, -9.81])
+    gravity = (
+        r.floats(option.get("gravity", "0 0 -9.81"), 3, "<option gravity>")
+        if option is not None
+        else np.array([0.0, 0.0, -9.81])
+    )
     model = r.root.get("model", "robot")
-    robot = Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
-                  parents=tuple(parents), names=tuple(names), joint_terms=enabled,
-                  joint_params=np.array(terms) if joint_params is None else joint_params, tip=tip,
-                  tip_joint=tip_joint, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], mimic=mimic,
-                  name=name or model)
+    robot = Robot(
+        np.stack(placements),
+        np.stack(axes),
+        np.stack(inertial),
+        joint_types=tuple(types),
+        parents=tuple(parents),
+        names=tuple(names),
+        joint_terms=enabled,
+        joint_params=np.array(terms) if joint_params is None else joint_params,
+        tip=tip,
+        tip_joint=tip_joint,
+        gravity=gravity,
+        q_min=lim[:, 0],
+        q_max=lim[:, 1],
+        mimic=mimic,
+        name=name or model,
+    )
     return robot, r, records, elements
 
 
@@ -304,20 +342,25 @@ def _equality(r, names):
     for el in [] if eq is None else [e for e in eq if isinstance(e.tag, str)]:
         label = f"<equality><{el.tag} name={el.get('name')!r}>"
         if el.tag != "joint":
-            raise MJCFError(f"{r.path}: {label}: a {el.tag} constraint closes a kinematic loop, which a tree model "
-                            "cannot express; remove it for identification")
+            raise MJCFError(
+                f"{r.path}: {label}: a {el.tag} constraint closes a kinematic loop, which a tree model "
+                "cannot express; remove it for identification"
+            )
         j1, j2 = el.get("joint1"), el.get("joint2")
         for j in (j1, j2):
             if j is not None and j not in names:
                 raise MJCFError(f"{r.path}: {label}: no hinge or slide joint named {j!r}")
         c = r.floats(el.get("polycoef", "0 1 0 0 0"), 5, f"{label} polycoef")
         if j2 is None or np.any(c[2:] != 0):
-            raise MJCFError(f"{r.path}: {label}: only linear couplings joint1 = c0 + c1 joint2 are supported "
-                            "(polycoef='c0 c1 0 0 0' with joint2)")
+            raise MJCFError(
+                f"{r.path}: {label}: only linear couplings joint1 = c0 + c1 joint2 are supported "
+                "(polycoef='c0 c1 0 0 0' with joint2)"
+            )
         i, k = names.index(j1), names.index(j2)
         if mimic[k] is not None or mimic[i] is not None:
-            raise MJCFError(f"{r.path}: {label}: {j1!r} or {j2!r} is already coupled; couple each joint to an "
-                            "independent one")
+            raise MJCFError(
+                f"{r.path}: {label}: {j1!r} or {j2!r} is already coupled; couple each joint to an independent one"
+            )
         mimic[i] = (k, c[1], c[0])
     return mimic
 
@@ -354,8 +397,10 @@ def write_back(robot, theta, source, out):
     source, out = Path(source), Path(out)
     model, r, records, elements = _read(source, check_inertia=False)
     if model.names != robot.names:
-        raise ValueError(f"{source}: its joints {list(model.names)} are not the model's {list(robot.names)}; write "
-                         "back into the MJCF file the model was read from")
+        raise ValueError(
+            f"{source}: its joints {list(model.names)} are not the model's {list(robot.names)}; write "
+            "back into the MJCF file the model was read from"
+        )
     rest = np.zeros_like(bodies)
     owner = {}  # joint index -> the body whose inertial holds its identified body
     for body, parent, frame, pi, own in records:
@@ -366,9 +411,11 @@ def write_back(robot, theta, source, out):
     for i, jname in enumerate(robot.names):
         if i not in owner:
             if np.max(np.abs(bodies[i])) > 1e-12:
-                raise ValueError(f"joint {jname!r}: is followed by another joint of the same body, so MJCF gives it "
-                                 f"no body, but its identified body is not zero (mass {bodies[i, 0]:.3g} kg); give "
-                                 "it a body of its own in the MJCF file")
+                raise ValueError(
+                    f"joint {jname!r}: is followed by another joint of the same body, so MJCF gives it "
+                    f"no body, but its identified body is not zero (mass {bodies[i, 0]:.3g} kg); give "
+                    "it a body of its own in the MJCF file"
+                )
             continue
         body, frame = owner[i]
         what = f"body {body.get('name', '?')!r} (joint {jname!r})"
@@ -387,9 +434,11 @@ def write_back(robot, theta, source, out):
         attr = TERM_ATTRIBUTES.get(term)
         for i, j in enumerate(elements if attr else ()):
             if joint_values[i, k] < 0:
-                raise ValueError(f"joint {robot.names[i]!r}: identified {attr} {joint_values[i, k]:g} is negative, "
-                                 "which MuJoCo rejects; identify with --consistent (friction bounds) or drop "
-                                 f"{term} from the joint terms")
+                raise ValueError(
+                    f"joint {robot.names[i]!r}: identified {attr} {joint_values[i, k]:g} is negative, "
+                    "which MuJoCo rejects; identify with --consistent (friction bounds) or drop "
+                    f"{term} from the joint terms"
+                )
             j.set(attr, numbers(joint_values[i, k]))
     moved = lambda f: relocated(f, source, out)
     relative = lambda f: bool(f) and not os.path.isabs(f)

@@ -9,6 +9,7 @@ configuration is (cos q, sin q)) joints are refused by name. Limits come from th
 position, velocity and effort limits, the nominal joint terms fv, fc, ia from its
 ``damping``, ``friction`` and ``armature``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,9 +45,11 @@ def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robo
         jm, jname = model.joints[i], model.names[i]
         coupled = jm.shortname() == "JointModelMimic"  # no variable of its own: nq = nv = 0
         if not coupled and (jm.nv != 1 or jm.nq != 1):
-            raise ValueError(f"Pinocchio joint {jname!r} ({jm.shortname()}) has nq={jm.nq}, nv={jm.nv}: only "
-                             "one-degree-of-freedom revolute and prismatic joints are supported (floating bases, "
-                             "spherical and continuous joints are not yet)")
+            raise ValueError(
+                f"Pinocchio joint {jname!r} ({jm.shortname()}) has nq={jm.nq}, nv={jm.nv}: only "
+                "one-degree-of-freedom revolute and prismatic joints are supported (floating bases, "
+                "spherical and continuous joints are not yet)"
+            )
         data = jm.createData()
         jm.calc(data, q0)
         S = np.asarray(data.S).ravel()  # [v; omega] of a unit joint velocity, in the joint frame
@@ -54,8 +57,10 @@ def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robo
         S = S / scale
         revolute = np.linalg.norm(S[3:]) > 1e-12
         if revolute and np.linalg.norm(S[:3]) > 1e-12:
-            raise ValueError(f"Pinocchio joint {jname!r} ({jm.shortname()}): a screw motion (rotation and "
-                             "translation) is not a revolute or prismatic joint")
+            raise ValueError(
+                f"Pinocchio joint {jname!r} ({jm.shortname()}): a screw motion (rotation and "
+                "translation) is not a revolute or prismatic joint"
+            )
         axis = S[3:] if revolute else S[:3]
         placements.append(model.jointPlacements[i].homogeneous @ data.M.homogeneous)
         axes.append(axis / np.linalg.norm(axis))
@@ -81,16 +86,32 @@ def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robo
         if term in TERM_ARRAYS:
             per_v = np.asarray(getattr(model, TERM_ARRAYS[term]))
             values[:, k] = [per_v[model.joints[i].idx_v] for i in range(1, model.njoints)]
-    frames = {f.name: (f.parentJoint - 1, f.placement.homogeneous) for f in model.frames
-              if f.type != pin.FrameType.JOINT}
-    tip_joint, tip = flange(frames, tool_frame, len(names), "tool_frame", "is not a frame of the Pinocchio model",
-                            ValueError)
+    frames = {
+        f.name: (f.parentJoint - 1, f.placement.homogeneous) for f in model.frames if f.type != pin.FrameType.JOINT
+    }
+    tip_joint, tip = flange(
+        frames, tool_frame, len(names), "tool_frame", "is not a frame of the Pinocchio model", ValueError
+    )
     big = lambda x: np.where(x >= 1e300, np.inf, np.where(x <= -1e300, -np.inf, x))  # Pinocchio's "unlimited"
-    return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
-                 parents=tuple(parents), names=tuple(names), joint_terms=enabled, joint_params=values,
-                 tip=tip, tip_joint=tip_joint, gravity=np.asarray(model.gravity.linear), q_min=big(np.array(lo)),
-                 q_max=big(np.array(hi)), qd_max=big(np.array(vel)), tau_max=big(np.array(eff)), mimic=mimic,
-                 name=name or model.name or "robot")
+    return Robot(
+        np.stack(placements),
+        np.stack(axes),
+        np.stack(inertial),
+        joint_types=tuple(types),
+        parents=tuple(parents),
+        names=tuple(names),
+        joint_terms=enabled,
+        joint_params=values,
+        tip=tip,
+        tip_joint=tip_joint,
+        gravity=np.asarray(model.gravity.linear),
+        q_min=big(np.array(lo)),
+        q_max=big(np.array(hi)),
+        qd_max=big(np.array(vel)),
+        tau_max=big(np.array(eff)),
+        mimic=mimic,
+        name=name or model.name or "robot",
+    )
 
 
 def to_pinocchio(robot: Robot, theta=None):
@@ -111,21 +132,29 @@ def to_pinocchio(robot: Robot, theta=None):
     coords, ids = robot.coordinates, []
     for i in range(robot.n_joints):
         axis = np.asarray(robot.axes[i], dtype=float)
-        jm = (pin.JointModelRevoluteUnaligned if robot.joint_types[i] == "R" else pin.JointModelPrismaticUnaligned)(axis)
+        jm = (pin.JointModelRevoluteUnaligned if robot.joint_types[i] == "R" else pin.JointModelPrismaticUnaligned)(
+            axis
+        )
         c = coords[i]
         limits = [np.array([float(x[c])]) for x in (robot.tau_max, robot.qd_max, robot.q_min, robot.q_max)]
         finite = lambda x: np.where(np.isfinite(x), x, np.sign(x) * np.finfo(float).max)
-        jid = model.addJoint(robot.parents[i] + 1 if robot.parents[i] >= 0 else 0, jm,
-                             pin.SE3(np.asarray(robot.placements[i], dtype=float)), robot.names[i],
-                             *(finite(x) for x in limits))
+        jid = model.addJoint(
+            robot.parents[i] + 1 if robot.parents[i] >= 0 else 0,
+            jm,
+            pin.SE3(np.asarray(robot.placements[i], dtype=float)),
+            robot.names[i],
+            *(finite(x) for x in limits),
+        )
         model.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(inertial[i]), pin.SE3.Identity())
         ids.append(jid)
-    model.addFrame(pin.Frame("tool", ids[robot.tip_joint], pin.SE3(np.asarray(robot.tip, dtype=float)),
-                             pin.FrameType.OP_FRAME))
+    model.addFrame(
+        pin.Frame("tool", ids[robot.tip_joint], pin.SE3(np.asarray(robot.tip, dtype=float)), pin.FrameType.OP_FRAME)
+    )
     for i, m in enumerate(robot.mimic):
         if m >= 0:
-            model = pin.transformJointIntoMimic(model, ids[m], ids[i], float(robot.mimic_ratio[i]),
-                                                float(robot.mimic_offset[i]))
+            model = pin.transformJointIntoMimic(
+                model, ids[m], ids[i], float(robot.mimic_ratio[i]), float(robot.mimic_offset[i])
+            )
     for k, term in enumerate(robot.joint_terms):  # per velocity: a mimic joint's own terms have no place
         if term in TERM_ARRAYS:
             values = np.asarray(getattr(model, TERM_ARRAYS[term])).copy()

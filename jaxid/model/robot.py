@@ -1,7 +1,8 @@
 """The rigid-body robot model: topology, geometry, limits and parameters."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
@@ -87,10 +88,32 @@ class Robot(eqx.Module):
     qdd_max: jnp.ndarray
     tau_max: jnp.ndarray
 
-    def __init__(self, placements, axes, inertial, *, joint_types=None, parents=None, names=None,
-                 joint_terms=(), joint_params=None, coulomb_eps=1e-3, stribeck_vs=0.05, tip=None,
-                 gravity=(0.0, 0.0, -9.81), q_min=None, q_max=None, qd_max=None, qdd_max=None,
-                 tau_max=None, mimic=None, tip_joint=-1, name="robot", mimic_ratio=None, mimic_offset=None):
+    def __init__(
+        self,
+        placements,
+        axes,
+        inertial,
+        *,
+        joint_types=None,
+        parents=None,
+        names=None,
+        joint_terms=(),
+        joint_params=None,
+        coulomb_eps=1e-3,
+        stribeck_vs=0.05,
+        tip=None,
+        gravity=(0.0, 0.0, -9.81),
+        q_min=None,
+        q_max=None,
+        qd_max=None,
+        qdd_max=None,
+        tau_max=None,
+        mimic=None,
+        tip_joint=-1,
+        name="robot",
+        mimic_ratio=None,
+        mimic_offset=None,
+    ):
         placements = jnp.asarray(placements, dtype=float)
         if placements.ndim != 3 or placements.shape[1:] != (4, 4):
             raise ValueError(f"placements must have shape (n, 4, 4), got {placements.shape}")
@@ -103,7 +126,9 @@ class Robot(eqx.Module):
         _check_shape("inertial", inertial, (n, 10))
         norms = np.linalg.norm(np.asarray(axes), axis=1)
         if np.any(norms < 1e-12):
-            raise ValueError(f"joint axes must be non-zero; zero axis at joint(s) {np.where(norms < 1e-12)[0].tolist()}")
+            raise ValueError(
+                f"joint axes must be non-zero; zero axis at joint(s) {np.where(norms < 1e-12)[0].tolist()}"
+            )
         axes = axes / norms[:, None]
         joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
         if len(joint_types) != n or any(t not in ("R", "P") for t in joint_types):
@@ -116,8 +141,10 @@ class Robot(eqx.Module):
             raise ValueError(f"unknown joint terms {bad}; choose from {JOINT_TERMS}")
         joint_terms = tuple(t for t in JOINT_TERMS if t in joint_terms)
         if mimic_ratio is not None:  # the field form (dataclasses.replace): master indices, ratios, offsets
-            mimic = [None if m < 0 else (m, r, o) for m, r, o in zip(mimic, np.asarray(mimic_ratio),
-                                                                      np.asarray(mimic_offset))]
+            mimic = [
+                None if m < 0 else (m, r, o)
+                for m, r, o in zip(mimic, np.asarray(mimic_ratio), np.asarray(mimic_offset))
+            ]
         self.mimic, ratio, offset = _coupling(mimic, n)
         self.mimic_ratio, self.mimic_offset = jnp.asarray(ratio), jnp.asarray(offset)
         if joint_params is None:
@@ -193,7 +220,7 @@ class Robot(eqx.Module):
     def split(self, theta):
         """theta (p,) -> (inertial (n_joints, 10), joint_params (n_joints, k))."""
         n = self.n_joints
-        return theta[: 10 * n].reshape(n, 10), theta[10 * n:].reshape(n, len(self.joint_terms))
+        return theta[: 10 * n].reshape(n, 10), theta[10 * n :].reshape(n, len(self.joint_terms))
 
     def torque(self, theta, q, qd, qdd):
         """Joint torques (n,) N m of one sample: Newton-Euler plus the enabled joint terms.
@@ -215,8 +242,9 @@ class Robot(eqx.Module):
         """
         from jaxid.dynamics.rnea import rigid_regressor
 
-        return jnp.concatenate([rigid_regressor(self, q, qd, qdd), joint_columns(self, *self.joint_motion(q, qd, qdd))],
-                               axis=1)
+        return jnp.concatenate(
+            [rigid_regressor(self, q, qd, qdd), joint_columns(self, *self.joint_motion(q, qd, qdd))], axis=1
+        )
 
     def mass_matrix(self, theta, q):
         """Mass matrix (n, n) of one sample, d :meth:`torque` / d qdd at qd = 0: by the
@@ -227,7 +255,9 @@ class Robot(eqx.Module):
 
         inertial, joint_params = self.split(theta)
         zero = jnp.zeros_like(q)
-        return rnea.crba(self, inertial, q) + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, q, zero, qdd))(zero)
+        return rnea.crba(self, inertial, q) + jax.jacfwd(lambda qdd: self.joint_torque(joint_params, q, zero, qdd))(
+            zero
+        )
 
     def joint_torque(self, joint_params, q, qd, qdd):
         """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n_joints, k):
@@ -245,23 +275,52 @@ class Robot(eqx.Module):
 
     def with_joint_terms(self, terms: Sequence[str], values=None):
         """The same robot with another set of enabled joint terms (values default to zero)."""
-        return Robot(self.placements, self.axes, self.inertial, joint_types=self.joint_types,
-                     parents=self.parents, names=self.names, joint_terms=tuple(terms),
-                     joint_params=values, coulomb_eps=self.coulomb_eps,
-                     stribeck_vs=self.stribeck_vs, tip=self.tip, tip_joint=self.tip_joint,
-                     gravity=self.gravity, q_min=self.q_min, q_max=self.q_max, qd_max=self.qd_max,
-                     qdd_max=self.qdd_max, tau_max=self.tau_max, mimic=self.mimic_spec(), name=self.name)
+        return Robot(
+            self.placements,
+            self.axes,
+            self.inertial,
+            joint_types=self.joint_types,
+            parents=self.parents,
+            names=self.names,
+            joint_terms=tuple(terms),
+            joint_params=values,
+            coulomb_eps=self.coulomb_eps,
+            stribeck_vs=self.stribeck_vs,
+            tip=self.tip,
+            tip_joint=self.tip_joint,
+            gravity=self.gravity,
+            q_min=self.q_min,
+            q_max=self.q_max,
+            qd_max=self.qd_max,
+            qdd_max=self.qdd_max,
+            tau_max=self.tau_max,
+            mimic=self.mimic_spec(),
+            name=self.name,
+        )
 
     def mimic_spec(self):
         """The ``mimic=`` argument that rebuilds this robot's coupling: per joint None or
         ``(master joint index, ratio, offset)``."""
-        return [None if m < 0 else (m, float(r), float(o))
-                for m, r, o in zip(self.mimic, np.asarray(self.mimic_ratio), np.asarray(self.mimic_offset))]
+        return [
+            None if m < 0 else (m, float(r), float(o))
+            for m, r, o in zip(self.mimic, np.asarray(self.mimic_ratio), np.asarray(self.mimic_offset))
+        ]
 
     # ---- constructors --------------------------------------------------------------------
     @classmethod
-    def from_dh(cls, table, convention="standard", *, masses=None, coms=None, inertias=None, joint_types=None,
-                limits=None, check_inertia=True, **kwargs):
+    def from_dh(
+        cls,
+        table,
+        convention="standard",
+        *,
+        masses=None,
+        coms=None,
+        inertias=None,
+        joint_types=None,
+        limits=None,
+        check_inertia=True,
+        **kwargs,
+    ):
         """A serial robot from a Denavit-Hartenberg table.
 
         table: shape (n, 4), columns ``(theta_offset, d, a, alpha)`` (rad, m, m, rad).
@@ -287,7 +346,9 @@ class Robot(eqx.Module):
         """
         table = np.asarray(table, dtype=float)
         if table.ndim != 2 or table.shape[1] != 4 or table.shape[0] < 1:
-            raise ValueError(f"DH table must have shape (n, 4) with columns (theta_offset, d, a, alpha), got {table.shape}")
+            raise ValueError(
+                f"DH table must have shape (n, 4) with columns (theta_offset, d, a, alpha), got {table.shape}"
+            )
         if convention not in ("standard", "modified"):
             raise ValueError(f"convention must be 'standard' or 'modified', got {convention!r}")
         n = table.shape[0]
@@ -313,15 +374,29 @@ class Robot(eqx.Module):
             elif check_inertia:
                 problem = inertia.physical_problem(masses[i], inertias[i])
             else:
-                problem = None if np.isfinite(masses[i]) and np.all(np.isfinite(inertias[i])) else "mass or inertia not finite"
+                problem = (
+                    None
+                    if np.isfinite(masses[i]) and np.all(np.isfinite(inertias[i]))
+                    else "mass or inertia not finite"
+                )
             if problem:
                 label = names[i] if names is not None and i < len(names) else f"joint{i + 1}"
-                raise ValueError(f"DH link {i + 1} ({label}): {problem}; correct masses/coms/inertias, or omit them "
-                                 "(or pass check_inertia=False) for plain least squares")
-        placements, inertial, tip = _dh_geometry(*table.T, masses, coms, inertias,
-                                                 np.array([t == "R" for t in joint_types]), convention=convention)
-        return cls(placements, jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)), inertial, joint_types=joint_types,
-                   tip=tip, **(limits or {}), **kwargs)
+                raise ValueError(
+                    f"DH link {i + 1} ({label}): {problem}; correct masses/coms/inertias, or omit them "
+                    "(or pass check_inertia=False) for plain least squares"
+                )
+        placements, inertial, tip = _dh_geometry(
+            *table.T, masses, coms, inertias, np.array([t == "R" for t in joint_types]), convention=convention
+        )
+        return cls(
+            placements,
+            jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)),
+            inertial,
+            joint_types=joint_types,
+            tip=tip,
+            **(limits or {}),
+            **kwargs,
+        )
 
     @classmethod
     def from_urdf(cls, path, *, base_link=None, tip_link=None, **kwargs):
@@ -354,18 +429,25 @@ class Robot(eqx.Module):
         return to_pinocchio(self, theta)
 
     def __repr__(self):  # a readable summary instead of equinox's array dump
-        lines = [f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
-                 f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"]
+        lines = [
+            f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
+            f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"
+        ]
         coords = self.coordinates
         for i in range(self.n_joints):
             m = float(self.inertial[i, 0])
             c = np.asarray(self.inertial[i, 1:4]) / m if m > 0 else np.zeros(3)
             k = coords[i]
-            limits = (f"q in [{float(self.q_min[k]):.3g}, {float(self.q_max[k]):.3g}]  |tau|<={float(self.tau_max[k]):.4g}"
-                      if self.mimic[i] < 0 else f"q = {float(self.mimic_ratio[i]):.4g} q_{self.names[self.mimic[i]]} "
-                      f"+ {float(self.mimic_offset[i]):.4g}")
-            lines.append(f"  {self.names[i]:<12} axis {np.round(np.asarray(self.axes[i]), 3)}  m={m:.4g} kg  "
-                         f"c={np.round(c, 4)} m  {limits}")
+            limits = (
+                f"q in [{float(self.q_min[k]):.3g}, {float(self.q_max[k]):.3g}]  |tau|<={float(self.tau_max[k]):.4g}"
+                if self.mimic[i] < 0
+                else f"q = {float(self.mimic_ratio[i]):.4g} q_{self.names[self.mimic[i]]} "
+                f"+ {float(self.mimic_offset[i]):.4g}"
+            )
+            lines.append(
+                f"  {self.names[i]:<12} axis {np.round(np.asarray(self.axes[i]), 3)}  m={m:.4g} kg  "
+                f"c={np.round(c, 4)} m  {limits}"
+            )
         return "\n".join(lines)
 
 
@@ -400,8 +482,10 @@ def _coupling(mimic, n):
         if not 0 <= master < n or master == j:
             raise ValueError(f"joint {j} mimics joint {master}, which is not another joint of this robot (0..{n - 1})")
         if mimic[master] is not None:
-            raise ValueError(f"joint {j} mimics joint {master}, which itself mimics a joint; couple it to the "
-                             "independent joint (compose the ratios and offsets)")
+            raise ValueError(
+                f"joint {j} mimics joint {master}, which itself mimics a joint; couple it to the "
+                "independent joint (compose the ratios and offsets)"
+            )
         if not (np.isfinite(r) and np.isfinite(o)):
             raise ValueError(f"joint {j}: mimic ratio and offset must be finite, got {r}, {o}")
         masters[j], ratio[j], offset[j] = master, float(r), float(o)
@@ -435,12 +519,17 @@ def _dh_geometry(offset, d, a, alpha, masses, coms, inertias, revolute, *, conve
     (4, 4) of a DH table (see ``Robot.from_dh``); revolute: (n,) bool."""
     # The first link's placement starts at the base: (a, alpha) = 0 before row 0.
     a_prev, alpha_prev = (np.concatenate([[0.0], x[:-1]]) for x in (a, alpha))
-    rows = [_dh_link(*row, convention=convention) for row in zip(offset, d, a, alpha, a_prev, alpha_prev, masses,
-                                                                  coms, inertias, revolute)]
+    rows = [
+        _dh_link(*row, convention=convention)
+        for row in zip(offset, d, a, alpha, a_prev, alpha_prev, masses, coms, inertias, revolute)
+    ]
     placements, inertial = (np.stack([np.asarray(r[k]) for r in rows]) for k in (0, 1))
     # The tip, tx(a) rx(alpha) of the last row, as a massless row with zero offset and d (the
     # same argument types as the rows: the same compiled function).
     last = np.array([0.0, 0.0, a[-1], alpha[-1], a[-1], alpha[-1], 0.0])
-    tip = (np.asarray(_dh_link(*last, np.zeros(3), np.zeros((3, 3)), np.True_, convention="standard")[0])
-           if convention == "standard" else np.eye(4))
+    tip = (
+        np.asarray(_dh_link(*last, np.zeros(3), np.zeros((3, 3)), np.True_, convention="standard")[0])
+        if convention == "standard"
+        else np.eye(4)
+    )
     return jnp.asarray(placements), jnp.asarray(inertial), jnp.asarray(tip)

@@ -25,6 +25,7 @@ Checks at reading: unique link and joint names; each link's inertia physically v
 least squares on a file whose inertias are placeholders); mimic joints that name a missing
 or left-out master, or form a cycle. Errors name the element, the joint or link, and the file.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -39,6 +40,7 @@ from jaxid.model.robot import JOINT_TERMS, Robot
 
 MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
 TOOL_NAMES = ("tool0", "flange", "tool_flange")  # exact names, then "<prefix>_" + one of them
+
 
 # One compiled function per operation instead of dozens of eager jnp ops per element: a URDF
 # of n links then costs a few dispatches per element rather than a compile of each primitive.
@@ -100,8 +102,10 @@ def _inertial(link, path, check=True):
     I_c = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     problem = inertia.physical_problem(m, I_c) if check else None
     if problem:
-        raise URDFError(f"{path}: {what}: {problem}; correct the link's inertia, or skip the check "
-                        "(check_inertia=False; on the command line --no-inertia-check) when the values are placeholders (plain least squares does not use them)")
+        raise URDFError(
+            f"{path}: {what}: {problem}; correct the link's inertia, or skip the check "
+            "(check_inertia=False; on the command line --no-inertia-check) when the values are placeholders (plain least squares does not use them)"
+        )
     pi_c = _from_mass_com_inertia(m, np.zeros(3), I_c)
     return np.asarray(_transform(pi_c, _origin(el, what, path)))
 
@@ -116,8 +120,9 @@ def _merged(link, links, joints, children, movable, path, check=True):
         if jname not in movable:
             j = joints[jname]
             T = _origin(j, f"joint {jname!r}", path)
-            pi = pi + np.asarray(_transform(_merged(j.find("child").get("link"), links, joints, children, movable,
-                                                    path, check), T))
+            pi = pi + np.asarray(
+                _transform(_merged(j.find("child").get("link"), links, joints, children, movable, path, check), T)
+            )
     return pi
 
 
@@ -157,10 +162,16 @@ def parse(path):
         jtype = j.get("type")
         if jtype not in (*MOVABLE, "fixed"):
             child = j.find("child").get("link") if j.find("child") is not None else "?"
-            why = (" (floating and planar joints, e.g. a mobile or floating base, are not supported yet: read the "
-                   "arm with base_link= below it)" if jtype in ("floating", "planar") else "")
-            raise URDFError(f"{path}: joint {jname!r} has type {jtype!r} (child link {child!r}); supported: revolute, "
-                            f"continuous, prismatic, fixed{why}")
+            why = (
+                " (floating and planar joints, e.g. a mobile or floating base, are not supported yet: read the "
+                "arm with base_link= below it)"
+                if jtype in ("floating", "planar")
+                else ""
+            )
+            raise URDFError(
+                f"{path}: joint {jname!r} has type {jtype!r} (child link {child!r}); supported: revolute, "
+                f"continuous, prismatic, fixed{why}"
+            )
         for tag in ("parent", "child"):
             el = j.find(tag)
             if el is None or not el.get("link"):
@@ -172,8 +183,19 @@ def parse(path):
     return root, links, joints
 
 
-def load(path, *, base_link=None, tip_link=None, tool_link=None, mimic="coupled", check_inertia=True,
-         joint_terms=(), joint_params=None, name=None, gravity=(0.0, 0.0, -9.81)) -> Robot:
+def load(
+    path,
+    *,
+    base_link=None,
+    tip_link=None,
+    tool_link=None,
+    mimic="coupled",
+    check_inertia=True,
+    joint_terms=(),
+    joint_params=None,
+    name=None,
+    gravity=(0.0, 0.0, -9.81),
+) -> Robot:
     """Read a URDF file into a :class:`Robot` (see the module docstring).
 
     tip_link: None (every movable joint below ``base_link``), a link name, or a list of them.
@@ -203,8 +225,11 @@ def load(path, *, base_link=None, tip_link=None, tool_link=None, mimic="coupled"
     tips = None if tip_link is None else [tip_link] if isinstance(tip_link, str) else list(tip_link)
     if tool_link is None and tips is not None and len(tips) == 1:
         tool_link = tips[0]
-    for what, link in ([("base_link", base_link)] + [("tip_link", t) for t in tips or []]
-                       + [("tool_link", tool_link)] * (tool_link is not None)):
+    for what, link in (
+        [("base_link", base_link)]
+        + [("tip_link", t) for t in tips or []]
+        + [("tool_link", tool_link)] * (tool_link is not None)
+    ):
         if link not in links:
             raise URDFError(f"{path}: {what} {link!r} is not a link of this URDF")
 
@@ -260,9 +285,14 @@ def load(path, *, base_link=None, tip_link=None, tool_link=None, mimic="coupled"
             lim = j.find("limit")
             if lim is None and j.get("type") != "continuous":
                 raise URDFError(f"{path}: {what}: a {j.get('type')} joint needs <limit lower upper effort velocity>")
-            get = lambda key, default: (_floats(lim.get(key), 1, f"{what} <limit {key}>", path)[0]
-                                        if lim is not None and lim.get(key) is not None else default)
-            lo, hi = (-np.inf, np.inf) if j.get("type") == "continuous" else (get("lower", -np.inf), get("upper", np.inf))
+            get = lambda key, default: (
+                _floats(lim.get(key), 1, f"{what} <limit {key}>", path)[0]
+                if lim is not None and lim.get(key) is not None
+                else default
+            )
+            lo, hi = (
+                (-np.inf, np.inf) if j.get("type") == "continuous" else (get("lower", -np.inf), get("upper", np.inf))
+            )
             limits.append((lo, hi, get("velocity", np.inf), get("effort", np.inf)))
             placements.append(T)
             axes.append(axis / np.linalg.norm(axis))
@@ -281,10 +311,25 @@ def load(path, *, base_link=None, tip_link=None, tool_link=None, mimic="coupled"
     if joint_params is None:
         joint_params = _dynamics(path, joints, names, joint_terms)
     tip_joint, tip = flange(frames, tool_link, len(names), f"{path}: tool_link", "is not fixed to a link of the model")
-    return Robot(np.stack(placements), np.stack(axes), np.stack(inertial), joint_types=tuple(types),
-                 parents=tuple(parents), names=tuple(names), joint_terms=joint_terms, joint_params=joint_params,
-                 tip=tip, tip_joint=tip_joint, gravity=gravity, q_min=lim[:, 0], q_max=lim[:, 1], qd_max=lim[:, 2],
-                 tau_max=lim[:, 3], mimic=couplings, name=name or root.get("name", "robot"))
+    return Robot(
+        np.stack(placements),
+        np.stack(axes),
+        np.stack(inertial),
+        joint_types=tuple(types),
+        parents=tuple(parents),
+        names=tuple(names),
+        joint_terms=joint_terms,
+        joint_params=joint_params,
+        tip=tip,
+        tip_joint=tip_joint,
+        gravity=gravity,
+        q_min=lim[:, 0],
+        q_max=lim[:, 1],
+        qd_max=lim[:, 2],
+        tau_max=lim[:, 3],
+        mimic=couplings,
+        name=name or root.get("name", "robot"),
+    )
 
 
 def flange(frames, name, n_joints, what, missing, error=URDFError):
@@ -292,8 +337,9 @@ def flange(frames, name, n_joints, what, missing, error=URDFError):
     index, 4x4 frame in that joint's frame)), by default the first named like a tool flange
     (``TOOL_NAMES``), else the last joint's frame. Errors start with ``what``."""
     if name is None:
-        name = next((f for f in frames if f and (f in TOOL_NAMES or any(f.endswith("_" + t) for t in TOOL_NAMES))),
-                    None)
+        name = next(
+            (f for f in frames if f and (f in TOOL_NAMES or any(f.endswith("_" + t) for t in TOOL_NAMES))), None
+        )
         if name is None:
             return n_joints - 1, np.eye(4)
     if name not in frames:
@@ -318,8 +364,10 @@ def _mimic(path, joints, names):
         if master not in joints:
             raise URDFError(f"{path}: {what}: no joint of that name; name an existing joint")
         if master not in index:
-            raise URDFError(f"{path}: {what}: that joint is not in the model (fixed, or outside base_link/tip_link); "
-                            "keep it, or pass mimic='independent'")
+            raise URDFError(
+                f"{path}: {what}: that joint is not in the model (fixed, or outside base_link/tip_link); "
+                "keep it, or pass mimic='independent'"
+            )
         if master in seen:
             raise URDFError(f"{path}: {what}: the mimic joints {sorted(seen)} form a cycle; one of them must be free")
         get = lambda key, default: _floats(el.get(key, default), 1, f"{what} {key}", path)[0]
@@ -381,13 +429,17 @@ def element_inertia(pi, rest, frame, R, what):
     whole, pi = pi, pi - rest
     if not bool(inertia.is_consistent(pi)):
         if np.any(rest) and bool(inertia.is_consistent(whole)):
-            raise ValueError(f"{what}: the identified body is physically consistent, but less the bodies merged into "
-                             "it (kept from the source) it is not (pseudo-inertia not positive definite): the data "
-                             "see only their sum; give those bodies their real values in the source, or lump them "
-                             "into this one")
+            raise ValueError(
+                f"{what}: the identified body is physically consistent, but less the bodies merged into "
+                "it (kept from the source) it is not (pseudo-inertia not positive definite): the data "
+                "see only their sum; give those bodies their real values in the source, or lump them "
+                "into this one"
+            )
         attached = "" if not np.any(rest) else " less the bodies merged into it (kept from the source)"
-        raise ValueError(f"{what}: the identified body{attached} is not physically consistent (pseudo-inertia "
-                         "not positive definite); identify with consistent parameters (jaxid identify --consistent)")
+        raise ValueError(
+            f"{what}: the identified body{attached} is not physically consistent (pseudo-inertia "
+            "not positive definite); identify with consistent parameters (jaxid identify --consistent)"
+        )
     pi = np.asarray(_transform(pi, np.linalg.inv(frame)))
     m, c, I_c = (np.asarray(x) for x in inertia.to_mass_com_inertia(jnp.asarray(pi)))
     return float(m), c + 0.0, R.T @ I_c @ R
@@ -446,7 +498,11 @@ def write_back(robot, theta, source, out):
         if el is None:
             el = ET.SubElement(links[link], "inertial")
         origin = el.find("origin")
-        rpy = _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source) if origin is not None else np.zeros(3)
+        rpy = (
+            _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source)
+            if origin is not None
+            else np.zeros(3)
+        )
         R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
         what = f"link {link!r} (joint {jname!r})"
         if np.any(rest) and not inertia.is_consistent(bodies[i] - rest) and inertia.is_consistent(bodies[i]):
@@ -457,17 +513,22 @@ def write_back(robot, theta, source, out):
             for name in attached:
                 if (inertial := links[name].find("inertial")) is not None:
                     links[name].remove(inertial)
-            warnings.warn(f"{what}: the identified body less {attached} as in {source.name} is not physically "
-                          f"consistent; the whole body is written into {link!r} and {attached} are written "
-                          "without <inertial>", stacklevel=2)
+            warnings.warn(
+                f"{what}: the identified body less {attached} as in {source.name} is not physically "
+                f"consistent; the whole body is written into {link!r} and {attached} are written "
+                "without <inertial>",
+                stacklevel=2,
+            )
             rest = np.zeros_like(rest)
         m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, what)
         if origin is None:
             origin = ET.Element("origin", rpy="0 0 0")
             el.insert(0, origin)
         origin.set("xyz", numbers(c))
-        for tag, attrs in (("mass", dict(value=m)), ("inertia", dict(
-                ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2]))):
+        for tag, attrs in (
+            ("mass", dict(value=m)),
+            ("inertia", dict(ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2])),
+        ):
             sub = el.find(tag)
             sub = ET.SubElement(el, tag) if sub is None else sub
             for k, v in attrs.items():

@@ -18,13 +18,14 @@ made on the data (cutoff, edge trim, resampling) are recorded in the results and
 - :func:`validate` predicts held-out torques and computes the metrics, warning when the
   parameters were identified for another model (``jaxid.results.fingerprint``).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -59,9 +60,18 @@ class WorkflowError(ValueError):
 
 
 # ---------------------------------------------------------------------------------- models
-def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None,
-          joint_terms=(), coulomb_eps: float | None = None, stribeck_vs: float | None = None,
-          check_inertia: bool = True):
+def model(
+    *,
+    builtin: str | None = None,
+    urdf=None,
+    tip_link: str | None = None,
+    dh=None,
+    mjcf=None,
+    joint_terms=(),
+    coulomb_eps: float | None = None,
+    stribeck_vs: float | None = None,
+    check_inertia: bool = True,
+):
     """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``), one read from a
     URDF, a DH description file (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled, and
     its ``model`` entry for ``params.json`` (see ``jaxid.results.model_description``), with the
@@ -69,15 +79,31 @@ def model(*, builtin: str | None = None, urdf=None, tip_link: str | None = None,
     placeholder (non-physical) URDF or MJCF inertials."""
     from jaxid import results
 
-    robot = results.build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf,
-                                joint_terms=joint_terms, coulomb_eps=coulomb_eps, stribeck_vs=stribeck_vs,
-                                check_inertia=check_inertia)
+    robot = results.build_model(
+        builtin=builtin,
+        urdf=urdf,
+        tip_link=tip_link,
+        dh=dh,
+        mjcf=mjcf,
+        joint_terms=joint_terms,
+        coulomb_eps=coulomb_eps,
+        stribeck_vs=stribeck_vs,
+        check_inertia=check_inertia,
+    )
     return robot, results.model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf)
 
 
 # ------------------------------------------------------------------------------------ read
-def read(path, *, n: int | None = None, columns=None, units=None, gains=None, resample: bool = False,
-         max_gap: float | None = None):
+def read(
+    path,
+    *,
+    n: int | None = None,
+    columns=None,
+    units=None,
+    gains=None,
+    resample: bool = False,
+    max_gap: float | None = None,
+):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
     path: ``.csv``/``.npz`` file (formats in ``jaxid.data``). n: expected joints (checked).
@@ -89,8 +115,7 @@ def read(path, *, n: int | None = None, columns=None, units=None, gains=None, re
     """
     from jaxid import data
 
-    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap).items()
-             if v is not None}
+    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap).items() if v is not None}
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 
@@ -121,28 +146,41 @@ def torque_difference(loaded, unloaded):
 
     name = lambda ds: ds.source or "the run"
     if loaded.n != unloaded.n:
-        raise ValueError(f"the loaded run has {loaded.n} joints and the unloaded run {unloaded.n}: record both on "
-                         "the same robot")
+        raise ValueError(
+            f"the loaded run has {loaded.n} joints and the unloaded run {unloaded.n}: record both on the same robot"
+        )
     if loaded.t.shape != unloaded.t.shape:
-        raise ValueError(f"the loaded run has {loaded.t.shape[0]} samples and the unloaded run {unloaded.t.shape[0]}: "
-                         "record the same trajectory at the same rate in both (cut them to the same samples)")
+        raise ValueError(
+            f"the loaded run has {loaded.t.shape[0]} samples and the unloaded run {unloaded.t.shape[0]}: "
+            "record the same trajectory at the same rate in both (cut them to the same samples)"
+        )
     t_l, t_u = np.asarray(loaded.t), np.asarray(unloaded.t)
     dt = np.median(np.diff(t_l))
     shift = np.max(np.abs((t_l - t_l[0]) - (t_u - t_u[0])))
     if shift > 0.1 * dt:
-        raise ValueError(f"the time stamps of {name(loaded)} and {name(unloaded)} differ by up to {shift:.3g} s "
-                         f"(sample period {dt:.3g} s): align the two runs of the trajectory first")
+        raise ValueError(
+            f"the time stamps of {name(loaded)} and {name(unloaded)} differ by up to {shift:.3g} s "
+            f"(sample period {dt:.3g} s): align the two runs of the trajectory first"
+        )
     q_l, q_u = np.asarray(loaded.q), np.asarray(unloaded.q)
     rms = np.sqrt(np.mean((q_l - q_u) ** 2, axis=0))
     span = np.ptp(q_l, axis=0)
     off = np.flatnonzero(rms > SAME_TRAJECTORY * np.maximum(span, 1e-12))
     if off.size:
         j = int(off[0])
-        raise ValueError(f"{name(loaded)} and {name(unloaded)} are not the same trajectory: joint {j + 1} differs by "
-                         f"{rms[j]:.3g} rad RMS over a range of {span[j]:.3g} rad (more than {SAME_TRAJECTORY:.0%}); "
-                         "run the unloaded experiment on the loaded run's trajectory")
-    diff = data.from_arrays(t_l, q_l, np.asarray(loaded.tau) - np.asarray(unloaded.tau), loaded.qd, loaded.qdd,
-                            source=f"{loaded.source} - {unloaded.source}")
+        raise ValueError(
+            f"{name(loaded)} and {name(unloaded)} are not the same trajectory: joint {j + 1} differs by "
+            f"{rms[j]:.3g} rad RMS over a range of {span[j]:.3g} rad (more than {SAME_TRAJECTORY:.0%}); "
+            "run the unloaded experiment on the loaded run's trajectory"
+        )
+    diff = data.from_arrays(
+        t_l,
+        q_l,
+        np.asarray(loaded.tau) - np.asarray(unloaded.tau),
+        loaded.qd,
+        loaded.qdd,
+        source=f"{loaded.source} - {unloaded.source}",
+    )
     # The loaded run's excitation (base frequency, harmonics) still describes the motion.
     return dataclasses.replace(diff, base_frequency=loaded.base_frequency, harmonics=loaded.harmonics)
 
@@ -254,26 +292,36 @@ def describe_run(c: dict) -> str:
         how = "qd, qdd as logged"
     elif c["derivatives"] == "periodic":
         std = c["noise_std"]
-        noise = (f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2 "
-                 f"(from the {c.get('noise_from', 'period spread')})" if std else ", no noise estimate")
-        how = (f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
-               f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
-               f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
-               f"{max(c['harmonics'])} harmonics "
-               f"({'of the excitation' if c['harmonics_from'] == 'excitation' else 'above the noise floor'})"
-               f"{noise}")
+        noise = (
+            f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2 "
+            f"(from the {c.get('noise_from', 'period spread')})"
+            if std
+            else ", no noise estimate"
+        )
+        how = (
+            f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
+            f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
+            f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
+            f"{max(c['harmonics'])} harmonics "
+            f"({'of the excitation' if c['harmonics_from'] == 'excitation' else 'above the noise floor'})"
+            f"{noise}"
+        )
     else:
-        source = dict(spectrum="from the position spectrum",
-                      excitation=f"{EXCITATION_CUTOFF:g} x the excitation's band").get(c["cutoff_from"], "as set")
-        how = (f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz ({source}), "
-               f"{c['trim']} samples trimmed at each end")
+        source = dict(
+            spectrum="from the position spectrum", excitation=f"{EXCITATION_CUTOFF:g} x the excitation's band"
+        ).get(c["cutoff_from"], "as set")
+        how = (
+            f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz ({source}), "
+            f"{c['trim']} samples trimmed at each end"
+        )
     step = f", every {c['step']}th sample" if c["step"] > 1 else ""
     if c.get("parallel"):
-        step = (f", W and tau low-passed at {c['parallel']['cutoff_hz']:.3g} Hz together"
-                f"{step and ' and decimated to' + step[1:]}")
+        step = (
+            f", W and tau low-passed at {c['parallel']['cutoff_hz']:.3g} Hz together"
+            f"{step and ' and decimated to' + step[1:]}"
+        )
     notes = "".join(f"; {n}" for n in c["notes"])
-    return (f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, "
-            f"{how}{step}{notes}")
+    return f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, {how}{step}{notes}"
 
 
 def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITATION_CUTOFF) -> float:
@@ -333,7 +381,7 @@ def _local_floor(X, f, fs: float, points: int = 200):
     grid = np.geomspace(max(f[1], 1e-12), fs / 4, points)
     lo = np.searchsorted(f, grid / 2)
     hi = np.searchsorted(f, np.minimum(2 * grid, fs / 2), side="right")
-    at = np.stack([np.median(X[a:max(b, a + 1)], axis=0) for a, b in zip(lo, hi)]) / np.log(2)
+    at = np.stack([np.median(X[a : max(b, a + 1)], axis=0) for a, b in zip(lo, hi)]) / np.log(2)
     return at[np.clip(np.searchsorted(grid, f, side="right") - 1, 0, points - 1)]
 
 
@@ -354,7 +402,7 @@ def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TO
     n = int(min(max(64, 40 * fs / cutoff), 1e6))
     h = signal.lfilter(b, a, np.r_[1.0, np.zeros(n - 1)])
     # filtfilt's impulse response: h correlated with itself, symmetric about lag 0.
-    m = np.abs(np.convolve(h, h[::-1])[n - 1:])
+    m = np.abs(np.convolve(h, h[::-1])[n - 1 :])
     tail = np.cumsum(m[::-1])[::-1] / (2 * m.sum() - m[0])  # mass beyond lag k, both sides
     return int(max(np.argmax(tail < tol), 3 * (order + 1)))
 
@@ -390,8 +438,10 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     for ds in datasets:
         name = ds.source or "<dataset>"
         if robot is not None and ds.n != robot.n:
-            raise WorkflowError(f"{name}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
-                                "choose the model of this robot (--robot NAME or --urdf PATH)")
+            raise WorkflowError(
+                f"{name}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
+                "choose the model of this robot (--robot NAME or --urdf PATH)"
+            )
         N = len(ds)
         fs = 1.0 / ds.dt
         notes = list(getattr(ds, "notes", ()) or ())
@@ -415,40 +465,56 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
             if isinstance(periodic, str):
                 notes.append(periodic)
             if not uniform:
-                raise WorkflowError(f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
-                                    "differentiation needs a uniform grid: resample (read(..., resample=True), "
-                                    "CLI --resample) or log qd and qdd")
+                raise WorkflowError(
+                    f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
+                    "differentiation needs a uniform grid: resample (read(..., resample=True), "
+                    "CLI --resample) or log qd and qdd"
+                )
             band = ds.base_frequency * ds.harmonics if ds.base_frequency and ds.harmonics else None
             cutoff_from = "policy" if policy.cutoff is not None else "excitation" if band else "spectrum"
-            cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(cutoff_from) \
-                or choose_cutoff(ds.q, fs)
+            cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(
+                cutoff_from
+            ) or choose_cutoff(ds.q, fs)
             if not cutoff < fs / 2:
-                raise WorkflowError(f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
-                                    f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff")
+                raise WorkflowError(
+                    f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
+                    f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff"
+                )
             trim = policy.trim if policy.trim is not None else edge_trim(fs, cutoff, policy.order)
             if N <= 2 * trim + data.MIN_SAMPLES:
-                raise WorkflowError(f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
-                                    f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
-                                    "raise the cutoff, or log qd and qdd")
+                raise WorkflowError(
+                    f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
+                    f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
+                    "raise the cutoff, or log qd and qdd"
+                )
             try:
-                q, qd, qdd = signals.derivatives(ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff,
-                                                 order=policy.order)
+                q, qd, qdd = signals.derivatives(
+                    ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff, order=policy.order
+                )
             except ValueError as e:
                 raise WorkflowError(f"{name}: computing qd, qdd from the positions: {e}") from None
-            ds = dataclasses.replace(ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd,
-                                     derivatives=policy.derivatives)
-            c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff),
-                     cutoff_from=cutoff_from, trim=int(trim))
+            ds = dataclasses.replace(
+                ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd, derivatives=policy.derivatives
+            )
+            c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff), cutoff_from=cutoff_from, trim=int(trim))
             memory = edge_trim(fs, cutoff, policy.order)
             start, stop = trim, N - trim
         step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
         ds = ds.slice(start, stop, step)
-        parallel = dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order,
-                        step=policy.step) if policy.parallel else None
+        parallel = (
+            dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order, step=policy.step)
+            if policy.parallel
+            else None
+        )
         if parallel:  # filtering W and tau again lengthens the errors' memory by the second filter's
             memory += edge_trim(fs, parallel["cutoff_hz"], policy.order)
-        c.update(samples=len(ds), index=[int(start), int(stop), int(step)],
-                 reversal_band=policy.reversal_band, parallel=parallel, memory=-(-int(memory) // policy.step))
+        c.update(
+            samples=len(ds),
+            index=[int(start), int(stop), int(step)],
+            reversal_band=policy.reversal_band,
+            parallel=parallel,
+            memory=-(-int(memory) // policy.step),
+        )
         out.append(ds)
         choices.append(c)
     if not out:
@@ -471,9 +537,11 @@ def _position_problems(q, robot) -> list[str]:
     slack = RANGE_SLACK * np.where(np.isfinite(hi - lo), hi - lo, np.inf)
     qmin, qmax = q.min(axis=0), q.max(axis=0)
     revolute = [robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)]
-    problems = [f"{robot.coordinate_names[j]} does not move (q = {qmin[j]:.4g} throughout): a dead encoder channel, "
-                "or a joint the trajectory leaves at rest, whose friction and inertia this run cannot show"
-                for j in np.flatnonzero(qmax == qmin)]
+    problems = [
+        f"{robot.coordinate_names[j]} does not move (q = {qmin[j]:.4g} throughout): a dead encoder channel, "
+        "or a joint the trajectory leaves at rest, whose friction and inertia this run cannot show"
+        for j in np.flatnonzero(qmax == qmin)
+    ]
     bad = np.flatnonzero((qmin < lo - slack) | (qmax > hi + slack))
     if not len(bad):
         return problems
@@ -481,10 +549,15 @@ def _position_problems(q, robot) -> list[str]:
     for j in bad:
         unit = "rad" if revolute[j] else "m"
         degrees = revolute[j] and np.radians(qmin[j]) >= lo[j] - slack[j] and np.radians(qmax[j]) <= hi[j] + slack[j]
-        parts.append(f"{robot.coordinate_names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit} against the model's "
-                     f"[{lo[j]:.4g}, {hi[j]:.4g}]" + (" (degrees? --units q=deg)" if degrees else ""))
-    return problems + ["positions outside the model's range: " + "; ".join(parts)
-                       + "; check the unit, zero offset and order of the q columns, or the model's limits"]
+        parts.append(
+            f"{robot.coordinate_names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit} against the model's "
+            f"[{lo[j]:.4g}, {hi[j]:.4g}]" + (" (degrees? --units q=deg)" if degrees else "")
+        )
+    return problems + [
+        "positions outside the model's range: "
+        + "; ".join(parts)
+        + "; check the unit, zero offset and order of the q columns, or the model's limits"
+    ]
 
 
 def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:
@@ -509,26 +582,37 @@ def _periodic(ds, policy: Policy, name: str):
     try:
         P = signals.samples_per_period(fs, f0)
         if N < P * (1 if harmonics else 2):
-            raise ValueError(f"{N} samples hold {N / P:.3g} periods of {P} samples at {f0:g} Hz; the periodic "
-                             f"path needs {'one' if harmonics else 'two'}: record more periods")
+            raise ValueError(
+                f"{N} samples hold {N / P:.3g} periods of {P} samples at {f0:g} Hz; the periodic "
+                f"path needs {'one' if harmonics else 'two'}: record more periods"
+            )
         r = signals.periodic_derivatives(ds.q, fs, f0, harmonics=harmonics)
     except ValueError as e:
         if policy.base_frequency is not None:
             raise WorkflowError(f"{name}: base frequency {f0:g} Hz: {e}") from None
         return f"not differentiated as periodic ({e})"  # the data's base frequency does not fit: filter
     M, P = r.periods, r.samples_per_period
-    tau = signals.period_average(np.asarray(ds.tau)[:M * P], P)
+    tau = signals.period_average(np.asarray(ds.tau)[: M * P], P)
     out = dataclasses.replace(ds, t=ds.t[:P], q=r.q, tau=tau, qd=r.qd, qdd=r.qdd, derivatives="periodic")
     var = np.asarray(r.var)
     notes = [f"the last {N - M * P} sample(s) after the last whole period dropped"] if N > M * P else []
-    return out, dict(derivatives="periodic", cutoff_hz=None, cutoff_from=None, trim=0, base_frequency_hz=float(f0),
-                     base_frequency_from="policy" if policy.base_frequency is not None else "data",
-                     periods=M, samples_per_period=P, harmonics=[int(k) for k in np.asarray(r.harmonics)],
-                     harmonics_from="excitation" if harmonics else "noise floor",
-                     noise_std=None if not np.all(np.isfinite(var)) else
-                     {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
-                     noise_from="period spread" if M > 1 else "spectrum above the harmonics",
-                     notes=list(ds.notes or ()) + notes)
+    return out, dict(
+        derivatives="periodic",
+        cutoff_hz=None,
+        cutoff_from=None,
+        trim=0,
+        base_frequency_hz=float(f0),
+        base_frequency_from="policy" if policy.base_frequency is not None else "data",
+        periods=M,
+        samples_per_period=P,
+        harmonics=[int(k) for k in np.asarray(r.harmonics)],
+        harmonics_from="excitation" if harmonics else "noise floor",
+        noise_std=None
+        if not np.all(np.isfinite(var))
+        else {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+        noise_from="period spread" if M > 1 else "spectrum above the harmonics",
+        notes=list(ds.notes or ()) + notes,
+    )
 
 
 # -------------------------------------------------------------------------------- identify
@@ -550,7 +634,6 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     ``progress(iterable, total=..., desc=...)`` (e.g. a tqdm bar).
     """
     import jaxid
-
     from jaxid import signals
 
     parallel = [None] * len(datasets) if parallel is None else list(parallel)
@@ -559,7 +642,7 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
         chunks = progress(chunks, total=len(chunks), desc="regressor")
     W, tau = [[] for _ in datasets], [[np.asarray(ds.tau)] for ds in datasets]
     for i, s in chunks:
-        q, qd, qdd = (np.asarray(x)[s:s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
+        q, qd, qdd = (np.asarray(x)[s : s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
         k = q.shape[0]
         pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
         Y = np.asarray(jaxid.regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
@@ -568,8 +651,10 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
         W[i], tau[i] = np.concatenate(W[i]), tau[i][0]  # (N, n, k), (N, n)
         if f is not None:
             try:
-                W[i], tau[i] = (np.asarray(signals.butterworth(x, 1.0 / ds.dt, f["cutoff_hz"], f["order"]))[::f["step"]]
-                                for x in (W[i], tau[i]))
+                W[i], tau[i] = (
+                    np.asarray(signals.butterworth(x, 1.0 / ds.dt, f["cutoff_hz"], f["order"]))[:: f["step"]]
+                    for x in (W[i], tau[i])
+                )
             except ValueError as e:
                 raise WorkflowError(f"{ds.source}: parallel filtering of W and tau: {e}") from None
     return np.concatenate([w.reshape(-1, w.shape[-1]) for w in W]), np.concatenate([t.reshape(-1) for t in tau])
@@ -585,9 +670,11 @@ def _streamed_runs(robot, prepared: Prepared, columns):
         if f is None:
             runs.append(tuple(np.asarray(x) for x in (ds.q, ds.qd, ds.qdd, ds.tau)))
         else:
+
             def rows(ds=ds, f=f):
                 W, tau = regressor_rows(robot, [ds], columns, parallel=[f])
                 return W.reshape(-1, robot.n, W.shape[-1]), tau.reshape(-1, robot.n)
+
             runs.append(rows)
         lengths.append(len(range(0, len(ds), (f or {}).get("step", 1))))
     return runs, lengths
@@ -602,7 +689,7 @@ def outside_reversals(prepared: Prepared) -> np.ndarray:
     Returns a boolean array over the samples of all runs."""
     keep = []
     for ds, c in zip(prepared.datasets, prepared.choices):
-        qd = np.abs(np.asarray(ds.qd))[::(c.get("parallel") or {}).get("step", 1)]
+        qd = np.abs(np.asarray(ds.qd))[:: (c.get("parallel") or {}).get("step", 1)]
         band = c.get("reversal_band")
         keep.append(np.all(qd >= band, axis=1) if band is not None else np.ones(len(qd), bool))
     return np.concatenate(keep)
@@ -644,10 +731,23 @@ def base_of(robot):
     return base
 
 
-def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", description: dict | None = None,
-                        consistent: bool = False, prior_weight: float = 1e-3, stribeck_vs: float | str | None = None,
-                        bounds=None, sdp_check: bool = False, outliers: str = "drop", reference=None, gains=None,
-                        gravity: str | None = None, progress: Callable | None = None):
+def identify_experiment(
+    robot,
+    prepared: Prepared,
+    *,
+    method: str = "wls",
+    description: dict | None = None,
+    consistent: bool = False,
+    prior_weight: float = 1e-3,
+    stribeck_vs: float | str | None = None,
+    bounds=None,
+    sdp_check: bool = False,
+    outliers: str = "drop",
+    reference=None,
+    gains=None,
+    gravity: str | None = None,
+    progress: Callable | None = None,
+):
     """Identify the base parameters (and enabled joint terms) from all prepared runs stacked.
 
     robot: the model (``jaxid.Robot``). prepared: :func:`prepare`'s result.
@@ -702,8 +802,10 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     if method not in METHODS:
         raise WorkflowError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if method in ("iv", "didim") and reference is None and gains is None:
-        raise WorkflowError(f"method {method} needs the instruments' motion: the commanded trajectory of each run "
-                            "(reference=, CLI --reference traj.csv) or the controller's PD gains (gains=)")
+        raise WorkflowError(
+            f"method {method} needs the instruments' motion: the commanded trajectory of each run "
+            "(reference=, CLI --reference traj.csv) or the controller's PD gains (gains=)"
+        )
     if consistent and method not in ("wls", "ols"):
         raise WorkflowError(f"consistent identification works with method wls or ols, not {method}")
     if outliers not in ("drop", "irls", "keep") or (consistent and outliers == "irls"):
@@ -737,12 +839,16 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
     names = robot.parameter_names()
     N = prepared.n_samples
     if N * robot.n <= base.rank:
-        raise WorkflowError(f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
-                            "parameters; record more samples")
+        raise WorkflowError(
+            f"{N} samples x {robot.n} joints give {N * robot.n} equations for {base.rank} base "
+            "parameters; record more samples"
+        )
     # Above STREAM_BYTES of W the regressor is reduced chunk by chunk instead (the instrumental fits
     # regenerate their instruments' rows: they hold W).
-    stream = (method in (*streaming.METHODS, "irls")
-              and memory.regressor_bytes(N, robot.n, base.rank) > streaming.STREAM_BYTES)
+    stream = (
+        method in (*streaming.METHODS, "irls")
+        and memory.regressor_bytes(N, robot.n, base.rank) > streaming.STREAM_BYTES
+    )
     if not stream:
         memory.check_identify(N, robot.n, base.rank, all_columns=len(names) if consistent else None)  # before the work
     for ds in datasets:  # before any fit, located in the run (a filtered spike would smear over samples)
@@ -751,13 +857,20 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
             raise WorkflowError(f"{ds.source}: {bad.message}")
         dead = screening.dead_channels(np.asarray(ds.tau), names=list(robot.coordinate_names))
         if dead:
-            raise WorkflowError(f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
-                                "or record without it")
+            raise WorkflowError(
+                f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
+                "or record without it"
+            )
     moving = outside_reversals(prepared)
     N = int(np.sum(moving))  # the samples fitted (after parallel decimation and reversals)
     if not stream:
-        W, tau = regressor_rows(robot, datasets, None if consistent else np.asarray(base.indices), progress,
-                                parallel=[c.get("parallel") for c in prepared.choices])
+        W, tau = regressor_rows(
+            robot,
+            datasets,
+            None if consistent else np.asarray(base.indices),
+            progress,
+            parallel=[c.get("parallel") for c in prepared.choices],
+        )
         W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
         Wb = W[:, np.asarray(base.indices)] if consistent else W
     try:
@@ -767,42 +880,79 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         fit_method = "wls" if method in ("iv", "didim") else method  # the instruments start from WLS
         if stream:
             runs, lengths = _streamed_runs(robot, prepared, np.asarray(base.indices))
-            scr = streaming.screen(robot, runs, np.asarray(base.indices), method=fit_method,
-                                   masks=np.split(moving, np.cumsum(lengths)[:-1]), names=list(base.names),
-                                   joint_names=list(robot.coordinate_names), on_outliers=outliers, progress=progress)
+            scr = streaming.screen(
+                robot,
+                runs,
+                np.asarray(base.indices),
+                method=fit_method,
+                masks=np.split(moving, np.cumsum(lengths)[:-1]),
+                names=list(base.names),
+                joint_names=list(robot.coordinate_names),
+                on_outliers=outliers,
+                progress=progress,
+            )
         else:
-            scr = screening.screen_fit(Wb, tau, robot.n, method=fit_method, names=list(base.names),
-                                       joint_names=list(robot.coordinate_names), on_outliers=outliers)
+            scr = screening.screen_fit(
+                Wb,
+                tau,
+                robot.n,
+                method=fit_method,
+                names=list(base.names),
+                joint_names=list(robot.coordinate_names),
+                on_outliers=outliers,
+            )
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
     fit = scr.fit
     held = None if stream else (Wb, tau)  # the rows of the moving samples, for the covariance
-    rows = (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel() \
-        if scr.outliers and outliers == "drop" else None
+    rows = (
+        (np.asarray(scr.samples)[:, None] * robot.n + np.arange(robot.n)).ravel()
+        if scr.outliers and outliers == "drop"
+        else None
+    )
     if consistent and rows is not None and not stream:
         W, tau = W[rows], tau[rows]
     if method in ("iv", "didim"):
         keep = np.repeat(moving, robot.n).nonzero()[0]  # the rows of W among all samples' rows
         keep = keep if rows is None else keep[rows]
-        fit, iv_doc = _instrumental(robot, prepared, base, Wb if rows is None else Wb[rows],
-                                    tau if rows is None else tau[rows], fit, method, reference, gains, keep, progress)
-    params = results.from_fit(description, names, base, fit, n_samples=N,
-                              sources=[c["source"] for c in prepared.choices])
+        fit, iv_doc = _instrumental(
+            robot,
+            prepared,
+            base,
+            Wb if rows is None else Wb[rows],
+            tau if rows is None else tau[rows],
+            fit,
+            method,
+            reference,
+            gains,
+            keep,
+            progress,
+        )
+    params = results.from_fit(
+        description, names, base, fit, n_samples=N, sources=[c["source"] for c in prepared.choices]
+    )
     cov = None
     if method in ("wls", "ols") and scr.method == method:
         kept = moving.copy()
         kept[np.flatnonzero(moving)[np.setdiff1d(np.arange(N), np.asarray(scr.samples))]] = False
-        cov = _sandwich(robot, prepared, base, fit, moving, kept, dense=held, reduced=scr.reduced,
-                        progress=progress)
+        cov = _sandwich(robot, prepared, base, fit, moving, kept, dense=held, reduced=scr.reduced, progress=progress)
     if cov is not None:
         params = dataclasses.replace(params, cov=jnp.asarray(cov))
-    extra = {"preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap),
-             "covariance": "white" if cov is None else "hac",
-             "std_white": np.asarray(fit.std).tolist(),
-             "reversals": {"band_rad_s": [c.get("reversal_band") for c in prepared.choices],
-                           "samples_dropped": int(np.sum(~moving))},
-             "screening": {"message": scr.message, "method": scr.method,
-                           "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else []}}
+    extra = {
+        "preprocessing": [dict(c) for c in prepared.choices],
+        "rank_gap": float(base.gap),
+        "covariance": "white" if cov is None else "hac",
+        "std_white": np.asarray(fit.std).tolist(),
+        "reversals": {
+            "band_rad_s": [c.get("reversal_band") for c in prepared.choices],
+            "samples_dropped": int(np.sum(~moving)),
+        },
+        "screening": {
+            "message": scr.message,
+            "method": scr.method,
+            "outlier_samples": [int(r) for r in np.asarray(scr.outliers.rows)] if scr.outliers else [],
+        },
+    }
     if method in ("iv", "didim"):
         extra["instrumental"] = iv_doc
     if gravity_doc is not None:
@@ -814,48 +964,80 @@ def identify_experiment(robot, prepared: Prepared, *, method: str = "wls", descr
         if bounds is not None:
             bounds.check()
         rows_or_reduced = dict(reduced=scr.reduced) if stream else dict(W=W, tau=tau)
-        c = identify_consistent(robot, **rows_or_reduced, base=base, method=method, weight=prior_weight,
-                                bounds=bounds, reference=sdp_check)
+        c = identify_consistent(
+            robot, **rows_or_reduced, base=base, method=method, weight=prior_weight, bounds=bounds, reference=sdp_check
+        )
         converged = bool(c.converged)
         standard = np.asarray(c.theta) if bool(c.valid) else None
-        source = (f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "
-                  f"{'converged' if converged else 'NOT converged'} in {int(c.num_steps)} steps)")
+        source = (
+            f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "
+            f"{'converged' if converged else 'NOT converged'} in {int(c.num_steps)} steps)"
+        )
         # The consistent bodies are the identified model: predict with their base parameters
         # (the covariance stays that of the unconstrained least-squares estimate).
         num = lambda x: None if not np.isfinite(float(x)) else float(x)
-        extra.update(method=f"{method}+consistent", prior_weight=prior_weight, converged=converged,
-                     steps=int(c.num_steps), grad_norm=num(c.grad_norm), gap_bound=num(c.gap_bound),
-                     cost=num(c.cost), rss=num(c.rss), sdp_cost=num(c.sdp_cost), sdp_gap=num(c.sdp_gap),
-                     bounds=None if bounds is None else {
-                         "mass_kg": [[_finite(lo), _finite(hi)] for lo, hi in zip(bounds.mass_min, bounds.mass_max)],
-                         "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
-                         "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
-                         "body_min_m": [[_finite(v) for v in r] for r in bounds.body_min],
-                         "body_max_m": [[_finite(v) for v in r] for r in bounds.body_max],
-                         "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass)},
-                     residual_rms=np.asarray(c.residual_rms).tolist(), estimate_ls=np.asarray(fit.theta).tolist(),
-                     history=None if c.history is None else {
-                         "cost": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 0]],
-                         "gap_bound": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 1]]})
+        extra.update(
+            method=f"{method}+consistent",
+            prior_weight=prior_weight,
+            converged=converged,
+            steps=int(c.num_steps),
+            grad_norm=num(c.grad_norm),
+            gap_bound=num(c.gap_bound),
+            cost=num(c.cost),
+            rss=num(c.rss),
+            sdp_cost=num(c.sdp_cost),
+            sdp_gap=num(c.sdp_gap),
+            bounds=None
+            if bounds is None
+            else {
+                "mass_kg": [[_finite(lo), _finite(hi)] for lo, hi in zip(bounds.mass_min, bounds.mass_max)],
+                "com_min_m": [[_finite(v) for v in r] for r in bounds.com_min],
+                "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
+                "body_min_m": [[_finite(v) for v in r] for r in bounds.body_min],
+                "body_max_m": [[_finite(v) for v in r] for r in bounds.body_max],
+                "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass),
+            },
+            residual_rms=np.asarray(c.residual_rms).tolist(),
+            estimate_ls=np.asarray(fit.theta).tolist(),
+            history=None
+            if c.history is None
+            else {
+                "cost": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 0]],
+                "gap_bound": [num(v) for v in np.asarray(c.history)[: int(c.num_steps), 1]],
+            },
+        )
         params = dataclasses.replace(params, theta=c.base)
     else:
         theta, ok = results.consistent_standard(robot, params)
         if ok:
-            standard, source = np.asarray(theta), ("base estimate with the non-identifiable parameters at "
-                                                   "their nominal values")
+            standard, source = (
+                np.asarray(theta),
+                ("base estimate with the non-identifiable parameters at their nominal values"),
+            )
     fit_doc = {**params.fit, **extra}
     if standard is not None:
         fit_doc["standard_source"] = source
     params = dataclasses.replace(params, fit=fit_doc, standard=None if standard is None else jnp.asarray(standard))
     problems = physics_report(robot, params)
     scale = scale_vs_model(robot, params)
-    params = dataclasses.replace(params, fit={**params.fit, "scale_vs_model": scale, "physics": {
-        "consistent": standard is not None and not problems and fit_doc.get("converged", True),
-        "problems": problems}})
+    params = dataclasses.replace(
+        params,
+        fit={
+            **params.fit,
+            "scale_vs_model": scale,
+            "physics": {
+                "consistent": standard is not None and not problems and fit_doc.get("converged", True),
+                "problems": problems,
+            },
+        },
+    )
     if scale is not None and not 1 / SCALE_WARN < scale < SCALE_WARN:
-        warnings.warn(f"the inertial base parameters are {scale:.3g} times the model's nominal values (median over "
-                      "those identified to 10 %): a torque unit or gain off by that factor (--units tau=..., "
-                      "--gains), or placeholder inertials in the model", stacklevel=2)
+        warnings.warn(
+            f"the inertial base parameters are {scale:.3g} times the model's nominal values (median over "
+            "those identified to 10 %): a torque unit or gain off by that factor (--units tau=..., "
+            "--gains), or placeholder inertials in the model",
+            stacklevel=2,
+        )
     return params
 
 
@@ -875,8 +1057,12 @@ def scale_vs_model(robot, params) -> float | None:
     theta, std = np.asarray(params.theta), np.asarray(params.std)
     nominal = np.asarray(params.base.to_base(np.asarray(robot.parameter_vector())))
     lead = [name.split(" ")[0].rstrip("0123456789") for name in params.base.names]
-    keep = (np.array([k in INERTIAL_NAMES for k in lead]) & (std < 0.1 * np.abs(theta))
-            & (np.abs(nominal) > 1e-3 * np.max(np.abs(nominal), initial=0.0)) & (np.sign(theta) == np.sign(nominal)))
+    keep = (
+        np.array([k in INERTIAL_NAMES for k in lead])
+        & (std < 0.1 * np.abs(theta))
+        & (np.abs(nominal) > 1e-3 * np.max(np.abs(nominal), initial=0.0))
+        & (np.sign(theta) == np.sign(nominal))
+    )
     if keep.sum() < 3:
         return None
     return float(np.exp(np.median(np.log(theta[keep] / nominal[keep]))))
@@ -949,14 +1135,18 @@ def instruments(robot, prepared: Prepared, reference=None, gains=None):
             refs.append((t, (t, np.asarray(ds.q), np.asarray(ds.qd), np.asarray(ds.qdd))))
             continue
         if len(reference) != len(prepared.datasets):
-            raise WorkflowError(f"{len(reference)} reference trajectories for {len(prepared.datasets)} runs: give "
-                                "one per run, in the same order")
+            raise WorkflowError(
+                f"{len(reference)} reference trajectories for {len(prepared.datasets)} runs: give "
+                "one per run, in the same order"
+            )
         tr, *x = (np.asarray(v, dtype=float) for v in reference[i])
         if any(v.shape != (tr.size, robot.n) for v in x):
             raise WorkflowError(f"{c['source']}: the reference must be t (N,) and q, qd, qdd (N, {robot.n})")
         if t[0] < tr[0] - 1e-9 or t[-1] > tr[-1] + 1e-9:
-            raise WorkflowError(f"{c['source']}: its samples ({t[0]:g} to {t[-1]:g} s) are not all inside the "
-                                f"reference trajectory ({tr[0]:g} to {tr[-1]:g} s); give the run's own reference")
+            raise WorkflowError(
+                f"{c['source']}: its samples ({t[0]:g} to {t[-1]:g} s) are not all inside the "
+                f"reference trajectory ({tr[0]:g} to {tr[-1]:g} s); give the run's own reference"
+            )
         upto = min(tr.size, int(np.searchsorted(tr, t[-1] + 1e-9)) + 3)  # a few past the end for the spline
         refs.append((t, (tr[:upto], *(v[:upto] for v in x))))
 
@@ -970,8 +1160,11 @@ def instruments(robot, prepared: Prepared, reference=None, gains=None):
         raise WorkflowError(f"gains must be kp > 0 and kd >= 0 per joint, got kp {kp}, kd {kd}")
     # The closed loop is simulated from the reference's start, where the robot started on it, not from
     # the run's first kept sample (after an edge trim the robot is off the reference by its tracking error).
-    return (lambda theta: [at(t, r[0], *(np.asarray(v) for v in closed_loop(robot, theta, r[0], r[1], r[2], kp, kd)))
-                           for t, r in refs]), True
+    return (
+        lambda theta: [
+            at(t, r[0], *(np.asarray(v) for v in closed_loop(robot, theta, r[0], r[1], r[2], kp, kd))) for t, r in refs
+        ]
+    ), True
 
 
 def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, rows, progress):
@@ -983,35 +1176,59 @@ def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, 
     nominal, cols = robot.parameter_vector(), np.asarray(base.indices)
 
     def Z(theta_b):
-        moved = [dataclasses.replace(ds, q=m[0], qd=m[1], qdd=m[2])
-                 for ds, m in zip(prepared.datasets, motion(lift(base, theta_b, nominal)))]
+        moved = [
+            dataclasses.replace(ds, q=m[0], qd=m[1], qdd=m[2])
+            for ds, m in zip(prepared.datasets, motion(lift(base, theta_b, nominal)))
+        ]
         return regressor_rows(robot, moved, cols, progress, [c.get("parallel") for c in prepared.choices])[0][rows]
 
     try:
-        out = (instrumental.idim_iv(W, tau, Z, fit.theta, robot.n, iterate=iterate) if method == "iv"
-               else instrumental.didim(tau, Z, fit.theta, robot.n, iterate=iterate))
+        out = (
+            instrumental.idim_iv(W, tau, Z, fit.theta, robot.n, iterate=iterate)
+            if method == "iv"
+            else instrumental.didim(tau, Z, fit.theta, robot.n, iterate=iterate)
+        )
     except ValueError as e:
         raise WorkflowError(f"{method}: {e}") from None
     if not out.converged:
-        warnings.warn(f"{method} did not converge in {out.iterations} iterations (last relative change "
-                      f"{out.change:.2g}); the estimate is the last one", RuntimeWarning, stacklevel=3)
-    return out.fit, {"iterations": out.iterations, "converged": out.converged, "change": out.change,
-                     "reference": "given" if reference is not None else "prepared motion",
-                     "controller": "exact tracking" if gains is None else "PD",
-                     "estimate_wls": np.asarray(fit.theta).tolist()}
+        warnings.warn(
+            f"{method} did not converge in {out.iterations} iterations (last relative change "
+            f"{out.change:.2g}); the estimate is the last one",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return out.fit, {
+        "iterations": out.iterations,
+        "converged": out.converged,
+        "change": out.change,
+        "reference": "given" if reference is not None else "prepared motion",
+        "controller": "exact tracking" if gains is None else "PD",
+        "estimate_wls": np.asarray(fit.theta).tolist(),
+    }
 
 
 def _holdout_rows(robot, prepared: Prepared, progress):
     """Standard regressor rows (W, tau) of each prepared run, for the held-out protocol."""
     if not np.all(np.isfinite(np.asarray(robot.tau_max))):
-        raise WorkflowError("scoring on held-out data uses RMSE / (2 tau_max): the model needs torque limits "
-                            "(URDF <limit effort>)")
-    return [regressor_rows(robot, [d], None, progress, [c.get("parallel")])
-            for d, c in zip(prepared.datasets, prepared.choices)]
+        raise WorkflowError(
+            "scoring on held-out data uses RMSE / (2 tau_max): the model needs torque limits (URDF <limit effort>)"
+        )
+    return [
+        regressor_rows(robot, [d], None, progress, [c.get("parallel")])
+        for d, c in zip(prepared.datasets, prepared.choices)
+    ]
 
 
-def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
-                        method: str = "wls", bounds=None, progress: Callable | None = None) -> dict:
+def choose_prior_weight(
+    robot,
+    train: Prepared,
+    test: Prepared,
+    *,
+    weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    method: str = "wls",
+    bounds=None,
+    progress: Callable | None = None,
+) -> dict:
     """The held-out protocol for consistent identification: fit on the runs of ``train``,
     score on those of ``test``, for the unconstrained WLS model and a consistent model per
     prior weight (``jaxid.identification.consistent.holdout``).
@@ -1037,8 +1254,15 @@ def choose_prior_weight(robot, train: Prepared, test: Prepared, *, weights=(0.0,
 LUGRE_REPLACES = ("fv", "fc", "fs", "fva")
 
 
-def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None, key=None, method: str = "full",
-                   progress: Callable | None = None):
+def identify_lugre(
+    robot,
+    prepared: Prepared,
+    *,
+    description: dict | None = None,
+    key=None,
+    method: str = "full",
+    progress: Callable | None = None,
+):
     """Base parameters and per-joint LuGre friction identified together from prepared runs.
 
     ``jaxid.identification.lugre_robot.identify``: least squares with static friction, each
@@ -1065,15 +1289,19 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
 
     overlap = [t for t in robot.joint_terms if t in LUGRE_REPLACES]
     if overlap:
-        raise WorkflowError(f"LuGre friction replaces the joint terms {', '.join(overlap)}; build the model without "
-                            "them (--joint-terms without fv, fc, fs, fva)")
+        raise WorkflowError(
+            f"LuGre friction replaces the joint terms {', '.join(overlap)}; build the model without "
+            "them (--joint-terms without fv, fc, fs, fva)"
+        )
     datasets = prepared.datasets
     for ds, c in zip(datasets, prepared.choices):
         if ds.n != robot.n:
             raise WorkflowError(f"{ds.source}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}")
         if c.get("parallel") or c.get("derivatives") == "periodic":
-            raise WorkflowError(f"{ds.source}: LuGre integrates each joint's bristle state sample by sample along "
-                                "the run; use the run as recorded (no parallel filtering, no period averaging)")
+            raise WorkflowError(
+                f"{ds.source}: LuGre integrates each joint's bristle state sample by sample along "
+                "the run; use the run as recorded (no parallel filtering, no period averaging)"
+            )
     base = base_of(robot)
     idx = np.asarray(base.indices)
     W = [regressor_rows(robot, [ds], idx, progress)[0].reshape(len(ds), robot.n, -1) for ds in datasets]
@@ -1088,28 +1316,67 @@ def identify_lugre(robot, prepared: Prepared, *, description: dict | None = None
     sv = np.linalg.svd(A / np.where((nrm := np.linalg.norm(A, axis=0)) > 0, nrm, 1.0), compute_uv=False)
     N = prepared.n_samples
     dof = N * robot.n - base.rank - 8 * robot.n
-    lugre_doc = {"method": method, "converged": bool(fit.converged), "steps": int(fit.steps),
-                 "friction_run": prepared.choices[fit.friction_run]["source"],
-                 "std": np.asarray(fit.std_lugre).tolist(), "rel_std": np.asarray(fit.rel_std_lugre()).tolist(),
-                 "warnings": fit.warnings(names)}
-    stats = {"method": "lugre", "cond": float(sv[0] / sv[-1]), "singular_values": [results.json_number(v) for v in sv],
-             "residual_rms": np.asarray(fit.residual_rms).tolist(), "sigma2": (np.asarray(fit.sigma) ** 2).tolist(),
-             "dof": float(dof), "n_samples": int(N), "sources": [c["source"] for c in prepared.choices],
-             "preprocessing": [dict(c) for c in prepared.choices], "rank_gap": float(base.gap), "lugre": lugre_doc}
-    params = results.Params(model=dict(description if description is not None else results.model_description(robot)),
-                            parameter_names=tuple(robot.parameter_names()), base=base, theta=fit.theta,
-                            cov=jnp.nan_to_num(fit.cov_theta, nan=0.0), fit=stats, lugre=fit.lugre)
+    lugre_doc = {
+        "method": method,
+        "converged": bool(fit.converged),
+        "steps": int(fit.steps),
+        "friction_run": prepared.choices[fit.friction_run]["source"],
+        "std": np.asarray(fit.std_lugre).tolist(),
+        "rel_std": np.asarray(fit.rel_std_lugre()).tolist(),
+        "warnings": fit.warnings(names),
+    }
+    stats = {
+        "method": "lugre",
+        "cond": float(sv[0] / sv[-1]),
+        "singular_values": [results.json_number(v) for v in sv],
+        "residual_rms": np.asarray(fit.residual_rms).tolist(),
+        "sigma2": (np.asarray(fit.sigma) ** 2).tolist(),
+        "dof": float(dof),
+        "n_samples": int(N),
+        "sources": [c["source"] for c in prepared.choices],
+        "preprocessing": [dict(c) for c in prepared.choices],
+        "rank_gap": float(base.gap),
+        "lugre": lugre_doc,
+    }
+    params = results.Params(
+        model=dict(description if description is not None else results.model_description(robot)),
+        parameter_names=tuple(robot.parameter_names()),
+        base=base,
+        theta=fit.theta,
+        cov=jnp.nan_to_num(fit.cov_theta, nan=0.0),
+        fit=stats,
+        lugre=fit.lugre,
+    )
     theta, ok = results.consistent_standard(robot, params)
     if ok:
-        params = dataclasses.replace(params, standard=jnp.asarray(theta), fit={
-            **stats, "standard_source": "base estimate with the non-identifiable parameters at their nominal values"})
+        params = dataclasses.replace(
+            params,
+            standard=jnp.asarray(theta),
+            fit={
+                **stats,
+                "standard_source": "base estimate with the non-identifiable parameters at their nominal values",
+            },
+        )
     problems = physics_report(robot, params)
-    return dataclasses.replace(params, fit={**params.fit, "physics": {
-        "consistent": params.standard is not None and not problems, "problems": problems}})
+    return dataclasses.replace(
+        params,
+        fit={
+            **params.fit,
+            "physics": {"consistent": params.standard is not None and not problems, "problems": problems},
+        },
+    )
 
 
-def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), method: str = "wls",
-             bounds=None, gravity: str | None = None, progress: Callable | None = None) -> dict:
+def crossval(
+    robot,
+    prepared: Prepared,
+    *,
+    weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    method: str = "wls",
+    bounds=None,
+    gravity: str | None = None,
+    progress: Callable | None = None,
+) -> dict:
     """Leave-one-run-out cross-validation of consistent identification: for every run, fit
     on all the others and score on it (``jaxid.identification.consistent.holdout``), for
     the unconstrained WLS model and a consistent model per prior weight.
@@ -1127,8 +1394,9 @@ def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1,
     from jaxid.identification.consistent import holdout
 
     if len(prepared.datasets) < 2:
-        raise WorkflowError(f"cross-validation needs at least two runs (fit on the others, score on one); got "
-                            f"{len(prepared.datasets)}")
+        raise WorkflowError(
+            f"cross-validation needs at least two runs (fit on the others, score on one); got {len(prepared.datasets)}"
+        )
     if bounds is not None:
         bounds.check()
     memory.check_identify(prepared.n_samples, robot.n, len(robot.parameter_names()))
@@ -1140,17 +1408,21 @@ def crossval(robot, prepared: Prepared, *, weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1,
     for i in range(len(sources)):
         model, fitted = robot, None
         if gravity == "fit":  # on the training runs only: the held-out run is not seen
-            train = Prepared(prepared.datasets[:i] + prepared.datasets[i + 1:],
-                             prepared.choices[:i] + prepared.choices[i + 1:])
+            train = Prepared(
+                prepared.datasets[:i] + prepared.datasets[i + 1 :], prepared.choices[:i] + prepared.choices[i + 1 :]
+            )
             model, fitted = fit_gravity(robot, train)
             rows = _holdout_rows(model, prepared, progress)
-        res = holdout(model, rows[:i] + rows[i + 1:], rows[i], weights=tuple(weights), bounds=bounds, method=method)
+        res = holdout(model, rows[:i] + rows[i + 1 :], rows[i], weights=tuple(weights), bounds=bounds, method=method)
         for r in res["rows"]:
             r.pop("theta", None)
-        rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1:], gravity=fitted, **res))
-    mean = {float(w): float(np.mean([r["rows"][1 + k]["nrms_limits"] for r in rotations])) for k, w in enumerate(weights)}
-    return dict(rotations=rotations, weights=[float(w) for w in weights], mean_nrms_limits=mean,
-                chosen=min(mean, key=mean.get))
+        rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1 :], gravity=fitted, **res))
+    mean = {
+        float(w): float(np.mean([r["rows"][1 + k]["nrms_limits"] for r in rotations])) for k, w in enumerate(weights)
+    }
+    return dict(
+        rotations=rotations, weights=[float(w) for w in weights], mean_nrms_limits=mean, chosen=min(mean, key=mean.get)
+    )
 
 
 def fit_gravity(robot, prepared: Prepared):
@@ -1162,14 +1434,19 @@ def fit_gravity(robot, prepared: Prepared):
 
     from jaxid.identification.gravity import fit_gravity as fit
 
-    stacked = [np.concatenate([np.asarray(getattr(d, k)) for d in prepared.datasets]) for k in ("q", "qd", "qdd", "tau")]
+    stacked = [
+        np.concatenate([np.asarray(getattr(d, k)) for d in prepared.datasets]) for k in ("q", "qd", "qdd", "tau")
+    ]
     try:
         g = fit(robot, *stacked)
     except ValueError as e:
         raise WorkflowError(f"fitting the direction of gravity: {e}") from None
     return dataclasses.replace(robot, gravity=jnp.asarray(g.gravity)), {
-        "vector": g.gravity.tolist(), "tilt_deg": g.tilt_deg, "nll_drop": g.cost_nominal - g.cost,
-        "converged": g.converged}
+        "vector": g.gravity.tolist(),
+        "tilt_deg": g.tilt_deg,
+        "nll_drop": g.cost_nominal - g.cost,
+        "converged": g.converged,
+    }
 
 
 def _finite(x):
@@ -1200,29 +1477,44 @@ def physics_report(robot, params) -> list[str]:
 
     problems = []
     theta, std = np.asarray(params.theta), np.asarray(params.std)
-    single = dict(fv="viscous friction", fc="Coulomb friction", fs="Stribeck friction", ia="rotor inertia",
-                  ks="joint stiffness (no passive spring has one)")
-    what = {FLAG_MASS: "negative mass", FLAG_FRICTION: "negative friction", FLAG_STIFFNESS: "negative stiffness",
-            FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)"}
+    single = dict(
+        fv="viscous friction",
+        fc="Coulomb friction",
+        fs="Stribeck friction",
+        ia="rotor inertia",
+        ks="joint stiffness (no passive spring has one)",
+    )
+    what = {
+        FLAG_MASS: "negative mass",
+        FLAG_FRICTION: "negative friction",
+        FLAG_STIFFNESS: "negative stiffness",
+        FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)",
+    }
     # Without the standard parameters the flags are the sign rule's alone (bad links: below).
     negative = {}  # (term, joint number) -> std below zero, for the single-parameter names
-    for i, (name, flags) in enumerate(zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))):
+    for i, (name, flags) in enumerate(
+        zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))
+    ):
         kind = next((f for f in flags if f in what), None)
         if kind is None:
             continue
         z = -theta[i] / std[i] if std[i] > 0 else math.inf
         term = name.rstrip("0123456789")
-        negative[term, name[len(term):]] = z
-        problems.append(f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
-                        + (f"negative {single[term]}" if term in single else what[kind]))
+        negative[term, name[len(term) :]] = z
+        problems.append(
+            f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
+            + (f"negative {single[term]}" if term in single else what[kind])
+        )
     # Friction that pushes the joint along its motion, viscous and Coulomb alike, is what a log
     # whose torque (or position) sign is the opposite of the model's joint axis looks like.
     for _, joint in [k for k in negative if k[0] == "fv"]:
         if negative.get(("fc", joint), 0.0) > SIGN_Z and negative["fv", joint] > SIGN_Z:
             label = f"joint {joint}" + (f" ({robot.names[int(joint) - 1]})" if robot is not None else "")
-            problems.append(f"{label}: viscous and Coulomb friction both negative: the sign of its logged "
-                            "torque (or position) is likely opposite to the model's joint axis; check that "
-                            "column's sign or its gain (--gains)")
+            problems.append(
+                f"{label}: viscous and Coulomb friction both negative: the sign of its logged "
+                "torque (or position) is likely opposite to the model's joint axis; check that "
+                "column's sign or its gain (--gains)"
+            )
     if params.standard is not None:
         links, _ = robot.split(params.standard)
         ok = np.asarray(inertia.is_consistent(links))
@@ -1230,10 +1522,19 @@ def physics_report(robot, params) -> list[str]:
             problems.append(f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)")
     if params.fit.get("converged") is False:
         gap, cost = params.fit.get("gap_bound"), params.fit.get("cost")
-        bound = f" (its cost may be up to {gap:.3g} = {gap / cost:.1e} of it above the optimum)" \
-            if gap is not None and cost else ""
-        why = ("; at prior weight 0 the optimum may be reached only as bodies grow without bound along directions "
-               "the data cannot see: give a positive --prior-weight") if params.fit.get("prior_weight") == 0 else ""
+        bound = (
+            f" (its cost may be up to {gap:.3g} = {gap / cost:.1e} of it above the optimum)"
+            if gap is not None and cost
+            else ""
+        )
+        why = (
+            (
+                "; at prior weight 0 the optimum may be reached only as bodies grow without bound along directions "
+                "the data cannot see: give a positive --prior-weight"
+            )
+            if params.fit.get("prior_weight") == 0
+            else ""
+        )
         problems.append(f"the consistent fit did not converge in {params.fit.get('steps')} steps{bound}{why}")
     sdp, cost = params.fit.get("sdp_cost"), params.fit.get("cost")
     if sdp is not None and cost is not None and sdp > 0 and cost / sdp - 1 > 1e-6:
@@ -1291,13 +1592,21 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
     for i, ds in enumerate(prepared.datasets):
         real = np.asarray(ds.tau) if truth is None else prepared.align(i, truth[i])
         pred = np.asarray(results.predict(robot, params, ds))
-        bad = screening.implausible_values(pred, label=f"{prepared.choices[i]['source']}: the predicted torque",
-                                           names=list(robot.coordinate_names))
+        bad = screening.implausible_values(
+            pred, label=f"{prepared.choices[i]['source']}: the predicted torque", names=list(robot.coordinate_names)
+        )
         if bad:  # an overflowing model: its metrics would be inf or NaN
-            raise WorkflowError(f"{bad.message}; these parameters are not a usable model of this robot "
-                                "(check the params file, and that it was identified for this robot)")
-        val.runs.append({"source": prepared.choices[i]["source"], "samples": len(ds),
-                         **results.validation_metrics(real, pred, tau_max)})
+            raise WorkflowError(
+                f"{bad.message}; these parameters are not a usable model of this robot "
+                "(check the params file, and that it was identified for this robot)"
+            )
+        val.runs.append(
+            {
+                "source": prepared.choices[i]["source"],
+                "samples": len(ds),
+                **results.validation_metrics(real, pred, tau_max),
+            }
+        )
         val.t.append(np.asarray(ds.t))
         val.measured.append(real)
         val.predicted.append(pred)
