@@ -12,6 +12,9 @@ it. CPU time is the child's user + system time. Prints a table and the ratios se
 --repeat R: R first/second pairs per subcommand, each from its own empty cache; medians are
     printed (one run's CPU time varies by +-15 % on a 2-core machine).
 --only TEXT: the subcommands whose label contains TEXT (their inputs are still made first).
+
+Its row in benchmarks/README.md has no figures yet (record them there). No document cites it;
+it checks the cold/warm claims of docs/design.md's "Compiled code".
 """
 
 from __future__ import annotations

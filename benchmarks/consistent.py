@@ -19,6 +19,9 @@ Writes the consistent models as URDF, and the figures as JSON, to --out
 (default benchmarks/out/).
 
 Usage: python benchmarks/consistent.py [--only ur5|kuka] [--weight 1e-3] [--out DIR]
+
+Its row in benchmarks/README.md (no figures recorded yet: add them there); cited by no document; consistent_sdp.py
+imports its ``perturbed``.
 """
 
 from __future__ import annotations

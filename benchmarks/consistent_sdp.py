@@ -87,6 +87,9 @@ nrms_limits``, which the held-out protocol now reports too) the figures halve: c
 
 Usage: python benchmarks/consistent_sdp.py [--only table|kuka|floor] [--weight 1e-3] [--mass-tol 0.3]
        [--weights 0,1e-3] [--no-before] [--bodies] [--attribution] [--cases ur5,panda]
+
+Its row in benchmarks/README.md lists its last figures; cited by the docstring of
+``jaxid/identification/consistent.py`` and the CHANGELOG.
 """
 
 from __future__ import annotations

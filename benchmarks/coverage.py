@@ -45,6 +45,9 @@ the HAC sandwich replaced on the filtered path; % of base parameters x seeds):
              1e-3     filtered  wls       69.3     94.5     99.3    0.634
                                 wls/w     61.4     89.9     97.0    0.766
                       periodic  wls       66.1     93.3     99.0    0.712
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/your-robot.md ("What the
+std means") and ``jaxid/identification/sandwich.py``.
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ Since then the CRBA pairs its columns in the base frame from ``rnea.CRBA_WIDE_FR
 samples, interleaved medians of 15, load 3.6-4.3, us/sample, carried / wide / Pinocchio's Python
 loop): n = 12: 4.48 / 3.07 / 5.18; n = 16: 7.14 / 4.24 / 6.53; n = 20: 9.41 / 6.23 / 7.68, i.e.
 the mass matrix at n = 20 went from 0.82x to 1.23x the Python loop (CPU time: 0.65x to 1.27x).
+
+Its row in benchmarks/README.md lists its last figures; cited by ``jaxid/dynamics/rnea.py``
+(``RECURSIVE_FROM``, ``CRBA_WIDE_FROM``) and the CHANGELOG.
 """
 
 from __future__ import annotations

@@ -44,6 +44,9 @@ consistent/WLS gap (0.256 vs 0.302 %): least squares puts link 7's Izz at -0.086
 
 Usage: ``python benchmarks/kuka_rotations.py [--json PATH] [--joint-terms TERMS] [--gravity
 model|fitted|both] [--choose TERMS]``.
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/your-robot.md (gravity
+direction) and the CHANGELOG.
 """
 
 from __future__ import annotations

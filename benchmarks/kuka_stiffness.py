@@ -49,6 +49,9 @@ acceleration w^2 tau / K < 6e-4 rad/s^2 changes the inertial torque by ~1e-5 N m
                                   runs 2+3: -0.8584 -0.8062 -0.8584 -0.8264 -0.8912 -0.8584 -0.8585
 
 Usage: ``python benchmarks/kuka_stiffness.py``.
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/friction.md,
+``jaxid/friction/models.py`` and kuka_rotations.py.
 """
 
 from __future__ import annotations

@@ -45,6 +45,9 @@ Measured (100 trials, 2 cores, load ~10 from other work; batch s / trial):
 Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape-log shape-article full] [--single 3]
   (--trials 10 --single 0 --no-reference for a quick run; 100 trials of the three shape
   methods: about 200 s of CPU time plus 5 min of compilation on 2 cores)
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/friction.md,
+``jaxid/identification/lugre.py`` and notebook 03.
 """
 
 from __future__ import annotations

@@ -41,6 +41,9 @@ upper figures; one seed): held-out RMS / noise std per joint,
     B static model with alpha3  52.0/284  55.3/277  56.9/305  62.7/316  58.9/285  59.4/305  60.4/291
     C LuGre + pure PSO           3.02/40.9 1.52/6.7  1.99/9.2  1.39/6.9  1.73/7.7  1.66/8.5  1.58/6.9
   (the records carry the 0.02 N m torque noise: WAPE ~1.6 % is their floor.)
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/friction.md and notebook
+03.
 """
 
 from __future__ import annotations

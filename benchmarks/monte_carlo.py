@@ -12,6 +12,14 @@ call; s_per_id is a steady call / R (a second study with other noise).
 
 Usage: python benchmarks/monte_carlo.py [--runs 1000] [--estimators wls ols consistent]
                                         [--batch-size B] [--json out.json]
+
+Measured (2026-12-03, commit cf3f8c0, defaults: 1000 runs, wls, 1000 samples, 48 base
+parameters; one CPU device, 2 shared cores at load 6-9): spread / CRB median 0.997, range
+0.928-1.050 (sampling error 0.022); 98 % of the biases within 3 standard errors; first call
+47.4 s (compile 25.3 s), then 22 ms per identification (45 per s); 107 s wall in all.
+
+Its row in benchmarks/README.md lists these figures. No document cites it (docs/batches.md
+describes ``run_study``); consistent.py and consistent_sdp.py import its trajectory and noise.
 """
 
 from __future__ import annotations

@@ -58,6 +58,9 @@ with encoder noise (std SIGMA_Q). Each record is sub-sampled to 2000 samples per
 Prints a table and, last, one JSON line. Usage:
   python benchmarks/payload.py [--periods 50] [--smooth 5] [--seed 0] [--no-optimise]
                                [--scenario all|ur5|puma560] [--puma-periods 10]
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/payload.md (the PUMA 560
+scenario) and notebook 04.
 """
 
 from __future__ import annotations

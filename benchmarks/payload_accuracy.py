@@ -69,6 +69,9 @@ least squares reported): payload point 2 kg periodic 22 / 41 (constrained 8.6 / 
   ``--seeds 6 --shapes "box 5 kg"``): the payload design's programs held a ``functools.partial``, so
   they could not be stored and were compiled again at every call, each compile keeping about 2000
   memory maps. With ``payload.PayloadRows`` they are stored and the count stays flat.
+
+Its row in benchmarks/README.md lists its last figures; cited by docs/payload.md (the table of
+the recipe) and ``jaxid/identification/payload.py``.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ us/sample plus sample 0's outputs (checked against Pinocchio's Python bindings).
 
 Where no C++ compiler, Eigen or the pin wheel's headers are present, :func:`available`
 says why and the calling benchmark skips the C++ column.
+
+A helper row in benchmarks/README.md; its figures are the C++ columns of dynamics.py and
+regressor.py, which import it.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ limits), for which its authors report 0.18-0.21 % on held-out data.
 Usage: ``python benchmarks/real_kuka.py [--json PATH]``; JAXID_NOTEBOOK_SMALL=1 uses every
 10th sample and fixed eps and weight (a quick check, not the reported figures).
 JAXID_KUKA_DATA overrides the data folder.
+
+Its row in benchmarks/README.md lists its last figures; cited by notebook 02; consistent.py and
+consistent_sdp.py import its data folder.
 """
 
 from __future__ import annotations

@@ -69,6 +69,8 @@ the default preprocessing (``prepare``'s data-driven cutoff) unless a cutoff is 
 
 Usage: ``python benchmarks/real_logs.py panda --data CLONE [--cutoff HZ]`` or
 ``python benchmarks/real_logs.py ur10e --data CLONE [--runs K]``.
+
+Its row in benchmarks/README.md lists its last figures; cited by the CHANGELOG.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ loop (``benchmarks/pinocchio_cpp.py``). Prints a table and JSON:
     and first-touch page faults included): the floor under any batched regressor here
   peak_rss_mb: the process's peak resident memory after each size.
 Usage: python benchmarks/regressor.py [--sizes 1000 10000 100000] [--repeat 3]
+
+Its row in benchmarks/README.md lists its last figures; cited by the CHANGELOG; dynamics.py and
+pinocchio_cpp.py import its ``pinocchio_model``.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ smoothed qd, differentiated qdd), and OLS (``identify``) fits the measured torqu
 
 Prints tables and, last, one JSON line. Usage:
   python benchmarks/six_dof.py [--seeds 3] [--samples 3000] [--duration 30] [--small]
+
+Its row in benchmarks/README.md lists its last figures; cited by notebook 01
+(``notebooks/_make_01.py``) and ``jaxid/signals.py``.
 """
 
 from __future__ import annotations

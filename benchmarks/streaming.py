@@ -18,6 +18,9 @@ fresh process per size for memory:
 
 Usage: python benchmarks/streaming.py [--quick] [--no-memory] [--sizes 10000 100000 1000000] [--repeat 5]
 (--quick: a 120k x 48 least squares and N = 1e4, 3e4).
+
+Its row in benchmarks/README.md lists its last figures; cited by
+``jaxid/identification/streaming.py`` and the CHANGELOG.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Timing helper shared by the benchmark scripts (imported from the scripts' own folder)."""
+"""Timing helper shared by the benchmark scripts (imported from the scripts' own folder).
+
+A helper row in benchmarks/README.md; imported by dynamics.py, lugre.py, regressor.py and
+streaming.py.
+"""
 
 from __future__ import annotations
 

@@ -35,6 +35,9 @@ estimates differ by design: FIGAROH's ``weigthed_least_squares`` weighs joint j'
 Usage: python benchmarks/vs_figaroh.py [--repeat 5] [--cold 3]
 Needs pin and example-robot-data (the ``bench`` extra adds figaroh); skips with a message
 without them.
+
+Its row in benchmarks/README.md lists its last figures; cited by ``jaxid/workflow/__init__.py``
+and ``pyproject.toml``'s bench extra.
 """
 
 from __future__ import annotations
