@@ -20,8 +20,8 @@ Writes the consistent models as URDF, and the figures as JSON, to --out
 
 Usage: python benchmarks/consistent.py [--only ur5|kuka] [--weight 1e-3] [--out DIR]
 
-Its row in benchmarks/README.md (no figures recorded yet: add them there); cited by no document; consistent_sdp.py
-imports its ``perturbed``.
+Its row in benchmarks/README.md has no figures yet (record them there). No document cites it;
+consistent_sdp.py imports its ``perturbed``.
 """
 
 from __future__ import annotations
