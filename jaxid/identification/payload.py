@@ -303,7 +303,7 @@ def preprocess(
                 f"the record has {len(t)} samples, not whole periods of {period}; trim it to "
                 f"{len(t) // period * period} samples"
             )
-    if average:
+    if average and period is not None:  # period None with average raised above
         q, tau = (np.asarray(signals.period_average(x, period)) for x in (q, tau))
         t = t[:period]
     # Periodic records wrap around their ends; others are processed as they are.
