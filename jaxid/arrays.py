@@ -14,6 +14,7 @@ from typing import TypeAlias
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 #: An argument of a function that only does arithmetic on it (e.g. ``friction.models.viscous``):
 #: a jax or numpy array or a number. Such a function returns the same kind: numpy in, numpy out.
@@ -33,6 +34,6 @@ def namespace(*xs):
     return jnp if is_traced(*xs) else np
 
 
-def host(x):
+def host(x: ArrayLike) -> AnyArray:
     """x itself when it is a jax array (traced, or on a device), else ``np.asarray(x)``."""
     return x if isinstance(x, jax.Array) else np.asarray(x)
