@@ -9,9 +9,18 @@ bookkeeping in numpy when nothing is traced.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
+
+#: An argument of a function that only does arithmetic on it (e.g. ``friction.models.viscous``):
+#: a jax or numpy array or a number. Such a function returns the same kind: numpy in, numpy out.
+Numeric: TypeAlias = "jax.Array | np.ndarray | float"
+#: An array argument that a function indexes or slices: a jax or a numpy array.
+AnyArray: TypeAlias = "jax.Array | np.ndarray"
 
 
 def is_traced(*xs) -> bool:
@@ -25,6 +34,6 @@ def namespace(*xs):
     return jnp if is_traced(*xs) else np
 
 
-def host(x):
+def host(x: ArrayLike) -> AnyArray:
     """x itself when it is a jax array (traced, or on a device), else ``np.asarray(x)``."""
     return x if isinstance(x, jax.Array) else np.asarray(x)

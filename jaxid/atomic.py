@@ -18,6 +18,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = ["OutputPathError", "atomic_write", "check_output_path"]
 
@@ -74,6 +75,8 @@ def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8", newli
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
     path = check_output_path(path)
+    fd: int | None
+    tmp: str | None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
@@ -85,7 +88,7 @@ def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8", newli
         except FileNotFoundError:
             bits = 0o666 & ~_umask()
         os.chmod(tmp, bits)
-        kwargs = {} if "b" in mode else dict(encoding=encoding, newline=newline)
+        kwargs: dict[str, Any] = {} if "b" in mode else dict(encoding=encoding, newline=newline)
         with os.fdopen(fd, mode, **kwargs) as f:
             fd = None
             yield f

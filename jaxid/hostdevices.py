@@ -37,7 +37,7 @@ def requested_devices(env=None) -> int:
         try:
             import jax
 
-            counts.append(int(jax.config.jax_num_cpu_devices))
+            counts.append(int(jax.config.jax_num_cpu_devices))  # type: ignore[attr-defined]  # set by name, not typed
         except (AttributeError, TypeError, ValueError):
             pass
     return max(counts, default=0)

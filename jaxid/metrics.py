@@ -9,23 +9,25 @@ per joint, over samples.  Percentages are in %.  Pure ``jnp``: jit- and vmap-abl
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 
-def _err(real, pred):
+def _err(real: ArrayLike, pred: ArrayLike) -> tuple[jax.Array, jax.Array]:
     real, pred = jnp.asarray(real), jnp.asarray(pred)
     if real.shape != pred.shape:
         raise ValueError(f"real and pred must have the same shape, got {real.shape} and {pred.shape}")
     return real, pred - real
 
 
-def rmse(real, pred, axis=0):
+def rmse(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Root-mean-square error sqrt(mean((pred - real)^2)), units of tau."""
     _, e = _err(real, pred)
     return jnp.sqrt(jnp.mean(e**2, axis=axis))
 
 
-def nrmse(real, pred, axis=0):
+def nrmse(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """RMSE normalised by the RMS of the measured torque, in %.
 
     Per joint j: 100 * rms(pred_j - real_j) / rms(real_j); overall (``axis=None``):
@@ -35,7 +37,7 @@ def nrmse(real, pred, axis=0):
     return 100.0 * jnp.sqrt(jnp.sum(e**2, axis=axis) / jnp.sum(real**2, axis=axis))
 
 
-def r2(real, pred, axis=0):
+def r2(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Coefficient of determination 1 - SSE / SST, SST about each joint's mean.
 
     Overall (``axis=None``): 1 - sum of SSE over joints / sum of SST over joints.
@@ -45,19 +47,19 @@ def r2(real, pred, axis=0):
     return 1.0 - jnp.sum(e**2, axis=axis) / sst
 
 
-def wape(real, pred, axis=0):
+def wape(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Weighted absolute percentage error 100 * sum|pred - real| / sum|real|, in %."""
     real, e = _err(real, pred)
     return 100.0 * jnp.sum(jnp.abs(e), axis=axis) / jnp.sum(jnp.abs(real), axis=axis)
 
 
-def max_pe(real, pred, axis=0):
+def max_pe(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Maximum percentage error 100 * max|pred - real| / mean|real|, in %."""
     real, e = _err(real, pred)
     return 100.0 * jnp.max(jnp.abs(e), axis=axis) / jnp.mean(jnp.abs(real), axis=axis)
 
 
-def nrms_limits(real, pred, tau_max):
+def nrms_limits(real: ArrayLike, pred: ArrayLike, tau_max: ArrayLike) -> jax.Array:
     """RMSE over the torque range [-tau_max, tau_max] per joint, 100 * RMSE_j / (2 tau_max_j), in %
     (the normalisation of the FloBaRoID toolbox, ``identification/helpers.py:getNRMSE``).
     tau_max: torque limits (n,), N m. Reduces over samples only (its mean over joints is the
@@ -65,7 +67,7 @@ def nrms_limits(real, pred, tau_max):
     return 100.0 * rmse(real, pred) / (2.0 * jnp.asarray(tau_max))
 
 
-def relative_error(theta_est, theta_true):
+def relative_error(theta_est: ArrayLike, theta_true: ArrayLike) -> jax.Array:
     """Relative parameter error 100 * |est - true| / |true| per parameter, in %.
 
     theta_est (..., p) and theta_true (p,) or (..., p) broadcast against each other, so a
@@ -89,7 +91,7 @@ def relative_error(theta_est, theta_true):
 TORQUE_METRICS = {"rmse": rmse, "nrmse": nrmse, "r2": r2, "wape": wape, "max_pe": max_pe}
 
 
-def summary(real, pred) -> dict:
+def summary(real: ArrayLike, pred: ArrayLike) -> dict[str, dict[str, jax.Array]]:
     """All torque metrics: ``{name: {"per_joint": (n,) array, "overall": scalar}}``."""
     return {
         k: {"per_joint": f(real, pred, axis=0), "overall": f(real, pred, axis=None)} for k, f in TORQUE_METRICS.items()

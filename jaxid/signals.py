@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.typing import ArrayLike
 
 from jaxid import cache
 
@@ -39,7 +40,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- validation
-def _signal(x, name, axis, min_len):
+def _signal(x: ArrayLike, name: str, axis: int, min_len: int) -> jax.Array:
     """x as a float JAX array with a valid time axis of at least min_len samples."""
     x = jnp.asarray(x)
     if x.ndim == 0:
@@ -95,7 +96,7 @@ def _along_axis(fn, x, axis):
 
 
 # ----------------------------------------------------------------------------- Butterworth
-def butter_coefficients(order, cutoff, fs):
+def butter_coefficients(order: int, cutoff: float, fs: float) -> tuple[np.ndarray, np.ndarray]:
     """Digital Butterworth low-pass coefficients (numpy, computed with ``scipy.signal.butter``).
 
     order: filter order (int >= 1); cutoff: -3 dB frequency, Hz; fs: sampling rate, Hz.
@@ -136,7 +137,7 @@ def _filtfilt(b, a, zi, x, padlen):
     return jax.vmap(_filtfilt_1d, in_axes=(None, None, None, 1, None), out_axes=1)(b, a, zi, x, padlen)
 
 
-def butterworth(x, fs, cutoff, order=4, axis=0):
+def butterworth(x: ArrayLike, fs: float, cutoff: float, order: int = 4, axis: int = 0) -> jax.Array:
     """Zero-phase Butterworth low-pass filter with ``scipy.signal.filtfilt`` semantics.
 
     The signal is filtered forward and backward (so the magnitude response is squared
@@ -200,7 +201,9 @@ def _savgol_operator(window, polyorder, deriv):
     return D @ np.linalg.pinv(V) / max(h, 1) ** deriv
 
 
-def savgol(x, window, order, deriv=0, dt=1.0, axis=0):
+def savgol(
+    x: ArrayLike, window: int, order: int, deriv: int = 0, dt: float | jax.Array = 1.0, axis: int = 0
+) -> jax.Array:
     """Savitzky-Golay smoothing or differentiation, as ``scipy.signal.savgol_filter(...,
     mode='interp')``.
 
@@ -250,7 +253,7 @@ def _repeat_five_point_cubic(x, k):
     return lax.fori_loop(0, k, lambda _, v: _window_operator(_FIVE_POINT_CUBIC, v), x)
 
 
-def five_point_cubic(x, k=1, axis=0):
+def five_point_cubic(x: ArrayLike, k: int = 1, axis: int = 0) -> jax.Array:
     """Five-point cubic smoothing, repeated k times.
 
     y_0 = (69 x_0 + 4 x_1 - 6 x_2 + 4 x_3 - x_4)/70,
@@ -269,7 +272,7 @@ def five_point_cubic(x, k=1, axis=0):
 
 
 # ----------------------------------------------------------------------------- averaging
-def period_average(x, samples_per_period, axis=0):
+def period_average(x: ArrayLike, samples_per_period: int, axis: int = 0) -> jax.Array:
     """Average M whole periods of a periodic record into one period.
 
     For a periodic excitation, the deterministic part is identical in every period and
@@ -313,7 +316,7 @@ class PeriodicDerivatives(NamedTuple):
     samples_per_period: int
 
 
-def samples_per_period(fs, f0):
+def samples_per_period(fs: float, f0: float) -> int:
     """P = fs / f0 as an int, or a ValueError saying how far it is from a whole number."""
     fs = _static_positive(fs, "fs")
     f0 = _static_positive(f0, "f0")
@@ -327,7 +330,9 @@ def samples_per_period(fs, f0):
     return int(round(p))
 
 
-def periodic_derivatives(q, fs, f0, harmonics=None, false_alarm=1e-3):
+def periodic_derivatives(
+    q: ArrayLike, fs: float, f0: float, harmonics: int | None = None, false_alarm: float = 1e-3
+) -> PeriodicDerivatives:
     """Positions, velocities and accelerations of a periodic record, differentiated in the
     frequency domain over whole periods, with period averaging and noise estimates.
 
@@ -389,7 +394,8 @@ def periodic_derivatives(q, fs, f0, harmonics=None, false_alarm=1e-3):
     out = _periodic(x[: m * p].reshape(m, p, -1), float(f0), harmonics, float(false_alarm))
     if squeeze:
         out = jax.tree.map(lambda v: v[..., 0], out)
-    return PeriodicDerivatives(*out, periods=m, samples_per_period=p)
+    pos, vel, acc, var, noise, kept = out
+    return PeriodicDerivatives(pos, vel, acc, var, noise, kept, periods=m, samples_per_period=p)
 
 
 @partial(cache.jit, static_argnames=("harmonics",))
@@ -447,7 +453,7 @@ def _diff2(x, dt):
     return jnp.concatenate([first[None], mid, last[None]]) / dt**2
 
 
-def central_diff(x, dt, axis=0):
+def central_diff(x: ArrayLike, dt: float | jax.Array, axis: int = 0) -> jax.Array:
     """First derivative by second-order central differences, second-order one-sided at the
     ends (as ``numpy.gradient(x, dt, edge_order=2)``).
 
@@ -459,7 +465,9 @@ def central_diff(x, dt, axis=0):
     return _along_axis(lambda v: _diff1(v, dt), x, axis)
 
 
-def velocity_derivatives(qd, dt, window, polyorder=3, axis=0):
+def velocity_derivatives(
+    qd: ArrayLike, dt: float | jax.Array, window: int, polyorder: int = 3, axis: int = 0
+) -> tuple[jax.Array, jax.Array]:
     """Smoothed velocity and acceleration from a logged (noisy) velocity: Savitzky-Golay
     (:func:`savgol`, ``window`` samples, degree ``polyorder``) on qd, then the central
     difference (:func:`central_diff`) of the smoothed velocity: what a drive logging
@@ -482,7 +490,15 @@ def _savgol_window(cutoff, fs, polyorder):
     return 2 * max(math.ceil(m), polyorder // 2 + 1) + 1
 
 
-def derivatives(q, dt, method="butterworth", cutoff=None, order=4, window=None, polyorder=3):
+def derivatives(
+    q: ArrayLike,
+    dt: float | jax.Array,
+    method: str = "butterworth",
+    cutoff: float | None = None,
+    order: int = 4,
+    window: int | None = None,
+    polyorder: int = 3,
+) -> tuple[jax.Array, ...]:
     """Filtered positions, velocities and accelerations from sampled positions.
 
     method="butterworth" (default): q is low-passed with ``butterworth(q, 1/dt, cutoff,
@@ -543,7 +559,7 @@ def _delay_samples(x, y, newton_steps=20):
     return lax.fori_loop(0, newton_steps, newton, lag0)
 
 
-def estimate_delay(x, y, dt):
+def estimate_delay(x: ArrayLike, y: ArrayLike, dt: float | jax.Array) -> jax.Array:
     """Time delay of y relative to x: y(t) ~= x(t - delay).
 
     A positive delay means y lags x (shift y earlier by ``delay`` to align it with x).

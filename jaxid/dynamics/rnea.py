@@ -14,15 +14,22 @@ instead of 10 n tangents through the whole robot.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
 
+if TYPE_CHECKING:
+    from jaxid.model.robot import Robot
 
-def ancestors(parents) -> np.ndarray:
+
+def ancestors(parents: Sequence[int]) -> np.ndarray:
     """A (n, n) with A[i, j] = 1 when link j is link i or one of its ancestors."""
     n = len(parents)
     A = np.zeros((n, n))
@@ -73,7 +80,7 @@ def _compose(parents, E, r):
     return R, p
 
 
-def forward_kinematics(robot, q):
+def forward_kinematics(robot: Robot, q: ArrayLike) -> jax.Array:
     """Poses of the joint (link) frames in the base frame, shape (n_joints, 4, 4). q: (n,) rad."""
     R, p = forward_kinematics_rp(robot, q)
     bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0]), (robot.n_joints, 1, 4))

@@ -11,11 +11,28 @@ Inputs are (n,) for one sample or (..., n) for a batch; outputs follow.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from jaxid.dynamics.batching import batched, bucketed_jit
+
+if TYPE_CHECKING:
+    from jaxid.model.robot import Robot
+
+
+class TorqueModel(Protocol):
+    """What the dynamics need of a model (``Robot``, ``models.Nonlinear6DOF``, a payload model):
+    its parameter vector theta (p,) and its torque tau (n,), N m, at theta for one sample
+    q, qd, qdd (n,)."""
+
+    def parameter_vector(self) -> jax.Array: ...
+
+    def torque(self, theta: jax.Array, q: jax.Array, qd: jax.Array, qdd: jax.Array) -> jax.Array: ...
 
 
 def _torque(model, q, qd, qdd):
@@ -23,7 +40,7 @@ def _torque(model, q, qd, qdd):
 
 
 @bucketed_jit
-def rnea(model, q, qd, qdd):
+def rnea(model: TorqueModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike) -> jax.Array:
     """Inverse dynamics tau (..., n), N m, by recursive Newton-Euler (plus joint terms).
 
     q: joint positions (..., n) rad; qd: velocities rad/s; qdd: accelerations rad/s^2.
@@ -42,7 +59,7 @@ def _mass(model, q):
 
 
 @bucketed_jit
-def mass_matrix(model, q):
+def mass_matrix(model: TorqueModel, q: ArrayLike) -> jax.Array:
     """Joint-space mass matrix M (..., n, n), kg m^2, as d tau / d qdd. q: (..., n) rad."""
     return batched(_mass, model, q)
 
@@ -53,7 +70,7 @@ def _gravity(model, q):
 
 
 @bucketed_jit
-def gravity_torques(model, q):
+def gravity_torques(model: TorqueModel, q: ArrayLike) -> jax.Array:
     """Torques at rest, g(q) (..., n), N m (including a constant offset if enabled)."""
     return batched(_gravity, model, q)
 
@@ -63,7 +80,7 @@ def _bias(model, q, qd):
 
 
 @bucketed_jit
-def bias_torques(model, q, qd):
+def bias_torques(model: TorqueModel, q: ArrayLike, qd: ArrayLike) -> jax.Array:
     """Torques at zero acceleration, C(q, qd) qd + g(q) + friction(qd), shape (..., n)."""
     return batched(_bias, model, q, qd)
 
@@ -75,7 +92,7 @@ def _coriolis(model, q, qd):
 
 
 @bucketed_jit
-def coriolis_matrix(model, q, qd):
+def coriolis_matrix(model: TorqueModel, q: ArrayLike, qd: ArrayLike) -> jax.Array:
     """Coriolis matrix C (..., n, n) in Christoffel form, so that dM/dt - 2C is skew-symmetric."""
     return batched(_coriolis, model, q, qd)
 
@@ -110,14 +127,21 @@ def _forward(model, q, qd, tau):
 
 
 @bucketed_jit
-def forward_dynamics(model, q, qd, tau):
+def forward_dynamics(model: TorqueModel, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> jax.Array:
     """Joint accelerations qdd (..., n), rad/s^2, solving ``M qdd = tau - bias`` by Cholesky
     (LAPACK-free, see ``_spd_solve``)."""
     return batched(_forward, model, q, qd, tau)
 
 
 @eqx.filter_jit
-def simulate(model, torque_fn, q0, qd0, t, substeps=1):
+def simulate(
+    model: TorqueModel,
+    torque_fn: Callable[[jax.Array, jax.Array, jax.Array], jax.Array],
+    q0: ArrayLike,
+    qd0: ArrayLike,
+    t: ArrayLike,
+    substeps: int = 1,
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """Integrate the model under a torque law with fixed-step RK4 (``lax.scan``).
 
     torque_fn: ``tau = torque_fn(t, q, qd)``, N m, shape (n,); t: sample times (N,), s;
@@ -152,13 +176,13 @@ def simulate(model, torque_fn, q0, qd0, t, substeps=1):
 
 
 @eqx.filter_jit  # eagerly, the jacfwd mass matrix is hundreds of separately compiled ops
-def kinetic_energy(model, q, qd):
+def kinetic_energy(model: TorqueModel, q: jax.Array, qd: jax.Array) -> jax.Array:
     """Kinetic energy 1/2 qd^T M(q) qd, J. q, qd: (n,)."""
     return 0.5 * qd @ _mass(model, q) @ qd
 
 
 @eqx.filter_jit
-def potential_energy(robot, q):
+def potential_energy(robot: Robot, q: ArrayLike) -> jax.Array:
     """Gravitational potential energy of a ``Robot``, -sum_i m_i g . c_i, J. q: (n,)."""
     from jaxid.dynamics.rnea import forward_kinematics
 

@@ -205,7 +205,8 @@ def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraint
     if constraints is not None:
         worst = _worst_margins(constraints, model, q)
         margin = constraints.report(model.parents, worst)
-    return Feasibility.from_arrays(*_report(q, qd, qdd, qddd, tau, centre, bound), margin)
+    usage, excess = _report(q, qd, qdd, qddd, tau, centre, bound)
+    return Feasibility.from_arrays(usage, excess, margin)
 
 
 @cache.jit
@@ -293,10 +294,10 @@ class Excitation:
     best_start: int
     time_s: float
     steps: int
-    initial_margin: np.ndarray = None
-    final_margin: np.ndarray = None
-    home: np.ndarray = None
-    limits: dict = None
+    initial_margin: np.ndarray | None = None
+    final_margin: np.ndarray | None = None
+    home: np.ndarray | None = None
+    limits: dict | None = None
     margin: float = 0.05
 
     @property
@@ -696,7 +697,7 @@ class _Problem(eqx.Module):
     columns: object  # (b,) int
     t_coarse: object
     t_dense: object
-    theta: object  # (p,) nominal parameters for the torque as Y theta, or None (rnea)
+    theta: np.ndarray | jax.Array | None  # (p,) nominal parameters for the torque as Y theta, or None (rnea)
     margin: object
     penalty: object
     objective: str = eqx.field(static=True)

@@ -12,7 +12,9 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
+from jaxid.arrays import Numeric
 from jaxid.signals import _check_finite
 
 __all__ = [
@@ -25,8 +27,11 @@ __all__ = [
     "random_multisine",
 ]
 
+#: (q, qd, qdd), each (N, n): rad, rad/s, rad/s^2.
+Trajectory = tuple[jax.Array, jax.Array, jax.Array]
 
-def _array(x, name, ndim):
+
+def _array(x: ArrayLike, name: str, ndim: int) -> jax.Array:
     x = jnp.asarray(x, dtype=jnp.result_type(float))
     if x.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {x.shape}.")
@@ -34,19 +39,19 @@ def _array(x, name, ndim):
     return x
 
 
-def _time(t):
+def _time(t: ArrayLike) -> jax.Array:
     t = _array(t, "t", 1)
     if t.shape[0] < 1:
         raise ValueError("t is empty; give at least one time sample (s).")
     return t
 
 
-def fourier_period(omega_f):
+def fourier_period(omega_f: Numeric) -> Numeric:
     """Period of a finite Fourier series of base pulsation omega_f (rad/s): 2 pi / omega_f, s."""
     return 2 * jnp.pi / omega_f
 
 
-def _zero_start(a, b):
+def _zero_start(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Orthogonal projection of (a, b) onto sum_k a_ik = 0 and sum_k k b_ik = 0.
 
     Those are exactly qd_i(0) = 0 and qdd_i(0) = 0. The projection is linear and
@@ -59,7 +64,9 @@ def _zero_start(a, b):
     return a, b
 
 
-def fourier(a, b, q0, omega_f, t, zero_start=False):
+def fourier(
+    a: ArrayLike, b: ArrayLike, q0: ArrayLike, omega_f: float | jax.Array, t: ArrayLike, zero_start: bool = False
+) -> Trajectory:
     """Finite Fourier series excitation (Swevers et al.).
 
     q_i(t) = q0_i + sum_{k=1..H} a_ik/(k w) sin(k w t) - b_ik/(k w) cos(k w t),
@@ -100,7 +107,9 @@ def fourier(a, b, q0, omega_f, t, zero_start=False):
 
 
 @partial(jax.jit, static_argnames=("zero_start",))
-def _fourier(a, b, q0, omega_f, t, zero_start):
+def _fourier(
+    a: jax.Array, b: jax.Array, q0: jax.Array, omega_f: float | jax.Array, t: jax.Array, zero_start: bool
+) -> Trajectory:
     if zero_start:
         a, b = _zero_start(a, b)
     wk = omega_f * jnp.arange(1, a.shape[1] + 1)  # (H,)
@@ -111,7 +120,7 @@ def _fourier(a, b, q0, omega_f, t, zero_start):
     return q, qd, qdd
 
 
-def _fourier_jerk(a, b, omega_f, t):
+def _fourier_jerk(a: jax.Array, b: jax.Array, omega_f: float | jax.Array, t: jax.Array) -> jax.Array:
     """Jerk (N, n), rad/s^3, of ``fourier(a, b, ., omega_f, t)`` for coefficients a, b (n, H)
     as used (already projected when zero_start): sum_k -(k w)^2 (a_ik cos + b_ik sin)(k w t)."""
     wk = omega_f * jnp.arange(1, a.shape[1] + 1)
@@ -119,7 +128,7 @@ def _fourier_jerk(a, b, omega_f, t):
     return -(c @ (a * wk**2).T + s @ (b * wk**2).T)
 
 
-def approach(q_from, q_to, duration, t):
+def approach(q_from: ArrayLike, q_to: ArrayLike, duration: float | jax.Array, t: ArrayLike) -> Trajectory:
     """A rest-to-rest move from q_from to q_to (n,), rad, in ``duration`` s: the quintic
     (minimum-jerk) blend q = q_from + (q_to - q_from) (10 s^3 - 15 s^4 + 6 s^5), s = t / duration
     clipped to [0, 1], with zero velocity and acceleration at both ends (Biagiotti &
@@ -133,7 +142,7 @@ def approach(q_from, q_to, duration, t):
     return q, qd, qdd
 
 
-def approach_jerk(q_from, q_to, duration, t):
+def approach_jerk(q_from: ArrayLike, q_to: ArrayLike, duration: float | jax.Array, t: ArrayLike) -> jax.Array:
     """Jerk (N, n), rad/s^3, of ``approach(q_from, q_to, duration, t)``: the derivative of its
     qdd, (q_to - q_from) 60 (1 - 6 s + 6 s^2) / duration^3, zero outside the move."""
     q_from, q_to = jnp.asarray(q_from, dtype=float), jnp.asarray(q_to, dtype=float)
@@ -143,7 +152,9 @@ def approach_jerk(q_from, q_to, duration, t):
     return jnp.where(inside, (q_to - q_from) * 60 * (1 - 6 * s + 6 * s**2) / duration**3, 0.0)
 
 
-def approach_duration(q_from, q_to, qd_max, qdd_max, qddd_max=np.inf):
+def approach_duration(
+    q_from: ArrayLike, q_to: ArrayLike, qd_max: Numeric, qdd_max: Numeric, qddd_max: Numeric = np.inf
+) -> float:
     """The shortest duration, s, of ``approach`` within the velocity, acceleration and jerk
     limits (n,): its peaks are 15/8, 10/sqrt(3) and 60 times |dq| / T, / T^2, / T^3."""
     dq = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))
@@ -156,7 +167,9 @@ def approach_duration(q_from, q_to, qd_max, qdd_max, qddd_max=np.inf):
     )
 
 
-def multisine(amplitudes, frequencies_hz, phases, t, offset=0.0):
+def multisine(
+    amplitudes: ArrayLike, frequencies_hz: ArrayLike, phases: ArrayLike, t: ArrayLike, offset: ArrayLike = 0.0
+) -> Trajectory:
     """Sum-of-sines excitation: q_i(t) = offset_i + sum_s A_is sin(2 pi f_is t + phi_is).
 
     amplitudes: shape (n, S), rad; frequencies_hz: shape (n, S), Hz; phases: shape (n, S),
@@ -180,7 +193,7 @@ def multisine(amplitudes, frequencies_hz, phases, t, offset=0.0):
 
 
 @jax.jit
-def _multisine(amp, freq, phase, t, offset):
+def _multisine(amp: jax.Array, freq: jax.Array, phase: jax.Array, t: jax.Array, offset: jax.Array) -> Trajectory:
     w = 2 * jnp.pi * freq  # (n, S)
     arg = t[:, None, None] * w + phase  # (N, n, S)
     s, c = jnp.sin(arg), jnp.cos(arg)
@@ -190,7 +203,14 @@ def _multisine(amp, freq, phase, t, offset):
     return q, qd, qdd
 
 
-def random_multisine(key, n, t, n_sines=3, freq_range=(0.4, 1.6), amp_range=(0.15, 0.45)):
+def random_multisine(
+    key: jax.Array | int,
+    n: int,
+    t: ArrayLike,
+    n_sines: int = 3,
+    freq_range: tuple[float, float] = (0.4, 1.6),
+    amp_range: tuple[float, float] = (0.15, 0.45),
+) -> tuple[jax.Array, jax.Array, jax.Array, dict[str, jax.Array]]:
     """Random multi-sine excitation, the six-DOF benchmark's (T = 30 s, N = 3000 samples).
 
     Each of the n joints gets n_sines sines with amplitude ~ U(amp_range) rad, frequency

@@ -70,7 +70,7 @@ def reference_parameters(vd=0.01, alpha3=0.1) -> LuGre:
     0.5 N, v0 = 0.001 m/s, alpha2 = 0.4 N*s/m. The paper has neither the fading damping
     nor the quadratic term; we take vd = 0.01 m/s (10 v0) and alpha3 = 0.1 N*s^2/m^2.
     """
-    return LuGre(1e5, np.sqrt(1e5), 1.0, 0.5, 1e-3, vd, 0.4, alpha3)
+    return LuGre(*map(jnp.asarray, (1e5, np.sqrt(1e5), 1.0, 0.5, 1e-3, vd, 0.4, alpha3)))
 
 
 def _concrete(*trees) -> bool:

@@ -45,21 +45,27 @@ their parameter only:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
+
+from jaxid.arrays import Numeric
+
+if TYPE_CHECKING:
+    from jaxid.model.robot import Robot
 
 
-def smooth_sign(qd, eps):
+def smooth_sign(qd: Numeric, eps: Numeric) -> jax.Array:
     """Smooth sign ``tanh(qd / eps)`` of qd (...,) rad/s; eps > 0, rad/s. Dimensionless."""
     return jnp.tanh(qd / eps)
 
 
-def stribeck_column(qd, vs, eps):
+def stribeck_column(qd: Numeric, vs: Numeric, eps: Numeric) -> jax.Array:
     """Shape of the Stribeck excess, ``tanh(qd/eps) exp(-(qd/vs)^2)`` (...,), dimensionless.
 
     qd: joint velocity (...,) rad/s. vs: Stribeck velocity, rad/s (> 0, may be traced).
@@ -69,20 +75,22 @@ def stribeck_column(qd, vs, eps):
     return smooth_sign(qd, eps) * jnp.exp(-((qd / vs) ** 2))
 
 
-def viscous(qd, fv):
+def viscous(qd: Numeric, fv: Numeric) -> Numeric:
     """Viscous friction ``fv qd`` (...,) N m. qd: rad/s; fv: N m s/rad (Olsson et al. 1998)."""
     return fv * qd
 
 
-def coulomb(qd, fc, eps=1e-3):
+def coulomb(qd: Numeric, fc: Numeric, eps: Numeric = 1e-3) -> jax.Array:
     """Coulomb friction ``fc tanh(qd / eps)`` (...,) N m, a smooth ``fc sgn(qd)``.
 
     qd: rad/s; fc: Coulomb level, N m; eps: smooth-sign scale, rad/s (Olsson et al. 1998).
     """
-    return fc * smooth_sign(qd, eps)
+    return smooth_sign(qd, eps) * fc
 
 
-def stribeck(qd, fc, fs, vs, delta=2.0, eps=1e-3):
+def stribeck(
+    qd: Numeric, fc: Numeric, fs: Numeric, vs: Numeric, delta: Numeric = 2.0, eps: Numeric = 1e-3
+) -> jax.Array:
     """Stribeck friction ``(fc + (fs - fc) exp(-|qd/vs|^delta)) tanh(qd/eps)`` (...,) N m.
 
     qd: rad/s. fc: Coulomb (sliding) level, N m. fs: static (breakaway) level, N m.
@@ -90,10 +98,13 @@ def stribeck(qd, fc, fs, vs, delta=2.0, eps=1e-3):
     eps: smooth-sign scale, rad/s. Olsson et al. (1998), eq. (5); Armstrong-Helouvry (1994).
     Add :func:`viscous` for the full static curve.
     """
-    return (fc + (fs - fc) * jnp.exp(-(jnp.abs(qd / vs) ** delta))) * smooth_sign(qd, eps)
+    level = jnp.exp(-(jnp.abs(qd / vs) ** delta)) * (fs - fc) + fc
+    return smooth_sign(qd, eps) * level
 
 
-def asymmetric(qd, fc_pos, fc_neg, fv_pos, fv_neg, eps=1e-3):
+def asymmetric(
+    qd: Numeric, fc_pos: Numeric, fc_neg: Numeric, fv_pos: Numeric, fv_neg: Numeric, eps: Numeric = 1e-3
+) -> jax.Array:
     """Direction-dependent Coulomb + viscous friction (...,) N m.
 
     ``fc_pos + fv_pos qd`` for qd > 0 and ``-fc_neg + fv_neg qd`` for qd < 0, blended by
@@ -106,7 +117,7 @@ def asymmetric(qd, fc_pos, fc_neg, fv_pos, fv_neg, eps=1e-3):
     return (1 + s) / 2 * (fc_pos + fv_pos * qd) + (1 - s) / 2 * (fv_neg * qd - fc_neg)
 
 
-def asymmetric_terms(fc_pos, fc_neg, fv_pos, fv_neg) -> dict:
+def asymmetric_terms(fc_pos: Numeric, fc_neg: Numeric, fv_pos: Numeric, fv_neg: Numeric) -> dict[str, Numeric]:
     """Joint-term values ``{"fv", "fva", "fc", "offset"}`` that reproduce :func:`asymmetric`
     exactly: fv = (fv_pos + fv_neg)/2, fva = (fv_pos - fv_neg)/2, fc = (fc_pos + fc_neg)/2,
     offset = (fc_pos - fc_neg)/2 (units as the arguments)."""
@@ -118,7 +129,7 @@ def asymmetric_terms(fc_pos, fc_neg, fv_pos, fv_neg) -> dict:
     }
 
 
-def asymmetric_from_terms(fv, fva, fc, offset) -> dict:
+def asymmetric_from_terms(fv: Numeric, fva: Numeric, fc: Numeric, offset: Numeric) -> dict[str, Numeric]:
     """Inverse of :func:`asymmetric_terms`: ``{"fc_pos", "fc_neg", "fv_pos", "fv_neg"}``.
 
     An identified ``offset`` also holds any torque-sensor bias; only with the bias known
@@ -132,7 +143,7 @@ class JointTerm(NamedTuple):
 
     unit: str
     meaning: str
-    column: Callable
+    column: Callable[..., jax.Array]
 
 
 #: The per-joint terms of ``Robot``, in the order of their regressor columns.
@@ -167,7 +178,9 @@ JOINT_BASIS = {
 JOINT_TERMS = tuple(JOINT_BASIS)
 
 
-def joint_basis(terms, q, qd, qdd, eps, vs):
+def joint_basis(
+    terms: Sequence[str], q: ArrayLike | None, qd: ArrayLike, qdd: ArrayLike | None, eps: Numeric, vs: Numeric
+) -> jax.Array:
     """Columns of the per-joint terms ``terms`` (a sequence of ``JOINT_TERMS`` names).
 
     q, qd, qdd: (..., n) rad, rad/s, rad/s^2 (q and qdd may be None when no term uses them).
@@ -181,7 +194,7 @@ def joint_basis(terms, q, qd, qdd, eps, vs):
 
 
 # ------------------------------------------------------------------ Stribeck velocity
-def _stribeck_cost(U, qd, tau, eps, log_vs):
+def _stribeck_cost(U: jax.Array, qd: jax.Array, tau: jax.Array, eps: Numeric, log_vs: jax.Array) -> jax.Array:
     """Least-squares residual ||tau - W(vs) theta||^2 with the linear theta eliminated:
     U (M, r) spans the vs-independent columns, qd (N, n), tau (M,) = (N*n,)."""
     project = lambda X: X - U @ (U.T @ X)
@@ -195,7 +208,9 @@ def _stribeck_cost(U, qd, tau, eps, log_vs):
 
 
 @partial(jax.jit, static_argnames=("n_iter",))
-def _fit_log_vs(A0, qd, tau, eps, log_lo, log_hi, n_iter):
+def _fit_log_vs(
+    A0: jax.Array, qd: jax.Array, tau: jax.Array, eps: Numeric, log_lo: float, log_hi: float, n_iter: int
+) -> jax.Array:
     from jaxid.identification.base import TOL
     from jaxid.identification.lugre import golden_section
 
@@ -207,7 +222,16 @@ def _fit_log_vs(A0, qd, tau, eps, log_lo, log_hi, n_iter):
     return golden_section(lambda lv: _stribeck_cost(U, qd, tau, eps, lv), log_lo, log_hi, n_iter)
 
 
-def fit_stribeck_velocity(robot, q, qd, qdd, tau, lo=1e-3, hi=1.0, n_iter=40) -> float:
+def fit_stribeck_velocity(
+    robot: Robot,
+    q: ArrayLike,
+    qd: ArrayLike,
+    qdd: ArrayLike,
+    tau: ArrayLike,
+    lo: float = 1e-3,
+    hi: float = 1.0,
+    n_iter: int = 40,
+) -> float:
     """Stribeck velocity vs (rad/s) of a robot with the ``fs`` term, by separable least squares.
 
     For a fixed vs the torque is linear in all other parameters (Robot's regressor), so the

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from jaxid import cache
 from jaxid.arrays import host, is_traced
@@ -482,7 +484,7 @@ def _whitener(cov, weights, N, n):
     return jax.scipy.linalg.solve_triangular(L, eye, lower=True)
 
 
-def _rank_error(W, names) -> str | None:
+def _rank_error(W: jax.Array | np.ndarray, names: Sequence[str] | None) -> str | None:
     """Message naming the dependent columns of W, or None when W has full column rank."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -511,15 +513,15 @@ def _rank_error(W, names) -> str | None:
 
 
 def identify(
-    W,
-    tau,
+    W: ArrayLike,
+    tau: ArrayLike,
     method: str = "ols",
     *,
     scale: bool = True,
-    weights=None,
-    cov=None,
+    weights: ArrayLike | None = None,
+    cov: ArrayLike | None = None,
     n_joints: int | None = None,
-    names=None,
+    names: Sequence[str] | None = None,
     loss: str = "huber",
     c: float | None = None,
     lam: float | None = None,

@@ -146,7 +146,7 @@ def fit_gravity(robot, q, qd, qdd, tau, *, base=None, rtol: float = 1e-10) -> Gr
     if not np.linalg.norm(g0) > 0:
         raise ValueError("the model has no gravity (Robot.gravity = 0): there is no direction to identify")
     base = base_parameters(robot) if base is None else base
-    Y0, G = gravity_regressors(robot, *arrays[:3], columns=base.indices)
+    Y0, G = gravity_regressors(robot, arrays[0], arrays[1], arrays[2], columns=base.indices)
     N = arrays[0].shape[0]
     # Gravity reaches only the mass and first-moment columns: the Grams need no others.
     reached = np.flatnonzero(np.any(G != 0, axis=(0, 1, 2)))

@@ -281,7 +281,7 @@ def output_error(
         if not is_traced(s) and not np.all(np.asarray(s) > 0):
             raise ValueError(f"{name} must be positive noise standard deviations, got {np.asarray(s)}.")
         sigmas.append(s)
-    fit = _fit(model, t, q, qd, tau, theta0, *sigmas, segments, max_steps, rtol, atol)
+    fit = _fit(model, t, q, qd, tau, theta0, sigmas[0], sigmas[1], segments, max_steps, rtol, atol)
     if not is_traced(fit.theta):
         if not np.all(np.isfinite(np.asarray(fit.residual_rms))):
             raise ValueError(

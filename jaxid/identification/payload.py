@@ -303,7 +303,7 @@ def preprocess(
                 f"the record has {len(t)} samples, not whole periods of {period}; trim it to "
                 f"{len(t) // period * period} samples"
             )
-    if average:
+    if average and period is not None:  # period None with average raised above
         q, tau = (np.asarray(signals.period_average(x, period)) for x in (q, tau))
         t = t[:period]
     # Periodic records wrap around their ends; others are processed as they are.
@@ -577,8 +577,8 @@ def identify_payload(
         given = cov is not None and method == "wls"
         # Floored at 1e-8 of each joint's torque RMS, far below any sensor: noise-free data (s2 at
         # rounding level) would otherwise weight the data 1e14 times the prior and lose its digits.
-        floor = (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2
-        noise = lambda s2: jnp.diag(jnp.maximum(s2 if method == "wls" else jnp.full(len(sel), jnp.mean(s2)), floor))
+        s2_min = (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2
+        noise = lambda s2: jnp.diag(jnp.maximum(s2 if method == "wls" else jnp.full(len(sel), jnp.mean(s2)), s2_min))
         S = (
             (jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float))
             if given
@@ -595,7 +595,8 @@ def identify_payload(
     theta = jnp.where(mask, theta, jnp.nan)
     C = jnp.where(mask[:, None] & mask[None, :], C, jnp.nan)
 
-    failures, theta_c, ok = (), jnp.full(10, jnp.nan), True
+    failures: tuple[str, ...] = ()
+    theta_c, ok = jnp.full(10, jnp.nan), True
     if base.rank == 10:
         failures = consistency_failures(theta)
         # A consistent estimate is its own constrained estimate: skip the solver (and its compile).

@@ -627,7 +627,7 @@ def screen(
     if dead:
         raise ValueError(dead.message + "; fix the sensor or mapping")
     red = reduce_runs(model, runs, columns, masks, progress)
-    first = fit(red, method if method in ("ols", "wls") else "ols", names=names)
+    first: Identification | None = fit(red, method if method in ("ols", "wls") else "ols", names=names)
 
     def resid(out):
         return np.concatenate([x[m] for x, m in zip(residuals(model, runs, columns, out.theta), masks)])

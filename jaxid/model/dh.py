@@ -91,8 +91,9 @@ def load(path, *, joint_terms=None) -> Robot:
     if unit not in ("rad", "deg"):
         raise DHFileError(f"{path}: angle_unit must be 'rad' or 'deg', got {unit!r}")
     scale = np.pi / 180 if unit == "deg" else 1.0
-    rows, types, names, limits = [], [], [], {k: [] for k in LIMITS}
-    inertials = {k: [] for k in ("mass", "com", "inertia")}
+    rows, types, names = [], [], []
+    limits: dict[str, list[float]] = {k: [] for k in LIMITS}
+    inertials: dict[str, list] = {k: [] for k in ("mass", "com", "inertia")}
     for i, j in enumerate(joints):
         what = f"joint {i + 1}"
         unknown = sorted(set(j) - JOINT_KEYS)

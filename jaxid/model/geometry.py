@@ -387,23 +387,23 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
     if not parts:  # no collision geometry at all: the skeleton, under the URDF's link names
         fallback.append("all (no <collision> elements)")
         names = [base_link] + [joints[j].find("child").get("link") for j in robot.names]
-        caps = skeleton(robot, mesh_radius, names)
+        capsules = skeleton(robot, mesh_radius, names)
     else:
-        caps = _concat(parts)
+        capsules = _concat(parts)
     if fallback:
         warnings.warn(
             f"{path}: skeleton capsules of radius {mesh_radius:g} m for link(s) {', '.join(fallback)}", stacklevel=2
         )
     if srdf is not None:
-        return caps.without(read_srdf(srdf))
-    always = always_touching(robot, caps)
+        return capsules.without(read_srdf(srdf))
+    always = always_touching(robot, capsules)
     if always:
         warnings.warn(
             f"{path}: no SRDF; not checking link pairs whose capsules touch in every sampled pose: "
             f"{', '.join('/'.join(p) for p in always)}",
             stacklevel=2,
         )
-    return caps.without(always)
+    return capsules.without(always)
 
 
 def always_touching(robot, capsules, samples=500, seed=0):

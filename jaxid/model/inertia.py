@@ -12,19 +12,21 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
+from jaxid.arrays import AnyArray, Numeric
 from jaxid.dynamics.spatial import motion_transform, skew
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
-def inertia_matrix(pi):
+def inertia_matrix(pi: AnyArray) -> jax.Array:
     """Symmetric 3x3 rotational inertia about the frame origin, from pi (10,)."""
     xx, xy, yy, xz, yz, zz = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
     return jnp.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
 
 
-def spatial_inertia(pi):
+def spatial_inertia(pi: AnyArray) -> jax.Array:
     """6x6 spatial inertia ``[[I_O, skew(h)], [skew(h)^T, m 1]]`` from pi (10,), h = m c."""
     h = pi[1:4]
     H = skew(h)
@@ -33,7 +35,7 @@ def spatial_inertia(pi):
     return jnp.concatenate([top, bottom], axis=0)
 
 
-def from_spatial(I6):
+def from_spatial(I6: AnyArray) -> jax.Array:
     """Inverse of :func:`spatial_inertia`: 6x6 spatial inertia -> pi (10,)."""
     I = I6[:3, :3]
     H = I6[:3, 3:]
@@ -41,7 +43,7 @@ def from_spatial(I6):
     return jnp.concatenate([I6[3:4, 3], h, jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
 
 
-def transform(pi, T):
+def transform(pi: AnyArray, T: ArrayLike) -> jax.Array:
     """Express pi, given in frame B, in frame A, where T (4, 4) is B's pose in A.
 
     Linear in pi: ``I_A = X^T I_B X`` with X the motion transform A -> B.
@@ -50,7 +52,7 @@ def transform(pi, T):
     return from_spatial(X.T @ spatial_inertia(pi) @ X)
 
 
-def from_mass_com_inertia(m, c, I_c):
+def from_mass_com_inertia(m: Numeric, c: ArrayLike, I_c: ArrayLike) -> jax.Array:
     """pi (10,) from mass m (kg), centre of mass c (3,) m and inertia I_c (3, 3) about c."""
     c = jnp.asarray(c, dtype=float)
     I_o = jnp.asarray(I_c, dtype=float) + m * (jnp.dot(c, c) * jnp.eye(3) - jnp.outer(c, c))
@@ -67,7 +69,7 @@ PHYSICAL_RTOL = 1e-6
 PHYSICAL_ATOL = 1e-12
 
 
-def physical_problem(m, I_c, rtol: float = PHYSICAL_RTOL) -> str | None:
+def physical_problem(m: float, I_c: ArrayLike, rtol: float = PHYSICAL_RTOL) -> str | None:
     """Why mass m (kg) and inertia I_c (3, 3) kg m^2 about the centre of mass are not a rigid
     body, or None when they are: m finite and >= 0 (m = 0 only with I_c = 0: a massless
     link), I_c finite and symmetric, its principal moments I1 <= I2 <= I3 >= 0 and
@@ -98,7 +100,7 @@ def physical_problem(m, I_c, rtol: float = PHYSICAL_RTOL) -> str | None:
     return None
 
 
-def to_mass_com_inertia(pi):
+def to_mass_com_inertia(pi: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(m, c (3,), I_c (3, 3) about the centre of mass) from pi; requires m > 0."""
     m = pi[0]
     c = pi[1:4] / m
@@ -106,7 +108,7 @@ def to_mass_com_inertia(pi):
     return m, c, I_c
 
 
-def pseudo_inertia(pi):
+def pseudo_inertia(pi: AnyArray) -> jax.Array:
     """4x4 pseudo-inertia ``J = [[Sigma, h], [h^T, m]]``, Sigma = tr(I)/2 1 - I.
 
     pi is physically consistent iff J is positive definite (Wensing, Kim and
@@ -118,7 +120,7 @@ def pseudo_inertia(pi):
     return jnp.block([[Sigma, h[:, None]], [h[None, :], pi[0:1][None, :]]])
 
 
-def from_pseudo_inertia(J):
+def from_pseudo_inertia(J: AnyArray) -> jax.Array:
     """Inverse of :func:`pseudo_inertia`."""
     Sigma = J[:3, :3]
     I = jnp.trace(Sigma) * jnp.eye(3) - Sigma
@@ -126,13 +128,13 @@ def from_pseudo_inertia(J):
 
 
 @jax.jit  # one compiled program, not a dozen eager ops per call (the workflow's physics check)
-def is_consistent(pi, tol=0.0):
+def is_consistent(pi: ArrayLike, tol: float = 0.0) -> jax.Array:
     """True where the pseudo-inertia of pi (..., 10) is positive definite (min eigenvalue > tol)."""
     J = jnp.vectorize(pseudo_inertia, signature="(k)->(a,a)")(jnp.asarray(pi))
     return jnp.linalg.eigvalsh(J)[..., 0] > tol
 
 
-def log_cholesky_to_inertial(z):
+def log_cholesky_to_inertial(z: AnyArray) -> jax.Array:
     """Log-Cholesky parametrisation (Rucker and Wensing, 2022): z (10,) -> pi (10,).
 
     ``J = U U^T`` with U upper triangular, ``U = [[e^a, s12, s13, t1], [0, e^d2, s23, t2],
@@ -144,7 +146,7 @@ def log_cholesky_to_inertial(z):
     return from_pseudo_inertia(U @ U.T)
 
 
-def log_cholesky_factor(z):
+def log_cholesky_factor(z: AnyArray) -> jax.Array:
     """The upper-triangular factor U (4, 4), ``J = U U^T``, of log-Cholesky z (10,)."""
     alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = (z[i] for i in range(10))
     return jnp.array(
@@ -157,7 +159,7 @@ def log_cholesky_factor(z):
     ) * jnp.exp(alpha)
 
 
-def inertial_to_log_cholesky(pi):
+def inertial_to_log_cholesky(pi: AnyArray) -> jax.Array:
     """Inverse of :func:`log_cholesky_to_inertial`; pi must be physically consistent."""
     J = pseudo_inertia(pi)
     # Upper-triangular factor J = U U^T from the Cholesky factor of the index-reversed matrix.
@@ -182,13 +184,13 @@ def inertial_to_log_cholesky(pi):
     )
 
 
-def box_inertia(m, size):
+def box_inertia(m: float, size: AnyArray | tuple[float, float, float]) -> jax.Array:
     """Rotational inertia (3, 3) about the centre of a uniform box of mass m, size (3,) m."""
     x, y, z = size
     return m / 12.0 * jnp.diag(jnp.array([y * y + z * z, x * x + z * z, x * x + y * y]))
 
 
-def cylinder_inertia(m, radius, length, axis=2):
+def cylinder_inertia(m: float, radius: float, length: float, axis: int = 2) -> jax.Array:
     """Rotational inertia (3, 3) about the centre of a uniform solid cylinder along ``axis``."""
     radial = m * (3.0 * radius**2 + length**2) / 12.0
     d = [radial, radial, radial]

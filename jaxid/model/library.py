@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import site
 import sys
+from collections.abc import Sequence
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from jaxid.model import inertia
 from jaxid.model.robot import Robot
@@ -46,7 +49,7 @@ UR5_CYLINDERS = [
 ]
 
 
-def ur5(joint_terms=(), joint_params=None) -> Robot:
+def ur5(joint_terms: Sequence[str] = (), joint_params: ArrayLike | None = None) -> Robot:
     """The Universal Robots UR5 from its published standard DH table and link masses.
 
     DH: d1 = 0.089159, a2 = -0.425, a3 = -0.39225, d4 = 0.10915, d5 = 0.09465,
@@ -129,7 +132,7 @@ PUMA560_GEAR = np.array([-62.6111, 107.815, -53.7063, 76.0364, 71.923, 76.686])
 PUMA560_KM = np.array([0.2, 0.2, 0.2, 0.07, 0.07, 0.07])
 
 
-def puma560(joint_terms=(), joint_params=None) -> Robot:
+def puma560(joint_terms: Sequence[str] = (), joint_params: ArrayLike | None = None) -> Robot:
     """The Unimation PUMA 560: standard DH table and dynamic parameters of Armstrong, Khatib
     and Burdick, "The explicit dynamic model and inertial parameters of the PUMA 560 arm",
     ICRA 1986, as compiled in Corke and Armstrong-Helouvry, "A search for consensus among
@@ -181,7 +184,9 @@ def puma560(joint_terms=(), joint_params=None) -> Robot:
     )
 
 
-def planar(n=2, lengths=None, masses=None, gravity=9.81) -> Robot:
+def planar(
+    n: int = 2, lengths: ArrayLike | None = None, masses: ArrayLike | None = None, gravity: float = 9.81
+) -> Robot:
     """An n-link planar revolute arm moving in the vertical x-y plane, gravity along -y.
 
     Links are uniform thin rods of length l_i (default 1 m) and mass m_i (default 1 kg),
@@ -219,19 +224,19 @@ class Nonlinear6DOF(eqx.Module):
     Nonlinear in the states, linear in its 54 parameters (9 per DOF).
     """
 
-    params: jnp.ndarray  # (6, 9) in the order of NONLINEAR_6DOF_TERMS
+    params: jax.Array  # (6, 9) in the order of NONLINEAR_6DOF_TERMS
 
     @property
     def n(self) -> int:
         return 6
 
-    def parameter_vector(self):
+    def parameter_vector(self) -> jax.Array:
         return self.params.ravel()
 
-    def parameter_names(self):
+    def parameter_names(self) -> tuple[str, ...]:
         return tuple(f"{k}{i + 1}" for i in range(6) for k in NONLINEAR_6DOF_TERMS)
 
-    def torque(self, theta, q, qd, qdd):
+    def torque(self, theta: jax.Array, q: jax.Array, qd: jax.Array, qdd: jax.Array) -> jax.Array:
         """tau (6,) for theta (54,), q, qd, qdd (6,)."""
         m, c, d, b, k, k3, h, h3, g = theta.reshape(6, 9).T
         qj, qdj = jnp.roll(q, -1), jnp.roll(qd, -1)
@@ -239,7 +244,7 @@ class Nonlinear6DOF(eqx.Module):
         return m * qdd + c * qd * qdj + d * qd + b * qd**3 + k * q + k3 * q**3 + h * dq + h3 * dq**3 + g
 
 
-def nonlinear_6dof(params=None) -> Nonlinear6DOF:
+def nonlinear_6dof(params: ArrayLike | None = None) -> Nonlinear6DOF:
     """The six-DOF benchmark system with its reference parameters (6, 9) unless given."""
     values = NONLINEAR_6DOF_VALUES if params is None else params
     return Nonlinear6DOF(jnp.asarray(values, dtype=float).reshape(6, 9))
