@@ -3,6 +3,7 @@
 import os
 import tempfile
 
+import hypothesis
 import jax
 import numpy as np
 import pytest
@@ -17,6 +18,14 @@ os.environ.setdefault("JAXID_NOTEBOOK_SMALL", "1")
 # per session. tests/test_cache.py checks the CLI's cache in subprocesses.
 os.environ.setdefault("JAXID_CACHE_DIR", tempfile.mkdtemp(prefix="jaxid-test-cache-"))
 jaxid.cache.enable()
+
+# Property tests (hypothesis): the same examples on every run (no flaky seed), no deadline (the
+# first example compiles), few examples (the suite's time), no example database (.hypothesis/, which
+# hypothesis still fills with a cache of source constants, is in .gitignore).
+# HYPOTHESIS_PROFILE=deep searches further, e.g. after changing the dynamics.
+hypothesis.settings.register_profile("ci", derandomize=True, deadline=None, max_examples=25, database=None)
+hypothesis.settings.register_profile("deep", deadline=None, max_examples=500, database=None)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

@@ -5,71 +5,69 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
 from jax.test_util import check_grads
+from strategies import bounded, states
 
 import jaxid
 from jaxid.dynamics.terms import kinetic_energy, potential_energy
 
 
-@pytest.fixture(scope="module")
-def terms(ur5_friction, states):
-    r = ur5_friction
-    q, qd, qdd = states
-    return dict(
-        tau=jaxid.rnea(r, q, qd, qdd),
-        M=jaxid.mass_matrix(r, q),
-        g=jaxid.gravity_torques(r, q),
-        b=jaxid.bias_torques(r, q, qd),
-    )
-
-
-def test_regressor_times_theta_is_rnea(ur5_friction, states, terms):
-    Y = jaxid.regressor(ur5_friction, *states)
+@given(state=states((8, 6)))
+def test_regressor_times_theta_is_rnea(ur5_friction, state):
+    Y = jaxid.regressor(ur5_friction, *state)
     assert Y.shape == (8, 6, 60 + 6 * 4)
-    tau = Y @ ur5_friction.parameter_vector()
-    np.testing.assert_allclose(tau, terms["tau"], rtol=1e-10, atol=1e-10 * np.abs(terms["tau"]).max())
+    tau = jaxid.rnea(ur5_friction, *state)
+    np.testing.assert_allclose(Y @ ur5_friction.parameter_vector(), tau, rtol=1e-10, atol=1e-10 * np.abs(tau).max())
 
 
-def test_bias_and_gravity_are_rnea_special_cases(ur5_friction, states, terms):
-    q, qd, _ = states
+@given(state=states((8, 6)))
+def test_bias_and_gravity_are_rnea_special_cases(ur5_friction, state):
+    q, qd, _ = state
     z = np.zeros_like(q)
-    np.testing.assert_allclose(terms["b"], jaxid.rnea(ur5_friction, q, qd, z), atol=1e-10)
-    np.testing.assert_allclose(terms["g"], jaxid.rnea(ur5_friction, q, z, z), atol=1e-10)
+    np.testing.assert_allclose(jaxid.bias_torques(ur5_friction, q, qd), jaxid.rnea(ur5_friction, q, qd, z), atol=1e-10)
+    np.testing.assert_allclose(jaxid.gravity_torques(ur5_friction, q), jaxid.rnea(ur5_friction, q, z, z), atol=1e-10)
 
 
-def test_mass_matrix_symmetric_positive_definite(terms):
-    M = np.asarray(terms["M"])
+@given(q=bounded((8, 6)))
+def test_mass_matrix_symmetric_positive_definite(ur5_friction, q):
+    M = np.asarray(jaxid.mass_matrix(ur5_friction, q))
     np.testing.assert_allclose(M, np.swapaxes(M, 1, 2), atol=1e-12)
     assert np.all(np.linalg.eigvalsh(M) > 0)
 
 
-def test_equation_of_motion(terms, states):
-    _, _, qdd = states
-    np.testing.assert_allclose(np.einsum("kij,kj->ki", terms["M"], qdd) + terms["b"], terms["tau"], atol=1e-10)
+@given(state=states((8, 6)))
+def test_equation_of_motion_and_forward_inverse_round_trip(ur5_friction, state):
+    q, qd, qdd = state
+    tau = jaxid.rnea(ur5_friction, q, qd, qdd)
+    M, b = jaxid.mass_matrix(ur5_friction, q), jaxid.bias_torques(ur5_friction, q, qd)
+    np.testing.assert_allclose(np.einsum("kij,kj->ki", M, qdd) + b, tau, atol=1e-10)
+    np.testing.assert_allclose(jaxid.forward_dynamics(ur5_friction, q, qd, tau), qdd, atol=1e-8)
 
 
-def test_coriolis_reproduces_velocity_terms(ur5, states):
+@given(state=states((8, 6)))
+def test_coriolis_reproduces_velocity_terms(ur5, state):
     # Without friction, C qd + g = b; g and b as rnea at rest and at zero acceleration (one
     # program; bias_torques and gravity_torques equal those above).
-    q, qd, _ = states
+    q, qd, _ = state
     z = np.zeros_like(q)
     C = jaxid.coriolis_matrix(ur5, q, qd)
     lhs = np.einsum("kij,kj->ki", C, qd) + jaxid.rnea(ur5, q, z, z)
     np.testing.assert_allclose(lhs, jaxid.rnea(ur5, q, qd, z), atol=1e-10)
 
 
-def test_mdot_minus_2c_is_skew_symmetric(ur5, states):
-    q, qd, _ = states
-    # dM/dt = dM/dq qd at every state of the batch: the batch's coriolis_matrix program is
-    # the one test_coriolis_reproduces_velocity_terms compiled.
-    _, Mdot = jax.jvp(lambda x: jaxid.mass_matrix(ur5, x), (jnp.asarray(q),), (jnp.asarray(qd),))
-    N = np.asarray(Mdot - 2 * jaxid.coriolis_matrix(ur5, q, qd))
+@eqx.filter_jit
+def _mdot(robot, q, qd):
+    """dM/dt = dM/dq qd at every state of a batch."""
+    return jax.jvp(lambda x: jaxid.mass_matrix(robot, x), (q,), (qd,))[1]
+
+
+@given(state=states((8, 6)))
+def test_mdot_minus_2c_is_skew_symmetric(ur5, state):
+    q, qd, _ = state
+    # The batch's coriolis_matrix program is the one test_coriolis_reproduces_velocity_terms compiled.
+    N = np.asarray(_mdot(ur5, q, qd) - 2 * jaxid.coriolis_matrix(ur5, q, qd))
     np.testing.assert_allclose(N, -np.swapaxes(N, 1, 2), atol=1e-10)
-
-
-def test_forward_inverse_round_trip(ur5_friction, states, terms):
-    q, qd, qdd = states
-    np.testing.assert_allclose(jaxid.forward_dynamics(ur5_friction, q, qd, terms["tau"]), qdd, atol=1e-8)
 
 
 def _energy(robot, q, qd):
@@ -115,49 +113,61 @@ def planar_lagrange_torque(lengths, masses, g, q, qd, qdd):
     return H @ qdd + mixed @ qd - jax.grad(lagrangian, argnums=0)(q, qd)
 
 
-def test_planar2_closed_form():
-    l1, l2, m1, m2, g = 0.7, 0.5, 2.0, 1.5, 9.81
-    robot = jaxid.models.planar(2, [l1, l2], [m1, m2])
-    rng = np.random.default_rng(3)
-    for _ in range(3):
-        q, qd, qdd = rng.normal(size=(3, 2))
-        c2, s2 = np.cos(q[1]), np.sin(q[1])
-        I1, I2 = m1 * l1**2 / 12, m2 * l2**2 / 12
-        M11 = I1 + I2 + m1 * l1**2 / 4 + m2 * (l1**2 + l2**2 / 4 + l1 * l2 * c2)
-        M12 = I2 + m2 * (l2**2 / 4 + l1 * l2 * c2 / 2)
-        M22 = I2 + m2 * l2**2 / 4
-        h = m2 * l1 * l2 * s2 / 2
-        G1 = (m1 * l1 / 2 + m2 * l1) * g * np.cos(q[0]) + m2 * l2 / 2 * g * np.cos(q[0] + q[1])
-        G2 = m2 * l2 / 2 * g * np.cos(q[0] + q[1])
-        tau = np.array(
-            [
-                M11 * qdd[0] + M12 * qdd[1] - h * (2 * qd[0] * qd[1] + qd[1] ** 2) + G1,
-                M12 * qdd[0] + M22 * qdd[1] + h * qd[0] ** 2 + G2,
-            ]
-        )
-        np.testing.assert_allclose(jaxid.rnea(robot, q, qd, qdd), tau, rtol=1e-12, atol=1e-12)
+L1, L2, M1, M2, G = 0.7, 0.5, 2.0, 1.5, 9.81
+
+
+@pytest.fixture(scope="module")
+def planar2():
+    return jaxid.models.planar(2, [L1, L2], [M1, M2])
+
+
+@given(state=states((2,)))
+def test_planar2_closed_form(planar2, state):
+    q, qd, qdd = state
+    c2, s2 = np.cos(q[1]), np.sin(q[1])
+    I1, I2 = M1 * L1**2 / 12, M2 * L2**2 / 12
+    M11 = I1 + I2 + M1 * L1**2 / 4 + M2 * (L1**2 + L2**2 / 4 + L1 * L2 * c2)
+    M12 = I2 + M2 * (L2**2 / 4 + L1 * L2 * c2 / 2)
+    M22 = I2 + M2 * L2**2 / 4
+    h = M2 * L1 * L2 * s2 / 2
+    G1 = (M1 * L1 / 2 + M2 * L1) * G * np.cos(q[0]) + M2 * L2 / 2 * G * np.cos(q[0] + q[1])
+    G2 = M2 * L2 / 2 * G * np.cos(q[0] + q[1])
+    tau = np.array(
+        [
+            M11 * qdd[0] + M12 * qdd[1] - h * (2 * qd[0] * qd[1] + qd[1] ** 2) + G1,
+            M12 * qdd[0] + M22 * qdd[1] + h * qd[0] ** 2 + G2,
+        ]
+    )
+    np.testing.assert_allclose(jaxid.rnea(planar2, q, qd, qdd), tau, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_planar_matches_lagrangian(n):
-    rng = np.random.default_rng(n)
-    lengths, masses = rng.uniform(0.3, 1.0, n), rng.uniform(0.5, 3.0, n)
+@given(lengths=bounded((3,), 0.3, 1.0), masses=bounded((3,), 0.5, 3.0), state=states((3,)))
+def test_planar_matches_lagrangian(n, lengths, masses, state):
+    lengths, masses = lengths[:n], masses[:n]
+    q, qd, qdd = (x[:n] for x in state)
     robot = jaxid.models.planar(n, lengths, masses)
-    q, qd, qdd = rng.normal(size=(3, n))
     np.testing.assert_allclose(
         jaxid.rnea(robot, q, qd, qdd), planar_lagrange_torque(lengths, masses, 9.81, q, qd, qdd), atol=1e-11
     )
 
 
-def test_modified_dh_equals_standard_dh():
+@pytest.fixture(scope="module")
+def planar3_both_dh():
+    """The standard-DH planar arm and its modified-DH twin."""
     l, m = np.array([0.6, 0.4, 0.3]), np.array([2.0, 1.0, 0.5])
     std = jaxid.models.planar(3, l, m)
     table = np.array([[0, 0, 0, 0], [0, 0, l[0], 0], [0, 0, l[1], 0]], dtype=float)
     coms = np.stack([l / 2, np.zeros(3), np.zeros(3)], 1)
     inertias = np.stack([np.diag([0, mi * li**2 / 12, mi * li**2 / 12]) for mi, li in zip(m, l)])
     mod = jaxid.Robot.from_dh(table, "modified", masses=m, coms=coms, inertias=inertias, gravity=(0, -9.81, 0))
-    q, qd, qdd = np.random.default_rng(1).normal(size=(3, 3))
-    np.testing.assert_allclose(jaxid.rnea(mod, q, qd, qdd), jaxid.rnea(std, q, qd, qdd), atol=1e-12)
+    return std, mod
+
+
+@given(state=states((3,)))
+def test_modified_dh_equals_standard_dh(planar3_both_dh, state):
+    std, mod = planar3_both_dh
+    np.testing.assert_allclose(jaxid.rnea(mod, *state), jaxid.rnea(std, *state), atol=1e-12)
 
 
 def test_gradients_against_finite_differences(ur5_friction, states):
@@ -225,11 +235,14 @@ def _both_ways(robot, q, qd, qdd):
     return jax.vmap(one)(q, qd, qdd)
 
 
-@pytest.mark.parametrize("make", [jaxid.models.ur5, _random_tree])
-def test_recursive_rnea_and_crba_equal_the_wide_formulation(make):
-    robot = make()
-    q, qd, qdd = np.random.default_rng(2).normal(size=(3, 4, robot.n))
-    for fast, reference in _both_ways(robot, q, qd, qdd):  # the public mass_matrix includes the rotor inertia
+@pytest.fixture(scope="module", params=[jaxid.models.ur5, _random_tree], ids=["ur5", "tree"])
+def six_joints(request):
+    return request.param()
+
+
+@given(state=states((4, 6)))
+def test_recursive_rnea_and_crba_equal_the_wide_formulation(six_joints, state):
+    for fast, reference in _both_ways(six_joints, *state):  # the public mass_matrix includes the rotor inertia
         assert np.allclose(fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference)))))
 
 
@@ -266,25 +279,30 @@ def _coupled_tree():
     )
 
 
-def test_written_out_joint_columns_equal_jacfwd_of_the_joint_torque():
+@eqx.filter_jit
+def _joint_columns_both_ways(robot, q, qd, qdd):
+    """(written-out joint columns of the regressor, jacfwd of the joint torque), (Y theta, torque)."""
+    theta = robot.parameter_vector()
+    _, joint_params = robot.split(theta)
+    Y = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
+    joint = jax.vmap(lambda a, b, c: jax.jacfwd(robot.joint_torque)(joint_params, a, b, c).reshape(robot.n, -1))(
+        q, qd, qdd
+    )
+    tau = jax.vmap(lambda a, b, c: robot.torque(theta, a, b, c))(q, qd, qdd)
+    return (Y[:, :, 10 * robot.n_joints :], joint), (Y @ theta, tau)
+
+
+@pytest.fixture(scope="module")
+def coupled_tree():
+    return _coupled_tree()
+
+
+@given(state=states((5, 6)))
+def test_written_out_joint_columns_equal_jacfwd_of_the_joint_torque(coupled_tree, state):
     """Robot.regressor's joint-term columns (written out, ``robot.joint_columns``) == jax.jacfwd
     of Robot.joint_torque, and Y theta == the torque, on a tree with prismatic, coupled joints
     and every joint term."""
-    robot = _coupled_tree()
-    theta = robot.parameter_vector()
-    q, qd, qdd = np.random.default_rng(4).normal(size=(3, 5, robot.n))
-    _, joint_params = robot.split(theta)
-
-    @jax.jit
-    def both(q, qd, qdd):
-        Y = jax.vmap(lambda a, b, c: robot.regressor(theta, a, b, c))(q, qd, qdd)
-        joint = jax.vmap(lambda a, b, c: jax.jacfwd(robot.joint_torque)(joint_params, a, b, c).reshape(robot.n, -1))(
-            q, qd, qdd
-        )
-        tau = jax.vmap(lambda a, b, c: robot.torque(theta, a, b, c))(q, qd, qdd)
-        return (Y[:, :, 10 * robot.n_joints :], joint), (Y @ theta, tau)
-
-    for fast, reference in both(q, qd, qdd):
+    for fast, reference in _joint_columns_both_ways(coupled_tree, *state):
         assert np.allclose(
             fast, reference, rtol=0, atol=1e-12 * max(1.0, float(jnp.max(jnp.abs(reference), initial=0.0)))
         )

@@ -4,9 +4,12 @@ Stribeck and asymmetric terms, the Stribeck velocity by separable least squares,
 import argparse
 import dataclasses
 
+import equinox as eqx
 import jax
 import numpy as np
 import pytest
+from hypothesis import given
+from strategies import bounded, states
 
 import jaxid
 from jaxid import results, simulation
@@ -87,27 +90,36 @@ def test_asymmetric_friction_is_fv_fva_fc_offset():
     np.testing.assert_allclose(tau[away], piecewise[away], rtol=1e-12)
 
 
-def test_robot_joint_terms_order_and_regressor(true_robot):
+@eqx.filter_jit
+def _jacobian_and_joint_torque(robot, q, qd, qdd):
+    """jax.jacfwd of the torque in theta, and the joint torque, at a batch of states."""
+    J = jax.vmap(jax.jacfwd(robot.torque), (None, 0, 0, 0))(robot.parameter_vector(), q, qd, qdd)
+    return J, jax.vmap(robot.joint_torque, (None, 0, 0, 0))(robot.joint_params, q, qd, qdd)
+
+
+def test_robot_joint_terms_order(true_robot):
     from jaxid.model.robot import JOINT_TERMS
 
     assert JOINT_TERMS == fm.JOINT_TERMS == ("ia", "fv", "fc", "fs", "fva", "offset", "ks")
     assert true_robot.parameter_names()[20:25] == ("fv1", "fc1", "fs1", "fva1", "offset1")
-    rng = np.random.default_rng(1)
-    q, qd, qdd = (rng.normal(size=(6, 2)) for _ in range(3))
-    qd[0] = [0.01, -0.02]  # in the Stribeck region
+    with pytest.raises(ValueError, match="stribeck_vs"):
+        dataclasses.replace(true_robot, stribeck_vs=0.0)
+
+
+@given(state=states((6, 2)), stribeck=bounded((2,), -0.1, 0.1))
+def test_robot_joint_terms_regressor(true_robot, state, stribeck):
+    q, qd, qdd = state
+    qd = np.concatenate([stribeck[None], qd[1:]])  # one sample in the Stribeck region
     theta = true_robot.parameter_vector()
     Y = np.asarray(jaxid.regressor(true_robot, q, qd, qdd))
     tau = np.asarray(jaxid.rnea(true_robot, q, qd, qdd))
     np.testing.assert_allclose(Y @ np.asarray(theta), tau, rtol=1e-12, atol=1e-12)
-    J = np.asarray(jax.jit(jax.vmap(jax.jacfwd(true_robot.torque), (None, 0, 0, 0)))(theta, q, qd, qdd))
+    J, joint = _jacobian_and_joint_torque(true_robot, q, qd, qdd)
     np.testing.assert_allclose(Y, J, rtol=1e-12, atol=1e-12)
     # The joint torque is the closed-form friction: viscous + asymmetric + Stribeck + offset.
     fv, fc, fs, fva, off = VALUES.T
     expect = fm.asymmetric(qd, fc, fc, fv + fva, fv - fva, EPS) + off + fm.stribeck(qd, 0.0, fs, VS, eps=EPS)
-    joint = jax.vmap(true_robot.joint_torque, (None, 0, 0, 0))(true_robot.joint_params, q, qd, qdd)
     np.testing.assert_allclose(np.asarray(joint), expect, rtol=1e-12, atol=1e-14)
-    with pytest.raises(ValueError, match="stribeck_vs"):
-        dataclasses.replace(true_robot, stribeck_vs=0.0)
 
 
 def test_noiseless_recovery_of_fs_and_fva(true_robot, slow):

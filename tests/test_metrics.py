@@ -3,21 +3,28 @@
 import jax
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import bounded
 
 import jaxid  # noqa: F401  (float64)
 from jaxid import metrics
 
 
-@pytest.fixture(scope="module")
-def torques():
-    rng = np.random.default_rng(0)
-    real = rng.normal(size=(50, 3)) * np.array([1.0, 10.0, 0.1]) + np.array([0.5, -3.0, 0.0])
-    pred = real + rng.normal(size=real.shape) * np.array([0.1, 0.5, 0.02])
-    return real, pred
+@st.composite
+def torques(draw):
+    """(real, pred) (50, 3): per-joint scales, offsets and prediction errors drawn, the samples
+    from a drawn seed."""
+    scale, offset = draw(bounded((3,), 0.1, 10.0)), draw(bounded((3,), -5.0, 5.0))
+    error = draw(bounded((3,), 0.01, 1.0))  # relative to the scale
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    real = rng.normal(size=(50, 3)) * scale + offset
+    return real, real + rng.normal(size=real.shape) * error * scale
 
 
-def test_per_joint_and_overall_closed_forms(torques):
-    real, pred = torques
+@given(torques())
+def test_per_joint_and_overall_closed_forms(data):
+    real, pred = data
     e = pred - real
     np.testing.assert_allclose(metrics.rmse(real, pred), np.sqrt((e**2).mean(0)))
     np.testing.assert_allclose(metrics.rmse(real, pred, axis=None), np.sqrt((e**2).mean()))
@@ -36,8 +43,9 @@ def test_per_joint_and_overall_closed_forms(torques):
         np.testing.assert_allclose(metrics.r2(real[:, j], fit), np.corrcoef(pred[:, j], real[:, j])[0, 1] ** 2)
 
 
-def test_limiting_cases(torques):
-    real, _ = torques
+@given(torques())
+def test_limiting_cases(data):
+    real, _ = data
     np.testing.assert_allclose(metrics.r2(real, real), 1.0)
     np.testing.assert_allclose(metrics.r2(real, np.broadcast_to(real.mean(0), real.shape)), 0.0, atol=1e-12)
     np.testing.assert_allclose(metrics.nrmse(real, np.zeros_like(real)), 100.0)
@@ -56,8 +64,9 @@ def test_relative_error():
         metrics.relative_error(est, true[:2])
 
 
-def test_summary_is_jittable(torques):
-    real, pred = torques
+@given(torques())
+def test_summary_is_jittable(data):
+    real, pred = data
     s = jax.jit(metrics.summary)(real, pred)
     assert set(s) == {"rmse", "nrmse", "r2", "wape", "max_pe"}
     for k, v in s.items():
@@ -65,7 +74,7 @@ def test_summary_is_jittable(torques):
         np.testing.assert_allclose(v["per_joint"], getattr(metrics, k)(real, pred))
 
 
-def test_shape_mismatch_raises(torques):
-    real, pred = torques
+def test_shape_mismatch_raises():
+    real, pred = np.ones((50, 3)), np.ones((49, 3))
     with pytest.raises(ValueError, match="same shape"):
-        metrics.rmse(real, pred[:-1])
+        metrics.rmse(real, pred)

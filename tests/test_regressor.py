@@ -4,16 +4,24 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
+from hypothesis import given
+from strategies import states
 
 import jaxid
 from jaxid.dynamics.batching import BUCKET_MAX, CHUNK, bucket
 
 
-def test_structured_robot_regressor_equals_plain_jacfwd(ur5_friction, states):
-    q, qd, qdd = states
-    theta = ur5_friction.parameter_vector()
-    plain = jax.vmap(lambda a, b, c: jax.jacfwd(ur5_friction.torque)(theta, a, b, c))(q, qd, qdd)
-    np.testing.assert_allclose(jaxid.regressor(ur5_friction, q, qd, qdd), plain, atol=1e-12)
+@eqx.filter_jit
+def _plain_jacfwd(robot, q, qd, qdd):
+    """The regressor as jax.jacfwd of the torque in theta, at a batch of states."""
+    theta = robot.parameter_vector()
+    return jax.vmap(lambda a, b, c: jax.jacfwd(robot.torque)(theta, a, b, c))(q, qd, qdd)
+
+
+@given(state=states((8, 6)))
+def test_structured_robot_regressor_equals_plain_jacfwd(ur5_friction, state):
+    np.testing.assert_allclose(jaxid.regressor(ur5_friction, *state), _plain_jacfwd(ur5_friction, *state), atol=1e-12)
 
 
 def test_parameter_names_follow_columns(ur5_friction):
@@ -53,18 +61,26 @@ def test_bucket_sizes():
     assert len(set(B[mid])) < 40  # few programs for every record length up to BUCKET_MAX
 
 
-def test_nonlinear_6dof_model():
-    model = jaxid.models.nonlinear_6dof()
-    names = model.parameter_names()
+@pytest.fixture(scope="module")
+def nonlinear_6dof():
+    return jaxid.models.nonlinear_6dof()
+
+
+def test_nonlinear_6dof_names(nonlinear_6dof):
+    names = nonlinear_6dof.parameter_names()
     assert len(names) == 54 and names[:9] == ("m1", "c1", "d1", "b1", "k1", "k3_1", "h1", "h3_1", "g1")
-    rng = np.random.default_rng(2)
-    q, qd, qdd = rng.normal(size=(3, 5, 6))
+    assert jaxid.is_linear_in_parameters(nonlinear_6dof)
+
+
+@given(state=states((5, 6)))
+def test_nonlinear_6dof_model(nonlinear_6dof, state):
+    model, names = nonlinear_6dof, nonlinear_6dof.parameter_names()
+    q, qd, qdd = state
     Y = jaxid.regressor(model, q, qd, qdd)
     np.testing.assert_allclose(Y @ model.parameter_vector(), jaxid.rnea(model, q, qd, qdd), atol=1e-12)
     # coupling: tau_1 depends on q_2 through the ring spring h1 (q1 - q2)
     i = names.index("h1")
     np.testing.assert_allclose(Y[:, 0, i], q[:, 0] - q[:, 1])
-    assert jaxid.is_linear_in_parameters(model)
 
 
 class Pendulum(eqx.Module):

@@ -5,7 +5,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.signal
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from jax.test_util import check_grads
+from strategies import bounded
 
 import jaxid  # noqa: F401  (float64)
 from jaxid import signals as S
@@ -30,8 +34,14 @@ def noisy():
     return clean + 0.1 * rng.standard_normal(clean.shape)
 
 
+#: Spikes and steps to add to ``noisy``: a constant fill with a few entries drawn, in [-10, 10].
+SPIKES = arrays(np.float64, (400, 3), elements=st.floats(-10.0, 10.0, allow_subnormal=False))
+
+
 @pytest.mark.parametrize("order,cutoff", [(1, 20.0), (2, 12.0), (4, 5.0), (5, 8.0)])
-def test_butterworth_matches_filtfilt(noisy, order, cutoff):
+@given(spikes=SPIKES)
+def test_butterworth_matches_filtfilt(noisy, spikes, order, cutoff):
+    noisy = noisy + spikes
     b, a = scipy.signal.butter(order, cutoff / (FS / 2))
     _close(S.butterworth(noisy, FS, cutoff, order), scipy.signal.filtfilt(b, a, noisy, axis=0))
     # 1-D input and time along another axis
@@ -46,15 +56,19 @@ def test_butterworth_jit_and_grad(noisy):
 
 
 @pytest.mark.parametrize("window,order,deriv", [(5, 3, 0), (11, 2, 1), (21, 4, 2), (15, 3, 3), (9, 5, 1)])
-def test_savgol_matches_scipy(noisy, window, order, deriv):
+@given(spikes=SPIKES)
+def test_savgol_matches_scipy(noisy, spikes, window, order, deriv):
+    noisy = noisy + spikes
     ref = scipy.signal.savgol_filter(noisy, window, order, deriv, delta=DT, axis=0, mode="interp")
     _close(S.savgol(noisy, window, order, deriv, dt=DT), ref)
 
 
-def test_five_point_cubic_is_the_cubic_least_squares_fit(noisy):
+@given(spikes=SPIKES, c=bounded((4, 2)))
+def test_five_point_cubic_is_the_cubic_least_squares_fit(noisy, spikes, c):
+    noisy = noisy + spikes
     _close(S.five_point_cubic(noisy), S.savgol(noisy, 5, 3))
     t = np.linspace(-1, 2, 30)
-    cubic = np.stack([1 - 2 * t + 0.5 * t**2 + 0.3 * t**3, t**3], 1)
+    cubic = c[0] + c[1] * t[:, None] + c[2] * t[:, None] ** 2 + c[3] * t[:, None] ** 3
     # a cubic passes unchanged at every sample, ends included, however many passes
     _close(S.five_point_cubic(cubic, k=1), cubic, 1e-13)
     _close(S.five_point_cubic(cubic, k=4), cubic, 1e-13)
@@ -80,11 +94,12 @@ def test_period_average_divides_noise_std_by_sqrt_m():
     _close(S.period_average(x[:, 0], p), avg[:, 0])
 
 
-def test_central_diff_exact_on_quadratics():
-    t = np.linspace(0, 1, 11)
-    x = np.stack([3 - 2 * t + 5 * t**2, t**2], 1)
-    dt = t[1] - t[0]
-    _close(S.central_diff(x, dt), np.stack([-2 + 10 * t, 2 * t], 1), 1e-12)
+@given(c=bounded((3, 2), -5.0, 5.0))
+def test_central_diff_exact_on_quadratics(c):
+    t = np.linspace(0, 1, 11)[:, None]
+    x = c[0] + c[1] * t + c[2] * t**2
+    dt = t[1, 0] - t[0, 0]
+    _close(S.central_diff(x, dt), c[1] + 2 * c[2] * t, 1e-12)
     # dt may be traced
     _close(jax.jit(S.central_diff)(x, dt), np.gradient(x, dt, axis=0, edge_order=2), 1e-12)
 
@@ -165,9 +180,10 @@ def _fourier(t, seed=0, harmonics=5):
 
 
 @pytest.mark.parametrize("harmonics", [None, 5, 40])
-def test_periodic_derivatives_exact_on_band_limited_signal(harmonics):
+@given(seed=st.integers(0, 2**32 - 1))
+def test_periodic_derivatives_exact_on_band_limited_signal(harmonics, seed):
     # 4 periods and the closing sample (as `jaxid excite` writes them), which is ignored
-    q, qd, qdd = _fourier(np.arange(4 * P_PER + 1) * DT)
+    q, qd, qdd = _fourier(np.arange(4 * P_PER + 1) * DT, seed)
     r = S.periodic_derivatives(q, FS, F0, harmonics=harmonics)
     assert (r.periods, r.samples_per_period) == (4, P_PER)
     for est, ref in zip(r[:3], (q, qd, qdd)):
