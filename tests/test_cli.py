@@ -613,7 +613,7 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
 def _resting_excitation(robot, home, limits, a=None):
     """An Excitation at rest at home (a = b = 0, or the given a with b = 0: the zero-start
     series is then a sum of sines about home), with the dense-check fields filled in."""
-    from jaxid.excitation.optimize import Excitation, Feasibility, _limits
+    from jaxid.excitation.optimize import Excitation, Feasibility, model_limits
 
     a = np.zeros((robot.n, 3)) if a is None else np.asarray(a, dtype=float)
     one = np.ones(1)
@@ -638,7 +638,7 @@ def _resting_excitation(robot, home, limits, a=None):
         time_s=0.0,
         steps=0,
         home=np.asarray(home, dtype=float),
-        limits=_limits(robot, limits),
+        limits=model_limits(robot, limits),
         margin=0.05,
     )
 
