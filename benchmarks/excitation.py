@@ -53,7 +53,7 @@ import numpy as np
 
 import jaxid
 from jaxid.excitation.constraints import Constraints
-from jaxid.excitation.optimize import _limits, check_limits, optimize
+from jaxid.excitation.optimize import check_limits, model_limits, optimize
 from jaxid.model import geometry
 
 PANDA_QDD_MAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])
@@ -91,7 +91,7 @@ def main(argv=None):
 
     rows = []
     for name, robot, limits, cons in robots(args.robots):
-        lim = _limits(robot, limits)
+        lim = model_limits(robot, limits)
         finite = lambda x: np.where(np.isfinite(x), x, 0.0)
         home = 0.5 * (finite(lim["q_min"]) + finite(lim["q_max"]))
         for variant, kwargs in (("free", {}), ("constrained", dict(constraints=cons, home=home))):

@@ -539,7 +539,7 @@ def test_log_formats_and_paths_exit_2_with_one_line(run, capsys):
 
 
 def test_joint_trajectory_export():
-    from jaxid.cli.excite import joint_trajectory
+    from jaxid.workflow.commands import joint_trajectory
 
     t = np.array([0.0, 0.008, 1.5])
     q = np.arange(6.0).reshape(3, 2)
@@ -613,7 +613,7 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
 def _resting_excitation(robot, home, limits, a=None):
     """An Excitation at rest at home (a = b = 0, or the given a with b = 0: the zero-start
     series is then a sum of sines about home), with the dense-check fields filled in."""
-    from jaxid.excitation.optimize import Excitation, Feasibility, _limits
+    from jaxid.excitation.optimize import Excitation, Feasibility, model_limits
 
     a = np.zeros((robot.n, 3)) if a is None else np.asarray(a, dtype=float)
     one = np.ones(1)
@@ -638,16 +638,16 @@ def _resting_excitation(robot, home, limits, a=None):
         time_s=0.0,
         steps=0,
         home=np.asarray(home, dtype=float),
-        limits=_limits(robot, limits),
+        limits=model_limits(robot, limits),
         margin=0.05,
     )
 
 
 def test_start_from_prepends_a_checked_move_to_home():
-    from jaxid.cli import UserError
-    from jaxid.cli.excite import _with_approach
     from jaxid.excitation.constraints import Constraints
     from jaxid.model import geometry
+    from jaxid.workflow import WorkflowError
+    from jaxid.workflow.commands import with_approach
 
     robot = jaxid.models.ur5()
     limits = dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1])
@@ -657,7 +657,7 @@ def test_start_from_prepends_a_checked_move_to_home():
     lim = res.limits
     # Both moves below are as long (the largest step is 1.229 rad in both): one compiled check.
     start = np.array([1.2292, -1.2, 1.2, -1.5, -1.5, 0.3])
-    T, (t2, q, qd, qdd) = _with_approach(res, robot, start, 100.0, 1, limits, cons)
+    T, (t2, q, qd, qdd) = with_approach(res, robot, start, 100.0, 1, limits, cons)
     assert T > 0 and np.all(np.diff(t2) > 0) and len(t2) == 201 + round(T * 100)
     np.testing.assert_allclose(q[0], start)
     np.testing.assert_allclose(np.r_[qd[0], qdd[0]], 0.0, atol=1e-12)
@@ -665,9 +665,9 @@ def test_start_from_prepends_a_checked_move_to_home():
     assert np.all(np.abs(qd) <= lim["qd_max"]) and np.all(np.abs(qdd) <= lim["qdd_max"])
     # From a pose with the wrist in the table, the move is refused, naming the constraint.
     with pytest.raises(
-        UserError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"
+        WorkflowError, match="--start-from: the .* s move to home violates self-collision base_link/forearm"
     ):
-        _with_approach(res, robot, np.array([0, -0.4, 2.8, -1.57, -1.57, 0]), 100.0, 1, limits, cons)
+        with_approach(res, robot, np.array([0, -0.4, 2.8, -1.57, -1.57, 0]), 100.0, 1, limits, cons)
 
 
 def test_preview_draws_the_approach_and_its_jerk(tmp_path):

@@ -89,22 +89,10 @@ def test_weight_zero_converges_with_bodies_in_boxes(problem):
 
 def test_body_in_geometry_flag_boxes_each_whole_link():
     """--body-in-geometry: each link's whole body (and so its centre of mass) in its capsules' box."""
-    from types import SimpleNamespace
-
-    from jaxid.cli.identify import bounds_from_args
+    from jaxid.workflow import commands, requests
 
     robot = jaxid.models.ur5()
-    args = SimpleNamespace(
-        mass_tol=0.3,
-        com_margin=None,
-        total_mass=None,
-        com_in_geometry=False,
-        body_in_geometry=True,
-        consistent=True,
-        urdf=None,
-        tip_link=None,
-    )
-    b = bounds_from_args(args, robot)
+    b = commands.bounds(requests.BoundsSpec(mass_tol=0.3, body_in_geometry=True), robot)
     assert np.all(np.isfinite(b.body_min)) and np.all(b.body_max > b.body_min)
     np.testing.assert_array_equal(b.com_min, b.body_min)
     np.testing.assert_array_equal(b.com_max, b.body_max)

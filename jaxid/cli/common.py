@@ -1,4 +1,5 @@
-"""Helpers shared by the subcommands: model selection, dataset loading, progress, JSON output."""
+"""Helpers shared by the subcommands: argparse groups, the request parts built from them (model, data,
+bounds, payload), progress, JSON output."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import sys
 
 from jaxid.cli import UserError
+from jaxid.workflow import METHODS as METHODS  # the estimators of --method
+from jaxid.workflow import WorkflowError, requests
 
 
 def _velocity_or_fit(text):
@@ -81,98 +84,40 @@ def add_model_arguments(
 
 
 def parse_terms(text: str) -> tuple[str, ...]:
-    """'fv,fc,offset' -> ('fv', 'fc', 'offset'); '' or 'none' -> ()."""
-    from jaxid.model.robot import JOINT_TERMS
-
-    terms = tuple(t.strip() for t in text.split(",") if t.strip() and t.strip() != "none")
-    bad = [t for t in terms if t not in JOINT_TERMS]
-    if bad:
-        raise UserError(f"--joint-terms: unknown term(s) {bad}; choose from {','.join(JOINT_TERMS)}")
-    return terms
+    """'fv,fc,offset' -> ('fv', 'fc', 'offset'); '' or 'none' -> () (``jaxid.workflow.requests.parse_terms``)."""
+    return requests.parse_terms(text)
 
 
-def model_file(args):
-    """(flag, path, {"urdf": .., "dh": .., "mjcf": ..}) of the model file given on the command
-    line (flag and path None when there is none); --tip-link checked to come with --urdf."""
-    files = {key: getattr(args, key, None) for key in ("urdf", "dh", "mjcf")}
-    if args.tip_link and not files["urdf"]:
-        raise UserError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
-    flag, path = next(((f"--{k}", v) for k, v in files.items() if v), (None, None))
-    return flag, path, files
+def model_spec(args) -> requests.ModelSpec:
+    """The ``ModelSpec`` of --robot / --urdf / --dh / --mjcf / --tip-link / --joint-terms /
+    --coulomb-eps / --stribeck-vs (and the subcommand's default robot)."""
+    spec = requests.ModelSpec(
+        robot=args.robot,
+        urdf=getattr(args, "urdf", None),
+        dh=getattr(args, "dh", None),
+        mjcf=getattr(args, "mjcf", None),
+        tip_link=args.tip_link,
+        joint_terms=getattr(args, "joint_terms", "") or "",
+        coulomb_eps=getattr(args, "coulomb_eps", None),
+        stribeck_vs=getattr(args, "stribeck_vs", None),
+        check_inertia=getattr(args, "check_inertia", True),
+        default_robot=args.robot_default,
+    )
+    if not getattr(args, "stribeck_vs_fit", False):
+        spec.no_fitted_vs()
+    return spec
 
 
 def model_from_args(args, *, joint_terms=None):
-    """(robot, description) of --robot / --urdf / --dh / --mjcf / --tip-link / --joint-terms /
-    --coulomb-eps / --stribeck-vs.
+    """(robot, description) of the model flags (:func:`model_spec`, ``jaxid.workflow.commands.build_model``);
+    joint_terms overrides --joint-terms. (None, None) when no model is given and the subcommand has
+    no default robot."""
+    from jaxid.workflow import commands
 
-    joint_terms overrides --joint-terms (for subcommands without it). Returns None for both
-    when no model is given and the subcommand has no default robot.
-    """
-    from jaxid import workflow
-
-    flag, path, files = model_file(args)
-    builtin = None if path else (args.robot or args.robot_default)
-    if builtin is None and not path:
-        return None, None
-    if joint_terms is None:
-        joint_terms = parse_terms(getattr(args, "joint_terms", "") or "")
-    eps = getattr(args, "coulomb_eps", None)
-    if eps is not None and not eps > 0:
-        raise UserError(f"--coulomb-eps must be > 0 rad/s, got {eps}")
-    vs = getattr(args, "stribeck_vs", None)
-    if vs == "fit":
-        if not getattr(args, "stribeck_vs_fit", False):
-            raise UserError("--stribeck-vs fit is for 'jaxid identify'; here give the velocity in rad/s")
-        vs = None  # the model is built with the default; the subcommand fits it (stribeck_vs_arg)
-        if "fs" not in joint_terms:
-            raise UserError(
-                "--stribeck-vs fit identifies the Stribeck velocity of the fs term; add fs to --joint-terms"
-            )
-    elif vs is not None and not 0 < vs < float("inf"):
-        raise UserError(f"--stribeck-vs must be a finite velocity > 0 rad/s, got {vs}")
-    if vs is not None and "fs" not in joint_terms:
-        raise UserError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
     try:
-        return workflow.model(
-            builtin=builtin,
-            tip_link=args.tip_link,
-            **files,
-            joint_terms=joint_terms,
-            coulomb_eps=eps,
-            stribeck_vs=vs,
-            check_inertia=getattr(args, "check_inertia", True),
-        )
-    except FileNotFoundError:
-        raise UserError(f"{flag}: no such file {path!r}") from None
-    except ValueError as e:
-        raise UserError(f"{flag or '--robot'}: {e}") from None
-
-
-def model_for_params(args, params):
-    """The model of a params.json (``results.Params`` or None): built from --robot / --urdf /
-    --dh / --mjcf when given (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the
-    description the file carries (or the subcommand's default robot when there is no file);
-    checked against the file's parameter names, and its kinematics against the file's
-    fingerprint (a warning on stderr when they differ)."""
-    from jaxid import results
-
-    flag, path, files = model_file(args)
-    desc = params.model if params is not None else {}
-    builtin = None if path else (args.robot or (args.robot_default if params is None else None))
-    try:
-        model = results.model_from_description(
-            desc, builtin=builtin, tip_link=args.tip_link, **files, check_inertia=getattr(args, "check_inertia", True)
-        )
-        if params is not None:
-            results.check_model(model, params)
-    except FileNotFoundError as e:
-        raise UserError(f"{e}; give the model with --robot or --urdf") from None
-    except ValueError as e:
-        raise UserError(f"{args.params or args.robot or path}: {e}") from None
-    if params is not None:
-        for w in results.model_mismatches(model, params):
-            warn(args, f"{args.params}: {w}")
-    return model
+        return commands.build_model(model_spec(args), joint_terms=joint_terms)
+    except WorkflowError as e:
+        raise UserError(str(e)) from None
 
 
 def warn(args, message: str) -> None:
@@ -260,80 +205,22 @@ def add_data_arguments(p):
     )
 
 
-def _mapping(args):
-    """(columns, units, gains) from --mapping or --columns/--units/--gains."""
-    from jaxid import data
-
-    if args.mapping and (args.columns or args.units or args.gains):
-        raise UserError("give either --mapping PATH or --columns/--units/--gains, not both")
-    try:
-        if args.mapping:
-            m = data.load_mapping(args.mapping)
-            return m.get("columns"), m.get("units"), m.get("gains")
-        return (
-            data.parse_columns(args.columns) if args.columns else None,
-            data.parse_units(args.units) if args.units else None,
-            data.parse_gains(args.gains) if args.gains else None,
-        )
-    except ValueError as e:
-        flag = "--mapping" if args.mapping else "--columns/--units/--gains"
-        raise UserError(f"{flag}: {e}") from None
-
-
-def read_datasets(paths, robot, args, *, prepare: bool = True):
-    """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless
-    ``prepare`` is False, prepare them (:func:`jaxid.workflow.prepare` with the policy of
-    --cutoff / --trim / --step / --base-frequency / --no-periodic / --parallel-filter / --reversal-band);
-    returns the ``Prepared`` runs (or the raw datasets)."""
-    from jaxid import workflow
-
-    if args.step < 1:
-        raise UserError(f"--step must be an integer >= 1, got {args.step}")
-    if args.cutoff is not None and not args.cutoff > 0:
-        raise UserError(f"--cutoff must be > 0 Hz, got {args.cutoff}")
-    if args.trim is not None and args.trim < 0:
-        raise UserError(f"--trim must be an integer >= 0 samples, got {args.trim}")
-    if args.reversal_band is not None and not 0 < args.reversal_band < float("inf"):
-        raise UserError(f"--reversal-band must be a finite velocity > 0 rad/s, got {args.reversal_band}")
-    if args.max_gap is not None and not 0 < args.max_gap < float("inf"):
-        raise UserError(f"--max-gap must be a finite time > 0 s, got {args.max_gap}")
-    if args.base_frequency is not None and not 0 < args.base_frequency < float("inf"):
-        raise UserError(f"--base-frequency must be a finite frequency > 0 Hz, got {args.base_frequency}")
-    columns, units, gains = _mapping(args)
-    raw = []
-    for path in paths:
-        ds = workflow.read(
-            path, columns=columns, units=units, gains=gains, resample=args.resample, max_gap=args.max_gap
-        )
-        if ds.n != robot.n:
-            default = (
-                " (the default --robot; choose the model with --robot NAME or --urdf PATH)"
-                if getattr(args, "robot", None) is None and not getattr(args, "urdf", None)
-                else "; choose the model of this robot (--robot NAME or --urdf PATH)"
-            )
-            raise UserError(f"{path}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}{default}")
-        raw.append(ds)
-    return prepare_datasets(raw, robot, args) if prepare else raw
-
-
-def prepare_datasets(raw, robot, args):
-    """:func:`jaxid.workflow.prepare` of raw datasets with the policy of --cutoff / --trim / --step /
-    --base-frequency / --no-periodic / --parallel-filter / --reversal-band (checked by
-    :func:`read_datasets`)."""
-    from jaxid import workflow
-
-    return workflow.prepare(
-        raw,
-        robot,
-        workflow.Policy(
-            cutoff=args.cutoff,
-            trim=args.trim,
-            step=args.step,
-            base_frequency=args.base_frequency,
-            periodic=not args.no_periodic,
-            parallel=args.parallel_filter,
-            reversal_band=args.reversal_band,
-        ),
+def data_spec(args) -> requests.DataSpec:
+    """The ``DataSpec`` of the flags of :func:`add_data_arguments`."""
+    return requests.DataSpec(
+        columns=args.columns,
+        units=args.units,
+        gains=args.gains,
+        mapping=args.mapping,
+        resample=args.resample,
+        max_gap=args.max_gap,
+        cutoff=args.cutoff,
+        trim=args.trim,
+        step=args.step,
+        base_frequency=args.base_frequency,
+        periodic=not args.no_periodic,
+        parallel=args.parallel_filter,
+        reversal_band=args.reversal_band,
     )
 
 
@@ -345,23 +232,11 @@ def progress(iterable, *, total=None, desc=None, quiet=False):
 
 
 def refuse_overwrite(inputs, outputs) -> None:
-    """Before the work: UserError when an output path is one of the input files (it would
-    destroy the data), ``jaxid.atomic.OutputPathError`` when an output cannot be written (a
-    directory, a missing or read-only directory), so that no run fails only at its end."""
-    from pathlib import Path
+    """Before the work: no output is an input file, every output can be written
+    (``jaxid.workflow.commands.check_outputs``)."""
+    from jaxid.workflow import commands
 
-    from jaxid.atomic import check_output_path
-
-    given = {Path(i).resolve(): i for i in inputs if i is not None}
-    for o in outputs:
-        if o is not None and o != "-" and Path(o).resolve() in given:
-            raise UserError(
-                f"output {o!r} is the input file {given[Path(o).resolve()]!r}; writing it would destroy "
-                "the data: choose another output path"
-            )
-    for o in outputs:
-        if o is not None and o != "-":
-            check_output_path(o)
+    commands.check_outputs(inputs, outputs)
 
 
 def output_dir(path, flag: str = "--out"):
@@ -429,19 +304,85 @@ def add_payload_arguments(p, what: str):
     )
 
 
-def payload_from_args(args):
-    """The payload 10-vector of --payload-mass/--payload-com/--payload-box, or None without a mass."""
-    from jaxid import simulation
+def payload_spec(args) -> requests.PayloadSpec:
+    """The ``PayloadSpec`` of --payload-mass/--payload-com/--payload-box."""
+    return requests.PayloadSpec(
+        mass=args.payload_mass,
+        com=None if args.payload_com is None else tuple(args.payload_com),
+        box=None if args.payload_box is None else tuple(args.payload_box),
+    )
 
-    if args.payload_mass is None:
-        if args.payload_com is not None or args.payload_box is not None:
-            raise UserError("--payload-com and --payload-box describe a payload: give its --payload-mass too")
-        return None
-    com = args.payload_com if args.payload_com is not None else (0.0, 0.0, 0.0)
-    try:
-        return simulation.payload_vector(args.payload_mass, com, box=args.payload_box)
-    except ValueError as e:
-        raise UserError(f"--payload-*: {e}") from None
+
+def add_gravity_argument(p):
+    """--fit-gravity: identify the direction of gravity in the base frame."""
+    p.add_argument(
+        "--fit-gravity",
+        action="store_true",
+        help="identify the direction of gravity in the base frame (a base that is not level) with the "
+        "parameters, from the torques (jaxid.identification.gravity); it is stored with the model "
+        "and used by validate",
+    )
+
+
+def add_bounds_arguments(p):
+    """--mass-tol, --com-margin, --total-mass, --com-in-geometry, --body-in-geometry: bounds on the
+    consistent bodies."""
+    p.add_argument(
+        "--mass-tol",
+        type=float,
+        metavar="X",
+        help="--consistent: each link's mass within +-X (relative) of its nominal mass, e.g. 0.3",
+    )
+    p.add_argument(
+        "--com-margin",
+        type=float,
+        metavar="M",
+        help="--consistent: each link's centre of mass within +-M m of its nominal one, per axis",
+    )
+    p.add_argument("--total-mass", metavar="LO,HI", help="--consistent: the robot's total mass within [LO, HI] kg")
+    p.add_argument(
+        "--com-in-geometry",
+        action="store_true",
+        help="--consistent: each link's centre of mass inside the bounding box of its collision "
+        "capsules (the URDF's <collision> elements, or the built-in UR5's capsules)",
+    )
+    p.add_argument(
+        "--body-in-geometry",
+        action="store_true",
+        help="--consistent: as --com-in-geometry for each link's whole body, which also bounds its "
+        "second moments (with --mass-tol, --prior-weight 0 then has a finite optimum)",
+    )
+
+
+def add_weights_argument(p):
+    """--prior-weights: the prior weights the held-out protocol tries."""
+    p.add_argument(
+        "--prior-weights",
+        default="0,1e-4,1e-3,1e-2,1e-1,1",
+        metavar="LIST",
+        help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)",
+    )
+
+
+def bounds_spec(args) -> requests.BoundsSpec:
+    """The ``BoundsSpec`` of the flags of :func:`add_bounds_arguments`."""
+    return requests.BoundsSpec(
+        mass_tol=args.mass_tol,
+        com_margin=args.com_margin,
+        total_mass=args.total_mass,
+        com_in_geometry=args.com_in_geometry,
+        body_in_geometry=args.body_in_geometry,
+    )
+
+
+def logger(args):
+    """The ``log`` of a workflow command: a line on stderr, None (nothing) under --quiet."""
+    return None if args.quiet else (lambda line: print(line, file=sys.stderr))
+
+
+def bar(args):
+    """The ``progress`` of a workflow command: :func:`progress` under the --quiet of args."""
+    return lambda it, **kw: progress(it, quiet=args.quiet, **kw)
 
 
 def add_json_argument(p):

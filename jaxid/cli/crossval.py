@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from jaxid import report
-from jaxid.cli import UserError
 from jaxid.cli.common import (
-    add_data_arguments,
-    add_json_argument,
-    add_model_arguments,
-    emit_json,
-    model_from_args,
-    progress,
-    read_datasets,
-)
-from jaxid.cli.identify import (
     METHODS,
     add_bounds_arguments,
+    add_data_arguments,
     add_gravity_argument,
+    add_json_argument,
+    add_model_arguments,
     add_weights_argument,
-    bounds_from_args,
-    weights_from_args,
+    bar,
+    bounds_spec,
+    data_spec,
+    emit_json,
+    logger,
+    model_spec,
 )
+from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
   jaxid crossval --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset run1.npz run2.npz run3.npz
@@ -54,28 +50,17 @@ def register(sub):
 
 
 def run(args) -> int:
-    from jaxid import workflow
-
-    if len(args.data) < 2:
-        raise UserError(f"crossval needs at least two dataset files, got {len(args.data)}")
-    robot, _ = model_from_args(args)
-    prepared = read_datasets(args.data, robot, args)
-    if not args.quiet:
-        for line in prepared.describe():
-            print(f"  data: {line}", file=sys.stderr)
-    args.consistent = True
-    bounds = bounds_from_args(args, robot)
-    cv = report.to_jsonable(
-        workflow.crossval(
-            robot,
-            prepared,
-            weights=weights_from_args(args),
-            method=args.method,
-            bounds=bounds,
-            gravity="fit" if args.fit_gravity else None,
-            progress=lambda it, **kw: progress(it, quiet=args.quiet, **kw),
-        )
+    req = requests.CrossvalRequest(
+        data=tuple(args.data),
+        model=model_spec(args),
+        prepare=data_spec(args),
+        method=args.method,
+        bounds=bounds_spec(args),
+        fit_gravity=args.fit_gravity,
+        prior_weights=args.prior_weights,
     )
+    out = commands.run_crossval(req, log=logger(args), progress=bar(args))
+    robot, cv = out.robot, out.result
     if args.json is not None and emit_json(cv, args.json):
         return 0
     weights = cv["weights"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 
 import numpy as np
@@ -14,10 +13,10 @@ from jaxid.cli.common import (
     add_model_arguments,
     add_payload_arguments,
     emit_json,
-    model_from_args,
-    payload_from_args,
-    refuse_overwrite,
+    model_spec,
+    payload_spec,
 )
+from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
   jaxid excite --robot ur5 -o traj.csv --preview traj.png
@@ -32,18 +31,6 @@ elements (meshes: their bounding capsule; unreadable ones: skeleton capsules of
 on a dense grid (10x the optimiser's); an infeasible trajectory is not written (exit 1)
 unless --allow-infeasible.
 """
-
-
-def _floats(text, count, what):
-    from jaxid.cli import UserError
-
-    try:
-        v = np.array([float(x) for x in text.split(",")])
-    except ValueError:
-        v = np.array([])
-    if v.size != count or not np.all(np.isfinite(v)):
-        raise UserError(f"{what} must be {count} comma-separated finite numbers, got {text!r}")
-    return v
 
 
 def register(sub):
@@ -161,17 +148,36 @@ def register(sub):
 
 
 def run(args) -> int:
-    import jaxid
-    from jaxid import data
-    from jaxid.excitation.optimize import LIMITS, _limits, optimize
+    from jaxid.excitation.optimize import LIMITS
 
-    if not args.output.lower().endswith((".csv", ".npz", ".json")):
-        raise UserError(f"output {args.output!r} must end in .csv, .npz or .json")
-    # Checked before the optimisation, which takes minutes, rather than after it.
-    if not (np.isfinite(args.fs) and args.fs > 0):
-        raise UserError(f"--fs must be a finite sample rate > 0 Hz, got {args.fs}")
-    if args.periods < 1:
-        raise UserError(f"--periods must be >= 1, got {args.periods}")
+    req = requests.ExciteRequest(
+        output=args.output,
+        model=model_spec(args),
+        harmonics=args.harmonics,
+        base_frequency=args.base_frequency,
+        objective=args.objective,
+        payload_design=args.payload,
+        payload=payload_spec(args),
+        starts=args.starts,
+        steps=args.steps,
+        learning_rate=args.learning_rate,
+        margin=args.margin,
+        seed=args.seed,
+        fs=args.fs,
+        home=args.home,
+        start_from=args.start_from,
+        clearance=args.clearance,
+        floor=args.floor,
+        workspace=args.workspace,
+        obstacles=tuple(args.obstacle),
+        srdf=args.srdf,
+        capsule_radius=args.capsule_radius,
+        jerk_max=args.jerk_max,
+        allow_infeasible=args.allow_infeasible,
+        periods=args.periods,
+        preview=args.preview,
+        json=args.json,
+    )
     if args.preview is not None:
         try:
             from jaxid.report import pyplot
@@ -179,60 +185,17 @@ def run(args) -> int:
             pyplot()
         except ImportError as e:
             raise UserError(f"--preview: {e}") from None
-    refuse_overwrite([], [args.output, args.json, args.preview])
-    robot, description = model_from_args(args)
-    constraints, limits = _constraints(args, robot)
-    lim = _limits(robot, limits)
-    finite = lambda x: np.where(np.isfinite(x), x, 0.0)
-    home = (
-        0.5 * (finite(lim["q_min"]) + finite(lim["q_max"]))
-        if args.home is None
-        else _floats(args.home, robot.n, "--home")
+    out = commands.run_excite(req, progress=not args.quiet)
+    robot, res, lim, constraints, home, payload = (
+        out.robot,
+        out.result,
+        out.limits,
+        out.constraints,
+        out.home,
+        out.payload,
     )
-    start = None if args.start_from is None else _floats(args.start_from, robot.n, "--start-from")
-    objective = args.objective or ("information" if args.payload else "cond")
-    regressor_fn = None
-    payload = payload_from_args(args)
-    if (args.payload or payload is not None) and not hasattr(robot, "tip"):
-        raise UserError("--payload and --payload-mass need a rigid-body robot with a flange (built-in or URDF)")
-    if args.payload:
-        if payload is None:
-            # The load's own torque adds to the robot's: limits checked without it are not the run's.
-            raise UserError(
-                "--payload: give the load's --payload-mass KG (and --payload-com X Y Z, m, in the "
-                "flange frame), so that the torque limits are checked with it attached"
-            )
-        from jaxid.identification.payload import PayloadRows
-
-        regressor_fn = PayloadRows(robot, np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
-    if payload is not None:
-        from jaxid.identification.payload import attach_payload
-
-        robot = attach_payload(robot, payload)  # the torques of the limits and of the file
-    try:
-        res = optimize(
-            robot,
-            harmonics=args.harmonics,
-            base_frequency=args.base_frequency,
-            objective=objective,
-            regressor_fn=regressor_fn,
-            n_starts=args.starts,
-            steps=args.steps,
-            learning_rate=args.learning_rate,
-            margin=args.margin,
-            seed=args.seed,
-            progress=not args.quiet,
-            limits=limits,
-            constraints=constraints,
-            home=home,
-        )
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    if args.preview is not None:
-        from jaxid.excitation.preview import preview
-
-        preview(robot, res, args.preview, limits=limits, constraints=constraints, start_from=start)
-    if not res.feasible and not args.allow_infeasible:
+    objective, t, t_approach, description = req.chosen_objective, out.t, out.t_approach, out.description
+    if not out.written:
         lines = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in res.feasibility.violation.items() if v > 0]
         lines += [ln for ln in res.feasibility.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
         print(
@@ -242,23 +205,6 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 1
-    t_approach, (t, q, qd, qdd) = (
-        _with_approach(res, robot, start, args.fs, args.periods, limits, constraints)
-        if start is not None
-        else (0.0, res.trajectory(args.fs, args.periods))
-    )
-    if args.output.lower().endswith(".json"):
-        import json
-
-        from jaxid.atomic import atomic_write
-
-        with atomic_write(args.output) as fh:
-            json.dump(joint_trajectory(robot.coordinate_names, t, q, qd, qdd), fh)
-    else:
-        ds = data.from_arrays(t, q, jaxid.rnea(robot, q, qd, qdd), qd, qdd, source="excitation")
-        if not t_approach:  # whole periods of the series: the base frequency travels with the file
-            ds = dataclasses.replace(ds, base_frequency=res.omega_f / (2 * np.pi), harmonics=int(res.a.shape[1]))
-        data.write(ds, args.output)
 
     figures = dict(
         model=description,
@@ -318,89 +264,3 @@ def run(args) -> int:
         + (f"; preview {args.preview}" if args.preview else "")
     )
     return 0
-
-
-def _with_approach(res, robot, start, fs, periods, limits, constraints):
-    """(duration s, ``periods`` of ``res`` at fs Hz preceded by the approach from the pose
-    ``start`` to home), the approach checked with its jerk on a grid 10x denser than fs
-    against the limits and constraints (a UserError if it fails)."""
-    from jaxid.excitation.optimize import LIMITS, check_limits
-    from jaxid.excitation.trajectories import approach, approach_jerk
-
-    T = res.approach_time(start, fs)
-    if T == 0:
-        return 0.0, res.trajectory(fs, periods)
-    dense = np.linspace(0.0, T, int(round(10 * T * fs)) + 1)
-    home = np.asarray(res.sample(np.zeros(1))[0][0])
-    rep = check_limits(
-        robot,
-        *approach(start, home, T, dense),
-        limits=limits,
-        qddd=approach_jerk(start, home, T, dense),
-        constraints=constraints,
-    )
-    if not rep.feasible:
-        bad = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in rep.violation.items() if v > 0]
-        bad += [ln for ln in rep.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
-        raise UserError(
-            f"--start-from: the {T:g} s move to home violates {'; '.join(bad)}; start from "
-            "another pose or move the robot to home first"
-        )
-    return T, res.trajectory(fs, periods, start_from=start)
-
-
-def joint_trajectory(names, t, q, qd, qdd) -> dict:
-    """A ROS 2 ``trajectory_msgs/JointTrajectory`` as a dict: ``joint_names`` and ``points``
-    with positions (rad), velocities (rad/s), accelerations (rad/s^2) and
-    ``time_from_start`` {sec, nanosec}, from t (N,) s and q, qd, qdd (N, n)."""
-    ns = np.round(np.asarray(t, dtype=float) * 1e9).astype(np.int64)
-    rows = (np.asarray(x, dtype=float).tolist() for x in (q, qd, qdd))
-    return {
-        "joint_names": list(names),
-        "points": [
-            {
-                "positions": p,
-                "velocities": v,
-                "accelerations": a,
-                "time_from_start": {"sec": int(k // 1_000_000_000), "nanosec": int(k % 1_000_000_000)},
-            }
-            for p, v, a, k in zip(*rows, ns)
-        ],
-    }
-
-
-def _constraints(args, robot):
-    """(Constraints or None, limit overrides or None) of the excite arguments for ``robot``."""
-    from jaxid.excitation.constraints import Constraints
-    from jaxid.model import geometry
-
-    limits = {} if args.jerk_max is None else {"qddd_max": args.jerk_max}
-    if args.srdf and not args.urdf:
-        raise UserError("--srdf names link pairs of a URDF; it needs --urdf PATH")
-    if args.urdf:
-        try:
-            caps = geometry.from_urdf(
-                args.urdf, robot, tip_link=args.tip_link, mesh_radius=args.capsule_radius, srdf=args.srdf
-            )
-        except (OSError, ValueError) as e:
-            raise UserError(f"--urdf/--srdf: {e}") from None
-    elif robot.name == "ur5":
-        caps = geometry.ur5()
-        limits.update(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1])
-    else:
-        caps = None
-    floor = None if args.floor.strip().lower() == "none" else _floats(args.floor, 1, "--floor")[0]
-    workspace = None if args.workspace is None else np.split(_floats(args.workspace, 6, "--workspace"), 2)
-    obstacles = tuple(np.split(_floats(o, 6, "--obstacle"), 2) for o in args.obstacle)
-    if caps is None:
-        if args.workspace or args.obstacle:
-            raise UserError(
-                f"{robot.name} has no collision geometry: --workspace and --obstacle need the built-in ur5 or a --urdf"
-            )
-        return None, limits or None
-    try:
-        return Constraints(
-            caps, clearance=args.clearance, floor=floor, workspace=workspace, obstacles=obstacles
-        ), limits
-    except ValueError as e:
-        raise UserError(str(e)) from None

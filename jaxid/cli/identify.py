@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 
 import numpy as np
 
 from jaxid import report
-from jaxid.cli import UserError
 from jaxid.cli.common import (
+    METHODS,
+    add_bounds_arguments,
     add_data_arguments,
+    add_gravity_argument,
     add_json_argument,
     add_model_arguments,
     add_report_argument,
+    add_weights_argument,
+    bar,
+    bounds_spec,
+    data_spec,
     emit_json,
-    model_from_args,
-    progress,
-    read_datasets,
-    refuse_overwrite,
+    logger,
+    model_spec,
     write_report,
 )
 from jaxid.results import json_number
+from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
@@ -33,9 +37,6 @@ EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv -o params.json --report fit_report
   jaxid identify --robot planar2 --friction lugre --joint-terms '' scurve.csv fourier.csv -o params.json
 """
-
-METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")  # jaxid.workflow.METHODS (imported lazily there)
-
 
 #: Characters of a base-parameter combination shown in the table (a URDF's long combinations
 #: would push the numbers off the screen); the whole name is in the parameter file.
@@ -148,98 +149,6 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def add_gravity_argument(p):
-    """--fit-gravity: identify the direction of gravity in the base frame."""
-    p.add_argument(
-        "--fit-gravity",
-        action="store_true",
-        help="identify the direction of gravity in the base frame (a base that is not level) with the "
-        "parameters, from the torques (jaxid.identification.gravity); it is stored with the model "
-        "and used by validate",
-    )
-
-
-def add_bounds_arguments(p):
-    """--mass-tol, --com-margin, --total-mass, --com-in-geometry, --body-in-geometry: bounds on the
-    consistent bodies."""
-    p.add_argument(
-        "--mass-tol",
-        type=float,
-        metavar="X",
-        help="--consistent: each link's mass within +-X (relative) of its nominal mass, e.g. 0.3",
-    )
-    p.add_argument(
-        "--com-margin",
-        type=float,
-        metavar="M",
-        help="--consistent: each link's centre of mass within +-M m of its nominal one, per axis",
-    )
-    p.add_argument("--total-mass", metavar="LO,HI", help="--consistent: the robot's total mass within [LO, HI] kg")
-    p.add_argument(
-        "--com-in-geometry",
-        action="store_true",
-        help="--consistent: each link's centre of mass inside the bounding box of its collision "
-        "capsules (the URDF's <collision> elements, or the built-in UR5's capsules)",
-    )
-    p.add_argument(
-        "--body-in-geometry",
-        action="store_true",
-        help="--consistent: as --com-in-geometry for each link's whole body, which also bounds its "
-        "second moments (with --mass-tol, --prior-weight 0 then has a finite optimum)",
-    )
-
-
-def add_weights_argument(p):
-    """--prior-weights: the prior weights the held-out protocol tries."""
-    p.add_argument(
-        "--prior-weights",
-        default="0,1e-4,1e-3,1e-2,1e-1,1",
-        metavar="LIST",
-        help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)",
-    )
-
-
-def weights_from_args(args):
-    """The --prior-weights list, checked."""
-    try:
-        weights = [float(w) for w in args.prior_weights.split(",")]
-    except ValueError:
-        raise UserError(f"--prior-weights must be comma-separated numbers, got {args.prior_weights!r}") from None
-    if not weights or any(not (np.isfinite(w) and w >= 0) for w in weights):
-        raise UserError(f"--prior-weights must be finite numbers >= 0, got {args.prior_weights!r}")
-    return weights
-
-
-def bounds_from_args(args, robot):
-    """Bounds on the consistent bodies from --mass-tol / --com-margin / --total-mass, or None."""
-    geometry = args.com_in_geometry or args.body_in_geometry
-    if args.mass_tol is None and args.com_margin is None and args.total_mass is None and not geometry:
-        return None
-    if not args.consistent:
-        raise UserError(
-            "--mass-tol, --com-margin, --total-mass, --com-in-geometry and --body-in-geometry bound "
-            "the bodies of --consistent; add --consistent"
-        )
-    from jaxid.identification.consistent import Bounds
-
-    total = None
-    if args.total_mass is not None:
-        try:
-            total = tuple(float(v) for v in args.total_mass.split(","))
-        except ValueError:
-            total = ()
-        if len(total) != 2:
-            raise UserError(f"--total-mass must be LO,HI in kg, got {args.total_mass!r}")
-    try:
-        bounds = Bounds.from_nominal(robot, mass_tol=args.mass_tol, com_margin=args.com_margin, total_mass=total)
-        if geometry:
-            bounds = bounds.intersect(Bounds.from_geometry(robot, _capsules(args, robot), body=args.body_in_geometry))
-        bounds.check()
-    except ValueError as e:
-        raise UserError(f"bounds: {e}") from None
-    return bounds
-
-
 def lugre_table(joints, values, doc) -> str:
     """The per-joint LuGre parameters with their std and relative std, one row per parameter."""
     from jaxid.friction.lugre import JOINT_UNITS, NAMES
@@ -258,122 +167,40 @@ def lugre_table(joints, values, doc) -> str:
     return "\n".join(lines)
 
 
-def _capsules(args, robot):
-    """The collision capsules of the model for --com-in-geometry / --body-in-geometry."""
-    from jaxid.model import geometry
-
-    if args.urdf:
-        try:
-            return geometry.from_urdf(args.urdf, robot, tip_link=args.tip_link)
-        except (OSError, ValueError) as e:
-            raise UserError(f"--com-in-geometry: {e}") from None
-    if robot.name == "ur5":
-        return geometry.ur5()
-    raise UserError(f"--com-in-geometry: {robot.name} has no collision geometry; use --urdf with <collision> elements")
+def request(args) -> requests.IdentifyRequest:
+    """The request of the identify flags."""
+    return requests.IdentifyRequest(
+        data=tuple(args.data),
+        model=model_spec(args),
+        prepare=data_spec(args),
+        output=args.output,
+        method=args.method,
+        reference=args.reference,
+        consistent=args.consistent,
+        accept_unconverged=args.accept_unconverged,
+        prior_weight=args.prior_weight,
+        bounds=bounds_spec(args),
+        fit_gravity=args.fit_gravity,
+        sdp_check=args.sdp_check,
+        validate_on=args.validate_on,
+        prior_weights=args.prior_weights,
+        urdf_out=args.urdf_out,
+        mjcf_out=args.mjcf_out,
+        friction=args.friction,
+        validation=bool(args.report),
+        json=args.json,
+    )
 
 
 def run(args) -> int:
-    from jaxid import results, workflow
-
-    if args.urdf_out is not None and not args.urdf_out.lower().endswith(".urdf"):
-        raise UserError(f"--urdf-out {args.urdf_out!r} must end in .urdf")
-    if args.mjcf_out is not None and not (args.mjcf and args.mjcf_out.lower().endswith(".xml")):
-        raise UserError(
-            f"--mjcf-out {args.mjcf_out!r}: writes into a copy of the --mjcf FILE, as a .xml file; give "
-            "both (or --urdf-out for a new URDF)"
-        )
-    model_out, kind = (args.mjcf_out, "MJCF") if args.mjcf_out else (args.urdf_out, "URDF")
-    refuse_overwrite([*args.data, args.urdf, args.dh, args.mjcf], [args.output, model_out, args.json])
+    req = request(args)
     if args.report:
         report.pyplot()  # a missing matplotlib fails before the fit, in one line
-    lugre = args.friction == "lugre"
-    if lugre:
-        from jaxid.cli.common import parse_terms
-
-        bad = [
-            f
-            for f, on in (
-                ("--consistent", args.consistent),
-                ("--validate-on", args.validate_on),
-                ("--stribeck-vs", args.stribeck_vs is not None),
-                ("--fit-gravity", args.fit_gravity),
-                ("--reference", args.reference is not None),
-            )
-            if on
-        ]
-        if bad:
-            raise UserError(f"{', '.join(bad)} cannot be combined with --friction lugre")
-        terms = parse_terms(args.joint_terms or "")
-        robot, desc = model_from_args(args, joint_terms=tuple(t for t in terms if t not in workflow.LUGRE_REPLACES))
-    else:
-        robot, desc = model_from_args(args)
-    prepared = read_datasets(args.data, robot, args)
-    if not args.quiet:
-        for line in prepared.describe():
-            print(f"  data: {line}", file=sys.stderr)
-    bounds = bounds_from_args(args, robot)
-    bar = lambda it, **kw: progress(it, quiet=args.quiet, **kw)
-    choice = None
-    if args.validate_on:
-        if not args.consistent:
-            raise UserError("--validate-on chooses the prior weight of --consistent; add --consistent")
-        weights = weights_from_args(args)
-        refuse_overwrite(args.validate_on, [args.output, model_out, args.json])
-        held_out = read_datasets(args.validate_on, robot, args)
-        choice = report.to_jsonable(
-            workflow.choose_prior_weight(
-                robot, prepared, held_out, weights=weights, method=args.method, bounds=bounds, progress=bar
-            )
-        )
-        args.prior_weight = float(choice["best"]["weight"])
-    reference = None
-    if args.reference is not None:
-        if args.method not in ("iv", "didim"):
-            raise UserError("--reference gives the instruments of --method iv or didim; add one of them")
-        from jaxid.cli.simulate import read_trajectory
-
-        reference = [read_trajectory(path, robot.n) for path in args.reference]
-    if lugre:
-        try:
-            params = workflow.identify_lugre(robot, prepared, description=desc, progress=bar)
-        except workflow.WorkflowError as e:
-            raise UserError(str(e)) from None
-    else:
-        params = workflow.identify_experiment(
-            robot,
-            prepared,
-            method=args.method,
-            description=desc,
-            consistent=args.consistent,
-            reference=reference,
-            prior_weight=args.prior_weight,
-            stribeck_vs=args.stribeck_vs,
-            bounds=bounds,
-            sdp_check=args.sdp_check,
-            gravity="fit" if args.fit_gravity else None,
-            progress=bar,
-        )  # --sdp-check without its extra: an ImportError, one line (jaxid.cli.main)
-    if choice is not None:
-        params = dataclasses.replace(
-            params, fit={**params.fit, "validate_on": list(args.validate_on), "prior_weight_choice": choice}
-        )
-    robot = dataclasses.replace(
-        robot,
-        stribeck_vs=params.model["stribeck_vs"],  # fitted where asked
-        gravity=np.asarray(params.model.get("gravity", robot.gravity), dtype=float),
-    )
-    results.save_params(args.output, params)
-    unconverged = params.fit.get("converged") is False and not args.accept_unconverged
-    if model_out and not unconverged:
-        if params.standard is None:
-            raise UserError(
-                f"the identified links are not physically consistent, so no {kind} can be written"
-                + ("" if args.consistent else "; rerun with --consistent")
-            )
-        results.write_model(robot, params, model_out, source=args.mjcf if args.mjcf_out else args.urdf)
-    html = write_report(
-        args, robot, params, workflow.validate(robot, params, prepared) if args.report else None, held_out=False
-    )
+    out = commands.run_identify(req, log=logger(args), progress=bar(args))
+    robot, params, prepared, choice, unconverged = out.robot, out.params, out.prepared, out.choice, out.unconverged
+    lugre = req.friction == "lugre"
+    model_out, kind = req.model_out
+    html = write_report(args, robot, params, out.validation, held_out=False)
 
     base, fit, physics = params.base, params.fit, params.fit["physics"]
     theta, std, rel = (np.asarray(x) for x in (params.theta, params.std, params.rel_std))
@@ -420,7 +247,7 @@ def run(args) -> int:
             file=sys.stderr,
         )
     for key, path in (("urdf", args.urdf_out), ("mjcf", args.mjcf_out)):
-        doc[key] = path if path and not unconverged else None
+        doc[key] = path if path and path == out.model_out else None
     if args.json is not None and emit_json(doc, args.json):
         return code
     if choice is not None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
 
 import numpy as np
 
@@ -13,13 +11,14 @@ from jaxid.cli.common import (
     add_data_arguments,
     add_json_argument,
     add_model_arguments,
+    data_spec,
     emit_json,
-    model_for_params,
-    prepare_datasets,
-    read_datasets,
-    refuse_overwrite,
+    logger,
+    model_spec,
+    warn,
 )
 from jaxid.results import json_number
+from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
   jaxid payload --robot ur5 --params robot.json loaded.csv -o payload.json
@@ -80,72 +79,34 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _model(args):
-    """(robot, theta_robot or None, its covariance or None) from --params and/or --robot/--urdf."""
-    from jaxid import results
-
-    params = results.load_params(args.params) if args.params else None
-    robot = model_for_params(args, params)
-    if not hasattr(robot, "tip"):
-        raise UserError("payload identification needs a rigid-body robot (built-in or URDF)")
-    # Base values on their leading parameters, the dependent ones 0: the base model's torques.
-    return robot, None if params is None else params.full(), None if params is None else params.full_cov()
-
-
-def _joints(text, n):
+def _numbers(text, kind, flag, what):
+    if text is None:
+        return None
     try:
-        joints = [int(v) for v in text.split(",")]
+        return tuple(kind(v) for v in text.split(","))
     except ValueError:
-        raise UserError(f"--joints must be comma-separated joint numbers, got {text!r}") from None
-    if any(not 1 <= j <= n for j in joints) or len(set(joints)) != len(joints):
-        raise UserError(f"--joints must list distinct joints between 1 and {n}, got {text!r}")
-    return [j - 1 for j in joints]
+        raise UserError(f"{flag} must be {what}, got {text!r}") from None
 
 
 def run(args) -> int:
     from jaxid.identification import payload as P
 
-    refuse_overwrite([args.data, args.params, args.unloaded], [args.output, args.json])
-    robot, theta_robot, robot_cov = _model(args)
-    joints = None if args.joints is None else _joints(args.joints, robot.n)
-    try:
-        cov = None if args.cov is None else np.array([float(v) for v in args.cov.split(",")])
-    except ValueError:
-        raise UserError(f"--cov must be comma-separated numbers, got {args.cov!r}") from None
-    if args.average and not args.period:
-        raise UserError("--average averages whole periods: give --period K (samples per excitation period)")
-    ds = read_datasets([args.data] + ([args.unloaded] if args.unloaded else []), robot, args, prepare=False)
-    if args.unloaded:
-        from jaxid import workflow
-
-        try:
-            ds = [workflow.torque_difference(*ds)]
-        except ValueError as e:
-            raise UserError(str(e)) from None
-        # The robot's torque cancelled in the difference: nothing of the model is subtracted.
-        theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
-    if args.period is not None or args.average or args.smooth:
-        ds = ds[0]
-        samples = P.preprocess(
-            ds.t,
-            ds.q,
-            ds.tau,
-            period=args.period,
-            average=args.average,
-            smooth=args.smooth,
-            cutoff=args.cutoff,
-            step=args.step,
-        )[1:]
-    else:
-        prepared = prepare_datasets(ds[:1], robot, args)
-        if not args.quiet:
-            print(f"  data: {prepared.describe()[0]}", file=sys.stderr)
-        ds = prepared.datasets[0]
-        samples = (ds.q, ds.qd, ds.qdd, ds.tau)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
-
+    req = requests.PayloadRequest(
+        data=args.data,
+        model=model_spec(args),
+        params=args.params,
+        unloaded=args.unloaded,
+        joints=_numbers(args.joints, int, "--joints", "comma-separated joint numbers"),
+        cov=_numbers(args.cov, float, "--cov", "comma-separated numbers"),
+        period=args.period,
+        average=args.average,
+        smooth=args.smooth,
+        prepare=data_spec(args),
+        output=args.output,
+        json=args.json,
+    )
+    out = commands.run_payload(req, log=logger(args), warn=lambda line: warn(args, line))
+    robot, samples, fit = out.robot, out.samples, out.fit
     theta, std, est = (np.asarray(x) for x in (fit.theta, fit.std, fit.estimate))
     # A payload is a rigid body: the estimate reported is the physically consistent one (the least-squares
     # one when that is a body), least squares beside it; see PayloadFit.estimate.
@@ -172,7 +133,7 @@ def run(args) -> int:
         verdict=fit.verdict(),
         failures=list(fit.failures),
         residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
-        warnings=[str(w.message) for w in caught],
+        warnings=list(out.warnings),
     )
     if args.output:
         emit_json(doc, args.output)
@@ -204,9 +165,9 @@ def run(args) -> int:
             "  estimate: the physical body (log-Cholesky) closest to least squares in the metric of its covariance; "
             "std: that of least squares, whose error the constrained estimate's never exceeds in that metric"
         )
-    for w in caught:
-        if "physically consistent" not in str(w.message):  # already reported above
-            print(f"  warning: {w.message}")
+    for w in out.warnings:
+        if "physically consistent" not in w:  # already reported above
+            print(f"  warning: {w}")
     if args.output:
         print(f"wrote {args.output}")
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from jaxid.cli.common import (
@@ -11,13 +10,15 @@ from jaxid.cli.common import (
     add_json_argument,
     add_model_arguments,
     add_report_argument,
+    data_spec,
     emit_json,
-    model_for_params,
+    logger,
+    model_spec,
     output_dir,
-    read_datasets,
-    refuse_overwrite,
+    warn,
     write_report,
 )
+from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
@@ -56,22 +57,20 @@ def register(sub):
 
 
 def run(args) -> int:
-    from jaxid import report, results, workflow
+    from jaxid import report
 
-    refuse_overwrite([*args.data, args.params], [args.json])
+    req = requests.ValidateRequest(
+        data=tuple(args.data), params=args.params, model=model_spec(args), prepare=data_spec(args), json=args.json
+    )
+    commands.check_outputs([*req.data, req.params], [req.json])
     if not args.no_figures:
         output_dir(args.out)
     if args.report:
         output_dir(args.report)
     if args.report or not args.no_figures:
         report.pyplot()  # a missing matplotlib fails before the work, in one line
-    params = results.load_params(args.params)
-    model = model_for_params(args, params)
-    prepared = read_datasets(args.data, model, args)
-    if not args.quiet:
-        for line in prepared.describe():
-            print(f"  data: {line}", file=sys.stderr)
-    val = workflow.validate(model, params, prepared)
+    res = commands.run_validate(req, log=logger(args), warn=lambda line: warn(args, line))
+    model, params, prepared, val = res.model, res.params, res.prepared, res.validation
     out = Path(args.out)
     names = model.names
     doc = {

@@ -61,7 +61,7 @@ from jaxid.identification.regressor import regressor
 from jaxid.model.robot import Robot
 from jaxid.signals import _static_int, _static_positive
 
-__all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "optimize"]
+__all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "model_limits", "optimize"]
 
 #: The limits checked, in report order, with their units.
 LIMITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s^2", "jerk": "rad/s^3", "torque": "N m"}
@@ -76,7 +76,7 @@ CHUNK = 10
 
 
 # ---- limits ------------------------------------------------------------------------------
-def _limits(model, overrides=None) -> dict:
+def model_limits(model, overrides=None) -> dict:
     """The model's limits as float arrays (n,), with ``overrides`` (same names) applied."""
     n = int(model.n)
     overrides = dict(overrides or {})
@@ -200,7 +200,7 @@ def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraint
     tau = rnea(model, q, qd, qdd) if tau is None else jnp.asarray(tau, dtype=float)
     if tau.shape != q.shape:
         raise ValueError(f"tau must have shape {q.shape} like q, got {tau.shape}")
-    centre, bound = _scales(_limits(model, limits))
+    centre, bound = _scales(model_limits(model, limits))
     margin = None
     if constraints is not None:
         worst = _worst_margins(constraints, model, q)
@@ -485,7 +485,7 @@ def optimize(
     if not 0 <= margin < 1:
         raise ValueError(f"margin must be in [0, 1), got {margin}")
     n = int(model.n)
-    lim = _limits(model, limits)
+    lim = model_limits(model, limits)
     _warn_placeholder_limits(model, lim)
     centre, bound = _scales(lim)
     omega = 2 * np.pi * f0

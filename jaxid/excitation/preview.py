@@ -30,14 +30,14 @@ def preview(robot, excitation, path, *, limits=None, constraints=None, poses=5, 
 
     from jaxid.dynamics.rnea import forward_kinematics_rp
     from jaxid.dynamics.terms import rnea
-    from jaxid.excitation.optimize import LIMITS, _limits, _scales, _usage
+    from jaxid.excitation.optimize import LIMITS, _scales, _usage, model_limits
     from jaxid.report import _save, pyplot
 
     plt = pyplot()
     t, q, qd, qdd, qddd = (np.asarray(x) for x in excitation.trajectory(fs, start_from=start_from, jerk=True))
     t_approach = 0.0 if start_from is None else excitation.approach_time(start_from, fs)
     tau = np.asarray(rnea(robot, q, qd, qdd))
-    lim = _limits(robot, limits)
+    lim = model_limits(robot, limits)
     centre, bound = _scales(lim)
     # (5, N): the largest fraction of each limit over the joints (an absent limit: 0).
     usage = np.max(np.asarray(_usage(q, qd, qdd, qddd, tau, centre, bound)), axis=2)

@@ -1,0 +1,505 @@
+"""What a command asks for: one frozen record per command, of plain values (paths, numbers,
+tuples, names), checked when it is made.
+
+A request holds the flags of a ``jaxid`` subcommand as the Python API spells them; its
+``__post_init__`` refuses a bad combination with :class:`jaxid.workflow.WorkflowError` and the
+message the command line prints, so a library user gets the same error as the command. The
+functions that carry a request out are in :mod:`jaxid.workflow.commands`. Nothing here reads a
+file or imports JAX.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from jaxid.workflow import METHODS, WorkflowError
+
+__all__ = [
+    "BoundsSpec",
+    "CrossvalRequest",
+    "DataSpec",
+    "ExciteRequest",
+    "IdentifyRequest",
+    "LugreRequest",
+    "ModelSpec",
+    "PayloadRequest",
+    "PayloadSpec",
+    "SimulateRequest",
+    "ValidateRequest",
+    "parse_terms",
+    "parse_weights",
+]
+
+
+def _set(obj, name, value):
+    object.__setattr__(obj, name, value)  # a frozen record normalising its own field
+
+
+def _paths(value) -> tuple[str, ...]:
+    return (str(value),) if isinstance(value, str) else tuple(str(v) for v in value)
+
+
+def _positive(value, message: str) -> None:
+    if value is not None and not 0 < value < math.inf:
+        raise WorkflowError(message.format(value))
+
+
+def parse_terms(text: str) -> tuple[str, ...]:
+    """'fv,fc,offset' -> ('fv', 'fc', 'offset'); '' or 'none' -> (); unknown terms are a WorkflowError."""
+    from jaxid.model.robot import JOINT_TERMS
+
+    terms = tuple(t.strip() for t in text.split(",") if t.strip() and t.strip() != "none")
+    bad = [t for t in terms if t not in JOINT_TERMS]
+    if bad:
+        raise WorkflowError(f"--joint-terms: unknown term(s) {bad}; choose from {','.join(JOINT_TERMS)}")
+    return terms
+
+
+def parse_weights(text) -> tuple[float, ...]:
+    """The prior weights of the held-out protocol: 'w1,w2,...' or numbers, each finite and >= 0."""
+    if isinstance(text, str):
+        try:
+            weights = tuple(float(w) for w in text.split(","))
+        except ValueError:
+            raise WorkflowError(f"--prior-weights must be comma-separated numbers, got {text!r}") from None
+    else:
+        weights = tuple(float(w) for w in text)
+    if not weights or any(not (math.isfinite(w) and w >= 0) for w in weights):
+        raise WorkflowError(f"--prior-weights must be finite numbers >= 0, got {text!r}")
+    return weights
+
+
+# ------------------------------------------------------------------------------- the parts
+@dataclass(frozen=True)
+class ModelSpec:
+    """The model: a built-in ``robot`` name, or a ``urdf`` (with ``tip_link``), ``dh`` or
+    ``mjcf`` file; the per-joint ``joint_terms`` (names or 'fv,fc' text), the Coulomb scale
+    ``coulomb_eps`` (rad/s) and the Stribeck velocity ``stribeck_vs`` (rad/s, or "fit" where
+    the command identifies it). ``default_robot`` is used when neither a name nor a file is given
+    (None: the command takes the model from a params.json)."""
+
+    robot: str | None = None
+    urdf: str | None = None
+    dh: str | None = None
+    mjcf: str | None = None
+    tip_link: str | None = None
+    joint_terms: tuple[str, ...] | str = ("fv", "fc", "offset")
+    coulomb_eps: float | None = None
+    stribeck_vs: float | Literal["fit"] | None = None
+    check_inertia: bool = True
+    default_robot: str | None = "ur5"
+
+    def __post_init__(self):
+        files = [k for k in ("urdf", "dh", "mjcf") if getattr(self, k)]
+        if len(files) + (self.robot is not None) > 1:
+            raise WorkflowError("give one model: --robot, --urdf, --dh or --mjcf")
+        if self.tip_link and not self.urdf:
+            raise WorkflowError("--tip-link selects the chain of a URDF file; it needs --urdf PATH")
+        terms = parse_terms(self.joint_terms) if isinstance(self.joint_terms, str) else tuple(self.joint_terms)
+        _set(self, "joint_terms", parse_terms(",".join(terms)))
+        if self.coulomb_eps is not None and not self.coulomb_eps > 0:
+            raise WorkflowError(f"--coulomb-eps must be > 0 rad/s, got {self.coulomb_eps}")
+        vs = self.stribeck_vs
+        if vs == "fit":
+            if "fs" not in self.joint_terms:
+                raise WorkflowError(
+                    "--stribeck-vs fit identifies the Stribeck velocity of the fs term; add fs to --joint-terms"
+                )
+            return
+        _positive(vs, "--stribeck-vs must be a finite velocity > 0 rad/s, got {}")
+        if vs is not None and "fs" not in self.joint_terms:
+            raise WorkflowError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --joint-terms")
+
+    @property
+    def file(self) -> tuple[str | None, str | None]:
+        """(flag, path) of the model file, both None for a built-in model."""
+        return next(((f"--{k}", getattr(self, k)) for k in ("urdf", "dh", "mjcf") if getattr(self, k)), (None, None))
+
+    @property
+    def builtin(self) -> str | None:
+        """The built-in model's name (the default one when nothing is given), None with a file."""
+        return None if self.file[1] else (self.robot or self.default_robot)
+
+    def no_fitted_vs(self) -> None:
+        """Refuse ``stribeck_vs="fit"`` (for the commands that do not identify it)."""
+        if self.stribeck_vs == "fit":
+            raise WorkflowError("--stribeck-vs fit is for 'jaxid identify'; here give the velocity in rad/s")
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """How dataset files are read and prepared (``jaxid.workflow.read`` and ``prepare``): the
+    column mapping (``columns``, ``units``, ``gains`` as the flags' text, or a ``mapping`` file),
+    ``resample``, ``max_gap`` (s), the derivative filter's ``cutoff`` (Hz), the edge ``trim``
+    (samples), decimation ``step``, the ``base_frequency`` (Hz) of a periodic run, ``periodic``,
+    ``parallel`` filtering and the ``reversal_band`` (rad/s) left out of the fit."""
+
+    columns: str | None = None
+    units: str | None = None
+    gains: str | None = None
+    mapping: str | None = None
+    resample: bool = False
+    max_gap: float | None = None
+    cutoff: float | None = None
+    trim: int | None = None
+    step: int = 1
+    base_frequency: float | None = None
+    periodic: bool = True
+    parallel: bool = False
+    reversal_band: float | None = None
+
+    def __post_init__(self):
+        if self.step < 1:
+            raise WorkflowError(f"--step must be an integer >= 1, got {self.step}")
+        if self.cutoff is not None and not self.cutoff > 0:
+            raise WorkflowError(f"--cutoff must be > 0 Hz, got {self.cutoff}")
+        if self.trim is not None and self.trim < 0:
+            raise WorkflowError(f"--trim must be an integer >= 0 samples, got {self.trim}")
+        _positive(self.reversal_band, "--reversal-band must be a finite velocity > 0 rad/s, got {}")
+        _positive(self.max_gap, "--max-gap must be a finite time > 0 s, got {}")
+        _positive(self.base_frequency, "--base-frequency must be a finite frequency > 0 Hz, got {}")
+        if self.mapping and (self.columns or self.units or self.gains):
+            raise WorkflowError("give either --mapping PATH or --columns/--units/--gains, not both")
+
+
+@dataclass(frozen=True)
+class BoundsSpec:
+    """Bounds on the bodies of a consistent fit: each link's mass within +-``mass_tol``
+    (relative) of nominal, its centre of mass within +-``com_margin`` m, the ``total_mass``
+    (LO, HI) kg, the centre of mass (``com_in_geometry``) or whole body (``body_in_geometry``)
+    inside the link's collision capsules."""
+
+    mass_tol: float | None = None
+    com_margin: float | None = None
+    total_mass: tuple[float, float] | str | None = None
+    com_in_geometry: bool = False
+    body_in_geometry: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.total_mass, str):
+            try:
+                total = tuple(float(v) for v in self.total_mass.split(","))
+            except ValueError:
+                total = ()
+            if len(total) != 2:
+                raise WorkflowError(f"--total-mass must be LO,HI in kg, got {self.total_mass!r}")
+            _set(self, "total_mass", total)
+
+    @property
+    def given(self) -> bool:
+        return (
+            self.mass_tol is not None
+            or self.com_margin is not None
+            or self.total_mass is not None
+            or self.com_in_geometry
+            or self.body_in_geometry
+        )
+
+
+@dataclass(frozen=True)
+class PayloadSpec:
+    """A load on the flange: ``mass`` kg, centre of mass ``com`` (3,) m in the flange frame
+    (default the origin), and a uniform ``box`` (3,) m about it (default a point mass)."""
+
+    mass: float | None = None
+    com: tuple[float, float, float] | None = None
+    box: tuple[float, float, float] | None = None
+
+    def __post_init__(self):
+        if self.mass is None and (self.com is not None or self.box is not None):
+            raise WorkflowError("--payload-com and --payload-box describe a payload: give its --payload-mass too")
+
+
+def _bounds_need_consistent(bounds: BoundsSpec, consistent: bool) -> None:
+    if bounds.given and not consistent:
+        raise WorkflowError(
+            "--mass-tol, --com-margin, --total-mass, --com-in-geometry and --body-in-geometry bound "
+            "the bodies of --consistent; add --consistent"
+        )
+
+
+# ---------------------------------------------------------------------------- the commands
+@dataclass(frozen=True)
+class IdentifyRequest:
+    """``jaxid identify``: base parameters (and joint friction) from the dataset files ``data``,
+    written to ``output`` (params.json) and, with ``urdf_out``/``mjcf_out``, as a model file.
+    ``reference``: the commanded trajectory of each data file (method iv/didim).
+    ``validate_on``: held-out runs that choose the prior weight of a consistent fit among
+    ``prior_weights``. ``validation``: also validate the fit on its own data (for a report).
+    ``json``: a further output path checked with the others ('-' is stdout)."""
+
+    data: tuple[str, ...]
+    model: ModelSpec = field(default_factory=ModelSpec)
+    prepare: DataSpec = field(default_factory=DataSpec)
+    output: str = "params.json"
+    method: str = "wls"
+    reference: tuple[str, ...] | None = None
+    consistent: bool = False
+    accept_unconverged: bool = False
+    prior_weight: float = 1e-3
+    bounds: BoundsSpec = field(default_factory=BoundsSpec)
+    fit_gravity: bool = False
+    sdp_check: bool = False
+    validate_on: tuple[str, ...] | None = None
+    prior_weights: tuple[float, ...] | str = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    urdf_out: str | None = None
+    mjcf_out: str | None = None
+    friction: Literal["terms", "lugre"] = "terms"
+    validation: bool = False
+    json: str | None = None
+
+    def __post_init__(self):
+        _set(self, "data", _paths(self.data))
+        for name in ("reference", "validate_on"):
+            if getattr(self, name) is not None:
+                _set(self, name, _paths(getattr(self, name)))
+        if self.method not in METHODS:
+            raise WorkflowError(f"unknown method {self.method!r}; choose from {', '.join(METHODS)}")
+        if self.urdf_out is not None and self.mjcf_out is not None:
+            raise WorkflowError("give one of --urdf-out and --mjcf-out")
+        if self.urdf_out is not None and not self.urdf_out.lower().endswith(".urdf"):
+            raise WorkflowError(f"--urdf-out {self.urdf_out!r} must end in .urdf")
+        if self.mjcf_out is not None and not (self.model.mjcf and self.mjcf_out.lower().endswith(".xml")):
+            raise WorkflowError(
+                f"--mjcf-out {self.mjcf_out!r}: writes into a copy of the --mjcf FILE, as a .xml file; give "
+                "both (or --urdf-out for a new URDF)"
+            )
+        if self.friction == "lugre":
+            bad = [
+                f
+                for f, on in (
+                    ("--consistent", self.consistent),
+                    ("--validate-on", self.validate_on),
+                    ("--stribeck-vs", self.model.stribeck_vs is not None),
+                    ("--fit-gravity", self.fit_gravity),
+                    ("--reference", self.reference is not None),
+                )
+                if on
+            ]
+            if bad:
+                raise WorkflowError(f"{', '.join(bad)} cannot be combined with --friction lugre")
+        elif self.friction != "terms":
+            raise WorkflowError(f"friction must be 'terms' or 'lugre', got {self.friction!r}")
+        _bounds_need_consistent(self.bounds, self.consistent)
+        if self.validate_on:
+            if not self.consistent:
+                raise WorkflowError("--validate-on chooses the prior weight of --consistent; add --consistent")
+            _set(self, "prior_weights", parse_weights(self.prior_weights))
+        if self.reference is not None and self.method not in ("iv", "didim"):
+            raise WorkflowError("--reference gives the instruments of --method iv or didim; add one of them")
+
+    @property
+    def model_out(self) -> tuple[str | None, str]:
+        """(path, kind) of the model file to write: (mjcf_out, 'MJCF') or (urdf_out or None, 'URDF')."""
+        return (self.mjcf_out, "MJCF") if self.mjcf_out else (self.urdf_out, "URDF")
+
+
+@dataclass(frozen=True)
+class CrossvalRequest:
+    """``jaxid crossval``: leave-one-run-out cross-validation of WLS (or OLS) and the consistent
+    fit at each of ``prior_weights`` over at least two dataset files."""
+
+    data: tuple[str, ...]
+    model: ModelSpec = field(default_factory=ModelSpec)
+    prepare: DataSpec = field(default_factory=DataSpec)
+    method: Literal["wls", "ols"] = "wls"
+    bounds: BoundsSpec = field(default_factory=BoundsSpec)
+    fit_gravity: bool = False
+    prior_weights: tuple[float, ...] | str = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+
+    def __post_init__(self):
+        _set(self, "data", _paths(self.data))
+        self.model.no_fitted_vs()
+        if len(self.data) < 2:
+            raise WorkflowError(f"crossval needs at least two dataset files, got {len(self.data)}")
+        if self.method not in ("wls", "ols"):
+            raise WorkflowError(f"crossval's method is wls or ols, got {self.method!r}")
+        _set(self, "prior_weights", parse_weights(self.prior_weights))
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    """``jaxid validate``: predict the torques of the held-out dataset files ``data`` from the
+    parameters in ``params`` (the model from ``model`` when it names one, else from the file)."""
+
+    data: tuple[str, ...]
+    params: str
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(default_robot=None, joint_terms=()))
+    prepare: DataSpec = field(default_factory=DataSpec)
+    json: str | None = None
+
+    def __post_init__(self):
+        _set(self, "data", _paths(self.data))
+
+
+@dataclass(frozen=True)
+class SimulateRequest:
+    """``jaxid simulate``: noisy measurements of a perturbed ("true") robot along the
+    ``trajectory`` file, written to ``output`` (.csv/.npz); ``truth`` the noise-free signals,
+    ``true_params`` the true parameters (JSON). Seeds: ``robot_seed`` and ``noise_seed``
+    (default ``seed``, default 0). ``rate`` Hz resamples the trajectory; ``scale`` is the
+    relative perturbation; ``friction`` the joint terms added to the true robot (with its
+    Stribeck velocity ``stribeck_vs``, rad/s); noise: ``sigma_q`` rad, ``quantization`` rad, the
+    torque's ``tau_noise`` % of range (default 0.5) or ``tau_sigma`` N m (one or one per joint)."""
+
+    trajectory: str
+    output: str
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
+    robot_seed: int | None = None
+    noise_seed: int | None = None
+    seed: int | None = None
+    rate: float | None = None
+    scale: float = 0.2
+    friction: tuple[str, ...] | str = ("fv", "fc", "offset")
+    stribeck_vs: float | None = None
+    sigma_q: float = 1e-4
+    quantization: float | None = None
+    tau_noise: float | None = None
+    tau_sigma: tuple[float, ...] | None = None
+    payload: PayloadSpec = field(default_factory=PayloadSpec)
+    truth: str | None = None
+    true_params: str | None = None
+    json: str | None = None
+
+    def __post_init__(self):
+        from jaxid.simulation import FRICTION_RANGES
+
+        for out in (self.output, self.truth):
+            if out is not None and not out.lower().endswith((".csv", ".npz")):
+                raise WorkflowError(f"output {out!r} must end in .csv or .npz")
+        text = self.friction if isinstance(self.friction, str) else ",".join(self.friction)
+        friction = parse_terms(text)
+        if any(f not in FRICTION_RANGES for f in friction):
+            raise WorkflowError(f"--friction: choose from {','.join(FRICTION_RANGES)}, got {text!r}")
+        _set(self, "friction", friction)
+        if not 0 <= self.scale < 1:
+            raise WorkflowError(f"--scale must be in [0, 1), got {self.scale}")
+        if self.stribeck_vs is not None:
+            if "fs" not in friction:
+                raise WorkflowError("--stribeck-vs sets the Stribeck velocity of the fs term; add fs to --friction")
+            _positive(self.stribeck_vs, "--stribeck-vs must be a finite velocity > 0 rad/s, got {}")
+        if self.tau_noise is not None and self.tau_sigma is not None:
+            raise WorkflowError("give either --tau-noise or --tau-sigma")
+        if self.rate is not None and not (math.isfinite(self.rate) and self.rate > 0):
+            raise WorkflowError(f"--rate must be a finite rate > 0 Hz, got {self.rate}")
+
+    @property
+    def seeds(self) -> tuple[int, int]:
+        """(robot seed, noise seed)."""
+        seed = 0 if self.seed is None else self.seed
+        return (
+            seed if self.robot_seed is None else self.robot_seed,
+            seed if self.noise_seed is None else self.noise_seed,
+        )
+
+
+@dataclass(frozen=True)
+class PayloadRequest:
+    """``jaxid payload``: the 10 inertial parameters of a load on the flange from the loaded
+    run ``data``, on top of the robot identified in ``params`` (default: the model's nominal
+    parameters) or against the ``unloaded`` run of the same trajectory. ``joints``: 1-based
+    joints whose torques are used; ``cov``: noise variance per used joint (N^2 m^2); ``period``
+    (samples), ``average`` and ``smooth`` (passes) preprocess a periodic run."""
+
+    data: str
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
+    params: str | None = None
+    unloaded: str | None = None
+    joints: tuple[int, ...] | None = None
+    cov: tuple[float, ...] | None = None
+    period: int | None = None
+    average: bool = False
+    smooth: int = 0
+    prepare: DataSpec = field(default_factory=DataSpec)
+    output: str | None = None
+    json: str | None = None
+
+    def __post_init__(self):
+        if self.average and not self.period:
+            raise WorkflowError("--average averages whole periods: give --period K (samples per excitation period)")
+
+
+@dataclass(frozen=True)
+class LugreRequest:
+    """``jaxid lugre``: LuGre friction per axis of the friction experiment ``data`` (CSV), scored
+    on ``validation``; ``method`` of ``jaxid.identification.lugre.identify_joints``, swarm
+    ``seed``, ``rel_std`` above which a parameter is poorly determined, steady-state
+    ``threshold`` (units/s)."""
+
+    data: str
+    validation: str | None = None
+    method: Literal["full", "shape", "shape-log", "shape-article", "pso"] = "full"
+    rel_std: float | None = None
+    seed: int = 0
+    threshold: float | None = None
+    output: str | None = None
+    json: str | None = None
+
+    def __post_init__(self):
+        if self.threshold is not None and not (math.isfinite(self.threshold) and self.threshold > 0):
+            raise WorkflowError(f"--threshold must be a finite velocity > 0 units/s, got {self.threshold}")
+        if self.rel_std is not None and not (math.isfinite(self.rel_std) and self.rel_std > 0):
+            raise WorkflowError(f"--rel-std must be a finite ratio > 0 (0.05 = 5 %), got {self.rel_std}")
+
+
+@dataclass(frozen=True)
+class ExciteRequest:
+    """``jaxid excite``: an optimised Fourier excitation written to ``output`` (.csv/.npz, or a
+    ROS 2 JointTrajectory .json). Optimiser: ``harmonics``, ``base_frequency`` Hz,
+    ``objective`` (default cond; information with ``payload_design``), ``starts``, ``steps``,
+    ``learning_rate``, ``margin``, ``seed``. Sampling: ``fs`` Hz, ``periods``. Poses (rad):
+    ``home`` (default the range centres), ``start_from``. Constraints: ``clearance`` m,
+    ``floor`` m (None: no floor), ``workspace`` (6,) m, ``obstacles`` ((6,), ...) m, ``srdf``,
+    ``capsule_radius`` m, ``jerk_max`` rad/s^3. ``payload``: the load carried (needed by
+    ``payload_design``)."""
+
+    output: str
+    model: ModelSpec = field(default_factory=ModelSpec)
+    harmonics: int = 5
+    base_frequency: float = 0.05
+    objective: Literal["cond", "logdet", "information"] | None = None
+    payload_design: bool = False
+    payload: PayloadSpec = field(default_factory=PayloadSpec)
+    starts: int = 8
+    steps: int = 300
+    learning_rate: float = 0.02
+    margin: float = 0.05
+    seed: int = 0
+    fs: float = 100.0
+    home: tuple[float, ...] | None = None
+    start_from: tuple[float, ...] | None = None
+    clearance: float = 0.02
+    floor: float | None = 0.0
+    workspace: tuple[float, ...] | None = None
+    obstacles: tuple[tuple[float, ...], ...] = ()
+    srdf: str | None = None
+    capsule_radius: float = 0.05
+    jerk_max: float | None = None
+    allow_infeasible: bool = False
+    periods: int = 1
+    preview: str | None = None
+    json: str | None = None
+
+    def __post_init__(self):
+        if not self.output.lower().endswith((".csv", ".npz", ".json")):
+            raise WorkflowError(f"output {self.output!r} must end in .csv, .npz or .json")
+        # Checked before the optimisation, which takes minutes, rather than after it.
+        if not (math.isfinite(self.fs) and self.fs > 0):
+            raise WorkflowError(f"--fs must be a finite sample rate > 0 Hz, got {self.fs}")
+        if self.periods < 1:
+            raise WorkflowError(f"--periods must be >= 1, got {self.periods}")
+        self.model.no_fitted_vs()
+        if self.srdf and not self.model.urdf:
+            raise WorkflowError("--srdf names link pairs of a URDF; it needs --urdf PATH")
+        if self.payload_design and self.payload.mass is None:
+            # The load's own torque adds to the robot's: limits checked without it are not the run's.
+            raise WorkflowError(
+                "--payload: give the load's --payload-mass KG (and --payload-com X Y Z, m, in the "
+                "flange frame), so that the torque limits are checked with it attached"
+            )
+
+    @property
+    def chosen_objective(self) -> str:
+        return self.objective or ("information" if self.payload_design else "cond")
