@@ -78,10 +78,9 @@ def enable(path=None, *, warn=None) -> Path | None:
 
 
 def _marker(command: str) -> Path | None:
-    from jaxid import __version__
-
+    # Keyed on the package's source, as the stored programs are: a changed jaxid compiles again.
     d = _state.get("dir")
-    return None if d is None else d / f".warm-{command}-{__version__}"
+    return None if d is None else d / f".warm-{command}-{_source()[:16]}"
 
 
 def warm(command: str) -> bool:
@@ -191,6 +190,17 @@ def _encode_tree(treedef, out: list) -> None:
 
 
 @functools.cache
+def _source() -> str:
+    """sha256 (hex) of the jaxid package's source files (their paths and bytes). Read from the
+    files next to this one: importing ``jaxid`` from here would import every layer above."""
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@functools.cache
 def _environment() -> str:
     """What every key shares: the source of the jaxid package, the versions of the libraries
     whose Python runs inside a trace, the backend and the tracing configuration."""
@@ -198,10 +208,6 @@ def _environment() -> str:
 
     import jax
 
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parent
-    for p in sorted(root.rglob("*.py")):
-        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
     versions = []
     for dist in ("jax", "jaxlib", "equinox", "optax", "optimistix", "lineax", "diffrax", "numpy"):
         try:
@@ -222,7 +228,7 @@ def _environment() -> str:
     return "|".join(
         [
             f"format={_FORMAT}",
-            h.hexdigest(),
+            _source(),
             *versions,
             *config,
             jax.default_backend(),

@@ -1280,10 +1280,3 @@ def concatenate(datasets) -> Dataset:
         derivatives=methods.pop() if len(methods) == 1 else None,
         notes=notes,
     )
-
-
-def simulate(robot, t, q, qd, qdd, key, **kwargs):
-    """Simulated measurements of a perturbed robot; see :func:`jaxid.simulation.simulate`."""
-    from jaxid.simulation import simulate as _simulate
-
-    return _simulate(robot, t, q, qd, qdd, key, **kwargs)

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
+from jaxid.identification.regressor import regressor, states_rng
 
 #: Relative distance of a column (normalised) to the span of the kept columns before it,
 #: below which it counts as dependent. Structural dependencies sit at ~1e-15 in float64;
@@ -330,19 +331,6 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     )
 
 
-def states_rng(key=None) -> np.random.Generator:
-    """numpy's generator for random states of a model analysis, from a ``jax.random`` key,
-    an int or None (0).
-
-    The states only have to be generic, and drawing them with numpy at the edge costs no
-    compilation: a threefry draw compiles anew for every shape (1-3 s per model on 2 CPU
-    cores, in every cold process)."""
-    if key is None or isinstance(key, (int, np.integer)):
-        return np.random.default_rng(0 if key is None else int(key))
-    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-    return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
-
-
 def _position_range(model, n: int):
     # Models without (finite) position limits are sampled on [-pi, pi]: any generic
     # state reveals the structural dependencies.
@@ -374,8 +362,6 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
     Returns:
         ``BaseParameters`` with names built from ``model.parameter_names()``.
     """
-    from jaxid.identification.regressor import regressor  # the regressor module imports models
-
     names = list(model.parameter_names())
     n, p = int(model.n), len(names)
     if n_samples is None:

@@ -52,11 +52,22 @@ def parameter_names(model) -> tuple[str, ...]:
     return tuple(model.parameter_names())
 
 
+def states_rng(key=None) -> np.random.Generator:
+    """numpy's generator for random states of a model analysis, from a ``jax.random`` key,
+    an int or None (0).
+
+    The states only have to be generic, and drawing them with numpy at the edge costs no
+    compilation: a threefry draw compiles anew for every shape (1-3 s per model on 2 CPU
+    cores, in every cold process)."""
+    if key is None or isinstance(key, (int, np.integer)):
+        return np.random.default_rng(0 if key is None else int(key))
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
+
+
 def is_linear_in_parameters(model, n_samples=8, key=None, rtol=1e-9) -> bool:
     """Numerical check that torque is linear in theta: Y is the same at two parameter points
     and ``Y @ theta == torque`` at random states."""
-    from jaxid.identification.base import states_rng
-
     rng = states_rng(key)
     n = model.n
     q, qd, qdd = rng.normal(size=(3, n_samples, n))

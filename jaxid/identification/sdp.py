@@ -8,7 +8,7 @@ consistent inertial parameter identification", IEEE RA-L 3(1), 2018), the dissip
 joint terms, the rotor inertia and a spring's stiffness are non-negative (``ia, fv, fc, ks >= 0``;
 ``fs >= 0``, the Stribeck excess, i.e. static friction at least the Coulomb level), and mass bounds and a
 centre-of-mass box (``m lo <= h <= m hi``, h = m c) and a box holding the whole body
-(``S_aa <= (lo + hi) h_a - lo hi m``, :class:`~jaxid.identification.consistent.Bounds`) are
+(``S_aa <= (lo + hi) h_a - lo hi m``, :class:`~jaxid.identification.consistent_problem.Bounds`) are
 linear. The entropic prior
 ``tr(J0^-1 J) - log det(J0^-1 J) - 4`` (Lee, Wensing and Park 2020) and the barrier
 ``x/x0 - 1 - log(x/x0)`` on the positive joint terms are convex too, so the same objective
@@ -16,7 +16,7 @@ as :func:`jaxid.identification.consistent.identify_consistent` (with any prior w
 solved here by an interior-point conic solver (Clarabel, Goulart and Chen 2024, through
 cvxpy; Diamond and Boyd 2016), which reports the optimum with a primal-dual gap.
 
-The misfit is written in the b-vector form of :class:`~jaxid.identification.consistent.DataTerm`
+The misfit is written in the b-vector form of :class:`~jaxid.identification.consistent_problem.DataTerm`
 (the WLS base estimate, its Cholesky-factored covariance and the whitened WLS residual), so
 the program does not grow with the number of samples: ``b`` residuals, ``n`` 4x4 matrix
 variables and ``n k`` joint terms.
@@ -36,11 +36,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification.base import BaseParameters, base_parameters
-from jaxid.identification.consistent import (
+from jaxid.identification.consistent_problem import (
     PRIORS,
     Bounds,
     DataTerm,
-    _check_inputs,
+    check_inputs,
     check_nominal,
     data_term,
     prior_reference,
@@ -117,7 +117,7 @@ def solve_sdp(
     passes: int = 2,
 ) -> SDPFit:
     """Solve the constrained problem from its sample-free data term (:func:`identify_sdp`
-    documents the arguments; ``data`` is :func:`jaxid.identification.consistent.data_term`)."""
+    documents the arguments; ``data`` is :func:`jaxid.identification.consistent_problem.data_term`)."""
     cp = require_cvxpy()
     n, k = robot.n_joints, len(robot.joint_terms)
     nominal = jnp.asarray(nominal, dtype=float)
@@ -354,7 +354,7 @@ def identify_sdp(
         robot, W, tau, nominal, base, method: as ``identify_consistent``.
         prior: None (no prior), "entropic" or "euclidean"; used only when weight > 0.
         weight: prior weight >= 0 (0: pure constrained least squares).
-        bounds: :class:`~jaxid.identification.consistent.Bounds` (mass, centre-of-mass box, body box,
+        bounds: :class:`~jaxid.identification.consistent_problem.Bounds` (mass, centre-of-mass box, body box,
             total mass), or None.
         eps: margin on the pseudo-inertia eigenvalues (kg m^2), default 0.
         solver: a cvxpy conic solver name with SDP support, "CLARABEL" (default) or "SCS".
@@ -371,7 +371,7 @@ def identify_sdp(
         RuntimeError: the solver fails for another reason.
     """
     require_cvxpy()
-    W, tau = _check_inputs(robot, W, tau, method)
+    W, tau = check_inputs(robot, W, tau, method)
     base = base_parameters(robot) if base is None else base
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
     p = len(robot.parameter_names())

@@ -30,8 +30,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from jaxid.friction.models import JOINT_TERMS
 from jaxid.model import inertia
-from jaxid.model.robot import JOINT_TERMS, Robot
 from jaxid.model.urdf import (
     _from_mass_com_inertia,
     _transform,
@@ -195,8 +195,9 @@ class _Reader:
         return np.asarray(_transform(_from_mass_com_inertia(m, np.zeros(3), I), self.pose(el, what)))
 
 
-def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None) -> Robot:
-    """Read an MJCF file into a :class:`Robot` (what is read: the module docstring).
+def read(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None) -> dict:
+    """The keyword arguments of :class:`~jaxid.model.robot.Robot` for the model in an MJCF file
+    (what is read: the module docstring); ``Robot.from_mjcf(path, ...)`` is ``Robot(**read(path, ...))``.
 
     tool_site: name of the ``<site>`` a payload is mounted on (``Robot.tip``); default a site
     named like a tool flange (``tool0``, ``flange``, ``..._flange``), else the last joint's
@@ -208,9 +209,9 @@ def load(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_para
 
 
 def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None):
-    """(robot, reader, bodies, joint elements): bodies is one (body element, joint index it
-    moves with (-1: welded to the world), its frame (4, 4) in that joint's frame, its own
-    inertial (10,) in its frame, indices of its own joints) per body, in document order."""
+    """(Robot's keyword arguments, reader, bodies, joint elements): bodies is one (body element,
+    joint index it moves with (-1: welded to the world), its frame (4, 4) in that joint's frame,
+    its own inertial (10,) in its frame, indices of its own joints) per body, in document order."""
     r = _Reader(path)
     world = r.root.find("worldbody")
     if world is None:
@@ -315,10 +316,10 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
         else np.array([0.0, 0.0, -9.81])
     )
     model = r.root.get("model", "robot")
-    robot = Robot(
-        np.stack(placements),
-        np.stack(axes),
-        np.stack(inertial),
+    arguments = dict(
+        placements=np.stack(placements),
+        axes=np.stack(axes),
+        inertial=np.stack(inertial),
         joint_types=tuple(types),
         parents=tuple(parents),
         names=tuple(names),
@@ -332,7 +333,7 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
         mimic=mimic,
         name=name or model,
     )
-    return robot, r, records, elements
+    return arguments, r, records, elements
 
 
 def _equality(r, names):
@@ -386,7 +387,7 @@ def write_back(robot, theta, source, out):
         ValueError: theta has the wrong shape or is not finite; ``source`` has other joints
             than ``robot``; a body (named) would not be physically consistent (Wensing et al.
             2017), or a joint between two of a body's joints has a body; a damping,
-            frictionloss or armature would be negative (MuJoCo and :func:`load` reject it).
+            frictionloss or armature would be negative (MuJoCo and :func:`read` reject it).
     """
     import os
     from pathlib import Path
@@ -395,10 +396,10 @@ def write_back(robot, theta, source, out):
 
     bodies, joint_values = identified_split(robot, theta)
     source, out = Path(source), Path(out)
-    model, r, records, elements = _read(source, check_inertia=False)
-    if model.names != robot.names:
+    arguments, r, records, elements = _read(source, check_inertia=False)
+    if arguments["names"] != robot.names:
         raise ValueError(
-            f"{source}: its joints {list(model.names)} are not the model's {list(robot.names)}; write "
+            f"{source}: its joints {list(arguments['names'])} are not the model's {list(robot.names)}; write "
             "back into the MJCF file the model was read from"
         )
     rest = np.zeros_like(bodies)

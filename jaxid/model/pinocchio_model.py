@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxid.model.robot import JOINT_TERMS, Robot
+from jaxid.friction.models import JOINT_TERMS
 from jaxid.model.urdf import flange
 
 #: Joint terms with a Pinocchio model array, read as nominal values and written back.
@@ -29,8 +29,9 @@ def _pin():
     return pinocchio
 
 
-def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robot:
-    """A :class:`Robot` from a ``pinocchio.Model`` (what is read: the module docstring).
+def read(model, *, tool_frame=None, joint_terms=(), name=None) -> dict:
+    """The keyword arguments of :class:`~jaxid.model.robot.Robot` for a ``pinocchio.Model`` (what
+    is read: the module docstring); ``Robot.from_pinocchio(model, ...)`` is ``Robot(**read(model, ...))``.
 
     tool_frame: name of the model frame a payload is mounted on (``Robot.tip``); default a
     frame named like a tool flange (``tool0``, ``flange``, ``..._flange``), else the last
@@ -93,10 +94,10 @@ def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robo
         frames, tool_frame, len(names), "tool_frame", "is not a frame of the Pinocchio model", ValueError
     )
     big = lambda x: np.where(x >= 1e300, np.inf, np.where(x <= -1e300, -np.inf, x))  # Pinocchio's "unlimited"
-    return Robot(
-        np.stack(placements),
-        np.stack(axes),
-        np.stack(inertial),
+    return dict(
+        placements=np.stack(placements),
+        axes=np.stack(axes),
+        inertial=np.stack(inertial),
         joint_types=tuple(types),
         parents=tuple(parents),
         names=tuple(names),
@@ -114,8 +115,9 @@ def from_pinocchio(model, *, tool_frame=None, joint_terms=(), name=None) -> Robo
     )
 
 
-def to_pinocchio(robot: Robot, theta=None):
-    """A ``pinocchio.Model`` of ``robot`` with parameters theta (p,) (default its own).
+def to_pinocchio(robot, theta=None):
+    """A ``pinocchio.Model`` of ``robot`` (a :class:`~jaxid.model.robot.Robot`) with parameters
+    theta (p,) (default its own).
 
     Joints become ``JointModelRevoluteUnaligned``/``PrismaticUnaligned`` about the robot's
     axes, coupled joints Pinocchio mimic joints; each link's inertia its joint's body

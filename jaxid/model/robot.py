@@ -398,28 +398,30 @@ class Robot(eqx.Module):
             **kwargs,
         )
 
+    # The file and Pinocchio readers know the formats, not this class: each returns the
+    # constructor's keyword arguments, so that the readers sit below the model they build.
     @classmethod
     def from_urdf(cls, path, *, base_link=None, tip_link=None, **kwargs):
-        """A chain or tree from a URDF file; see :func:`jaxid.model.urdf.load` (tip_link: a link
+        """A chain or tree from a URDF file; see :func:`jaxid.model.urdf.read` (tip_link: a link
         or a list of links; mimic=, check_inertia=, joint_terms=, ...)."""
-        from jaxid.model.urdf import load
+        from jaxid.model import urdf
 
-        return load(path, base_link=base_link, tip_link=tip_link, **kwargs)
+        return cls(**urdf.read(path, base_link=base_link, tip_link=tip_link, **kwargs))
 
     @classmethod
     def from_mjcf(cls, path, **kwargs):
-        """A chain or tree from a MuJoCo MJCF file; see :func:`jaxid.model.mjcf.load`
+        """A chain or tree from a MuJoCo MJCF file; see :func:`jaxid.model.mjcf.read`
         (tool_site=, check_inertia=, joint_terms=)."""
-        from jaxid.model.mjcf import load
+        from jaxid.model import mjcf
 
-        return load(path, **kwargs)
+        return cls(**mjcf.read(path, **kwargs))
 
     @classmethod
     def from_pinocchio(cls, model, **kwargs):
-        """A robot from a ``pinocchio.Model``; see :func:`jaxid.model.pinocchio_model.from_pinocchio`."""
-        from jaxid.model.pinocchio_model import from_pinocchio
+        """A robot from a ``pinocchio.Model``; see :func:`jaxid.model.pinocchio_model.read`."""
+        from jaxid.model import pinocchio_model
 
-        return from_pinocchio(model, **kwargs)
+        return cls(**pinocchio_model.read(model, **kwargs))
 
     def to_pinocchio(self, theta=None):
         """This robot (parameters theta (p,), default its own) as a ``pinocchio.Model``; see

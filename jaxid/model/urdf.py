@@ -35,8 +35,8 @@ import numpy as np
 
 from jaxid import cache
 from jaxid.dynamics import spatial
+from jaxid.friction.models import JOINT_TERMS
 from jaxid.model import inertia
-from jaxid.model.robot import JOINT_TERMS, Robot
 
 MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
 TOOL_NAMES = ("tool0", "flange", "tool_flange")  # exact names, then "<prefix>_" + one of them
@@ -183,7 +183,7 @@ def parse(path):
     return root, links, joints
 
 
-def load(
+def read(
     path,
     *,
     base_link=None,
@@ -195,8 +195,9 @@ def load(
     joint_params=None,
     name=None,
     gravity=(0.0, 0.0, -9.81),
-) -> Robot:
-    """Read a URDF file into a :class:`Robot` (see the module docstring).
+) -> dict:
+    """The keyword arguments of :class:`~jaxid.model.robot.Robot` for the model in a URDF file
+    (what is read: the module docstring); ``Robot.from_urdf(path, ...)`` is ``Robot(**read(path, ...))``.
 
     tip_link: None (every movable joint below ``base_link``), a link name, or a list of them.
     tool_link: the link the payload is mounted on (``Robot.tip``, ``Robot.tip_joint``);
@@ -311,10 +312,10 @@ def load(
     if joint_params is None:
         joint_params = _dynamics(path, joints, names, joint_terms)
     tip_joint, tip = flange(frames, tool_link, len(names), f"{path}: tool_link", "is not fixed to a link of the model")
-    return Robot(
-        np.stack(placements),
-        np.stack(axes),
-        np.stack(inertial),
+    return dict(
+        placements=np.stack(placements),
+        axes=np.stack(axes),
+        inertial=np.stack(inertial),
         joint_types=tuple(types),
         parents=tuple(parents),
         names=tuple(names),
@@ -466,7 +467,7 @@ def write_back(robot, theta, source, out):
     m, inertia kg m^2 about it, in the link's inertial frame, whose rpy is kept) and, when
     ``fv``/``fc`` are joint terms, each joint's ``<dynamics damping= friction=>`` (N m s/rad,
     N m). A link's identified body includes the links merged into it (fixed or locked
-    joints, :func:`load`): those keep their own values from ``source`` and the child link
+    joints, :func:`read`): those keep their own values from ``source`` and the child link
     gets the rest. Visuals, collisions, frames, names, comments and other joints stay;
     relative mesh paths are rewritten to point at the same files from ``out``'s directory.
     ia, fs, fva and offset have no URDF element and are not written.
