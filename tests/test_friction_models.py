@@ -16,6 +16,7 @@ from jaxid import results, simulation
 from jaxid.cli import UserError
 from jaxid.cli.common import add_model_arguments, model_from_args
 from jaxid.friction import models as fm
+from jaxid.identification.stribeck import fit_stribeck_velocity
 
 EPS = 1e-3
 VS = 0.03  # true Stribeck velocity, rad/s
@@ -135,15 +136,15 @@ def test_noiseless_recovery_of_fs_and_fva(true_robot, slow):
 
 def test_fit_stribeck_velocity_recovers_vs(true_robot, slow):
     nominal = dataclasses.replace(true_robot, stribeck_vs=0.05)
-    vs = fm.fit_stribeck_velocity(nominal, *slow, lo=1e-3, hi=1.0)
+    vs = fit_stribeck_velocity(nominal, *slow, lo=1e-3, hi=1.0)
     assert abs(vs / VS - 1) < 1e-6
     with pytest.raises(ValueError, match="Stribeck term"):
-        fm.fit_stribeck_velocity(jaxid.models.planar(2).with_joint_terms(("fc",)), *slow)
+        fit_stribeck_velocity(jaxid.models.planar(2).with_joint_terms(("fc",)), *slow)
     with pytest.raises(ValueError, match="tau must have shape"):
-        fm.fit_stribeck_velocity(nominal, *slow[:3], slow[3][:, :1])
+        fit_stribeck_velocity(nominal, *slow[:3], slow[3][:, :1])
     fast = np.abs(slow[1]).min(axis=1) > 0.5
     with pytest.raises(ValueError, match="passes slowly through zero velocity"):
-        fm.fit_stribeck_velocity(nominal, *(x[fast] for x in slow), lo=1e-3, hi=0.1)
+        fit_stribeck_velocity(nominal, *(x[fast] for x in slow), lo=1e-3, hi=0.1)
 
 
 def test_fs_is_unidentifiable_without_slow_samples(true_robot, slow):

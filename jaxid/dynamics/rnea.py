@@ -23,7 +23,6 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxid.dynamics import spatial
-from jaxid.model import inertia
 
 if TYPE_CHECKING:
     from jaxid.model.robot import Robot
@@ -127,7 +126,7 @@ def kinematics(robot, q, qd, qdd):
 
 def link_wrench(pi, vl, al):
     """Net wrench f = I a + v x* (I v) (6,) of one link in its frame; linear in pi (10,)."""
-    return _wrench(pi[0], pi[1:4], inertia.inertia_matrix(pi), vl, al)
+    return _wrench(pi[0], pi[1:4], spatial.inertia_matrix(pi), vl, al)
 
 
 def _wrench(m, h, I, vl, al):
@@ -149,8 +148,8 @@ def _link_regressor(pi, vl, al):
     (1 + 3 + 6 light tangents, not 10 through the whole wrench). Parameters come first
     because the transmission in ``rigid_regressor`` reads them that way.
     """
-    m, h, I = pi[0], pi[1:4], inertia.inertia_matrix(pi)
-    inertia_of = lambda x: inertia.inertia_matrix(jnp.concatenate([pi[:4], x]))  # x: pi[4:]
+    m, h, I = pi[0], pi[1:4], spatial.inertia_matrix(pi)
+    inertia_of = lambda x: spatial.inertia_matrix(jnp.concatenate([pi[:4], x]))  # x: pi[4:]
     d_m = jax.jacfwd(lambda m: _wrench(m, h, I, vl, al))(m)
     d_h = jax.jacfwd(lambda h: _wrench(m, h, I, vl, al))(h)
     d_I = jax.jacfwd(lambda x: _wrench(m, h, inertia_of(x), vl, al))(pi[4:])
@@ -252,7 +251,7 @@ def crba(robot, inertial, q):
     S = _axes(robot)
     m = [pi[0] for pi in inertial]
     h = [pi[1:4] for pi in inertial]
-    I = [inertia.inertia_matrix(pi) for pi in inertial]
+    I = [spatial.inertia_matrix(pi) for pi in inertial]
     n = robot.n_joints
     for i in reversed(range(n)):
         k = robot.parents[i]

@@ -80,3 +80,10 @@ def cross_force(v, f):
     """Spatial cross product for force vectors, ``v x* f`` (Featherstone's crf)."""
     w, u = v[:3], v[3:]
     return jnp.concatenate([jnp.cross(w, f[:3]) + jnp.cross(u, f[3:]), jnp.cross(w, f[3:])])
+
+
+def inertia_matrix(pi) -> jnp.ndarray:
+    """Symmetric 3x3 rotational inertia about the frame origin from a link's inertial
+    parameters pi (10,) ``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (kg m^2)."""
+    xx, xy, yy, xz, yz, zz = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
+    return jnp.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])

@@ -15,15 +15,9 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxid.arrays import AnyArray, Numeric
-from jaxid.dynamics.spatial import motion_transform, skew
+from jaxid.dynamics.spatial import inertia_matrix, motion_transform, skew  # noqa: F401 (inertia_matrix: part of this module's API)
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
-
-
-def inertia_matrix(pi: AnyArray) -> jax.Array:
-    """Symmetric 3x3 rotational inertia about the frame origin, from pi (10,)."""
-    xx, xy, yy, xz, yz, zz = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
-    return jnp.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
 
 
 def spatial_inertia(pi: AnyArray) -> jax.Array:

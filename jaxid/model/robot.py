@@ -50,7 +50,7 @@ class Robot(eqx.Module):
         joint_terms: enabled per-joint terms, a subset of ``JOINT_TERMS`` in that order.
         coulomb_eps: velocity scale of the smooth Coulomb sign ``tanh(qd / eps)``, rad/s.
         stribeck_vs: Stribeck velocity vs of the ``fs`` term, rad/s (see
-            ``jaxid.friction.models.fit_stribeck_velocity`` to identify it).
+            ``jaxid.identification.stribeck.fit_stribeck_velocity`` to identify it).
         placements: fixed transforms parent frame -> joint frame, shape (n_joints, 4, 4).
         axes: joint axes in the joint frames, shape (n_joints, 3), unit vectors.
         tip: the flange (tool) frame in the frame of joint ``tip_joint``, shape (4, 4): where a

@@ -770,7 +770,7 @@ def identify_experiment(
     sdp_check: with ``consistent``, also solve the same problem as an SDP (cvxpy + Clarabel,
         the ``consistent-sdp`` extra) and record how far the fit's cost is from its optimum.
     stribeck_vs: the Stribeck velocity of the ``fs`` term, rad/s, or "fit" to identify it
-        (``jaxid.friction.models.fit_stribeck_velocity``); None keeps the robot's.
+        (``jaxid.identification.stribeck.fit_stribeck_velocity``); None keeps the robot's.
     gravity: "fit" to identify the direction of gravity in the base frame (a base that is not
         level) before the parameters (:func:`fit_gravity`); the model then carries it
         (``params.model["gravity"]``, ``params.fit["gravity"]``); None keeps the robot's.
@@ -818,7 +818,7 @@ def identify_experiment(
     description = dict(description) if description is not None else results.model_description(robot)
     datasets = prepared.datasets
     if stribeck_vs == "fit":
-        from jaxid.friction.models import fit_stribeck_velocity
+        from jaxid.identification.stribeck import fit_stribeck_velocity
 
         stacked = [np.concatenate([np.asarray(getattr(d, k)) for d in datasets]) for k in ("q", "qd", "qdd", "tau")]
         try:
