@@ -115,7 +115,7 @@ GAP_FACTOR = 5.0
 SIGNALS = ("t", "q", "qd", "qdd", "tau")
 """The signals of a dataset, the keys of ``columns`` and ``units``."""
 
-UNITS = {
+UNITS: dict[str, dict[str, float | str]] = {
     "t": {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9},
     "q": {"rad": 1.0, "deg": "deg"},
     "qd": {"rad/s": 1.0, "deg/s": "deg"},
@@ -272,7 +272,7 @@ def _normalise_columns(columns) -> dict:
         if s not in SIGNALS:
             raise DatasetError(f"columns: unknown signal '{s}'; the signals are {', '.join(SIGNALS)}")
         values = list(value) if isinstance(value, (list, tuple, range)) else [value]
-        items = []
+        items: list[int | str] = []
         for x in values:
             if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
                 if x < 0:
@@ -309,7 +309,8 @@ def parse_columns(text: str) -> dict:
     :func:`read` takes it. Raises DatasetError for an unknown signal, a signal given twice, an
     empty value or an item without a signal.
     """
-    out, current = {}, None
+    out: dict[str, str | list[str]] = {}
+    current: str | None = None
     for token in (x.strip() for x in str(text).split(",")):
         if not token:
             continue
@@ -375,6 +376,10 @@ def _normalise_gains(gains) -> tuple[float, ...] | None:
         return None
     if isinstance(gains, str):
         return parse_gains(gains)
+    return _checked_gains(gains)
+
+
+def _checked_gains(gains) -> tuple[float, ...]:
     try:
         g = np.asarray(gains, dtype=np.float64)
     except (TypeError, ValueError):
@@ -403,7 +408,7 @@ def parse_gains(text: str) -> tuple[float, ...]:
             raise DatasetError(f"gains: '{token}' is not a number (in '{text}')") from None
     if not values:
         raise DatasetError(f"gains: no value in '{text}'; write e.g. '10,10,10.7'")
-    return _normalise_gains(values)
+    return _checked_gains(values)
 
 
 def load_mapping(path) -> dict:
@@ -481,7 +486,9 @@ def _detect_delimiter(first: str, second: str) -> str | None:
 
 def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
     """The columns of the default header t, q1.., [qd1.., qdd1..,] tau1.. (all required)."""
-    column, groups, unknown = {}, {g: [] for g in _SIGNALS}, []
+    column: dict[str, int] = {}
+    groups: dict[str, list[int]] = {g: [] for g in _SIGNALS}
+    unknown: list[str] = []
     for c, name in enumerate(header):
         if not name:  # an unnamed column, e.g. after a trailing delimiter: not data
             continue
@@ -580,7 +587,7 @@ def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Wher
             f"columns: t must be one column, but {origin.get('t', ['t'])} "
             f"gives {len(chosen['t'])}: {', '.join(map(label, chosen['t']))}"
         )
-    used = {}
+    used: dict[int, str] = {}
     for s, idx in chosen.items():
         for c in idx:
             if c in used:
@@ -744,6 +751,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
         select = _mapped_columns(columns, header, ncells, where)
     labels = [f"column {where.cell(h)}" for h in (header or range(ncells))]
     usecols = sorted({c for idx in select.values() for c in idx})
+    data: np.ndarray | None
     if not rows:
         data = np.empty((0, len(usecols)))
     else:
@@ -1025,8 +1033,13 @@ def _build(
         notes.append(f"irregular time stamps kept as recorded, jitter {100 * jitter:.2g}%")
 
     notes = tuple(notes)
+    qd, qdd = (None if arrays.get(s) is None else jnp.asarray(arrays[s]) for s in ("qd", "qdd"))
     ds = Dataset(
-        *(None if arrays.get(s) is None else jnp.asarray(arrays[s]) for s in ("t", "q", "tau", "qd", "qdd")),
+        jnp.asarray(arrays["t"]),
+        jnp.asarray(arrays["q"]),
+        jnp.asarray(arrays["tau"]),
+        qd,
+        qdd,
         source=where.path,
         notes=notes,
     )
@@ -1183,6 +1196,8 @@ def from_arrays(
     arrays = {
         s: np.asarray(a, dtype=np.float64) for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None
     }
+    if q is None or tau is None:
+        raise DatasetError(f"{source}: q and tau are required")
     where = _Where(source, {s: s for s in arrays})
     return _build(arrays, where, None, resample, derivatives, cutoff)
 

@@ -54,7 +54,7 @@ _NEGATIVE_LIST = re.compile(r"-\.?\d[^,]*(,[^,]*)+")
 
 def _join_negative_lists(argv: list[str]) -> list[str]:
     """``--gains -12.5,10.7`` as ``--gains=-12.5,10.7``, so a list option takes its value."""
-    out = []
+    out: list[str] = []
     for a in argv:
         if out and out[-1].startswith("--") and "=" not in out[-1] and _NEGATIVE_LIST.fullmatch(a):
             out[-1] = f"{out[-1]}={a}"

@@ -205,6 +205,7 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 1
+    assert t is not None  # written
 
     figures = dict(
         model=description,

@@ -31,8 +31,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from jaxid import cache
+from jaxid.arrays import AnyArray
 from jaxid.identification.regressor import regressor, states_rng
 
 #: Relative distance of a column (normalised) to the span of the kept columns before it,
@@ -74,21 +76,22 @@ class BaseParameters(eqx.Module):
         standard_names: names of the p standard parameters (the columns of ``W``).
     """
 
-    indices: jax.Array
-    dependent: jax.Array
-    K: jax.Array
-    r_diag: jax.Array
+    # numpy from base_from_regressor (found in numpy, used as jit inputs); tracers under jit
+    indices: AnyArray
+    dependent: AnyArray
+    K: AnyArray
+    r_diag: AnyArray
     gap: float = eqx.field(static=True)
     rank: int = eqx.field(static=True)
     names: tuple[str, ...] = eqx.field(static=True)
     standard_names: tuple[str, ...] = eqx.field(static=True)
 
-    def to_base(self, theta: jax.Array) -> jax.Array:
+    def to_base(self, theta: ArrayLike) -> jax.Array:
         """Base parameters from standard ones: theta (..., p) -> (..., b)."""
         theta = jnp.asarray(theta)
         return theta[..., self.indices] + theta[..., self.dependent] @ self.K.T
 
-    def reduce(self, W: jax.Array) -> jax.Array:
+    def reduce(self, W: ArrayLike) -> jax.Array:
         """Reduced regressor ``W[..., indices]``: (..., p) -> (..., b)."""
         return jnp.asarray(W)[..., self.indices]
 
@@ -285,18 +288,18 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     Wn = r_factor(np.where(zero, 0.0, W / d))
     Q = np.zeros((p, min(M, p)))  # orthonormal basis of the kept columns (in R0's row space)
     r = np.zeros(p)
-    ind = []
+    kept: list[int] = []
     small = norms < NEGLIGIBLE * norms.max()
     for j in [j for j in np.lexsort((np.arange(p), small)) if not zero[j]]:
-        b = len(ind)
+        b = len(kept)
         v = Wn[:, j].copy()
         for _ in range(2):  # classical Gram-Schmidt, twice: orthogonal to rounding
             v -= Q[:, :b] @ (Q[:, :b].T @ v)
         r[j] = np.linalg.norm(v)
         if r[j] > tol and b < Q.shape[1]:
             Q[:, b] = v / r[j]
-            ind.append(j)
-    ind = np.sort(np.array(ind, dtype=int))
+            kept.append(j)
+    ind = np.sort(np.array(kept, dtype=int))
     dep = np.setdiff1d(np.arange(p), ind)
     rank = ind.size
     dropped = r[dep].max() if dep.size else 0.0

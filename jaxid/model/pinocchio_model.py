@@ -39,9 +39,10 @@ def read(model, *, tool_frame=None, joint_terms=(), name=None) -> dict:
     """
     pin = _pin()
     q0 = pin.neutral(model)
-    placements, axes, inertial, types, names, parents, mimic = [], [], [], [], [], [], []
+    placements, axes, inertial, types, names, parents = [], [], [], [], [], []
+    mimic: list[tuple[int, float, float] | None] = []
     lo, hi, vel, eff = [], [], [], []
-    master_of_q = {}
+    master_of_q: dict[int, int] = {}
     for i in range(1, model.njoints):
         jm, jname = model.joints[i], model.names[i]
         coupled = jm.shortname() == "JointModelMimic"  # no variable of its own: nq = nv = 0

@@ -210,8 +210,8 @@ def read(
     if mimic not in ("coupled", "independent"):
         raise ValueError(f"mimic must be 'coupled' or 'independent', got {mimic!r}")
     root, links, joints = parse(path)
-    children = {}
-    child_joint = {}
+    children: dict[str, list[str]] = {}
+    child_joint: dict[str, str] = {}
     for jname, j in joints.items():
         parent, child = j.find("parent").get("link"), j.find("child").get("link")
         children.setdefault(parent, []).append(jname)
