@@ -148,11 +148,11 @@ class ConsistentFit(eqx.Module):
     cost: jax.Array
     converged: jax.Array
     num_steps: jax.Array
-    grad_norm: jax.Array = jnp.nan
-    gap_bound: jax.Array = jnp.nan
-    rss: jax.Array = jnp.nan
-    sdp_cost: jax.Array = jnp.nan
-    sdp_gap: jax.Array = jnp.nan
+    grad_norm: jax.Array | float = jnp.nan
+    gap_bound: jax.Array | float = jnp.nan
+    rss: jax.Array | float = jnp.nan
+    sdp_cost: jax.Array | float = jnp.nan
+    sdp_gap: jax.Array | float = jnp.nan
     history: jax.Array | None = None
 
     @property
@@ -259,7 +259,7 @@ def _solve(problem: _Problem, theta_ls, cov, nominal, weight):
     hi, lo = jnp.maximum(c0, weight), jnp.maximum(weight, 1e-10 * c0)
     frac = jnp.arange(problem.stages - 1) / max(problem.stages - 2, 1)
     ws = jnp.concatenate([hi * (lo / hi) ** frac, weight[None]])
-    solver = optx.Dogleg(rtol=problem.rtol, atol=problem.rtol, linear_solver=lx.SVD())
+    solver: optx.Dogleg = optx.Dogleg(rtol=problem.rtol, atol=problem.rtol, linear_solver=lx.SVD())
 
     def stage(carry, w):
         y, steps = carry
@@ -595,14 +595,15 @@ def _interior_start(robot, pis, bounds: Bounds | None):
                     f"(it reached {m_new.sum():g} kg); widen total_mass or the per-link bounds"
                 )
     axes = bounds.body_axes()
+    body_min, body_max = bounds.body_box()
     for i in range(n):
         m, c, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pis[i])))
-        lo, hi = np.maximum(bounds.com_min[i], bounds.body_min[i]), np.minimum(bounds.com_max[i], bounds.body_max[i])
+        lo, hi = np.maximum(bounds.com_min[i], body_min[i]), np.minimum(bounds.com_max[i], body_max[i])
         c = np.array([inside(c[a], lo[a], hi[a]) for a in range(3)])
         # a body in its box spreads at most (hi - c)(c - lo) along an axis (the second-moment
         # bound about c): shrink the spread (the inertia about c) to 0.9 of that
         var = np.diag(np.trace(I_c) / 2 - I_c) / m  # per-axis spread about c, m^2
-        room = (bounds.body_max[i] - c) * (c - bounds.body_min[i])
+        room = (body_max[i] - c) * (c - body_min[i])
         shrink = min([1.0] + [0.9 * room[a] / var[a] for a in range(3) if axes[i, a] and var[a] > 0.9 * room[a]])
         pis[i] = np.asarray(inertia.from_mass_com_inertia(m_new[i], c, I_c * (shrink * m_new[i] / m)))
     return pis
@@ -647,11 +648,11 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
         tot[0] = tot[0] if tot[0] > 0 else -np.inf
         b = (lo, bounds.mass_max.copy(), bounds.com_min.copy(), bounds.com_max.copy(), tot)
         axes = bounds.body_axes()
-        body = (np.where(axes, bounds.body_min, 0.0), np.where(axes, bounds.body_max, 0.0), axes.astype(float))
+        body_min, body_max = bounds.body_box()
+        body = (np.where(axes, body_min, 0.0), np.where(axes, body_max, 0.0), axes.astype(float))
     nu = 4.0 * n + positive.sum() + sum(float(np.isfinite(x).sum()) for x in b) + float(body[2].sum())
-    b = b + body
     pis_start = _interior_start(robot, project_consistent(jnp.asarray(pis0), rel_floor=1e-3), bounds)
-    return _BarrierSetup(pis_start, np.linalg.inv(J0), np.linalg.slogdet(J0)[1], S0, positive, B, b, nu)
+    return _BarrierSetup(pis_start, np.linalg.inv(J0), np.linalg.slogdet(J0)[1], S0, positive, B, b + body, nu)
 
 
 def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, nominal, prior):
@@ -962,7 +963,7 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         ET.SubElement(
             el,
             "inertia",
-            **{
+            {
                 k: f"{I_c[a, b]:.17g}"
                 for k, (a, b) in dict(ixx=(0, 0), ixy=(0, 1), ixz=(0, 2), iyy=(1, 1), iyz=(1, 2), izz=(2, 2)).items()
             },
@@ -980,7 +981,7 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         limits = dict(lower=lo, upper=hi, effort=float(robot.tau_max[c]), velocity=float(robot.qd_max[c]))
         if kind == "continuous":
             limits = {k: v for k, v in limits.items() if k in ("effort", "velocity")}
-        ET.SubElement(j, "limit", **{k: f"{v:.17g}" for k, v in limits.items() if math.isfinite(v)})
+        ET.SubElement(j, "limit", {k: f"{v:.17g}" for k, v in limits.items() if math.isfinite(v)})
         if robot.mimic[i] >= 0:
             ET.SubElement(
                 j,
@@ -1038,7 +1039,8 @@ def holdout(
         raise ValueError("train must hold at least one (W, tau) run")
     Ws, taus = zip(*[check_inputs(robot, W, t, method) for W, t in train])
     W, tau = jnp.concatenate(Ws), jnp.concatenate(taus)
-    Wv, tauv = check_inputs(robot, *test, method)
+    W_test, tau_test = test
+    Wv, tauv = check_inputs(robot, W_test, tau_test, method)
     base = base_parameters(robot) if base is None else base
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
     real = np.asarray(tauv).reshape(-1, robot.n)
@@ -1047,7 +1049,7 @@ def holdout(
         pred = np.asarray(Wv @ theta).reshape(-1, robot.n)
         return np.asarray(metrics.rmse(real, pred)), float(np.mean(metrics.nrms_limits(real, pred, robot.tau_max)))
 
-    rows = []
+    rows: list[dict] = []
     for w in weights:
         fit = identify_consistent(
             robot,

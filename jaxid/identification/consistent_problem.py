@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid.identification.base import BaseParameters, lift
-from jaxid.identification.estimators import identify
+from jaxid.identification.estimators import Identification, identify
 from jaxid.model import inertia
 
 PRIORS = (None, "euclidean", "entropic")
@@ -148,7 +148,7 @@ class Bounds:
         theta = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
         pis = np.asarray(theta[: 10 * robot.n_joints]).reshape(robot.n_joints, 10)
         m = pis[:, 0]
-        kw = {}
+        kw: dict[str, np.ndarray] = {}
         if mass_tol is not None:
             if not (math.isfinite(mass_tol) and 0 <= mass_tol):
                 raise ValueError(f"mass_tol must be a finite number >= 0, got {mass_tol}")
@@ -198,8 +198,8 @@ class Bounds:
             np.minimum(self.com_max, other.com_max),
             total,
             self.link_names or other.link_names,
-            np.maximum(self.body_min, other.body_min),
-            np.minimum(self.body_max, other.body_max),
+            np.maximum(self.body_box()[0], other.body_box()[0]),
+            np.minimum(self.body_box()[1], other.body_box()[1]),
         ).check()
 
     def check(self):
@@ -263,13 +263,18 @@ class Bounds:
             and not np.any(np.isfinite(self.com_min))
             and not np.any(np.isfinite(self.com_max))
             and self.total_mass is None
-            and not np.any(np.isfinite(self.body_min))
-            and not np.any(np.isfinite(self.body_max))
+            and not any(np.any(np.isfinite(x)) for x in self.body_box())
         )
+
+    def body_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(body_min, body_max), (n, 3) m each, -inf / inf where unbounded."""
+        assert self.body_min is not None and self.body_max is not None  # __post_init__ replaces None
+        return self.body_min, self.body_max
 
     def body_axes(self):
         """(n, 3) bool: the axes along which the body box bounds the second moment (both sides finite)."""
-        return np.isfinite(self.body_min) & np.isfinite(self.body_max)
+        lo, hi = self.body_box()
+        return np.isfinite(lo) & np.isfinite(hi)
 
 
 # ------------------------------------------------------------- data term and prior reference
@@ -289,7 +294,7 @@ class DataTerm(NamedTuple):
     std: jax.Array
     L: jax.Array
     rss: jax.Array
-    ls: object
+    ls: Identification
 
 
 def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataTerm:
