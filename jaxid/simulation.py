@@ -21,6 +21,7 @@ noise-free truth (q, qd, qdd, tau) is returned next to the measured dataset.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax
@@ -30,6 +31,9 @@ import numpy as np
 from jaxid.data import Dataset, from_arrays
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
+
+if TYPE_CHECKING:
+    from jaxid.model.robot import Robot
 
 #: Ranges of the added joint terms, as fractions of each joint's torque scale T_j (N m):
 #: ``fv`` in [0.01, 0.05] T_j per rad/s, ``fc`` in [0.01, 0.05] T_j, ``offset`` in
@@ -73,7 +77,7 @@ class Measurement(eqx.Module):
     qdd: jax.Array
     tau: jax.Array
     sigma_tau: jax.Array
-    robot: object
+    robot: Robot
 
 
 # ------------------------------------------------------------------------------- perturb

@@ -32,6 +32,7 @@ import numpy as np
 import optimistix as optx
 
 from jaxid import cache, signals
+from jaxid.arrays import AnyArray
 from jaxid.dynamics import spatial
 from jaxid.dynamics.batching import batched
 from jaxid.dynamics.rnea import kinematics, link_wrench
@@ -153,7 +154,7 @@ class PayloadRows(eqx.Module):
     """
 
     robot: object
-    weights: jax.Array
+    weights: AnyArray
 
     def __call__(self, q, qd, qdd):
         return payload_regressor(self.robot, q, qd, qdd) * self.weights[:, None]

@@ -314,7 +314,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
             gravity="fit" if r.fit_gravity else None,
             progress=progress,
         )  # sdp_check without its extra: an ImportError naming it
-    if choice is not None:
+    if r.validate_on:  # choice was made
         params = dataclasses.replace(
             params, fit={**params.fit, "validate_on": list(r.validate_on), "prior_weight_choice": choice}
         )
@@ -492,7 +492,7 @@ def run_simulate(request: SimulateRequest) -> SimulateOutcome:
         robot = dataclasses.replace(robot, stribeck_vs=float(r.stribeck_vs))
         desc = {**desc, "stribeck_vs": float(r.stribeck_vs)}
     payload = payload_vector(r.payload)
-    noise = dict(sigma_q=r.sigma_q, quantization=r.quantization)
+    noise: dict[str, float | np.ndarray | None] = dict(sigma_q=r.sigma_q, quantization=r.quantization)
     if r.tau_sigma is not None:
         if len(r.tau_sigma) not in (1, robot.n):
             raise WorkflowError(f"--tau-sigma takes one value or {robot.n} (one per joint), got {len(r.tau_sigma)}")
@@ -630,7 +630,7 @@ def excite_constraints(request: ExciteRequest, robot):
     from jaxid.model import geometry
 
     r = request
-    limits = {} if r.jerk_max is None else {"qddd_max": r.jerk_max}
+    limits: dict[str, float | np.ndarray] = {} if r.jerk_max is None else {"qddd_max": r.jerk_max}
     if r.model.urdf:
         try:
             caps = geometry.from_urdf(
@@ -646,7 +646,7 @@ def excite_constraints(request: ExciteRequest, robot):
     floor = r.floor
     if isinstance(floor, str):
         floor = None if floor.strip().lower() == "none" else _floats(floor, 1, "--floor")[0]
-    workspace = None if r.workspace is None else np.split(_floats(r.workspace, 6, "--workspace"), 2)
+    workspace = None if r.workspace is None else tuple(np.split(_floats(r.workspace, 6, "--workspace"), 2))
     obstacles = tuple(np.split(_floats(o, 6, "--obstacle"), 2) for o in r.obstacles)
     if caps is None:
         if r.workspace or r.obstacles:
