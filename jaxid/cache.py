@@ -28,11 +28,16 @@ import pickle
 import tempfile
 import types
 import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import ParamSpec, TypeVar, overload
 
 import numpy as np
 
 OFF = ("off", "0", "", "none", "false")
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _state: dict = {}
 
@@ -406,6 +411,12 @@ def _compile(fn, path: Path, treedef, leaves, dynamic) -> _Program:
     return _Program(compiled, outs["tree"], outs["static"])
 
 
+@overload
+def jit(fn: Callable[P, R], *, static_argnames: str | Iterable[str] | None = None) -> Callable[P, R]: ...
+@overload
+def jit(
+    fn: None = None, *, static_argnames: str | Iterable[str] | None = None
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 def jit(fn=None, *, static_argnames=None):
     """``eqx.filter_jit(fn)`` whose compiled program is also kept in the persistent cache.
 

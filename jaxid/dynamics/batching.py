@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Samples per vmapped chunk. Large batches are run as a loop over chunks: a chunk's
 # intermediates stay in cache, which measured 2x faster for the UR5 regressor than one
@@ -34,7 +39,7 @@ def bucket(N: int) -> int:
     return -(-chunks // step) * step * CHUNK
 
 
-def bucketed_jit(fn):
+def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
     """``jaxid.cache.jit(fn)`` (``eqx.filter_jit`` with its program kept on disk) for ``fn(model, *arrays, **kwargs)`` whose arrays are per-sample
     (N, n) batches: concrete batches are padded (with copies of their last sample, a valid
     state) to ``bucket(N)`` samples and the outputs cut back to N, so that a record of another
@@ -55,7 +60,9 @@ def bucketed_jit(fn):
         out = jitted(model, *(pad(np.asarray(x, dtype=float)) for x in arrays), **kwargs)
         return jax.tree_util.tree_map(lambda y: y[:N], out)
 
-    return call
+    # call takes fn's arguments and returns its outputs (cut back to N samples); mypy cannot see
+    # that through (model, *arrays, **kwargs)
+    return cast("Callable[P, R]", call)
 
 
 def batched(fn, model, *arrays):

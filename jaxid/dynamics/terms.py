@@ -28,11 +28,21 @@ if TYPE_CHECKING:
 class TorqueModel(Protocol):
     """What the dynamics need of a model (``Robot``, ``models.Nonlinear6DOF``, a payload model):
     its parameter vector theta (p,) and its torque tau (n,), N m, at theta for one sample
-    q, qd, qdd (n,)."""
+    q, qd, qdd (n,); n its number of coordinates."""
+
+    @property
+    def n(self) -> int: ...
 
     def parameter_vector(self) -> jax.Array: ...
 
     def torque(self, theta: jax.Array, q: jax.Array, qd: jax.Array, qdd: jax.Array) -> jax.Array: ...
+
+
+class NamedTorqueModel(TorqueModel, Protocol):
+    """A ``TorqueModel`` that also names its parameters: ``parameter_names()``, p names in the
+    order of theta (``Robot``, ``models.Nonlinear6DOF``)."""
+
+    def parameter_names(self) -> tuple[str, ...]: ...
 
 
 def _torque(model, q, qd, qdd):

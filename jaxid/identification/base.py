@@ -26,6 +26,8 @@ This is a one-off structural computation, done with numpy at the edge; the resul
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax
@@ -36,6 +38,9 @@ from jax.typing import ArrayLike
 from jaxid import cache
 from jaxid.arrays import AnyArray
 from jaxid.identification.regressor import regressor, states_rng
+
+if TYPE_CHECKING:
+    from jaxid.dynamics.terms import NamedTorqueModel
 
 #: Relative distance of a column (normalised) to the span of the kept columns before it,
 #: below which it counts as dependent. Structural dependencies sit at ~1e-15 in float64;
@@ -245,7 +250,7 @@ def gram_r(G, rss=None):
     return R, rho2
 
 
-def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
+def base_from_regressor(W: ArrayLike, names: Sequence[str] | None = None, tol: float = TOL) -> BaseParameters:
     """Base parameters of a stacked regressor: the canonical independent columns.
 
     Args:
@@ -334,7 +339,7 @@ def base_from_regressor(W, names=None, tol: float = TOL) -> BaseParameters:
     )
 
 
-def _position_range(model, n: int):
+def _position_range(model: object, n: int) -> tuple[np.ndarray, np.ndarray]:
     # Models without (finite) position limits are sampled on [-pi, pi]: any generic
     # state reveals the structural dependencies.
     lo = np.broadcast_to(np.asarray(getattr(model, "q_min", -np.pi), dtype=float), (n,))
@@ -345,7 +350,9 @@ def _position_range(model, n: int):
 
 
 @cache.memo  # a QR of 2048 n x p regressor rows per model: kept on disk by the model's value
-def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=None) -> BaseParameters:
+def base_parameters(
+    model: NamedTorqueModel, n_samples: int | None = None, tol: float = TOL, key: jax.Array | int | None = None
+) -> BaseParameters:
     """Base parameters of a model (Gautier 1990) from its regressor on a fixed set of states.
 
     Args:
@@ -382,7 +389,7 @@ def base_parameters(model, n_samples: int | None = None, tol: float = TOL, key=N
     return base_from_regressor(np.asarray(Y).reshape(-1, p), names, tol=tol)
 
 
-def lift(base: BaseParameters, theta_b, nominal):
+def lift(base: BaseParameters, theta_b: ArrayLike, nominal: ArrayLike) -> jax.Array:
     """Standard parameters (p,) whose base parameters are theta_b (b,), with the
     non-identifiable (dependent) ones at their nominal values: how an unconstrained base
     estimate is turned into bodies, e.g. to count its physically invalid links."""

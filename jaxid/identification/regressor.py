@@ -10,11 +10,17 @@ their parameters (rigid bodies in the 10-vector parametrisation, Atkeson et al.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, overload
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from jaxid.dynamics.batching import batched, bucketed_jit
+
+if TYPE_CHECKING:
+    from jaxid.dynamics.terms import NamedTorqueModel, TorqueModel
 
 
 def _regressor(model, theta, q, qd, qdd):
@@ -26,7 +32,9 @@ def _regressor(model, theta, q, qd, qdd):
 
 
 @bucketed_jit
-def regressor(model, q, qd, qdd, theta=None):
+def regressor(
+    model: TorqueModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, theta: ArrayLike | None = None
+) -> jax.Array:
     """Regressor Y, shape (n, p) for one sample or (N, n, p) for a batch.
 
     q, qd, qdd: (n,) or (N, n), rad, rad/s, rad/s^2. theta: point of linearisation
@@ -36,23 +44,27 @@ def regressor(model, q, qd, qdd, theta=None):
     return batched(lambda m, a, b, c: _regressor(m, theta, a, b, c), model, q, qd, qdd)
 
 
-def stack(Y, tau=None):
+@overload
+def stack(Y: jax.Array, tau: None = None) -> jax.Array: ...
+@overload
+def stack(Y: jax.Array, tau: ArrayLike) -> tuple[jax.Array, jax.Array]: ...
+def stack(Y: jax.Array, tau: ArrayLike | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
     """Stack a batch Y (N, n, p) sample-major into W (N*n, p); tau (N, n) into (N*n,)."""
     W = Y.reshape(-1, Y.shape[-1])
     return W if tau is None else (W, jnp.reshape(tau, -1))
 
 
-def parameter_vector(model):
+def parameter_vector(model: TorqueModel) -> jax.Array:
     """theta (p,) of a model."""
     return model.parameter_vector()
 
 
-def parameter_names(model) -> tuple[str, ...]:
+def parameter_names(model: NamedTorqueModel) -> tuple[str, ...]:
     """Names of theta's entries, from the same code that orders the regressor columns."""
     return tuple(model.parameter_names())
 
 
-def states_rng(key=None) -> np.random.Generator:
+def states_rng(key: jax.Array | int | None = None) -> np.random.Generator:
     """numpy's generator for random states of a model analysis, from a ``jax.random`` key,
     an int or None (0).
 
@@ -65,7 +77,9 @@ def states_rng(key=None) -> np.random.Generator:
     return np.random.default_rng(np.asarray(data, dtype=np.uint32).ravel().tolist())
 
 
-def is_linear_in_parameters(model, n_samples=8, key=None, rtol=1e-9) -> bool:
+def is_linear_in_parameters(
+    model: TorqueModel, n_samples: int = 8, key: jax.Array | int | None = None, rtol: float = 1e-9
+) -> bool:
     """Numerical check that torque is linear in theta: Y is the same at two parameter points
     and ``Y @ theta == torque`` at random states."""
     rng = states_rng(key)
