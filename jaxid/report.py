@@ -23,7 +23,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxid.model.inertia import INERTIAL_NAMES
+from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named here as before)
+    FLAG_FRICTION,
+    FLAG_INERTIA,
+    FLAG_MASS,
+    FLAG_STIFFNESS,
+    FLAG_UNIDENTIFIED,
+    _split_name,
+    parameter_flags,
+)
 
 #: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
 METRIC_COLUMNS = (
@@ -55,27 +63,6 @@ UNITS = {
     "ks": ("N m/rad", "N/m"),
 }
 
-FLAG_MASS = "negative mass"
-FLAG_INERTIA = "non-positive-definite inertia"
-FLAG_FRICTION = "negative friction"
-FLAG_STIFFNESS = "negative stiffness"
-FLAG_UNIDENTIFIED = "not identified"
-#: Standard parameters that a physical robot has >= 0, by kind: a mass, the diagonal moments
-#: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
-#: positive semi-definite), the rotor inertia, viscous, Coulomb and Stribeck friction, and the
-#: stiffness of a passive spring.
-_NONNEGATIVE = {
-    "m": FLAG_MASS,
-    "Ixx": FLAG_INERTIA,
-    "Iyy": FLAG_INERTIA,
-    "Izz": FLAG_INERTIA,
-    "ia": FLAG_INERTIA,
-    "fv": FLAG_FRICTION,
-    "fc": FLAG_FRICTION,
-    "fs": FLAG_FRICTION,
-    "ks": FLAG_STIFFNESS,
-}
-
 
 def pyplot():
     """matplotlib.pyplot on the non-interactive Agg backend, or an ImportError whose one-line
@@ -90,14 +77,6 @@ def pyplot():
     return plt
 
 
-def _split_name(name: str) -> tuple[str, int]:
-    """``"Izz12"`` -> ``("Izz", 12)``: the kind of a standard parameter and its joint (1-based)."""
-    m = re.fullmatch(r"([A-Za-z_]+?)(\d+)", name)
-    if not m:
-        raise ValueError(f"not a standard parameter name (kind followed by a joint number): {name!r}")
-    return m[1], int(m[2])
-
-
 def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
     """Unit of a standard or base parameter ``name`` (a base combination has the unit of its
     leading parameter), for revolute joints unless ``joint_types`` ('R'/'P' per joint) says
@@ -108,55 +87,6 @@ def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
         return ""
     prismatic = joint_types is not None and joint <= len(joint_types) and joint_types[joint - 1] == "P"
     return units[1] if prismatic else units[0]
-
-
-def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
-    """What is physically impossible or unidentified about each base parameter of ``params``
-    (a ``jaxid.results.Params``): a tuple of flags per base parameter (b entries, empty when
-    nothing is wrong).
-
-    - ``"negative mass"``, ``"non-positive-definite inertia"``, ``"negative friction"``: the
-      estimate is < 0 although the base parameter is a combination, with positive
-      coefficients, of standard parameters that are >= 0 for any physical robot (masses;
-      diagonal moments of inertia Ixx, Iyy, Izz about any point, >= 0 for a positive
-      semi-definite inertia; rotor inertia; viscous, Coulomb and Stribeck friction), named by
-      the kind the combination holds (inertia before mass before friction). Where
-      ``params.standard`` holds standard parameters, a link with mass <= 0 or a pseudo-inertia
-      that is not positive definite (Wensing, Kim and Slotine 2017) flags the base parameters
-      led by that link's parameters too.
-    - ``"not identified"``: |estimate| < ``n_std`` standard deviations (the data cannot tell
-      the value from 0).
-    """
-    base = params.base
-    names = params.parameter_names
-    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
-    K = np.asarray(base.K, dtype=float)
-    indices, dependent = np.asarray(base.indices), np.asarray(base.dependent)
-    bad_links = {}
-    if params.standard is not None:
-        from jaxid.model import inertia
-
-        n = sum(1 for s in names if re.fullmatch(r"m\d+", s))
-        links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)
-        ok = np.asarray(inertia.is_consistent(links))
-        bad_links = {j + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
-    scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
-    flags = []
-    for k in range(len(theta)):
-        lead_kind, lead_joint = _split_name(names[int(indices[k])])
-        members = [(lead_kind, 1.0)] + [
-            (_split_name(names[int(j)])[0], c) for j, c in zip(dependent, K[k]) if abs(c) > 1e-9 * scale
-        ]
-        f = []
-        if theta[k] < 0 and all(kind in _NONNEGATIVE and c > 0 for kind, c in members):
-            kinds = {_NONNEGATIVE[kind] for kind, _ in members}
-            f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION, FLAG_STIFFNESS) if x in kinds))
-        if lead_kind in INERTIAL_NAMES and bad_links.get(lead_joint) not in (None, *f):
-            f.append(bad_links[lead_joint])
-        if not abs(theta[k]) >= n_std * std[k]:
-            f.append(FLAG_UNIDENTIFIED)
-        flags.append(tuple(f))
-    return flags
 
 
 def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None, indent="") -> str:
