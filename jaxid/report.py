@@ -13,6 +13,7 @@ mkdocs renders with its real Markdown tables. matplotlib is the optional ``repor
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 import json
@@ -32,6 +33,7 @@ from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named her
     _split_name,
     parameter_flags,
 )
+from jaxid.workflow.preprocess import describe_run
 
 #: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
 METRIC_COLUMNS = (
@@ -462,7 +464,7 @@ FLAG_LEGEND = (
     f"physical body; {FLAG_UNIDENTIFIED}: |value| < 2 std."
 )
 
-#: Fields of an iterative (consistent) fit in params.json ``fit``, with their meaning.
+#: Fields of an iterative (consistent) fit (``Params.consistency``), with their meaning.
 CONVERGENCE_FIELDS = (
     ("converged", "converged"),
     ("steps", "iterations"),
@@ -487,40 +489,40 @@ def identification_document(
 ) -> Document:
     """The report of an identification as a :class:`Document`.
 
-    params: ``jaxid.results.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
+    params: ``jaxid.workflow.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
     validation: ``jaxid.workflow.Validation`` of the torques the parameters predict, on the
         identification's own runs (``held_out=False``) or on held-out runs (``held_out=True``).
     joint_types: 'R'/'P' per joint for the units (default revolute); joint_names: for the
         tables and figures (default joint1..n).
     Sections: summary and physics verdict, the base parameters (full names, units, value, std,
-    relative std, flags), conditioning (condition number, singular values where params.fit
-    records them), the iterative fit's convergence (consistent fits), per run the torque
+    relative std, flags), conditioning (condition number, singular values where
+    ``params.estimation`` records them), the iterative fit's convergence (consistent fits), per run the torque
     metrics, measured vs predicted torque with a zoom, and residual histograms.
     """
-    fit = params.fit
+    est, con = params.estimation, params.consistency
+    get = lambda key, default=None: default if est is None else getattr(est, key)
     n = len(validation.measured[0][0]) if validation.measured else int(params.model.get("n") or 0)
     joint_names = list(joint_names or [f"joint{j + 1}" for j in range(n)])
     what = "held-out validation" if held_out else "identification"
     doc = Document(title or f"jaxid {what}: {params.model.get('name', 'robot')}")
-    physics = fit.get("physics") or {}
     doc.heading("Summary")
     items = [
         f"model: {params.model.get('name')} ({params.model.get('n')} joints, joint terms "
         f"{', '.join(params.model.get('joint_terms') or []) or 'none'})",
-        f"estimator: {fit.get('method', '?')}, {fit.get('n_samples', '?')} samples from "
-        f"{', '.join(os.path.basename(str(s)) for s in fit.get('sources', [])) or '?'}",
+        f"estimator: {params.method or '?'}, {get('n_samples', '?')} samples from "
+        f"{', '.join(os.path.basename(str(s)) for s in get('sources', [])) or '?'}",
         f"{len(params.base.names)} base parameters of {len(params.parameter_names)} standard ones; "
-        f"condition number {_fmt(fit.get('cond'), '.4g')}",
+        f"condition number {_fmt(get('cond'), '.4g')}",
     ]
-    if fit.get("screening", {}).get("message"):
-        items.append(fit["screening"]["message"])
-    if physics:
-        problems = physics.get("problems") or []
+    if params.screening is not None and params.screening.message:
+        items.append(params.screening.message)
+    if params.physics is not None:
+        problems = params.physics.problems or []
         items.append(
             "physics: "
             + (
                 "physically consistent"
-                if physics.get("consistent")
+                if params.physics.consistent
                 else "NOT physically consistent: " + "; ".join(problems)
                 if problems
                 else "not shown to be physically consistent (base parameters only: no consistent "
@@ -543,10 +545,10 @@ def identification_document(
         doc.text(f"{len(flagged)} of {len(params.base.names)} base parameters are flagged.")
 
     doc.heading("Conditioning")
-    sv = fit.get("singular_values")
+    sv = get("singular_values")
     if sv:
         doc.text(
-            f"Condition number {_fmt(fit.get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
+            f"Condition number {_fmt(get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
             "base regressor (unit-norm columns); a small s_k means a direction in parameter space the "
             "data hardly excite."
         )
@@ -556,26 +558,20 @@ def identification_document(
         )
         doc.figure(
             "singular_values.png",
-            singular_value_figure(None, sv, fit.get("cond")),
+            singular_value_figure(None, sv, get("cond")),
             "Singular values of the column-scaled base regressor (log scale).",
         )
     else:
         doc.text(
-            f"Condition number {_fmt(fit.get('cond'), '.4g')}; the singular values are not recorded in "
+            f"Condition number {_fmt(get('cond'), '.4g')}; the singular values are not recorded in "
             "this params file (written by an older jaxid)."
         )
 
-    if "converged" in fit:
+    if con is not None:
         doc.heading("Iterative fit")
-        doc.table(
-            ("quantity", "value"),
-            [
-                [label, fit[key] if isinstance(fit[key], (bool, str)) or fit[key] is None else _fmt(fit[key], ".6g")]
-                for key, label in CONVERGENCE_FIELDS
-                if key in fit
-            ],
-        )
-        history = fit.get("history") or {}
+        value = lambda v: v if isinstance(v, (bool, str)) or v is None else _fmt(v, ".6g")
+        doc.table(("quantity", "value"), [[label, value(getattr(con, key))] for key, label in CONVERGENCE_FIELDS])
+        history = con.history or {}
         if history.get("cost"):
             doc.figure(
                 "convergence.png",
@@ -583,13 +579,13 @@ def identification_document(
                     None,
                     [math.nan if v is None else v for v in history["cost"]],
                     [math.nan if v is None else v for v in history.get("gap_bound", [])] or None,
-                    fit.get("converged"),
+                    con.converged,
                     title="physically consistent fit",
                 ),
                 "Convergence of the physically consistent fit (interior-point Newton steps): the cost above "
                 "its final value, and the solver's bound on the distance to the optimum (log scale).",
             )
-        choice = fit.get("prior_weight_choice")
+        choice = params.extra.get("prior_weight_choice")
         if choice:
             doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")
             doc.table(
@@ -628,12 +624,10 @@ def identification_document(
             f"{label}: histograms of the torque error measured - predicted per joint, with the normal "
             "density of the same mean and standard deviation.",
         )
-    prep = fit.get("preprocessing") or []
+    prep = params.preprocessing or ()
     if prep:
         doc.heading("Data preparation")
-        from jaxid.workflow import describe_run
-
-        doc.bullets(describe_run({**c, "source": os.path.basename(str(c["source"]))}) for c in prep)
+        doc.bullets(describe_run(dataclasses.replace(c, source=os.path.basename(str(c.source)))) for c in prep)
     return doc
 
 

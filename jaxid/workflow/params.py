@@ -204,7 +204,7 @@ class Params(eqx.Module):
         if self.gravity_fit is not None:
             out["gravity"] = self.gravity_fit.to_dict()
         if self.consistency is not None:
-            out.update(self.consistency.to_dict(), method=f"{e.method}+consistent" if e else "consistent")
+            out.update(self.consistency.to_dict(), method=self.method)
         if self.lugre_fit is not None:
             out["lugre"] = self.lugre_fit.to_dict()
         if self.standard_source is not None:
@@ -214,6 +214,13 @@ class Params(eqx.Module):
                 out["scale_vs_model"] = self.physics.scale_vs_model
             out["physics"] = {"consistent": self.physics.consistent, "problems": self.physics.problems}
         return {**out, **self.extra}
+
+    @property
+    def method(self) -> str | None:
+        """The estimator as recorded: ``estimation.method``, with "+consistent" after a consistent fit."""
+        if self.estimation is None:
+            return "consistent" if self.consistency is not None else None
+        return self.estimation.method + ("+consistent" if self.consistency is not None else "")
 
     @property
     def std(self):
@@ -249,12 +256,14 @@ _FIT_KEYS = (
 
 
 def records_from_fit(fit: dict) -> dict:
-    """The records (keyword arguments of :class:`Params`) of a version-1 ``fit`` dict."""
+    """The records (keyword arguments of :class:`Params`) of a version-1 ``fit`` dict; a field it
+    lacks (an older file, or a dict built by hand) is None."""
     screening, reversals = fit.get("screening"), fit.get("reversals") or {}
     physics = fit.get("physics")
+    part = lambda record, key: None if fit.get(key) is None else record.from_partial(fit[key])
     estimation = None
     if "method" in fit:
-        estimation = Estimate.from_dict({**fit, "method": str(fit["method"]).removesuffix("+consistent")})
+        estimation = Estimate.from_partial({**fit, "method": str(fit["method"]).removesuffix("+consistent")})
     return dict(
         estimation=estimation,
         preprocessing=None if "preprocessing" not in fit else tuple(map(Preprocessing.from_dict, fit["preprocessing"])),
@@ -267,13 +276,13 @@ def records_from_fit(fit: dict) -> dict:
             reversal_bands=reversals.get("band_rad_s", []),
             reversals_dropped=reversals.get("samples_dropped", 0),
         ),
-        instrumental=None if "instrumental" not in fit else Instrumental.from_dict(fit["instrumental"]),
-        gravity_fit=None if "gravity" not in fit else GravityFit.from_dict(fit["gravity"]),
-        consistency=Consistency.from_dict(fit) if "prior_weight" in fit else None,
-        lugre_fit=None if "lugre" not in fit else LugreFit.from_dict(fit["lugre"]),
+        instrumental=part(Instrumental, "instrumental"),
+        gravity_fit=part(GravityFit, "gravity"),
+        consistency=Consistency.from_partial(fit) if "converged" in fit else None,
+        lugre_fit=part(LugreFit, "lugre"),
         physics=None
         if physics is None
-        else PhysicsCheck(physics["consistent"], physics["problems"], fit.get("scale_vs_model")),
+        else PhysicsCheck(physics.get("consistent"), physics.get("problems", []), fit.get("scale_vs_model")),
         standard_source=fit.get("standard_source"),
         extra={k: v for k, v in fit.items() if k not in _FIT_KEYS},
     )

@@ -29,6 +29,13 @@ class _Record:
             raise TypeError(f"missing field '{missing[0]}'")
         return cls(**{f.name: doc[f.name] for f in dataclasses.fields(cls) if f.name in doc})
 
+    @classmethod
+    def from_partial(cls, doc: dict):
+        """Like :meth:`from_dict`, a missing field None (its default where it has one): the parts of
+        a version-1 ``fit`` dict, which readers also built by hand."""
+        fields = [f for f in dataclasses.fields(cls) if f.name in doc or f.default is dataclasses.MISSING]
+        return cls(**{f.name: doc.get(f.name) for f in fields})
+
 
 @dataclass(frozen=True)
 class Periodic(_Record):
