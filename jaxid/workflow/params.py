@@ -266,7 +266,9 @@ def records_from_fit(fit: dict) -> dict:
         estimation = Estimate.from_partial({**fit, "method": str(fit["method"]).removesuffix("+consistent")})
     return dict(
         estimation=estimation,
-        preprocessing=None if "preprocessing" not in fit else tuple(map(Preprocessing.from_dict, fit["preprocessing"])),
+        preprocessing=None
+        if "preprocessing" not in fit
+        else tuple(map(Preprocessing.from_partial, fit["preprocessing"])),
         screening=None
         if screening is None
         else Screening(

@@ -128,7 +128,7 @@ class Prepared:
     @property
     def preprocessing(self) -> tuple[Preprocessing, ...]:
         """The choices as typed records (:class:`~jaxid.workflow.records.Preprocessing`), one per run."""
-        return tuple(map(Preprocessing.from_dict, self.choices))
+        return tuple(map(Preprocessing.from_partial, self.choices))
 
     def describe(self) -> list[str]:
         """One line per run: what was done to it (:func:`describe_run`)."""

@@ -81,9 +81,17 @@ class Preprocessing(_Record):
 
     @classmethod
     def from_dict(cls, doc: dict) -> Preprocessing:
+        return cls._read(doc, super().from_dict)
+
+    @classmethod
+    def from_partial(cls, doc: dict) -> Preprocessing:
+        return cls._read(doc, super().from_partial)
+
+    @classmethod
+    def _read(cls, doc, read):
         own = {f.name for f in dataclasses.fields(cls)} - {"periodic"}
-        periodic = Periodic.from_dict(doc) if doc.get("derivatives") == "periodic" else None
-        return dataclasses.replace(super().from_dict({k: v for k, v in doc.items() if k in own}), periodic=periodic)
+        periodic = Periodic.from_partial(doc) if doc.get("derivatives") == "periodic" else None
+        return dataclasses.replace(read({k: v for k, v in doc.items() if k in own}), periodic=periodic)
 
 
 @dataclass(frozen=True)
