@@ -171,7 +171,7 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
 
 
 def metrics_rows(metrics: dict, joint_names: Sequence[str]) -> tuple[tuple, list]:
-    """(headers, rows) of per-joint validation metrics (``jaxid.results.validation_metrics``
+    """(headers, rows) of per-joint validation metrics (``jaxid.workflow.validation_metrics``
     output, one run), a row per joint and one ``overall``; the columns of METRIC_COLUMNS that
     ``metrics`` holds."""
     cols = [c for c in METRIC_COLUMNS if c[0] in metrics]
