@@ -13,6 +13,7 @@ mkdocs renders with its real Markdown tables. matplotlib is the optional ``repor
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 import json
@@ -23,7 +24,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxid.model.inertia import INERTIAL_NAMES
+from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named here as before)
+    FLAG_FRICTION,
+    FLAG_INERTIA,
+    FLAG_MASS,
+    FLAG_STIFFNESS,
+    FLAG_UNIDENTIFIED,
+    _split_name,
+    parameter_flags,
+)
+from jaxid.workflow.preprocess import describe_run
 
 #: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
 METRIC_COLUMNS = (
@@ -55,27 +65,6 @@ UNITS = {
     "ks": ("N m/rad", "N/m"),
 }
 
-FLAG_MASS = "negative mass"
-FLAG_INERTIA = "non-positive-definite inertia"
-FLAG_FRICTION = "negative friction"
-FLAG_STIFFNESS = "negative stiffness"
-FLAG_UNIDENTIFIED = "not identified"
-#: Standard parameters that a physical robot has >= 0, by kind: a mass, the diagonal moments
-#: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
-#: positive semi-definite), the rotor inertia, viscous, Coulomb and Stribeck friction, and the
-#: stiffness of a passive spring.
-_NONNEGATIVE = {
-    "m": FLAG_MASS,
-    "Ixx": FLAG_INERTIA,
-    "Iyy": FLAG_INERTIA,
-    "Izz": FLAG_INERTIA,
-    "ia": FLAG_INERTIA,
-    "fv": FLAG_FRICTION,
-    "fc": FLAG_FRICTION,
-    "fs": FLAG_FRICTION,
-    "ks": FLAG_STIFFNESS,
-}
-
 
 def pyplot():
     """matplotlib.pyplot on the non-interactive Agg backend, or an ImportError whose one-line
@@ -90,14 +79,6 @@ def pyplot():
     return plt
 
 
-def _split_name(name: str) -> tuple[str, int]:
-    """``"Izz12"`` -> ``("Izz", 12)``: the kind of a standard parameter and its joint (1-based)."""
-    m = re.fullmatch(r"([A-Za-z_]+?)(\d+)", name)
-    if not m:
-        raise ValueError(f"not a standard parameter name (kind followed by a joint number): {name!r}")
-    return m[1], int(m[2])
-
-
 def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
     """Unit of a standard or base parameter ``name`` (a base combination has the unit of its
     leading parameter), for revolute joints unless ``joint_types`` ('R'/'P' per joint) says
@@ -108,55 +89,6 @@ def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
         return ""
     prismatic = joint_types is not None and joint <= len(joint_types) and joint_types[joint - 1] == "P"
     return units[1] if prismatic else units[0]
-
-
-def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
-    """What is physically impossible or unidentified about each base parameter of ``params``
-    (a ``jaxid.results.Params``): a tuple of flags per base parameter (b entries, empty when
-    nothing is wrong).
-
-    - ``"negative mass"``, ``"non-positive-definite inertia"``, ``"negative friction"``: the
-      estimate is < 0 although the base parameter is a combination, with positive
-      coefficients, of standard parameters that are >= 0 for any physical robot (masses;
-      diagonal moments of inertia Ixx, Iyy, Izz about any point, >= 0 for a positive
-      semi-definite inertia; rotor inertia; viscous, Coulomb and Stribeck friction), named by
-      the kind the combination holds (inertia before mass before friction). Where
-      ``params.standard`` holds standard parameters, a link with mass <= 0 or a pseudo-inertia
-      that is not positive definite (Wensing, Kim and Slotine 2017) flags the base parameters
-      led by that link's parameters too.
-    - ``"not identified"``: |estimate| < ``n_std`` standard deviations (the data cannot tell
-      the value from 0).
-    """
-    base = params.base
-    names = params.parameter_names
-    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
-    K = np.asarray(base.K, dtype=float)
-    indices, dependent = np.asarray(base.indices), np.asarray(base.dependent)
-    bad_links = {}
-    if params.standard is not None:
-        from jaxid.model import inertia
-
-        n = sum(1 for s in names if re.fullmatch(r"m\d+", s))
-        links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)
-        ok = np.asarray(inertia.is_consistent(links))
-        bad_links = {j + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
-    scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
-    flags = []
-    for k in range(len(theta)):
-        lead_kind, lead_joint = _split_name(names[int(indices[k])])
-        members = [(lead_kind, 1.0)] + [
-            (_split_name(names[int(j)])[0], c) for j, c in zip(dependent, K[k]) if abs(c) > 1e-9 * scale
-        ]
-        f = []
-        if theta[k] < 0 and all(kind in _NONNEGATIVE and c > 0 for kind, c in members):
-            kinds = {_NONNEGATIVE[kind] for kind, _ in members}
-            f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION, FLAG_STIFFNESS) if x in kinds))
-        if lead_kind in INERTIAL_NAMES and bad_links.get(lead_joint) not in (None, *f):
-            f.append(bad_links[lead_joint])
-        if not abs(theta[k]) >= n_std * std[k]:
-            f.append(FLAG_UNIDENTIFIED)
-        flags.append(tuple(f))
-    return flags
 
 
 def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None, indent="") -> str:
@@ -239,7 +171,7 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
 
 
 def metrics_rows(metrics: dict, joint_names: Sequence[str]) -> tuple[tuple, list]:
-    """(headers, rows) of per-joint validation metrics (``jaxid.results.validation_metrics``
+    """(headers, rows) of per-joint validation metrics (``jaxid.workflow.validation_metrics``
     output, one run), a row per joint and one ``overall``; the columns of METRIC_COLUMNS that
     ``metrics`` holds."""
     cols = [c for c in METRIC_COLUMNS if c[0] in metrics]
@@ -532,7 +464,7 @@ FLAG_LEGEND = (
     f"physical body; {FLAG_UNIDENTIFIED}: |value| < 2 std."
 )
 
-#: Fields of an iterative (consistent) fit in params.json ``fit``, with their meaning.
+#: Fields of an iterative (consistent) fit (``Params.consistency``), with their meaning.
 CONVERGENCE_FIELDS = (
     ("converged", "converged"),
     ("steps", "iterations"),
@@ -557,40 +489,40 @@ def identification_document(
 ) -> Document:
     """The report of an identification as a :class:`Document`.
 
-    params: ``jaxid.results.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
+    params: ``jaxid.workflow.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
     validation: ``jaxid.workflow.Validation`` of the torques the parameters predict, on the
         identification's own runs (``held_out=False``) or on held-out runs (``held_out=True``).
     joint_types: 'R'/'P' per joint for the units (default revolute); joint_names: for the
         tables and figures (default joint1..n).
     Sections: summary and physics verdict, the base parameters (full names, units, value, std,
-    relative std, flags), conditioning (condition number, singular values where params.fit
-    records them), the iterative fit's convergence (consistent fits), per run the torque
+    relative std, flags), conditioning (condition number, singular values where
+    ``params.estimation`` records them), the iterative fit's convergence (consistent fits), per run the torque
     metrics, measured vs predicted torque with a zoom, and residual histograms.
     """
-    fit = params.fit
+    est, con = params.estimation, params.consistency
+    get = lambda key, default=None: default if est is None else getattr(est, key)
     n = len(validation.measured[0][0]) if validation.measured else int(params.model.get("n") or 0)
     joint_names = list(joint_names or [f"joint{j + 1}" for j in range(n)])
     what = "held-out validation" if held_out else "identification"
     doc = Document(title or f"jaxid {what}: {params.model.get('name', 'robot')}")
-    physics = fit.get("physics") or {}
     doc.heading("Summary")
     items = [
         f"model: {params.model.get('name')} ({params.model.get('n')} joints, joint terms "
         f"{', '.join(params.model.get('joint_terms') or []) or 'none'})",
-        f"estimator: {fit.get('method', '?')}, {fit.get('n_samples', '?')} samples from "
-        f"{', '.join(os.path.basename(str(s)) for s in fit.get('sources', [])) or '?'}",
+        f"estimator: {params.method or '?'}, {get('n_samples', '?')} samples from "
+        f"{', '.join(os.path.basename(str(s)) for s in get('sources', [])) or '?'}",
         f"{len(params.base.names)} base parameters of {len(params.parameter_names)} standard ones; "
-        f"condition number {_fmt(fit.get('cond'), '.4g')}",
+        f"condition number {_fmt(get('cond'), '.4g')}",
     ]
-    if fit.get("screening", {}).get("message"):
-        items.append(fit["screening"]["message"])
-    if physics:
-        problems = physics.get("problems") or []
+    if params.screening is not None and params.screening.message:
+        items.append(params.screening.message)
+    if params.physics is not None:
+        problems = params.physics.problems or []
         items.append(
             "physics: "
             + (
                 "physically consistent"
-                if physics.get("consistent")
+                if params.physics.consistent
                 else "NOT physically consistent: " + "; ".join(problems)
                 if problems
                 else "not shown to be physically consistent (base parameters only: no consistent "
@@ -613,10 +545,10 @@ def identification_document(
         doc.text(f"{len(flagged)} of {len(params.base.names)} base parameters are flagged.")
 
     doc.heading("Conditioning")
-    sv = fit.get("singular_values")
+    sv = get("singular_values")
     if sv:
         doc.text(
-            f"Condition number {_fmt(fit.get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
+            f"Condition number {_fmt(get('cond'), '.4g')} = s1 / s{len(sv)} of the column-scaled "
             "base regressor (unit-norm columns); a small s_k means a direction in parameter space the "
             "data hardly excite."
         )
@@ -626,26 +558,20 @@ def identification_document(
         )
         doc.figure(
             "singular_values.png",
-            singular_value_figure(None, sv, fit.get("cond")),
+            singular_value_figure(None, sv, get("cond")),
             "Singular values of the column-scaled base regressor (log scale).",
         )
     else:
         doc.text(
-            f"Condition number {_fmt(fit.get('cond'), '.4g')}; the singular values are not recorded in "
+            f"Condition number {_fmt(get('cond'), '.4g')}; the singular values are not recorded in "
             "this params file (written by an older jaxid)."
         )
 
-    if "converged" in fit:
+    if con is not None:
         doc.heading("Iterative fit")
-        doc.table(
-            ("quantity", "value"),
-            [
-                [label, fit[key] if isinstance(fit[key], (bool, str)) or fit[key] is None else _fmt(fit[key], ".6g")]
-                for key, label in CONVERGENCE_FIELDS
-                if key in fit
-            ],
-        )
-        history = fit.get("history") or {}
+        value = lambda v: v if isinstance(v, (bool, str)) or v is None else _fmt(v, ".6g")
+        doc.table(("quantity", "value"), [[label, value(getattr(con, key))] for key, label in CONVERGENCE_FIELDS])
+        history = con.history or {}
         if history.get("cost"):
             doc.figure(
                 "convergence.png",
@@ -653,13 +579,13 @@ def identification_document(
                     None,
                     [math.nan if v is None else v for v in history["cost"]],
                     [math.nan if v is None else v for v in history.get("gap_bound", [])] or None,
-                    fit.get("converged"),
+                    con.converged,
                     title="physically consistent fit",
                 ),
                 "Convergence of the physically consistent fit (interior-point Newton steps): the cost above "
                 "its final value, and the solver's bound on the distance to the optimum (log scale).",
             )
-        choice = fit.get("prior_weight_choice")
+        choice = params.extra.get("prior_weight_choice")
         if choice:
             doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")
             doc.table(
@@ -698,12 +624,10 @@ def identification_document(
             f"{label}: histograms of the torque error measured - predicted per joint, with the normal "
             "density of the same mean and standard deviation.",
         )
-    prep = fit.get("preprocessing") or []
+    prep = params.preprocessing or ()
     if prep:
         doc.heading("Data preparation")
-        from jaxid.workflow import describe_run
-
-        doc.bullets(describe_run({**c, "source": os.path.basename(str(c["source"]))}) for c in prep)
+        doc.bullets(describe_run(dataclasses.replace(c, source=os.path.basename(str(c.source)))) for c in prep)
     return doc
 
 

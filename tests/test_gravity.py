@@ -66,7 +66,7 @@ def test_identify_and_crossval_fit_gravity(runs, tmp_path):
     robot, truth, data = runs
     prepared = workflow.Prepared(tuple(data), tuple(dict(source=d.source, parallel=None) for d in data))
     params = workflow.identify_experiment(robot, prepared, method="ols", gravity="fit")
-    assert params.fit["gravity"]["tilt_deg"] == pytest.approx(2.0, abs=1e-2)
+    assert params.gravity_fit.tilt_deg == pytest.approx(2.0, abs=1e-2)
     back = results.load_params(results.save_params(tmp_path / "p.json", params))
     # The file rebuilds the model under the identified gravity (arm3 is built in code, so its
     # builder takes the place of the file's robot).

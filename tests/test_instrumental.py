@@ -62,7 +62,7 @@ def test_iv_and_didim_remove_the_errors_in_variables_bias(exact_tracking):
     for m in ("iv", "didim"):
         z, rel = _errors(fits[m], theta_true)
         assert np.max(np.abs(z)) < 4.5, (m, z)  # the std covers the error
-        assert fits[m].fit["method"] == m and fits[m].fit["instrumental"]["iterations"] == 1
+        assert fits[m].estimation.method == m and fits[m].instrumental.iterations == 1
     # DIDIM along the exact reference is least squares on the true motion: the torque-noise floor.
     assert np.max(_errors(fits["didim"], theta_true)[1]) < 0.1 * np.max(rel_wls)
 
@@ -117,5 +117,5 @@ def test_pd_closed_loop_didim_and_iv_recover_the_robot():
             robot, prepared, method=m, description=desc, reference=ref, gains=(kp, kd)
         )
         z, rel = _errors(params, theta_true)
-        assert params.fit["instrumental"]["converged"] and params.fit["instrumental"]["iterations"] > 1
+        assert params.instrumental.converged and params.instrumental.iterations > 1
         assert np.max(np.abs(z)) < 4.5 and np.max(rel) < 0.05, (m, z, rel)

@@ -359,9 +359,9 @@ def test_arm_rigid_body_and_lugre_identified_together(arm_files, tmp_path, capsy
     printed = capsys.readouterr()
     assert "LuGre friction (converged" in printed.out and "warning" not in printed.err
     params = results.load_params(out)
-    doc = params.fit["lugre"]
-    assert doc["converged"] and doc["warnings"] == [] and params.fit["physics"]["problems"] == []
-    est, std = np.asarray(params.lugre.vector()), np.asarray(doc["std"])
+    doc = params.lugre_fit
+    assert doc.converged and doc.warnings == [] and params.physics.problems == []
+    est, std = np.asarray(params.lugre.vector()), np.asarray(doc.std)
     err = est - np.asarray(truth.vector())
     assert np.all(np.abs(err / truth.vector()) < 0.01), err / truth.vector()
     assert np.all(np.abs(err) < 4 * std), err / std

@@ -119,7 +119,7 @@ def test_periodic_path_recovers_the_parameters(experiment):
         base_true = np.asarray(params.base.to_base(theta_true))
         # the white-noise std: the HAC std of the filtered runs also takes up a misfit such as the edge
         # cutoff's attenuation (its residual is coloured too), which is the bias measured here
-        err[name] = (np.abs(np.asarray(params.theta) - base_true), np.asarray(params.fit["std_white"]))
+        err[name] = (np.abs(np.asarray(params.theta) - base_true), np.asarray(params.estimation.std_white))
     z = {k: (e / s).max() for k, (e, s) in err.items()}
     # periodic: unbiased (every base parameter within 4 std) and as close as with the true derivatives
     assert z["periodic"] < 4 and z["true"] < 4, z
@@ -158,8 +158,8 @@ def test_reversal_band_leaves_slow_samples_out_of_the_fit(experiment):
     # exactly the samples at which some joint is slower than the band: the zero-start ends and the reversals
     assert np.array_equal(moving, qd.min(axis=1) >= band) and not moving[0] and 0 < np.sum(~moving) < P // 5
     params = workflow.identify_experiment(robot, p, description=desc)
-    assert params.fit["reversals"] == {"band_rad_s": [band], "samples_dropped": int(np.sum(~moving))}
-    assert params.fit["n_samples"] == int(np.sum(moving))
+    assert params.screening.reversal_bands == [band] and params.screening.reversals_dropped == int(np.sum(~moving))
+    assert params.estimation.n_samples == int(np.sum(moving))
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """params.json round trips, torque prediction from base parameters, URDF export, rejected files."""
 
 import json
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -106,7 +107,9 @@ def _mutations(doc):
     yield "missing", None, "no such file"
     yield "text", "{not json", r"not valid JSON \(line 1"
     yield "format", {**doc, "format": "other"}, "not a jaxid params file"
-    yield "version", {**doc, "version": 9}, "this jaxid reads version 1"
+    yield "version", {**doc, "version": 9}, "this jaxid reads versions 1 and 2"
+    yield "record", {**doc, "screening": [1]}, "field 'screening' must be an object or null"
+    yield "record fields", {**doc, "physics": {"consistent": True}}, "field 'physics': "
     yield "no estimate", {k: v for k, v in doc.items() if k != "estimate"}, "missing field 'estimate'"
     yield "no K", {**doc, "base": {k: v for k, v in doc["base"].items() if k != "K"}}, "missing field 'base.K'"
     yield "short estimate", {**doc, "estimate": doc["estimate"][:-1]}, rf"'estimate' .*shape \({b},\)"
@@ -129,3 +132,38 @@ def test_each_kind_of_bad_file_is_rejected(problem, tmp_path):
             results.load_params(path)
         except ParamsError as e:
             assert str(e).startswith(str(path)) and "\n" not in str(e), label
+
+
+#: Torques (10, 2) N m that today's (version 1) code predicted from tests/data/params_v1.json at the
+#: states of _v1_states (written by a consistent planar2 identification before the typed records).
+V1_TORQUES = [
+    [15.624709360018041, 3.3290848035676284],
+    [12.216286566481804, 0.5186805457395618],
+    [10.585118737860238, 0.8000575911449764],
+    [13.964242851639778, 3.6536448251670612],
+    [15.72625725689967, 4.270662854322073],
+    [11.473084272778868, 0.17691890765716772],
+    [7.428321818202792, -1.4233528961028536],
+    [11.30332348089454, 1.680912915838125],
+    [18.292039725982942, 5.76957361527889],
+    [15.757211463538981, 3.4113964042694143],
+]
+V1_FILE = Path(__file__).parent / "data" / "params_v1.json"
+
+
+def _v1_states():
+    k = np.arange(10.0)[:, None]
+    q, qd, qdd = np.sin(0.7 * k + [0.0, 1.0]), np.cos(0.3 * k + [0.5, 0.2]), np.sin(1.1 * k - [0.4, 0.9])
+    return data.from_arrays(np.arange(10) * 0.01, q, np.zeros((10, 2)), qd, qdd)
+
+
+def test_version_1_files_load_and_predict_as_before(tmp_path):
+    params = results.load_params(V1_FILE)
+    model = results.model_from_description(params.model)
+    np.testing.assert_allclose(np.asarray(results.predict(model, params, _v1_states())), V1_TORQUES, rtol=1e-12)
+    # Today's readers of the fit dict see exactly the file's fit.
+    assert params.fit == json.loads(V1_FILE.read_text())["fit"]
+    # Written again (the current version), it reads back to the same parameters and records.
+    back = results.load_params(results.save_params(tmp_path / "p.json", params))
+    assert back.fit == params.fit and back.standard is not None
+    np.testing.assert_array_equal(np.asarray(back.theta), np.asarray(params.theta))

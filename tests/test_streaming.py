@@ -83,7 +83,7 @@ def experiment():
 def test_workflow_streams_above_the_threshold_and_agrees(experiment, monkeypatch):
     robot, desc, prepared = experiment
     dense = workflow.identify_experiment(robot, prepared, description=desc)
-    assert dense.fit["screening"]["outlier_samples"] and dense.fit["reversals"]["samples_dropped"] > 0
+    assert dense.screening.outlier_samples and dense.screening.reversals_dropped > 0
     chunks = []
 
     def recorded(model, red, columns, q, *rest):
@@ -97,16 +97,16 @@ def test_workflow_streams_above_the_threshold_and_agrees(experiment, monkeypatch
     monkeypatch.setattr(streaming, "_fold_chunk", recorded)
     monkeypatch.setattr(streaming, "STREAM_BYTES", 0)
     for name in ("regressor_rows",):
-        monkeypatch.setattr(workflow, name, dense_path)
+        monkeypatch.setattr(workflow.regress, name, dense_path)  # where the stages call it
     monkeypatch.setattr(screening, "screen_fit", dense_path)
     monkeypatch.setattr(estimators, "identify", dense_path)
     streamed = workflow.identify_experiment(robot, prepared, description=desc)
     # Every regressor evaluation is one chunk; the outlier refit is a second pass.
     assert chunks and max(chunks) == SAMPLES and len(chunks) == 2 * (-(-len(prepared.datasets[0]) // SAMPLES) + 1)
-    assert streamed.fit["screening"] == dense.fit["screening"]
+    assert streamed.screening == dense.screening
     assert np.allclose(streamed.theta, dense.theta, rtol=1e-10, atol=0)
     assert np.allclose(streamed.std, dense.std, rtol=1e-10, atol=0)
-    assert np.allclose(streamed.fit["sigma2"], dense.fit["sigma2"], rtol=1e-10)
+    assert np.allclose(streamed.estimation.sigma2, dense.estimation.sigma2, rtol=1e-10)
 
 
 def test_sandwich_covariance_streamed_equals_dense(experiment, monkeypatch):
@@ -122,9 +122,9 @@ def test_sandwich_covariance_streamed_equals_dense(experiment, monkeypatch):
     dense = workflow.identify_experiment(robot, q_only, description=desc)
     monkeypatch.setattr(streaming, "STREAM_BYTES", 0)
     streamed = workflow.identify_experiment(robot, q_only, description=desc)
-    assert dense.fit["covariance"] == streamed.fit["covariance"] == "hac"
+    assert dense.estimation.covariance == streamed.estimation.covariance == "hac"
     np.testing.assert_allclose(streamed.cov, dense.cov, rtol=1e-8, atol=1e-10 * np.abs(dense.cov).max())
-    assert not np.allclose(dense.std, dense.fit["std_white"], rtol=1e-3)
+    assert not np.allclose(dense.std, dense.estimation.std_white, rtol=1e-3)
 
 
 @pytest.mark.parametrize("loss", ["huber", "tukey"])
@@ -155,12 +155,13 @@ def test_workflow_streams_irls_and_the_consistent_fit(experiment, monkeypatch):
         raise AssertionError("a dense W was built above the threshold")
 
     monkeypatch.setattr(streaming, "STREAM_BYTES", 0)
-    monkeypatch.setattr(workflow, "regressor_rows", dense_path)
+    monkeypatch.setattr(workflow.regress, "regressor_rows", dense_path)  # where the stages call it
     monkeypatch.setattr(screening, "screen_fit", dense_path)
     monkeypatch.setattr(estimators, "identify", dense_path)
     for kw, d in dense.items():
         s = workflow.identify_experiment(robot, prepared, description=desc, **dict(kw))
-        assert s.fit["screening"] == d.fit["screening"] and s.fit.get("converged") == d.fit.get("converged")
+        converged = [None if p.consistency is None else p.consistency.converged for p in (s, d)]
+        assert s.screening == d.screening and converged[0] == converged[1]
         np.testing.assert_allclose(s.theta, d.theta, rtol=1e-10, atol=1e-10 * np.max(np.abs(d.theta)))
         np.testing.assert_allclose(s.std, d.std, rtol=1e-10)
         if d.standard is not None:

@@ -109,8 +109,8 @@ def test_identifies_and_validates_on_the_same_robot(experiment):
     held_out = workflow.prepare([runs[1].data], robot)
     val = workflow.validate(robot, params, held_out, truth=[runs[1].tau])
     assert val.warnings == [] and val.worst("nrmse") < 1.0
-    assert params.fit["preprocessing"][0]["cutoff_hz"] == prepared.choices[0]["cutoff_hz"]
-    assert isinstance(params.fit["physics"]["problems"], list)
+    assert params.preprocessing[0].cutoff_hz == prepared.choices[0]["cutoff_hz"]
+    assert isinstance(params.physics.problems, list)
 
 
 def test_other_kinematics_are_named(experiment):
@@ -169,7 +169,7 @@ def test_faulty_torque_channels_are_named_or_screened(experiment):
     p = workflow.identify_experiment(
         robot, workflow.Prepared((dataclasses.replace(ds, tau=spike),), prepared.choices), description=desc
     )
-    assert p.fit["screening"]["method"] == "wls" and 100 in p.fit["screening"]["outlier_samples"]
+    assert p.screening.method == "wls" and 100 in p.screening.outlier_samples
     z = np.abs(np.asarray(p.theta) - np.asarray(clean.theta)) / np.asarray(clean.std)
     assert z.max() < 3, z
 
@@ -223,9 +223,9 @@ def test_estimate_scale_against_the_model_flags_a_torque_unit(experiment):
     robot is the model, perturbed); torques logged in mN m scale all of them by 1000, which
     scale_vs_model reads and identify_experiment would warn about."""
     robot, _, _, _, params = experiment
-    assert 1 / 3 < params.fit["scale_vs_model"] < 3
+    assert 1 / 3 < params.physics.scale_vs_model < 3
     milli = dataclasses.replace(params, theta=1e3 * np.asarray(params.theta), cov=1e6 * np.asarray(params.cov))
-    assert abs(workflow.scale_vs_model(robot, milli) / params.fit["scale_vs_model"] - 1e3) < 1e-6
+    assert abs(workflow.scale_vs_model(robot, milli) / params.physics.scale_vs_model - 1e3) < 1e-6
     assert not workflow.scale_vs_model(robot, milli) < workflow.SCALE_WARN
 
 

@@ -1,0 +1,180 @@
+"""How a model is described in params.json (``model``), rebuilt from it, and recognised again:
+:func:`model_description`, :func:`build_model`, :func:`model_from_description`, :func:`fingerprint`."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+
+
+def model_description(
+    robot, *, builtin: str | None = None, urdf=None, tip_link: str | None = None, dh=None, mjcf=None
+) -> dict:
+    """The ``model`` entry of params.json for ``robot``: how to rebuild it (a built-in name,
+    a URDF path, a DH description file (``jaxid.model.dh``), an MJCF path, or none for a model
+    built in code: then a reader must give the robot), its joint terms, the :func:`fingerprint`
+    of its kinematics and, for a file, its SHA-256 (``urdf_sha256``, ``dh_sha256``,
+    ``mjcf_sha256``)."""
+    if sum(x is not None for x in (builtin, urdf, dh, mjcf)) > 1:
+        raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf=, dh= and mjcf=")
+    desc = {
+        "name": robot.name,
+        "builtin": builtin,
+        "urdf": None if urdf is None else str(Path(urdf).resolve()),
+        "tip_link": tip_link,
+        "joint_terms": list(robot.joint_terms),
+        "coulomb_eps": float(robot.coulomb_eps),
+        "stribeck_vs": float(robot.stribeck_vs),
+        "gravity": np.asarray(robot.gravity, dtype=float).tolist(),
+        "n": int(robot.n),
+        "fingerprint": fingerprint(robot),
+    }
+    for key, path in (("urdf", urdf), ("dh", dh), ("mjcf", mjcf)):
+        if path is not None:
+            desc[key] = str(Path(path).resolve())
+            desc[f"{key}_sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return desc
+
+
+def fingerprint(robot) -> str:
+    """A short hash (16 hex digits) of a robot's structure and geometry: joint names and
+    types, parents, placements, axes, tip and gravity, rounded to 1e-9 (not the model's name,
+    inertial parameters or joint terms: those are what is identified). Parameters identified
+    on one model transfer to another with the same fingerprint."""
+    h = hashlib.sha256()
+    for part in (tuple(robot.names), tuple(robot.joint_types), tuple(robot.parents)):
+        h.update(repr(part).encode())
+    for a in (robot.placements, robot.axes, robot.tip, robot.gravity):
+        h.update(np.round(np.asarray(a, dtype=float), 9).tobytes())
+    if robot.n != robot.n_joints or robot.tip_joint != robot.n_joints - 1:  # older models' hashes unchanged
+        h.update(repr((robot.mimic, robot.tip_joint)).encode())
+        h.update(np.round(np.asarray([robot.mimic_ratio, robot.mimic_offset]), 9).tobytes())
+    return h.hexdigest()[:16]
+
+
+def model_mismatches(robot, params) -> list[str]:
+    """Differences between the model ``params`` was identified for (``params.model``) and
+    ``robot``: joint count, :func:`fingerprint` (kinematics), name. Empty when they agree."""
+    desc = params.model
+    if desc.get("n") is not None and desc["n"] != robot.n:
+        return [f"the parameters are for a {desc['n']}-joint model but this robot has {robot.n} joints"]
+    if desc.get("fingerprint") is not None and desc["fingerprint"] != fingerprint(robot):
+        return [
+            f"the parameters were identified for a robot with other kinematics (model {desc.get('name')!r}, "
+            f"fingerprint {desc['fingerprint']}) than {robot.name!r} (fingerprint {fingerprint(robot)})"
+        ]
+    if desc.get("name") is not None and desc["name"] != robot.name:
+        return [f"the parameters were identified for model {desc['name']!r}, this is {robot.name!r}"]
+    return []
+
+
+def builtin_model(name: str):
+    """A built-in robot by name: ``ur5``, ``puma560`` or ``planarN`` (N = 1..99 links)."""
+    from jaxid.model import library as models
+
+    if name in ("ur5", "puma560"):
+        return getattr(models, name)()
+    m = re.fullmatch(r"planar([1-9][0-9]?)", name)
+    if m:
+        return models.planar(int(m[1]))
+    raise ValueError(f"unknown built-in robot {name!r}; use ur5, puma560 or planarN (e.g. planar2), or a URDF file")
+
+
+def build_model(
+    *,
+    builtin: str | None = None,
+    urdf=None,
+    tip_link: str | None = None,
+    dh=None,
+    mjcf=None,
+    joint_terms=(),
+    coulomb_eps: float | None = None,
+    stribeck_vs: float | None = None,
+    gravity=None,
+    check_inertia: bool = True,
+):
+    """A ``Robot`` from a built-in name, a URDF file, a DH description file
+    (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled (values 0, or a URDF's
+    ``<dynamics>``, an MJCF joint's ``damping frictionloss armature``)
+    and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
+    ``stribeck_vs`` (rad/s), and the gravity vector ``gravity`` (3,) m/s^2 in the base frame (e.g.
+    ``jaxid.identification.gravity.fit_gravity``'s). check_inertia=False accepts a URDF whose inertials are not
+    physical (placeholders: plain least squares does not use them), and an MJCF's likewise."""
+    import dataclasses
+
+    from jaxid.model import dh as dh_file
+    from jaxid.model.robot import Robot
+
+    if sum(x is not None for x in (builtin, urdf, dh, mjcf)) != 1:
+        raise ValueError(
+            "give exactly one of a built-in robot name, a URDF path, a DH description file and an MJCF path"
+        )
+    if tip_link is not None and urdf is None:
+        raise ValueError("a tip link selects the chain of a URDF file; it needs a URDF path")
+    if urdf is not None:
+        robot = Robot.from_urdf(urdf, tip_link=tip_link, joint_terms=tuple(joint_terms), check_inertia=check_inertia)
+    elif dh is not None:
+        robot = dh_file.load(dh, joint_terms=tuple(joint_terms))
+    elif mjcf is not None:
+        robot = Robot.from_mjcf(mjcf, joint_terms=tuple(joint_terms), check_inertia=check_inertia)
+    else:
+        robot = builtin_model(builtin).with_joint_terms(tuple(joint_terms))
+    if coulomb_eps is not None:
+        if not (math.isfinite(coulomb_eps) and coulomb_eps > 0):
+            raise ValueError(f"coulomb_eps must be > 0 rad/s, got {coulomb_eps}")
+        robot = dataclasses.replace(robot, coulomb_eps=float(coulomb_eps))
+    if stribeck_vs is not None:
+        if not (math.isfinite(stribeck_vs) and stribeck_vs > 0):
+            raise ValueError(f"stribeck_vs must be > 0 rad/s, got {stribeck_vs}")
+        robot = dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
+    if gravity is not None:
+        g = np.asarray(gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity must be 3 finite numbers (m/s^2, base frame), got {gravity!r}")
+        robot = dataclasses.replace(robot, gravity=jnp.asarray(g))
+    return robot
+
+
+def model_from_description(
+    model: dict,
+    *,
+    builtin: str | None = None,
+    urdf=None,
+    tip_link: str | None = None,
+    dh=None,
+    mjcf=None,
+    check_inertia: bool = True,
+):
+    """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
+    replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity and gravity.
+    FileNotFoundError when the file names a URDF that is not there, ValueError when it names
+    no robot (a model built in code) and none is given."""
+    kw = dict(
+        joint_terms=model.get("joint_terms", ()),
+        coulomb_eps=model.get("coulomb_eps"),
+        stribeck_vs=model.get("stribeck_vs"),
+        gravity=model.get("gravity"),
+        check_inertia=check_inertia,
+    )
+    if any(x is not None for x in (builtin, urdf, dh, mjcf)):
+        return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf, **kw)
+    if all(model.get(k) is None for k in ("builtin", "urdf", "dh", "mjcf")):
+        raise ValueError(
+            "the parameters name no built-in robot, URDF, DH or MJCF file (a model built in code): give the robot"
+        )
+    for key, what in (("urdf", "URDF"), ("dh", "DH description file"), ("mjcf", "MJCF file")):
+        if model.get(key) is not None and not Path(model[key]).is_file():
+            raise FileNotFoundError(f"the model's {what} {model[key]!r} is not there")
+    return build_model(
+        builtin=model.get("builtin"),
+        urdf=model.get("urdf"),
+        tip_link=model.get("tip_link"),
+        dh=model.get("dh"),
+        mjcf=model.get("mjcf"),
+        **kw,
+    )

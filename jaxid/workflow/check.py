@@ -1,0 +1,237 @@
+"""What is physically wrong with an identification (:func:`physics_report`), the estimate's scale
+against the model's (:func:`scale_vs_model`), and the per-parameter flags of the sign rule
+(:func:`parameter_flags`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import warnings
+
+import numpy as np
+
+from jaxid.identification.base import GAP_WARN
+from jaxid.model.inertia import INERTIAL_NAMES
+from jaxid.workflow.records import PhysicsCheck
+
+FLAG_MASS = "negative mass"
+FLAG_INERTIA = "non-positive-definite inertia"
+FLAG_FRICTION = "negative friction"
+FLAG_STIFFNESS = "negative stiffness"
+FLAG_UNIDENTIFIED = "not identified"
+#: Standard parameters that a physical robot has >= 0, by kind: a mass, the diagonal moments
+#: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
+#: positive semi-definite), the rotor inertia, viscous, Coulomb and Stribeck friction, and the
+#: stiffness of a passive spring.
+_NONNEGATIVE = {
+    "m": FLAG_MASS,
+    "Ixx": FLAG_INERTIA,
+    "Iyy": FLAG_INERTIA,
+    "Izz": FLAG_INERTIA,
+    "ia": FLAG_INERTIA,
+    "fv": FLAG_FRICTION,
+    "fc": FLAG_FRICTION,
+    "fs": FLAG_FRICTION,
+    "ks": FLAG_STIFFNESS,
+}
+
+
+def _split_name(name: str) -> tuple[str, int]:
+    """``"Izz12"`` -> ``("Izz", 12)``: the kind of a standard parameter and its joint (1-based)."""
+    m = re.fullmatch(r"([A-Za-z_]+?)(\d+)", name)
+    if not m:
+        raise ValueError(f"not a standard parameter name (kind followed by a joint number): {name!r}")
+    return m[1], int(m[2])
+
+
+def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
+    """What is physically impossible or unidentified about each base parameter of ``params``
+    (a :class:`~jaxid.workflow.params.Params`): a tuple of flags per base parameter (b entries, empty when
+    nothing is wrong).
+
+    - ``"negative mass"``, ``"non-positive-definite inertia"``, ``"negative friction"``: the
+      estimate is < 0 although the base parameter is a combination, with positive
+      coefficients, of standard parameters that are >= 0 for any physical robot (masses;
+      diagonal moments of inertia Ixx, Iyy, Izz about any point, >= 0 for a positive
+      semi-definite inertia; rotor inertia; viscous, Coulomb and Stribeck friction), named by
+      the kind the combination holds (inertia before mass before friction). Where
+      ``params.standard`` holds standard parameters, a link with mass <= 0 or a pseudo-inertia
+      that is not positive definite (Wensing, Kim and Slotine 2017) flags the base parameters
+      led by that link's parameters too.
+    - ``"not identified"``: |estimate| < ``n_std`` standard deviations (the data cannot tell
+      the value from 0).
+    """
+    base = params.base
+    names = params.parameter_names
+    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    K = np.asarray(base.K, dtype=float)
+    indices, dependent = np.asarray(base.indices), np.asarray(base.dependent)
+    bad_links = {}
+    if params.standard is not None:
+        from jaxid.model import inertia
+
+        n = sum(1 for s in names if re.fullmatch(r"m\d+", s))
+        links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)
+        ok = np.asarray(inertia.is_consistent(links))
+        bad_links = {j + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
+    scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
+    flags = []
+    for k in range(len(theta)):
+        lead_kind, lead_joint = _split_name(names[int(indices[k])])
+        members = [(lead_kind, 1.0)] + [
+            (_split_name(names[int(j)])[0], c) for j, c in zip(dependent, K[k]) if abs(c) > 1e-9 * scale
+        ]
+        f = []
+        if theta[k] < 0 and all(kind in _NONNEGATIVE and c > 0 for kind, c in members):
+            kinds = {_NONNEGATIVE[kind] for kind, _ in members}
+            f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION, FLAG_STIFFNESS) if x in kinds))
+        if lead_kind in INERTIAL_NAMES and bad_links.get(lead_joint) not in (None, *f):
+            f.append(bad_links[lead_joint])
+        if not abs(theta[k]) >= n_std * std[k]:
+            f.append(FLAG_UNIDENTIFIED)
+        flags.append(tuple(f))
+    return flags
+
+
+#: Factor between the identified and the model's nominal inertial parameters from which
+#: :func:`check_physics` warns (a unit or gain error is 10^3, or a gear ratio; a model's
+#: inertials are seldom 30x off the real robot's, placeholder ones may be).
+SCALE_WARN = 30.0
+
+
+def scale_vs_model(robot, params) -> float | None:
+    """The geometric median of estimate / nominal over the inertial base parameters identified to
+    10 % whose nominal value (from the model's own inertials) is not negligible; None with fewer
+    than three such parameters. About 1 for a model whose inertials are roughly right; a torque
+    logged in another unit, or a wrong gain, scales every one of them by the same factor."""
+    theta, std = np.asarray(params.theta), np.asarray(params.std)
+    nominal = np.asarray(params.base.to_base(np.asarray(robot.parameter_vector())))
+    lead = [name.split(" ")[0].rstrip("0123456789") for name in params.base.names]
+    keep = (
+        np.array([k in INERTIAL_NAMES for k in lead])
+        & (std < 0.1 * np.abs(theta))
+        & (np.abs(nominal) > 1e-3 * np.max(np.abs(nominal), initial=0.0))
+        & (np.sign(theta) == np.sign(nominal))
+    )
+    if keep.sum() < 3:
+        return None
+    return float(np.exp(np.median(np.log(theta[keep] / nominal[keep]))))
+
+
+#: Standard deviations below zero from which viscous and Coulomb friction both negative are read
+#: as an inverted torque sign (:func:`physics_report`).
+SIGN_Z = 10.0
+
+
+def physics_report(robot, params) -> list[str]:
+    """What is physically wrong with an identification, in words (empty when nothing is).
+
+    Named: base parameters estimated below zero although they are positive combinations of
+    quantities that are >= 0 for any physical robot (masses, diagonal moments of inertia,
+    rotor inertia, friction: :func:`parameter_flags`, the report's flags), with
+    their distance to zero in standard deviations; bodies that are not physically consistent
+    (non-positive mass, inertia not positive definite or violating the triangle inequality)
+    in the standard parameters written; a constrained fit that did not converge; an
+    ambiguous rank of the regressor; and a joint whose viscous and Coulomb friction are both more
+    than :data:`SIGN_Z` std below zero, as the sign of its logged torque (or position) inverted.
+    """
+    from jaxid.model import inertia
+
+    problems = []
+    theta, std = np.asarray(params.theta), np.asarray(params.std)
+    single = dict(
+        fv="viscous friction",
+        fc="Coulomb friction",
+        fs="Stribeck friction",
+        ia="rotor inertia",
+        ks="joint stiffness (no passive spring has one)",
+    )
+    what = {
+        FLAG_MASS: "negative mass",
+        FLAG_FRICTION: "negative friction",
+        FLAG_STIFFNESS: "negative stiffness",
+        FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)",
+    }
+    # Without the standard parameters the flags are the sign rule's alone (bad links: below).
+    negative = {}  # (term, joint number) -> std below zero, for the single-parameter names
+    for i, (name, flags) in enumerate(
+        zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))
+    ):
+        kind = next((f for f in flags if f in what), None)
+        if kind is None:
+            continue
+        z = -theta[i] / std[i] if std[i] > 0 else math.inf
+        term = name.rstrip("0123456789")
+        negative[term, name[len(term) :]] = z
+        problems.append(
+            f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
+            + (f"negative {single[term]}" if term in single else what[kind])
+        )
+    # Friction that pushes the joint along its motion, viscous and Coulomb alike, is what a log
+    # whose torque (or position) sign is the opposite of the model's joint axis looks like.
+    for _, joint in [k for k in negative if k[0] == "fv"]:
+        if negative.get(("fc", joint), 0.0) > SIGN_Z and negative["fv", joint] > SIGN_Z:
+            label = f"joint {joint}" + (f" ({robot.names[int(joint) - 1]})" if robot is not None else "")
+            problems.append(
+                f"{label}: viscous and Coulomb friction both negative: the sign of its logged "
+                "torque (or position) is likely opposite to the model's joint axis; check that "
+                "column's sign or its gain (--gains)"
+            )
+    if params.standard is not None:
+        links, _ = robot.split(params.standard)
+        ok = np.asarray(inertia.is_consistent(links))
+        for j in np.nonzero(~ok)[0]:
+            problems.append(f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)")
+    c = params.consistency
+    if c is not None and c.converged is False:
+        bound = (
+            f" (its cost may be up to {c.gap_bound:.3g} = {c.gap_bound / c.cost:.1e} of it above the optimum)"
+            if c.gap_bound is not None and c.cost
+            else ""
+        )
+        why = (
+            (
+                "; at prior weight 0 the optimum may be reached only as bodies grow without bound along directions "
+                "the data cannot see: give a positive --prior-weight"
+            )
+            if c.prior_weight == 0
+            else ""
+        )
+        problems.append(f"the consistent fit did not converge in {c.steps} steps{bound}{why}")
+    if (
+        c is not None
+        and c.sdp_cost is not None
+        and c.cost is not None
+        and c.sdp_cost > 0
+        and c.cost / c.sdp_cost - 1 > 1e-6
+    ):
+        problems.append(f"the consistent fit's cost is {c.cost / c.sdp_cost - 1:.1e} above the SDP optimum")
+    if params.lugre_fit is not None and params.lugre_fit.converged is False:
+        problems.append(f"the joint rigid-body + LuGre fit did not converge in {params.lugre_fit.steps} steps")
+    e = params.estimation
+    gap = e.rank_gap if e is not None and e.rank_gap is not None else params.base.gap
+    if gap is not None and gap < GAP_WARN:
+        problems.append(f"the rank of the regressor is not clear-cut (R-diagonal gap {gap:.3g})")
+    return problems
+
+
+def check_physics(robot, params, *, scale: bool = True):
+    """``params`` with its :class:`~jaxid.workflow.records.PhysicsCheck`: the problems of
+    :func:`physics_report`, whether the standard parameters are a physical model with none of them
+    (and a consistent fit that converged), and, with ``scale``, :func:`scale_vs_model`, warned about
+    beyond :data:`SCALE_WARN` (a torque unit or gain off by that factor)."""
+    problems = physics_report(robot, params)
+    ratio = scale_vs_model(robot, params) if scale else None
+    converged = params.consistency is None or params.consistency.converged
+    physics = PhysicsCheck(
+        consistent=params.standard is not None and not problems and converged, problems=problems, scale_vs_model=ratio
+    )
+    if ratio is not None and not 1 / SCALE_WARN < ratio < SCALE_WARN:
+        warnings.warn(
+            f"the inertial base parameters are {ratio:.3g} times the model's nominal values (median over "
+            "those identified to 10 %): a torque unit or gain off by that factor (--units tau=..., "
+            "--gains), or placeholder inertials in the model",
+            stacklevel=3,
+        )
+    return dataclasses.replace(params, physics=physics)

@@ -1,0 +1,192 @@
+"""Estimation beyond the screened least squares: the HAC sandwich covariance of filtered runs
+(:func:`covariance`) and the instrumental estimators IDIM-IV and DIDIM (:func:`instrumental_fit`,
+with the instruments' motion of :func:`instruments`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+
+from jaxid.workflow import regress
+from jaxid.workflow.preprocess import Prepared
+from jaxid.workflow.records import Instrumental, WorkflowError
+
+
+def covariance(robot, prepared: Prepared, base, rows, scr, *, method: str, progress=None):
+    """The covariance (b, b) of a "wls" or "ols" fit that the screening kept (``scr``; not when it
+    switched to IRLS): the HAC sandwich of :func:`_sandwich` when some run was filtered (a ``memory``
+    > 0 in its choices), else None (the estimator's own white-noise covariance stands).
+    rows: the fit's ``jaxid.workflow.screen.Rows``."""
+    if method not in ("wls", "ols") or scr.method != method:
+        return None
+    kept = rows.moving.copy()
+    kept[np.flatnonzero(rows.moving)[np.setdiff1d(np.arange(rows.n_fitted), np.asarray(scr.samples))]] = False
+    held = None if rows.stream else (rows.Wb, rows.tau)
+    return _sandwich(
+        robot, prepared, base, scr.fit, rows.moving, kept, dense=held, reduced=scr.reduced, progress=progress
+    )
+
+
+def instrumental_fit(robot, prepared: Prepared, base, rows, kept, fit, *, method, reference, gains, progress=None):
+    """IDIM-IV ("iv") or DIDIM ("didim") of the base parameters from the screened WLS ``fit``, on the
+    held ``rows`` (``jaxid.workflow.screen.Rows``) the screening kept (``kept``: their indices, or
+    None for all). Returns (the fit, its :class:`~jaxid.workflow.records.Instrumental` record)."""
+    at = np.repeat(rows.moving, robot.n).nonzero()[0]  # the rows of W among all samples' rows
+    held = rows.take(kept)
+    fit, doc = _instrumental(
+        robot,
+        prepared,
+        base,
+        held.Wb,
+        held.tau,
+        fit,
+        method,
+        reference,
+        gains,
+        at if kept is None else at[kept],
+        progress,
+    )
+    return fit, Instrumental(**doc)
+
+
+def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
+    """The HAC sandwich covariance (b, b) of a "wls" or "ols" ``fit`` of the base parameters
+    (``jaxid.identification.sandwich``), with each run's lag window its ``memory``; None when
+    no run has one (logged or periodic derivatives: the white covariance stands).
+
+    moving, kept: (samples of all runs,) bool, the samples outside reversals
+    (:func:`outside_reversals`) and, of those, the ones fitted. dense: the moving samples' rows
+    ``(W, tau)`` held in memory, or None: the rows are evaluated again chunk by chunk from the
+    runs, and ``reduced`` (``streaming.Reduced`` of the fit) gives the two-step weights."""
+    import jax.numpy as jnp
+
+    from jaxid.identification import sandwich, streaming
+    from jaxid.identification.estimators import reduced_variances, wls_variances
+
+    lags = [int(c.get("memory", 0)) for c in prepared.choices]
+    if not any(lags):
+        return None
+    n, cols = robot.n, np.asarray(base.indices)
+    runs, lengths = regress._streamed_runs(robot, prepared, cols)
+    edges = np.cumsum([0, *lengths])
+    if dense is not None:
+        W, tau = (np.asarray(x) for x in dense)
+        W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
+        at = np.flatnonzero(moving)  # the sample (over all runs) of each held row
+
+        def rows(a, b):  # run [a, b) of the grid, zero rows where not held (masked out)
+            sel = (at >= a) & (at < b)
+            Wr, tr = np.zeros((b - a, *W.shape[1:])), np.zeros((b - a, n))
+            Wr[at[sel] - a], tr[at[sel] - a] = W[sel], tau[sel]
+            return Wr, tr
+
+        runs = [lambda a=a, b=b: rows(a, b) for a, b in zip(edges[:-1], edges[1:])]
+        fitted = kept[moving]
+        var = wls_variances(W[fitted].reshape(-1, W.shape[-1]), tau[fitted].reshape(-1), n)
+    else:
+        var = reduced_variances(reduced.R, reduced.N)
+    if fit.method == "wls":
+        weights, bread = 1.0 / np.asarray(var), np.asarray(fit.cov)  # fit.cov = (W^T Omega W)^-1
+    else:  # ols: cov = s^2 (W^T W)^-1, s^2 = ||r||^2 / dof
+        weights = np.ones(n)
+        bread = np.asarray(fit.cov) / (np.sum(np.asarray(fit.residual_rms) ** 2) * np.sum(kept) / float(fit.dof))
+    meat = streaming.meat(robot, runs, cols, fit.theta, weights, bread, lags, np.split(kept, edges[1:-1]), progress)
+    return np.asarray(sandwich.covariance(jnp.asarray(bread), meat))
+
+
+def instruments(robot, prepared: Prepared, reference=None, gains=None):
+    """The motion of the model that instrumental estimators use, per prepared run: a function
+    ``motion(theta) -> [(q, qd, qdd), ...]`` ((N_i, n) each, at the run's prepared sample times)
+    and whether it depends on theta.
+
+    reference: per run ``(t, q, qd, qdd)`` of the commanded trajectory (the run's samples must lie
+    inside it; values between its samples by cubic splines), or None: the prepared q, qd, qdd.
+    gains: ``(kp, kd)``: the model at theta simulated under that PD law tracking the reference
+    (``jaxid.identification.instrumental.closed_loop``) from the reference's first state;
+    None: the reference itself (exact tracking; no dependence on theta).
+    """
+    from scipy.interpolate import CubicSpline
+
+    from jaxid.identification.instrumental import closed_loop
+
+    refs = []  # per run: its sample times, and the reference (t, q, qd, qdd) from its start to the run's end
+    for i, (ds, c) in enumerate(zip(prepared.datasets, prepared.choices)):
+        t = np.asarray(ds.t)
+        if reference is None:
+            refs.append((t, (t, np.asarray(ds.q), np.asarray(ds.qd), np.asarray(ds.qdd))))
+            continue
+        if len(reference) != len(prepared.datasets):
+            raise WorkflowError(
+                f"{len(reference)} reference trajectories for {len(prepared.datasets)} runs: give "
+                "one per run, in the same order"
+            )
+        tr, *x = (np.asarray(v, dtype=float) for v in reference[i])
+        if any(v.shape != (tr.size, robot.n) for v in x):
+            raise WorkflowError(f"{c['source']}: the reference must be t (N,) and q, qd, qdd (N, {robot.n})")
+        if t[0] < tr[0] - 1e-9 or t[-1] > tr[-1] + 1e-9:
+            raise WorkflowError(
+                f"{c['source']}: its samples ({t[0]:g} to {t[-1]:g} s) are not all inside the "
+                f"reference trajectory ({tr[0]:g} to {tr[-1]:g} s); give the run's own reference"
+            )
+        upto = min(tr.size, int(np.searchsorted(tr, t[-1] + 1e-9)) + 3)  # a few past the end for the spline
+        refs.append((t, (tr[:upto], *(v[:upto] for v in x))))
+
+    def at(t, grid, *x):
+        return tuple(CubicSpline(grid, v, axis=0)(t) if grid.shape != t.shape or np.any(grid != t) else v for v in x)
+
+    if gains is None:
+        return (lambda theta: [at(t, *r) for t, r in refs]), False
+    kp, kd = (np.broadcast_to(np.asarray(g, dtype=float), (robot.n,)) for g in gains)
+    if not (np.all(np.isfinite(kp)) and np.all(np.isfinite(kd)) and np.all(kp > 0) and np.all(kd >= 0)):
+        raise WorkflowError(f"gains must be kp > 0 and kd >= 0 per joint, got kp {kp}, kd {kd}")
+    # The closed loop is simulated from the reference's start, where the robot started on it, not from
+    # the run's first kept sample (after an edge trim the robot is off the reference by its tracking error).
+    return (
+        lambda theta: [
+            at(t, r[0], *(np.asarray(v) for v in closed_loop(robot, theta, r[0], r[1], r[2], kp, kd))) for t, r in refs
+        ]
+    ), True
+
+
+def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, rows, progress):
+    """IDIM-IV / DIDIM fit of the base parameters (:func:`instrumental_fit`), and its record."""
+    from jaxid.identification import instrumental
+    from jaxid.identification.base import lift
+
+    motion, iterate = instruments(robot, prepared, reference, gains)
+    nominal, cols = robot.parameter_vector(), np.asarray(base.indices)
+
+    def Z(theta_b):
+        moved = [
+            dataclasses.replace(ds, q=m[0], qd=m[1], qdd=m[2])
+            for ds, m in zip(prepared.datasets, motion(lift(base, theta_b, nominal)))
+        ]
+        return regress.regressor_rows(robot, moved, cols, progress, [c.get("parallel") for c in prepared.choices])[0][
+            rows
+        ]
+
+    try:
+        out = (
+            instrumental.idim_iv(W, tau, Z, fit.theta, robot.n, iterate=iterate)
+            if method == "iv"
+            else instrumental.didim(tau, Z, fit.theta, robot.n, iterate=iterate)
+        )
+    except ValueError as e:
+        raise WorkflowError(f"{method}: {e}") from None
+    if not out.converged:
+        warnings.warn(
+            f"{method} did not converge in {out.iterations} iterations (last relative change "
+            f"{out.change:.2g}); the estimate is the last one",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return out.fit, {
+        "iterations": out.iterations,
+        "converged": out.converged,
+        "change": out.change,
+        "reference": "given" if reference is not None else "prepared motion",
+        "controller": "exact tracking" if gains is None else "PD",
+        "estimate_wls": np.asarray(fit.theta).tolist(),
+    }

@@ -1,0 +1,467 @@
+"""Raw runs -> the q, qd, qdd, tau identification uses (:func:`prepare` under a :class:`Policy`), and
+the choices made on the data (cutoff from the spectrum, edge trim, periodic averaging)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from jaxid.workflow.records import Preprocessing, WorkflowError
+
+#: Signal-to-noise ratio of the smoothed position spectrum at the chosen cutoff
+#: (:func:`choose_cutoff`): 10, i.e. the cutoff is where the signal falls to 10 dB above the
+#: noise floor.
+SNR_CUTOFF = 10.0
+
+#: Cutoff of the derivative filter, in multiples of the signal band (the excitation's known
+#: base frequency x harmonics, or the band edge read from the spectrum by
+#: :func:`choose_cutoff`): the forward-backward 4th-order Butterworth passes the top of the band
+#: at 1 / (1 + 3^-8) = 99.985 %; a cutoff at the band edge itself (the spectrum's first guess,
+#: 1.35 x band on a noisy planar arm) passes it at 92 % and biases the estimates by tens of std.
+EXCITATION_CUTOFF = 3.0
+
+
+#: Fraction of the filter's impulse-response mass that may reach past the kept edge samples
+#: (:func:`edge_trim`).
+SETTLING_TOL = 1e-4
+
+
+# --------------------------------------------------------------------------------- prepare
+@dataclass(frozen=True)
+class Policy:
+    """How measured signals become the q, qd, qdd, tau that identification uses.
+
+    derivatives: "butterworth" (zero-phase, then central differences) or "savgol": the
+        method of ``jaxid.signals.derivatives`` for velocities/accelerations missing from a log.
+    cutoff: low-pass cutoff, Hz, or None: chosen per run from its position spectrum
+        (:func:`choose_cutoff`).
+    order: Butterworth order.
+    trim: samples dropped at each end of a differentiated run, or None: the filter's
+        settling time (:func:`edge_trim`). Runs whose qd and qdd were logged are not trimmed.
+    step: keep every ``step``-th sample after filtering (decimation), >= 1.
+    base_frequency: base frequency of a periodic excitation, Hz, or None: the run's own
+        (``Dataset.base_frequency``, from ``jaxid excite``'s sidecar), if any.
+    periodic: when the base frequency is known and a run without logged qd, qdd holds whole
+        periods of it, differentiate in the frequency domain over the averaged period
+        (``jaxid.signals.periodic_derivatives``) instead of filtering (:func:`prepare`).
+    parallel: parallel filtering (Gautier 1997): the regressor columns and tau of each run are
+        low-pass filtered with the same zero-phase filter and then decimated by ``step``
+        (:func:`regressor_rows`), instead of decimating the prepared samples; the prepared
+        runs keep every sample.
+    reversal_band: rad/s, or None: samples at which some joint's |qd| is below it (velocity
+        reversals and rest, where the Coulomb sign tanh(qd / eps) of an estimated qd can flip
+        against the true one and give spikes of +-2 fc) are left out of the fit
+        (:func:`identify_experiment`); a few times the noise std of qd plus the model's
+        ``coulomb_eps`` (the periodic path prints that std). The runs keep them (validation).
+    """
+
+    derivatives: str = "butterworth"
+    cutoff: float | None = None
+    order: int = 4
+    trim: int | None = None
+    step: int = 1
+    base_frequency: float | None = None
+    periodic: bool = True
+    parallel: bool = False
+    reversal_band: float | None = None
+
+    def __post_init__(self):
+        if self.derivatives not in ("butterworth", "savgol"):
+            raise WorkflowError(f"derivatives must be 'butterworth' or 'savgol', got {self.derivatives!r}")
+        if self.cutoff is not None and not (math.isfinite(self.cutoff) and self.cutoff > 0):
+            raise WorkflowError(f"cutoff must be a finite frequency > 0 Hz, got {self.cutoff}")
+        if int(self.order) != self.order or self.order < 1:
+            raise WorkflowError(f"order must be an integer >= 1, got {self.order}")
+        if self.trim is not None and (int(self.trim) != self.trim or self.trim < 0):
+            raise WorkflowError(f"trim must be an integer >= 0 samples, got {self.trim}")
+        if int(self.step) != self.step or self.step < 1:
+            raise WorkflowError(f"step must be an integer >= 1, got {self.step}")
+        if self.reversal_band is not None and not (math.isfinite(self.reversal_band) and self.reversal_band > 0):
+            raise WorkflowError(f"reversal_band must be a finite velocity > 0 rad/s, got {self.reversal_band}")
+        if self.base_frequency is not None and not (math.isfinite(self.base_frequency) and self.base_frequency > 0):
+            raise WorkflowError(f"base_frequency must be a finite frequency > 0 Hz, got {self.base_frequency}")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Runs ready for identification, with the choices made on each.
+
+    datasets: ``jaxid.data.Dataset`` per run, with q (filtered where differentiated), qd,
+        qdd and tau, trimmed and decimated.
+    choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
+        ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
+        ("spectrum", "excitation": :data:`EXCITATION_CUTOFF` x the known band, or "policy"), ``trim`` (samples per end), ``step``, ``index``
+        ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
+        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`),
+        ``reversal_band`` (rad/s or None, ``Policy.reversal_band``), ``memory`` (samples, as
+        fitted: the settling length :func:`edge_trim` of the derivative filter, plus that of the
+        parallel filter, over which the filters correlate the equation errors; 0 for logged and
+        periodic runs without parallel filtering: the lag window of the covariance of
+        :func:`identify_experiment`); with ``derivatives``
+        "periodic" (the run averaged into one period) also ``base_frequency_hz``,
+        ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
+        ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
+        ``noise_std`` (per joint, of q rad, qd rad/s, qdd rad/s^2 after averaging; None when
+        it cannot be estimated) and ``noise_from`` ("period spread", or from one period
+        "spectrum above the harmonics").
+    """
+
+    datasets: tuple
+    choices: tuple
+
+    @property
+    def n_samples(self) -> int:
+        """Samples over all runs."""
+        return sum(len(d) for d in self.datasets)
+
+    def align(self, run: int, x):
+        """Rows of ``x`` (an array over the samples of run ``run`` as read, e.g. the noise-free
+        torques of a simulation) that the prepared run kept (of a run averaged into one period:
+        the first period, which is the average of a periodic ``x``)."""
+        start, stop, step = self.choices[run]["index"]
+        return np.asarray(x)[start:stop:step]
+
+    @property
+    def preprocessing(self) -> tuple[Preprocessing, ...]:
+        """The choices as typed records (:class:`~jaxid.workflow.records.Preprocessing`), one per run."""
+        return tuple(map(Preprocessing.from_partial, self.choices))
+
+    def describe(self) -> list[str]:
+        """One line per run: what was done to it (:func:`describe_run`)."""
+        return [describe_run(c) for c in self.choices]
+
+
+def describe_run(c: dict | Preprocessing) -> str:
+    """One line: what :func:`prepare` did to a run, from its choices (``Prepared.choices[i]``, or
+    the record ``params.preprocessing[i]``)."""
+    if isinstance(c, Preprocessing):
+        c = c.to_dict()
+    if c["derivatives"] == "logged":
+        how = "qd, qdd as logged"
+    elif c["derivatives"] == "periodic":
+        std = c["noise_std"]
+        noise = (
+            f", noise std qd <= {max(std['qd']):.2g} rad/s, qdd <= {max(std['qdd']):.2g} rad/s^2 "
+            f"(from the {c.get('noise_from', 'period spread')})"
+            if std
+            else ", no noise estimate"
+        )
+        how = (
+            f"{c['periods']} period{'s' if c['periods'] > 1 else ''} of {c['base_frequency_hz']:.4g} Hz "
+            f"({'from the excitation file' if c['base_frequency_from'] == 'data' else 'as set'})"
+            f"{' averaged into one' if c['periods'] > 1 else ''}, qd, qdd in the frequency domain with "
+            f"{max(c['harmonics'])} harmonics "
+            f"({'of the excitation' if c['harmonics_from'] == 'excitation' else 'above the noise floor'})"
+            f"{noise}"
+        )
+    else:
+        source = dict(
+            spectrum="from the position spectrum", excitation=f"{EXCITATION_CUTOFF:g} x the excitation's band"
+        ).get(c["cutoff_from"], "as set")
+        how = (
+            f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz ({source}), "
+            f"{c['trim']} samples trimmed at each end"
+        )
+    step = f", every {c['step']}th sample" if c["step"] > 1 else ""
+    if c.get("parallel"):
+        step = (
+            f", W and tau low-passed at {c['parallel']['cutoff_hz']:.3g} Hz together"
+            f"{step and ' and decimated to' + step[1:]}"
+        )
+    notes = "".join(f"; {n}" for n in c["notes"])
+    return f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, {how}{step}{notes}"
+
+
+def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITATION_CUTOFF) -> float:
+    """Low-pass cutoff, Hz, for differentiating sampled positions: ``margin`` times the band
+    edge, where the position spectrum meets the noise floor.
+
+    Per joint: the periodogram of q (linear trend removed, Hann window) averaged over 9
+    neighbouring bins (a mean of 9 exponential variables: noise alone exceeds 10 times its
+    mean with probability below 1e-20); the noise floor at each frequency f is read from the
+    raw periodogram over [f / 2, 2 f] (:func:`_local_floor`: its median, so that noise that
+    is not white, as on a resampled or drive-filtered log, is still noise); the joint's cutoff is the highest
+    frequency below fs/4 at which the averaged spectrum is above ``snr`` times the floor, so
+    that a signal with separate bands keeps all of them. Returned: ``margin`` (default :data:`EXCITATION_CUTOFF`, 3) times the
+    largest band edge over joints, clipped to [fs/1000, fs/4]: the filter then passes the
+    whole band unattenuated (a cutoff at the edge itself would take 8 % off the top of the
+    band, a bias the reported std does not cover). Noise-free data (no floor) give fs/4.
+
+    q: positions (N, n), rad. fs: sample rate, Hz. snr: power ratio to the floor at the cutoff.
+    The idea: cut where the signal-to-noise ratio of the positions, and so of their
+    derivatives, falls to about one (Gautier & Khalil, "Exciting trajectories for the
+    identification of base inertial parameters of robots", IJRR 11(4), 1992; the noise floor
+    read from the spectrum as in Pintelon & Schoukens, System Identification, 2012).
+    """
+    q = np.asarray(q, dtype=float)
+    N = q.shape[0]
+    t = np.arange(N) - (N - 1) / 2
+    x = q - q.mean(axis=0) - np.outer(t, (t @ (q - q.mean(axis=0))) / (t @ t))
+    X = np.abs(np.fft.rfft(x * np.hanning(N)[:, None], axis=0)) ** 2
+    f = np.fft.rfftfreq(N, 1.0 / fs)
+    smooth = np.apply_along_axis(lambda x: np.convolve(x, np.ones(9) / 9, mode="same"), 0, X)
+    band = (f > 0) & (f <= fs / 4)
+    floor = _local_floor(X, f, fs)
+    cut = []
+    for j in range(q.shape[1]):
+        above = np.nonzero(band & ((smooth[:, j] > snr * floor[:, j]) | (floor[:, j] <= 0)))[0]
+        cut.append(f[above[-1]] if above.size else fs / 4)
+    return float(np.clip(margin * max(cut), fs / 1000, fs / 4))
+
+
+def _local_floor(X, f, fs: float, points: int = 200):
+    """The noise floor (N_f, n) of periodograms ``X`` (N_f, n) at each frequency ``f`` (N_f,)
+    Hz: the median of X over [f / 2, min(2 f, fs/2)] over ln 2 (the median of an exponential
+    variable is ln 2 times its mean), evaluated on ``points`` log-spaced frequencies up to fs/4
+    and held between them (a median per bin would cost O(N^2)).
+
+    Measured above each frequency rather than once above fs/4, so that noise that is not white
+    (positions filtered inside the drive, or resampled from jittered stamps by a spline, which
+    damps the top of the band: the Panda log of Gaz et al. 2019 has a floor 6-8 times higher
+    over 3-100 Hz than above 245 Hz) is still read as noise: the window is centred on f on a
+    log scale, so a floor that falls with frequency is not underestimated. Measured limit: a
+    floor falling as a first-order low-pass (power / 4 per octave) is read as noise; one that
+    falls as steeply as a second-order filter's near fs/4 can still be read as signal there.
+    A smooth roll-off of the signal itself (windowed noise-free data) is read as floor too,
+    so its cut is ``margin`` times where the roll-off begins. The median leaves
+    out the excitation's lines in the window and, at the band edge, the signal below it (less
+    than half the window)."""
+    grid = np.geomspace(max(f[1], 1e-12), fs / 4, points)
+    lo = np.searchsorted(f, grid / 2)
+    hi = np.searchsorted(f, np.minimum(2 * grid, fs / 2), side="right")
+    at = np.stack([np.median(X[a : max(b, a + 1)], axis=0) for a, b in zip(lo, hi)]) / np.log(2)
+    return at[np.clip(np.searchsorted(grid, f, side="right") - 1, 0, points - 1)]
+
+
+def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TOL) -> int:
+    """Samples to drop at each end of a zero-phase Butterworth-filtered run: the filter's
+    settling time, the half-width k of the forward-backward impulse response outside which
+    only ``tol`` of its absolute mass lies (at least the filter's own edge padding
+    3 (order + 1)). The short odd extension at an edge (``jaxid.signals.butterworth``) starts
+    the filter off its steady state and flips the sign of qdd; the transient spreads over the
+    impulse response, so beyond k it is below ``tol`` of its size at the edge (with the default
+    1e-4, qdd errors at the kept edge are those of the interior; 1e-3 leaves about 8 times more).
+
+    fs: sample rate, Hz. cutoff: Hz. order: Butterworth order.
+    """
+    from scipy import signal
+
+    b, a = signal.butter(order, min(cutoff / (fs / 2), 0.99))
+    n = int(min(max(64, 40 * fs / cutoff), 1e6))
+    h = signal.lfilter(b, a, np.r_[1.0, np.zeros(n - 1)])
+    # filtfilt's impulse response: h correlated with itself, symmetric about lag 0.
+    m = np.abs(np.convolve(h, h[::-1])[n - 1 :])
+    tail = np.cumsum(m[::-1])[::-1] / (2 * m.sum() - m[0])  # mass beyond lag k, both sides
+    return int(max(np.argmax(tail < tol), 3 * (order + 1)))
+
+
+def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
+    """Raw runs (``jaxid.data.Dataset``, as :func:`read` returns them) -> :class:`Prepared`.
+
+    Runs with logged qd and qdd are used sample by sample as they are. A run of a periodic
+    excitation of known base frequency (``policy.base_frequency``, else the run's own, from
+    ``jaxid excite``'s sidecar) that holds whole periods (two, or one when the excitation's
+    harmonics are known) is averaged into one period (q and tau alike), and qd, qdd come from
+    the frequency domain (``jaxid.signals.periodic_derivatives``: exact for a band-limited
+    periodic motion, no edge trim, a noise estimate per joint); so identification uses N =
+    samples per period. Otherwise q is
+    low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
+    cutoff, else :data:`EXCITATION_CUTOFF` times the excitation's band (base frequency x
+    harmonics) when the run records it, else one chosen from the data (:func:`choose_cutoff`);
+    a logged qd is kept, and
+    :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
+    Each run is processed on its own (never across the join of two runs).
+
+    robot: the model (or None), to check the joint count and the positions: a joint that does not
+    move, or positions outside the model's range, are warned about and noted in the run's
+    description (:func:`_position_problems`). policy: :class:`Policy`.
+    Raises WorkflowError naming the run when it is too short or irregularly sampled.
+    """
+    from jaxid import data, signals
+
+    policy = policy or Policy()
+    if isinstance(datasets, data.Dataset):
+        datasets = [datasets]
+    out, choices = [], []
+    for ds in datasets:
+        name = ds.source or "<dataset>"
+        if robot is not None and ds.n != robot.n:
+            raise WorkflowError(
+                f"{name}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
+                "choose the model of this robot (--robot NAME or --urdf PATH)"
+            )
+        N = len(ds)
+        fs = 1.0 / ds.dt
+        notes = list(getattr(ds, "notes", ()) or ())
+        c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
+        for problem in [] if robot is None else _position_problems(np.asarray(ds.q), robot):
+            notes.append(problem)
+            warnings.warn(f"{name}: {problem}", stacklevel=2)
+        step_t = np.diff(np.asarray(ds.t))
+        jitter = float(np.std(step_t) / np.mean(step_t))
+        uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
+        periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
+        memory = 0  # samples over which the derivative filter correlates the equation errors
+        if ds.qd is not None and ds.qdd is not None:
+            c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
+            start, stop = 0, N
+        elif isinstance(periodic, tuple):
+            ds, more = periodic
+            c.update(more)
+            start, stop = 0, len(ds)
+        else:
+            if isinstance(periodic, str):
+                notes.append(periodic)
+            if not uniform:
+                raise WorkflowError(
+                    f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
+                    "differentiation needs a uniform grid: resample (read(..., resample=True), "
+                    "CLI --resample) or log qd and qdd"
+                )
+            band = ds.base_frequency * ds.harmonics if ds.base_frequency and ds.harmonics else None
+            cutoff_from = "policy" if policy.cutoff is not None else "excitation" if band else "spectrum"
+            cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(
+                cutoff_from
+            ) or choose_cutoff(ds.q, fs)
+            if not cutoff < fs / 2:
+                raise WorkflowError(
+                    f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
+                    f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff"
+                )
+            trim = policy.trim if policy.trim is not None else edge_trim(fs, cutoff, policy.order)
+            if N <= 2 * trim + data.MIN_SAMPLES:
+                raise WorkflowError(
+                    f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
+                    f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
+                    "raise the cutoff, or log qd and qdd"
+                )
+            try:
+                q, qd, qdd = signals.derivatives(
+                    ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff, order=policy.order
+                )
+            except ValueError as e:
+                raise WorkflowError(f"{name}: computing qd, qdd from the positions: {e}") from None
+            ds = dataclasses.replace(
+                ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd, derivatives=policy.derivatives
+            )
+            c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff), cutoff_from=cutoff_from, trim=int(trim))
+            memory = edge_trim(fs, cutoff, policy.order)
+            start, stop = trim, N - trim
+        step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
+        ds = ds.slice(start, stop, step)
+        parallel = (
+            dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order, step=policy.step)
+            if policy.parallel
+            else None
+        )
+        if parallel:  # filtering W and tau again lengthens the errors' memory by the second filter's
+            memory += edge_trim(fs, parallel["cutoff_hz"], policy.order)
+        c.update(
+            samples=len(ds),
+            index=[int(start), int(stop), int(step)],
+            reversal_band=policy.reversal_band,
+            parallel=parallel,
+            memory=-(-int(memory) // policy.step),
+        )
+        out.append(ds)
+        choices.append(c)
+    if not out:
+        raise WorkflowError("no datasets given")
+    return Prepared(tuple(out), tuple(choices))
+
+
+#: Logged positions beyond the model's position range by more than this fraction of the range's
+#: width are reported (a log may overshoot a soft limit a little; a wrong unit, zero offset or
+#: joint order does not stay that close).
+RANGE_SLACK = 0.1
+
+
+def _position_problems(q, robot) -> list[str]:
+    """Sentences naming what is implausible about the positions q (N, n) of a run: joints that
+    do not move at all (a dead encoder channel, or a joint left at rest), and joints that leave
+    the model's [q_min, q_max] by more than :data:`RANGE_SLACK` of its width (suggesting degrees
+    where q / 57.3 fits; joints without finite limits are not checked)."""
+    lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
+    slack = RANGE_SLACK * np.where(np.isfinite(hi - lo), hi - lo, np.inf)
+    qmin, qmax = q.min(axis=0), q.max(axis=0)
+    revolute = [robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)]
+    problems = [
+        f"{robot.coordinate_names[j]} does not move (q = {qmin[j]:.4g} throughout): a dead encoder channel, "
+        "or a joint the trajectory leaves at rest, whose friction and inertia this run cannot show"
+        for j in np.flatnonzero(qmax == qmin)
+    ]
+    bad = np.flatnonzero((qmin < lo - slack) | (qmax > hi + slack))
+    if not len(bad):
+        return problems
+    parts = []
+    for j in bad:
+        unit = "rad" if revolute[j] else "m"
+        degrees = revolute[j] and np.radians(qmin[j]) >= lo[j] - slack[j] and np.radians(qmax[j]) <= hi[j] + slack[j]
+        parts.append(
+            f"{robot.coordinate_names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit} against the model's "
+            f"[{lo[j]:.4g}, {hi[j]:.4g}]" + (" (degrees? --units q=deg)" if degrees else "")
+        )
+    return problems + [
+        "positions outside the model's range: "
+        + "; ".join(parts)
+        + "; check the unit, zero offset and order of the q columns, or the model's limits"
+    ]
+
+
+def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:
+    """Cutoff, Hz, of the parallel filter of W and tau (Gautier 1997): 0.8 of the Nyquist
+    frequency after decimation by ``step``, 0.4 fs / step (so decimating does not alias), or the
+    derivative filter's ``cutoff`` when that is lower (tau then filtered as q was)."""
+    return float(min(0.4 * fs / step, cutoff if cutoff is not None else math.inf))
+
+
+def _periodic(ds, policy: Policy, name: str):
+    """(the run averaged into one period, its choices) by ``signals.periodic_derivatives``;
+    None without a known base frequency or with ``policy.periodic`` off; a note (str) when
+    the base frequency from the data does not fit the run (one set in the policy then is an
+    error)."""
+    from jaxid import signals
+
+    f0 = policy.base_frequency or ds.base_frequency
+    if not policy.periodic or f0 is None:
+        return None
+    harmonics = ds.harmonics if policy.base_frequency in (None, ds.base_frequency) else None
+    fs, N = 1.0 / ds.dt, len(ds)
+    try:
+        P = signals.samples_per_period(fs, f0)
+        if N < P * (1 if harmonics else 2):
+            raise ValueError(
+                f"{N} samples hold {N / P:.3g} periods of {P} samples at {f0:g} Hz; the periodic "
+                f"path needs {'one' if harmonics else 'two'}: record more periods"
+            )
+        r = signals.periodic_derivatives(ds.q, fs, f0, harmonics=harmonics)
+    except ValueError as e:
+        if policy.base_frequency is not None:
+            raise WorkflowError(f"{name}: base frequency {f0:g} Hz: {e}") from None
+        return f"not differentiated as periodic ({e})"  # the data's base frequency does not fit: filter
+    M, P = r.periods, r.samples_per_period
+    tau = signals.period_average(np.asarray(ds.tau)[: M * P], P)
+    out = dataclasses.replace(ds, t=ds.t[:P], q=r.q, tau=tau, qd=r.qd, qdd=r.qdd, derivatives="periodic")
+    var = np.asarray(r.var)
+    notes = [f"the last {N - M * P} sample(s) after the last whole period dropped"] if N > M * P else []
+    return out, dict(
+        derivatives="periodic",
+        cutoff_hz=None,
+        cutoff_from=None,
+        trim=0,
+        base_frequency_hz=float(f0),
+        base_frequency_from="policy" if policy.base_frequency is not None else "data",
+        periods=M,
+        samples_per_period=P,
+        harmonics=[int(k) for k in np.asarray(r.harmonics)],
+        harmonics_from="excitation" if harmonics else "noise floor",
+        noise_std=None
+        if not np.all(np.isfinite(var))
+        else {k: np.sqrt(v).tolist() for k, v in zip(("q", "qd", "qdd"), var)},
+        noise_from="period spread" if M > 1 else "spectrum above the harmonics",
+        notes=list(ds.notes or ()) + notes,
+    )

@@ -1,0 +1,171 @@
+"""Held-out torque prediction from identified parameters (:func:`validate`, :func:`predict`) and its
+metrics (:func:`validation_metrics`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import jax
+import numpy as np
+
+from jaxid.dynamics.batching import batched, bucketed_jit
+from jaxid.identification import screening
+from jaxid.model.description import model_mismatches
+from jaxid.workflow.params import Params
+from jaxid.workflow.preprocess import Prepared
+from jaxid.workflow.records import WorkflowError
+
+
+def check_model(model, params: Params) -> None:
+    """ValueError unless ``model`` has exactly the standard parameters ``params`` was identified for."""
+    names = tuple(model.parameter_names())
+    if names != params.parameter_names:
+        ours, theirs = set(names), set(params.parameter_names)
+        diff = sorted(ours ^ theirs)[:6]
+        raise ValueError(
+            f"the parameters were identified for a model with {len(params.parameter_names)} parameters "
+            f"(joint terms {params.model.get('joint_terms')}), but this model has {len(names)} "
+            f"(joint terms {list(getattr(model, 'joint_terms', []))})"
+            + (f"; they differ in {diff}" if diff else "; their order differs")
+            + ". Use the model of the params file (same robot, --joint-terms)"
+        )
+    eps = params.model.get("coulomb_eps")
+    if eps is not None and hasattr(model, "coulomb_eps") and not math.isclose(model.coulomb_eps, eps):
+        raise ValueError(
+            f"the parameters were identified with coulomb_eps = {eps:g} rad/s but the model has "
+            f"{model.coulomb_eps:g}; use the same Coulomb smooth-sign scale"
+        )
+    vs = params.model.get("stribeck_vs")
+    if (
+        vs is not None
+        and "fs" in getattr(model, "joint_terms", ())
+        and hasattr(model, "stribeck_vs")
+        and not math.isclose(model.stribeck_vs, vs)
+    ):
+        raise ValueError(
+            f"the parameters were identified with stribeck_vs = {vs:g} rad/s but the model has "
+            f"{model.stribeck_vs:g}; use the same Stribeck velocity (--stribeck-vs)"
+        )
+
+
+@bucketed_jit  # padded to the bucket of N: a record of another length reuses the program
+def _torques(model_theta, q, qd, qdd):
+    model, theta = model_theta
+    return batched(lambda m, *x: m.torque(theta, *x), model, q, qd, qdd)
+
+
+def predict(model, params: Params, dataset) -> jax.Array:
+    """Torques (N, n), N m, that the identified parameters predict along ``dataset``.
+
+    model: the model ``params`` was identified for (same parameter names; e.g.
+    :func:`model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
+    with ``qd`` and ``qdd``. Base parameters determine the torques: the prediction is
+    ``W_base @ theta_base``, computed as the model's torque at :meth:`Params.full`, plus, for
+    parameters with LuGre friction (``params.lugre``), each joint's LuGre torque with its
+    bristle state integrated along the run from rest (``jaxid.friction.lugre_joint_torque``;
+    the run must be uniformly sampled).
+    """
+    check_model(model, params)
+    if dataset.qd is None or dataset.qdd is None:
+        raise ValueError(
+            f"{dataset.source}: the dataset has no velocities/accelerations; read it with "
+            "derivatives='butterworth' (the default of jaxid.data.read)"
+        )
+    if dataset.n != model.n:
+        raise ValueError(f"{dataset.source}: {dataset.n} joints in the data but the model has {model.n}")
+    tau = _torques((model, params.full()), dataset.q, dataset.qd, dataset.qdd)
+    if params.lugre is None:
+        return tau
+    from jaxid.friction.lugre import joint_torque
+
+    try:
+        return tau + joint_torque(params.lugre, dataset.t, dataset.qd)
+    except ValueError as e:
+        raise ValueError(f"{dataset.source}: LuGre friction: {e}") from None
+
+
+def validation_metrics(real, pred, tau_max=None) -> dict:
+    """Metrics of predicted against measured torques, both (N, n) N m, as plain numbers.
+
+    ``{name: {"per_joint": [n values], "overall": value}}`` for rmse (N m), nrmse (%), r2,
+    wape (%), max_pe (%) (``jaxid.metrics``); ``relative_error`` = 100 ||e|| / ||tau|| over
+    all joints and samples (%); and, when every torque limit tau_max (n,) N m is finite,
+    ``nrms_limits`` (``jaxid.metrics.nrms_limits``: 100 RMSE_j / (2 tau_max_j), %, the RMS error
+    over the torque range [-tau_max, tau_max]), overall its mean over joints. Non-finite values
+    become None.
+    """
+    from jaxid import metrics
+    from jaxid.workflow.params import json_number
+
+    out = {
+        k: {"per_joint": [json_number(v) for v in np.asarray(d["per_joint"])], "overall": json_number(d["overall"])}
+        for k, d in metrics.summary(real, pred).items()
+    }
+    out["relative_error"] = json_number(metrics.nrmse(real, pred, axis=None))
+    if tau_max is not None and np.all(np.isfinite(tau_max)):
+        per = np.asarray(metrics.nrms_limits(real, pred, tau_max))
+        out["nrms_limits"] = {"per_joint": [json_number(v) for v in per], "overall": json_number(per.mean())}
+    return out
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Held-out prediction of :func:`validate`.
+
+    runs: one dict per run: ``source``, ``samples`` and the metrics of
+        :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
+        relative_error %, nrms_limits % where the model has torque limits).
+    t, measured, predicted: per run, (N,) s and (N, n) N m.
+    warnings: model mismatches found between the parameters and the given robot.
+    """
+
+    runs: list
+    t: list
+    measured: list
+    predicted: list
+    warnings: list = field(default_factory=list)
+
+    def worst(self, metric: str = "nrmse") -> float:
+        """The largest per-joint value of ``metric`` over all runs."""
+        return max(max(v for v in r[metric]["per_joint"] if v is not None) for r in self.runs)
+
+
+def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None) -> Validation:
+    """Predict the torques of prepared held-out runs from identified parameters.
+
+    robot: the model the parameters were identified for
+        (``jaxid.model.description.model_from_description(params.model)`` rebuilds it).
+    params: :class:`~jaxid.workflow.params.Params`. prepared: :func:`prepare`'s result.
+    truth: optional torques per run (N_read, n) N m to compare with instead of the measured
+        ones (e.g. the noise-free torques of a simulation), aligned with ``Prepared.align``.
+    Returns :class:`Validation`.
+    """
+    mismatches = model_mismatches(robot, params)
+    if params.model.get("n") not in (None, robot.n):  # predictions would not even have the data's shape
+        raise WorkflowError(mismatches[0])
+    tau_max = np.asarray(getattr(robot, "tau_max", np.full(robot.n, np.inf)))
+    val = Validation(runs=[], t=[], measured=[], predicted=[], warnings=mismatches)  # filled run by run
+    for i, ds in enumerate(prepared.datasets):
+        real = np.asarray(ds.tau) if truth is None else prepared.align(i, truth[i])
+        pred = np.asarray(predict(robot, params, ds))
+        bad = screening.implausible_values(
+            pred, label=f"{prepared.choices[i]['source']}: the predicted torque", names=list(robot.coordinate_names)
+        )
+        if bad:  # an overflowing model: its metrics would be inf or NaN
+            raise WorkflowError(
+                f"{bad.message}; these parameters are not a usable model of this robot "
+                "(check the params file, and that it was identified for this robot)"
+            )
+        val.runs.append(
+            {
+                "source": prepared.choices[i]["source"],
+                "samples": len(ds),
+                **validation_metrics(real, pred, tau_max),
+            }
+        )
+        val.t.append(np.asarray(ds.t))
+        val.measured.append(real)
+        val.predicted.append(pred)
+    return val
