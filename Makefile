@@ -29,6 +29,8 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check jaxid tests benchmarks
 	$(VENV)/bin/ruff format --check jaxid tests benchmarks
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 test: lint
 	rm -rf $(TEST_CACHE) && mkdir -p $(TEST_CACHE)

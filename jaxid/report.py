@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html
-import io
 import json
 import math
 import os
@@ -24,6 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxid.figures import INSTALL_HINT, pyplot  # noqa: F401 (pyplot: the CLI checks for matplotlib through it)
+from jaxid.figures import save_png as _save
 from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named here as before)
     FLAG_FRICTION,
     FLAG_INERTIA,
@@ -44,7 +45,6 @@ METRIC_COLUMNS = (
     ("max_pe", "max PE [%]", ".3g"),
     ("nrms_limits", "NRMS lim [%]", ".3g"),
 )
-INSTALL_HINT = "pip install 'jaxid[report]'"
 
 #: Units of each kind of standard parameter (``jaxid.model.inertia.INERTIAL_NAMES``, then the
 #: joint terms of ``jaxid.friction.models``): (revolute joint, prismatic joint). A base
@@ -64,19 +64,6 @@ UNITS = {
     "offset": ("N m", "N"),
     "ks": ("N m/rad", "N/m"),
 }
-
-
-def pyplot():
-    """matplotlib.pyplot on the non-interactive Agg backend, or an ImportError whose one-line
-    message names the extra to install."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError(f"figures and reports need matplotlib: {INSTALL_HINT}") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
@@ -181,20 +168,6 @@ def metrics_rows(metrics: dict, joint_names: Sequence[str]) -> tuple[tuple, list
 
 
 # ----------------------------------------------------------------------------- figures
-def _save(fig, path=None) -> bytes:
-    """PNG bytes of a matplotlib figure (closed), also written to ``path`` when given."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
-    pyplot().close(fig)
-    data = buf.getvalue()
-    if path is not None:
-        from jaxid.atomic import atomic_write
-
-        with atomic_write(path, "wb") as fh:
-            fh.write(data)
-    return data
-
-
 def torque_figure(path, t, tau_measured, tau_predicted, joint_names, title=None, zoom: float = 0.1) -> bytes:
     """PNG (bytes, and written to ``path`` unless None): per joint, the predicted torque with
     the measured one drawn on top of it (a thin dark line, points in the zoom), the error

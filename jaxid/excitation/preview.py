@@ -31,7 +31,8 @@ def preview(robot, excitation, path, *, limits=None, constraints=None, poses=5, 
     from jaxid.dynamics.rnea import forward_kinematics_rp
     from jaxid.dynamics.terms import rnea
     from jaxid.excitation.optimize import LIMITS, _scales, _usage, model_limits
-    from jaxid.report import _save, pyplot
+    from jaxid.figures import pyplot
+    from jaxid.figures import save_png as _save
 
     plt = pyplot()
     t, q, qd, qdd, qddd = (np.asarray(x) for x in excitation.trajectory(fs, start_from=start_from, jerk=True))

@@ -25,7 +25,11 @@ from typing import Any
 import numpy as np
 
 from jaxid import workflow
+from jaxid.model import description as _description
 from jaxid.workflow import WorkflowError
+from jaxid.workflow import export as _export
+from jaxid.workflow import params as _params
+from jaxid.workflow import validation as _validation
 from jaxid.workflow.requests import (
     BoundsSpec,
     CrossvalRequest,
@@ -105,18 +109,17 @@ def build_model(spec: ModelSpec, *, joint_terms: Sequence[str] | None = None):
 
 
 def model_for_params(spec: ModelSpec, params, params_path=None, *, warn: Callable[[str], None] | None = None):
-    """The model of a params.json (``results.Params`` or None): built from the spec when it names
+    """The model of a params.json (``_params.Params`` or None): built from the spec when it names
     a model (with the file's joint terms, Coulomb scale and Stribeck velocity), else from the
     description the file carries (or the spec's default robot when there is no file); checked
     against the file's parameter names, and its kinematics against the file's fingerprint (a
     warning through ``warn`` when they differ)."""
-    from jaxid import results
 
     flag, path = spec.file
     desc = params.model if params is not None else {}
     builtin = None if path else (spec.robot or (spec.default_robot if params is None else None))
     try:
-        model = results.model_from_description(
+        model = _description.model_from_description(
             desc,
             builtin=builtin,
             tip_link=spec.tip_link,
@@ -126,13 +129,13 @@ def model_for_params(spec: ModelSpec, params, params_path=None, *, warn: Callabl
             check_inertia=spec.check_inertia,
         )
         if params is not None:
-            results.check_model(model, params)
+            _validation.check_model(model, params)
     except FileNotFoundError as e:
         raise WorkflowError(f"{e}; give the model with --robot or --urdf") from None
     except ValueError as e:
         raise WorkflowError(f"{params_path or spec.robot or path}: {e}") from None
     if params is not None:
-        for w in results.model_mismatches(model, params):
+        for w in _description.model_mismatches(model, params):
             (warn or _warn)(f"{params_path}: {w}")
     return model
 
@@ -250,7 +253,7 @@ class IdentifyOutcome:
     """What :func:`run_identify` computed and wrote.
 
     robot: the model of the fit (with the fitted Stribeck velocity and gravity where asked);
-    params: the ``results.Params`` written to ``output``; prepared: the prepared runs;
+    params: the ``_params.Params`` written to ``output``; prepared: the prepared runs;
     choice: the prior-weight table of ``validate_on`` (JSON-ready) or None; unconverged: a
     consistent fit that did not converge and was not accepted (no model file written);
     model_out: the model file written, or None; validation: the fit validated on its own data
@@ -269,7 +272,6 @@ class IdentifyOutcome:
 def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callable | None = None) -> IdentifyOutcome:
     """``jaxid identify``: read, prepare, :func:`jaxid.workflow.identify_experiment` (or
     ``identify_lugre``), write params.json and the model file; see :class:`IdentifyRequest`."""
-    from jaxid import results
 
     r = request
     model_out, kind = r.model_out
@@ -323,7 +325,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
         stribeck_vs=params.model["stribeck_vs"],  # fitted where asked
         gravity=np.asarray(params.model.get("gravity", robot.gravity), dtype=float),
     )
-    results.save_params(r.output, params)
+    _params.save_params(r.output, params)
     # An unconverged consistent fit is an error by default: it is never written as a model.
     unconverged = params.fit.get("converged") is False and not r.accept_unconverged
     written = None
@@ -333,7 +335,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
                 f"the identified links are not physically consistent, so no {kind} can be written"
                 + ("" if r.consistent else "; rerun with --consistent")
             )
-        results.write_model(robot, params, model_out, source=r.model.mjcf if r.mjcf_out else r.model.urdf)
+        _export.write_model(robot, params, model_out, source=r.model.mjcf if r.mjcf_out else r.model.urdf)
         written = model_out
     validation = workflow.validate(robot, params, prepared) if r.validation else None
     return IdentifyOutcome(r, robot, params, prepared, choice, unconverged, written, validation)
@@ -371,7 +373,7 @@ def run_crossval(request: CrossvalRequest, *, log: Log = None, progress: Callabl
 # --------------------------------------------------------------------------- validate
 @dataclass(frozen=True)
 class ValidateOutcome:
-    """model, params (``results.Params``), prepared runs and the
+    """model, params (``_params.Params``), prepared runs and the
     :class:`jaxid.workflow.Validation` of :func:`run_validate`."""
 
     request: ValidateRequest
@@ -385,11 +387,10 @@ def run_validate(
     request: ValidateRequest, *, log: Log = None, warn: Callable[[str], None] | None = None
 ) -> ValidateOutcome:
     """``jaxid validate``: predict the held-out runs from params.json; see :class:`ValidateRequest`."""
-    from jaxid import results
 
     r = request
     check_outputs([*r.data, r.params], [r.json])
-    params = results.load_params(r.params)
+    params = _params.load_params(r.params)
     model = model_for_params(r.model, params, r.params, warn=warn)
     prepared = read_runs(r.data, model, r.prepare, r.model)
     _describe(prepared, log)
@@ -561,12 +562,11 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     """``jaxid payload``: a payload's 10 inertial parameters on top of an identified robot (or
     against an unloaded run); writes ``output`` (JSON, by the caller's formatter: see
     :func:`payload_document`); see :class:`PayloadRequest`."""
-    from jaxid import results
     from jaxid.identification import payload as P
 
     r = request
     check_outputs([r.data, r.params, r.unloaded], [r.output, r.json])
-    params = results.load_params(r.params) if r.params else None
+    params = _params.load_params(r.params) if r.params else None
     robot = model_for_params(r.model, params, r.params, warn=warn)
     if not hasattr(robot, "tip"):
         raise WorkflowError("payload identification needs a rigid-body robot (built-in or URDF)")

@@ -66,7 +66,7 @@ def identify(
     sdp_check: with ``consistent``, also solve the same problem as an SDP (cvxpy + Clarabel,
         the ``consistent-sdp`` extra) and record how far the fit's cost is from its optimum.
     stribeck_vs: the Stribeck velocity of the ``fs`` term, rad/s, or "fit" to identify it
-        (``jaxid.friction.models.fit_stribeck_velocity``); None keeps the robot's.
+        (``jaxid.identification.stribeck.fit_stribeck_velocity``); None keeps the robot's.
     gravity: "fit" to identify the direction of gravity in the base frame (a base that is not
         level) before the parameters (``jaxid.workflow.fit_gravity``); the model then carries it
         (``params.model["gravity"]``, ``params.gravity_fit``); None keeps the robot's.
@@ -166,12 +166,12 @@ def check_arguments(robot, prepared: Prepared, method, consistent, outliers, pri
 
 def with_stribeck_velocity(robot, prepared: Prepared, stribeck_vs):
     """The robot with the Stribeck velocity ``stribeck_vs`` (rad/s), or the one identified from all
-    samples (``"fit"``: ``jaxid.friction.models.fit_stribeck_velocity``), or as it is (None)."""
+    samples (``"fit"``: ``jaxid.identification.stribeck.fit_stribeck_velocity``), or as it is (None)."""
     if stribeck_vs is None:
         return robot
     if stribeck_vs != "fit":
         return dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
-    from jaxid.friction.models import fit_stribeck_velocity
+    from jaxid.identification.stribeck import fit_stribeck_velocity
 
     stacked = [
         np.concatenate([np.asarray(getattr(d, k)) for d in prepared.datasets]) for k in ("q", "qd", "qdd", "tau")
