@@ -74,7 +74,7 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
         n = sum(1 for s in names if re.fullmatch(r"m\d+", s))
         links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)
         ok = np.asarray(inertia.is_consistent(links))
-        bad_links = {j + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
+        bad_links = {int(j) + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
     scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
     flags = []
     for k in range(len(theta)):

@@ -55,6 +55,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -75,6 +76,7 @@ from jaxid.workflow.records import (
     PhysicsCheck,
     Preprocessing,
     Screening,
+    _Record,
 )
 
 FORMAT = "jaxid.params"
@@ -83,7 +85,7 @@ VERSION = 2
 VERSIONS = (1, 2)
 
 #: The records of :class:`Params`, by their params.json (version 2) key.
-RECORDS = dict(
+RECORDS: dict[str, type[_Record]] = dict(
     estimation=Estimate,
     screening=Screening,
     instrumental=Instrumental,
@@ -400,9 +402,9 @@ def save_params(path, params: Params) -> Path:
     return path
 
 
-def _records(doc, path) -> dict:
+def _records(doc, path) -> dict[str, Any]:
     """The records of a version-2 document (keyword arguments of :class:`Params`)."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, record in RECORDS.items():
         value = doc.get(key)
         if value is not None and not isinstance(value, dict):

@@ -256,7 +256,7 @@ def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TO
     # filtfilt's impulse response: h correlated with itself, symmetric about lag 0.
     m = np.abs(np.convolve(h, h[::-1])[n - 1 :])
     tail = np.cumsum(m[::-1])[::-1] / (2 * m.sum() - m[0])  # mass beyond lag k, both sides
-    return int(max(np.argmax(tail < tol), 3 * (order + 1)))
+    return max(int(np.argmax(tail < tol)), 3 * (order + 1))
 
 
 def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
