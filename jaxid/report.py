@@ -20,6 +20,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None,
     for i, name in enumerate(names):
         short = name if len(name) <= width else name[: width - 3] + "..."
         line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {std[i]:>10.3g} {rel_std[i]:>8.2f}"
-        if truth is not None:
+        if err is not None:  # with the truth
             line += f" {truth[i]:>12.5g} {err[i]:>8.2f}"
         lines.append(line)
     return "\n".join(indent + line for line in lines)
@@ -151,7 +152,7 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
             _fmt(rel[k], ".3g"),
             "; ".join(flags[k]),
         ]
-        if truth is not None:
+        if err is not None:  # with the truth
             row += [_fmt(truth[k], ".6g"), _fmt(err[k], ".2f")]
         rows.append(row)
     return headers, rows
@@ -333,7 +334,8 @@ class Document:
     PNG figures (files in ``figures/`` for the Markdown, inline base64 in the HTML)."""
 
     def __init__(self, title: str):
-        self.title, self.blocks = title, []
+        self.title = title
+        self.blocks: list[tuple[str, Any]] = []  # (kind, content): "h2", "p", "ul", "table", "figure"
 
     def heading(self, text):
         self.blocks.append(("h2", text))

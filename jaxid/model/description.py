@@ -123,6 +123,7 @@ def build_model(
     elif mjcf is not None:
         robot = Robot.from_mjcf(mjcf, joint_terms=tuple(joint_terms), check_inertia=check_inertia)
     else:
+        assert builtin is not None  # the one given, as checked above
         robot = builtin_model(builtin).with_joint_terms(tuple(joint_terms))
     if coulomb_eps is not None:
         if not (math.isfinite(coulomb_eps) and coulomb_eps > 0):

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxid.identification.base import GAP_WARN
 from jaxid.model.inertia import INERTIAL_NAMES
-from jaxid.workflow.records import PhysicsCheck
+from jaxid.workflow.records import Consistency, PhysicsCheck
 
 FLAG_MASS = "negative mass"
 FLAG_INERTIA = "non-positive-definite inertia"
@@ -74,7 +74,7 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
         n = sum(1 for s in names if re.fullmatch(r"m\d+", s))
         links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)
         ok = np.asarray(inertia.is_consistent(links))
-        bad_links = {j + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
+        bad_links = {int(j) + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
     scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
     flags = []
     for k in range(len(theta)):
@@ -136,29 +136,42 @@ def physics_report(robot, params) -> list[str]:
     ambiguous rank of the regressor; and a joint whose viscous and Coulomb friction are both more
     than :data:`SIGN_Z` std below zero, as the sign of its logged torque (or position) inverted.
     """
-    from jaxid.model import inertia
-
-    problems = []
-    theta, std = np.asarray(params.theta), np.asarray(params.std)
-    single = dict(
-        fv="viscous friction",
-        fc="Coulomb friction",
-        fs="Stribeck friction",
-        ia="rotor inertia",
-        ks="joint stiffness (no passive spring has one)",
+    return (
+        _negative_parameters(robot, params)
+        + _inconsistent_links(robot, params)
+        + _consistent_fit_problems(params.consistency)
+        + _fit_problems(params)
     )
-    what = {
-        FLAG_MASS: "negative mass",
-        FLAG_FRICTION: "negative friction",
-        FLAG_STIFFNESS: "negative stiffness",
-        FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)",
-    }
-    # Without the standard parameters the flags are the sign rule's alone (bad links: below).
+
+
+#: The problem a negative base parameter is, by the name of a single standard parameter...
+_NEGATIVE_SINGLE = dict(
+    fv="viscous friction",
+    fc="Coulomb friction",
+    fs="Stribeck friction",
+    ia="rotor inertia",
+    ks="joint stiffness (no passive spring has one)",
+)
+#: ... else by its flag.
+_NEGATIVE_FLAG = {
+    FLAG_MASS: "negative mass",
+    FLAG_FRICTION: "negative friction",
+    FLAG_STIFFNESS: "negative stiffness",
+    FLAG_INERTIA: "negative moment of inertia (no positive semi-definite inertia has one)",
+}
+
+
+def _negative_parameters(robot, params) -> list[str]:
+    """The base parameters below zero that the sign rule flags (:func:`parameter_flags` without the
+    standard parameters; bad links are :func:`_inconsistent_links`), and then the joints whose
+    viscous and Coulomb friction are both more than :data:`SIGN_Z` std below zero."""
+    theta, std = np.asarray(params.theta), np.asarray(params.std)
+    problems = []
     negative = {}  # (term, joint number) -> std below zero, for the single-parameter names
     for i, (name, flags) in enumerate(
         zip(params.base.names, parameter_flags(dataclasses.replace(params, standard=None)))
     ):
-        kind = next((f for f in flags if f in what), None)
+        kind = next((f for f in flags if f in _NEGATIVE_FLAG), None)
         if kind is None:
             continue
         z = -theta[i] / std[i] if std[i] > 0 else math.inf
@@ -166,7 +179,7 @@ def physics_report(robot, params) -> list[str]:
         negative[term, name[len(term) :]] = z
         problems.append(
             f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
-            + (f"negative {single[term]}" if term in single else what[kind])
+            + (f"negative {_NEGATIVE_SINGLE[term]}" if term in _NEGATIVE_SINGLE else _NEGATIVE_FLAG[kind])
         )
     # Friction that pushes the joint along its motion, viscous and Coulomb alike, is what a log
     # whose torque (or position) sign is the opposite of the model's joint axis looks like.
@@ -178,13 +191,26 @@ def physics_report(robot, params) -> list[str]:
                 "torque (or position) is likely opposite to the model's joint axis; check that "
                 "column's sign or its gain (--gains)"
             )
-    if params.standard is not None:
-        links, _ = robot.split(params.standard)
-        ok = np.asarray(inertia.is_consistent(links))
-        for j in np.nonzero(~ok)[0]:
-            problems.append(f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)")
-    c = params.consistency
-    if c is not None and c.converged is False:
+    return problems
+
+
+def _inconsistent_links(robot, params) -> list[str]:
+    """The links whose standard parameters (when written) are not a physical body."""
+    from jaxid.model import inertia
+
+    if params.standard is None:
+        return []
+    links, _ = robot.split(params.standard)
+    ok = np.asarray(inertia.is_consistent(links))
+    return [f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)" for j in np.nonzero(~ok)[0]]
+
+
+def _consistent_fit_problems(c: Consistency | None) -> list[str]:
+    """A consistent fit that did not converge, or whose cost is above the SDP optimum's."""
+    if c is None:
+        return []
+    problems = []
+    if c.converged is False:
         bound = (
             f" (its cost may be up to {c.gap_bound:.3g} = {c.gap_bound / c.cost:.1e} of it above the optimum)"
             if c.gap_bound is not None and c.cost
@@ -199,14 +225,14 @@ def physics_report(robot, params) -> list[str]:
             else ""
         )
         problems.append(f"the consistent fit did not converge in {c.steps} steps{bound}{why}")
-    if (
-        c is not None
-        and c.sdp_cost is not None
-        and c.cost is not None
-        and c.sdp_cost > 0
-        and c.cost / c.sdp_cost - 1 > 1e-6
-    ):
+    if c.sdp_cost is not None and c.cost is not None and c.sdp_cost > 0 and c.cost / c.sdp_cost - 1 > 1e-6:
         problems.append(f"the consistent fit's cost is {c.cost / c.sdp_cost - 1:.1e} above the SDP optimum")
+    return problems
+
+
+def _fit_problems(params) -> list[str]:
+    """A LuGre fit that did not converge, and a regressor rank that is not clear-cut."""
+    problems = []
     if params.lugre_fit is not None and params.lugre_fit.converged is False:
         problems.append(f"the joint rigid-body + LuGre fit did not converge in {params.lugre_fit.steps} steps")
     e = params.estimation

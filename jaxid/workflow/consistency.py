@@ -140,7 +140,7 @@ def crossval(
     memory.check_identify(prepared.n_samples, robot.n, len(robot.parameter_names()))
     if gravity not in (None, "fit"):
         raise WorkflowError(f"gravity must be None or 'fit', got {gravity!r}")
-    rows = _holdout_rows(robot, prepared, progress) if gravity is None else None
+    rows = [] if gravity == "fit" else _holdout_rows(robot, prepared, progress)  # with a fit: per rotation
     sources = [c["source"] for c in prepared.choices]
     rotations = []
     for i in range(len(sources)):
@@ -159,7 +159,10 @@ def crossval(
         float(w): float(np.mean([r["rows"][1 + k]["nrms_limits"] for r in rotations])) for k, w in enumerate(weights)
     }
     return dict(
-        rotations=rotations, weights=[float(w) for w in weights], mean_nrms_limits=mean, chosen=min(mean, key=mean.get)
+        rotations=rotations,
+        weights=[float(w) for w in weights],
+        mean_nrms_limits=mean,
+        chosen=min(mean, key=mean.__getitem__),
     )
 
 

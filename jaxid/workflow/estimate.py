@@ -111,7 +111,8 @@ def instruments(robot, prepared: Prepared, reference=None, gains=None):
 
     from jaxid.identification.instrumental import closed_loop
 
-    refs = []  # per run: its sample times, and the reference (t, q, qd, qdd) from its start to the run's end
+    # per run: its sample times, and the reference (t, q, qd, qdd) from its start to the run's end
+    refs: list[tuple[np.ndarray, tuple[np.ndarray, ...]]] = []
     for i, (ds, c) in enumerate(zip(prepared.datasets, prepared.choices)):
         t = np.asarray(ds.t)
         if reference is None:

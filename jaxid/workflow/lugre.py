@@ -52,21 +52,8 @@ def identify_lugre(
     """
     from jaxid.identification import lugre_robot
 
-    overlap = [t for t in robot.joint_terms if t in LUGRE_REPLACES]
-    if overlap:
-        raise WorkflowError(
-            f"LuGre friction replaces the joint terms {', '.join(overlap)}; build the model without "
-            "them (--joint-terms without fv, fc, fs, fva)"
-        )
+    _check_lugre_inputs(robot, prepared)
     datasets = prepared.datasets
-    for ds, c in zip(datasets, prepared.choices):
-        if ds.n != robot.n:
-            raise WorkflowError(f"{ds.source}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}")
-        if c.get("parallel") or c.get("derivatives") == "periodic":
-            raise WorkflowError(
-                f"{ds.source}: LuGre integrates each joint's bristle state sample by sample along "
-                "the run; use the run as recorded (no parallel filtering, no period averaging)"
-            )
     base = base_of(robot)
     idx = np.asarray(base.indices)
     W = [regressor_rows(robot, [ds], idx, progress)[0].reshape(len(ds), robot.n, -1) for ds in datasets]
@@ -111,3 +98,23 @@ def identify_lugre(
         ),
     )
     return check_physics(robot, with_nominal_standard(robot, params), scale=False)
+
+
+def _check_lugre_inputs(robot, prepared: Prepared) -> None:
+    """WorkflowError for a model with the friction terms LuGre replaces, or a run with another
+    joint count, parallel filtering or period averaging (LuGre needs the run as recorded)."""
+    overlap = [t for t in robot.joint_terms if t in LUGRE_REPLACES]
+    if overlap:
+        raise WorkflowError(
+            f"LuGre friction replaces the joint terms {', '.join(overlap)}; build the model without "
+            "them (--joint-terms without fv, fc, fs, fva)"
+        )
+    datasets = prepared.datasets
+    for ds, c in zip(datasets, prepared.choices):
+        if ds.n != robot.n:
+            raise WorkflowError(f"{ds.source}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}")
+        if c.get("parallel") or c.get("derivatives") == "periodic":
+            raise WorkflowError(
+                f"{ds.source}: LuGre integrates each joint's bristle state sample by sample along "
+                "the run; use the run as recorded (no parallel filtering, no period averaging)"
+            )

@@ -55,6 +55,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -75,6 +76,7 @@ from jaxid.workflow.records import (
     PhysicsCheck,
     Preprocessing,
     Screening,
+    _Record,
 )
 
 FORMAT = "jaxid.params"
@@ -83,7 +85,7 @@ VERSION = 2
 VERSIONS = (1, 2)
 
 #: The records of :class:`Params`, by their params.json (version 2) key.
-RECORDS = dict(
+RECORDS: dict[str, type[_Record]] = dict(
     estimation=Estimate,
     screening=Screening,
     instrumental=Instrumental,
@@ -400,9 +402,9 @@ def save_params(path, params: Params) -> Path:
     return path
 
 
-def _records(doc, path) -> dict:
+def _records(doc, path) -> dict[str, Any]:
     """The records of a version-2 document (keyword arguments of :class:`Params`)."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, record in RECORDS.items():
         value = doc.get(key)
         if value is not None and not isinstance(value, dict):
@@ -470,6 +472,40 @@ def load_params(path) -> Params:
     non-numbers, indices out of range, a covariance that is not symmetric.
     """
     path = Path(path)
+    doc = _document(path)
+    model, terms = _model(doc, path)
+    names = _names(_field(doc, "parameter_names", path), path, "parameter_names")
+    base = _base(_field(doc, "base", path), path, names)
+    b = base.rank
+    theta = _array(_field(doc, "estimate", path), (b,), path, "estimate")
+    cov = _array(_field(doc, "covariance", path), (b, b), path, "covariance")
+    if not np.allclose(cov, cov.T, rtol=1e-10, atol=0.0):
+        raise ParamsError(f"{path}: field 'covariance' is not symmetric")
+    records = _fit_records(doc, path)
+    standard_doc = doc.get("standard")
+    standard = (
+        None
+        if standard_doc is None
+        else _array(_field(standard_doc, "theta", path, "standard."), (len(names),), path, "standard.theta")
+    )
+    bad = [t for t in terms if not any(re.fullmatch(rf"{t}\d+", s) for s in names)]
+    if bad:
+        raise ParamsError(f"{path}: field 'model.joint_terms' lists {bad}, which are not in 'parameter_names'")
+    lugre = _lugre(doc.get("lugre"), model, path)
+    return Params(
+        model=dict(model),
+        parameter_names=names,
+        base=base,
+        theta=jnp.asarray(theta),
+        cov=jnp.asarray(cov),
+        standard=None if standard is None else jnp.asarray(standard),
+        lugre=lugre,
+        **records,
+    )
+
+
+def _document(path: Path) -> dict:
+    """The JSON object of a params.json file of a version this jaxid reads."""
     if path.is_dir():
         raise ParamsError(f"{path}: is a directory, not a params.json file")
     if not path.is_file():
@@ -492,7 +528,12 @@ def load_params(path) -> Params:
             f"{path}: field 'version' is {doc.get('version')!r}; this jaxid reads versions "
             + " and ".join(map(str, VERSIONS))
         )
+    return doc
 
+
+def _model(doc: dict, path: Path) -> tuple[dict, tuple[str, ...]]:
+    """The document's model description (a relative URDF path made absolute against the file's
+    folder) and its joint terms."""
     model = _field(doc, "model", path)
     if not isinstance(model, dict):
         raise ParamsError(f"{path}: field 'model' must be an object")
@@ -508,10 +549,12 @@ def load_params(path) -> Params:
             raise ParamsError(f"{path}: field 'model.{key}' must be a number > 0 and finite, got {value!r}")
     if model.get("gravity") is not None:
         _array(model["gravity"], (3,), path, "model.gravity")
+    return model, terms
 
-    names = _names(_field(doc, "parameter_names", path), path, "parameter_names")
+
+def _base(base_doc, path: Path, names: tuple[str, ...]) -> BaseParameters:
+    """The base parameters of the document's ``base`` object, over the standard parameters ``names``."""
     p = len(names)
-    base_doc = _field(doc, "base", path)
     bnames = _names(_field(base_doc, "names", path, "base."), path, "base.names")
     b = len(bnames)
     if not 0 < b <= p:
@@ -525,58 +568,46 @@ def load_params(path) -> Params:
         )
     K = _array(_field(base_doc, "K", path, "base."), (b, p - b), path, "base.K")
     r_diag = base_doc.get("r_diag")
-    r_diag = np.full(p, np.nan) if r_diag is None else _array(r_diag, (p,), path, "base.r_diag", nullable=True)
     gap = base_doc.get("gap")
-    base = BaseParameters(
+    return BaseParameters(
         indices=jnp.asarray(indices, dtype=jnp.int32),
         dependent=jnp.asarray(dependent, dtype=jnp.int32),
         K=jnp.asarray(K),
-        r_diag=jnp.asarray(r_diag),
+        r_diag=jnp.asarray(
+            np.full(p, np.nan) if r_diag is None else _array(r_diag, (p,), path, "base.r_diag", nullable=True)
+        ),
         gap=math.inf if gap is None else float(gap),
         rank=b,
         names=bnames,
         standard_names=names,
     )
 
-    theta = _array(_field(doc, "estimate", path), (b,), path, "estimate")
-    cov = _array(_field(doc, "covariance", path), (b, b), path, "covariance")
-    if not np.allclose(cov, cov.T, rtol=1e-10, atol=0.0):
-        raise ParamsError(f"{path}: field 'covariance' is not symmetric")
-    if doc["version"] == 1:
-        fit = doc.get("fit") or {}
-        if not isinstance(fit, dict):
-            raise ParamsError(f"{path}: field 'fit' must be an object")
-        try:
-            records = records_from_fit(fit)
-        except (TypeError, KeyError, AttributeError) as e:
-            raise ParamsError(f"{path}: field 'fit': {e}") from None
-    else:
-        records = _records(doc, path)
-    standard = doc.get("standard")
-    if standard is not None:
-        standard = _array(_field(standard, "theta", path, "standard."), (p,), path, "standard.theta")
-    bad = [t for t in terms if not any(re.fullmatch(rf"{t}\d+", s) for s in names)]
-    if bad:
-        raise ParamsError(f"{path}: field 'model.joint_terms' lists {bad}, which are not in 'parameter_names'")
-    lugre = doc.get("lugre")
-    if lugre is not None:
-        n = model.get("n")
-        if not isinstance(n, int) or list(_field(lugre, "names", path, "lugre.")) != list(LUGRE_NAMES):
-            raise ParamsError(f"{path}: field 'lugre' needs 'model.n' and names {list(LUGRE_NAMES)}")
-        lugre = LuGre.from_vector(
-            jnp.asarray(_array(_field(lugre, "values", path, "lugre."), (n, 8), path, "lugre.values"))
-        )
-        try:
-            check_parameters(lugre)
-        except ValueError as e:
-            raise ParamsError(f"{path}: field 'lugre.values': {e}") from None
-    return Params(
-        model=dict(model),
-        parameter_names=names,
-        base=base,
-        theta=jnp.asarray(theta),
-        cov=jnp.asarray(cov),
-        standard=None if standard is None else jnp.asarray(standard),
-        lugre=lugre,
-        **records,
+
+def _fit_records(doc: dict, path: Path) -> dict[str, Any]:
+    """The records (keyword arguments of :class:`Params`): a version-1 ``fit`` object's, or a version-2 document's."""
+    if doc["version"] != 1:
+        return _records(doc, path)
+    fit = doc.get("fit") or {}
+    if not isinstance(fit, dict):
+        raise ParamsError(f"{path}: field 'fit' must be an object")
+    try:
+        return records_from_fit(fit)
+    except (TypeError, KeyError, AttributeError) as e:
+        raise ParamsError(f"{path}: field 'fit': {e}") from None
+
+
+def _lugre(lugre_doc, model: dict, path: Path) -> LuGre | None:
+    """The LuGre parameters of the document's ``lugre`` object (n joints, from ``model.n``), or None."""
+    if lugre_doc is None:
+        return None
+    n = model.get("n")
+    if not isinstance(n, int) or list(_field(lugre_doc, "names", path, "lugre.")) != list(LUGRE_NAMES):
+        raise ParamsError(f"{path}: field 'lugre' needs 'model.n' and names {list(LUGRE_NAMES)}")
+    lugre = LuGre.from_vector(
+        jnp.asarray(_array(_field(lugre_doc, "values", path, "lugre."), (n, 8), path, "lugre.values"))
     )
+    try:
+        check_parameters(lugre)
+    except ValueError as e:
+        raise ParamsError(f"{path}: field 'lugre.values': {e}") from None
+    return lugre

@@ -173,11 +173,11 @@ def with_stribeck_velocity(robot, prepared: Prepared, stribeck_vs):
         return dataclasses.replace(robot, stribeck_vs=float(stribeck_vs))
     from jaxid.identification.stribeck import fit_stribeck_velocity
 
-    stacked = [
+    q, qd, qdd, tau = (
         np.concatenate([np.asarray(getattr(d, k)) for d in prepared.datasets]) for k in ("q", "qd", "qdd", "tau")
-    ]
+    )
     try:
-        vs = fit_stribeck_velocity(robot, *stacked)
+        vs = fit_stribeck_velocity(robot, q, qd, qdd, tau)
     except ValueError as e:
         raise WorkflowError(f"fitting the Stribeck velocity: {e}") from None
     return dataclasses.replace(robot, stribeck_vs=float(vs))

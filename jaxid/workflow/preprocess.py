@@ -256,7 +256,7 @@ def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TO
     # filtfilt's impulse response: h correlated with itself, symmetric about lag 0.
     m = np.abs(np.convolve(h, h[::-1])[n - 1 :])
     tail = np.cumsum(m[::-1])[::-1] / (2 * m.sum() - m[0])  # mass beyond lag k, both sides
-    return int(max(np.argmax(tail < tol), 3 * (order + 1)))
+    return max(int(np.argmax(tail < tol)), 3 * (order + 1))
 
 
 def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
@@ -281,97 +281,126 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     description (:func:`_position_problems`). policy: :class:`Policy`.
     Raises WorkflowError naming the run when it is too short or irregularly sampled.
     """
-    from jaxid import data, signals
+    from jaxid import data
 
     policy = policy or Policy()
     if isinstance(datasets, data.Dataset):
         datasets = [datasets]
     out, choices = [], []
     for ds in datasets:
-        name = ds.source or "<dataset>"
-        if robot is not None and ds.n != robot.n:
-            raise WorkflowError(
-                f"{name}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
-                "choose the model of this robot (--robot NAME or --urdf PATH)"
-            )
-        N = len(ds)
-        fs = 1.0 / ds.dt
-        notes = list(getattr(ds, "notes", ()) or ())
-        c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
-        for problem in [] if robot is None else _position_problems(np.asarray(ds.q), robot):
-            notes.append(problem)
-            warnings.warn(f"{name}: {problem}", stacklevel=2)
-        step_t = np.diff(np.asarray(ds.t))
-        jitter = float(np.std(step_t) / np.mean(step_t))
-        uniform = jitter <= data.JITTER_TOL  # else the filtered path below names the problem
-        periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
-        memory = 0  # samples over which the derivative filter correlates the equation errors
-        if ds.qd is not None and ds.qdd is not None:
-            c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
-            start, stop = 0, N
-        elif isinstance(periodic, tuple):
-            ds, more = periodic
-            c.update(more)
-            start, stop = 0, len(ds)
-        else:
-            if isinstance(periodic, str):
-                notes.append(periodic)
-            if not uniform:
-                raise WorkflowError(
-                    f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
-                    "differentiation needs a uniform grid: resample (read(..., resample=True), "
-                    "CLI --resample) or log qd and qdd"
-                )
-            band = ds.base_frequency * ds.harmonics if ds.base_frequency and ds.harmonics else None
-            cutoff_from = "policy" if policy.cutoff is not None else "excitation" if band else "spectrum"
-            cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(
-                cutoff_from
-            ) or choose_cutoff(ds.q, fs)
-            if not cutoff < fs / 2:
-                raise WorkflowError(
-                    f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
-                    f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff"
-                )
-            trim = policy.trim if policy.trim is not None else edge_trim(fs, cutoff, policy.order)
-            if N <= 2 * trim + data.MIN_SAMPLES:
-                raise WorkflowError(
-                    f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
-                    f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
-                    "raise the cutoff, or log qd and qdd"
-                )
-            try:
-                q, qd, qdd = signals.derivatives(
-                    ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff, order=policy.order
-                )
-            except ValueError as e:
-                raise WorkflowError(f"{name}: computing qd, qdd from the positions: {e}") from None
-            ds = dataclasses.replace(
-                ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd, derivatives=policy.derivatives
-            )
-            c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff), cutoff_from=cutoff_from, trim=int(trim))
-            memory = edge_trim(fs, cutoff, policy.order)
-            start, stop = trim, N - trim
-        step = 1 if policy.parallel else policy.step  # with parallel filtering, regressor_rows decimates
-        ds = ds.slice(start, stop, step)
-        parallel = (
-            dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order, step=policy.step)
-            if policy.parallel
-            else None
-        )
-        if parallel:  # filtering W and tau again lengthens the errors' memory by the second filter's
-            memory += edge_trim(fs, parallel["cutoff_hz"], policy.order)
-        c.update(
-            samples=len(ds),
-            index=[int(start), int(stop), int(step)],
-            reversal_band=policy.reversal_band,
-            parallel=parallel,
-            memory=-(-int(memory) // policy.step),
-        )
+        ds, c = _prepare_run(ds, robot, policy)
         out.append(ds)
         choices.append(c)
     if not out:
         raise WorkflowError("no datasets given")
     return Prepared(tuple(out), tuple(choices))
+
+
+def _prepare_run(ds, robot, policy: Policy):
+    """One run of :func:`prepare`: the prepared run and its choices (``Prepared.choices[i]``)."""
+    from jaxid import data
+
+    name = ds.source or "<dataset>"
+    if robot is not None and ds.n != robot.n:
+        raise WorkflowError(
+            f"{name}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
+            "choose the model of this robot (--robot NAME or --urdf PATH)"
+        )
+    N = len(ds)
+    fs = 1.0 / ds.dt
+    notes = list(getattr(ds, "notes", ()) or ())
+    c = dict(source=name, samples_read=N, fs_hz=fs, step=policy.step, notes=notes)
+    for problem in [] if robot is None else _position_problems(np.asarray(ds.q), robot):
+        notes.append(problem)
+        warnings.warn(f"{name}: {problem}", stacklevel=3)  # prepare's caller
+    step_t = np.diff(np.asarray(ds.t))
+    jitter = float(np.std(step_t) / np.mean(step_t))
+    uniform = jitter <= data.JITTER_TOL  # else _differentiate names the problem
+    periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
+    memory = 0  # samples over which the derivative filter correlates the equation errors
+    if ds.qd is not None and ds.qdd is not None:
+        c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
+        start, stop = 0, N
+    elif isinstance(periodic, tuple):
+        ds, more = periodic
+        c.update(more)
+        start, stop = 0, len(ds)
+    else:
+        if isinstance(periodic, str):
+            notes.append(periodic)
+        if not uniform:
+            raise WorkflowError(
+                f"{name}: irregular time stamps (std/mean of the step {jitter:.2g}); filtered "
+                "differentiation needs a uniform grid: resample (read(..., resample=True), "
+                "CLI --resample) or log qd and qdd"
+            )
+        ds, start, stop, memory = _differentiate(ds, name, policy, c)
+    return _decimate(ds, policy, c, start, stop, memory)
+
+
+def _cutoff(ds, policy: Policy, name: str) -> tuple[float, str]:
+    """The cutoff (Hz) for differentiating the positions of a run and where it came from:
+    "policy", "excitation" (:data:`EXCITATION_CUTOFF` times the recorded band) or "spectrum"
+    (:func:`choose_cutoff`). WorkflowError when it is not below the Nyquist frequency."""
+    fs = 1.0 / ds.dt
+    band = ds.base_frequency * ds.harmonics if ds.base_frequency and ds.harmonics else None
+    cutoff_from = "policy" if policy.cutoff is not None else "excitation" if band else "spectrum"
+    cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(cutoff_from) or choose_cutoff(
+        ds.q, fs
+    )
+    if not cutoff < fs / 2:
+        raise WorkflowError(
+            f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
+            f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff"
+        )
+    return cutoff, cutoff_from
+
+
+def _differentiate(ds, name: str, policy: Policy, c: dict):
+    """A uniformly sampled run with qd, qdd from its filtered positions (a logged qd kept), its
+    choices ``c`` updated; returns the run, the kept samples [start, stop) and the memory
+    (samples) of the derivative filter. WorkflowError when the run is too short for the trim."""
+    from jaxid import data, signals
+
+    N, fs = len(ds), 1.0 / ds.dt
+    cutoff, cutoff_from = _cutoff(ds, policy, name)
+    trim = policy.trim if policy.trim is not None else edge_trim(fs, cutoff, policy.order)
+    if N <= 2 * trim + data.MIN_SAMPLES:
+        raise WorkflowError(
+            f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
+            f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
+            "raise the cutoff, or log qd and qdd"
+        )
+    try:
+        q, qd, qdd = signals.derivatives(ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff, order=policy.order)
+    except ValueError as e:
+        raise WorkflowError(f"{name}: computing qd, qdd from the positions: {e}") from None
+    ds = dataclasses.replace(ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd, derivatives=policy.derivatives)
+    c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff), cutoff_from=cutoff_from, trim=int(trim))
+    return ds, trim, N - trim, edge_trim(fs, cutoff, policy.order)
+
+
+def _decimate(ds, policy: Policy, c: dict, start: int, stop: int, memory: int):
+    """The samples [start, stop) of a run, every ``policy.step``-th (all with parallel filtering,
+    which ``regressor_rows`` decimates), and its choices ``c`` completed."""
+    fs = c["fs_hz"]
+    step = 1 if policy.parallel else policy.step
+    ds = ds.slice(start, stop, step)
+    parallel = (
+        dict(cutoff_hz=parallel_cutoff(fs, policy.step, c["cutoff_hz"]), order=policy.order, step=policy.step)
+        if policy.parallel
+        else None
+    )
+    if parallel:  # filtering W and tau again lengthens the errors' memory by the second filter's
+        memory += edge_trim(fs, parallel["cutoff_hz"], policy.order)
+    c.update(
+        samples=len(ds),
+        index=[int(start), int(stop), int(step)],
+        reversal_band=policy.reversal_band,
+        parallel=parallel,
+        memory=-(-int(memory) // policy.step),
+    )
+    return ds, c
 
 
 #: Logged positions beyond the model's position range by more than this fraction of the range's

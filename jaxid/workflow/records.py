@@ -9,28 +9,31 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any, Self
 
 
 class WorkflowError(ValueError):
     """Data or settings that the workflow cannot use; the message names the problem and the fix."""
 
 
+# A dataclass itself (no fields) so that the type checker takes ``dataclasses.fields`` of it.
+@dataclass(frozen=True)
 class _Record:
     """``to_dict``/``from_dict`` over the dataclass fields; a field with a default may be missing
     (files written before it), one without is a TypeError naming it."""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @classmethod
-    def from_dict(cls, doc: dict):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         missing = [f.name for f in dataclasses.fields(cls) if f.name not in doc and f.default is dataclasses.MISSING]
         if missing:
             raise TypeError(f"missing field '{missing[0]}'")
         return cls(**{f.name: doc[f.name] for f in dataclasses.fields(cls) if f.name in doc})
 
     @classmethod
-    def from_partial(cls, doc: dict):
+    def from_partial(cls, doc: dict[str, Any]) -> Self:
         """Like :meth:`from_dict`, a missing field None (its default where it has one): the parts of
         a version-1 ``fit`` dict, which readers also built by hand."""
         fields = [f for f in dataclasses.fields(cls) if f.name in doc or f.default is dataclasses.MISSING]

@@ -43,31 +43,35 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     chunks = [(i, s) for i, ds in enumerate(datasets) for s in range(0, len(ds), CHUNK)]
     if progress is not None:
         chunks = progress(chunks, total=len(chunks), desc="regressor")
-    W, tau = [[] for _ in datasets], [[np.asarray(ds.tau)] for ds in datasets]
+    blocks: list[list[np.ndarray]] = [[] for _ in datasets]  # per run its chunks' rows
     for i, s in chunks:
         q, qd, qdd = (np.asarray(x)[s : s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
         k = q.shape[0]
         pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
         Y = np.asarray(regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
-        W[i].append(Y if columns is None else Y[..., columns])
-    for i, (ds, f) in enumerate(zip(datasets, parallel)):
-        W[i], tau[i] = np.concatenate(W[i]), tau[i][0]  # (N, n, k), (N, n)
+        blocks[i].append(Y if columns is None else Y[..., columns])
+    Ws, taus = [], []
+    for ds, b, f in zip(datasets, blocks, parallel):
+        W, tau = np.concatenate(b), np.asarray(ds.tau)  # (N, n, k), (N, n)
         if f is not None:
             try:
-                W[i], tau[i] = (
+                W, tau = (
                     np.asarray(signals.butterworth(x, 1.0 / ds.dt, f["cutoff_hz"], f["order"]))[:: f["step"]]
-                    for x in (W[i], tau[i])
+                    for x in (W, tau)
                 )
             except ValueError as e:
                 raise WorkflowError(f"{ds.source}: parallel filtering of W and tau: {e}") from None
-    return np.concatenate([w.reshape(-1, w.shape[-1]) for w in W]), np.concatenate([t.reshape(-1) for t in tau])
+        Ws.append(W)
+        taus.append(tau)
+    return np.concatenate([w.reshape(-1, w.shape[-1]) for w in Ws]), np.concatenate([t.reshape(-1) for t in taus])
 
 
 def _streamed_runs(robot, prepared: Prepared, columns):
     """The runs as ``streaming.reduce_runs`` takes them, and the rows of each: the states, or
     for a run with parallel filtering (each regressor column filtered along the whole run) a
     callable returning its filtered, decimated rows (only that run is then held)."""
-    runs, lengths = [], []
+    runs: list[tuple[np.ndarray, ...] | Callable[[], tuple[np.ndarray, np.ndarray]]] = []
+    lengths = []
     for ds, c in zip(prepared.datasets, prepared.choices):
         f = c.get("parallel")
         if f is None:

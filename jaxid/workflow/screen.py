@@ -42,6 +42,7 @@ class Rows:
         """The held rows ``rows`` (indices into them), or all when None."""
         if rows is None or self.stream:
             return self
+        assert self.W is not None and self.tau is not None and self.Wb is not None  # held, as not streamed
         return dataclasses.replace(self, W=self.W[rows], tau=self.tau[rows], Wb=self.Wb[rows])
 
 
@@ -102,13 +103,31 @@ def screen(robot, prepared: Prepared, base, rows: Rows, *, method: str, outliers
     covariance. Returns the screening result (``.fit``, ``.method``, ``.outliers``, ``.samples``,
     ``.reduced``)."""
     fit_method = "wls" if method in ("iv", "didim") else method
-    kw = dict(method=fit_method, names=list(base.names), joint_names=list(robot.coordinate_names), on_outliers=outliers)
+    names, joint_names = list(base.names), list(robot.coordinate_names)
     try:
         if not rows.stream:
-            return screening.screen_fit(rows.Wb, rows.tau, robot.n, **kw)
+            return screening.screen_fit(
+                rows.Wb,
+                rows.tau,
+                robot.n,
+                method=fit_method,
+                names=names,
+                joint_names=joint_names,
+                on_outliers=outliers,
+            )
         runs, lengths = regress._streamed_runs(robot, prepared, np.asarray(base.indices))
         masks = np.split(rows.moving, np.cumsum(lengths)[:-1])
-        return streaming.screen(robot, runs, np.asarray(base.indices), masks=masks, progress=progress, **kw)
+        return streaming.screen(
+            robot,
+            runs,
+            np.asarray(base.indices),
+            masks=masks,
+            progress=progress,
+            method=fit_method,
+            names=names,
+            joint_names=joint_names,
+            on_outliers=outliers,
+        )
     except ValueError as e:
         raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
 
