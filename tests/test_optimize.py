@@ -237,11 +237,11 @@ def test_bad_input(robot, kwargs, match):
 def test_placeholder_velocity_limits_are_named():
     """A velocity limit no drive has (a simulator URDF's 10000 rad/s) is named when an excitation
     is designed within it: the trajectory is only as safe as its limits."""
-    from jaxid.excitation.optimize import _limits, _warn_placeholder_limits
+    from jaxid.excitation.optimize import _warn_placeholder_limits, model_limits
 
     robot = jaxid.models.planar(2)
     with pytest.warns(UserWarning, match=r"placeholders \(joint2 10000; above 100\)"):
-        _warn_placeholder_limits(robot, _limits(robot, {"qd_max": [3.0, 1e4]}))
+        _warn_placeholder_limits(robot, model_limits(robot, {"qd_max": [3.0, 1e4]}))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _warn_placeholder_limits(robot, _limits(robot, {"qd_max": [3.0, 4.0]}))
+        _warn_placeholder_limits(robot, model_limits(robot, {"qd_max": [3.0, 4.0]}))
