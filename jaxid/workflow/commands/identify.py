@@ -63,7 +63,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     choice = _choose_prior_weight(r, robot, prepared, body_bounds, progress) if r.validate_on else None
     prior_weight = r.prior_weight if choice is None else float(choice["best"]["weight"])
     params = _fit(r, robot, desc, prepared, body_bounds, prior_weight, progress)
-    if choice is not None:
+    if r.validate_on:  # choice was made
         params = dataclasses.replace(
             params, extra={**params.extra, "validate_on": list(r.validate_on), "prior_weight_choice": choice}
         )
