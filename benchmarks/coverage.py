@@ -20,7 +20,7 @@ instruments' reference (``--method iv|didim --reference traj.csv``; exact tracki
 simulation). The std is the one reported (``params.std``: on the filtered path of wls and ols
 the HAC sandwich, ``jaxid.identification.sandwich``); where that is not the white-noise
 covariance, a row ``wls/w`` gives the coverage of the white-noise std it replaced
-(``params.fit["std_white"]``). Printed per (sigma_q, path, estimator): the fraction of base parameters x seeds
+(``params.estimation.std_white``). Printed per (sigma_q, path, estimator): the fraction of base parameters x seeds
 whose |error| <= k std for k = 1, 2, 3, the median |error| / std, and the median and 90th
 percentile of the relative error |error| / max(|theta_true|, ||theta_true|| / sqrt(b)).
 
@@ -110,8 +110,8 @@ def main():
                     e = np.asarray(params.theta) - bt
                     r = np.abs(e) / np.maximum(np.abs(bt), np.linalg.norm(bt) / np.sqrt(bt.size))
                     stds = {method: params.std}
-                    if params.fit["covariance"] != "white":  # also the white-noise std it replaced
-                        stds[method + "/w"] = params.fit["std_white"]
+                    if params.estimation.covariance != "white":  # also the white-noise std it replaced
+                        stds[method + "/w"] = params.estimation.std_white
                     for label, std in stds.items():
                         z.setdefault((sq, path, label), []).append(e / np.asarray(std))
                         rel.setdefault((sq, path, label), []).append(r)

@@ -145,15 +145,15 @@ def main(argv=None):
             },
         }
         if name == "lugre":
-            doc = params.fit["lugre"]
+            doc = params.lugre_fit
             est = np.asarray(params.lugre.vector())
             err = est - np.asarray(truth.vector())
             entry.update(
-                converged=doc["converged"],
-                steps=doc["steps"],
-                warnings=doc["warnings"],
+                converged=doc.converged,
+                steps=doc.steps,
+                warnings=doc.warnings,
                 rel_err_pct=(100 * err / np.asarray(truth.vector())).tolist(),
-                err_over_std=(err / np.asarray(doc["std"])).tolist(),
+                err_over_std=(err / np.asarray(doc.std)).tolist(),
             )
         result["models"][name] = entry
         fits[name] = (model, params)

@@ -135,7 +135,7 @@ def fit(robot, train, test, policy, label):
     except RuntimeError as e:  # the SDP solver's failure: reported, and the fit kept without it
         con, sdp_error = workflow.identify_experiment(robot, train, **kw), str(e)
         print(f"    SDP check failed: {e}")
-    f = con.fit
+    c = con.consistency
     score = {k: workflow.validate(robot, p, test).runs[0] for k, p in (("wls", wls), ("cons", con))}
     nrms = {k: float(np.mean(v["nrms_limits"]["per_joint"])) for k, v in score.items()}
     rel = {
@@ -144,14 +144,14 @@ def fit(robot, train, test, policy, label):
     }
     row = dict(
         label=label,
-        converged=f["converged"],
-        steps=f["steps"],
-        grad_norm=f["grad_norm"],
-        cost_sdp=(f["cost"] / f["sdp_cost"] - 1) if f.get("sdp_cost") else float("nan"),
+        converged=c.converged,
+        steps=c.steps,
+        grad_norm=c.grad_norm,
+        cost_sdp=(c.cost / c.sdp_cost - 1) if c.sdp_cost else float("nan"),
         mass_ok=masses_in_bounds(robot, con, bounds) if con.standard is not None else False,
-        problems=f["physics"]["problems"],
+        problems=con.physics.problems,
         sdp_error=sdp_error,
-        wls_problems=wls.fit["physics"]["problems"],
+        wls_problems=wls.physics.problems,
         nrms=nrms,
         rel=rel,
         seconds=time.perf_counter() - t0,

@@ -35,6 +35,7 @@ from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named her
     _split_name,
     parameter_flags,
 )
+from jaxid.workflow.commands import jsonable
 from jaxid.workflow.preprocess import describe_run
 
 #: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
@@ -316,18 +317,6 @@ def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ reports
-def to_jsonable(x):
-    """Arrays -> lists, numpy scalars -> floats, recursively."""
-    if isinstance(x, dict):
-        return {str(k): to_jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [to_jsonable(v) for v in x]
-    if hasattr(x, "shape"):
-        a = np.asarray(x)
-        return a.tolist() if a.ndim else a.item()
-    return x
-
-
 class Document:
     """The content of a report as blocks, rendered to Markdown (:meth:`markdown`) and to one
     self-contained HTML page (:meth:`html`): headings, paragraphs, bullet lists, tables and
@@ -628,5 +617,5 @@ def write(out_dir, title: str, sections: dict, data: dict, figure_files: Sequenc
     with atomic_write(paths["markdown"]) as fh:
         fh.write("\n".join(md))
     with atomic_write(paths["json"]) as fh:
-        json.dump(to_jsonable(data), fh, indent=1)
+        json.dump(jsonable(data), fh, indent=1)
     return paths

@@ -200,11 +200,11 @@ train = workflow.prepare([runs["scurve"], runs["fourier"]], robot)
 held = workflow.prepare([runs["held-out"]], robot)
 
 params = workflow.identify_lugre(robot, train)
-lug = params.fit["lugre"]
-print(f"converged: {lug['converged']} in {lug['steps']} Levenberg-Marquardt steps; warnings: {lug['warnings']}")
+lug = params.lugre_fit
+print(f"converged: {lug.converged} in {lug.steps} Levenberg-Marquardt steps; warnings: {lug.warnings}")
 print(f"{'param':8s} {'unit':14s}" + "".join(f"{'joint ' + str(j + 1):>12s} {'error %':>8s} {'err/std':>8s}"
                                              for j in range(2)))
-est, std = np.asarray(params.lugre.vector()), np.asarray(lug["std"])
+est, std = np.asarray(params.lugre.vector()), np.asarray(lug.std)
 for i, (n, u) in enumerate(zip(L.NAMES, L.JOINT_UNITS)):
     print(f"{n:8s} {u:14s}" + "".join(
         f"{est[j, i]:12.5g} {100 * (est[j, i] / joints.vector()[j, i] - 1):8.3f} "

@@ -198,6 +198,8 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     from jaxid import report, results, workflow
 
     params = results.load_params(out / "params.json")
+    physics, runs = params.physics, params.preprocessing
+    assert physics is not None and runs is not None  # jaxid identify records both
     true = json.loads((out / "true.json").read_text())
     names = tuple(params.parameter_names)
     theta_true = np.zeros(len(names))
@@ -217,8 +219,8 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
         "std": std.tolist(),
         "truth": truth.tolist(),
         "within_3_std": int(np.sum(z <= 3)),
-        "preprocessing": params.fit["preprocessing"],
-        "physics": params.fit["physics"],
+        "preprocessing": [c.to_dict() for c in runs],
+        "physics": {"consistent": physics.consistent, "problems": physics.problems},
         "validation_measured": val,
         "validation_true": val_true,
         "worst_nrmse_true_percent": max(v for v in val_true["nrmse"]["per_joint"] if v is not None),
@@ -228,13 +230,13 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     table = lambda rows: report.markdown_table(*rows)
     sections = {
         "Commands": "Every step is a command a user runs; see `jaxid demo --help`.",
-        "Data preparation": "\n".join(f"- {workflow.describe_run(c)}" for c in params.fit["preprocessing"]),
+        "Data preparation": "\n".join(f"- {workflow.describe_run(c)}" for c in runs),
         "Base parameters": report.FLAG_LEGEND
         + "\n\n"
         + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
         "Validation against the measured torque": table(report.metrics_rows(val, robot.coordinate_names)),
         "Validation against the noise-free true torque": table(report.metrics_rows(val_true, robot.coordinate_names)),
-        "Physics": "\n".join(f"- {p}" for p in params.fit["physics"]["problems"]) or "no problems found",
+        "Physics": "\n".join(f"- {p}" for p in physics.problems) or "no problems found",
         "Timings": "  ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
     }
     figures = figs + [str(Path(p).relative_to(out)) for p in (val.get("figure"), val_true.get("figure")) if p]

@@ -149,14 +149,15 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def lugre_table(joints, values, doc) -> str:
-    """The per-joint LuGre parameters with their std and relative std, one row per parameter."""
+def lugre_table(joints, values, fit) -> str:
+    """The per-joint LuGre parameters (n, 8) with the std and relative std of ``fit`` (the
+    ``LugreFit`` record), one row per parameter."""
     from jaxid.friction.lugre import JOINT_UNITS, NAMES
 
-    values, std, rel = (np.asarray(x, dtype=float) for x in (values, doc["std"], doc["rel_std"]))
+    values, std, rel = (np.asarray(x, dtype=float) for x in (values, fit.std, fit.rel_std))
     lines = [
-        f"  LuGre friction ({'converged' if doc['converged'] else 'NOT converged'} in {doc['steps']} "
-        f"Levenberg-Marquardt steps; per-joint start on {doc['friction_run']}):",
+        f"  LuGre friction ({'converged' if fit.converged else 'NOT converged'} in {fit.steps} "
+        f"Levenberg-Marquardt steps; per-joint start on {fit.friction_run}):",
         f"  {'param':8s} {'unit':14s}" + "".join(f"{j:>13s} {'rel std':>8s}" for j in joints),
     ]
     for i, (name, unit) in enumerate(zip(NAMES, JOINT_UNITS)):
@@ -202,26 +203,27 @@ def run(args) -> int:
     model_out, kind = req.model_out
     html = write_report(args, robot, params, out.validation, held_out=False)
 
-    base, fit, physics = params.base, params.fit, params.fit["physics"]
+    base, est, physics, consistency = params.base, params.estimation, params.physics, params.consistency
+    converged = None if consistency is None else consistency.converged
     theta, std, rel = (np.asarray(x) for x in (params.theta, params.std, params.rel_std))
     doc = {
         "params": args.output,
         "robot": robot.name,
-        "method": fit["method"],
+        "method": params.method,
         "samples": prepared.n_samples,
         "files": list(args.data),
         "base_parameters": base.rank,
         "parameters": len(params.parameter_names),
-        "cond": json_number(fit["cond"]),
-        "residual_rms_nm": [json_number(v) for v in fit["residual_rms"]],
-        "preprocessing": fit["preprocessing"],
-        "physics": physics,
+        "cond": json_number(est.cond),
+        "residual_rms_nm": [json_number(v) for v in (consistency or est).residual_rms],  # the consistent fit's, if any
+        "preprocessing": [p.to_dict() for p in params.preprocessing],
+        "physics": {"consistent": physics.consistent, "problems": physics.problems},
         "standard_consistent": params.standard is not None,
-        "converged": fit.get("converged"),
+        "converged": converged,
         "report": html,
         "stribeck_vs": robot.stribeck_vs if "fs" in robot.joint_terms else None,
         "stribeck_vs_fitted": args.stribeck_vs == "fit",
-        "gravity": fit.get("gravity"),
+        "gravity": None if params.gravity_fit is None else params.gravity_fit.to_dict(),
         "base": [
             {"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
             for s, v, d, r in zip(base.names, theta, std, rel)
@@ -231,16 +233,16 @@ def run(args) -> int:
         doc["prior_weight_choice"] = choice
     if lugre:
         doc["lugre"] = {
-            **fit["lugre"],
+            **params.lugre_fit.to_dict(),
             "joints": list(robot.coordinate_names),
             "values": np.asarray(params.lugre.vector()).tolist(),
         }
-        for line in fit["lugre"]["warnings"]:  # named, never silent, also under --json
+        for line in params.lugre_fit.warnings:  # named, never silent, also under --json
             print(f"warning: {line}", file=sys.stderr)
     code = 1 if unconverged else 0
     if unconverged:  # an error by default: nothing unconverged passes silently or is written as a model
         print(
-            f"jaxid identify: error: the consistent fit did not converge in {fit.get('steps')} steps; "
+            f"jaxid identify: error: the consistent fit did not converge in {consistency.steps} steps; "
             f"{args.output} holds it, marked not converged"
             + (f", and no {kind} was written" if model_out else "")
             + "; use the result only with --accept-unconverged",
@@ -261,13 +263,13 @@ def run(args) -> int:
     print(
         f"{robot.name}: {base.rank} base parameters of {len(params.parameter_names)} (joint terms "
         f"{','.join(robot.joint_terms) or 'none'}), {doc['method'].upper()} on {prepared.n_samples} samples from "
-        f"{len(args.data)} file(s); cond = {float(fit['cond']):.4g}"
+        f"{len(args.data)} file(s); cond = {float(est.cond):.4g}"
     )
     width = min(NAME_WIDTH, max(len(name) for name in base.names))
     print(report.parameter_table(base.names, theta, std, width=max(width, len("base parameter")), indent="  "))
     if any(len(name) > NAME_WIDTH for name in base.names):
         print(f"  (combinations cut at {NAME_WIDTH} characters; in full in {args.output}, base.names)")
-    if fit.get("covariance") == "hac":
+    if est.covariance == "hac":
         print(
             "  std: HAC sandwich over each filtered run's memory (residuals coloured by the derivative filter); "
             "the white-noise std is in params.json fit.std_white"
@@ -277,21 +279,21 @@ def run(args) -> int:
             f"  Stribeck velocity vs = {robot.stribeck_vs:.4g} rad/s"
             + (" (fitted: separable least squares)" if args.stribeck_vs == "fit" else "")
         )
-    if fit.get("gravity"):
-        g = fit["gravity"]
+    if params.gravity_fit is not None:
+        g = params.gravity_fit
         print(
-            f"  gravity (fitted) = [{', '.join(f'{v:.4g}' for v in g['vector'])}] m/s^2, {g['tilt_deg']:.3g} deg from "
-            f"the model's (log-likelihood gain {g['nll_drop']:.4g})"
+            f"  gravity (fitted) = [{', '.join(f'{v:.4g}' for v in g.vector)}] m/s^2, {g.tilt_deg:.3g} deg from "
+            f"the model's (log-likelihood gain {g.nll_drop:.4g})"
         )
     if lugre:
-        print(lugre_table(robot.coordinate_names, params.lugre.vector(), fit["lugre"]))
+        print(lugre_table(robot.coordinate_names, params.lugre.vector(), params.lugre_fit))
     print("  residual RMS per joint (N m): " + " ".join(f"{v:.4g}" for v in doc["residual_rms_nm"]))
-    scr = fit.get("screening") or {}
-    if scr.get("outlier_samples") or scr.get("method", args.method) != args.method:
-        print(f"  {scr['message']}")
-    for problem in physics["problems"]:
+    scr = params.screening
+    if scr is not None and (scr.outlier_samples or scr.method != args.method):
+        print(f"  {scr.message}")
+    for problem in physics.problems:
         print(f"  PHYSICS: {problem}")
-    if physics["consistent"] and fit.get("converged") is not False:
+    if physics.consistent and converged is not False:
         verdict = "physically consistent"
     elif params.standard is not None:
         verdict = "consistent bodies, but see the problems above (not called consistent)"

@@ -1,0 +1,39 @@
+"""``jaxid crossval`` as a library function: :func:`run_crossval`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jaxid import workflow
+from jaxid.workflow.commands.common import Log, bounds, build_model, jsonable, log_data, read_runs
+from jaxid.workflow.requests import CrossvalRequest
+
+
+@dataclass(frozen=True)
+class CrossvalOutcome:
+    """robot, prepared runs and the JSON-ready result of :func:`jaxid.workflow.crossval`."""
+
+    request: CrossvalRequest
+    robot: Any
+    prepared: Any
+    result: dict
+
+
+def run_crossval(request: CrossvalRequest, *, log: Log = None, progress: Callable | None = None) -> CrossvalOutcome:
+    """``jaxid crossval``: leave-one-run-out cross-validation; see :class:`CrossvalRequest`."""
+    r = request
+    robot, _ = build_model(r.model)
+    prepared = read_runs(r.data, robot, r.prepare, r.model)
+    log_data(prepared, log)
+    cv = workflow.crossval(
+        robot,
+        prepared,
+        weights=r.prior_weights,
+        method=r.method,
+        bounds=bounds(r.bounds, robot, r.model),
+        gravity="fit" if r.fit_gravity else None,
+        progress=progress,
+    )
+    return CrossvalOutcome(r, robot, prepared, jsonable(cv))

@@ -1,0 +1,224 @@
+"""``jaxid excite`` as a library function: :func:`run_excite`, with its constraints, the approach
+from a start pose and the ROS 2 trajectory file."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jaxid.workflow import WorkflowError
+from jaxid.workflow.commands.common import build_model, check_outputs, payload_vector
+from jaxid.workflow.requests import ExciteRequest
+
+
+def _floats(value, count: int, what: str) -> np.ndarray:
+    """``count`` finite numbers from 'a,b,...' text or a sequence, or a WorkflowError naming ``what``."""
+    try:
+        v = np.array([float(x) for x in (value.split(",") if isinstance(value, str) else value)])
+    except ValueError:
+        v = np.array([])
+    if v.size != count or not np.all(np.isfinite(v)):
+        raise WorkflowError(f"{what} must be {count} comma-separated finite numbers, got {value!r}")
+    return v
+
+
+def excite_constraints(request: ExciteRequest, robot):
+    """(Constraints or None, limit overrides or None) of the request for ``robot``: the collision
+    capsules of its URDF (or the built-in UR5's, with its conservative ranges) and the floor,
+    workspace and obstacles."""
+    from jaxid.excitation.constraints import Constraints
+    from jaxid.model import geometry
+
+    r = request
+    limits: dict[str, float | np.ndarray] = {} if r.jerk_max is None else {"qddd_max": r.jerk_max}
+    if r.model.urdf:
+        try:
+            caps = geometry.from_urdf(
+                r.model.urdf, robot, tip_link=r.model.tip_link, mesh_radius=r.capsule_radius, srdf=r.srdf
+            )
+        except (OSError, ValueError) as e:
+            raise WorkflowError(f"--urdf/--srdf: {e}") from None
+    elif robot.name == "ur5":
+        caps = geometry.ur5()
+        limits.update(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1])
+    else:
+        caps = None
+    floor = r.floor
+    if isinstance(floor, str):
+        floor = None if floor.strip().lower() == "none" else _floats(floor, 1, "--floor")[0]
+    workspace = None if r.workspace is None else tuple(np.split(_floats(r.workspace, 6, "--workspace"), 2))
+    obstacles = tuple(np.split(_floats(o, 6, "--obstacle"), 2) for o in r.obstacles)
+    if caps is None:
+        if r.workspace or r.obstacles:
+            raise WorkflowError(
+                f"{robot.name} has no collision geometry: --workspace and --obstacle need the built-in ur5 or a --urdf"
+            )
+        return None, limits or None
+    try:
+        return Constraints(caps, clearance=r.clearance, floor=floor, workspace=workspace, obstacles=obstacles), limits
+    except ValueError as e:
+        raise WorkflowError(str(e)) from None
+
+
+def with_approach(res, robot, start, fs, periods, limits, constraints):
+    """(duration s, ``periods`` of the excitation ``res`` at fs Hz preceded by the approach from
+    the pose ``start`` to home), the approach checked with its jerk on a grid 10x denser than fs
+    against the limits and constraints (a WorkflowError if it fails)."""
+    from jaxid.excitation.optimize import LIMITS, check_limits
+    from jaxid.excitation.trajectories import approach, approach_jerk
+
+    T = res.approach_time(start, fs)
+    if T == 0:
+        return 0.0, res.trajectory(fs, periods)
+    dense = np.linspace(0.0, T, int(round(10 * T * fs)) + 1)
+    home = np.asarray(res.sample(np.zeros(1))[0][0])
+    rep = check_limits(
+        robot,
+        *approach(start, home, T, dense),
+        limits=limits,
+        qddd=approach_jerk(start, home, T, dense),
+        constraints=constraints,
+    )
+    if not rep.feasible:
+        bad = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in rep.violation.items() if v > 0]
+        bad += [ln for ln in rep.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
+        raise WorkflowError(
+            f"--start-from: the {T:g} s move to home violates {'; '.join(bad)}; start from "
+            "another pose or move the robot to home first"
+        )
+    return T, res.trajectory(fs, periods, start_from=start)
+
+
+def joint_trajectory(names, t, q, qd, qdd) -> dict:
+    """A ROS 2 ``trajectory_msgs/JointTrajectory`` as a dict: ``joint_names`` and ``points``
+    with positions (rad), velocities (rad/s), accelerations (rad/s^2) and
+    ``time_from_start`` {sec, nanosec}, from t (N,) s and q, qd, qdd (N, n)."""
+    ns = np.round(np.asarray(t, dtype=float) * 1e9).astype(np.int64)
+    rows = (np.asarray(x, dtype=float).tolist() for x in (q, qd, qdd))
+    return {
+        "joint_names": list(names),
+        "points": [
+            {
+                "positions": p,
+                "velocities": v,
+                "accelerations": a,
+                "time_from_start": {"sec": int(k // 1_000_000_000), "nanosec": int(k % 1_000_000_000)},
+            }
+            for p, v, a, k in zip(*rows, ns)
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class ExciteOutcome:
+    """robot (with the payload attached, if any); description: its params.json model entry;
+    result: the ``jaxid.excitation.optimize.Excitation``; limits: the model's limits (n,) each,
+    with the overrides; constraints; home (n,) rad; payload 10-vector or None; written: the
+    trajectory was written (False: infeasible, not allowed); t (N,) s of the written samples;
+    t_approach: s of the move from ``start_from`` (0 without)."""
+
+    request: ExciteRequest
+    robot: Any
+    description: dict
+    result: Any
+    limits: dict
+    constraints: Any
+    home: np.ndarray
+    payload: np.ndarray | None
+    written: bool
+    t: np.ndarray | None
+    t_approach: float
+
+
+def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutcome:
+    """``jaxid excite``: optimise the excitation, draw the preview, write the trajectory when it
+    meets every limit and constraint (or ``allow_infeasible``); see :class:`ExciteRequest`."""
+    from jaxid.excitation.optimize import model_limits
+
+    r = request
+    check_outputs([], [r.output, r.json, r.preview])
+    robot, description = build_model(r.model)
+    constraints, limits = excite_constraints(r, robot)
+    lim = model_limits(robot, limits)
+    finite = lambda x: np.where(np.isfinite(x), x, 0.0)
+    home = 0.5 * (finite(lim["q_min"]) + finite(lim["q_max"])) if r.home is None else _floats(r.home, robot.n, "--home")
+    start = None if r.start_from is None else _floats(r.start_from, robot.n, "--start-from")
+    payload = payload_vector(r.payload)
+    if (r.payload_design or payload is not None) and not hasattr(robot, "tip"):
+        raise WorkflowError("--payload and --payload-mass need a rigid-body robot with a flange (built-in or URDF)")
+    regressor_fn = _payload_rows(robot, lim) if r.payload_design else None
+    if payload is not None:
+        from jaxid.identification.payload import attach_payload
+
+        robot = attach_payload(robot, payload)  # the torques of the limits and of the file
+    res = _optimize(r, robot, regressor_fn, limits, constraints, home, progress)
+    if r.preview is not None:
+        from jaxid.excitation.preview import preview
+
+        preview(robot, res, r.preview, limits=limits, constraints=constraints, start_from=start)
+    payload = None if payload is None else np.asarray(payload)
+    if not res.feasible and not r.allow_infeasible:
+        return ExciteOutcome(r, robot, description, res, lim, constraints, home, payload, False, None, 0.0)
+    t_approach, (t, q, qd, qdd) = (
+        with_approach(res, robot, start, r.fs, r.periods, limits, constraints)
+        if start is not None
+        else (0.0, res.trajectory(r.fs, r.periods))
+    )
+    _write_trajectory(r.output, robot, res, (t, q, qd, qdd), t_approach)
+    return ExciteOutcome(r, robot, description, res, lim, constraints, home, payload, True, np.asarray(t), t_approach)
+
+
+def _payload_rows(robot, lim):
+    """The regressor of a payload design: ``PayloadRows`` weighted by 1 / the torque limits."""
+    from jaxid.identification.payload import PayloadRows
+
+    return PayloadRows(robot, np.where(np.isfinite(lim["tau_max"]), 1.0 / lim["tau_max"], 1.0))
+
+
+def _optimize(r: ExciteRequest, robot, regressor_fn, limits, constraints, home, progress: bool):
+    """``jaxid.excitation.optimize.optimize`` with the request's settings; a ValueError becomes a WorkflowError."""
+    from jaxid.excitation.optimize import optimize
+
+    try:
+        return optimize(
+            robot,
+            harmonics=r.harmonics,
+            base_frequency=r.base_frequency,
+            objective=r.chosen_objective,
+            regressor_fn=regressor_fn,
+            n_starts=r.starts,
+            steps=r.steps,
+            learning_rate=r.learning_rate,
+            margin=r.margin,
+            seed=r.seed,
+            progress=progress,
+            limits=limits,
+            constraints=constraints,
+            home=home,
+        )
+    except ValueError as e:
+        raise WorkflowError(str(e)) from None
+
+
+def _write_trajectory(output: str, robot, res, samples, t_approach: float) -> None:
+    """Write samples (t, q, qd, qdd) of the excitation ``res`` to ``output``: a ROS 2 trajectory
+    (.json, :func:`joint_trajectory`) or a dataset with the robot's torques, which carries the
+    base frequency when it holds whole periods (no approach)."""
+    from jaxid import data
+    from jaxid.dynamics.terms import rnea
+
+    t, q, qd, qdd = samples
+    if output.lower().endswith(".json"):
+        from jaxid.atomic import atomic_write
+
+        with atomic_write(output) as fh:
+            json.dump(joint_trajectory(robot.coordinate_names, t, q, qd, qdd), fh)
+        return
+    ds = data.from_arrays(t, q, rnea(robot, q, qd, qdd), qd, qdd, source="excitation")
+    if not t_approach:  # whole periods of the series: the base frequency travels with the file
+        ds = dataclasses.replace(ds, base_frequency=res.omega_f / (2 * np.pi), harmonics=int(res.a.shape[1]))
+    data.write(ds, output)

@@ -1,0 +1,93 @@
+"""``jaxid payload`` as a library function: :func:`run_payload`."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jaxid import workflow
+from jaxid.workflow import WorkflowError
+from jaxid.workflow import params as _params
+from jaxid.workflow.commands.common import Log, check_outputs, model_for_params, policy, read_runs
+from jaxid.workflow.requests import PayloadRequest
+
+
+@dataclass(frozen=True)
+class PayloadOutcome:
+    """robot: the model; samples: the (q, qd, qdd, tau) the payload was fitted on;
+    fit: the ``jaxid.identification.payload.PayloadFit``; warnings: the messages of the
+    warnings the fit raised."""
+
+    request: PayloadRequest
+    robot: Any
+    samples: tuple
+    fit: Any
+    warnings: tuple[str, ...]
+
+
+def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str], None] | None = None):
+    """``jaxid payload``: a payload's 10 inertial parameters on top of an identified robot (or
+    against an unloaded run); writes ``output`` (JSON, by the caller's formatter: see
+    :func:`payload_document`); see :class:`PayloadRequest`."""
+    from jaxid.identification import payload as P
+
+    r = request
+    check_outputs([r.data, r.params, r.unloaded], [r.output, r.json])
+    params = _params.load_params(r.params) if r.params else None
+    robot = model_for_params(r.model, params, r.params, warn=warn)
+    if not hasattr(robot, "tip"):
+        raise WorkflowError("payload identification needs a rigid-body robot (built-in or URDF)")
+    # Base values on their leading parameters, the dependent ones 0: the base model's torques.
+    theta_robot = None if params is None else params.full()
+    robot_cov = None if params is None else params.full_cov()
+    joints = _joints(r, robot.n)
+    ds = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
+    if r.unloaded:
+        ds = [workflow.torque_difference(*ds)]
+        # The robot's torque cancelled in the difference: nothing of the model is subtracted.
+        theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
+    samples = _samples(r, robot, ds, log)
+    cov = None if r.cov is None else np.asarray(r.cov, dtype=float)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
+    return PayloadOutcome(r, robot, tuple(samples), fit, tuple(str(w.message) for w in caught))
+
+
+def _joints(r: PayloadRequest, n: int) -> list[int] | None:
+    """The 0-based joints of ``r.joints`` (1-based) of an n-joint robot, or None (all)."""
+    if r.joints is None:
+        return None
+    if any(not 1 <= j <= n for j in r.joints) or len(set(r.joints)) != len(r.joints):
+        raise WorkflowError(
+            f"--joints must list distinct joints between 1 and {n}, got {','.join(map(str, r.joints))!r}"
+        )
+    return [j - 1 for j in r.joints]
+
+
+def _samples(r: PayloadRequest, robot, ds, log: Log):
+    """(q, qd, qdd, tau) of the first run of ``ds``: averaged over periods and smoothed
+    (``jaxid.identification.payload.preprocess``) when the request asks, else prepared."""
+    from jaxid.identification import payload as P
+
+    if r.period is not None or r.average or r.smooth:
+        d = ds[0]
+        return P.preprocess(
+            d.t,
+            d.q,
+            d.tau,
+            period=r.period,
+            average=r.average,
+            smooth=r.smooth,
+            cutoff=r.prepare.cutoff,
+            step=r.prepare.step,
+        )[1:]
+    prepared = workflow.prepare(ds[:1], robot, policy(r.prepare))
+    if log is not None:
+        log(f"  data: {prepared.describe()[0]}")
+    d = prepared.datasets[0]
+    return (d.q, d.qd, d.qdd, d.tau)
