@@ -1,4 +1,4 @@
-"""Identified parameters on disk (``params.json``), torque prediction from them, URDF export.
+"""Identified parameters on disk (``params.json``): :class:`Params`, their serialisation (schema version 2) and reading back (versions 1 and 2).
 
 A ``params.json`` file holds everything needed to predict torques again, or to check an
 identification later:
