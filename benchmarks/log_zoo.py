@@ -1,0 +1,251 @@
+"""The log zoo: robots x log styles, each identified and validated at the defaults, against the
+best of a grid of configurations (issue 32).
+
+For every robot: two excitations (``jaxid excite``, seeds 0 and 1: identification and
+held-out), simulated (``jaxid simulate``: a perturbed true robot, friction, position and torque
+noise) at the style's rate, written in the style's format, then identified and validated through
+the commands' library functions (``jaxid.workflow.commands``) exactly as the CLI runs them:
+
+- **defaults**: only what the style's log needs to be read (a mapping, units, a topic), no
+  preprocessing flag;
+- **best**: the lowest held-out error over the grid ``--cutoff`` in :data:`GRID` (an oracle:
+  chosen on the held-out run, so it is a lower bound for any choice made on identification data,
+  and the ratio defaults / best an upper bound).
+
+A case is *ok* when the defaults identify with held-out error <= 1.2 x the best's, *stopped* when
+reading or fitting raised a one-line error (printed: it must name the fix), and *WRONG* otherwise
+(silently worse). Printed: one row per case and the counts.
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/log_zoo.py [--robots ur5,puma560] [--styles
+csv100,csv1k] [--quick]``. ``--quick`` shortens the trajectories (one 10 s period) and the
+excitation search; ``tests/test_log_zoo.py`` runs a slim version of :func:`case`.
+Last figures: see ``benchmarks/README.md`` (row ``log_zoo.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from jaxid import data
+from jaxid.models import example_robot_urdf
+from jaxid.workflow import WorkflowError
+from jaxid.workflow.commands import (
+    DataSpec,
+    ExciteRequest,
+    IdentifyRequest,
+    ModelSpec,
+    SimulateRequest,
+    ValidateRequest,
+    run_excite,
+    run_identify,
+    run_simulate,
+    run_validate,
+)
+
+#: name -> ModelSpec keyword arguments (built-ins and example-robot-data URDFs).
+ROBOTS = {
+    "ur5": dict(robot="ur5"),
+    "puma560": dict(robot="puma560"),
+    "planar3": dict(robot="planar3"),
+    "ur3": dict(urdf="ur_description/urdf/ur3_robot.urdf"),
+    "ur10": dict(urdf="ur_description/urdf/ur10_robot.urdf"),
+    "panda": dict(urdf="panda_description/urdf/panda.urdf", tip_link="panda_link8"),
+    "xarm7": dict(urdf="xarm_description/urdf/xarm7.urdf"),
+    "z1": dict(urdf="z1_description/urdf/z1.urdf"),
+    "so100": dict(urdf="so_arm_description/urdf/so100.urdf"),
+    "double_pendulum": dict(urdf="double_pendulum_description/urdf/double_pendulum.urdf"),
+}
+
+#: Cutoffs (Hz) of the best configuration's grid.
+GRID = (2.0, 5.0, 10.0, 20.0, 50.0)
+
+#: Held-out error of the defaults over the best's at which a case counts as identified.
+TOLERANCE = 1.2
+
+
+@dataclasses.dataclass(frozen=True)
+class Style:
+    """A log style: its sample rate, Hz, the simulation's noise, and how a simulated dataset is
+    written (``write(ds, path) -> (file, DataSpec keyword arguments needed to read it)``);
+    sidecar: the file keeps jaxid's excitation sidecar (base frequency, harmonics), which a
+    robot's own log does not have."""
+
+    rate: float
+    write: object
+    sigma_q: float = 1e-4
+    quantization: float | None = None
+    sidecar: bool = False
+
+
+def _plain(ds, path):
+    data.write(ds, path)
+    return path, {}
+
+
+def _coloured(ds, path, seed=0):
+    """Positions with integrated (random-walk, 1/f^2) noise on top of the white noise: the slow
+    wander of a drive's position estimate, 1e-4 rad rms over the run."""
+    rng = np.random.default_rng(seed)
+    walk = np.cumsum(rng.standard_normal(np.shape(ds.q)), axis=0)
+    walk -= walk.mean(axis=0)
+    walk *= 1e-4 / walk.std(axis=0)
+    data.write(dataclasses.replace(ds, q=np.asarray(ds.q) + walk), path)
+    return path, {}
+
+
+def _named(ds, path, joint_names=None, seed=0):
+    """PlotJuggler-style columns named by joint, in a shuffled order, epoch time stamps."""
+    n = np.shape(ds.q)[1]
+    names = list(joint_names or [f"joint{j + 1}" for j in range(n)])
+    order = np.random.default_rng(seed).permutation(n)
+    t = np.asarray(ds.t) + 1.7e9
+    header = ["__time"]
+    cols = [[f"{x:.6f}" for x in t]]
+    for signal, values in (("position", ds.q), ("effort", ds.tau)):
+        for j in order:
+            header.append(f"/joint_states/{names[j]}/{signal}")
+            cols.append([f"{x:.17g}" for x in np.asarray(values)[:, j]])
+    path = path.with_suffix(".csv")
+    path.write_text(",".join(header) + "\n" + "\n".join(",".join(r) for r in zip(*cols)) + "\n")
+    return path, dict(columns="t=__time,q=/joint_states/*/position,tau=/joint_states/*/effort")
+
+
+STYLES = {
+    "jaxid100": Style(100.0, _plain, sidecar=True),
+    "csv100": Style(100.0, _plain),
+    "csv1k": Style(1000.0, _plain),
+    "csv5k_quantised": Style(5000.0, _plain, sigma_q=0.0, quantization=2 * math.pi / 2**17),
+    "coloured1k": Style(1000.0, _coloured),
+    "plotjuggler": Style(500.0, _named),
+}
+
+
+def _model(name: str) -> ModelSpec:
+    spec = dict(ROBOTS[name])
+    if "urdf" in spec:
+        spec["urdf"] = example_robot_urdf(spec["urdf"])
+    return ModelSpec(**spec)
+
+
+def _trajectories(name: str, work: Path, quick: bool) -> tuple[Path, Path]:
+    """Identification and held-out excitations of robot ``name`` (seeds 0 and 1)."""
+    out = []
+    for seed in (0, 1):
+        path = work / f"{name}_traj{seed}.csv"
+        if not path.exists():
+            run_excite(
+                ExciteRequest(
+                    output=str(path),
+                    model=_model(name),
+                    base_frequency=0.1,
+                    starts=2 if quick else 4,
+                    steps=30 if quick else 150,
+                    seed=seed,
+                    fs=100.0,
+                    allow_infeasible=True,
+                )
+            )
+        out.append(path)
+    return out[0], out[1]
+
+
+def case(robot: str, style: str, work: Path, *, quick: bool = False) -> dict:
+    """One zoo case: held-out relative error (%) at the defaults and over :data:`GRID`, the
+    verdict ("ok", "stopped: <error>", "WRONG") and timings."""
+    spec, st = _model(robot), STYLES[style]
+    traj = _trajectories(robot, work, quick)
+    files = []
+    for k, path in enumerate(traj):
+        sim = work / f"{robot}_{style}_{k}_sim.csv"
+        out = run_simulate(
+            SimulateRequest(
+                trajectory=str(path),
+                output=str(sim),
+                model=spec,
+                robot_seed=0,
+                noise_seed=k,
+                rate=st.rate,
+                sigma_q=st.sigma_q,
+                quantization=st.quantization,
+            )
+        )
+        names = out.robot.coordinate_names
+        kwargs = dict(joint_names=names) if st.write is _named else {}
+        ds = data.read(sim, derivatives=None)
+        if not st.sidecar:  # a robot's own log does not know its excitation's band
+            ds = dataclasses.replace(ds, base_frequency=None, harmonics=None)
+        files.append(st.write(ds, work / f"{robot}_{style}_{k}.csv", **kwargs))
+    (fit_file, read_args), (val_file, _) = files
+
+    def error(**prepare) -> float:
+        params = work / f"{robot}_{style}_params.json"
+        prep = DataSpec(**read_args, **prepare)
+        run_identify(IdentifyRequest(data=(str(fit_file),), model=spec, prepare=prep, output=str(params)))
+        val = run_validate(ValidateRequest(data=(str(val_file),), params=str(params), model=spec, prepare=prep))
+        return float(val.validation.runs[0]["relative_error"])
+
+    start = time.perf_counter()
+    try:
+        default = error()
+    except (WorkflowError, data.DatasetError, ValueError) as e:
+        return dict(robot=robot, style=style, verdict=f"stopped: {str(e).splitlines()[0][:160]}")
+    grid = {}
+    for cutoff in GRID:
+        if cutoff < st.rate / 4:
+            try:
+                grid[cutoff] = error(cutoff=cutoff)
+            except (WorkflowError, data.DatasetError, ValueError):
+                continue
+    best_cutoff = min(grid, key=grid.get) if grid and min(grid.values()) < default else None
+    best = grid[best_cutoff] if best_cutoff else default
+    ok = default <= TOLERANCE * best
+    return dict(
+        robot=robot,
+        style=style,
+        default=default,
+        best=best,
+        best_cutoff=best_cutoff,
+        ratio=default / best,
+        verdict="ok" if ok else "WRONG",
+        seconds=time.perf_counter() - start,
+    )
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--robots", default=",".join(ROBOTS))
+    ap.add_argument("--styles", default=",".join(STYLES))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--work", default=None, help="folder for the files (default: a temporary one)")
+    args = ap.parse_args(argv)
+    work = Path(args.work or tempfile.mkdtemp(prefix="log_zoo_"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    print(f"{'robot':16s} {'style':16s} {'default %':>10s} {'best %':>8s} {'at Hz':>6s} {'ratio':>6s}  verdict")
+    for robot in args.robots.split(","):
+        for style in args.styles.split(","):
+            r = case(robot, style, work, quick=args.quick)
+            rows.append(r)
+            if "default" in r:
+                print(
+                    f"{robot:16s} {style:16s} {r['default']:10.3g} {r['best']:8.3g} "
+                    f"{r['best_cutoff'] or '-':>6} {r['ratio']:6.2f}  {r['verdict']}",
+                    flush=True,
+                )
+            else:
+                print(f"{robot:16s} {style:16s} {'':10s} {'':8s} {'':6s} {'':6s}  {r['verdict']}", flush=True)
+    verdicts = [r["verdict"].split(":")[0] for r in rows]
+    print({v: verdicts.count(v) for v in sorted(set(verdicts))})
+    return int("WRONG" in verdicts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
