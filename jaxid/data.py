@@ -66,7 +66,11 @@ writes them, ``jaxid simulate`` carries them to the data file) live in a JSON si
 the file, ``<file>.json`` (``traj.csv.json``): ``{"jaxid": "excitation", "base_frequency_hz":
 0.05, "harmonics": 5}``, so that the data file itself stays a plain table any tool reads.
 :func:`read` returns them in ``Dataset.base_frequency`` / ``harmonics``; :func:`write` writes
-the sidecar when they are set and removes a stale jaxid sidecar when they are not.
+the sidecar when they are set and removes a stale jaxid sidecar when they are not. The sidecar of
+a file ``jaxid simulate`` wrote also records the model that was simulated, ``"model": {...}``
+(the ``model`` entry of params.json, ``jaxid.model.description``; ``base_frequency_hz`` is then
+null when the excitation is unknown): :func:`read_model` returns it, so that the commands that fit
+a log take the model from it when none is named.
 
 :func:`write` writes atomically (:func:`jaxid.atomic.atomic_write`): a temporary file in the
 same directory, fsynced, then renamed onto the target, so that an interrupted or failed write
@@ -255,6 +259,84 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# ----------------------------------------------------------------------------- joint names
+_NAME_SEPARATORS = re.compile(r"[/._\-\s:\[\]()]+")
+
+
+def _name_tokens(text: str) -> tuple[str, ...]:
+    """The lower-case tokens of a name, split at ``/ . _ -``, blanks, ``:`` and brackets."""
+    return tuple(x for x in _NAME_SEPARATORS.split(str(text).lower()) if x)
+
+
+def order_by_joint_names(headers, joint_names) -> list[int] | None:
+    """The columns of one signal put in the model's joint order by the joint names they carry.
+
+    headers: the names of the columns a mapping matched for one signal (e.g. the matches of
+    ``/joint_states/*/position``), in any order, length k. joint_names: the model's coordinate
+    names (``Robot.coordinate_names``), length n. A header carries a joint's name when the name's
+    tokens (split at ``/ . _ -``, blanks, ``:`` and brackets; case ignored) occur in the header's
+    tokens as a contiguous run: ``elbow_joint`` is in ``/joint_states/elbow_joint/position`` and
+    the built-in ``elbow`` is too, ``joint1`` is not in ``joint10``. Where several names occur in
+    one header, a name whose run lies inside a longer name's run is dropped (``elbow_joint``
+    inside ``wrist_elbow_joint`` when the model has both): the longest whole name wins.
+
+    Returns the permutation p, a list of n header indices, such that ``headers[p[j]]`` is the
+    column of joint j; or None when no header carries any of the names (the caller keeps its
+    own order and says so). Raises DatasetError, naming both lists and the fix, when a header
+    carries two names, a header carries none while others do, or a name is carried by no header
+    or by two. Used by every reader whose columns or fields name joints (CSV headers here; the
+    ``name`` arrays of ROS JointState messages).
+    """
+    headers = [str(h) for h in headers]
+    names = [str(x) for x in joint_names]
+    tokens = [_name_tokens(x) for x in names]
+    both = f"the model's joints are {_listing(names)}; the columns are {_listing(headers)}"
+    same = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if _name_tokens(a) == _name_tokens(b)]
+    if same:
+        raise DatasetError(f"the model's joint names {same[0][0]!r} and {same[0][1]!r} read the same; {both}")
+    carried: list[list[int]] = []
+    for h in headers:
+        ht = _name_tokens(h)
+        runs = [
+            (j, i, i + len(nt))
+            for j, nt in enumerate(tokens)
+            if nt
+            for i in range(len(ht) - len(nt) + 1)
+            if ht[i : i + len(nt)] == nt
+        ]
+        # A run inside a longer name's run is that longer name's part, not a name of its own.
+        kept = {
+            j
+            for j, a, b in runs
+            if not any(k != j and c <= a and b <= d and d - c > b - a for k, c, d in runs)
+        }
+        carried.append(sorted(kept))
+    if not any(carried):
+        return None
+    fix = (
+        "map the columns of exactly one joint each (--columns with a narrower pattern), or give the "
+        "model whose joint names the log uses (--urdf/--robot)"
+    )
+    for h, js in zip(headers, carried):
+        if len(js) > 1:
+            raise DatasetError(
+                f"column {h!r} names joints {', '.join(repr(names[j]) for j in js)} of the model: ambiguous; "
+                f"{both}; {fix}"
+            )
+        if not js:
+            raise DatasetError(f"column {h!r} names none of the model's joints while other columns do; {both}; {fix}")
+    owner: dict[int, list[int]] = {}
+    for c, js in enumerate(carried):
+        owner.setdefault(js[0], []).append(c)
+    for j, x in enumerate(names):
+        if j not in owner:
+            raise DatasetError(f"joint {x!r} of the model is named by no column; {both}; {fix}")
+        if len(owner[j]) > 1:
+            cols = ", ".join(repr(headers[c]) for c in owner[j])
+            raise DatasetError(f"joint {x!r} of the model is named by {len(owner[j])} columns ({cols}); {both}; {fix}")
+    return [owner[j][0] for j in range(len(names))]
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -529,8 +611,13 @@ def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
     return select
 
 
-def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Where) -> dict:
-    """signal -> 0-based column indices from a ``columns`` mapping (defaults for the rest)."""
+def _mapped_columns(
+    columns, header: list[str] | None, ncells: int, where: _Where, joint_names=None, notes: list | None = None
+) -> dict:
+    """signal -> 0-based column indices from a ``columns`` mapping (defaults for the rest).
+    joint_names: the model's coordinate names; the columns a glob pattern matched for a signal
+    are then put in the model's joint order by the names in their headers
+    (:func:`order_by_joint_names`), or kept in name order with a line in ``notes`` saying so."""
     spec = _normalise_columns(columns)
     available = (
         f"the header has: {_listing(header)}"
@@ -557,6 +644,9 @@ def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Wher
                 kind = "pattern" if any(ch in item for ch in "*?[") else "column"
                 raise where.error(f"columns: {kind} '{item}' for {s} matches no column; {available}")
             idx += sorted(hits, key=lambda c: _natural_key(header[c]))
+        globbed = any(isinstance(x, str) and any(ch in x for ch in "*?[") for x in items)
+        if globbed and header is not None and joint_names is not None and s != "t":
+            idx = _by_joint_names(s, idx, header, joint_names, where, notes)
         chosen[s], origin[s] = idx, items
     if header is not None:  # signals not mapped keep their default names
         for s in SIGNALS:
@@ -594,6 +684,22 @@ def _mapped_columns(columns, header: list[str] | None, ncells: int, where: _Wher
                 raise where.error(f"columns: column {label(c)} is mapped to both {used[c]} and {s}")
             used[c] = s
     return chosen
+
+
+def _by_joint_names(s: str, idx: list[int], header: list[str], joint_names, where: _Where, notes) -> list[int]:
+    """The columns ``idx`` of signal ``s`` in the model's joint order (:func:`order_by_joint_names`),
+    or in name order when their headers name none of the joints (said in ``notes``)."""
+    try:
+        perm = order_by_joint_names([header[c] for c in idx], joint_names)
+    except DatasetError as e:
+        raise where.error(f"columns: {s}: {e}") from None
+    if notes is not None:
+        shown = _span([header[c] for c in idx])
+        if perm is None:
+            notes.append(f"{s} <- columns in name order (their names hold none of the model's joint names): {shown}")
+        else:
+            notes.append(f"{s} <- columns in the model's joint order, matched by joint name")
+    return idx if perm is None else [idx[k] for k in perm]
 
 
 def _count_ok(text: str, delimiter: str, ncells: int, nlines: int) -> bool:
@@ -698,9 +804,10 @@ def _check_last_line(text: str, delimiter: str | None, usecols: list[int], label
             )
 
 
-def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
+def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joint_names=None):
     """(arrays, where, notes) of a CSV file. fast=False skips numpy's parser and scans every
-    cell in Python (the reader before numpy's, kept as the fallback; benchmarks/read_csv.py)."""
+    cell in Python (the reader before numpy's, kept as the fallback; benchmarks/read_csv.py).
+    joint_names: the model's coordinate names, to order globbed columns by (:func:`_mapped_columns`)."""
     where = _Where(str(path))
     raw = _read_bytes(path)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with a byte-order mark (spreadsheets' "Unicode text")
@@ -739,6 +846,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
     del body
     ncells = len(cells)
     where = _Where(str(path), first_line=first_line)
+    order_notes: list[str] = []
     if columns is None:
         if header is None:
             raise where.error(
@@ -748,7 +856,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
             )
         select = _default_columns(header, n, where)
     else:
-        select = _mapped_columns(columns, header, ncells, where)
+        select = _mapped_columns(columns, header, ncells, where, joint_names, order_notes)
     labels = [f"column {where.cell(h)}" for h in (header or range(ncells))]
     usecols = sorted({c for idx in select.values() for c in idx})
     data: np.ndarray | None
@@ -774,6 +882,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True):
                 f"{s} <- {_span([header[c] if header else c for c in select[s]])}" for s in SIGNALS if s in select
             )
         )
+        notes += order_notes
     if delimiter != ",":
         notes.append(f"delimiter {_DELIMITER_NAMES[delimiter]}" + ("" if has_header else ", no header row"))
     elif not has_header:
@@ -1074,6 +1183,7 @@ def read(
     units: dict | str | None = None,
     gains=None,
     max_gap: float | None = None,
+    joint_names=None,
 ) -> Dataset:
     """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file (formats,
     mapping and units in the module docstring).
@@ -1096,6 +1206,12 @@ def read(
         the signals are converted to SI (t s, q rad, qd rad/s, qdd rad/s², tau N·m).
     gains: n torque constants, N·m/A (gear ratio included), for a tau column of motor
         currents: tau = gains * current, shape (n,); or the text of :func:`parse_gains`.
+    joint_names: the model's coordinate names (``Robot.coordinate_names``), n strings, or None.
+        When given, the columns a glob pattern of ``columns`` matched for a signal are put in
+        the model's joint order by the joint names in their headers
+        (:func:`order_by_joint_names`; a name matching no column or two, or a column naming two
+        joints, is an error); headers that name none of the joints keep their name order, noted
+        in ``notes``. NPZ and HDF5 arrays keep their layout (they carry no names).
 
     Returns a Dataset with t (N,) s, q, tau, [qd, qdd] (N, n) in SI units; what was converted
     or resampled is listed in its ``notes``.
@@ -1128,7 +1244,7 @@ def read(
         raise DatasetError(f"{path}: cannot read the file ({e.strerror or e})") from None
     kind = _READERS[suffix]
     if kind == "csv":
-        arrays, where, notes = _read_csv(path, n, columns)
+        arrays, where, notes = _read_csv(path, n, columns, joint_names=joint_names)
     elif kind == "npz":
         arrays, where, notes = _read_npz(path, columns)
     else:
@@ -1169,11 +1285,32 @@ def read_excitation(path) -> tuple[float | None, int | None]:
     if not isinstance(doc, dict) or doc.get("jaxid") != "excitation":
         return None, None  # somebody else's file
     f0, h = doc.get("base_frequency_hz"), doc.get("harmonics")
+    if f0 is None and h is None and "model" in doc:
+        return None, None  # a sidecar that records only the model (module docstring)
     if isinstance(f0, bool) or not isinstance(f0, (int, float)) or not (math.isfinite(f0) and f0 > 0):
         raise DatasetError(f"{side}: base_frequency_hz must be a frequency > 0 Hz, got {f0!r}; repair or delete it")
     if h is not None and (isinstance(h, bool) or not isinstance(h, int) or h < 1):
         raise DatasetError(f"{side}: harmonics must be an integer >= 1 or null, got {h!r}; repair or delete it")
     return float(f0), h
+
+
+def read_model(path) -> dict | None:
+    """The model recorded in the sidecar ``<path>.json`` of a dataset file (``jaxid simulate``
+    writes it: the ``model`` entry of params.json, see ``jaxid.model.description``), or None when
+    there is no jaxid sidecar or it records no model. Raises DatasetError naming the sidecar when
+    it is unreadable or its ``model`` is not a table."""
+    side = _sidecar(path)
+    if not side.is_file():
+        return None
+    try:
+        doc = json.loads(side.read_text())
+    except (OSError, ValueError) as e:
+        raise DatasetError(f"{side}: not a readable JSON sidecar ({e}); repair or delete it") from None
+    if not isinstance(doc, dict) or doc.get("jaxid") != "excitation" or doc.get("model") is None:
+        return None
+    if not isinstance(doc["model"], dict):
+        raise DatasetError(f"{side}: model must be a table (a params.json model entry), got {doc['model']!r}")
+    return doc["model"]
 
 
 def from_arrays(
@@ -1206,12 +1343,13 @@ def _columns(ds: Dataset) -> dict:
     return {s: np.asarray(getattr(ds, s)) for s in ("t",) + _SIGNALS if getattr(ds, s) is not None}
 
 
-def write(dataset: Dataset, path) -> None:
+def write(dataset: Dataset, path, *, model: dict | None = None) -> None:
     """Write ``dataset`` to a ``.csv`` (``%.17g``, exact round trip) or ``.npz`` file, in SI
     units with the default names (t (N,), q, [qd, qdd,] tau (N, n)).
 
     Optional signals that are None are left out; the excitation's base frequency and
-    harmonics, when set, go to the sidecar ``<path>.json`` (module docstring). The write is atomic (see
+    harmonics, when set, and ``model`` (a JSON-able table: the params.json ``model`` entry of
+    the robot the data are of), when given, go to the sidecar ``<path>.json`` (module docstring). The write is atomic (see
     :func:`jaxid.atomic.atomic_write`): on any failure the previous file is left as it was and
     no temporary file remains. Raises DatasetError naming the path for an unknown suffix, a
     directory as output, a missing or non-writable directory, or a failed write.
@@ -1233,16 +1371,15 @@ def write(dataset: Dataset, path) -> None:
             with atomic_write(path, "w", newline="\n") as f:
                 np.savetxt(f, data, fmt="%.17g", delimiter=",", header=",".join(names), comments="")
         side = _sidecar(path)
-        if dataset.base_frequency is not None:
+        if dataset.base_frequency is not None or model is not None:
+            f0 = dataset.base_frequency
+            doc = {
+                "jaxid": "excitation",
+                "base_frequency_hz": None if f0 is None else float(f0),
+                "harmonics": None if f0 is None or dataset.harmonics is None else int(dataset.harmonics),
+            }
             with atomic_write(side, "w") as f:
-                json.dump(
-                    {
-                        "jaxid": "excitation",
-                        "base_frequency_hz": float(dataset.base_frequency),
-                        "harmonics": None if dataset.harmonics is None else int(dataset.harmonics),
-                    },
-                    f,
-                )
+                json.dump(doc if model is None else {**doc, "model": model}, f)
                 f.write("\n")
         elif side.is_file():  # a stale sidecar would describe an excitation these samples do not have
             try:

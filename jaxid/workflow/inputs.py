@@ -52,6 +52,7 @@ def read(
     gains=None,
     resample: bool = False,
     max_gap: float | None = None,
+    joint_names=None,
 ):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
@@ -60,11 +61,18 @@ def read(
     ``jaxid.data.read``. resample: interpolate jittered time stamps onto a uniform grid.
     max_gap: s, accept gaps in the time stamps up to this long (dropped samples; bridged by
     resampling), else a gap of over ``jaxid.data.GAP_FACTOR`` median steps is an error.
+    joint_names: the model's coordinate names (``robot.coordinate_names``): columns a glob maps
+    are put in the model's joint order by the joint names in their headers
+    (``jaxid.data.order_by_joint_names``; a mismatch is an error naming both lists).
     Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
     """
     from jaxid import data
 
-    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap).items() if v is not None}
+    extra = {
+        k: v
+        for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap, joint_names=joint_names).items()
+        if v is not None
+    }
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 
