@@ -307,11 +307,7 @@ def order_by_joint_names(headers, joint_names) -> list[int] | None:
             if ht[i : i + len(nt)] == nt
         ]
         # A run inside a longer name's run is that longer name's part, not a name of its own.
-        kept = {
-            j
-            for j, a, b in runs
-            if not any(k != j and c <= a and b <= d and d - c > b - a for k, c, d in runs)
-        }
+        kept = {j for j, a, b in runs if not any(k != j and c <= a and b <= d and d - c > b - a for k, c, d in runs)}
         carried.append(sorted(kept))
     if not any(carried):
         return None

@@ -23,12 +23,24 @@ def _velocity_or_fit(text):
 
 
 def add_model_arguments(
-    p, *, robot_default: str | None = "ur5", joint_terms: str | None = "fv,fc,offset", fit_vs: bool = False
+    p,
+    *,
+    robot_default: str | None = None,
+    joint_terms: str | None = "fv,fc,offset",
+    fit_vs: bool = False,
+    fits_data: bool = False,
 ):
     """--robot / --urdf [--tip-link] / --dh / --mjcf, and unless joint_terms is None --joint-terms, --coulomb-eps and
-    --stribeck-vs (which also takes 'fit' where fit_vs: the subcommand then identifies it)."""
+    --stribeck-vs (which also takes 'fit' where fit_vs: the subcommand then identifies it). robot_default: the
+    model when none is given (None: the subcommand has none); fits_data: the subcommand fits a log, so a model
+    is required unless the log's sidecar records one (its help says so)."""
     src = p.add_mutually_exclusive_group()
     default = f" (default {robot_default})" if robot_default else ""
+    if fits_data:
+        default = (
+            " (a model is required: one of --robot, --urdf, --dh, --mjcf, unless the data file's sidecar "
+            "FILE.json records the model, as 'jaxid simulate' writes it)"
+        )
     src.add_argument(
         "--robot", default=None, metavar="NAME", help=f"built-in model: ur5, puma560 or planarN, e.g. planar2{default}"
     )
@@ -133,8 +145,9 @@ def add_data_arguments(p):
         "--columns",
         metavar="MAP",
         help="column names of logs with other names, e.g. 't=time,q=pos_*,qd=vel_*,tau=effort_*' "
-        "(glob patterns, joints in natural order), or 0-based indices for a header-less CSV, "
-        "e.g. 't=0,q=1:7,tau=7:13'",
+        "(glob patterns; the columns a pattern matches are put in the model's joint order by the joint "
+        "names in their headers, e.g. '/joint_states/*/position', else taken in natural order), or "
+        "0-based indices for a header-less CSV, e.g. 't=0,q=1:7,tau=7:13'",
     )
     g.add_argument(
         "--units",

@@ -39,7 +39,7 @@ def register(sub):
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), at least two")
-    add_model_arguments(p)
+    add_model_arguments(p, fits_data=True)
     p.add_argument("--method", choices=METHODS[:2], default="wls", help="estimator (default wls)")
     add_bounds_arguments(p)
     add_gravity_argument(p)

@@ -56,7 +56,7 @@ def register(sub):
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), stacked")
-    add_model_arguments(p, fit_vs=True)
+    add_model_arguments(p, fit_vs=True, fits_data=True)
     p.add_argument(
         "-o",
         "--output",

@@ -47,7 +47,7 @@ def register(sub):
         metavar="PATH",
         help="params.json of the robot written by 'jaxid identify' (default: the model's nominal parameters)",
     )
-    add_model_arguments(p, robot_default="ur5", joint_terms=None)
+    add_model_arguments(p, joint_terms=None, fits_data=True)
     p.add_argument(
         "--unloaded",
         metavar="DATA",

@@ -34,7 +34,7 @@ def register(sub):
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_model_arguments(p, joint_terms=None)
+    add_model_arguments(p, robot_default="ur5", joint_terms=None)
     p.add_argument(
         "--trajectory",
         required=True,

@@ -10,6 +10,7 @@ file or imports JAX.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Literal
@@ -24,6 +25,7 @@ __all__ = [
     "IdentifyRequest",
     "LugreRequest",
     "ModelSpec",
+    "NO_MODEL",
     "PayloadRequest",
     "PayloadSpec",
     "SimulateRequest",
@@ -71,6 +73,12 @@ def parse_weights(text) -> tuple[float, ...]:
     return weights
 
 
+#: The error of a command that fits a log when no model is named (and the log's sidecar records none).
+NO_MODEL = "no robot model given: pass --urdf PATH (or --robot/--mjcf/--dh); jaxid fits only a model you name"
+
+_MODEL_KEYS = ("robot", "urdf", "dh", "mjcf", "tip_link")
+
+
 # ------------------------------------------------------------------------------- the parts
 @dataclass(frozen=True)
 class ModelSpec:
@@ -78,7 +86,9 @@ class ModelSpec:
     ``mjcf`` file; the per-joint ``joint_terms`` (names or 'fv,fc' text), the Coulomb scale
     ``coulomb_eps`` (rad/s) and the Stribeck velocity ``stribeck_vs`` (rad/s, or "fit" where
     the command identifies it). ``default_robot`` is used when neither a name nor a file is given
-    (None: the command takes the model from a params.json)."""
+    (``jaxid excite`` and ``jaxid simulate``: "ur5"); None (the default): the model is the one a
+    params.json or the data's sidecar records (:meth:`with_recorded`), else the command refuses
+    with :data:`NO_MODEL` — a log is never fitted to a model nobody named."""
 
     robot: str | None = None
     urdf: str | None = None
@@ -89,7 +99,7 @@ class ModelSpec:
     coulomb_eps: float | None = None
     stribeck_vs: float | Literal["fit"] | None = None
     check_inertia: bool = True
-    default_robot: str | None = "ur5"
+    default_robot: str | None = None
 
     def __post_init__(self):
         files = [k for k in ("urdf", "dh", "mjcf") if getattr(self, k)]
@@ -121,6 +131,42 @@ class ModelSpec:
     def builtin(self) -> str | None:
         """The built-in model's name (the default one when nothing is given), None with a file."""
         return None if self.file[1] else (self.robot or self.default_robot)
+
+    @property
+    def named(self) -> bool:
+        """Whether the spec names a model: a built-in name, a file, or a default robot."""
+        return bool(self.robot or self.file[1] or self.default_robot)
+
+    def with_recorded(self, recorded: dict) -> ModelSpec:
+        """The spec of a model the command did not get a flag for, taken from the data files'
+        sidecars (``jaxid simulate`` records the model it simulated; ``jaxid.data.read_model``):
+        ``recorded`` maps each data file to its recorded model entry (a params.json ``model``
+        table) or None. Returns this spec with the recorded built-in name or file (its joint
+        terms and the rest kept), or itself when it names a model. Raises WorkflowError
+        (:data:`NO_MODEL`) when a file records no model, or when the files record different ones."""
+        if self.named:
+            return self
+        models = {}
+        for path, desc in recorded.items():
+            keys = {k: (desc or {}).get("builtin" if k == "robot" else k) for k in _MODEL_KEYS}
+            if not any(keys[k] for k in ("robot", "urdf", "dh", "mjcf")):
+                why = "" if len(recorded) == 1 and desc is None else f" ({path} records no model)"
+                raise WorkflowError(NO_MODEL + why)
+            models[path] = keys
+        if not models:
+            raise WorkflowError(NO_MODEL)
+        first, *rest = models.items()
+        other = next(((p, m) for p, m in rest if m != first[1]), None)
+        if other is not None:
+
+            def shown(m: dict) -> str:
+                return ", ".join(f"{k}={v}" for k, v in m.items() if v)
+
+            raise WorkflowError(
+                f"the data files record different models ({first[0]}: {shown(first[1])}; {other[0]}: "
+                f"{shown(other[1])}): name the model (--urdf PATH or --robot NAME)"
+            )
+        return dataclasses.replace(self, **first[1])
 
     def no_fitted_vs(self) -> None:
         """Refuse ``stribeck_vs="fit"`` (for the commands that do not identify it)."""
@@ -326,7 +372,7 @@ class ValidateRequest:
 
     data: tuple[str, ...]
     params: str
-    model: ModelSpec = field(default_factory=lambda: ModelSpec(default_robot=None, joint_terms=()))
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
     prepare: DataSpec = field(default_factory=DataSpec)
     json: str | None = None
 
@@ -346,7 +392,7 @@ class SimulateRequest:
 
     trajectory: str
     output: str
-    model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=(), default_robot="ur5"))
     robot_seed: int | None = None
     noise_seed: int | None = None
     seed: int | None = None
@@ -456,7 +502,7 @@ class ExciteRequest:
     ``payload_design``)."""
 
     output: str
-    model: ModelSpec = field(default_factory=ModelSpec)
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(default_robot="ur5"))
     harmonics: int = 5
     base_frequency: float = 0.05
     objective: Literal["cond", "logdet", "information"] | None = None

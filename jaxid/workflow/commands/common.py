@@ -60,6 +60,35 @@ def check_outputs(inputs, outputs) -> None:
             check_output_path(o)
 
 
+def named_model(spec: ModelSpec, paths, *, log: Log = None) -> ModelSpec:
+    """The spec of the model a command fits the data files ``paths`` to: ``spec`` when it names
+    one, else the model their sidecars record (``jaxid simulate`` writes it;
+    ``jaxid.data.read_model``, :meth:`ModelSpec.with_recorded`), said through ``log``. Raises
+    WorkflowError (``requests.NO_MODEL``) when neither names one, when the files record different
+    models, or when the recorded model's file no longer builds the recorded kinematics."""
+    from jaxid import data
+
+    if spec.named:
+        return spec
+    try:
+        recorded = {str(p): data.read_model(p) for p in paths}
+    except data.DatasetError as e:
+        raise WorkflowError(str(e)) from None
+    named = spec.with_recorded(recorded)
+    path, desc = next(iter(recorded.items()))
+    robot, _ = build_model(named, joint_terms=())
+    if desc and desc.get("fingerprint") not in (None, _description.fingerprint(robot)):
+        raise WorkflowError(
+            f"{path}.json records model {desc.get('name')!r}, whose file now builds other kinematics "
+            f"(fingerprint {_description.fingerprint(robot)}, recorded {desc['fingerprint']}): name the model "
+            "(--urdf PATH or --robot NAME)"
+        )
+    if log is not None:
+        what = named.robot or named.file[1]
+        log(f"  model: {what} (recorded in {path}.json by jaxid simulate)")
+    return named
+
+
 def build_model(spec: ModelSpec, *, joint_terms: Sequence[str] | None = None):
     """(robot, description) of ``spec`` (:func:`jaxid.workflow.model`); joint_terms overrides
     the spec's. (None, None) when the spec names no model and has no default robot."""
@@ -149,24 +178,27 @@ def _mapping(spec: DataSpec):
 
 
 def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, prepare: bool = True):
-    """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless ``prepare`` is
-    False, prepare them (:func:`jaxid.workflow.prepare` with :func:`policy`); returns the
-    ``Prepared`` runs (or the list of raw datasets). ``model``: the spec the robot came from (its
-    name in the error of a joint count that differs)."""
+    """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`, columns a glob maps ordered
+    by the robot's joint names) and, unless ``prepare`` is False, prepare them
+    (:func:`jaxid.workflow.prepare` with :func:`policy`); returns the ``Prepared`` runs (or the
+    list of raw datasets). ``model``: the spec the robot came from (accepted for the callers'
+    sake; the messages name the robot)."""
     columns, units, gains = _mapping(spec)
     raw = []
     for path in paths:
         ds = workflow.read(
-            path, columns=columns, units=units, gains=gains, resample=spec.resample, max_gap=spec.max_gap
+            path,
+            columns=columns,
+            units=units,
+            gains=gains,
+            resample=spec.resample,
+            max_gap=spec.max_gap,
+            joint_names=robot.coordinate_names,
         )
         if ds.n != robot.n:
-            default = (
-                " (the default --robot; choose the model with --robot NAME or --urdf PATH)"
-                if model is not None and model.robot is None and not model.urdf
-                else "; choose the model of this robot (--robot NAME or --urdf PATH)"
-            )
             raise WorkflowError(
-                f"{path}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}{default}"
+                f"{path}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}; "
+                "choose the model of this robot (--robot NAME or --urdf PATH)"
             )
         raw.append(ds)
     return workflow.prepare(raw, robot, policy(spec)) if prepare else raw

@@ -20,6 +20,7 @@ from jaxid.workflow.commands.common import (
     check_outputs,
     jsonable,
     log_data,
+    named_model,
     read_runs,
     read_trajectory,
 )
@@ -52,6 +53,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     ``identify_lugre``), write params.json and the model file; see :class:`IdentifyRequest`."""
 
     r = request
+    r = dataclasses.replace(r, model=named_model(r.model, r.data, log=log))  # no model named: the data's, or an error
     model_out, kind = r.model_out
     check_outputs([*r.data, r.model.urdf, r.model.dh, r.model.mjcf], [r.output, model_out, r.json])
     lugre = r.friction == "lugre"
