@@ -321,17 +321,19 @@ def order_by_joint_names(headers, joint_names) -> list[int] | None:
                 f"column {h!r} names joints {', '.join(repr(names[j]) for j in js)} of the model: ambiguous; "
                 f"{both}; {fix}"
             )
-        if not js:
-            raise DatasetError(f"column {h!r} names none of the model's joints while other columns do; {both}; {fix}")
     owner: dict[int, list[int]] = {}
     for c, js in enumerate(carried):
-        owner.setdefault(js[0], []).append(c)
+        if js:
+            owner.setdefault(js[0], []).append(c)
     for j, x in enumerate(names):
         if j not in owner:
             raise DatasetError(f"joint {x!r} of the model is named by no column; {both}; {fix}")
         if len(owner[j]) > 1:
             cols = ", ".join(repr(headers[c]) for c in owner[j])
             raise DatasetError(f"joint {x!r} of the model is named by {len(owner[j])} columns ({cols}); {both}; {fix}")
+    for h, js in zip(headers, carried):
+        if not js:
+            raise DatasetError(f"column {h!r} names none of the model's joints while other columns do; {both}; {fix}")
     return [owner[j][0] for j in range(len(names))]
 
 
