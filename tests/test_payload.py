@@ -341,7 +341,7 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     assert result["estimate_kind"] == "least squares" and result["least_squares"] == result["estimate"]
     assert result["consistent"] and result["rank"] == 10 and result["converged"]
     assert "fit: converged; physically consistent" in capsys.readouterr().out
-    assert main(["payload", "--joints", "0,1", str(csv)]) == 2
+    assert main(["payload", "--robot", "ur5", "--joints", "0,1", str(csv)]) == 2
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2
     assert "--period" in capsys.readouterr().err
