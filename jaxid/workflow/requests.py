@@ -166,7 +166,10 @@ class ModelSpec:
                 f"the data files record different models ({first[0]}: {shown(first[1])}; {other[0]}: "
                 f"{shown(other[1])}): name the model (--urdf PATH or --robot NAME)"
             )
-        return dataclasses.replace(self, **first[1])
+        m = first[1]
+        return dataclasses.replace(
+            self, robot=m["robot"], urdf=m["urdf"], dh=m["dh"], mjcf=m["mjcf"], tip_link=m["tip_link"]
+        )
 
     def no_fitted_vs(self) -> None:
         """Refuse ``stribeck_vs="fit"`` (for the commands that do not identify it)."""

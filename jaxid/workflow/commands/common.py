@@ -76,7 +76,13 @@ def named_model(spec: ModelSpec, paths, *, log: Log = None) -> ModelSpec:
         raise WorkflowError(str(e)) from None
     named = spec.with_recorded(recorded)
     path, desc = next(iter(recorded.items()))
-    robot, _ = build_model(named, joint_terms=())
+    try:
+        robot, _ = build_model(named, joint_terms=())
+    except WorkflowError as e:
+        raise WorkflowError(
+            f"{path}.json records model {named.robot or named.file[1]!r}, which cannot be built ({e}): name the "
+            "model (--urdf PATH or --robot NAME)"
+        ) from None
     if desc and desc.get("fingerprint") not in (None, _description.fingerprint(robot)):
         raise WorkflowError(
             f"{path}.json records model {desc.get('name')!r}, whose file now builds other kinematics "
