@@ -157,7 +157,15 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
     raw = []
     for path in paths:
         ds = workflow.read(
-            path, columns=columns, units=units, gains=gains, resample=spec.resample, max_gap=spec.max_gap
+            path,
+            columns=columns,
+            units=units,
+            gains=gains,
+            resample=spec.resample,
+            max_gap=spec.max_gap,
+            topic=spec.topic,
+            rate=spec.rate,
+            window=spec.window,
         )
         if ds.n != robot.n:
             default = (
