@@ -863,9 +863,9 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, nee
     quantum, in_seconds = None, False
     if "t" in arrays and arrays["t"].shape[1] == 2:  # t=SEC+NANOSEC: integer stamps, combined exactly
         where = _Where(str(path), names=names, first_line=first_line)
-        arrays["t"], first = _combine_stamps(arrays["t"][:, 0], arrays["t"][:, 1], where)
+        arrays["t"], start_ns = _combine_stamps(arrays["t"][:, 0], arrays["t"][:, 1], where)
         quantum, in_seconds = 1e-9, True
-        notes.append(f"t: sec + nanosec stamps combined in integer ns, 0 at {_stamp_text(first)}")
+        notes.append(f"t: sec + nanosec stamps combined in integer ns, 0 at {_stamp_text(start_ns)}")
     elif stamps is not None:  # integers beyond float64's: read exactly
         arrays["t"], quantum = (stamps - stamps[0]).astype(np.float64), 1.0
         notes.append(f"t: integer stamps read exactly and shifted to start at 0 (first stamp {stamps[0]})")
@@ -1430,7 +1430,9 @@ def read(
         _normalise_columns(columns)
     if rosbag.is_bag(path):
         arrays, where, notes = _read_bag(path, topic, columns)
-        return _finish(path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window)
+        return _finish(
+            path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window
+        )
     if topic is not None:
         raise DatasetError(f"{path}: topic {topic!r} is for ROS 2 bags (a directory with metadata.yaml, or .mcap)")
     if path.is_dir():

@@ -169,7 +169,9 @@ def read_joint_states(path, topic: str | None = None) -> JointStates:
                     order[these] = np.array([these.index(j) for j in names])
                 index = order[these]
                 n = len(these)
-                position, velocity, effort = (np.asarray(a, dtype=np.float64) for a in (msg.position, msg.velocity, msg.effort))
+                position, velocity, effort = (
+                    np.asarray(a, dtype=np.float64) for a in (msg.position, msg.velocity, msg.effort)
+                )
                 if effort.size == 0:
                     raise BagError(
                         f"{where}, message {k}: the JointState has no effort (joint torques), which identification "
@@ -208,7 +210,7 @@ def read_joint_states(path, topic: str | None = None) -> JointStates:
         stamps, chosen = "header", header_ns
     velocities = None
     if no_velocity == 0:
-        velocities = np.stack(qd)
+        velocities = np.stack([v for v in qd if v is not None])
     elif no_velocity < N:
         notes.append(f"qd: left out, {no_velocity} of {N} messages carry no velocity")
     return JointStates(

@@ -155,7 +155,9 @@ def test_window_and_velocity_missing_in_some_messages(tmp_path, motion):
 def test_topic_choice(tmp_path, motion):
     ns, q, qd, tau = motion
     kind = JointState.__msgtype__
-    several = write_bag(tmp_path / "several", StoragePlugin.MCAP, ns, q, qd, tau, others=[("/gripper/joint_states", kind)])
+    several = write_bag(
+        tmp_path / "several", StoragePlugin.MCAP, ns, q, qd, tau, others=[("/gripper/joint_states", kind)]
+    )
     assert data.read(several, derivatives=None).n == 3  # /joint_states among several
     other = write_bag(
         tmp_path / "named",
