@@ -593,7 +593,7 @@ def _combine_stamps(sec: np.ndarray, nanosec: np.ndarray, where: _Where) -> tupl
     if bad.any():
         k = int(np.argmax(bad))
         raise where.error(
-            f"{where.col('t')}, {where.row(k)}: sec {sec[k]!r}, nanosec {nanosec[k]!r} is no time stamp "
+            f"{where.col('t')}, {where.row(k)}: sec {sec[k]:.17g}, nanosec {nanosec[k]:.17g} is no time stamp "
             "(whole seconds and whole nanoseconds 0 <= nanosec < 10^9 expected)"
         )
     ns = sec.astype(np.int64) * 1_000_000_000 + nanosec.astype(np.int64)
