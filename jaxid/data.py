@@ -17,9 +17,13 @@ File formats (see DESIGN.md, "Dataset files"):
 - HDF5 (``.h5``, ``.hdf5``), only when ``h5py`` is installed (``pip install h5py``): datasets
   named as in NPZ at the root of the file, or any datasets (``group/name``) chosen with
   ``columns``.
-- ROS 2 bags are not read: the ``rosbags`` reader is a much larger dependency than the rest of
-  the I/O. Export the joint-state topics to CSV (e.g. ``ros2 bag`` tools or a short script)
-  and map their columns as below.
+- ROS 2 bags (rosbag2: a directory with ``metadata.yaml``, or a ``.mcap`` / ``.db3`` file),
+  only with the optional ``rosbags`` package (``pip install 'jaxid[ros]'``): the
+  ``sensor_msgs/msg/JointState`` messages of one topic (``topic``; default the only JointState
+  topic, else ``/joint_states``), read by :mod:`jaxid.rosbag`: t from the header stamps (the
+  bag's receive time when they are zero), q = position, qd = velocity (when every message
+  has it), tau = effort (required). The notes name the joints (``joints: names ...``), in the
+  first message's order (messages listing them in another order are reordered by name).
 
 Logs of real robots name their columns otherwise and use other units. ``read`` takes
 
@@ -47,6 +51,21 @@ of the file is given too (the header is line 1). NPZ and HDF5 rows are 0-based a
 A CSV whose last line has fewer cells than the header, or whose last line does not end in a
 newline and has a cell that does not parse or looks cut off (``4.95e-0`` below ``1.2e-05``),
 is reported as truncated. Every row must have as many cells as the header.
+
+Time stamps as loggers write them. Stamps split into whole seconds and nanoseconds (ROS's
+``header.stamp.sec``, ``header.stamp.nanosec``) are mapped as ``t=SEC+NANOSEC`` (names or 0-based
+indices; a header with one such ``sec``/``nanosec`` pair is found without a mapping) and
+combined in int64 ns; a time column of integers too large for a float64 (Unix time in ns) is
+read as int64. Both are shifted to start at 0 in integers, then made float seconds: exact to
+the ns. Stamps of a clock in float seconds (PlotJuggler's ``__time``: Unix time, 1.7e9 s) that
+start later than the log lasts are shifted to start at 0 (exact in floating point), and when
+they deviate from a uniform grid by no more than their resolution (float64's spacing at their
+magnitude, 2.4e-7 s at 1.7e9 s; 1 ns for integer stamps), they are put on that grid: the
+rounding of the stored number is no jitter. A log without a time column is read with its
+sampling ``rate`` (t = k / rate); a rate given for a log with stamps must agree with their
+mean rate within :data:`RATE_TOL`. ``window=(T0, T1)`` (or ``"T0:T1"``, s from the log's
+start, either side open) keeps the samples in it before anything else is checked or done;
+error messages still count rows from the file's start. Each is recorded in ``notes``.
 
 Time stamps must increase strictly. :func:`read` also rejects a mean sampling rate outside
 :data:`RATE_RANGE` (a time column in ms, us or ns read as seconds; the message names the
