@@ -181,3 +181,26 @@ def test_window_selects_samples_before_any_check(tmp_path):
     for window, phrase in [("5", "is not T0:T1"), (":", "no bound"), ("4:2", "is not before"), ("-1:2", ">= 0 s")]:
         with pytest.raises(data.DatasetError, match=phrase):
             data.parse_window(window)
+
+
+def test_the_cli_flags_become_the_data_spec():
+    from jaxid.cli import build_parser
+    from jaxid.cli.common import data_spec
+    from jaxid.workflow import WorkflowError
+    from jaxid.workflow.requests import DataSpec
+
+    for command in ("identify", "validate", "crossval", "payload"):
+        extra = ["--params", "p.json"] if command in ("validate", "payload") else []
+        files = ["a.csv"] if command == "payload" else ["a.csv", "b.csv"]
+        flags = ["--topic", "/arm/joint_states", "--rate", "250", "--window", "1.5:"]
+        args = build_parser().parse_args([command, *extra, *files, *flags])
+        spec = data_spec(args)
+        assert (spec.topic, spec.rate, spec.window) == ("/arm/joint_states", 250.0, "1.5:"), command
+    for bad, phrase in [
+        (dict(window="3"), "is not T0:T1"),
+        (dict(window="4:2"), "is not before"),
+        (dict(window=":"), "is not T0:T1"),
+        (dict(rate=-5.0), "--rate must be"),
+    ]:
+        with pytest.raises(WorkflowError, match=phrase):
+            DataSpec(**bad)
