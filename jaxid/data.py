@@ -885,9 +885,8 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, nee
         arrays["t"], start_ns = _combine_stamps(arrays["t"][:, 0], arrays["t"][:, 1], where)
         quantum, in_seconds = 1e-9, True
         notes.append(f"t: sec + nanosec stamps combined in integer ns, 0 at {_stamp_text(start_ns)}")
-    elif stamps is not None:  # integers beyond float64's: read exactly
-        arrays["t"], quantum = (stamps - stamps[0]).astype(np.float64), 1.0
-        notes.append(f"t: integer stamps read exactly and shifted to start at 0 (first stamp {stamps[0]})")
+    elif stamps is not None:  # integers, with a resolution of 1 unit; exact when beyond float64's
+        arrays["t"], quantum = _integer_stamps(stamps, notes), 1.0
     elif "t" in arrays:
         arrays["t"] = arrays["t"][:, 0]
     if columns is not None:
@@ -905,13 +904,24 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, nee
     return arrays, where, notes
 
 
+def _integer_stamps(stamps: np.ndarray, notes: list) -> np.ndarray:
+    """Integer time stamps (N,) as float64: shifted to start at 0 in integer arithmetic first
+    when they are beyond float64's exact integers (2**53), which the Sterbenz shift of
+    :func:`_shift_clock` could not recover."""
+    stamps = stamps.astype(np.int64)
+    if np.abs(stamps).max() <= 2**53:
+        return stamps.astype(np.float64)
+    notes.append(f"t: integer stamps read exactly and shifted to start at 0 (first stamp {stamps[0]})")
+    return (stamps - stamps[0]).astype(np.float64)
+
+
 def _exact_stamps(t: np.ndarray, lines: list[str], delimiter: str | None, select: dict) -> np.ndarray | None:
-    """The time column as int64 when it holds integers too large for a float64 (Unix time in
-    ns, 1.7e18, is held to 256 ns), parsed again from the text, else None. t: the column as
-    parsed into float64, (N,)."""
+    """The time column as int64 when it is written as integers (a counter of ns, us or ms:
+    its resolution is one unit, and a float64 holds Unix time in ns only to 256 ns), parsed
+    again from the text, else None. t: the column as parsed into float64, (N,)."""
     if "t" not in select or len(select["t"]) != 1 or not t.size or not np.isfinite(t).all():
         return None
-    if np.abs(t).max() <= 2.0**53 or not (t == np.round(t)).all():
+    if not (t == np.round(t)).all():
         return None
     try:
         return np.loadtxt(
@@ -963,11 +973,8 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str, need_t: 
             if not np.issubdtype(a.dtype, np.number):
                 raise where.error(f"{where.col(s)} has dtype {a.dtype}, not numbers")
             if s == "t" and np.issubdtype(a.dtype, np.integer) and a.ndim == 1 and a.size:
-                # integer stamps (ns): shifted in integers, exact, before they become floats
-                first = int(a[0])
-                a = a.astype(np.int64) - np.int64(first)
+                a = _integer_stamps(a, notes)  # e.g. ns: exact, resolution one unit
                 where = dataclasses.replace(where, t_quantum=1.0)
-                notes.append(f"t: integer stamps shifted to start at 0 (first stamp {first})")
             arrays[s] = np.asarray(a, dtype=np.float64)
     if kuka and arrays["t"].ndim == 1 and arrays["t"].size:
         arrays["t"] = arrays["t"] - arrays["t"][0]

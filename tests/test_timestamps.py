@@ -111,6 +111,20 @@ def test_integer_nanosecond_stamps_are_read_exactly(tmp_path):
     np.testing.assert_array_equal(np.round(np.asarray(ds.t) * 1e9).astype(np.int64), ns - ns[0])
 
 
+def test_integer_stamps_rounded_to_their_unit_are_regular(tmp_path):
+    us = 1_712_345_678_000_000 + np.round(np.arange(N) * 1e6 / 3000.0).astype(np.int64)  # 3 kHz in whole us
+    q, tau = _signals((us - us[0]) / 1e6)
+    path = tmp_path / "us.csv"
+    with open(path, "w") as f:
+        f.write("t,q1,q2,q3,tau1,tau2,tau3\n")
+        for k in range(N):
+            f.write(f"{us[k]}," + ",".join(f"{x:.17g}" for x in np.r_[q[k], tau[k]]) + "\n")
+    assert _jitter(us) > data.JITTER_TOL
+    ds = data.read(path, units="t=us")  # differentiated: on the grid, no --resample
+    assert _jitter(ds.t) <= data.JITTER_TOL and abs(ds.dt * 3000.0 - 1) < 1e-6
+    assert any(x.startswith("t: stamps regular to their resolution") for x in ds.notes), ds.notes
+
+
 def test_bad_split_stamps_are_one_line_errors(tmp_path):
     ns = 1_700_000_000_000_000_000 + np.arange(N, dtype=np.int64) * 1_000_000
     path = _split(tmp_path / "ros.csv", ns)
