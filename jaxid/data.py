@@ -966,7 +966,7 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str, need_t: 
             f"{_NO_TIME_HINT if keys['t'] in missing else ''}; {available}"
         )
     arrays = {}
-    notes = []
+    notes: list[str] = []
     for s, key in keys.items():
         if key in names:
             a = np.asarray(get(key))
