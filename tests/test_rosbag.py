@@ -228,3 +228,19 @@ def test_the_cli_data_flags_reach_the_reader(bag, motion):
 
     (ds,) = read_runs([bag], planar(3), DataSpec(topic="/joint_states", window=":0.4"), prepare=False)
     assert np.asarray(ds.t)[-1] <= 0.4 + 1e-9 and len(ds) < N
+
+
+def test_cli_errors_on_bags_are_one_line(bag, tmp_path, capsys):
+    from jaxid.cli import main
+
+    def fails(flags, message):
+        argv = ["identify", "--robot", "planar3", "-o", str(tmp_path / "p.json"), "--quiet", str(bag), *flags]
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert "Traceback" not in err and "\n" not in err and err.startswith("jaxid identify: "), err
+        assert message in err, (message, err)
+
+    fails(["--topic", "/nope"], "no topic '/nope'; the bag has: /joint_states (sensor_msgs/msg/JointState)")
+    fails(["--window", "1:2"], "window 1:2 s reaches outside the log, which spans 0 to 0.598")
+    fails(["--rate", "100"], "rate 100 Hz disagrees with the mean rate 500 Hz")
+    fails(["--window", "2"], "--window '2' is not T0:T1")
