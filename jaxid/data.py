@@ -17,9 +17,13 @@ File formats (see DESIGN.md, "Dataset files"):
 - HDF5 (``.h5``, ``.hdf5``), only when ``h5py`` is installed (``pip install h5py``): datasets
   named as in NPZ at the root of the file, or any datasets (``group/name``) chosen with
   ``columns``.
-- ROS 2 bags are not read: the ``rosbags`` reader is a much larger dependency than the rest of
-  the I/O. Export the joint-state topics to CSV (e.g. ``ros2 bag`` tools or a short script)
-  and map their columns as below.
+- ROS 2 bags (rosbag2: a directory with ``metadata.yaml``, or a ``.mcap`` / ``.db3`` file),
+  only with the optional ``rosbags`` package (``pip install 'jaxid[ros]'``): the
+  ``sensor_msgs/msg/JointState`` messages of one topic (``topic``; default the only JointState
+  topic, else ``/joint_states``), read by :mod:`jaxid.rosbag`: t from the header stamps (the
+  bag's receive time when they are zero), q = position, qd = velocity (when every message
+  has it), tau = effort (required). The notes name the joints (``joints: names ...``), in the
+  first message's order (messages listing them in another order are reordered by name).
 
 Logs of real robots name their columns otherwise and use other units. ``read`` takes
 
@@ -47,6 +51,22 @@ of the file is given too (the header is line 1). NPZ and HDF5 rows are 0-based a
 A CSV whose last line has fewer cells than the header, or whose last line does not end in a
 newline and has a cell that does not parse or looks cut off (``4.95e-0`` below ``1.2e-05``),
 is reported as truncated. Every row must have as many cells as the header.
+
+Time stamps as loggers write them. Stamps split into whole seconds and nanoseconds (ROS's
+``header.stamp.sec``, ``header.stamp.nanosec``) are mapped as ``t=SEC+NANOSEC`` (names or 0-based
+indices; a header with one such ``sec``/``nanosec`` pair is found without a mapping) and
+combined in int64 ns; a time column of integers too large for a float64 (Unix time in ns) is
+read as int64. Both are shifted to start at 0 in integers, then made float seconds: exact to
+the ns. Stamps of a clock in float seconds (PlotJuggler's ``__time``: Unix time, 1.7e9 s) that
+start later than the log lasts are shifted to start at 0 (exact in floating point), and when
+they deviate from a uniform grid by no more than their resolution (float64's spacing at their
+magnitude, 2.4e-7 s at 1.7e9 s; 1 ns for integer stamps; 10^-k for stamps all printed with k
+decimals, such as PlotJuggler's 6, when that is under 1 % of a step), they are put on that grid:
+the rounding of the stored or printed number is no jitter. A log without a time column is read with its
+sampling ``rate`` (t = k / rate); a rate given for a log with stamps must agree with their
+mean rate within :data:`RATE_TOL`. ``window=(T0, T1)`` (or ``"T0:T1"``, s from the log's
+start, either side open) keeps the samples in it before anything else is checked or done;
+error messages still count rows from the file's start. Each is recorded in ``notes``.
 
 Time stamps must increase strictly. :func:`read` also rejects a mean sampling rate outside
 :data:`RATE_RANGE` (a time column in ms, us or ns read as seconds; the message names the
@@ -94,6 +114,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import rosbag
 from jaxid.atomic import OutputPathError, atomic_write
 
 MIN_SAMPLES = 10
@@ -112,6 +133,10 @@ Time stamps written with 17 significant digits stay far below it (about 1e-12)."
 RATE_RANGE = (1.0, 1e5)
 """Plausible mean sampling rates, Hz, of a file read by :func:`read`; outside them the time
 column is taken to be in another unit than seconds."""
+
+DECIMAL_QUANTUM = 0.01
+"""Largest resolution of printed time stamps (10^-k s for k decimals), as a fraction of the
+median step, that is taken for the stamps' rounding rather than a clock's jitter."""
 
 GAP_FACTOR = 5.0
 """A time step more than this many median steps long is a gap in the recording (an error)."""
@@ -203,6 +228,10 @@ class _Where:
     names: dict | None = None  # CSV: signal -> column names (header) or 0-based indices
     first_line: int = 2  # CSV: line of the first data row (1 without a header)
     kind: str = "array"  # NPZ: "array", HDF5: "dataset"
+    offset: int = 0  # rows before the first one kept (a time window)
+    row_name: str = "row"  # a bag's rows are its messages
+    t_quantum: float | None = None  # t's resolution, file's unit, for integer stamps; None: float64's spacing
+    t_seconds: bool = False  # t was built in s from integer stamps (sec + nanosec, a bag): no unit applies
 
     @staticmethod
     def cell(c) -> str:
@@ -222,8 +251,9 @@ class _Where:
         return f"columns {self.cell(cols[0])}..{self.cell(cols[-1])}"
 
     def row(self, k: int) -> str:
+        k += self.offset
         if self.keys is not None:
-            return f"row {k}"
+            return f"{self.row_name} {k}"
         return f"row {k + 1} (line {k + self.first_line})"
 
     def error(self, message: str) -> DatasetError:
@@ -564,8 +594,9 @@ def _detect_delimiter(first: str, second: str) -> str | None:
     return candidates[0] if candidates else None
 
 
-def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
-    """The columns of the default header t, q1.., [qd1.., qdd1..,] tau1.. (all required)."""
+def _default_columns(header: list[str], n: int | None, where: _Where, need_t: bool = True) -> dict:
+    """The columns of the default header t, q1.., [qd1.., qdd1..,] tau1.. (all required; t not
+    when ``need_t`` is False: a sampling rate gives the time)."""
     column: dict[str, int] = {}
     groups: dict[str, list[int]] = {g: [] for g in _SIGNALS}
     unknown: list[str] = []
@@ -588,7 +619,7 @@ def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
             "inconsistent joint counts " + ", ".join(f"{g}1..{g}{c}" if c > 1 else f"{g}1" for g, c in counts.items())
         )
     needed = [g for g in _SIGNALS if g in ("q", "tau") or g in counts]
-    missing = ["t"] if "t" not in column else []
+    missing = ["t"] if "t" not in column and need_t else []
     missing += (
         [f"{g}{j}" for g in needed for j in range(1, k + 1) if f"{g}{j}" not in column]
         if k
@@ -600,22 +631,103 @@ def _default_columns(header: list[str], n: int | None, where: _Where) -> dict:
         problems.append("unrecognised column(s) " + ", ".join(f"'{u}'" for u in unknown))
     if problems:
         hint = " (or map the file's own names with columns, e.g. 't=time,q=pos_*,tau=effort_*')" if unknown else ""
+        hint += _NO_TIME_HINT if "t" in missing else ""
         raise where.error(
             f"line 1 (header): {'; '.join(problems)}. The header should be: {_expected_header(k or 'n')}{hint}"
         )
-    select = {"t": [column["t"]]}
+    select = {"t": [column["t"]]} if "t" in column else {}
     for g, c in counts.items():
         select[g] = [column[f"{g}{j}"] for j in range(1, c + 1)]
     return select
 
 
+_NO_TIME_HINT = " (a log without time stamps: give its sampling rate, rate=HZ, CLI --rate HZ)"
+
+
+def _split_time_columns(item: str, header: list[str] | None, ncells: int, where: _Where, available: str) -> list[int]:
+    """[sec, nanosec] column indices of ``t=SEC+NANOSEC`` (names, or 0-based indices)."""
+    parts = [p.strip() for p in item.split("+")]
+    if len(parts) != 2 or not all(parts):
+        raise where.error(
+            f"columns: t={item}: split time stamps are two columns, whole seconds + nanoseconds, "
+            "e.g. t=header.stamp.sec+header.stamp.nanosec"
+        )
+    out = []
+    for part in parts:
+        if part.isdigit():
+            if int(part) >= ncells:
+                raise where.error(f"columns: t index {part} is out of range; {available}")
+            out.append(int(part))
+            continue
+        hits = [] if header is None else [c for c, h in enumerate(header) if fnmatch.fnmatchcase(h, part)]
+        if len(hits) != 1:
+            raise where.error(
+                f"columns: '{part}' of t={item} matches {len(hits)} columns, not one; {available}"
+                if header is not None
+                else f"columns: t={item} names columns, but the file has no header row; give 0-based indices, e.g. t=0+1"
+            )
+        out.append(hits[0])
+    return out
+
+
+def _stamp_pair(header: list[str]) -> list[int]:
+    """[sec, nanosec] columns of the one pair ``P sec`` / ``P nanosec`` in the header (``sec``,
+    ``nanosec``; ``header.stamp.sec``, ``header.stamp.nanosec``: ROS 2 time stamps exported by
+    field), or [] when there is none or more than one."""
+    column = {h: c for c, h in enumerate(header)}
+    pairs = [
+        [column[h], column[h[: -len("sec")] + "nanosec"]]
+        for h in header
+        if h.endswith("sec")
+        and not h.endswith("nanosec")
+        and (h == "sec" or h[-4] in "._/")
+        and h[: -len("sec")] + "nanosec" in column
+    ]
+    return pairs[0] if len(pairs) == 1 else []
+
+
+def _combine_stamps(sec: np.ndarray, nanosec: np.ndarray, where: _Where) -> tuple[np.ndarray, int]:
+    """t (N,) s from split stamps, shifted to start at 0, and the first stamp, int ns.
+
+    The sum sec * 10**9 + nanosec is formed in int64 (exact; a float64 holds a Unix time in
+    ns to only 256 ns) and shifted by its first value before it becomes a float (exact for
+    runs up to 2**53 ns, 104 days)."""
+    bad = ~np.isfinite(sec) | ~np.isfinite(nanosec) | (nanosec < 0) | (nanosec >= 1e9)
+    bad |= (np.abs(sec) > 2**62 / 1e9) | (sec != np.round(sec)) | (nanosec != np.round(nanosec))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise where.error(
+            f"{where.col('t')}, {where.row(k)}: sec {sec[k]:.17g}, nanosec {nanosec[k]:.17g} is no time stamp "
+            "(whole seconds and whole nanoseconds 0 <= nanosec < 10^9 expected)"
+        )
+    ns = sec.astype(np.int64) * 1_000_000_000 + nanosec.astype(np.int64)
+    if not ns.size:
+        return ns.astype(np.float64), 0
+    return (ns - ns[0]).astype(np.float64) / 1e9, int(ns[0])
+
+
+def _stamp_text(ns: int) -> str:
+    """An int ns time stamp as seconds with all nine decimals."""
+    sign = "-" if ns < 0 else ""
+    return f"{sign}{abs(ns) // 1_000_000_000}.{abs(ns) % 1_000_000_000:09d} s"
+
+
 def _mapped_columns(
-    columns, header: list[str] | None, ncells: int, where: _Where, joint_names=None, notes: list | None = None
+    columns,
+    header: list[str] | None,
+    ncells: int,
+    where: _Where,
+    joint_names=None,
+    notes: list | None = None,
+    need_t: bool = True,
 ) -> dict:
     """signal -> 0-based column indices from a ``columns`` mapping (defaults for the rest).
     joint_names: the model's coordinate names; the columns a glob pattern matched for a signal
     are then put in the model's joint order by the names in their headers
-    (:func:`order_by_joint_names`), or kept in name order with a line in ``notes`` saying so."""
+    (:func:`order_by_joint_names`), or kept in name order with a line in ``notes`` saying so.
+    Time stamps split into whole seconds and nanoseconds (``t=SEC+NANOSEC``, or found as a
+    ``sec``/``nanosec`` pair of the header) give t two columns, [sec, nanosec]. need_t: False
+    when a sampling rate gives the time, so that a log without a time column is read."""
     spec = _normalise_columns(columns)
     available = (
         f"the header has: {_listing(header)}"
@@ -623,7 +735,12 @@ def _mapped_columns(
         else f"the file has no header and {ncells} columns (0..{ncells - 1})"
     )
     chosen, origin = {}, {}
+    split = False  # t from two columns, whole seconds + nanoseconds
     for s, items in spec.items():
+        if s == "t" and len(items) == 1 and isinstance(items[0], str) and "+" in items[0]:
+            chosen[s], origin[s] = _split_time_columns(items[0], header, ncells, where, available), items
+            split = True
+            continue
         idx = []
         for item in items:
             if isinstance(item, int):
@@ -652,6 +769,8 @@ def _mapped_columns(
                 continue
             if s == "t":
                 hits = [c for c, h in enumerate(header) if h == "t"]
+                if not hits and (hits := _stamp_pair(header)):
+                    split = True
             else:
                 found = {
                     int(m[1]): c
@@ -661,16 +780,17 @@ def _mapped_columns(
                 hits = [found[j] for j in sorted(found)]
             if hits:
                 chosen[s] = hits
-    missing = [s for s in ("t", "q", "tau") if s not in chosen]
+    missing = [s for s in ("t", "q", "tau") if s not in chosen and (s != "t" or need_t)]
     if missing:
         example = {"t": "t=time", "q": "q=pos_*", "tau": "tau=effort_*"}
         raise where.error(
             f"columns: no column for {', '.join(missing)}; map "
             f"{'it' if len(missing) == 1 else 'them'}, e.g. "
-            f"'{','.join(example[s] for s in missing)}'; {available}"
+            f"'{','.join(example[s] for s in missing)}'"
+            f"{_NO_TIME_HINT if 't' in missing else ''}; {available}"
         )
     label = (lambda c: where.cell(header[c])) if header is not None else where.cell
-    if len(chosen["t"]) != 1:
+    if "t" in chosen and len(chosen["t"]) != 1 and not split:
         raise where.error(
             f"columns: t must be one column, but {origin.get('t', ['t'])} "
             f"gives {len(chosen['t'])}: {', '.join(map(label, chosen['t']))}"
@@ -802,10 +922,11 @@ def _check_last_line(text: str, delimiter: str | None, usecols: list[int], label
             )
 
 
-def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joint_names=None):
+def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joint_names=None, need_t: bool = True):
     """(arrays, where, notes) of a CSV file. fast=False skips numpy's parser and scans every
     cell in Python (the reader before numpy's, kept as the fallback; benchmarks/read_csv.py).
-    joint_names: the model's coordinate names, to order globbed columns by (:func:`_mapped_columns`)."""
+    joint_names: the model's coordinate names, to order globbed columns by (:func:`_mapped_columns`).
+    need_t: False when a sampling rate gives the time (a log without a time column)."""
     where = _Where(str(path))
     raw = _read_bytes(path)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with a byte-order mark (spreadsheets' "Unicode text")
@@ -852,12 +973,13 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joi
                 f"{_expected_header('n')}; for a file without a header pass "
                 "columns with 0-based indices, e.g. 't=0,q=1:7,tau=7:13'"
             )
-        select = _default_columns(header, n, where)
+        select = _default_columns(header, n, where, need_t)
     else:
-        select = _mapped_columns(columns, header, ncells, where, joint_names, order_notes)
+        select = _mapped_columns(columns, header, ncells, where, joint_names, order_notes, need_t)
     labels = [f"column {where.cell(h)}" for h in (header or range(ncells))]
     usecols = sorted({c for idx in select.values() for c in idx})
     data: np.ndarray | None
+    stamps = None
     if not rows:
         data = np.empty((0, len(usecols)))
     else:
@@ -865,14 +987,25 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joi
         data = _fast_parse(rows, lines, delimiter, ncells, usecols) if fast else None
         if data is None:
             data = _slow_parse(lines, delimiter, ncells, usecols, labels, where, ends_newline, has_header)
+        if "t" in select:
+            stamps = _exact_stamps(data[:, usecols.index(select["t"][0])], lines, delimiter, select)
         del lines
         if not ends_newline:
             _check_last_line(rows, delimiter, usecols, labels, where)
     position = {c: i for i, c in enumerate(usecols)}
     arrays = {s: data[:, [position[c] for c in idx]] for s, idx in select.items()}
-    arrays["t"] = arrays["t"][:, 0]
     names = {s: [header[c] if header else c for c in idx] for s, idx in select.items()}
     notes = []
+    quantum, in_seconds = None, False
+    if "t" in arrays and arrays["t"].shape[1] == 2:  # t=SEC+NANOSEC: integer stamps, combined exactly
+        where = _Where(str(path), names=names, first_line=first_line)
+        arrays["t"], start_ns = _combine_stamps(arrays["t"][:, 0], arrays["t"][:, 1], where)
+        quantum, in_seconds = 1e-9, True
+        notes.append(f"t: sec + nanosec stamps combined in integer ns, 0 at {_stamp_text(start_ns)}")
+    elif stamps is not None:  # integers, with a resolution of 1 unit; exact when beyond float64's
+        arrays["t"], quantum = _integer_stamps(stamps, notes), 1.0
+    elif "t" in arrays:
+        arrays["t"] = arrays["t"][:, 0]
     if columns is not None:
         notes.append(
             "columns: "
@@ -885,12 +1018,47 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joi
         notes.append(f"delimiter {_DELIMITER_NAMES[delimiter]}" + ("" if has_header else ", no header row"))
     elif not has_header:
         notes.append("no header row")
-    return arrays, _Where(str(path), names=names, first_line=first_line), notes
+    where = _Where(str(path), names=names, first_line=first_line, t_quantum=quantum, t_seconds=in_seconds)
+    return arrays, where, notes
+
+
+def _integer_stamps(stamps: np.ndarray, notes: list) -> np.ndarray:
+    """Integer time stamps (N,) as float64: shifted to start at 0 in integer arithmetic first
+    when they are beyond float64's exact integers (2**53), which the Sterbenz shift of
+    :func:`_shift_clock` could not recover."""
+    stamps = stamps.astype(np.int64)
+    if np.abs(stamps).max() <= 2**53:
+        return stamps.astype(np.float64)
+    notes.append(f"t: integer stamps read exactly and shifted to start at 0 (first stamp {stamps[0]})")
+    return (stamps - stamps[0]).astype(np.float64)
+
+
+def _exact_stamps(t: np.ndarray, lines: list[str], delimiter: str | None, select: dict) -> np.ndarray | None:
+    """The time column as int64 when it is written as integers (a counter of ns, us or ms:
+    its resolution is one unit, and a float64 holds Unix time in ns only to 256 ns), parsed
+    again from the text, else None. t: the column as parsed into float64, (N,)."""
+    if "t" not in select or len(select["t"]) != 1 or not t.size or not np.isfinite(t).all():
+        return None
+    if not (t == np.round(t)).all():
+        return None
+    try:
+        return np.loadtxt(
+            lines,
+            delimiter=delimiter,
+            usecols=select["t"],
+            dtype=np.int64,
+            quotechar=None if delimiter is None else '"',
+            ndmin=1,
+            comments=None,
+        )
+    except (ValueError, OverflowError):  # written as 1.7e18, or beyond int64: the floats are all there is
+        return None
 
 
 # ----------------------------------------------------------------------------- NPZ, HDF5
-def _pick_arrays(path: Path, names: list[str], get, columns, kind: str):
-    """Arrays of the signals from a store of named arrays (NPZ file or HDF5 file)."""
+def _pick_arrays(path: Path, names: list[str], get, columns, kind: str, need_t: bool = True):
+    """Arrays of the signals from a store of named arrays (NPZ file or HDF5 file). need_t:
+    False when a sampling rate gives the time (no time array needed)."""
     keys = {s: s for s in SIGNALS}
     if "t" not in names and "times" in names and not (columns and "t" in columns):
         keys = dict(_KUKA_KEYS)
@@ -907,39 +1075,43 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str):
                 raise DatasetError(f"{path}: columns: no {kind} '{name}' for {s}; {available}")
             keys[s] = name
     where = _Where(str(path), keys, kind=kind)
-    missing = [keys[s] for s in ("t", "q", "tau") if keys[s] not in names]
+    missing = [keys[s] for s in ("t", "q", "tau") if keys[s] not in names and (s != "t" or need_t)]
     if missing:
         raise where.error(
             f"missing {kind}(s) {', '.join(repr(m) for m in missing)}; expected 't' (N,), 'q', "
             "'tau' and optionally 'qd', 'qdd' (N, n), or the KUKA layout 'times', 'positions', "
-            f"'torques', ['velocities', 'accelerations'], or a columns mapping; {available}"
+            f"'torques', ['velocities', 'accelerations'], or a columns mapping"
+            f"{_NO_TIME_HINT if keys['t'] in missing else ''}; {available}"
         )
     arrays = {}
+    notes: list[str] = []
     for s, key in keys.items():
         if key in names:
             a = np.asarray(get(key))
             if not np.issubdtype(a.dtype, np.number):
                 raise where.error(f"{where.col(s)} has dtype {a.dtype}, not numbers")
+            if s == "t" and np.issubdtype(a.dtype, np.integer) and a.ndim == 1 and a.size:
+                a = _integer_stamps(a, notes)  # e.g. ns: exact, resolution one unit
+                where = dataclasses.replace(where, t_quantum=1.0)
             arrays[s] = np.asarray(a, dtype=np.float64)
     if kuka and arrays["t"].ndim == 1 and arrays["t"].size:
         arrays["t"] = arrays["t"] - arrays["t"][0]
-    notes = (
-        [f"columns: {'; '.join(f'{s} <- {k}' for s, k in keys.items() if k in names)}"] if columns is not None else []
-    )
+    if columns is not None:
+        notes.append(f"columns: {'; '.join(f'{s} <- {k}' for s, k in keys.items() if k in names)}")
     return arrays, where, notes
 
 
-def _read_npz(path: Path, columns=None):
+def _read_npz(path: Path, columns=None, need_t: bool = True):
     try:
         with np.load(path) as f:
-            return _pick_arrays(path, list(f.files), f.__getitem__, columns, "array")
+            return _pick_arrays(path, list(f.files), f.__getitem__, columns, "array", need_t)
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         if isinstance(e, DatasetError):
             raise
         raise DatasetError(f"{path}: not a readable NPZ file ({e})") from None
 
 
-def _read_hdf5(path: Path, columns=None):
+def _read_hdf5(path: Path, columns=None, need_t: bool = True):
     try:
         import h5py
     except ImportError:
@@ -952,9 +1124,50 @@ def _read_hdf5(path: Path, columns=None):
         with h5py.File(path, "r") as f:
             names = []
             f.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
-            return _pick_arrays(path, names, lambda k: f[k][()], columns, "dataset")
+            return _pick_arrays(path, names, lambda k: f[k][()], columns, "dataset", need_t)
     except OSError as e:
         raise DatasetError(f"{path}: not a readable HDF5 file ({e})") from None
+
+
+def _read_bag(path: Path, topic: str | None, columns, joint_names=None):
+    """(arrays, where, notes) of the JointState messages of a ROS 2 bag (:mod:`jaxid.rosbag`);
+    joint_names: the model's coordinate names, to put the joints in the model's order by the
+    messages' ``name`` arrays (:func:`order_by_joint_names`)."""
+    if columns is not None:
+        raise DatasetError(
+            f"{path}: columns are for CSV, NPZ and HDF5 files; a bag's JointState fields are fixed "
+            "(position, velocity, effort): choose its topic with topic=NAME (CLI --topic)"
+        )
+    try:
+        js = rosbag.read_joint_states(path, topic)
+    except rosbag.BagError as e:
+        raise DatasetError(str(e)) from None
+    # The one place where a bag's joint names become columns: q, qd, tau hold the joints in the
+    # order of js.names (the messages' name lists, reordered to the first message's order), then
+    # in the model's order when it is given.
+    names = list(js.names)
+    order = None if joint_names is None else order_by_joint_names(names, joint_names)
+    if order is None and joint_names is not None:
+        raise DatasetError(
+            f"{path}: the JointState names of {js.topic} ({_listing(names)}) name none of the model's "
+            f"joints ({_listing(list(joint_names))}): record the bag of this robot, or choose its model"
+        )
+    pick = (lambda a: a) if order is None else (lambda a: np.asarray(a)[:, order])
+    arrays = {"t": js.stamps_ns, "q": pick(js.q), "tau": pick(js.tau)}
+    if js.qd is not None:
+        arrays["qd"] = pick(js.qd)
+    if order is not None:
+        names = [names[k] for k in order]
+    stamp = "header.stamp" if js.stamps == "header" else "receive time"
+    keys = {"t": stamp, "q": "position", "qd": "velocity", "tau": "effort"}
+    where = _Where(str(path), keys, kind=f"{js.topic} field", row_name="message", t_quantum=1e-9, t_seconds=True)
+    first = int(js.stamps_ns[0])
+    arrays["t"] = (js.stamps_ns - first).astype(np.float64) / 1e9  # shifted in integers: exact to the ns
+    notes = list(js.notes) + [
+        f"joints: names {', '.join(names)}" + ("" if order is None or order == sorted(order) else " (model order)"),
+        f"t: {stamp} in integer ns, 0 at {_stamp_text(first)}",
+    ]
+    return arrays, where, notes
 
 
 _READERS = {".csv": "csv", ".tsv": "csv", ".npz": "npz", ".h5": "hdf5", ".hdf5": "hdf5"}
@@ -1047,6 +1260,146 @@ def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float |
     return None
 
 
+RATE_TOL = 0.01
+"""Largest relative difference between a sampling rate given to :func:`read` and the mean rate
+of the log's own time stamps."""
+
+
+def _shift_clock(arrays: dict, where: _Where, units: dict, notes: list) -> tuple[dict, float | None]:
+    """Stamps of a clock (Unix time, a controller's uptime) shifted to start at 0, and the
+    stamps' resolution in s (None when t is not finite: the checks name it).
+
+    A time axis is shifted when it starts later than it lasts (all t within [t0/2, 2 t0]): the
+    difference t - t0 is then exact in floating point (Sterbenz's lemma), and the time
+    stamps start at 0 as everywhere else. The resolution is the stamps' quantum: 1 ns for
+    integer stamps, else the spacing of float64 at the largest |t| (2.4e-7 s at Unix time
+    1.7e9 s, 6e-8 of a 250 Hz step), which the time stamps carry however they are shifted."""
+    t = arrays["t"]
+    if t.ndim != 1 or not t.size or not np.isfinite(t).all():
+        return arrays, None
+    unit = units.get("t", "s")
+    divisor = float(UNITS["t"][unit])
+    quantum = where.t_quantum if where.t_quantum is not None else _decimal_quantum(t)
+    t0 = t[0]
+    if t0 > 0 and t.min() >= t0 / 2 and t.max() <= 2 * t0:
+        arrays = dict(arrays)
+        arrays["t"] = t - t0
+        notes.append(f"t: shifted by its first stamp {float(t0)!r} {unit} to start at 0 (a clock's time; exact)")
+    return arrays, quantum / divisor
+
+
+def _decimal_quantum(t: np.ndarray) -> float:
+    """The resolution of float stamps, in t's unit: 10^-k for the fewest decimals k <= 9 that
+    every stamp is written with (PlotJuggler writes Unix time with 6: 1 us), when that is at
+    most :data:`DECIMAL_QUANTUM` of the median step; else float64's spacing at the largest |t|.
+
+    Stamps printed to k decimals are off their true values by up to 10^-k / 2, a "jitter" that
+    is only the print's; a resolution near the step itself would hide a real clock's jitter, so
+    it is not taken."""
+    spacing = float(np.spacing(np.abs(t).max()))
+    step = float(np.median(np.diff(t))) if t.size > 1 else 0.0
+    for k in range(10):
+        scaled = t * 10.0**k
+        if 10.0**-k > DECIMAL_QUANTUM * step:
+            continue
+        if 10.0**-k <= spacing:
+            break
+        if np.all(np.abs(scaled - np.round(scaled)) <= 4 * spacing * 10.0**k):
+            return 10.0**-k
+    return spacing
+
+
+def _on_grid(t: np.ndarray, quantum: float) -> tuple[np.ndarray | None, float]:
+    """(the uniform grid from t[0] to t[-1], the largest |t - grid|) when no stamp is further
+    from it than the resolution ``quantum`` (s), else (None, largest distance).
+
+    A uniform grid rounded to a resolution q is within q/2 of the true grid, and so are its
+    end points: no stamp is further than q from the grid through the rounded ends."""
+    grid = np.linspace(t[0], t[-1], t.size)
+    off = float(np.abs(t - grid).max())
+    slack = 4 * float(np.spacing(max(abs(t[0]), abs(t[-1]))))  # the grid's own round-off
+    return (grid if off <= quantum + slack else None), off
+
+
+def parse_window(window) -> tuple[float | None, float | None]:
+    """A time window from ``"T0:T1"`` (s from the log's start; either side may be left out:
+    ``"5:"``, ``":30"``) or a pair (T0, T1) with None for an open side. Raises DatasetError
+    for a bound that is not a time >= 0 s, T0 >= T1, or no bound at all."""
+    if isinstance(window, str):
+        parts = window.split(":")
+        if len(parts) != 2:
+            raise DatasetError(f"window: '{window}' is not T0:T1 (s from the log's start), e.g. '5:30', '5:' or ':30'")
+        try:
+            bounds = [float(p) if p.strip() else None for p in parts]
+        except ValueError:
+            raise DatasetError(f"window: '{window}' is not T0:T1 with times in s, e.g. '5:30'") from None
+    else:
+        try:
+            bounds = [None if b is None else float(b) for b in window]
+        except (TypeError, ValueError):
+            raise DatasetError(f"window: expected (T0, T1) in s or text 'T0:T1'; got {window!r}") from None
+        if len(bounds) != 2:
+            raise DatasetError(f"window: expected two bounds (T0, T1) in s; got {window!r}")
+    lo, hi = bounds
+    for b in (lo, hi):
+        if b is not None and not (math.isfinite(b) and b >= 0):
+            raise DatasetError(f"window: bound {b} is not a time >= 0 s from the log's start")
+    if lo is None and hi is None:
+        raise DatasetError("window: no bound given; write T0:T1 in s from the log's start, e.g. '5:30'")
+    if lo is not None and hi is not None and not lo < hi:
+        raise DatasetError(f"window: T0 = {lo:g} s is not before T1 = {hi:g} s")
+    return lo, hi
+
+
+def _window_text(window) -> str:
+    lo, hi = window
+    return f"{'' if lo is None else f'{lo:g}'}:{'' if hi is None else f'{hi:g}'}"
+
+
+def _rate_and_window(arrays: dict, where: _Where, rate, window, notes: list) -> tuple[dict, _Where]:
+    """Check a given sampling rate (Hz) against the mean rate of the stamps, and keep the
+    samples within the window (s from the log's start). Time stamps that are not finite or do
+    not increase are left to the checks that name them."""
+    t = arrays["t"]
+    if t.ndim != 1 or t.size < 2 or not np.isfinite(t).all() or (np.diff(t) <= 0).any():
+        return arrays, where
+    N, span = t.size, float(t[-1] - t[0])
+    if rate is not None:
+        fs = (N - 1) / span
+        if abs(fs / rate - 1) > RATE_TOL:
+            raise where.error(
+                f"rate {rate:g} Hz disagrees with the mean rate {fs:.6g} Hz of the time stamps in "
+                f"{where.col('t')} (by more than {100 * RATE_TOL:g} %); leave the rate out (CLI --rate) to "
+                "use the stamps, or check the time column and its unit"
+            )
+        notes.append(f"rate {rate:g} Hz agrees with the stamps' mean rate {fs:.6g} Hz; the stamps are used")
+    if window is None:
+        return arrays, where
+    lo, hi = window
+    text = _window_text(window)
+    half = 0.5 * span / (N - 1)
+    if any(b is not None and b > span + half for b in (lo, hi)):
+        raise where.error(
+            f"window {text} s reaches outside the log, which spans 0 to {span:.6g} s from its start; "
+            "choose bounds within it (leave a side out for the log's start or end)"
+        )
+    rel = t - t[0]
+    keep = np.ones(N, dtype=bool)
+    if lo is not None:
+        keep &= rel >= lo - 1e-6 * half  # a bound on a sample's time keeps that sample
+    if hi is not None:
+        keep &= rel <= hi + 1e-6 * half
+    index = np.flatnonzero(keep)
+    if index.size < MIN_SAMPLES:
+        raise where.error(
+            f"window {text} s holds {index.size} samples of the log (0 to {span:.6g} s); a dataset "
+            f"needs at least {MIN_SAMPLES}: widen it"
+        )
+    a, b = int(index[0]), int(index[-1]) + 1
+    notes.append(f"window {text} s: samples {a}..{b - 1} of {N}, t = {t[a]:.6g}..{t[b - 1]:.6g} s")
+    return {s: v[a:b] for s, v in arrays.items()}, dataclasses.replace(where, offset=where.offset + a)
+
+
 def _build(
     arrays: dict,
     where: _Where,
@@ -1060,10 +1413,15 @@ def _build(
     check_time: bool = False,
     max_gap: float | None = None,
     notes=(),
+    rate: float | None = None,
+    window: tuple[float | None, float | None] | None = None,
 ) -> Dataset:
     """Check the signals, convert units, resample an irregular grid if asked, and fill
-    missing derivatives. check_time: also refuse implausible rates and gaps (files).
-    max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when check_time."""
+    missing derivatives. check_time: also shift a clock's stamps to start at 0, put stamps
+    regular to their resolution on the uniform grid, and refuse implausible rates and gaps
+    (files). max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when
+    check_time. rate: Hz, checked against the stamps' mean rate. window: (T0, T1) s from the
+    log's start (either None), the samples kept, chosen before any other check."""
     notes = list(notes)
     t = arrays["t"]
     if t.ndim != 1:
@@ -1085,10 +1443,17 @@ def _build(
         raise where.error(
             "inconsistent joint counts: " + ", ".join(f"{where.col(s)} has {k}" for s, k in joints.items())
         )
+    quantum = None
+    if check_time:
+        arrays, quantum = _shift_clock(arrays, where, units or {}, notes)
     arrays = _convert(arrays, where, units or {}, gains, notes)
     t = arrays["t"]
     if n is not None and joints["q"] != n:
         raise where.error(f"the data have {joints['q']} joint(s) but n={n} was asked for")
+    if rate is not None or window is not None:
+        arrays, where = _rate_and_window(arrays, where, rate, window, notes)
+        t = arrays["t"]
+        N = t.shape[0]
     if N < MIN_SAMPLES:
         raise where.error(f"{N} samples; a dataset needs at least {MIN_SAMPLES}")
     for s, a in arrays.items():
@@ -1122,6 +1487,15 @@ def _build(
 
     missing = [s for s in ("qd", "qdd") if s not in arrays]
     jitter = np.std(step) / np.mean(step)
+    if jitter > JITTER_TOL and quantum is not None:
+        grid, off = _on_grid(t, quantum)
+        if grid is not None:
+            arrays["t"] = t = grid
+            notes.append(
+                f"t: stamps regular to their resolution ({off:.2g} s off a uniform grid, resolution "
+                f"{quantum:.2g} s): put on that grid"
+            )
+            jitter = np.std(np.diff(t)) / np.mean(np.diff(t))
     if jitter > JITTER_TOL and resample:
         from scipy.interpolate import CubicSpline
 
@@ -1182,11 +1556,23 @@ def read(
     gains=None,
     max_gap: float | None = None,
     joint_names=None,
+    topic: str | None = None,
+    rate: float | None = None,
+    window=None,
 ) -> Dataset:
-    """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file (formats,
-    mapping and units in the module docstring).
+    """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file or a ROS 2
+    bag (formats, mapping, units and time stamps in the module docstring).
 
-    path: the file. n: expected number of joints (checked), or None to take the file's.
+    path: the file, or a rosbag2 bag (directory with metadata.yaml, or a ``.mcap``/``.db3``
+        file; needs ``pip install 'jaxid[ros]'``). n: expected number of joints (checked), or
+        None to take the file's.
+    topic: a bag's ``sensor_msgs/msg/JointState`` topic, or None for the only one (or
+        ``/joint_states`` among several); for bags only.
+    rate: sampling rate, Hz, of a log without a time column (t = k / rate); for a log with
+        time stamps it is checked against their mean rate (within :data:`RATE_TOL`).
+    window: (T0, T1) s from the log's start, or text ``"T0:T1"`` (:func:`parse_window`;
+        either side may be left out): only the samples in it are kept, chosen before any
+        other check, resampling or filtering.
     resample: interpolate irregular time stamps onto a uniform grid (cubic spline, same N);
         recorded in ``notes``. A gap (a step over GAP_FACTOR median steps) is an error unless
         it is at most ``max_gap`` s.
@@ -1222,14 +1608,24 @@ def read(
     units, gains = _normalise_units(units), _normalise_gains(gains)
     if max_gap is not None and not (math.isfinite(max_gap) and max_gap > 0):
         raise DatasetError(f"max_gap must be a finite time > 0 s, got {max_gap}")
+    if rate is not None and not (math.isfinite(rate) and RATE_RANGE[0] <= rate <= RATE_RANGE[1]):
+        raise DatasetError(f"rate must be a sampling rate of {RATE_RANGE[0]:g} to {RATE_RANGE[1]:g} Hz, got {rate}")
+    window = None if window is None else parse_window(window)
     if columns is not None:
         _normalise_columns(columns)
+    if rosbag.is_bag(path):
+        arrays, where, notes = _read_bag(path, topic, columns, joint_names)
+        return _finish(
+            path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window
+        )
+    if topic is not None:
+        raise DatasetError(f"{path}: topic {topic!r} is for ROS 2 bags (a directory with metadata.yaml, or .mcap)")
     if path.is_dir():
-        raise DatasetError(f"{path}: is a directory, not a dataset file")
+        raise DatasetError(f"{path}: is a directory, not a dataset file (nor a ROS 2 bag: it has no metadata.yaml)")
     if suffix not in _READERS:
         raise DatasetError(
             f"{path}: unknown file type '{path.suffix}'; a dataset is a .csv "
-            "or .npz file (or .h5/.hdf5 with h5py installed)"
+            "or .npz file (or .h5/.hdf5 with h5py installed), or a ROS 2 bag (.mcap, .db3, or its directory)"
         )
     if not path.exists():
         raise DatasetError(f"{path}: no such file")
@@ -1241,12 +1637,29 @@ def read(
     except OSError as e:
         raise DatasetError(f"{path}: cannot read the file ({e.strerror or e})") from None
     kind = _READERS[suffix]
+    need_t = rate is None
     if kind == "csv":
-        arrays, where, notes = _read_csv(path, n, columns, joint_names=joint_names)
+        arrays, where, notes = _read_csv(path, n, columns, joint_names=joint_names, need_t=need_t)
     elif kind == "npz":
-        arrays, where, notes = _read_npz(path, columns)
+        arrays, where, notes = _read_npz(path, columns, need_t)
     else:
-        arrays, where, notes = _read_hdf5(path, columns)
+        arrays, where, notes = _read_hdf5(path, columns, need_t)
+    return _finish(path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window)
+
+
+def _finish(path: Path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window):
+    """The Dataset of a reader's arrays (:func:`read`): the time of a log without stamps from
+    its rate, then :func:`_build`, then the excitation sidecar."""
+    notes = list(notes)
+    if "t" not in arrays:  # no time column: the readers allow that only with a rate
+        if "t" in units:
+            raise where.error(f"units: t is given in '{units['t']}' but the log has no time column (t = k / rate)")
+        arrays = dict(arrays)
+        arrays["t"] = np.arange(np.shape(arrays["q"])[0]) / rate
+        notes.append(f"t: no time column; t = k / rate, rate {rate:g} Hz")
+        rate = None  # nothing to check it against
+    elif where.t_seconds and "t" in units:
+        raise where.error(f"units: t is built in s from whole seconds and nanoseconds; leave out units t={units['t']}")
     ds = _build(
         arrays,
         where,
@@ -1259,6 +1672,8 @@ def read(
         check_time=True,
         max_gap=max_gap,
         notes=notes,
+        rate=rate,
+        window=window,
     )
     f0, harmonics = read_excitation(path)
     return ds if f0 is None else dataclasses.replace(ds, base_frequency=f0, harmonics=harmonics)

@@ -166,6 +166,25 @@ def add_data_arguments(p):
         help="a JSON or TOML file with 'columns', 'units' and 'gains' (instead of the three flags)",
     )
     g.add_argument(
+        "--topic",
+        metavar="NAME",
+        help="the sensor_msgs/JointState topic of a ROS 2 bag given as data (default: its only "
+        "JointState topic, else /joint_states)",
+    )
+    g.add_argument(
+        "--rate",
+        type=float,
+        metavar="HZ",
+        help="sampling rate of logs without a time column (t = k / HZ); with time stamps, checked "
+        "against their mean rate (1 %%)",
+    )
+    g.add_argument(
+        "--window",
+        metavar="T0:T1",
+        help="keep only the samples from T0 to T1 s after each log's start (either side may be left "
+        "out: '5:', ':30'), before any other check or filtering",
+    )
+    g.add_argument(
         "--resample",
         action="store_true",
         help="interpolate jittered time stamps onto a uniform grid before differentiating",
@@ -234,6 +253,9 @@ def data_spec(args) -> requests.DataSpec:
         periodic=not args.no_periodic,
         parallel=args.parallel_filter,
         reversal_band=args.reversal_band,
+        topic=args.topic,
+        rate=args.rate,
+        window=args.window,
     )
 
 

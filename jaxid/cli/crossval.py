@@ -38,7 +38,7 @@ def register(sub):
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), at least two")
+    p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz) or ROS 2 bags, at least two")
     add_model_arguments(p, fits_data=True)
     p.add_argument("--method", choices=METHODS[:2], default="wls", help="estimator (default wls)")
     add_bounds_arguments(p)

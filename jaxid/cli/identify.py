@@ -55,7 +55,9 @@ def register(sub):
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz), stacked")
+    p.add_argument(
+        "data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz) or ROS 2 bags (directory or .mcap), stacked"
+    )
     add_model_arguments(p, fit_vs=True, fits_data=True)
     p.add_argument(
         "-o",

@@ -41,7 +41,7 @@ def register(sub):
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", metavar="DATA", help="loaded-robot dataset (.csv, .npz): t, q, [qd, qdd,] tau")
+    p.add_argument("data", metavar="DATA", help="loaded-robot dataset (.csv, .npz: t, q, [qd, qdd,] tau) or ROS 2 bag")
     p.add_argument(
         "--params",
         metavar="PATH",

@@ -40,7 +40,7 @@ def register(sub):
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", nargs="+", metavar="DATA", help="held-out dataset files (.csv, .npz)")
+    p.add_argument("data", nargs="+", metavar="DATA", help="held-out dataset files (.csv, .npz) or ROS 2 bags")
     p.add_argument("--params", required=True, metavar="PATH", help="params.json written by 'jaxid identify'")
     add_model_arguments(p, robot_default=None, joint_terms=None)
     p.add_argument(

@@ -53,10 +53,13 @@ def read(
     resample: bool = False,
     max_gap: float | None = None,
     joint_names=None,
+    topic: str | None = None,
+    rate: float | None = None,
+    window=None,
 ):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
-    path: ``.csv``/``.npz`` file (formats in ``jaxid.data``). n: expected joints (checked).
+    path: ``.csv``/``.npz`` file or ROS 2 bag (formats in ``jaxid.data``). n: expected joints (checked).
     columns, units, gains: column mapping, unit conversion and current-to-torque gains of
     ``jaxid.data.read``. resample: interpolate jittered time stamps onto a uniform grid.
     max_gap: s, accept gaps in the time stamps up to this long (dropped samples; bridged by
@@ -64,15 +67,24 @@ def read(
     joint_names: the model's coordinate names (``robot.coordinate_names``): columns a glob maps
     are put in the model's joint order by the joint names in their headers
     (``jaxid.data.order_by_joint_names``; a mismatch is an error naming both lists).
+    topic: a ROS 2 bag's JointState topic (path a bag). rate: Hz, the sampling rate of a log
+    without a time column (checked against the stamps of one with). window: (T0, T1) or
+    ``"T0:T1"``, s from the log's start: the samples kept.
     Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
     """
     from jaxid import data
 
-    extra = {
-        k: v
-        for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap, joint_names=joint_names).items()
-        if v is not None
-    }
+    extra = dict(
+        columns=columns,
+        units=units,
+        gains=gains,
+        max_gap=max_gap,
+        joint_names=joint_names,
+        topic=topic,
+        rate=rate,
+        window=window,
+    )
+    extra = {k: v for k, v in extra.items() if v is not None}
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 

@@ -48,6 +48,22 @@ def _positive(value, message: str) -> None:
         raise WorkflowError(message.format(value))
 
 
+def _window(text: str | None) -> None:
+    """Refuse a --window that is not T0:T1 with times >= 0 s, T0 < T1 (the reader,
+    ``jaxid.data.parse_window``, reads it; checked here before anything is loaded)."""
+    if text is None:
+        return
+    parts = text.split(":")
+    try:
+        lo, hi = (float(p) if p.strip() else None for p in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        lo = hi = math.nan
+    if (lo is None and hi is None) or any(b is not None and not 0 <= b < math.inf for b in (lo, hi)):
+        raise WorkflowError(f"--window '{text}' is not T0:T1 in s from the log's start, e.g. '5:30', '5:' or ':30'")
+    if lo is not None and hi is not None and not lo < hi:
+        raise WorkflowError(f"--window '{text}': T0 = {lo:g} s is not before T1 = {hi:g} s")
+
+
 def parse_terms(text: str) -> tuple[str, ...]:
     """'fv,fc,offset' -> ('fv', 'fc', 'offset'); '' or 'none' -> (); unknown terms are a WorkflowError."""
     from jaxid.model.robot import JOINT_TERMS
@@ -183,7 +199,9 @@ class DataSpec:
     column mapping (``columns``, ``units``, ``gains`` as the flags' text, or a ``mapping`` file),
     ``resample``, ``max_gap`` (s), the derivative filter's ``cutoff`` (Hz), the edge ``trim``
     (samples), decimation ``step``, the ``base_frequency`` (Hz) of a periodic run, ``periodic``,
-    ``parallel`` filtering and the ``reversal_band`` (rad/s) left out of the fit."""
+    ``parallel`` filtering and the ``reversal_band`` (rad/s) left out of the fit; a bag's JointState
+    ``topic``, the sampling ``rate`` (Hz) of logs without a time column and the time ``window``
+    (``"T0:T1"``, s from each log's start)."""
 
     columns: str | None = None
     units: str | None = None
@@ -198,8 +216,13 @@ class DataSpec:
     periodic: bool = True
     parallel: bool = False
     reversal_band: float | None = None
+    topic: str | None = None
+    rate: float | None = None
+    window: str | None = None
 
     def __post_init__(self):
+        _window(self.window)
+        _positive(self.rate, "--rate must be a finite sampling rate > 0 Hz, got {}")
         if self.step < 1:
             raise WorkflowError(f"--step must be an integer >= 1, got {self.step}")
         if self.cutoff is not None and not self.cutoff > 0:

@@ -200,6 +200,9 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
             resample=spec.resample,
             max_gap=spec.max_gap,
             joint_names=robot.coordinate_names,
+            topic=spec.topic,
+            rate=spec.rate,
+            window=spec.window,
         )
         if ds.n != robot.n:
             raise WorkflowError(
