@@ -64,6 +64,13 @@ ROBOTS = {
     "double_pendulum": dict(urdf="double_pendulum_description/urdf/double_pendulum.urdf"),
 }
 
+#: name -> ExciteRequest keyword arguments a robot needs (the range centres of the Panda's joints
+#: put its hand into link 5: start from Franka's own ready pose, 5 mm from link 7, with 2 mm clearance).
+EXCITE = {
+    "panda": dict(home=(0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785), clearance=0.002),
+    "xarm7": dict(clearance=0.01),  # links 5 and 7 are 17 mm apart at the range centres
+}
+
 #: Cutoffs (Hz) of the best configuration's grid.
 GRID = (2.0, 5.0, 10.0, 20.0, 50.0)
 
@@ -73,58 +80,122 @@ TOLERANCE = 1.2
 
 @dataclasses.dataclass(frozen=True)
 class Style:
-    """A log style: its sample rate, Hz, the simulation's noise, and how a simulated dataset is
-    written (``write(ds, path) -> (file, DataSpec keyword arguments needed to read it)``);
-    sidecar: the file keeps jaxid's excitation sidecar (base frequency, harmonics), which a
-    robot's own log does not have."""
+    """A log style: its sample rate, Hz, the excitation's base frequency, Hz (its band: 5
+    harmonics of it), the simulation's noise, and how a simulated dataset is written
+    (``write(ds, path, names, seed) -> (path, DataSpec keyword arguments a user gives to read
+    it)``); sidecar: the file keeps jaxid's sidecar (excitation band, model), which a robot's own
+    log does not have."""
 
     rate: float
     write: object
+    base: float = 0.1
     sigma_q: float = 1e-4
     quantization: float | None = None
     sidecar: bool = False
 
 
-def _plain(ds, path):
+EPOCH = 1.7e9 + 0.123457  # s: a Unix time a log starts at
+
+
+def _plain(ds, path, names, seed):
     data.write(ds, path)
     return path, {}
 
 
-def _coloured(ds, path, seed=0):
+def _coloured(ds, path, names, seed):
     """Positions with integrated (random-walk, 1/f^2) noise on top of the white noise: the slow
     wander of a drive's position estimate, 1e-4 rad rms over the run."""
-    rng = np.random.default_rng(seed)
-    walk = np.cumsum(rng.standard_normal(np.shape(ds.q)), axis=0)
+    walk = np.cumsum(np.random.default_rng(seed).standard_normal(np.shape(ds.q)), axis=0)
     walk -= walk.mean(axis=0)
     walk *= 1e-4 / walk.std(axis=0)
     data.write(dataclasses.replace(ds, q=np.asarray(ds.q) + walk), path)
     return path, {}
 
 
-def _named(ds, path, joint_names=None, seed=0):
-    """PlotJuggler-style columns named by joint, in a shuffled order, epoch time stamps."""
-    n = np.shape(ds.q)[1]
-    names = list(joint_names or [f"joint{j + 1}" for j in range(n)])
-    order = np.random.default_rng(seed).permutation(n)
-    t = np.asarray(ds.t) + 1.7e9
-    header = ["__time"]
-    cols = [[f"{x:.6f}" for x in t]]
-    for signal, values in (("position", ds.q), ("effort", ds.tau)):
+def _table(path, header, columns):
+    path.write_text(",".join(header) + "\n" + "\n".join(",".join(r) for r in zip(*columns)) + "\n")
+    return path
+
+
+def _plotjuggler(ds, path, names, seed):
+    """PlotJuggler's CSV export: ``__time`` in Unix seconds printed with 6 decimals, one column
+    per joint and field named ``/joint_states/<joint>/<field>``, joints in a shuffled order."""
+    order = np.random.default_rng(seed).permutation(len(names))
+    header, cols = ["__time"], [[f"{x:.6f}" for x in np.asarray(ds.t) + EPOCH]]
+    for field, values in (("position", ds.q), ("effort", ds.tau)):
         for j in order:
-            header.append(f"/joint_states/{names[j]}/{signal}")
+            header.append(f"/joint_states/{names[j]}/{field}")
             cols.append([f"{x:.17g}" for x in np.asarray(values)[:, j]])
-    path = path.with_suffix(".csv")
-    path.write_text(",".join(header) + "\n" + "\n".join(",".join(r) for r in zip(*cols)) + "\n")
+    _table(path, header, cols)
     return path, dict(columns="t=__time,q=/joint_states/*/position,tau=/joint_states/*/effort")
 
 
+def _split_stamps(ds, path, names, seed):
+    """A ``ros2 bag`` export flattened by field: ``header.stamp.sec``, ``header.stamp.nanosec``
+    (Unix time, integer ns), ``position_<joint>``, ``effort_<joint>``, joints shuffled."""
+    ns = np.round(np.asarray(ds.t) * 1e9).astype(np.int64) + int(EPOCH * 1e9)
+    order = np.random.default_rng(seed).permutation(len(names))
+    header = ["header.stamp.sec", "header.stamp.nanosec"]
+    cols = [[str(x // 10**9) for x in ns], [str(x % 10**9) for x in ns]]
+    for field, values in (("position", ds.q), ("effort", ds.tau)):
+        for j in order:
+            header.append(f"{field}_{names[j]}")
+            cols.append([f"{x:.17g}" for x in np.asarray(values)[:, j]])
+    _table(path, header, cols)
+    return path, dict(columns="q=position_*,tau=effort_*")
+
+
+def _no_time(ds, path, names, seed):
+    """A controller's log without a time column: positions and torques only, by index."""
+    n = len(names)
+    cols = [[f"{x:.17g}" for x in np.asarray(values)[:, j]] for values in (ds.q, ds.tau) for j in range(n)]
+    _table(path, [f"{s}{j + 1}" for s in ("q", "tau") for j in range(n)], cols)
+    return path, dict(rate=float(1 / np.median(np.diff(np.asarray(ds.t)))))
+
+
+def _bag(ds, path, names, seed):
+    """A rosbag2 (MCAP) of ``sensor_msgs/JointState`` on /joint_states, header stamps in Unix
+    time, the driver's joint order shuffled against the model's (``rosbags``' own writer)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    JointState = store.types["sensor_msgs/msg/JointState"]
+    Header, Time = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
+    order = np.random.default_rng(seed).permutation(len(names))
+    ns = np.round(np.asarray(ds.t) * 1e9).astype(np.int64) + int(EPOCH * 1e9)
+    q, tau = np.asarray(ds.q)[:, order], np.asarray(ds.tau)[:, order]
+    bag = path.with_suffix("")
+    if bag.exists():
+        import shutil
+
+        shutil.rmtree(bag)
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        c = w.add_connection("/joint_states", JointState.__msgtype__, typestore=store)
+        for k, stamp in enumerate(ns.tolist()):
+            msg = JointState(
+                header=Header(stamp=Time(sec=stamp // 10**9, nanosec=stamp % 10**9), frame_id=""),
+                name=[names[j] for j in order],
+                position=np.ascontiguousarray(q[k], dtype=np.float64),
+                velocity=np.zeros(0),
+                effort=np.ascontiguousarray(tau[k], dtype=np.float64),
+            )
+            w.write(c, stamp + 500_000, store.serialize_cdr(msg, JointState.__msgtype__))
+    return bag, {}
+
+
 STYLES = {
-    "jaxid100": Style(100.0, _plain, sidecar=True),
     "csv100": Style(100.0, _plain),
     "csv1k": Style(1000.0, _plain),
     "csv5k_quantised": Style(5000.0, _plain, sigma_q=0.0, quantization=2 * math.pi / 2**17),
     "coloured1k": Style(1000.0, _coloured),
-    "plotjuggler": Style(500.0, _named),
+    "slow_band1k": Style(1000.0, _plain, base=0.05),
+    "fast_band250": Style(250.0, _plain, base=0.4),
+    "plotjuggler500": Style(500.0, _plotjuggler),
+    "ros_split_stamps200": Style(200.0, _split_stamps),
+    "rosbag_mcap250": Style(250.0, _bag),
+    "no_time100": Style(100.0, _no_time),
+    "jaxid100": Style(100.0, _plain, sidecar=True),
 }
 
 
@@ -135,22 +206,24 @@ def _model(name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
-def _trajectories(name: str, work: Path, quick: bool) -> tuple[Path, Path]:
-    """Identification and held-out excitations of robot ``name`` (seeds 0 and 1)."""
+def _trajectories(name: str, base: float, work: Path, quick: bool) -> tuple[Path, Path]:
+    """Identification and held-out excitations of robot ``name`` at base frequency ``base``, Hz
+    (seeds 0 and 1)."""
     out = []
     for seed in (0, 1):
-        path = work / f"{name}_traj{seed}.csv"
+        path = work / f"{name}_{base:g}Hz_traj{seed}.csv"
         if not path.exists():
             run_excite(
                 ExciteRequest(
                     output=str(path),
                     model=_model(name),
-                    base_frequency=0.1,
+                    base_frequency=base,
                     starts=2 if quick else 4,
                     steps=30 if quick else 150,
                     seed=seed,
                     fs=100.0,
                     allow_infeasible=True,
+                    **EXCITE.get(name, {}),
                 )
             )
         out.append(path)
@@ -161,7 +234,7 @@ def case(robot: str, style: str, work: Path, *, quick: bool = False) -> dict:
     """One zoo case: held-out relative error (%) at the defaults and over :data:`GRID`, the
     verdict ("ok", "stopped: <error>", "WRONG") and timings."""
     spec, st = _model(robot), STYLES[style]
-    traj = _trajectories(robot, work, quick)
+    traj = _trajectories(robot, st.base, work, quick)
     files = []
     for k, path in enumerate(traj):
         sim = work / f"{robot}_{style}_{k}_sim.csv"
@@ -177,12 +250,14 @@ def case(robot: str, style: str, work: Path, *, quick: bool = False) -> dict:
                 quantization=st.quantization,
             )
         )
-        names = out.robot.coordinate_names
-        kwargs = dict(joint_names=names) if st.write is _named else {}
         ds = data.read(sim, derivatives=None)
-        if not st.sidecar:  # a robot's own log does not know its excitation's band
+        target = work / f"{robot}_{style}_{k}.csv"
+        if st.sidecar:
+            files.append(st.write(ds, target, out.robot.coordinate_names, k))
+        else:  # a robot's own log knows neither its excitation's band nor its model
             ds = dataclasses.replace(ds, base_frequency=None, harmonics=None)
-        files.append(st.write(ds, work / f"{robot}_{style}_{k}.csv", **kwargs))
+            files.append(st.write(ds, target, out.robot.coordinate_names, k))
+            Path(str(target) + ".json").unlink(missing_ok=True)
     (fit_file, read_args), (val_file, _) = files
 
     def error(**prepare) -> float:
