@@ -36,6 +36,12 @@ Logs of real robots name their columns otherwise and use other units. ``read`` t
 - ``gains``: for a ``tau`` column of motor currents (``units tau=A``, implied by ``gains``),
   the n per-joint torque constants in N·m/A, gear ratio included: ``tau = gains * current``.
   :func:`parse_gains` reads ``"10,10.7,..."``.
+- ``transmission``: a log of the motors' side (motor angles and motor torques or currents, as
+  industrial controllers record them) with the ``jaxid.model.transmission.Transmission`` from
+  the motors to the joints (gear ratios, signs, offsets, a coupled wrist): after units and gains
+  (then per motor, without the gear), ``q = R q_m + offset``, ``qd = R qd_m``, ``qdd = R qdd_m``,
+  ``tau = R^{-T} tau_m``; the dataset holds the joints' side and says so (``motor_side``).
+  :func:`motor_log` goes the other way (a simulated controller's log).
 
 :func:`load_mapping` reads the three from a small JSON or TOML file, to pass on as
 ``read(path, **load_mapping(mapping_file))``. Every conversion made is recorded in the
@@ -154,6 +160,9 @@ class Dataset(eqx.Module):
     base_frequency: base frequency of the periodic excitation that produced the run, Hz, or
         None when unknown; harmonics: its number of harmonics, or None (static metadata, from
         the file's sidecar).
+    motor_side: the log was recorded on the motors' side and converted to the joints through a
+        transmission on reading (``read(..., transmission=)``; the samples are joint-side); its
+        residuals are reported on the motors' side (``jaxid.workflow.validate``). Static.
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -169,6 +178,7 @@ class Dataset(eqx.Module):
     notes: tuple[str, ...] = eqx.field(static=True, default=())
     base_frequency: float | None = eqx.field(static=True, default=None)
     harmonics: int | None = eqx.field(static=True, default=None)
+    motor_side: bool = eqx.field(static=True, default=False)
 
     @property
     def n(self) -> int:
@@ -953,10 +963,12 @@ def _build(
     check_time: bool = False,
     max_gap: float | None = None,
     notes=(),
+    transmission=None,
 ) -> Dataset:
     """Check the signals, convert units, resample an irregular grid if asked, and fill
     missing derivatives. check_time: also refuse implausible rates and gaps (files).
-    max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when check_time."""
+    max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when check_time.
+    transmission: a motor-side log's (``jaxid.model.transmission.Transmission``), or None."""
     notes = list(notes)
     t = arrays["t"]
     if t.ndim != 1:
@@ -1013,6 +1025,8 @@ def _build(
         if gaps:
             notes.append(gaps)
 
+    if transmission is not None:
+        arrays = _to_joints(arrays, transmission, where, notes)
     missing = [s for s in ("qd", "qdd") if s not in arrays]
     jitter = np.std(step) / np.mean(step)
     if jitter > JITTER_TOL and resample:
@@ -1042,6 +1056,7 @@ def _build(
         qdd,
         source=where.path,
         notes=notes,
+        motor_side=transmission is not None,
     )
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
@@ -1059,8 +1074,29 @@ def _build(
             source=where.path,
             derivatives=derivatives,
             notes=notes,
+            motor_side=ds.motor_side,
         )
     return ds
+
+
+def _to_joints(arrays: dict, transmission, where: _Where, notes: list) -> dict:
+    """A motor-side log's signals (SI, currents already times gains) on the joints' side:
+    ``q = R q_m + offset``, ``qd, qdd = R (qd_m, qdd_m)``, ``tau = R^{-T} tau_m``
+    (``jaxid.model.transmission``); recorded in ``notes``."""
+    joints = arrays["q"].shape[1]
+    if transmission.n != joints:
+        raise where.error(
+            f"the transmission maps {transmission.n} motors but the log has {joints} joint columns; "
+            "give one ratio (and matrix row) per logged motor"
+        )
+    out = dict(arrays)
+    out["q"] = np.asarray(transmission.joint_positions(arrays["q"]))
+    for s in ("qd", "qdd"):
+        if s in arrays:
+            out[s] = np.asarray(transmission.joint_velocities(arrays[s]))
+    out["tau"] = np.asarray(transmission.joint_torques(arrays["tau"]))
+    notes.append(transmission.describe())
+    return out
 
 
 def read(
@@ -1074,6 +1110,7 @@ def read(
     units: dict | str | None = None,
     gains=None,
     max_gap: float | None = None,
+    transmission=None,
 ) -> Dataset:
     """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file (formats,
     mapping and units in the module docstring).
@@ -1096,6 +1133,12 @@ def read(
         the signals are converted to SI (t s, q rad, qd rad/s, qdd rad/s², tau N·m).
     gains: n torque constants, N·m/A (gear ratio included), for a tau column of motor
         currents: tau = gains * current, shape (n,); or the text of :func:`parse_gains`.
+        With a ``transmission``, per motor and without the gear: tau_m = gains * current.
+    transmission: None (the log is on the joints' side), or the
+        ``jaxid.model.transmission.Transmission`` of a motor-side log: its q, qd, qdd, tau
+        (after units and gains) are motor positions, velocities, accelerations and torques,
+        converted to the joints (``q = R q_m + offset``, ``tau = R^{-T} tau_m``) before any
+        derivative is computed; recorded in ``notes`` and ``Dataset.motor_side``.
 
     Returns a Dataset with t (N,) s, q, tau, [qd, qdd] (N, n) in SI units; what was converted
     or resampled is listed in its ``notes``.
@@ -1145,6 +1188,7 @@ def read(
         check_time=True,
         max_gap=max_gap,
         notes=notes,
+        transmission=transmission,
     )
     f0, harmonics = read_excitation(path)
     return ds if f0 is None else dataclasses.replace(ds, base_frequency=f0, harmonics=harmonics)
@@ -1187,11 +1231,13 @@ def from_arrays(
     derivatives: str | None = None,
     cutoff: float | None = None,
     source: str = "<arrays>",
+    transmission=None,
 ) -> Dataset:
     """A checked Dataset from arrays: t (N,) s, q (N, n) rad, tau (N, n) N·m, optional
     qd (N, n) rad/s and qdd (N, n) rad/s². The other arguments are those of :func:`read`,
     except that missing derivatives are left missing unless ``derivatives`` names a method,
-    and that the sampling rate and gaps are not checked (arrays are not log files).
+    and that the sampling rate and gaps are not checked (arrays are not log files). transmission:
+    the arrays are the motors' (as in :func:`read`).
     """
     arrays = {
         s: np.asarray(a, dtype=np.float64) for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None
@@ -1199,7 +1245,28 @@ def from_arrays(
     if q is None or tau is None:
         raise DatasetError(f"{source}: q and tau are required")
     where = _Where(source, {s: s for s in arrays})
-    return _build(arrays, where, None, resample, derivatives, cutoff)
+    return _build(arrays, where, None, resample, derivatives, cutoff, transmission=transmission)
+
+
+def motor_log(dataset: Dataset, transmission) -> Dataset:
+    """The log a controller would record of a joint-side ``dataset`` behind ``transmission``
+    (``jaxid.model.transmission.Transmission``): motor positions ``R^{-1} (q - offset)`` (N, n) rad,
+    velocities and accelerations ``R^{-1} (qd, qdd)``, motor torques ``R^T tau`` (N, n) N m; the
+    same t. The inverse of ``read(..., transmission=)`` (e.g. to write a simulated motor-side log).
+    DatasetError when the sizes differ."""
+    if transmission.n != dataset.n:
+        raise DatasetError(
+            f"{dataset.source}: the transmission maps {transmission.n} motors but the dataset has {dataset.n} joints"
+        )
+    move = lambda x: None if x is None else jnp.asarray(transmission.motor_velocities(np.asarray(x)))
+    return dataclasses.replace(
+        dataset,
+        q=jnp.asarray(transmission.motor_positions(np.asarray(dataset.q))),
+        qd=move(dataset.qd),
+        qdd=move(dataset.qdd),
+        tau=jnp.asarray(transmission.motor_torques(np.asarray(dataset.tau))),
+        motor_side=False,
+    )
 
 
 def _columns(ds: Dataset) -> dict:
@@ -1284,6 +1351,10 @@ def concatenate(datasets) -> Dataset:
         return None if getattr(datasets[0], s) is None else jnp.concatenate([getattr(d, s) for d in datasets])
 
     methods = {d.derivatives for d in datasets}
+    if len({d.motor_side for d in datasets}) > 1:
+        raise DatasetError(
+            "concatenate: some runs were logged on the motors' side and some on the joints': read them all the same way"
+        )
     notes = tuple(dict.fromkeys(x for d in datasets for x in d.notes))
     return Dataset(
         jnp.concatenate(times),
@@ -1294,4 +1365,5 @@ def concatenate(datasets) -> Dataset:
         source=" + ".join(str(d.source) for d in datasets),
         derivatives=methods.pop() if len(methods) == 1 else None,
         notes=notes,
+        motor_side=datasets[0].motor_side,
     )

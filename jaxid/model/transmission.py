@@ -181,8 +181,7 @@ class Transmission(eqx.Module):
     @property
     def inverse(self):
         """R^{-1} (n, n), motor from joint (numpy for a concrete transmission)."""
-        xp = arrays.namespace(self.matrix)
-        return xp.linalg.inv(self.matrix)
+        return self._parts()[2]
 
     @property
     def diagonal(self) -> bool:
@@ -190,30 +189,40 @@ class Transmission(eqx.Module):
         R = np.asarray(self.matrix)
         return bool(np.all(R == np.diag(np.diag(R))))
 
+    def _parts(self, *xs):
+        """(R, offset, R^{-1}): jax arrays under a trace of any of xs or of the transmission, else
+        numpy (concrete bookkeeping without compiling a program per shape, ``jaxid.arrays``)."""
+        if arrays.is_traced(self.matrix, self.offset, *xs):
+            return self.matrix, self.offset, jnp.linalg.inv(self.matrix)
+        R = np.asarray(self.matrix)
+        return R, np.asarray(self.offset), np.linalg.inv(R)
+
     # ---- the mappings (arrays (..., n)) -----------------------------------------------
     def joint_positions(self, q_m):
         """Joint positions (..., n) rad (m) from motor positions q_m (..., n) rad: ``R q_m + offset``."""
-        return q_m @ self.matrix.T + self.offset
+        R, off, _ = self._parts(q_m)
+        return q_m @ R.T + off
 
     def joint_velocities(self, v_m):
         """Joint velocities or accelerations (..., n) from the motors' (..., n): ``R v_m``."""
-        return v_m @ self.matrix.T
+        return v_m @ self._parts(v_m)[0].T
 
     def motor_positions(self, q):
         """Motor positions (..., n) rad from joint positions q (..., n): ``R^{-1} (q - offset)``."""
-        return (q - self.offset) @ self.inverse.T
+        _, off, inv = self._parts(q)
+        return (q - off) @ inv.T
 
     def motor_velocities(self, v):
         """Motor velocities or accelerations (..., n) from the joints' (..., n): ``R^{-1} v``."""
-        return v @ self.inverse.T
+        return v @ self._parts(v)[2].T
 
     def joint_torques(self, tau_m):
         """Joint torques (..., n) N m (N) from motor torques tau_m (..., n) N m: ``R^{-T} tau_m``."""
-        return tau_m @ self.inverse
+        return tau_m @ self._parts(tau_m)[2]
 
     def motor_torques(self, tau):
         """Motor torques (..., n) N m from joint torques tau (..., n): ``R^T tau`` (power balance)."""
-        return tau @ self.matrix
+        return tau @ self._parts(tau)[0]
 
     # ---- records -------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -230,7 +239,7 @@ class Transmission(eqx.Module):
         for j in range(self.n):
             others = [k for k in range(self.n) if k != j and R[j, k] != 0]
             if not others:
-                parts.append(f"{names[j]} 1:{1 / R[j, j]:.4g}")
+                parts.append(f"{names[j]} ratio {1 / R[j, j]:.4g}")
             else:
                 row = " + ".join(f"{R[j, k]:.4g} q_m{k + 1}" for k in range(self.n) if R[j, k] != 0)
                 parts.append(f"{names[j]} = {row}")
