@@ -325,3 +325,19 @@ def joint_side_terms(transmission: Transmission, terms, values) -> dict:
     factor = {"ia": 1 / d**2, "fv": 1 / d**2, "fc": 1 / np.abs(d), "offset": 1 / d, "fva": 1 / (d * np.abs(d))}
     values = np.asarray(values, dtype=float)
     return {t: values[:, k] * factor[t] for k, t in enumerate(terms) if t in factor}
+
+
+def motor_side_terms(transmission: Transmission, terms, values) -> np.ndarray:
+    """Joint-side joint-term values (n, k) of ``terms`` (e.g. a URDF's ``<dynamics>``) as the
+    motor-side values with the same torque (the inverse of :func:`joint_side_terms`), where the
+    transmission has no coupled joints and the term has an equivalent; 0 elsewhere (a coupled
+    joint's friction is not one motor's). Nominal values only: what a prior starts from."""
+    values = np.asarray(values, dtype=float)
+    out = np.zeros_like(values)
+    if not transmission.diagonal or not len(terms):
+        return out
+    ones = joint_side_terms(transmission, terms, np.ones_like(values))  # factor per term
+    for k, t in enumerate(terms):
+        if t in ones:
+            out[:, k] = values[:, k] / ones[t]
+    return out
