@@ -81,7 +81,10 @@ def model_mismatches(robot, params) -> list[str]:
             for k, v in (("matrix", "matrix"), ("offset", "offset"))
         )
         if not same:
-            return ["the parameters were identified through another transmission than this model's (params.json model.transmission)"]
+            return [
+                "the parameters were identified through another transmission (params.json model.transmission) "
+                "than this model's"
+            ]
     return []
 
 
@@ -176,7 +179,10 @@ def _with_transmission(robot, spec, urdf):
     elif str(spec) == "urdf":
         if urdf is None:
             raise ValueError("the transmission 'urdf' is read from a URDF's <transmission> elements; give the URDF")
-        t = urdf_reader.read_transmission(urdf, names)
+        try:
+            t = urdf_reader.read_transmission(urdf, names)
+        except urdf_reader.URDFError as e:  # a transmission problem, named as such
+            raise tr.TransmissionError(str(e)) from None
     else:
         t = tr.load(spec, names)
     values = tr.motor_side_terms(t, robot.joint_terms, np.asarray(robot.joint_params))
@@ -192,10 +198,11 @@ def model_from_description(
     dh=None,
     mjcf=None,
     check_inertia: bool = True,
+    transmission=None,
 ):
     """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
     replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity, gravity and
-    transmission.
+    transmission (``transmission``, as :func:`build_model` takes it, replaces the file's).
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(
@@ -204,7 +211,7 @@ def model_from_description(
         stribeck_vs=model.get("stribeck_vs"),
         gravity=model.get("gravity"),
         check_inertia=check_inertia,
-        transmission=model.get("transmission"),
+        transmission=model.get("transmission") if transmission is None else transmission,
     )
     if any(x is not None for x in (builtin, urdf, dh, mjcf)):
         return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf, **kw)

@@ -22,12 +22,16 @@ def model(
     coulomb_eps: float | None = None,
     stribeck_vs: float | None = None,
     check_inertia: bool = True,
+    transmission=None,
 ):
     """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``), one read from a
     URDF, a DH description file (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled, and
     its ``model`` entry for ``params.json`` (see ``jaxid.model.description.model_description``), with the
     fingerprint of its kinematics and the file's content hash. check_inertia=False accepts
-    placeholder (non-physical) URDF or MJCF inertials."""
+    placeholder (non-physical) URDF or MJCF inertials. transmission: the motors' transmission
+    (a ``jaxid.model.transmission.Transmission``, a file, or ``"urdf"``; see
+    ``jaxid.model.description.build_model``): the joint terms then act on the motors, and the
+    description records it."""
     robot = build_model(
         builtin=builtin,
         urdf=urdf,
@@ -38,6 +42,7 @@ def model(
         coulomb_eps=coulomb_eps,
         stribeck_vs=stribeck_vs,
         check_inertia=check_inertia,
+        transmission=transmission,
     )
     return robot, model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf)
 
@@ -52,6 +57,7 @@ def read(
     gains=None,
     resample: bool = False,
     max_gap: float | None = None,
+    transmission=None,
 ):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
@@ -60,11 +66,17 @@ def read(
     ``jaxid.data.read``. resample: interpolate jittered time stamps onto a uniform grid.
     max_gap: s, accept gaps in the time stamps up to this long (dropped samples; bridged by
     resampling), else a gap of over ``jaxid.data.GAP_FACTOR`` median steps is an error.
+    transmission: a motor-side log's ``jaxid.model.transmission.Transmission`` (converted to
+    the joints on reading, ``jaxid.data.read``), or None.
     Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
     """
     from jaxid import data
 
-    extra = {k: v for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap).items() if v is not None}
+    extra = {
+        k: v
+        for k, v in dict(columns=columns, units=units, gains=gains, max_gap=max_gap, transmission=transmission).items()
+        if v is not None
+    }
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 

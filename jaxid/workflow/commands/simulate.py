@@ -59,9 +59,11 @@ def run_simulate(request: SimulateRequest) -> SimulateOutcome:
         **noise,
     )
     f0, harmonics = data.read_excitation(r.trajectory)  # the excitation's period carries over
-    data.write(dataclasses.replace(m.data, base_frequency=f0, harmonics=harmonics), r.output)
+    # With a transmission the files are what the controller logs: the motors' side (noise added on the joints').
+    log = (lambda ds: ds) if robot.transmission is None else (lambda ds: data.motor_log(ds, robot.transmission))
+    data.write(log(dataclasses.replace(m.data, base_frequency=f0, harmonics=harmonics)), r.output)
     if r.truth:
-        data.write(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth"), r.truth)
+        data.write(log(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth")), r.truth)
     if r.true_params:
         _write_true_params(r.true_params, desc, m.robot)
     tau_rms = np.sqrt(np.mean(np.asarray(m.tau) ** 2, axis=0))
