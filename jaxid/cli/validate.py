@@ -105,9 +105,7 @@ def run(args) -> int:
     for e in doc["files"]:
         motor = e.get("space") == "motor"  # a motor-side log: the motors' torques
         where = " (motor torques, as logged)" if motor else ""
-        print(
-            f"{e['file']}: {e['samples']} samples{where}, relative error ||e||/||tau|| = {e['relative_error']:.3g} %"
-        )
+        print(f"{e['file']}: {e['samples']} samples{where}, relative error ||e||/||tau|| = {e['relative_error']:.3g} %")
         shown = [c for c in cols if c[0] in e]
         labels = [f"m{j + 1} ({names[j]})" if motor else names[j] for j in range(model.n)]
         w = max(14, *(len(x) + 1 for x in labels))

@@ -124,7 +124,9 @@ class Transmission(eqx.Module):
         if "matrix" in doc and any(k in doc for k in ("ratio", "sign", "coupling")):
             raise TransmissionError(f"{where}: give either 'matrix' (R itself) or 'ratio'/'sign'/'coupling', not both")
         if not any(k in doc for k in ("matrix", "ratio", "coupling")):
-            raise TransmissionError(f"{where}: give 'ratio' (motor turns per joint turn) or 'matrix' (R, joint from motor)")
+            raise TransmissionError(
+                f"{where}: give 'ratio' (motor turns per joint turn) or 'matrix' (R, joint from motor)"
+            )
         try:
             if "matrix" in doc:
                 t = cls(doc["matrix"], doc.get("offset"))
@@ -244,8 +246,10 @@ class Transmission(eqx.Module):
                 row = " + ".join(f"{R[j, k]:.4g} q_m{k + 1}" for k in range(self.n) if R[j, k] != 0)
                 parts.append(f"{names[j]} = {row}")
         shifted = [f"{names[j]} {off[j]:+.4g}" for j in range(self.n) if off[j] != 0]
-        return "motor-side log through the transmission " + ", ".join(parts) + (
-            f"; offsets {', '.join(shifted)} rad" if shifted else ""
+        return (
+            "motor-side log through the transmission "
+            + ", ".join(parts)
+            + (f"; offsets {', '.join(shifted)} rad" if shifted else "")
         )
 
 

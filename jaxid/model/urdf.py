@@ -592,7 +592,9 @@ def read_transmission(path, names):
             seen[jname] = what
         actuators = _by_role(el.findall("actuator"), "actuator")
         reduction = lambda e, label, default=None: _reduction(e, label, path, default)
-        off = [_floats(j.findtext("offset", "0"), 1, f"{what} joint {j.get('name')!r} <offset>", path)[0] for j in joints]
+        off = [
+            _floats(j.findtext("offset", "0"), 1, f"{what} joint {j.get('name')!r} <offset>", path)[0] for j in joints
+        ]
         if kind.endswith("SimpleTransmission"):
             if len(joints) != 1 or len(actuators) > 1:
                 raise URDFError(f"{path}: {what}: a SimpleTransmission has one joint and one actuator")

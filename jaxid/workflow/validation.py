@@ -170,7 +170,7 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
                 f"{bad.message}; these parameters are not a usable model of this robot "
                 "(check the params file, and that it was identified for this robot)"
             )
-        if motor:  # in the log's space: the motors' torques (their limits are not the joints')
+        if motor and transmission is not None:  # in the log's space: the motors' torques (limits are the joints')
             real, pred = (np.asarray(transmission.motor_torques(x)) for x in (real, pred))
         val.runs.append(
             {
