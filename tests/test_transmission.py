@@ -333,3 +333,20 @@ def test_joints_reorder_and_other_bad_input(tmp_path, capsys):
 def _planar_kwargs():
     r = jaxid.models.planar(3)
     return dict(placements=r.placements, axes=r.axes, inertial=r.inertial)
+
+
+def test_model_file_gets_joint_side_friction(tmp_path):
+    """Writing a URDF back: motor-side fv, fc become the joints' <dynamics> (fv r^2, fc |r|); a coupled
+    transmission's are left out, with a warning."""
+    path = tmp_path / "r.urdf"
+    path.write_text(URDF)
+    robot = jaxid.Robot.from_urdf(path, joint_terms=("fv", "fc"))
+    motor = np.array([[1e-4, 0.01], [2e-4, 0.02], [3e-4, 0.03]])
+    diag = robot.with_transmission(Transmission.from_ratios(RATIO)).with_joint_terms(("fv", "fc"), motor)
+    out = urdf.write_back(diag, diag.parameter_vector(), path, tmp_path / "out.urdf")
+    back = jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc"))
+    np.testing.assert_allclose(np.asarray(back.joint_params), motor * np.stack([RATIO**2, np.abs(RATIO)], axis=1))
+    coupled = diag.with_transmission(wrist())
+    with pytest.warns(UserWarning, match="coupled joints"):
+        out = urdf.write_back(coupled, coupled.parameter_vector(), path, tmp_path / "out2.urdf")
+    assert not np.asarray(jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc")).joint_params).any()

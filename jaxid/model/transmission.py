@@ -40,6 +40,7 @@ A transmission file (``--transmission FILE``, :func:`load`) is JSON or TOML, wit
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import equinox as eqx
@@ -345,3 +346,25 @@ def motor_side_terms(transmission: Transmission, terms, values) -> np.ndarray:
         if t in ones:
             out[:, k] = values[:, k] / ones[t]
     return out
+
+
+def file_values(robot, joint_values) -> np.ndarray:
+    """A robot's joint-term values (n_joints, k) as a joint-side model file (URDF ``<dynamics>``,
+    MJCF, Pinocchio) holds them: as they are without a transmission; with one, each term's
+    joint-side equivalent (:func:`joint_side_terms`), NaN for a term without one, and all NaN with
+    a warning for a coupled transmission (the writers then leave those values out)."""
+    values = np.asarray(joint_values, dtype=float)
+    t = getattr(robot, "transmission", None)
+    if t is None:
+        return values
+    if not t.diagonal:
+        warnings.warn(
+            "the joint terms act on the motors of coupled joints, which a joint-side model file cannot hold: "
+            "they are left out of it (params.json keeps them)",
+            stacklevel=3,
+        )
+        return np.full_like(values, np.nan)
+    side = joint_side_terms(t, robot.joint_terms, values)
+    return np.stack([side.get(term, np.full(len(values), np.nan)) for term in robot.joint_terms], axis=1).reshape(
+        values.shape
+    )

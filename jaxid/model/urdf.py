@@ -419,8 +419,11 @@ def identified_split(robot, theta):
     p = len(robot.parameter_names())
     if theta.shape != (p,) or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    from jaxid.model.transmission import file_values
+
     bodies, joint_values = robot.split(jnp.asarray(theta))
-    return np.asarray(bodies), np.asarray(joint_values)
+    # motor-side joint terms (Robot.transmission) as the joints' (NaN: none; left out of the file)
+    return np.asarray(bodies), file_values(robot, joint_values)
 
 
 def element_inertia(pi, rest, frame, R, what):
@@ -541,7 +544,11 @@ def write_back(robot, theta, source, out):
             sub = ET.SubElement(el, tag) if sub is None else sub
             for k, v in attrs.items():
                 sub.set(k, numbers(v))
-        terms = {t: joint_values[i, k] for k, t in enumerate(robot.joint_terms) if t in ("fv", "fc")}
+        terms = {
+            t: joint_values[i, k]
+            for k, t in enumerate(robot.joint_terms)
+            if t in ("fv", "fc") and np.isfinite(joint_values[i, k])
+        }
         if terms:
             dyn = joints[jname].find("dynamics")
             dyn = ET.SubElement(joints[jname], "dynamics") if dyn is None else dyn
