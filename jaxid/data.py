@@ -1083,6 +1083,13 @@ def _to_joints(arrays: dict, transmission, where: _Where, notes: list) -> dict:
     """A motor-side log's signals (SI, currents already times gains) on the joints' side:
     ``q = R q_m + offset``, ``qd, qdd = R (qd_m, qdd_m)``, ``tau = R^{-T} tau_m``
     (``jaxid.model.transmission``); recorded in ``notes``."""
+    from jaxid.model.transmission import Transmission
+
+    if not isinstance(transmission, Transmission):
+        raise DatasetError(
+            f"transmission: expected a jaxid.model.transmission.Transmission (e.g. transmission.load(path, "
+            f"robot.coordinate_names)), got {type(transmission).__name__}"
+        )
     joints = arrays["q"].shape[1]
     if transmission.n != joints:
         raise where.error(

@@ -71,6 +71,22 @@ def test_round_trip_and_power_balance():
     assert back.motor_side and "motor-side log" in back.notes[-1]
 
 
+def test_motor_currents_times_gains_then_through_the_gears(tmp_path):
+    """--units tau=A --gains: one torque constant per motor (no gear), then tau = R^-T (k_t i)."""
+    t = wrist()
+    rng = np.random.default_rng(6)
+    ts, qm, current = np.arange(40) * 1e-3, rng.normal(size=(40, 3)), rng.normal(size=(40, 3))
+    path = tmp_path / "amps.csv"
+    np.savetxt(path, np.column_stack([ts, qm, current]), delimiter=",", header="t,q1,q2,q3,tau1,tau2,tau3", comments="")
+    gains = [0.5, 0.4, 0.3]
+    ds = data.read(path, units={"tau": "A"}, gains=gains, transmission=t, derivatives=None)
+    np.testing.assert_allclose(np.asarray(ds.tau), t.joint_torques(current * gains), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(ds.q), t.joint_positions(qm), atol=1e-12)
+    assert any("gains" in n for n in ds.notes) and "ratio -80" in ds.notes[-1]
+    with pytest.raises(data.DatasetError, match="expected a jaxid.model.transmission.Transmission"):
+        data.read(path, transmission="gears.json")
+
+
 @jax.jit  # one program for the torques, their Jacobian and the mass matrix (eager, each op compiles)
 def _torque_jacobian_mass(robot, q, qd, qdd):
     theta = robot.parameter_vector()

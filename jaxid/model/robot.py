@@ -459,7 +459,9 @@ class Robot(eqx.Module):
     def __repr__(self):  # a readable summary instead of equinox's array dump
         lines = [
             f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
-            f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"
+            f"joint terms {list(self.joint_terms) or 'none'}"
+            f"{' on the motors of a transmission' if self.transmission is not None else ''}, "
+            f"{len(self.parameter_names())} parameters"
         ]
         coords = self.coordinates
         for i in range(self.n_joints):
