@@ -40,6 +40,12 @@ Logs of real robots name their columns otherwise and use other units. ``read`` t
 - ``gains``: for a ``tau`` column of motor currents (``units tau=A``, implied by ``gains``),
   the n per-joint torque constants in N·m/A, gear ratio included: ``tau = gains * current``.
   :func:`parse_gains` reads ``"10,10.7,..."``.
+- ``transmission``: a log of the motors' side (motor angles and motor torques or currents, as
+  industrial controllers record them) with the ``jaxid.model.transmission.Transmission`` from
+  the motors to the joints (gear ratios, signs, offsets, a coupled wrist): after units and gains
+  (then per motor, without the gear), ``q = R q_m + offset``, ``qd = R qd_m``, ``qdd = R qdd_m``,
+  ``tau = R^{-T} tau_m``; the dataset holds the joints' side and says so (``motor_side``).
+  :func:`motor_log` goes the other way (a simulated controller's log).
 
 :func:`load_mapping` reads the three from a small JSON or TOML file, to pass on as
 ``read(path, **load_mapping(mapping_file))``. Every conversion made is recorded in the
@@ -183,6 +189,9 @@ class Dataset(eqx.Module):
     base_frequency: base frequency of the periodic excitation that produced the run, Hz, or
         None when unknown; harmonics: its number of harmonics, or None (static metadata, from
         the file's sidecar).
+    motor_side: the log was recorded on the motors' side and converted to the joints through a
+        transmission on reading (``read(..., transmission=)``; the samples are joint-side); its
+        residuals are reported on the motors' side (``jaxid.workflow.validate``). Static.
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -198,6 +207,7 @@ class Dataset(eqx.Module):
     notes: tuple[str, ...] = eqx.field(static=True, default=())
     base_frequency: float | None = eqx.field(static=True, default=None)
     harmonics: int | None = eqx.field(static=True, default=None)
+    motor_side: bool = eqx.field(static=True, default=False)
 
     @property
     def n(self) -> int:
@@ -1415,13 +1425,15 @@ def _build(
     notes=(),
     rate: float | None = None,
     window: tuple[float | None, float | None] | None = None,
+    transmission=None,
 ) -> Dataset:
     """Check the signals, convert units, resample an irregular grid if asked, and fill
     missing derivatives. check_time: also shift a clock's stamps to start at 0, put stamps
     regular to their resolution on the uniform grid, and refuse implausible rates and gaps
     (files). max_gap: s, the longest gap (over GAP_FACTOR median steps) accepted when
     check_time. rate: Hz, checked against the stamps' mean rate. window: (T0, T1) s from the
-    log's start (either None), the samples kept, chosen before any other check."""
+    log's start (either None), the samples kept, chosen before any other check.
+    transmission: a motor-side log's (``jaxid.model.transmission.Transmission``), or None."""
     notes = list(notes)
     t = arrays["t"]
     if t.ndim != 1:
@@ -1485,6 +1497,8 @@ def _build(
         if gaps:
             notes.append(gaps)
 
+    if transmission is not None:
+        arrays = _to_joints(arrays, transmission, where, notes)
     missing = [s for s in ("qd", "qdd") if s not in arrays]
     jitter = np.std(step) / np.mean(step)
     if jitter > JITTER_TOL and quantum is not None:
@@ -1523,6 +1537,7 @@ def _build(
         qdd,
         source=where.path,
         notes=notes,
+        motor_side=transmission is not None,
     )
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
@@ -1540,8 +1555,36 @@ def _build(
             source=where.path,
             derivatives=derivatives,
             notes=notes,
+            motor_side=ds.motor_side,
         )
     return ds
+
+
+def _to_joints(arrays: dict, transmission, where: _Where, notes: list) -> dict:
+    """A motor-side log's signals (SI, currents already times gains) on the joints' side:
+    ``q = R q_m + offset``, ``qd, qdd = R (qd_m, qdd_m)``, ``tau = R^{-T} tau_m``
+    (``jaxid.model.transmission``); recorded in ``notes``."""
+    from jaxid.model.transmission import Transmission
+
+    if not isinstance(transmission, Transmission):
+        raise DatasetError(
+            f"transmission: expected a jaxid.model.transmission.Transmission (e.g. transmission.load(path, "
+            f"robot.coordinate_names)), got {type(transmission).__name__}"
+        )
+    joints = arrays["q"].shape[1]
+    if transmission.n != joints:
+        raise where.error(
+            f"the transmission maps {transmission.n} motors but the log has {joints} joint columns; "
+            "give one ratio (and matrix row) per logged motor"
+        )
+    out = dict(arrays)
+    out["q"] = np.asarray(transmission.joint_positions(arrays["q"]))
+    for s in ("qd", "qdd"):
+        if s in arrays:
+            out[s] = np.asarray(transmission.joint_velocities(arrays[s]))
+    out["tau"] = np.asarray(transmission.joint_torques(arrays["tau"]))
+    notes.append(transmission.describe())
+    return out
 
 
 def read(
@@ -1559,6 +1602,7 @@ def read(
     topic: str | None = None,
     rate: float | None = None,
     window=None,
+    transmission=None,
 ) -> Dataset:
     """Read a dataset from a ``.csv`` (``.tsv``), ``.npz`` or ``.h5``/``.hdf5`` file or a ROS 2
     bag (formats, mapping, units and time stamps in the module docstring).
@@ -1590,12 +1634,18 @@ def read(
         the signals are converted to SI (t s, q rad, qd rad/s, qdd rad/s², tau N·m).
     gains: n torque constants, N·m/A (gear ratio included), for a tau column of motor
         currents: tau = gains * current, shape (n,); or the text of :func:`parse_gains`.
+        With a ``transmission``, per motor and without the gear: tau_m = gains * current.
     joint_names: the model's coordinate names (``Robot.coordinate_names``), n strings, or None.
         When given, the columns a glob pattern of ``columns`` matched for a signal are put in
         the model's joint order by the joint names in their headers
         (:func:`order_by_joint_names`; a name matching no column or two, or a column naming two
         joints, is an error); headers that name none of the joints keep their name order, noted
         in ``notes``. NPZ and HDF5 arrays keep their layout (they carry no names).
+    transmission: None (the log is on the joints' side), or the
+        ``jaxid.model.transmission.Transmission`` of a motor-side log: its q, qd, qdd, tau
+        (after units and gains) are motor positions, velocities, accelerations and torques,
+        converted to the joints (``q = R q_m + offset``, ``tau = R^{-T} tau_m``) before any
+        derivative is computed; recorded in ``notes`` and ``Dataset.motor_side``.
 
     Returns a Dataset with t (N,) s, q, tau, [qd, qdd] (N, n) in SI units; what was converted
     or resampled is listed in its ``notes``.
@@ -1616,7 +1666,20 @@ def read(
     if rosbag.is_bag(path):
         arrays, where, notes = _read_bag(path, topic, columns, joint_names)
         return _finish(
-            path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window
+            path,
+            arrays,
+            where,
+            notes,
+            n,
+            resample,
+            derivatives,
+            cutoff,
+            units,
+            gains,
+            max_gap,
+            rate,
+            window,
+            transmission,
         )
     if topic is not None:
         raise DatasetError(f"{path}: topic {topic!r} is for ROS 2 bags (a directory with metadata.yaml, or .mcap)")
@@ -1644,10 +1707,27 @@ def read(
         arrays, where, notes = _read_npz(path, columns, need_t)
     else:
         arrays, where, notes = _read_hdf5(path, columns, need_t)
-    return _finish(path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window)
+    return _finish(
+        path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window, transmission
+    )
 
 
-def _finish(path: Path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window):
+def _finish(
+    path: Path,
+    arrays,
+    where,
+    notes,
+    n,
+    resample,
+    derivatives,
+    cutoff,
+    units,
+    gains,
+    max_gap,
+    rate,
+    window,
+    transmission,
+):
     """The Dataset of a reader's arrays (:func:`read`): the time of a log without stamps from
     its rate, then :func:`_build`, then the excitation sidecar."""
     notes = list(notes)
@@ -1674,6 +1754,7 @@ def _finish(path: Path, arrays, where, notes, n, resample, derivatives, cutoff, 
         notes=notes,
         rate=rate,
         window=window,
+        transmission=transmission,
     )
     f0, harmonics = read_excitation(path)
     return ds if f0 is None else dataclasses.replace(ds, base_frequency=f0, harmonics=harmonics)
@@ -1737,11 +1818,13 @@ def from_arrays(
     derivatives: str | None = None,
     cutoff: float | None = None,
     source: str = "<arrays>",
+    transmission=None,
 ) -> Dataset:
     """A checked Dataset from arrays: t (N,) s, q (N, n) rad, tau (N, n) N·m, optional
     qd (N, n) rad/s and qdd (N, n) rad/s². The other arguments are those of :func:`read`,
     except that missing derivatives are left missing unless ``derivatives`` names a method,
-    and that the sampling rate and gaps are not checked (arrays are not log files).
+    and that the sampling rate and gaps are not checked (arrays are not log files). transmission:
+    the arrays are the motors' (as in :func:`read`).
     """
     arrays = {
         s: np.asarray(a, dtype=np.float64) for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None
@@ -1749,7 +1832,28 @@ def from_arrays(
     if q is None or tau is None:
         raise DatasetError(f"{source}: q and tau are required")
     where = _Where(source, {s: s for s in arrays})
-    return _build(arrays, where, None, resample, derivatives, cutoff)
+    return _build(arrays, where, None, resample, derivatives, cutoff, transmission=transmission)
+
+
+def motor_log(dataset: Dataset, transmission) -> Dataset:
+    """The log a controller would record of a joint-side ``dataset`` behind ``transmission``
+    (``jaxid.model.transmission.Transmission``): motor positions ``R^{-1} (q - offset)`` (N, n) rad,
+    velocities and accelerations ``R^{-1} (qd, qdd)``, motor torques ``R^T tau`` (N, n) N m; the
+    same t. The inverse of ``read(..., transmission=)`` (e.g. to write a simulated motor-side log).
+    DatasetError when the sizes differ."""
+    if transmission.n != dataset.n:
+        raise DatasetError(
+            f"{dataset.source}: the transmission maps {transmission.n} motors but the dataset has {dataset.n} joints"
+        )
+    move = lambda x: None if x is None else jnp.asarray(transmission.motor_velocities(np.asarray(x)))
+    return dataclasses.replace(
+        dataset,
+        q=jnp.asarray(transmission.motor_positions(np.asarray(dataset.q))),
+        qd=move(dataset.qd),
+        qdd=move(dataset.qdd),
+        tau=jnp.asarray(transmission.motor_torques(np.asarray(dataset.tau))),
+        motor_side=False,
+    )
 
 
 def _columns(ds: Dataset) -> dict:
@@ -1834,6 +1938,10 @@ def concatenate(datasets) -> Dataset:
         return None if getattr(datasets[0], s) is None else jnp.concatenate([getattr(d, s) for d in datasets])
 
     methods = {d.derivatives for d in datasets}
+    if len({d.motor_side for d in datasets}) > 1:
+        raise DatasetError(
+            "concatenate: some runs were logged on the motors' side and some on the joints': read them all the same way"
+        )
     notes = tuple(dict.fromkeys(x for d in datasets for x in d.notes))
     return Dataset(
         jnp.concatenate(times),
@@ -1844,4 +1952,5 @@ def concatenate(datasets) -> Dataset:
         source=" + ".join(str(d.source) for d in datasets),
         derivatives=methods.pop() if len(methods) == 1 else None,
         notes=notes,
+        motor_side=datasets[0].motor_side,
     )

@@ -142,6 +142,9 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
         centre of mass (m), u uniform in [-1, 1]^3.
     Joint terms in ``friction`` are drawn uniformly from :data:`FRICTION_RANGES` times the
     torque scale of :func:`torque_scale`; other enabled joint terms (e.g. ``ia``) keep their values.
+    With a transmission (``robot.transmission``, terms on the motors) they are drawn as the
+    same joint-side friction carried to the motor by its own gear (R's diagonal d: ``fv_m = d^2 fv``,
+    ``fc_m = |d| fc``, ...), so that a 1:100 gear gets a motor's friction, not a joint's.
 
     robot: the nominal ``Robot``. key: ``jax.random`` key. scale: relative size of the
     perturbation, in [0, 1). friction: subset of ``FRICTION_RANGES`` (``fv, fc, offset, fs, fva``).
@@ -166,6 +169,10 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
         axis=1,
     )
     drawn = {f: (lo + (hi - lo) * draws[:, j]) * T for j, (f, (lo, hi)) in enumerate(FRICTION_RANGES.items())}
+    if robot.transmission is not None:  # the inverse of jaxid.model.transmission.joint_side_terms, per own gear
+        d = np.diag(np.asarray(robot.transmission.matrix))
+        motor = dict(fv=d**2, fva=d * np.abs(d), fc=np.abs(d), fs=np.abs(d), offset=d)
+        drawn = {f: v * motor[f] for f, v in drawn.items()}
     old = dict(zip(robot.joint_terms, robot.joint_params.T))
     true = robot.with_joint_terms(tuple(robot.joint_terms) + friction)
     values = (

@@ -29,11 +29,13 @@ def add_model_arguments(
     joint_terms: str | None = "fv,fc,offset",
     fit_vs: bool = False,
     fits_data: bool = False,
+    transmission: bool = True,
 ):
     """--robot / --urdf [--tip-link] / --dh / --mjcf, and unless joint_terms is None --joint-terms, --coulomb-eps and
     --stribeck-vs (which also takes 'fit' where fit_vs: the subcommand then identifies it). robot_default: the
     model when none is given (None: the subcommand has none); fits_data: the subcommand fits a log, so a model
-    is required unless the log's sidecar records one (its help says so)."""
+    is required unless the log's sidecar records one (its help says so); with transmission, --transmission
+    (motor-side logs)."""
     src = p.add_mutually_exclusive_group()
     default = f" (default {robot_default})" if robot_default else ""
     if fits_data:
@@ -67,6 +69,14 @@ def add_model_arguments(
         help="accept URDF or MJCF inertials that are not physical (placeholders; plain least squares "
         "does not use them)",
     )
+    if transmission:
+        p.add_argument(
+            "--transmission",
+            metavar="FILE",
+            help="the logs are motor-side (motor angles, motor torques or currents): a JSON/TOML file of gear "
+            "ratios, signs, offsets and coupling (format in docs/your-robot.md), or 'urdf' for the URDF's "
+            "<transmission> elements; rotor inertia and friction then act on the motors (ia_m1, fv_m1, ...)",
+        )
     if joint_terms is not None:
         p.add_argument(
             "--joint-terms",
@@ -114,6 +124,7 @@ def model_spec(args) -> requests.ModelSpec:
         stribeck_vs=getattr(args, "stribeck_vs", None),
         check_inertia=getattr(args, "check_inertia", True),
         default_robot=args.robot_default,
+        transmission=getattr(args, "transmission", None),
     )
     if not getattr(args, "stribeck_vs_fit", False):
         spec.no_fitted_vs()

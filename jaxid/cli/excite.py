@@ -48,7 +48,7 @@ def register(sub):
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_model_arguments(p, robot_default="ur5")
+    add_model_arguments(p, robot_default="ur5", transmission=False)  # the excitation moves the joints
     p.add_argument(
         "-o",
         "--output",

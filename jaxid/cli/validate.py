@@ -103,13 +103,17 @@ def run(args) -> int:
         ("nrms_limits", "NRMS lim %", ".3g"),
     ]
     for e in doc["files"]:
-        print(f"{e['file']}: {e['samples']} samples, relative error ||e||/||tau|| = {e['relative_error']:.3g} %")
+        motor = e.get("space") == "motor"  # a motor-side log: the motors' torques
+        where = " (motor torques, as logged)" if motor else ""
+        print(f"{e['file']}: {e['samples']} samples{where}, relative error ||e||/||tau|| = {e['relative_error']:.3g} %")
         shown = [c for c in cols if c[0] in e]
-        print(f"  {'joint':<14}" + "".join(f"{h:>12}" for _, h, _ in shown))
+        labels = [f"m{j + 1} ({names[j]})" if motor else names[j] for j in range(model.n)]
+        w = max(14, *(len(x) + 1 for x in labels))
+        print(f"  {'motor' if motor else 'joint':<{w}}" + "".join(f"{h:>12}" for _, h, _ in shown))
         fmt = lambda v, f: f"{v:>12{f}}" if v is not None else f"{'-':>12}"
         for j in range(model.n):
-            print(f"  {names[j]:<14}" + "".join(fmt(e[k]["per_joint"][j], f) for k, _, f in shown))
-        print(f"  {'overall':<14}" + "".join(fmt(e[k]["overall"], f) for k, _, f in shown))
+            print(f"  {labels[j]:<{w}}" + "".join(fmt(e[k]["per_joint"][j], f) for k, _, f in shown))
+        print(f"  {'overall':<{w}}" + "".join(fmt(e[k]["overall"], f) for k, _, f in shown))
     if not args.no_figures:
         print(f"wrote figures and metrics.json to {out}/")
     if doc["report"]:

@@ -19,7 +19,8 @@ def model_description(
     a URDF path, a DH description file (``jaxid.model.dh``), an MJCF path, or none for a model
     built in code: then a reader must give the robot), its joint terms, the :func:`fingerprint`
     of its kinematics and, for a file, its SHA-256 (``urdf_sha256``, ``dh_sha256``,
-    ``mjcf_sha256``)."""
+    ``mjcf_sha256``); with a transmission (``Robot.transmission``), its matrix and offset
+    (``transmission``: the model's joint terms act on the motors, and its logs are motor-side)."""
     if sum(x is not None for x in (builtin, urdf, dh, mjcf)) > 1:
         raise ValueError("describe the model by at most one of builtin= (e.g. 'ur5'), urdf=, dh= and mjcf=")
     desc = {
@@ -38,6 +39,8 @@ def model_description(
         if path is not None:
             desc[key] = str(Path(path).resolve())
             desc[f"{key}_sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    if getattr(robot, "transmission", None) is not None:
+        desc["transmission"] = robot.transmission.to_dict()
     return desc
 
 
@@ -70,6 +73,18 @@ def model_mismatches(robot, params) -> list[str]:
         ]
     if desc.get("name") is not None and desc["name"] != robot.name:
         return [f"the parameters were identified for model {desc['name']!r}, this is {robot.name!r}"]
+    ours = getattr(robot, "transmission", None)
+    theirs = desc.get("transmission")
+    if theirs is not None and ours is not None:
+        same = all(
+            np.allclose(np.asarray(theirs[k], dtype=float), np.asarray(getattr(ours, v)), rtol=1e-9, atol=1e-12)
+            for k, v in (("matrix", "matrix"), ("offset", "offset"))
+        )
+        if not same:
+            return [
+                "the parameters were identified through another transmission (params.json model.transmission) "
+                "than this model's"
+            ]
     return []
 
 
@@ -97,6 +112,7 @@ def build_model(
     stribeck_vs: float | None = None,
     gravity=None,
     check_inertia: bool = True,
+    transmission=None,
 ):
     """A ``Robot`` from a built-in name, a URDF file, a DH description file
     (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled (values 0, or a URDF's
@@ -104,7 +120,13 @@ def build_model(
     and, when given, the Coulomb smooth-sign scale ``coulomb_eps`` and the Stribeck velocity
     ``stribeck_vs`` (rad/s), and the gravity vector ``gravity`` (3,) m/s^2 in the base frame (e.g.
     ``jaxid.identification.gravity.fit_gravity``'s). check_inertia=False accepts a URDF whose inertials are not
-    physical (placeholders: plain least squares does not use them), and an MJCF's likewise."""
+    physical (placeholders: plain least squares does not use them), and an MJCF's likewise.
+    transmission: None, a ``jaxid.model.transmission.Transmission``, its table (params.json's
+    ``model.transmission``, a transmission file's keys), a transmission file (.json, .toml) or
+    ``"urdf"`` (the URDF's ``<transmission>`` elements, ``jaxid.model.urdf.read_transmission``):
+    the joint terms then act on the motors (``Robot.transmission``), with the model file's nominal
+    joint-side values converted where there is a motor-side equivalent
+    (``jaxid.model.transmission.motor_side_terms``)."""
     import dataclasses
 
     from jaxid.model import dh as dh_file
@@ -138,7 +160,33 @@ def build_model(
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"gravity must be 3 finite numbers (m/s^2, base frame), got {gravity!r}")
         robot = dataclasses.replace(robot, gravity=jnp.asarray(g))
+    if transmission is not None:
+        robot = _with_transmission(robot, transmission, urdf)
     return robot
+
+
+def _with_transmission(robot, spec, urdf):
+    """``robot`` with the transmission of ``spec`` (see :func:`build_model`), its nominal joint terms
+    carried to the motors."""
+    from jaxid.model import transmission as tr
+    from jaxid.model import urdf as urdf_reader
+
+    names = robot.coordinate_names
+    if isinstance(spec, tr.Transmission):
+        t = spec.for_joints(None, names)
+    elif isinstance(spec, dict):
+        t = tr.Transmission.from_dict(spec, names, where="model.transmission")
+    elif str(spec) == "urdf":
+        if urdf is None:
+            raise ValueError("the transmission 'urdf' is read from a URDF's <transmission> elements; give the URDF")
+        try:
+            t = urdf_reader.read_transmission(urdf, names)
+        except urdf_reader.URDFError as e:  # a transmission problem, named as such
+            raise tr.TransmissionError(str(e)) from None
+    else:
+        t = tr.load(spec, names)
+    values = tr.motor_side_terms(t, robot.joint_terms, np.asarray(robot.joint_params))
+    return robot.with_transmission(t).with_joint_terms(robot.joint_terms, values)
 
 
 def model_from_description(
@@ -150,9 +198,11 @@ def model_from_description(
     dh=None,
     mjcf=None,
     check_inertia: bool = True,
+    transmission=None,
 ):
     """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
-    replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity and gravity.
+    replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity, gravity and
+    transmission (``transmission``, as :func:`build_model` takes it, replaces the file's).
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(
@@ -161,6 +211,7 @@ def model_from_description(
         stribeck_vs=model.get("stribeck_vs"),
         gravity=model.get("gravity"),
         check_inertia=check_inertia,
+        transmission=model.get("transmission") if transmission is None else transmission,
     )
     if any(x is not None for x in (builtin, urdf, dh, mjcf)):
         return build_model(builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf, **kw)

@@ -434,6 +434,8 @@ def write_back(robot, theta, source, out):
     for k, term in enumerate(robot.joint_terms):
         attr = TERM_ATTRIBUTES.get(term)
         for i, j in enumerate(elements if attr else ()):
+            if not np.isfinite(joint_values[i, k]):  # a motor-side term without a joint-side equivalent
+                continue
             if joint_values[i, k] < 0:
                 raise ValueError(
                     f"joint {robot.names[i]!r}: identified {attr} {joint_values[i, k]:g} is negative, "

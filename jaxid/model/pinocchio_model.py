@@ -131,7 +131,10 @@ def to_pinocchio(robot, theta=None):
     model = pin.Model()
     model.name = robot.name
     model.gravity.linear = np.asarray(robot.gravity, dtype=float)
+    from jaxid.model.transmission import file_values
+
     inertial, joint_params = (np.asarray(x) for x in robot.split(robot.parameter_vector()))
+    joint_params = file_values(robot, joint_params)  # motor-side terms as the joints' (NaN: none)
     coords, ids = robot.coordinates, []
     for i in range(robot.n_joints):
         axis = np.asarray(robot.axes[i], dtype=float)
@@ -162,7 +165,7 @@ def to_pinocchio(robot, theta=None):
         if term in TERM_ARRAYS:
             values = np.asarray(getattr(model, TERM_ARRAYS[term])).copy()
             for i in range(robot.n_joints):
-                if robot.mimic[i] < 0:
+                if robot.mimic[i] < 0 and np.isfinite(joint_params[i, k]):
                     values[model.joints[ids[i]].idx_v] = joint_params[i, k]
             setattr(model, TERM_ARRAYS[term], values)
     return model

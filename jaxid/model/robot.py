@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -13,6 +14,7 @@ from jaxid import arrays, cache
 from jaxid.dynamics import spatial
 from jaxid.friction import models as friction_models
 from jaxid.model import inertia
+from jaxid.model.transmission import Transmission
 
 # Per-joint terms that can be switched on, in the order their columns appear; the columns
 # and units live in one table, jaxid.friction.models.JOINT_BASIS (eps = coulomb_eps,
@@ -63,6 +65,12 @@ class Robot(eqx.Module):
             (n_joints,), 1 and 0 for independent joints (offset in rad or m).
         q_min, q_max: position limits of the coordinates, (n,), rad or m.
         qd_max, qdd_max, tau_max: velocity, acceleration and torque limits, (n,).
+        transmission: None (the joint terms act on the joints), or a
+            :class:`~jaxid.model.transmission.Transmission` from motors to joints, ``q = R q_m +
+            offset``: every joint term then acts on its motor's coordinate ``q_m = R^{-1} (q -
+            offset)`` and reaches the joints as ``R^{-T} tau_m`` (rotor inertia and friction on the
+            motor side; a coupled wrist's cross terms), and is named ``fv_m1``, ``ia_m5``, ...
+            (needs a robot without mimic joints: one motor per coordinate).
     """
 
     joint_types: tuple = eqx.field(static=True)
@@ -87,6 +95,7 @@ class Robot(eqx.Module):
     qd_max: jnp.ndarray
     qdd_max: jnp.ndarray
     tau_max: jnp.ndarray
+    transmission: Transmission | None
 
     def __init__(
         self,
@@ -113,6 +122,7 @@ class Robot(eqx.Module):
         name="robot",
         mimic_ratio=None,
         mimic_offset=None,
+        transmission=None,
     ):
         placements = jnp.asarray(placements, dtype=float)
         if placements.ndim != 3 or placements.shape[1:] != (4, 4):
@@ -168,6 +178,7 @@ class Robot(eqx.Module):
         lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (nq,))
         self.q_min, self.q_max = lim(q_min, -inf), lim(q_max, inf)
         self.qd_max, self.qdd_max, self.tau_max = lim(qd_max, inf), lim(qdd_max, inf), lim(tau_max, inf)
+        self.transmission = _checked_transmission(transmission, self)
 
     # ---- the model interface -------------------------------------------------------------
     @property
@@ -214,7 +225,8 @@ class Robot(eqx.Module):
     def parameter_names(self) -> tuple[str, ...]:
         """Names of theta's entries, e.g. ``m1, mx1, ..., Izz6, fv1, fc1, ...`` (per joint)."""
         rigid = [f"{k}{i + 1}" for i in range(self.n_joints) for k in inertia.INERTIAL_NAMES]
-        joint = [f"{k}{i + 1}" for i in range(self.n_joints) for k in self.joint_terms]
+        side = "" if self.transmission is None else "_m"  # motor-side terms: their own names
+        joint = [f"{k}{side}{i + 1}" for i in range(self.n_joints) for k in self.joint_terms]
         return tuple(rigid + joint)
 
     def split(self, theta):
@@ -262,7 +274,14 @@ class Robot(eqx.Module):
     def joint_torque(self, joint_params, q, qd, qdd):
         """Torque of the enabled per-joint terms (n,) N m, linear in ``joint_params`` (n_joints, k):
         the columns of ``jaxid.friction.models.JOINT_BASIS`` at each joint's position, velocity
-        and acceleration, from the coordinates' q, qd, qdd (n,) rad, rad/s, rad/s^2."""
+        and acceleration, from the coordinates' q, qd, qdd (n,) rad, rad/s, rad/s^2; with a
+        ``transmission``, at each motor's (``q_m = R^{-1} (q - offset)``), carried to the joints
+        by ``R^{-T}``."""
+        if self.transmission is not None:
+            t = self.transmission
+            motion = t.motor_positions(q), t.motor_velocities(qd), t.motor_velocities(qdd)
+            columns = friction_models.joint_basis(self.joint_terms, *motion, self.coulomb_eps, self.stribeck_vs)
+            return t.joint_torques(jnp.sum(columns * joint_params, axis=-1))
         q, qd, qdd = self.joint_motion(q, qd, qdd)
         columns = friction_models.joint_basis(self.joint_terms, q, qd, qdd, self.coulomb_eps, self.stribeck_vs)
         return self.to_coordinates(jnp.sum(columns * joint_params, axis=-1))
@@ -296,7 +315,14 @@ class Robot(eqx.Module):
             tau_max=self.tau_max,
             mimic=self.mimic_spec(),
             name=self.name,
+            transmission=self.transmission,
         )
+
+    def with_transmission(self, transmission):
+        """The same robot with its joint terms on the motors of ``transmission`` (a
+        :class:`~jaxid.model.transmission.Transmission`, or None: on the joints); the joint terms'
+        values are kept (their meaning changes: motor side)."""
+        return dataclasses.replace(self, transmission=transmission)
 
     def mimic_spec(self):
         """The ``mimic=`` argument that rebuilds this robot's coupling: per joint None or
@@ -433,7 +459,9 @@ class Robot(eqx.Module):
     def __repr__(self):  # a readable summary instead of equinox's array dump
         lines = [
             f"Robot {self.name!r}: {self.n} joints ({''.join(self.joint_types)}), "
-            f"joint terms {list(self.joint_terms) or 'none'}, {len(self.parameter_names())} parameters"
+            f"joint terms {list(self.joint_terms) or 'none'}"
+            f"{' on the motors of a transmission' if self.transmission is not None else ''}, "
+            f"{len(self.parameter_names())} parameters"
         ]
         coords = self.coordinates
         for i in range(self.n_joints):
@@ -459,12 +487,40 @@ def joint_columns(robot, q, qd, qdd):
     position, velocity and acceleration q, qd, qdd (n_joints, ...) rad, rad/s, rad/s^2 (joints,
     not coordinates; any trailing sample shape), in its own row, carried to its coordinate with its coupling
     ratio. Written out rather than by ``jax.jacfwd``: 1.1-1.2x faster for a UR5 with joint terms
-    (3 or 6 terms, N = 10,000 batched; the same numbers)."""
+    (3 or 6 terms, N = 10,000 batched; the same numbers). With a ``transmission`` (no mimic joints),
+    motor j's columns at its motion ``R^{-1} (q - offset)``, carried to the joints by ``R^{-T}``."""
+    t = robot.transmission
+    if t is not None:  # the motors' motion, along the leading (joint) axis
+        move = lambda x: jnp.tensordot(t.inverse, x, axes=1)
+        shape = (-1,) + (1,) * (jnp.ndim(q) - 1)
+        q, qd, qdd = move(q - t.offset.reshape(shape)), move(qd), move(qdd)
     basis = friction_models.joint_basis(robot.joint_terms, q, qd, qdd, robot.coulomb_eps, robot.stribeck_vs)
     basis = jnp.moveaxis(basis, -1, 1)  # (n_joints, k, ...)
     nj, k = basis.shape[:2]
     eye = jnp.eye(nj, dtype=basis.dtype).reshape((nj, nj, 1) + (1,) * (basis.ndim - 2))
-    return robot.to_coordinates((eye * basis[None]).reshape((nj, nj * k) + basis.shape[2:]))
+    columns = (eye * basis[None]).reshape((nj, nj * k) + basis.shape[2:])
+    if t is not None:  # tau = R^{-T} tau_m, row by row
+        return jnp.tensordot(t.inverse.T, columns, axes=1)
+    return robot.to_coordinates(columns)
+
+
+def _checked_transmission(transmission, robot):
+    """``transmission`` (None or a Transmission for the robot's n coordinates), checked."""
+    if transmission is None:
+        return None
+    if not isinstance(transmission, Transmission):
+        raise ValueError(f"transmission must be a jaxid.model.transmission.Transmission or None, got {transmission!r}")
+    if robot.n != robot.n_joints:
+        raise ValueError(
+            "a transmission drives every joint by a motor of its own; this robot has mimic joints "
+            "(read the URDF with mimic='independent', or leave the transmission out)"
+        )
+    if transmission.n != robot.n:
+        raise ValueError(
+            f"the transmission maps {transmission.n} motors but the robot has {robot.n} joints; "
+            "give one ratio (and matrix row) per joint"
+        )
+    return transmission
 
 
 def _coupling(mimic, n):

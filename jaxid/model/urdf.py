@@ -20,6 +20,13 @@ Coulomb friction (``fv``, ``fc``) when those joint terms are enabled. The flange
 else a link named like a tool flange (``tool0``, ``flange``, ``..._flange``, ``..._tool0``)
 fixed to a kept link, else the last joint's link.
 
+Transmissions (``<transmission>``, ROS ``transmission_interface``) are not part of the model
+read by :func:`read`: a ROS ``/joint_states`` log is already on the joints' side. For a log of
+the motors, :func:`read_transmission` reads them (``SimpleTransmission``: ``<actuator>
+<mechanicalReduction>`` and the joint's ``<offset>``; ``DifferentialTransmission``: two actuators
+and two joints with their ``<role>``, ``<mechanicalReduction>`` and ``<offset>``) into a
+``jaxid.model.transmission.Transmission``.
+
 Checks at reading: unique link and joint names; each link's inertia physically valid
 (``jaxid.model.inertia.physical_problem``; ``check_inertia=False`` skips it, e.g. for plain
 least squares on a file whose inertias are placeholders); mimic joints that name a missing
@@ -412,8 +419,11 @@ def identified_split(robot, theta):
     p = len(robot.parameter_names())
     if theta.shape != (p,) or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    from jaxid.model.transmission import file_values
+
     bodies, joint_values = robot.split(jnp.asarray(theta))
-    return np.asarray(bodies), np.asarray(joint_values)
+    # motor-side joint terms (Robot.transmission) as the joints' (NaN: none; left out of the file)
+    return np.asarray(bodies), file_values(robot, joint_values)
 
 
 def element_inertia(pi, rest, frame, R, what):
@@ -534,7 +544,11 @@ def write_back(robot, theta, source, out):
             sub = ET.SubElement(el, tag) if sub is None else sub
             for k, v in attrs.items():
                 sub.set(k, numbers(v))
-        terms = {t: joint_values[i, k] for k, t in enumerate(robot.joint_terms) if t in ("fv", "fc")}
+        terms = {
+            t: joint_values[i, k]
+            for k, t in enumerate(robot.joint_terms)
+            if t in ("fv", "fc") and np.isfinite(joint_values[i, k])
+        }
         if terms:
             dyn = joints[jname].find("dynamics")
             dyn = ET.SubElement(joints[jname], "dynamics") if dyn is None else dyn
@@ -550,3 +564,100 @@ def write_back(robot, theta, source, out):
         tree.write(fh, encoding="unicode")
         fh.write("\n")
     return out
+
+
+def read_transmission(path, names):
+    """The ``jaxid.model.transmission.Transmission`` of the ``<transmission>`` elements of a URDF
+    for the joints ``names`` (the model's coordinates, in its order), as ROS
+    ``transmission_interface`` reads them: a ``SimpleTransmission`` gives ``q = q_m / reduction +
+    offset`` (the actuator's ``<mechanicalReduction>``, the joint's ``<offset>``, default 0); a
+    ``DifferentialTransmission`` of actuators a1, a2 (reductions n_a) and joints j1, j2 (reductions
+    n_j, offsets) gives ``q_j1 = (q_a1 / n_a1 + q_a2 / n_a2) / (2 n_j1) + off1`` and ``q_j2 = (q_a1 /
+    n_a1 - q_a2 / n_a2) / (2 n_j2) + off2``; actuator k of a transmission drives the motor
+    coordinate of its joint k (by ``<role>`` actuator1/joint1, else document order). Elements for
+    joints outside ``names`` are skipped. URDFError naming the file and element for a joint of
+    the model without a transmission, one in two, another type, or a missing or zero reduction."""
+    from jaxid.model.transmission import Transmission, TransmissionError
+
+    path = str(path)
+    root, _, _ = parse(path)
+    names = [str(x) for x in names]
+    index = {name: i for i, name in enumerate(names)}
+    n = len(names)
+    R, offset, seen = np.zeros((n, n)), np.zeros(n), {}
+    for el in root.iter("transmission"):
+        tname = el.get("name", "?")
+        what = f"<transmission name={tname!r}>"
+        joints = _by_role(el.findall("joint"), "joint")
+        ours = [j.get("name") for j in joints if j.get("name") in index]
+        if not ours:
+            continue
+        kind = (el.findtext("type") or el.get("type") or "").strip()
+        for jname in ours:
+            if jname in seen:
+                raise URDFError(f"{path}: joint {jname!r} is in {what} and in {seen[jname]}; give it one transmission")
+            seen[jname] = what
+        actuators = _by_role(el.findall("actuator"), "actuator")
+        reduction = lambda e, label, default=None: _reduction(e, label, path, default)
+        off = [
+            _floats(j.findtext("offset", "0"), 1, f"{what} joint {j.get('name')!r} <offset>", path)[0] for j in joints
+        ]
+        if kind.endswith("SimpleTransmission"):
+            if len(joints) != 1 or len(actuators) > 1:
+                raise URDFError(f"{path}: {what}: a SimpleTransmission has one joint and one actuator")
+            # old-style (pr2_mechanism_model) files put <mechanicalReduction> under <transmission>
+            source = actuators[0] if actuators and actuators[0].find("mechanicalReduction") is not None else el
+            i = index[ours[0]]
+            R[i, i], offset[i] = 1.0 / reduction(source, f"{what} <mechanicalReduction>"), off[0]
+        elif kind.endswith("DifferentialTransmission"):
+            if len(joints) != 2 or len(actuators) != 2:
+                raise URDFError(f"{path}: {what}: a DifferentialTransmission has two joints and two actuators")
+            missing = [j.get("name") for j in joints if j.get("name") not in index]
+            if missing:
+                raise URDFError(
+                    f"{path}: {what}: joint(s) {missing} of this differential are not in the model; keep both joints"
+                )
+            na = [reduction(a, f"{what} actuator {a.get('name')!r} <mechanicalReduction>") for a in actuators]
+            nj = [reduction(j, f"{what} joint {j.get('name')!r} <mechanicalReduction>", 1.0) for j in joints]
+            i1, i2 = (index[j.get("name")] for j in joints)
+            # transmission_interface/differential_transmission.h, actuatorToJointPosition; actuator
+            # k drives the motor coordinate of joint k
+            R[i1, i1], R[i1, i2] = 1 / (2 * nj[0] * na[0]), 1 / (2 * nj[0] * na[1])
+            R[i2, i1], R[i2, i2] = 1 / (2 * nj[1] * na[0]), -1 / (2 * nj[1] * na[1])
+            offset[[i1, i2]] = off
+        else:
+            raise URDFError(
+                f"{path}: {what} of joint(s) {ours} has type {kind!r}; supported: SimpleTransmission, "
+                "DifferentialTransmission (give the transmission in a file instead: --transmission FILE)"
+            )
+    missing = [name for name in names if name not in seen]
+    if missing:
+        raise URDFError(
+            f"{path}: no <transmission> for joint(s) {', '.join(missing)}; add them to the URDF, or give the "
+            "whole transmission in a file (--transmission FILE)"
+        )
+    try:
+        return Transmission(R, offset)
+    except TransmissionError as e:
+        raise URDFError(f"{path}: <transmission> elements: {e}") from None
+
+
+def _by_role(elements, kind):
+    """Elements in the order of their ``<role>`` (``actuator1``, ``actuator2``), else as written."""
+    roles = [e.findtext("role", "").strip() for e in elements]
+    if all(r.startswith(kind) and r[len(kind) :].isdigit() for r in roles) and roles:
+        return [e for _, e in sorted(zip(roles, elements), key=lambda x: int(x[0][len(kind) :]))]
+    return list(elements)
+
+
+def _reduction(el, what, path, default=None):
+    """The ``<mechanicalReduction>`` of an element: a finite nonzero number (``default`` when absent)."""
+    text = el.findtext("mechanicalReduction")
+    if text is None:
+        if default is None:
+            raise URDFError(f"{path}: {what}: missing; give the gear ratio (motor turns per joint turn)")
+        return default
+    value = _floats(text, 1, what, path)[0]
+    if value == 0:
+        raise URDFError(f"{path}: {what}: 0 is no gear ratio; give motor turns per joint turn (nonzero)")
+    return value

@@ -38,8 +38,9 @@ _NONNEGATIVE = {
 
 
 def _split_name(name: str) -> tuple[str, int]:
-    """``"Izz12"`` -> ``("Izz", 12)``: the kind of a standard parameter and its joint (1-based)."""
-    m = re.fullmatch(r"([A-Za-z_]+?)(\d+)", name)
+    """``"Izz12"`` -> ``("Izz", 12)``: the kind of a standard parameter and its joint (1-based); a
+    motor-side joint term's (``"fv_m5"``, ``Robot.transmission``) -> ``("fv", 5)``."""
+    m = re.fullmatch(r"([A-Za-z_]+?)(?:_m)?(\d+)", name)
     if not m:
         raise ValueError(f"not a standard parameter name (kind followed by a joint number): {name!r}")
     return m[1], int(m[2])
@@ -175,8 +176,11 @@ def _negative_parameters(robot, params) -> list[str]:
         if kind is None:
             continue
         z = -theta[i] / std[i] if std[i] > 0 else math.inf
-        term = name.rstrip("0123456789")
-        negative[term, name[len(term) :]] = z
+        # a single standard parameter (fv3, or fv_m3 on a motor) is named by its kind; a combination by its flag
+        single = re.fullmatch(r"([A-Za-z_]+?)(?:_m)?(\d+)", name)
+        term = single[1] if single else name
+        if single:
+            negative[term, single[2]] = z
         problems.append(
             f"{name} = {theta[i]:.4g} < 0 ({z:.1f} std below zero): "
             + (f"negative {_NEGATIVE_SINGLE[term]}" if term in _NEGATIVE_SINGLE else _NEGATIVE_FLAG[kind])

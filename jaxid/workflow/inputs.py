@@ -22,12 +22,16 @@ def model(
     coulomb_eps: float | None = None,
     stribeck_vs: float | None = None,
     check_inertia: bool = True,
+    transmission=None,
 ):
     """(robot, description): a built-in robot (``"ur5"``, ``"planarN"``), one read from a
     URDF, a DH description file (``jaxid.model.dh``) or an MJCF file, with ``joint_terms`` enabled, and
     its ``model`` entry for ``params.json`` (see ``jaxid.model.description.model_description``), with the
     fingerprint of its kinematics and the file's content hash. check_inertia=False accepts
-    placeholder (non-physical) URDF or MJCF inertials."""
+    placeholder (non-physical) URDF or MJCF inertials. transmission: the motors' transmission
+    (a ``jaxid.model.transmission.Transmission``, a file, or ``"urdf"``; see
+    ``jaxid.model.description.build_model``): the joint terms then act on the motors, and the
+    description records it."""
     robot = build_model(
         builtin=builtin,
         urdf=urdf,
@@ -38,6 +42,7 @@ def model(
         coulomb_eps=coulomb_eps,
         stribeck_vs=stribeck_vs,
         check_inertia=check_inertia,
+        transmission=transmission,
     )
     return robot, model_description(robot, builtin=builtin, urdf=urdf, tip_link=tip_link, dh=dh, mjcf=mjcf)
 
@@ -56,6 +61,7 @@ def read(
     topic: str | None = None,
     rate: float | None = None,
     window=None,
+    transmission=None,
 ):
     """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
 
@@ -70,6 +76,8 @@ def read(
     topic: a ROS 2 bag's JointState topic (path a bag). rate: Hz, the sampling rate of a log
     without a time column (checked against the stamps of one with). window: (T0, T1) or
     ``"T0:T1"``, s from the log's start: the samples kept.
+    transmission: a motor-side log's ``jaxid.model.transmission.Transmission`` (converted to
+    the joints on reading, ``jaxid.data.read``), or None.
     Raises ``jaxid.data.DatasetError`` naming the file, column and row of any problem.
     """
     from jaxid import data
@@ -83,6 +91,7 @@ def read(
         topic=topic,
         rate=rate,
         window=window,
+        transmission=transmission,
     )
     extra = {k: v for k, v in extra.items() if v is not None}
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)

@@ -488,7 +488,7 @@ def load_params(path) -> Params:
         if standard_doc is None
         else _array(_field(standard_doc, "theta", path, "standard."), (len(names),), path, "standard.theta")
     )
-    bad = [t for t in terms if not any(re.fullmatch(rf"{t}\d+", s) for s in names)]
+    bad = [t for t in terms if not any(re.fullmatch(rf"{t}(_m)?\d+", s) for s in names)]  # _m: on a motor
     if bad:
         raise ParamsError(f"{path}: field 'model.joint_terms' lists {bad}, which are not in 'parameter_names'")
     lugre = _lugre(doc.get("lugre"), model, path)

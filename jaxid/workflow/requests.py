@@ -104,7 +104,9 @@ class ModelSpec:
     the command identifies it). ``default_robot`` is used when neither a name nor a file is given
     (``jaxid excite`` and ``jaxid simulate``: "ur5"); None (the default): the model is the one a
     params.json or the data's sidecar records (:meth:`with_recorded`), else the command refuses
-    with :data:`NO_MODEL` — a log is never fitted to a model nobody named."""
+    with :data:`NO_MODEL` — a log is never fitted to a model nobody named. ``transmission``: a transmission file
+    (.json/.toml, ``jaxid.model.transmission``) or ``"urdf"`` (the URDF's ``<transmission>``
+    elements): the logs are then motor-side and the joint terms act on the motors."""
 
     robot: str | None = None
     urdf: str | None = None
@@ -116,9 +118,16 @@ class ModelSpec:
     stribeck_vs: float | Literal["fit"] | None = None
     check_inertia: bool = True
     default_robot: str | None = None
+    transmission: str | None = None
 
     def __post_init__(self):
         files = [k for k in ("urdf", "dh", "mjcf") if getattr(self, k)]
+        if self.transmission == "urdf" and not self.urdf:
+            raise WorkflowError("--transmission urdf reads the URDF's <transmission> elements; it needs --urdf PATH")
+        if self.transmission not in (None, "urdf") and not str(self.transmission).lower().endswith((".json", ".toml")):
+            raise WorkflowError(
+                f"--transmission {self.transmission!r}: give a .json or .toml transmission file, or 'urdf'"
+            )
         if len(files) + (self.robot is not None) > 1:
             raise WorkflowError("give one model: --robot, --urdf, --dh or --mjcf")
         if self.tip_link and not self.urdf:
@@ -414,7 +423,9 @@ class SimulateRequest:
     (default ``seed``, default 0). ``rate`` Hz resamples the trajectory; ``scale`` is the
     relative perturbation; ``friction`` the joint terms added to the true robot (with its
     Stribeck velocity ``stribeck_vs``, rad/s); noise: ``sigma_q`` rad, ``quantization`` rad, the
-    torque's ``tau_noise`` % of range (default 0.5) or ``tau_sigma`` N m (one or one per joint)."""
+    torque's ``tau_noise`` % of range (default 0.5) or ``tau_sigma`` N m (one or one per joint).
+    With a transmission (``model.transmission``) the friction acts on the motors and the files are
+    motor-side logs (``jaxid.data.motor_log``)."""
 
     trajectory: str
     output: str

@@ -114,10 +114,11 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
 class Validation:
     """Held-out prediction of :func:`validate`.
 
-    runs: one dict per run: ``source``, ``samples`` and the metrics of
-        :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
-        relative_error %, nrms_limits % where the model has torque limits).
-    t, measured, predicted: per run, (N,) s and (N, n) N m.
+    runs: one dict per run: ``source``, ``samples``, ``space`` ("joint", or "motor" for a run
+        logged on the motors' side: its torques compared as the motors' ``tau_m = R^T tau``) and
+        the metrics of :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
+        relative_error %, nrms_limits % where the model has torque limits, on the joints' side).
+    t, measured, predicted: per run, (N,) s and (N, n) N m, in the run's ``space``.
     warnings: model mismatches found between the parameters and the given robot.
     """
 
@@ -139,7 +140,11 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
         (``jaxid.model.description.model_from_description(params.model)`` rebuilds it).
     params: :class:`~jaxid.workflow.params.Params`. prepared: :func:`prepare`'s result.
     truth: optional torques per run (N_read, n) N m to compare with instead of the measured
-        ones (e.g. the noise-free torques of a simulation), aligned with ``Prepared.align``.
+        ones (e.g. the noise-free torques of a simulation), aligned with ``Prepared.align``; on
+        the joints' side.
+    A run logged on the motors' side (``Dataset.motor_side``: read through the robot's
+    ``transmission``) is compared in the log's space: measured and predicted torques as the
+    motors' ``tau_m = R^T tau`` (WorkflowError when the robot has no transmission).
     Returns :class:`Validation`.
     """
     mismatches = model_mismatches(robot, params)
@@ -147,7 +152,14 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
         raise WorkflowError(mismatches[0])
     tau_max = np.asarray(getattr(robot, "tau_max", np.full(robot.n, np.inf)))
     val = Validation(runs=[], t=[], measured=[], predicted=[], warnings=mismatches)  # filled run by run
+    transmission = getattr(robot, "transmission", None)
     for i, ds in enumerate(prepared.datasets):
+        motor = bool(getattr(ds, "motor_side", False))
+        if motor and transmission is None:
+            raise WorkflowError(
+                f"{prepared.choices[i]['source']}: the run was logged on the motors' side but the model has no "
+                "transmission; give the model the transmission it was read through (Robot.with_transmission)"
+            )
         real = np.asarray(ds.tau) if truth is None else prepared.align(i, truth[i])
         pred = np.asarray(predict(robot, params, ds))
         bad = screening.implausible_values(
@@ -158,11 +170,14 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
                 f"{bad.message}; these parameters are not a usable model of this robot "
                 "(check the params file, and that it was identified for this robot)"
             )
+        if motor and transmission is not None:  # in the log's space: the motors' torques (limits are the joints')
+            real, pred = (np.asarray(transmission.motor_torques(x)) for x in (real, pred))
         val.runs.append(
             {
                 "source": prepared.choices[i]["source"],
                 "samples": len(ds),
-                **validation_metrics(real, pred, tau_max),
+                "space": "motor" if motor else "joint",
+                **validation_metrics(real, pred, None if motor else tau_max),
             }
         )
         val.t.append(np.asarray(ds.t))

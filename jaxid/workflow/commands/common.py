@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxid import workflow
 from jaxid.model import description as _description
+from jaxid.model.transmission import TransmissionError
 from jaxid.workflow import WorkflowError
 from jaxid.workflow import validation as _validation
 from jaxid.workflow.requests import BoundsSpec, DataSpec, ModelSpec, PayloadSpec
@@ -113,9 +114,12 @@ def build_model(spec: ModelSpec, *, joint_terms: Sequence[str] | None = None):
             coulomb_eps=spec.coulomb_eps,
             stribeck_vs=None if spec.stribeck_vs == "fit" else spec.stribeck_vs,  # "fit": the command fits it
             check_inertia=spec.check_inertia,
+            transmission=spec.transmission,
         )
     except FileNotFoundError:
         raise WorkflowError(f"{flag}: no such file {path!r}") from None
+    except TransmissionError as e:
+        raise WorkflowError(f"--transmission: {e}") from None
     except ValueError as e:
         raise WorkflowError(f"{flag or '--robot'}: {e}") from None
 
@@ -139,11 +143,14 @@ def model_for_params(spec: ModelSpec, params, params_path=None, *, warn: Callabl
             dh=spec.dh,
             mjcf=spec.mjcf,
             check_inertia=spec.check_inertia,
+            transmission=spec.transmission,
         )
         if params is not None:
             _validation.check_model(model, params)
     except FileNotFoundError as e:
         raise WorkflowError(f"{e}; give the model with --robot or --urdf") from None
+    except TransmissionError as e:
+        raise WorkflowError(f"--transmission: {e}") from None
     except ValueError as e:
         raise WorkflowError(f"{params_path or spec.robot or path}: {e}") from None
     if params is not None:
@@ -188,8 +195,10 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
     by the robot's joint names) and, unless ``prepare`` is False, prepare them
     (:func:`jaxid.workflow.prepare` with :func:`policy`); returns the ``Prepared`` runs (or the
     list of raw datasets). ``model``: the spec the robot came from (accepted for the callers'
-    sake; the messages name the robot)."""
+    sake; the messages name the robot). A robot with a transmission (``--transmission``, or
+    params.json's) has motor-side logs: they are read through it."""
     columns, units, gains = _mapping(spec)
+    transmission = getattr(robot, "transmission", None)
     raw = []
     for path in paths:
         ds = workflow.read(
@@ -203,6 +212,7 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
             topic=spec.topic,
             rate=spec.rate,
             window=spec.window,
+            transmission=transmission,
         )
         if ds.n != robot.n:
             raise WorkflowError(

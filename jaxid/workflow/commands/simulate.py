@@ -60,10 +60,12 @@ def run_simulate(request: SimulateRequest) -> SimulateOutcome:
     )
     f0, harmonics = data.read_excitation(r.trajectory)  # the excitation's period carries over
     # The sidecar records the model simulated: 'jaxid identify data.csv' fits it without a flag,
-    # and never a model nobody named.
-    data.write(dataclasses.replace(m.data, base_frequency=f0, harmonics=harmonics), r.output, model=desc)
+    # and never a model nobody named. With a transmission the files are what the controller logs:
+    # the motors' side (noise added on the joints').
+    log = (lambda ds: ds) if robot.transmission is None else (lambda ds: data.motor_log(ds, robot.transmission))
+    data.write(log(dataclasses.replace(m.data, base_frequency=f0, harmonics=harmonics)), r.output, model=desc)
     if r.truth:
-        data.write(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth"), r.truth, model=desc)
+        data.write(log(data.Dataset(m.data.t, m.q, m.tau, m.qd, m.qdd, source="truth")), r.truth, model=desc)
     if r.true_params:
         _write_true_params(r.true_params, desc, m.robot)
     tau_rms = np.sqrt(np.mean(np.asarray(m.tau) ** 2, axis=0))
