@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import sys
 import tempfile
@@ -71,6 +72,9 @@ EXCITE = {
     "xarm7": dict(clearance=0.01),  # links 5 and 7 are 17 mm apart at the range centres
 }
 
+#: The excitation search of ``--quick`` (starts, optimiser steps).
+QUICK = dict(starts=2, steps=30)
+
 #: Cutoffs (Hz) of the best configuration's grid.
 GRID = (2.0, 5.0, 10.0, 20.0, 50.0)
 
@@ -92,6 +96,7 @@ class Style:
     sigma_q: float = 1e-4
     quantization: float | None = None
     sidecar: bool = False
+    motor_side: bool = False
 
 
 EPOCH = 1.7e9 + 0.123457  # s: a Unix time a log starts at
@@ -195,8 +200,25 @@ STYLES = {
     "ros_split_stamps200": Style(200.0, _split_stamps),
     "rosbag_mcap250": Style(250.0, _bag),
     "no_time100": Style(100.0, _no_time),
+    "motor_coupled1k": Style(1000.0, _plain, motor_side=True),
     "jaxid100": Style(100.0, _plain, sidecar=True),
 }
+
+
+def _gears(n: int, path: Path) -> Path:
+    """A transmission file (``--transmission``) of an n-joint arm: gear ratios 100 (50 and 40 on
+    the last two joints), joint 2's motor turning against it, and the last joint coupled to the
+    motor before it (q_n = q_m,n / 40 + 0.3 q_m,n-1 / 50), as on industrial wrists."""
+    ratio = [100.0] * n
+    ratio[-2:] = [50.0, 40.0][-n:] if n > 1 else [40.0]
+    coupling = np.eye(n)
+    if n > 1:
+        coupling[-1, -2] = 0.3
+    sign = [1.0] * n
+    if n > 2:
+        sign[1] = -1.0
+    path.write_text(json.dumps(dict(ratio=ratio, sign=sign, coupling=coupling.tolist())))
+    return path
 
 
 def _model(name: str) -> ModelSpec:
@@ -218,8 +240,7 @@ def _trajectories(name: str, base: float, work: Path, quick: bool) -> tuple[Path
                     output=str(path),
                     model=_model(name),
                     base_frequency=base,
-                    starts=2 if quick else 4,
-                    steps=30 if quick else 150,
+                    **(QUICK if quick else dict(starts=4, steps=150)),
                     seed=seed,
                     fs=100.0,
                     allow_infeasible=True,
@@ -230,10 +251,20 @@ def _trajectories(name: str, base: float, work: Path, quick: bool) -> tuple[Path
     return out[0], out[1]
 
 
-def case(robot: str, style: str, work: Path, *, quick: bool = False) -> dict:
-    """One zoo case: held-out relative error (%) at the defaults and over :data:`GRID`, the
+def _joint_names(robot: str) -> list[str]:
+    """The coordinate names of robot ``robot``."""
+    from jaxid.workflow.commands import build_model
+
+    return list(build_model(_model(robot))[0].coordinate_names)
+
+
+def case(robot: str, style: str, work: Path, *, quick: bool = False, grid: tuple[float, ...] = GRID) -> dict:
+    """One zoo case: held-out relative error (%) at the defaults and over ``grid`` (Hz), the
     verdict ("ok", "stopped: <error>", "WRONG") and timings."""
     spec, st = _model(robot), STYLES[style]
+    if st.motor_side:
+        n = len(_joint_names(robot))
+        spec = dataclasses.replace(spec, transmission=str(_gears(n, work / f"{robot}_gears.json")))
     traj = _trajectories(robot, st.base, work, quick)
     files = []
     for k, path in enumerate(traj):
@@ -273,7 +304,7 @@ def case(robot: str, style: str, work: Path, *, quick: bool = False) -> dict:
     except (WorkflowError, data.DatasetError, ValueError) as e:
         return dict(robot=robot, style=style, verdict=f"stopped: {str(e).splitlines()[0][:160]}")
     grid = {}
-    for cutoff in GRID:
+    for cutoff in grid:
         if cutoff < st.rate / 4:
             try:
                 grid[cutoff] = error(cutoff=cutoff)
