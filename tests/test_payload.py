@@ -381,5 +381,9 @@ def test_unloaded_run_cancels_the_robot_model(ur5, ur5_data, tmp_path, capsys):
         Dataset(t[:-1], jnp.asarray(q[:-1]), jnp.asarray(robot_tau[:-1]), jnp.asarray(qd[:-1]), jnp.asarray(qdd[:-1])),
         other,
     )
-    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other)]) == 2
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other), "--no-align"]) == 2
     assert f"the loaded run has {N} samples and the unloaded run {N - 1}" in capsys.readouterr().err
+    # Aligned (the default), the shorter run is a run of the same trajectory: the overlap is fitted.
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other), "-o", str(out)]) == 0
+    assert f"unloaded run aligned: shifted by 0 ms, {N - 1} samples of overlap (1 dropped)" in capsys.readouterr().out
+    np.testing.assert_allclose(json.loads(out.read_text())["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
