@@ -74,6 +74,9 @@ def read(
 #: :func:`align_runs`, as a fraction of the reference: with less, most of the loaded run would be
 #: thrown away, which two runs of one trajectory recorded over its whole length never need.
 MIN_OVERLAP = 0.5
+#: How far (in the other run's median sample steps) a reference stamp may lie outside the other
+#: run's span and still keep its sample in :func:`align_runs`.
+ALIGN_SLACK = 0.01
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,11 @@ def align_runs(reference, other, *, min_overlap: float = MIN_OVERLAP):
     tau_r, tau_o = t_r - t_r[0], t_o - t_o[0]  # float64 from the first stamp: epoch stamps lose no digits
     offset = float(signals.estimate_offset(tau_r, np.asarray(reference.q), tau_o, np.asarray(other.q)))
     at = tau_r + offset  # the reference's stamps on the other run's clock
-    keep = np.flatnonzero((at >= 0.0) & (at <= tau_o[-1]))
+    # A stamp within ALIGN_SLACK of a step outside the other run's span keeps its sample (the end
+    # cubic continued that far): the shift itself is not known better, and identical stamps shifted by
+    # a rounding error should not lose an end sample.
+    slack = ALIGN_SLACK * float(np.median(np.diff(tau_o)))
+    keep = np.flatnonzero((at >= -slack) & (at <= tau_o[-1] + slack))
     name = lambda ds: ds.source or "the run"
     if keep.size < max(3, min_overlap * len(t_r)):
         raise ValueError(
