@@ -593,7 +593,7 @@ def _spline_at(t, y, m, s, i):
     return value, slope
 
 
-@jax.jit
+@cache.jit
 def _resample(t, y, s):
     i = jnp.clip(jnp.searchsorted(t, s, side="right") - 1, 0, t.shape[0] - 2)
     return _spline_at(t, y, _spline_curvature(t, y), s, i)[0]
@@ -720,7 +720,7 @@ def _shift_fit(x, y, d0, x_len, margin, gain):
     return lax.while_loop(more, step, (d0, jnp.inf, 0))[0]
 
 
-@partial(jax.jit, static_argnames=("gain",))
+@partial(cache.jit, static_argnames=("gain",))
 def _delay_samples(x, y, x_len, gain):
     """Delay of y (N, c) relative to x (M, c) in samples, y[k] ~= x(k - d): band filter, correlation
     peak, least-squares shift (the comment above)."""
@@ -755,7 +755,7 @@ def estimate_delay(x: ArrayLike, y: ArrayLike, dt: float | jax.Array) -> jax.Arr
     return _delay_samples(x2, y2, float(x.shape[0]), gain=True) * dt
 
 
-@jax.jit
+@cache.jit
 def _offset(t_ref, ref, t_other, other):
     dt = (t_ref[-1] - t_ref[0]) / (t_ref.shape[0] - 1)
     grid = jnp.arange(t_ref.shape[0]) * dt

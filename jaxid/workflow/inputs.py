@@ -131,10 +131,10 @@ def align_runs(reference, other, *, min_overlap: float = MIN_OVERLAP):
     # a rounding error should not lose an end sample.
     slack = ALIGN_SLACK * float(np.median(np.diff(tau_o)))
     keep = np.flatnonzero((at >= -slack) & (at <= tau_o[-1] + slack))
-    name = lambda ds: ds.source or "the run"
     if keep.size < max(3, min_overlap * len(t_r)):
         raise ValueError(
-            f"{name(other)} overlaps only {keep.size} of the {len(t_r)} samples of {name(reference)} once "
+            f"{other.source or 'the other run'} overlaps only {keep.size} of the {len(t_r)} samples of "
+            f"{reference.source or 'the reference run'} once "
             f"aligned (shifted by {-offset:.4g} s; at least {min_overlap:.0%} needed): record both runs over the "
             "whole trajectory, and check that they are runs of the same trajectory"
         )
