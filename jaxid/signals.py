@@ -599,7 +599,7 @@ def _resample(t, y, s):
     return _spline_at(t, y, _spline_curvature(t, y), s, i)[0]
 
 
-def _increasing(t, name, min_len):
+def _increasing(t: ArrayLike, name: str, min_len: int) -> jax.Array:
     t = _signal(t, name, 0, min_len)
     if t.ndim != 1:
         raise ValueError(f"{name} must be 1-D time stamps, got shape {t.shape}.")

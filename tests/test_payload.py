@@ -429,7 +429,9 @@ def test_align_runs_puts_a_jittered_late_run_on_the_reference_stamps(excitation)
     # The other run's positions on the reference stamps: the same trajectory points, to the noise.
     assert np.sqrt(np.mean((np.asarray(moved.q) - np.asarray(ref_k.q)) ** 2)) < 3e-4
     # Far too little overlap, or a different trajectory: one line that says so.
-    with pytest.raises(ValueError, match=r"other run overlaps only 8\d\d of the 1000 samples.*at least 99%.*same trajectory"):
+    with pytest.raises(
+        ValueError, match=r"other run overlaps only 8\d\d of the 1000 samples.*at least 99%.*same trajectory"
+    ):
         workflow.align_runs(ref, other, min_overlap=0.99)
     far = Dataset(other.t, other.q[::-1], other.tau)
     with pytest.raises(ValueError, match="are not the same trajectory"):
