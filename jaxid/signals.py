@@ -737,7 +737,7 @@ def estimate_delay(x: ArrayLike, y: ArrayLike, dt: float | jax.Array) -> jax.Arr
     their band on both; Gauss-Newton steps from the cross-correlation peak (Knapp & Carter, "The
     generalized correlation method for estimation of time delay", IEEE Trans. ASSP 24(4), 1976),
     whose bias on low-frequency records it removes (the comment above ``DELAY_EDGE``; Viola & Walker,
-    IEEE Trans. UFFC 52(1), 2005). Sub-sample: e.g. within 1 % of a 1-10 ms delay between position
+    IEEE Trans. UFFC 52(1), 2005). Sub-sample: e.g. within 2 % of a 1-10 ms delay between position
     records of a 0.05 Hz, 5-harmonic excitation at 500 Hz with 1e-4 rad noise; with noise, its
     spread is that of the signals' slope against their noise, sigma_d^2 ~ 2 sigma^2 / sum x'^2.
     The samples within about DELAY_EDGE pre-filter widths of the ends, and those without a

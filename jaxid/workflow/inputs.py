@@ -176,7 +176,7 @@ def torque_difference(loaded, unloaded):
     (``identification.payload.identify_payload(robot, zeros, ...)``; ``jaxid payload --unloaded``).
 
     loaded, unloaded: ``jaxid.data.Dataset`` raw runs (:func:`read`) of one trajectory at the same
-    sample times, t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset with the loaded run's
+    sample times (:func:`align_runs` puts two runs there), t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset with the loaded run's
     t, q (and logged qd, qdd) and the torque difference (N, n), N m, for :func:`prepare`.
     Raises ValueError when the runs differ in joints, length or time stamps, or when a joint's
     RMS position difference exceeds :data:`SAME_TRAJECTORY` of its range.
