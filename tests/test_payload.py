@@ -381,5 +381,92 @@ def test_unloaded_run_cancels_the_robot_model(ur5, ur5_data, tmp_path, capsys):
         Dataset(t[:-1], jnp.asarray(q[:-1]), jnp.asarray(robot_tau[:-1]), jnp.asarray(qd[:-1]), jnp.asarray(qdd[:-1])),
         other,
     )
-    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other)]) == 2
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other), "--no-align"]) == 2
     assert f"the loaded run has {N} samples and the unloaded run {N - 1}" in capsys.readouterr().err
+    # Aligned (the default), the shorter run is a run of the same trajectory: the overlap is fitted.
+    assert main(["payload", "--robot", "ur5", str(loaded), "--unloaded", str(other), "-o", str(out)]) == 0
+    assert f"unloaded run aligned: shifted by 0 ms, {N - 1} samples of overlap (1 dropped)" in capsys.readouterr().out
+    np.testing.assert_allclose(json.loads(out.read_text())["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
+
+
+# ----------------------------------------------------------------------------- two runs, own clocks
+F0, FS = 0.2, 100.0  # a 5 s Fourier excitation, 2 periods at 100 Hz
+
+
+@pytest.fixture(scope="module")
+def excitation():
+    rng = np.random.default_rng(5)
+    return functools.partial(fourier, *(0.6 * rng.normal(size=(2, 6, 5))), np.zeros(6), 2 * np.pi * F0)
+
+
+def _run(robot, traj, stamps, start, seed):
+    """A run of ``traj`` logged at ``stamps`` (s) that started at trajectory time ``start`` (s) at its
+    first stamp: positions with 1e-4 rad noise, torques (viscous friction included) with 0.02 N m."""
+    q, qd, qdd = (np.asarray(x) for x in traj(jnp.asarray(stamps - stamps[0] + start)))
+    tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.3 * qd
+    rng = np.random.default_rng(seed)
+    q, tau = q + 1e-4 * rng.normal(size=q.shape), tau + 0.02 * rng.normal(size=tau.shape)
+    return Dataset(jnp.asarray(stamps), jnp.asarray(q), jnp.asarray(tau))
+
+
+def _stamps(n, seed, clock=0.0):
+    """n stamps at FS jittered by 3 % of the step (the first stamp is the run's start)."""
+    jitter = 0.03 / FS * np.random.default_rng(seed).normal(size=n)
+    return clock + np.sort(np.arange(n) / FS + jitter - jitter[0])
+
+
+def test_align_runs_puts_a_jittered_late_run_on_the_reference_stamps(excitation):
+    from jaxid import workflow
+
+    n = int(2 * FS / F0)
+    ref = _run(P.attach_payload(jaxid.models.ur5(), THETA_L), excitation, _stamps(n, 1), 0.0, 1)
+    start = 0.3 / F0 + 0.37 / FS  # a period fraction and a fraction of a sample late, on another clock, shorter
+    other = _run(jaxid.models.ur5(), excitation, _stamps(n - 40, 2, clock=1.7e9), start, 2)
+    ref_k, moved, al = workflow.align_runs(ref, other)
+    assert al.shift == pytest.approx(start, abs=0.01 / FS)
+    assert al.overlap == len(ref_k) == len(moved) and al.overlap + al.dropped == n
+    np.testing.assert_array_equal(moved.t, ref_k.t)
+    # The other run's positions on the reference stamps: the same trajectory points, to the noise.
+    assert np.sqrt(np.mean((np.asarray(moved.q) - np.asarray(ref_k.q)) ** 2)) < 3e-4
+    # Far too little overlap, or a different trajectory: one line that says so.
+    with pytest.raises(
+        ValueError, match=r"other run overlaps only 8\d\d of the 1000 samples.*at least 99%.*same trajectory"
+    ):
+        workflow.align_runs(ref, other, min_overlap=0.99)
+    far = Dataset(other.t, other.q[::-1], other.tau)
+    with pytest.raises(ValueError, match="are not the same trajectory"):
+        workflow.torque_difference(*workflow.align_runs(ref, far)[:2])
+
+
+def test_payload_from_jittered_runs_of_one_trajectory(excitation, tmp_path, capsys):
+    # Two real-looking runs of one trajectory: jittered stamps (3 % of the step), the unloaded run
+    # started 0.37 samples (and in the second case 0.1 period) later on its own clock. Aligned by
+    # default, they give the payload as well as two runs on the same stamps; --no-align refuses them.
+    import json
+
+    from jaxid import data as jdata
+    from jaxid.cli import main
+
+    n = int(2 * FS / F0)
+    loaded = P.attach_payload(jaxid.models.ur5(), THETA_L)
+    paths = {k: str(tmp_path / f"{k}.csv") for k in ("loaded", "same", "late")}
+    t = _stamps(n, 1)
+    jdata.write(_run(loaded, excitation, t, 0.0, 1), paths["loaded"])
+    jdata.write(_run(jaxid.models.ur5(), excitation, t, 0.0, 2), paths["same"])
+    start = 0.1 / F0 + 0.37 / FS
+    jdata.write(_run(jaxid.models.ur5(), excitation, _stamps(n, 4, clock=1234.5), start, 2), paths["late"])
+    estimates = {}
+    for k in ("same", "late"):
+        out = tmp_path / f"{k}.json"
+        args = ["payload", "--robot", "ur5", paths["loaded"], "--unloaded", paths[k], "--resample", "-o", str(out)]
+        assert main(args) == 0
+        estimates[k] = json.loads(out.read_text())
+    printed = capsys.readouterr().out
+    assert estimates["late"]["alignment"]["shift_s"] == pytest.approx(start, abs=0.01 / FS)
+    assert f"unloaded run aligned: shifted by {1e3 * estimates['late']['alignment']['shift_s']:.4g} ms" in printed
+    for e in estimates.values():  # the mass within 0.1 % (the derivative filter's error, not the alignment's)
+        assert e["estimate"][0] == pytest.approx(THETA_L[0], rel=1e-3)
+    same, late = (np.asarray(estimates[k]["estimate"]) for k in ("same", "late"))
+    assert np.all(np.abs(late - same) < 3 * np.asarray(estimates["same"]["std"]))
+    assert main(["payload", "--robot", "ur5", paths["loaded"], "--unloaded", paths["late"], "--no-align"]) == 2
+    assert "differ by up to" in capsys.readouterr().err

@@ -25,6 +25,7 @@ EXAMPLE = """examples:
   jaxid payload --params robot.json --joints 1,2,3 loaded.csv          (wrist torques left out)
   jaxid payload --params robot.json --period 20000 --average --smooth 5 --step 10 loaded.csv
   jaxid payload --robot ur5 loaded.csv --unloaded unloaded.csv   (same trajectory without the payload)
+  jaxid payload --robot ur5 loaded.csv --unloaded unloaded.csv --no-align   (runs already on the same stamps)
 """
 
 
@@ -53,7 +54,15 @@ def register(sub):
         metavar="DATA",
         help="the same trajectory run without the payload: the payload "
         "is fitted to the torque difference, so the robot model's own error (and friction) cancels "
-        "instead of passing into the payload; --params is then not needed",
+        "instead of passing into the payload; --params is then not needed. The unloaded run is first put on "
+        "the loaded run's stamps (sub-sample time offset from the positions, cubic-spline resampling, the "
+        "overlap kept)",
+    )
+    p.add_argument(
+        "--no-align",
+        dest="align",
+        action="store_false",
+        help="with --unloaded: difference the runs sample by sample as logged (their stamps must agree)",
     )
     p.add_argument("--joints", metavar="LIST", help="1-based joints whose torques are used, e.g. 1,2,3 (default: all)")
     p.add_argument(
@@ -104,6 +113,7 @@ def run(args) -> int:
         prepare=data_spec(args),
         output=args.output,
         json=args.json,
+        align=args.align,
     )
     out = commands.run_payload(req, log=logger(args), warn=lambda line: warn(args, line))
     robot, samples, fit = out.robot, out.samples, out.fit
@@ -116,6 +126,9 @@ def run(args) -> int:
         params=args.params,
         data=args.data,
         unloaded=args.unloaded,
+        alignment=None
+        if out.alignment is None
+        else dict(shift_s=out.alignment.shift, overlap=out.alignment.overlap, dropped=out.alignment.dropped),
         samples=len(samples[0]),
         joints=[j + 1 for j in fit.joints],
         names=list(P.PAYLOAD_NAMES),
@@ -144,6 +157,8 @@ def run(args) -> int:
         f"payload on {robot.name} from {len(samples[0])} samples, joints "
         f"{','.join(str(j + 1) for j in fit.joints)}: rank {fit.rank} of 10 (cond {float(fit.fit.cond):.3g})"
     )
+    if out.alignment is not None:
+        print(f"  {out.alignment.describe('unloaded run')}")
     print(f"  fit: {fit.verdict()}")
     constrained = kind == "constrained"
     print(

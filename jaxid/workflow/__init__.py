@@ -7,7 +7,8 @@ One package for the library, the command line and the demo: ``jaxid identify`` i
 module of one job, and returns a typed record (``records``) that :class:`Params` holds:
 
 - ``inputs``: :func:`model` (a robot and its params.json description), :func:`read` (one raw log),
-  :func:`torque_difference` (a payload's own torque);
+  :func:`align_runs` (two runs of one trajectory on one clock), :func:`torque_difference` (a payload's
+  own torque);
 - ``preprocess``: :func:`prepare` under a :class:`Policy` (cutoff from the position spectrum,
   edge trim, periodic averaging) -> :class:`Prepared`, its choices per run (``Preprocessing``);
 - ``regress``: regressor rows, the base parameters of a model; ``screen``: the rows a fit uses,
@@ -41,7 +42,15 @@ from jaxid.workflow.consistency import choose_prior_weight, crossval, fit_consis
 from jaxid.workflow.estimate import covariance, instrumental_fit, instruments  # noqa: F401
 from jaxid.workflow.export import consistent_standard, with_nominal_standard, write_model  # noqa: F401
 from jaxid.workflow.gravity import fit_gravity  # noqa: F401
-from jaxid.workflow.inputs import SAME_TRAJECTORY, model, read, torque_difference  # noqa: F401
+from jaxid.workflow.inputs import (  # noqa: F401
+    MIN_OVERLAP,
+    SAME_TRAJECTORY,
+    Alignment,
+    align_runs,
+    model,
+    read,
+    torque_difference,
+)
 from jaxid.workflow.lugre import LUGRE_REPLACES, identify_lugre  # noqa: F401
 from jaxid.workflow.params import FORMAT, VERSION, Params, ParamsError, load_params, save_params  # noqa: F401
 from jaxid.workflow.pipeline import METHODS, identify, identify_experiment  # noqa: F401

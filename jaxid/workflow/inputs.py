@@ -1,9 +1,11 @@
-"""The inputs of identification: the model (:func:`model`), a raw log (:func:`read`), and the
-payload's own torque of a loaded and an unloaded run (:func:`torque_difference`)."""
+"""The inputs of identification: the model (:func:`model`), a raw log (:func:`read`), two runs of
+one trajectory on one clock (:func:`align_runs`), and the payload's own torque of a loaded and an
+unloaded run (:func:`torque_difference`)."""
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -97,6 +99,94 @@ def read(
     return data.read(path, n=n, resample=resample, derivatives=None, **extra)
 
 
+#: Fewest samples of the reference run that must have a partner in the other run after
+#: :func:`align_runs`, as a fraction of the reference: with less, most of the loaded run would be
+#: thrown away, which two runs of one trajectory recorded over its whole length never need.
+MIN_OVERLAP = 0.5
+#: How far (in the other run's median sample steps) a reference stamp may lie outside the other
+#: run's span and still keep its sample in :func:`align_runs`.
+ALIGN_SLACK = 0.01
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """How :func:`align_runs` put a run onto a reference run's clock.
+
+    shift: s, added to the other run's stamps (counted from its first) to put its samples on the
+    reference's (counted from its first); overlap: reference samples kept (those with the other
+    run on both sides); dropped: reference samples without a partner, cut off its ends."""
+
+    shift: float
+    overlap: int
+    dropped: int
+
+    def describe(self, what: str = "the other run") -> str:
+        """One line, e.g. ``unloaded run aligned: shifted by 3.2 ms, 19970 samples of overlap (30 dropped)``."""
+        return (
+            f"{what} aligned: shifted by {1e3 * self.shift + 0.0:.4g} ms, {self.overlap} samples of overlap "
+            f"({self.dropped} dropped)"
+        )
+
+
+def _same_joints(a, b, what=("the loaded run", "the unloaded run")):
+    if a.n != b.n:
+        raise ValueError(f"{what[0]} has {a.n} joints and {what[1]} {b.n}: record both on the same robot")
+
+
+def align_runs(reference, other, *, min_overlap: float = MIN_OVERLAP):
+    """Two runs of one trajectory on the reference's time stamps: ``(reference, other, Alignment)``.
+
+    The time offset between the runs is the least-squares shift of their positions, all joints
+    jointly (``jaxid.signals.estimate_offset``: sub-sample, each run's stamps counted from its
+    first, jittered stamps and a start at another phase of the trajectory allowed); the other run's
+    q, tau (and qd, qdd when both runs log them) are then resampled by cubic splines onto the
+    reference's stamps, and both are cut to the reference samples the other run spans.
+
+    reference, other: ``jaxid.data.Dataset`` raw runs (:func:`read`), t (N,) and (M,) s, q and tau
+    (N, n), (M, n) rad and N m, the same joints. min_overlap: the fraction of the reference that
+    must keep a partner. Returns the reference cut to the overlap, the other run on its stamps (t,
+    q, tau, qd, qdd of shape (K,) / (K, n)), and the :class:`Alignment`.
+    Raises ValueError when the joints differ or the overlap is shorter than ``min_overlap``.
+    """
+    from jaxid import data, signals
+
+    _same_joints(reference, other, ("the reference run", "the other run"))
+    t_r, t_o = np.asarray(reference.t, float), np.asarray(other.t, float)
+    tau_r, tau_o = t_r - t_r[0], t_o - t_o[0]  # float64 from the first stamp: epoch stamps lose no digits
+    offset = float(signals.estimate_offset(tau_r, np.asarray(reference.q), tau_o, np.asarray(other.q)))
+    at = tau_r + offset  # the reference's stamps on the other run's clock
+    # A stamp within ALIGN_SLACK of a step outside the other run's span keeps its sample (the end
+    # cubic continued that far): the shift itself is not known better, and identical stamps shifted by
+    # a rounding error should not lose an end sample.
+    slack = ALIGN_SLACK * float(np.median(np.diff(tau_o)))
+    keep = np.flatnonzero((at >= -slack) & (at <= tau_o[-1] + slack))
+    if keep.size < max(3, min_overlap * len(t_r)):
+        raise ValueError(
+            f"{other.source or 'the other run'} overlaps only {keep.size} of the {len(t_r)} samples of "
+            f"{reference.source or 'the reference run'} once "
+            f"aligned (shifted by {-offset:.4g} s; at least {min_overlap:.0%} needed): record both runs over the "
+            "whole trajectory, and check that they are runs of the same trajectory"
+        )
+    ref = reference.slice(int(keep[0]), int(keep[-1]) + 1)
+
+    def on_reference(x):
+        return None if x is None else np.asarray(signals.spline_resample(tau_o, np.asarray(x), at[keep]))
+
+    both = lambda s: getattr(reference, s) is not None and getattr(other, s) is not None
+    moved = data.from_arrays(
+        t_r[keep],
+        on_reference(other.q),
+        on_reference(other.tau),
+        on_reference(other.qd) if both("qd") else None,
+        on_reference(other.qdd) if both("qdd") else None,
+        source=other.source or "<arrays>",
+    )
+    moved = dataclasses.replace(
+        moved, notes=other.notes, base_frequency=other.base_frequency, harmonics=other.harmonics
+    )
+    return ref, moved, Alignment(shift=-offset, overlap=int(keep.size), dropped=int(len(t_r) - keep.size))
+
+
 #: Largest RMS position difference between a loaded and an unloaded run of the same trajectory,
 #: as a fraction of each joint's range of motion in the loaded run (tracking differs a little
 #: under load; a different trajectory differs by its whole range).
@@ -115,7 +205,7 @@ def torque_difference(loaded, unloaded):
     (``identification.payload.identify_payload(robot, zeros, ...)``; ``jaxid payload --unloaded``).
 
     loaded, unloaded: ``jaxid.data.Dataset`` raw runs (:func:`read`) of one trajectory at the same
-    sample times, t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset with the loaded run's
+    sample times (:func:`align_runs` puts two runs there), t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset with the loaded run's
     t, q (and logged qd, qdd) and the torque difference (N, n), N m, for :func:`prepare`.
     Raises ValueError when the runs differ in joints, length or time stamps, or when a joint's
     RMS position difference exceeds :data:`SAME_TRAJECTORY` of its range.
@@ -123,10 +213,7 @@ def torque_difference(loaded, unloaded):
     from jaxid import data
 
     name = lambda ds: ds.source or "the run"
-    if loaded.n != unloaded.n:
-        raise ValueError(
-            f"the loaded run has {loaded.n} joints and the unloaded run {unloaded.n}: record both on the same robot"
-        )
+    _same_joints(loaded, unloaded)
     if loaded.t.shape != unloaded.t.shape:
         raise ValueError(
             f"the loaded run has {loaded.t.shape[0]} samples and the unloaded run {unloaded.t.shape[0]}: "
@@ -138,7 +225,8 @@ def torque_difference(loaded, unloaded):
     if shift > 0.1 * dt:
         raise ValueError(
             f"the time stamps of {name(loaded)} and {name(unloaded)} differ by up to {shift:.3g} s "
-            f"(sample period {dt:.3g} s): align the two runs of the trajectory first"
+            f"(sample period {dt:.3g} s): align the two runs of the trajectory first (align_runs; "
+            "jaxid payload --unloaded does by default)"
         )
     q_l, q_u = np.asarray(loaded.q), np.asarray(unloaded.q)
     rms = np.sqrt(np.mean((q_l - q_u) ** 2, axis=0))

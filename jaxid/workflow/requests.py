@@ -484,7 +484,9 @@ class PayloadRequest:
     run ``data``, on top of the robot identified in ``params`` (default: the model's nominal
     parameters) or against the ``unloaded`` run of the same trajectory. ``joints``: 1-based
     joints whose torques are used; ``cov``: noise variance per used joint (N^2 m^2); ``period``
-    (samples), ``average`` and ``smooth`` (passes) preprocess a periodic run."""
+    (samples), ``average`` and ``smooth`` (passes) preprocess a periodic run. ``align``: put the
+    unloaded run on the loaded run's stamps first (``workflow.align_runs``); False differences the
+    runs sample by sample, which needs the same stamps."""
 
     data: str
     model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
@@ -498,10 +500,13 @@ class PayloadRequest:
     prepare: DataSpec = field(default_factory=DataSpec)
     output: str | None = None
     json: str | None = None
+    align: bool = True
 
     def __post_init__(self):
         if self.average and not self.period:
             raise WorkflowError("--average averages whole periods: give --period K (samples per excitation period)")
+        if not self.align and not self.unloaded:
+            raise WorkflowError("--no-align concerns the unloaded run: give --unloaded DATA, or drop --no-align")
 
 
 @dataclass(frozen=True)

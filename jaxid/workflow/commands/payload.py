@@ -21,13 +21,15 @@ from jaxid.workflow.requests import PayloadRequest
 class PayloadOutcome:
     """robot: the model; samples: the (q, qd, qdd, tau) the payload was fitted on;
     fit: the ``jaxid.identification.payload.PayloadFit``; warnings: the messages of the
-    warnings the fit raised."""
+    warnings the fit raised; alignment: the ``workflow.Alignment`` of the unloaded run on the
+    loaded run's stamps, or None (no unloaded run, or not aligned)."""
 
     request: PayloadRequest
     robot: Any
     samples: tuple
     fit: Any
     warnings: tuple[str, ...]
+    alignment: Any = None
 
 
 def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str], None] | None = None):
@@ -49,8 +51,15 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     robot_cov = None if params is None else params.full_cov()
     joints = _joints(r, robot.n)
     ds = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
+    alignment = None
     if r.unloaded:
-        ds = [workflow.torque_difference(*ds)]
+        loaded, unloaded = ds
+        if r.align:
+            loaded, unloaded, alignment = workflow.align_runs(loaded, unloaded)
+        diff = workflow.torque_difference(loaded, unloaded)
+        if alignment is not None:
+            diff = dataclasses.replace(diff, notes=diff.notes + (alignment.describe("unloaded run"),))
+        ds = [diff]
         # The robot's torque cancelled in the difference: nothing of the model is subtracted.
         theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
     samples = _samples(r, robot, ds, log)
@@ -58,7 +67,7 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
-    return PayloadOutcome(r, robot, tuple(samples), fit, tuple(str(w.message) for w in caught))
+    return PayloadOutcome(r, robot, tuple(samples), fit, tuple(str(w.message) for w in caught), alignment)
 
 
 def _joints(r: PayloadRequest, n: int) -> list[int] | None:
