@@ -552,7 +552,9 @@ def derivatives(
         if window is None and np.ndim(cutoff) == 1:  # a window per joint: the joints one by one
             q = _signal(q, "q", 0, 1)
             if q.ndim != 2 or np.shape(cutoff) != (q.shape[1],):
-                raise ValueError(f"a cutoff per joint needs q (N, n) and cutoff (n,); got {q.shape}, {np.shape(cutoff)}")
+                raise ValueError(
+                    f"a cutoff per joint needs q (N, n) and cutoff (n,); got {q.shape}, {np.shape(cutoff)}"
+                )
             cols = [derivatives(q[:, j], dt, method, float(c), order, None, polyorder) for j, c in enumerate(cutoff)]
             return tuple(jnp.stack([c[k] for c in cols], axis=1) for k in range(3))
         if window is None:

@@ -148,11 +148,11 @@ def _mapping(spec: DataSpec):
         raise WorkflowError(f"{flag}: {e}") from None
 
 
-def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, prepare: bool = True):
+def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, prepare: bool = True, chosen=None):
     """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`) and, unless ``prepare`` is
-    False, prepare them (:func:`jaxid.workflow.prepare` with :func:`policy`); returns the
-    ``Prepared`` runs (or the list of raw datasets). ``model``: the spec the robot came from (its
-    name in the error of a joint count that differs)."""
+    False, prepare them (:func:`jaxid.workflow.prepare` with the ``chosen`` Policy, default the
+    spec's :func:`policy`); returns the ``Prepared`` runs (or the list of raw datasets). ``model``: the
+    spec the robot came from (its name in the error of a joint count that differs)."""
     columns, units, gains = _mapping(spec)
     raw = []
     for path in paths:
@@ -169,7 +169,7 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
                 f"{path}: the data have {ds.n} joints but the model {robot.name!r} has {robot.n}{default}"
             )
         raw.append(ds)
-    return workflow.prepare(raw, robot, policy(spec)) if prepare else raw
+    return workflow.prepare(raw, robot, chosen or policy(spec)) if prepare else raw
 
 
 def log_data(prepared, log: Log) -> None:
