@@ -555,7 +555,10 @@ def derivatives(
                 raise ValueError(
                     f"a cutoff per joint needs q (N, n) and cutoff (n,); got {q.shape}, {np.shape(cutoff)}"
                 )
-            cols = [derivatives(q[:, j], dt, method, float(c), order, None, polyorder) for j, c in enumerate(cutoff)]
+            cols = [
+                derivatives(q[:, j], dt, method, float(c), order, None, polyorder)
+                for j, c in enumerate(np.ravel(cutoff))
+            ]
             return tuple(jnp.stack([c[k] for c in cols], axis=1) for k in range(3))
         if window is None:
             window = _savgol_window(_static_positive(cutoff, "cutoff"), fs, polyorder)

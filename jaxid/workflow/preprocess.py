@@ -215,7 +215,7 @@ def _describe_filtered(c: dict) -> str:
     kept = f", {' and '.join(logged)} as logged" if logged else ""
     trim = "" if c.get("trim_from", "settling") == "settling" else " (given)"
     return (
-        f"q filtered by {c['derivatives']} at {at} (cutoff {source}){kept}, {', '.join(computed)} from the "
+        f"q filtered by {c['derivatives']} at {at} ({source}){kept}, {', '.join(computed)} from the "
         f"filtered q, {c['trim']} samples trimmed at each end{trim}"
     )
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from jaxid import workflow
 from jaxid.workflow import params as _params
 from jaxid.workflow.commands.common import Log, check_outputs, log_data, model_for_params, policy, read_runs
@@ -61,7 +63,7 @@ def reused_policy(spec, params) -> tuple[Any, str]:
         stored = dataclasses.replace(stored, cutoff=spec.cutoff, settings_from=None)
     if spec.trim is not None:
         stored = dataclasses.replace(stored, trim=spec.trim)
-    cut = stored.cutoff if isinstance(stored.cutoff, tuple) else (stored.cutoff,)
+    cut: list[float] = np.ravel(np.asarray(stored.cutoff, dtype=float)).tolist()
     at = f"{cut[0]:.3g} Hz" if len(set(cut)) == 1 else f"{min(cut):.3g}-{max(cut):.3g} Hz per joint"
     source = "given" if spec.cutoff is not None else "from params.json"
     trim = (
