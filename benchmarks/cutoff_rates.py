@@ -58,8 +58,9 @@ def excitation(robot, t, f0: float, harmonics: int, rng) -> tuple[np.ndarray, np
     joint ranges, velocity amplitude about 0.6 rad/s per joint and positions within half the range."""
     n = robot.n
     lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
-    width = np.where(np.isfinite(hi - lo), hi - lo, 2 * np.pi)
-    centre = np.where(np.isfinite(hi + lo), (hi + lo) / 2, 0.0)
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    width = np.where(finite, hi - lo, 2 * np.pi)
+    centre = np.where(finite, (np.where(finite, lo, 0) + np.where(finite, hi, 0)) / 2, 0.0)
     a = rng.normal(size=(n, harmonics)) / np.sqrt(harmonics)
     b = rng.normal(size=(n, harmonics)) / np.sqrt(harmonics)
     q, qd, qdd = (np.asarray(x) for x in trajectories.fourier(a, b, centre, 2 * np.pi * f0, t, zero_start=True))
@@ -119,7 +120,7 @@ def held_out_error(robot, desc, fit: data.Dataset, held: data.Dataset, cutoff=No
         params = workflow.identify_experiment(robot, prepared, description=desc)
         policy = workflow.policy_from_preprocessing(params.preprocessing)
         val = workflow.validate(robot, params, workflow.prepare([held], robot, policy))
-    return 100 * float(val.runs[0]["relative_error"]), prepared.choices[0]["cutoffs_hz"]
+    return float(val.runs[0]["relative_error"]), prepared.choices[0]["cutoffs_hz"]
 
 
 def case(name: str, fs: float, band: str, noise: str, seed: int, duration: float, urdf: str | None = None) -> dict:
