@@ -25,13 +25,23 @@ SNR_CUTOFF = 10.0
 EXCITATION_CUTOFF = 3.0
 
 
-#: Share of a joint's position power that significant content above its band edge may hold and
-#: still be read as something other than motion (a resonance, interference, the roll-off of
-#: filtered positions): :func:`band_edges`.
+#: Share of a joint's position power that significant content above its band edge may hold where
+#: the spectrum meets no noise floor below fs/4 (noise-free or smoothed positions, whose roll-off
+#: is no motion): :func:`band_edges`.
 POWER_TAIL = 1e-5
 
 #: Bins the periodogram is averaged over before it is compared with the floor (:func:`band_edges`).
 SMOOTH_BINS = 9
+
+#: Significant content that begins more than this factor above the band (the frequency below which
+#: all but :data:`LINE_SHARE` of the position power lies, or the band's top) is isolated: a line
+#: or cluster that counts as motion only when it holds :data:`LINE_SHARE` (:func:`band_edges`).
+#: Harmonics k and k + 1 of a Fourier excitation are never further apart than 2.
+ISOLATION = 2.0
+
+#: Share of a joint's position power that isolated content above its band must hold (with all
+#: above it) to count as motion rather than a resonance, interference or a quantisation pattern.
+LINE_SHARE = 1e-3
 
 #: A cutoff above fs / (4 x this) is warned about as ambiguous (:func:`choose_cutoffs`).
 AMBIGUOUS_NYQUIST = 1.5
@@ -343,22 +353,28 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
     of robots", IJRR 11(4), 1992; the floor read from the spectrum as in Pintelon & Schoukens,
     System Identification, 2012).
 
-    The power test: the highest significant bin alone (the rule before this one) takes a drive
-    resonance, interference, quantisation pattern or the smooth roll-off of filtered positions
-    as the band: any narrow line far above the excitation's band is "significant" against a
-    low floor (a 0.5 mrad line at 184 Hz on a 0.5 rad motion is 5e-7 of the position power but
-    stands 50 times above a 1e-4 rad noise floor, and its acceleration would swamp the motion's).
-    A robot's commanded motion is smooth and slow: its lines carry a share of the position
-    power far above ``tail`` (a Fourier excitation's top harmonic carries ~1/H^2 of it; with
-    the 1/k^4 decay of a constant-acceleration multisine, all but 1e-5 of the power lies below
-    its 30th harmonic). So significant content above f counts as band only when it holds at
-    least ``tail`` of the power: the edge is the cumulative-power point of the significant
-    spectrum, taken from the top, in the spirit of the occupied-bandwidth measure (the band
-    holding all but a given fraction of the power; ITU-R SM.328). A line holding more than
-    ``tail`` is motion and kept.
+    Which significant content is band: the highest significant bin alone (the rule before this
+    one) takes a drive resonance, interference, a quantisation pattern or the smooth roll-off of
+    filtered positions for the band: a narrow line far above the excitation's band stands above
+    a low floor (a 0.5 mrad line at 185 Hz on a 0.5 rad motion is 5e-7 of the position power
+    but 50 times the floor of 1e-4 rad noise), and its acceleration swamps the motion's. A robot's
+    commanded motion is slow and its spectrum contiguous: Fourier harmonics k and k + 1 are
+    never more than a factor 2 apart, and its top harmonic holds ~1/H^2 of the position power.
+    So the significant bins are split into runs at gaps; the band is the runs up to
+    :data:`ISOLATION` (2) times the frequency below which all but :data:`LINE_SHARE` (1e-3) of
+    the position power lies, and each run that follows within 2 times the band's top (the
+    roll-off of the top lines meeting the floor, which the edge follows, so a noisier log gets a
+    lower edge); a run beyond that is isolated, and counts as motion only when it, with all
+    above it, holds :data:`LINE_SHARE` of the position power (a second band of real motion
+    does; a resonance line, whose acceleration would swamp the motion's long before it holds
+    that much of the position, does not). The idea of the occupied bandwidth (the band holding
+    all but a given share of the power; ITU-R SM.328). Where the runs reach fs/4 (no floor:
+    noise-free or smoothed positions), the edge is the frequency above which the significant
+    content holds ``tail`` of the power.
 
     q: positions (N, n), rad. fs: sample rate, Hz. snr: power ratio to the floor of a
-    significant bin. tail: share of the position power that content above the edge may hold.
+    significant bin. tail: where no floor is met below fs/4, the share of the position power
+    that the content above the edge may hold.
     Returns one dict per joint: ``edge`` Hz (nan: the joint does not move, or nothing of it
     stands above the floor), ``status`` ("floor": the spectrum meets a noise floor above the
     band; "no floor": significant up to fs/4, noise-free or smoothed positions; "noise";
@@ -383,25 +399,31 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
             out.append(dict(edge=math.nan, status="still", ignored=[], edge_bins=0.0))
             continue
         sig = band & ((smooth[:, j] > snr * floor[:, j]) | (floor[:, j] <= 0))
-        above = np.cumsum(np.where(sig, X[:, j], 0.0)[::-1])[::-1] / power  # significant share at and above f
-        keep = np.nonzero(sig & (above >= tail))[0]
-        if not keep.size:
+        share = X[:, j] / power
+        # Significant bins in runs (a gap wider than the smoothing splits them); the band is
+        # what lies up to ISOLATION x the frequency below which all but LINE_SHARE of the power
+        # lies, and each run that follows within ISOLATION x the band's top; a run beyond that
+        # counts only when it, with all above it, holds LINE_SHARE of the power.
+        bins = np.nonzero(sig)[0]
+        runs = np.split(bins, np.nonzero(np.diff(bins) > SMOOTH_BINS)[0] + 1) if bins.size else []
+        after = np.cumsum([share[r].sum() for r in runs][::-1])[::-1]
+        reach = ISOLATION * f[int(np.argmax(np.cumsum(share) >= 1 - LINE_SHARE))]
+        kept, ignored = [], []
+        for r, held in zip(runs, after):
+            near = f[r[0]] <= max(reach, ISOLATION * f[kept[-1][-1]] if kept else 0.0)
+            (kept if near or held >= LINE_SHARE else ignored).append(r)
+        if not kept:
             out.append(dict(edge=math.nan, status="noise", ignored=[], edge_bins=0.0))
             continue
-        k = keep[-1]
-        # The band goes on through significant bins that follow without a gap (the roll-off of
-        # its top lines meeting the floor); content beyond a gap is judged by its power alone.
-        sig_bins = np.nonzero(sig)[0]
-        run = sig_bins[sig_bins >= k]
-        breaks = np.nonzero(np.diff(run) > SMOOTH_BINS)[0]
-        k_run = run[breaks[0]] if breaks.size else run[-1]
-        status = "no floor" if k_run >= top - 2 else "floor"
-        if status == "floor":
-            k = k_run
-        rest = sig_bins[sig_bins > k]
-        share = X[:, j] / power
-        ignored = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3]
-        out.append(dict(edge=float(f[k]), status=status, ignored=ignored, edge_bins=float(k)))
+        k = int(kept[-1][-1])
+        status = "no floor" if k >= top - 2 else "floor"
+        if status == "no floor":  # a roll-off that never meets a floor: where all but `tail` of the power lies
+            inside = np.concatenate(kept)
+            held = np.cumsum(share[inside][::-1])[::-1]
+            k = int(inside[held >= tail][-1])
+        rest = bins[bins > k]
+        notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3 and c[0] > ISOLATION * f[k] / 2]
+        out.append(dict(edge=float(f[k]), status=status, ignored=notes, edge_bins=float(k)))
     return out
 
 
