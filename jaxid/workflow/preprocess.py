@@ -295,7 +295,7 @@ def choose_cutoffs(
     cut = np.where(moving, cut, fill)
     warns, notes = [], []
     for j, r in enumerate(reads):
-        if r["status"] == "noise":
+        if r["status"] == "noise" and moving.any():
             notes.append(
                 f"{names[j]}: no motion above the position noise floor; filtered at the lowest other cutoff "
                 f"{fill:.3g} Hz"
@@ -330,9 +330,13 @@ def choose_cutoffs(
     short = [names[j] for j, r in enumerate(reads) if moving[j] and r["edge_bins"] < 4]
     if short:
         warns.append(
-            f"band edge within {max(r['edge_bins'] for r in reads if np.isfinite(r['edge'])):.0f} frequency bins "
-            f"of zero for {', '.join(short)}: the run is too short to resolve its band; record a longer run or "
-            "give --cutoff HZ"
+            f"band edge within 4 frequency bins ({4 * fs / len(q):.2g} Hz) of zero for {', '.join(short)}: the "
+            "run is too short to resolve its band; record a longer run or give --cutoff HZ"
+        )
+    if not moving.any() and any(r["status"] == "noise" for r in reads):
+        warns.append(
+            "no joint's motion stands above the noise floor of its position spectrum: the positions are "
+            f"filtered at fs/4 = {hi:.4g} Hz only; give --cutoff HZ (a few times the motion's highest frequency)"
         )
     return CutoffChoice(tuple(float(c) for c in cut), tuple(float(e) for e in edges), tuple(warns), tuple(notes))
 
