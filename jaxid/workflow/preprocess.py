@@ -412,10 +412,10 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
         runs = np.split(bins, np.nonzero(np.diff(bins) > SMOOTH_BINS)[0] + 1) if bins.size else []
         after = np.cumsum([share[r].sum() for r in runs][::-1])[::-1]
         reach = ISOLATION * f[int(np.argmax(np.cumsum(share) >= 1 - LINE_SHARE))]
-        kept, ignored = [], []
+        kept: list[np.ndarray] = []
         for r, held in zip(runs, after):
-            near = f[r[0]] <= max(reach, ISOLATION * f[kept[-1][-1]] if kept else 0.0)
-            (kept if near or held >= LINE_SHARE else ignored).append(r)
+            if f[r[0]] <= max(reach, ISOLATION * f[kept[-1][-1]] if kept else 0.0) or held >= LINE_SHARE:
+                kept.append(r)
         if not kept:
             out.append(dict(edge=math.nan, status="noise", ignored=[], edge_bins=0.0))
             continue
