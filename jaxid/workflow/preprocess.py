@@ -530,9 +530,10 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     samples per period. Otherwise q is
     low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
     cutoff, else :data:`EXCITATION_CUTOFF` times the excitation's band (base frequency x
-    harmonics) when the run records it, else one chosen from the data (:func:`choose_cutoff`);
-    a logged qd is kept, and
-    :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
+    harmonics) when the run records it, else one per joint chosen from the data
+    (:func:`choose_cutoffs`, whose warnings are warned and noted); a logged qd or qdd is kept,
+    and :func:`edge_trim` samples (the lowest cutoff's) are dropped at each end; then every
+    ``step``-th sample.
     Each run is processed on its own (never across the join of two runs).
 
     robot: the model (or None), to check the joint count and the positions: a joint that does not
