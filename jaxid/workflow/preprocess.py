@@ -421,6 +421,11 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
             continue
         k = int(kept[-1][-1])
         status = "no floor" if k >= top - 2 else "floor"
+        # The average over SMOOTH_BINS spreads a line's significance by half its width above the
+        # line: the edge is the run's last bin that stands above snr x the floor on its own.
+        alone = kept[-1][X[kept[-1], j] > snr * floor[kept[-1], j]]
+        if status == "floor" and alone.size:
+            k = int(alone[-1])
         if status == "no floor":  # a roll-off that never meets a floor: where all but `tail` of the power lies
             inside = np.concatenate(kept)
             held = np.cumsum(share[inside][::-1])[::-1]
