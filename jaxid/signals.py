@@ -139,7 +139,12 @@ def _filtfilt(b, a, zi, x, padlen):
     return jax.vmap(_filtfilt_1d, in_axes=(None, None, None, 1, None), out_axes=1)(b, a, zi, x, padlen)
 
 
-def butterworth(x: ArrayLike, fs: float, cutoff: float, order: int = 4, axis: int = 0) -> jax.Array:
+@partial(jax.jit, static_argnames=("padlen",))
+def _filtfilt_each(b, a, zi, x, padlen):
+    return jax.vmap(_filtfilt_1d, in_axes=(0, 0, 0, 1, None), out_axes=1)(b, a, zi, x, padlen)
+
+
+def butterworth(x: ArrayLike, fs: float, cutoff: float | ArrayLike, order: int = 4, axis: int = 0) -> jax.Array:
     """Zero-phase Butterworth low-pass filter with ``scipy.signal.filtfilt`` semantics.
 
     The signal is filtered forward and backward (so the magnitude response is squared
@@ -151,7 +156,8 @@ def butterworth(x: ArrayLike, fs: float, cutoff: float, order: int = 4, axis: in
     ``lax.scan``, vmapped over channels.
 
     x: signal, shape (N,) or (N, n) (time along ``axis``), any unit; N > padlen.
-    fs: sampling rate, Hz; cutoff: -3 dB frequency of one pass, Hz, below fs/2;
+    fs: sampling rate, Hz; cutoff: -3 dB frequency of one pass, Hz, below fs/2, or one per
+    channel, shape (n,), for x of shape (N, n) (each column filtered at its own cutoff);
     order: Butterworth order. fs, cutoff and order are static Python numbers.
     Returns the filtered signal, same shape as x.
 
@@ -164,11 +170,25 @@ def butterworth(x: ArrayLike, fs: float, cutoff: float, order: int = 4, axis: in
     """
     import scipy.signal
 
-    b, a = butter_coefficients(order, cutoff, fs)
-    padlen = 3 * max(len(a), len(b))
-    x = _signal(x, "x", axis, padlen + 1)
-    zi = scipy.signal.lfilter_zi(b, a)
-    return _along_axis(lambda v: _filtfilt(b, a, zi, v, padlen), x, axis)
+    cutoffs = np.asarray(cutoff, dtype=float)
+    if cutoffs.ndim == 0:
+        b, a = butter_coefficients(order, float(cutoffs), fs)
+        padlen = 3 * max(len(a), len(b))
+        x = _signal(x, "x", axis, padlen + 1)
+        zi = scipy.signal.lfilter_zi(b, a)
+        return _along_axis(lambda v: _filtfilt(b, a, zi, v, padlen), x, axis)
+    x = _signal(x, "x", axis, 3 * (_static_int(order, "order", 1) + 1) + 1)
+    if x.ndim != 2 or cutoffs.shape != (x.shape[1 - axis % 2],):
+        raise ValueError(
+            f"a cutoff per channel needs x of shape (N, n) and cutoff of shape (n,); got x {x.shape}, "
+            f"cutoff {cutoffs.shape}"
+        )
+    coefficients = [butter_coefficients(order, float(c), fs) for c in cutoffs]
+    b = np.stack([c[0] for c in coefficients])
+    a = np.stack([c[1] for c in coefficients])
+    zi = np.stack([scipy.signal.lfilter_zi(bj, aj) for bj, aj in coefficients])
+    padlen = 3 * b.shape[1]
+    return jnp.moveaxis(_filtfilt_each(b, a, zi, jnp.moveaxis(x, axis, 0), padlen), 0, axis)
 
 
 # ----------------------------------------------------------------------------- window smoothers
@@ -496,7 +516,7 @@ def derivatives(
     q: ArrayLike,
     dt: float | jax.Array,
     method: str = "butterworth",
-    cutoff: float | None = None,
+    cutoff: float | ArrayLike | None = None,
     order: int = 4,
     window: int | None = None,
     polyorder: int = 3,
@@ -513,6 +533,8 @@ def derivatives(
     Defaults: cutoff = fs/10 (a fifth of Nyquist; set it to a few times the highest
     excitation frequency for noisy data); window (savgol) = the odd window whose -3 dB
     frequency is about ``cutoff`` (Schafer 2011), e.g. 17 samples for polyorder 3.
+    A cutoff per joint, shape (n,) for q (N, n), filters (or sizes the window of) each
+    joint at its own cutoff.
 
     Edges: the odd extension keeps q and qd continuous but flips the sign of qdd, and a
     Savitzky-Golay end fit is off-centre, so qdd (and less so qd) is biased over the
@@ -529,6 +551,17 @@ def derivatives(
         return qf, central_diff(qf, dt), _along_axis(lambda v: _diff2(v, dt), qf, 0)
     if method == "savgol":
         polyorder = _static_int(polyorder, "polyorder", 2)
+        if window is None and np.ndim(cutoff) == 1:  # a window per joint: the joints one by one
+            q = _signal(q, "q", 0, 1)
+            if q.ndim != 2 or np.shape(cutoff) != (q.shape[1],):
+                raise ValueError(
+                    f"a cutoff per joint needs q (N, n) and cutoff (n,); got {q.shape}, {np.shape(cutoff)}"
+                )
+            cols = [
+                derivatives(q[:, j], dt, method, float(c), order, None, polyorder)
+                for j, c in enumerate(np.ravel(cutoff))
+            ]
+            return tuple(jnp.stack([c[k] for c in cols], axis=1) for k in range(3))
         if window is None:
             window = _savgol_window(_static_positive(cutoff, "cutoff"), fs, polyorder)
         return tuple(savgol(q, window, polyorder, d, dt) for d in range(3))

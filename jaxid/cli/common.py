@@ -211,8 +211,8 @@ def add_data_arguments(p):
         "--cutoff",
         type=float,
         metavar="HZ",
-        help="low-pass cutoff for computing missing qd, qdd from q (default: chosen from each run's "
-        "position spectrum, where the signal meets the noise floor; printed)",
+        help="low-pass cutoff for computing missing qd, qdd from q, all joints (default: per joint, 3x the "
+        "band edge of each run's position spectrum; validate: the cutoffs stored in params.json; printed)",
     )
     g.add_argument(
         "--trim",

@@ -56,15 +56,20 @@ from jaxid.workflow.params import FORMAT, VERSION, Params, ParamsError, load_par
 from jaxid.workflow.pipeline import METHODS, identify, identify_experiment  # noqa: F401
 from jaxid.workflow.preprocess import (  # noqa: F401
     EXCITATION_CUTOFF,
+    POWER_TAIL,
     RANGE_SLACK,
     SETTLING_TOL,
     SNR_CUTOFF,
+    CutoffChoice,
     Policy,
     Prepared,
+    band_edges,
     choose_cutoff,
+    choose_cutoffs,
     describe_run,
     edge_trim,
     parallel_cutoff,
+    policy_from_preprocessing,
     prepare,
 )
 from jaxid.workflow.records import (  # noqa: F401

@@ -25,6 +25,30 @@ SNR_CUTOFF = 10.0
 EXCITATION_CUTOFF = 3.0
 
 
+#: Share of a joint's position power that significant content above its band edge may hold where
+#: the spectrum meets no noise floor below fs/4 (noise-free or smoothed positions, whose roll-off
+#: is no motion): :func:`band_edges`.
+POWER_TAIL = 1e-5
+
+#: Bins the periodogram is averaged over before it is compared with the floor (:func:`band_edges`).
+SMOOTH_BINS = 9
+
+#: Significant content that begins more than this factor above the band (the frequency below which
+#: all but :data:`LINE_SHARE` of the position power lies, or the band's top) is isolated: a line
+#: or cluster that counts as motion only when it holds :data:`LINE_SHARE` (:func:`band_edges`).
+#: Harmonics k and k + 1 of a Fourier excitation are never further apart than 2.
+ISOLATION = 2.0
+
+#: Share of a joint's position power that isolated content above its band must hold (with all
+#: above it) to count as motion rather than a resonance, interference or a quantisation pattern.
+LINE_SHARE = 1e-3
+
+#: A cutoff above fs / (4 x this) is warned about as ambiguous (:func:`choose_cutoffs`).
+AMBIGUOUS_NYQUIST = 1.5
+
+#: Band edges spread over joints by more than this factor are warned about (:func:`choose_cutoffs`).
+AMBIGUOUS_SPREAD = 10.0
+
 #: Fraction of the filter's impulse-response mass that may reach past the kept edge samples
 #: (:func:`edge_trim`).
 SETTLING_TOL = 1e-4
@@ -37,8 +61,9 @@ class Policy:
 
     derivatives: "butterworth" (zero-phase, then central differences) or "savgol": the
         method of ``jaxid.signals.derivatives`` for velocities/accelerations missing from a log.
-    cutoff: low-pass cutoff, Hz, or None: chosen per run from its position spectrum
-        (:func:`choose_cutoff`).
+    cutoff: low-pass cutoff, Hz, one for all joints or one per joint (a tuple), or None: chosen
+        per run and joint from the position spectrum (:func:`choose_cutoffs`), or from the
+        excitation's band where the run records it.
     order: Butterworth order.
     trim: samples dropped at each end of a differentiated run, or None: the filter's
         settling time (:func:`edge_trim`). Runs whose qd and qdd were logged are not trimmed.
@@ -52,6 +77,9 @@ class Policy:
         low-pass filtered with the same zero-phase filter and then decimated by ``step``
         (:func:`regressor_rows`), instead of decimating the prepared samples; the prepared
         runs keep every sample.
+    settings_from: where the cutoff, trim, order and method came from, for the description:
+        None (given by the caller, "given") or a file name ("params.json": ``jaxid validate``
+        reusing the identification's, :func:`policy_from_preprocessing`).
     reversal_band: rad/s, or None: samples at which some joint's |qd| is below it (velocity
         reversals and rest, where the Coulomb sign tanh(qd / eps) of an estimated qd can flip
         against the true one and give spikes of +-2 fc) are left out of the fit
@@ -60,7 +88,7 @@ class Policy:
     """
 
     derivatives: str = "butterworth"
-    cutoff: float | None = None
+    cutoff: float | tuple[float, ...] | None = None
     order: int = 4
     trim: int | None = None
     step: int = 1
@@ -68,12 +96,16 @@ class Policy:
     periodic: bool = True
     parallel: bool = False
     reversal_band: float | None = None
+    settings_from: str | None = None
 
     def __post_init__(self):
         if self.derivatives not in ("butterworth", "savgol"):
             raise WorkflowError(f"derivatives must be 'butterworth' or 'savgol', got {self.derivatives!r}")
-        if self.cutoff is not None and not (math.isfinite(self.cutoff) and self.cutoff > 0):
-            raise WorkflowError(f"cutoff must be a finite frequency > 0 Hz, got {self.cutoff}")
+        if isinstance(self.cutoff, (list, tuple, np.ndarray)):
+            object.__setattr__(self, "cutoff", tuple(float(c) for c in self.cutoff))
+        cutoffs = self.cutoff if isinstance(self.cutoff, tuple) else (self.cutoff,)
+        if self.cutoff is not None and not (cutoffs and all(math.isfinite(c) and c > 0 for c in cutoffs)):
+            raise WorkflowError(f"cutoff must be a finite frequency > 0 Hz (or one per joint), got {self.cutoff}")
         if int(self.order) != self.order or self.order < 1:
             raise WorkflowError(f"order must be an integer >= 1, got {self.order}")
         if self.trim is not None and (int(self.trim) != self.trim or self.trim < 0):
@@ -93,8 +125,12 @@ class Prepared:
     datasets: ``jaxid.data.Dataset`` per run, with q (filtered where differentiated), qd,
         qdd and tau, trimmed and decimated.
     choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
-        ``derivatives`` ("logged" or the method), ``cutoff_hz`` and ``cutoff_from``
-        ("spectrum", "excitation": :data:`EXCITATION_CUTOFF` x the known band, or "policy"), ``trim`` (samples per end), ``step``, ``index``
+        ``derivatives`` ("logged" or the method), ``cutoff_hz`` (the highest over joints) and
+        ``cutoffs_hz`` (per joint, (n,)), ``cutoff_from`` ("spectrum", "excitation":
+        :data:`EXCITATION_CUTOFF` x the known band, "policy", or "params": reused from a
+        params.json), ``order`` (Butterworth order), ``logged`` (the logged signals kept as
+        they are: "qd", "qdd"), ``trim`` (samples per end) and ``trim_from`` ("settling":
+        :func:`edge_trim`, or "policy"), ``step``, ``index``
         ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
         ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`),
         ``reversal_band`` (rad/s or None, ``Policy.reversal_band``), ``memory`` (samples, as
@@ -141,7 +177,7 @@ def describe_run(c: dict | Preprocessing) -> str:
     if isinstance(c, Preprocessing):
         c = c.to_dict()
     if c["derivatives"] == "logged":
-        how = "qd, qdd as logged"
+        how = "q, qd, qdd as logged"
     elif c["derivatives"] == "periodic":
         std = c["noise_std"]
         noise = (
@@ -159,13 +195,7 @@ def describe_run(c: dict | Preprocessing) -> str:
             f"{noise}"
         )
     else:
-        source = dict(
-            spectrum="from the position spectrum", excitation=f"{EXCITATION_CUTOFF:g} x the excitation's band"
-        ).get(c["cutoff_from"], "as set")
-        how = (
-            f"qd, qdd by {c['derivatives']} at {c['cutoff_hz']:.3g} Hz ({source}), "
-            f"{c['trim']} samples trimmed at each end"
-        )
+        how = _describe_filtered(c)
     step = f", every {c['step']}th sample" if c["step"] > 1 else ""
     if c.get("parallel"):
         step = (
@@ -176,26 +206,185 @@ def describe_run(c: dict | Preprocessing) -> str:
     return f"{c['source']}: {c['samples']} of {c['samples_read']} samples at {c['fs_hz']:.4g} Hz, {how}{step}{notes}"
 
 
+def _describe_filtered(c: dict) -> str:
+    """What was done to the q, qd, qdd of a filtered run: which signals were logged and kept,
+    which filtered, which computed from the filtered positions, at what cutoff and from where."""
+    source = dict(
+        spectrum="from the position spectrum",
+        excitation=f"{EXCITATION_CUTOFF:g} x the excitation's band",
+        params="from params.json",
+    ).get(c["cutoff_from"], "given")
+    cuts = c.get("cutoffs_hz") or [c["cutoff_hz"]]
+    at = (
+        f"{cuts[0]:.3g} Hz"
+        if max(cuts) <= min(cuts) * (1 + 1e-9)
+        else f"{min(cuts):.3g}-{max(cuts):.3g} Hz per joint ({', '.join(f'{x:.3g}' for x in cuts)})"
+    )
+    logged = list(c.get("logged") or [])
+    computed = [s for s in ("qd", "qdd") if s not in logged]
+    kept = f", {' and '.join(logged)} as logged" if logged else ""
+    trim = "" if c.get("trim_from", "settling") == "settling" else " (given)"
+    return (
+        f"q filtered by {c['derivatives']} at {at} ({source}){kept}, {', '.join(computed)} from the "
+        f"filtered q, {c['trim']} samples trimmed at each end{trim}"
+    )
+
+
 def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITATION_CUTOFF) -> float:
-    """Low-pass cutoff, Hz, for differentiating sampled positions: ``margin`` times the band
-    edge, where the position spectrum meets the noise floor.
+    """One low-pass cutoff, Hz, for differentiating sampled positions q (N, n) rad at fs Hz: the
+    highest of the per-joint cutoffs of :func:`choose_cutoffs` (``margin`` times each joint's band
+    edge, clipped to [fs/1000, fs/4]), which :func:`prepare` uses joint by joint."""
+    return max(choose_cutoffs(q, fs, snr, margin).cutoffs)
 
-    Per joint: the periodogram of q (linear trend removed, Hann window) averaged over 9
-    neighbouring bins (a mean of 9 exponential variables: noise alone exceeds 10 times its
-    mean with probability below 1e-20); the noise floor at each frequency f is read from the
-    raw periodogram over [f / 2, 2 f] (:func:`_local_floor`: its median, so that noise that
-    is not white, as on a resampled or drive-filtered log, is still noise); the joint's cutoff is the highest
-    frequency below fs/4 at which the averaged spectrum is above ``snr`` times the floor, so
-    that a signal with separate bands keeps all of them. Returned: ``margin`` (default :data:`EXCITATION_CUTOFF`, 3) times the
-    largest band edge over joints, clipped to [fs/1000, fs/4]: the filter then passes the
-    whole band unattenuated (a cutoff at the edge itself would take 8 % off the top of the
-    band, a bias the reported std does not cover). Noise-free data (no floor) give fs/4.
 
-    q: positions (N, n), rad. fs: sample rate, Hz. snr: power ratio to the floor at the cutoff.
-    The idea: cut where the signal-to-noise ratio of the positions, and so of their
-    derivatives, falls to about one (Gautier & Khalil, "Exciting trajectories for the
-    identification of base inertial parameters of robots", IJRR 11(4), 1992; the noise floor
-    read from the spectrum as in Pintelon & Schoukens, System Identification, 2012).
+@dataclass(frozen=True)
+class CutoffChoice:
+    """What :func:`choose_cutoffs` read from the position spectrum of a run.
+
+    cutoffs: (n,) Hz, the derivative filter's cutoff of each joint. edges: (n,) Hz, each
+    joint's band edge (nan for a joint that does not move, or whose motion nowhere stands above
+    the noise floor: its cutoff is then the lowest of the others'). warnings: why the choice is
+    ambiguous, each naming the flag that settles it (``--cutoff HZ``). notes: what was read as
+    something other than motion (narrow lines above the band)."""
+
+    cutoffs: tuple[float, ...]
+    edges: tuple[float, ...]
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def choose_cutoffs(
+    q,
+    fs: float,
+    snr: float = SNR_CUTOFF,
+    margin: float = EXCITATION_CUTOFF,
+    tail: float = POWER_TAIL,
+    names=None,
+) -> CutoffChoice:
+    """Low-pass cutoff per joint, Hz, for differentiating sampled positions: ``margin`` times
+    the joint's band edge (:func:`band_edges`), clipped to [fs/1000, fs/4].
+
+    Per joint, because joints are filtered one by one (``jaxid.signals.derivatives`` takes a
+    cutoff per joint) and the error of each joint's acceleration is smallest at its own band's
+    cutoff; the errors of different joints are independent, so that is also the smallest error
+    of every torque they enter (a cutoff common to all joints, the highest band edge over them,
+    let one joint's wide band, or one misread line, set the noise of all: a 5 kHz log whose
+    one joint showed a line at 184 Hz was cut at 553 Hz everywhere). The margin (default
+    :data:`EXCITATION_CUTOFF`, 3) makes the zero-phase filter pass the whole band unattenuated
+    (at the edge itself it would take 8 % off the top of the band, a bias the reported std does
+    not cover).
+
+    Warned (``warnings``, each naming ``--cutoff HZ``), where the spectrum does not settle the
+    choice: a cutoff within a factor :data:`AMBIGUOUS_NYQUIST` of fs/4 (little or no filtering);
+    no noise floor below fs/4 (noise-free or smoothed positions: the edge then rests on the
+    power criterion alone); band edges spread by more than :data:`AMBIGUOUS_SPREAD` over joints;
+    a band edge within a few bins of zero frequency (the run too short to resolve its band).
+
+    q: positions (N, n), rad. fs: sample rate, Hz. snr, tail: of :func:`band_edges`.
+    margin: cutoff / band edge. names: the joints' names for the sentences (default q1..qn).
+    """
+    q = np.asarray(q, dtype=float)
+    n = q.shape[1]
+    names = list(names) if names is not None else [f"q{j + 1}" for j in range(n)]
+    lo, hi = fs / 1000, fs / 4
+    reads = band_edges(q, fs, snr, tail)
+    edges = np.array([r["edge"] for r in reads])
+    moving = np.isfinite(edges)
+    cut = np.clip(margin * edges, lo, hi)
+    fill = float(cut[moving].min()) if moving.any() else hi
+    cut = np.where(moving, cut, fill)
+    warns, notes = [], []
+    for j, r in enumerate(reads):
+        if r["status"] == "noise" and moving.any():
+            notes.append(
+                f"{names[j]}: no motion above the position noise floor; filtered at the lowest other cutoff "
+                f"{fill:.3g} Hz"
+            )
+        for f_lo, f_hi, share in r["ignored"]:
+            where = f"near {f_lo:.4g} Hz" if f_hi - f_lo <= 0.02 * f_hi else f"over {f_lo:.4g}-{f_hi:.4g} Hz"
+            notes.append(
+                f"{names[j]}: content {where} above the band ({share:.1g} of its position power) read as a "
+                f"resonance or noise, not motion"
+            )
+    nofloor = [names[j] for j, r in enumerate(reads) if r["status"] == "no floor"]
+    if nofloor:
+        warns.append(
+            f"no noise floor in the position spectrum below fs/4 for {', '.join(nofloor)} (noise-free or "
+            f"smoothed positions): the band edge rests on where all but {tail:.0e} of the position power lies; "
+            "check the cutoff with --cutoff HZ"
+        )
+    near = [f"{names[j]} {cut[j]:.4g} Hz" for j in range(n) if moving[j] and cut[j] > hi / AMBIGUOUS_NYQUIST]
+    if near:
+        warns.append(
+            f"cutoff within {AMBIGUOUS_NYQUIST:g}x of fs/4 = {hi:.4g} Hz ({', '.join(near)}): the positions are "
+            "hardly filtered and their accelerations may be noise; give --cutoff HZ (a few times the "
+            "excitation's highest frequency)"
+        )
+    if moving.sum() > 1 and edges[moving].max() > AMBIGUOUS_SPREAD * edges[moving].min():
+        k, m = int(np.nanargmax(edges)), int(np.nanargmin(edges))
+        warns.append(
+            f"band edges differ by {edges[k] / edges[m]:.3g}x across joints ({names[k]} {edges[k]:.3g} Hz, "
+            f"{names[m]} {edges[m]:.3g} Hz): each joint is filtered at its own cutoff; if one joint's band is "
+            "not motion, give --cutoff HZ"
+        )
+    short = [names[j] for j, r in enumerate(reads) if moving[j] and r["edge_bins"] < 4]
+    if short:
+        warns.append(
+            f"band edge within 4 frequency bins ({4 * fs / len(q):.2g} Hz) of zero for {', '.join(short)}: the "
+            "run is too short to resolve its band; record a longer run or give --cutoff HZ"
+        )
+    if not moving.any() and any(r["status"] == "noise" for r in reads):
+        warns.append(
+            "no joint's motion stands above the noise floor of its position spectrum: the positions are "
+            f"filtered at fs/4 = {hi:.4g} Hz only; give --cutoff HZ (a few times the motion's highest frequency)"
+        )
+    return CutoffChoice(tuple(float(c) for c in cut), tuple(float(e) for e in edges), tuple(warns), tuple(notes))
+
+
+def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) -> list[dict]:
+    """Each joint's band edge, Hz, read from its position spectrum: the highest frequency below
+    fs/4 at which the spectrum stands above the noise floor *and* above which such content
+    still holds at least ``tail`` of the joint's position power.
+
+    The spectrum: the periodogram of q (linear trend removed, Hann window) averaged over 9
+    neighbouring bins (a mean of 9 exponential variables: noise alone exceeds 10 times its mean
+    with probability below 1e-20). The noise floor at each frequency f is read from the raw
+    periodogram over [f / 2, 2 f] (:func:`_local_floor`: its median, so that noise that is not
+    white, as on a resampled, drive-filtered or random-walk log, is still noise). A bin is
+    significant where the averaged spectrum exceeds ``snr`` times the floor (the signal-to-noise
+    ratio of the positions, and so of their derivatives, falls to about one a little above:
+    Gautier & Khalil, "Exciting trajectories for the identification of base inertial parameters
+    of robots", IJRR 11(4), 1992; the floor read from the spectrum as in Pintelon & Schoukens,
+    System Identification, 2012).
+
+    Which significant content is band: the highest significant bin alone (the rule before this
+    one) takes a drive resonance, interference, a quantisation pattern or the smooth roll-off of
+    filtered positions for the band: a narrow line far above the excitation's band stands above
+    a low floor (a 0.5 mrad line at 185 Hz on a 0.5 rad motion is 5e-7 of the position power
+    but 50 times the floor of 1e-4 rad noise), and its acceleration swamps the motion's. A robot's
+    commanded motion is slow and its spectrum contiguous: Fourier harmonics k and k + 1 are
+    never more than a factor 2 apart, and its top harmonic holds ~1/H^2 of the position power.
+    So the significant bins are split into runs at gaps; the band is the runs up to
+    :data:`ISOLATION` (2) times the frequency below which all but :data:`LINE_SHARE` (1e-3) of
+    the position power lies, and each run that follows within 2 times the band's top (the
+    roll-off of the top lines meeting the floor, which the edge follows, so a noisier log gets a
+    lower edge); a run beyond that is isolated, and counts as motion only when it, with all
+    above it, holds :data:`LINE_SHARE` of the position power (a second band of real motion
+    does; a resonance line, whose acceleration would swamp the motion's long before it holds
+    that much of the position, does not). The idea of the occupied bandwidth (the band holding
+    all but a given share of the power; ITU-R SM.328). Where the runs reach fs/4 (no floor:
+    noise-free or smoothed positions), the edge is the frequency above which the significant
+    content holds ``tail`` of the power.
+
+    q: positions (N, n), rad. fs: sample rate, Hz. snr: power ratio to the floor of a
+    significant bin. tail: where no floor is met below fs/4, the share of the position power
+    that the content above the edge may hold.
+    Returns one dict per joint: ``edge`` Hz (nan: the joint does not move, or nothing of it
+    stands above the floor), ``status`` ("floor": the spectrum meets a noise floor above the
+    band; "no floor": significant up to fs/4, noise-free or smoothed positions; "noise";
+    "still"), ``ignored`` [(f_lo, f_hi, share), ...] the significant content above the edge
+    (clusters of bins, at most 3, each's share of the position power), ``edge_bins`` the edge
+    in frequency bins (its resolution: 1 / duration).
     """
     q = np.asarray(q, dtype=float)
     N = q.shape[0]
@@ -203,14 +392,58 @@ def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITAT
     x = q - q.mean(axis=0) - np.outer(t, (t @ (q - q.mean(axis=0))) / (t @ t))
     X = np.abs(np.fft.rfft(x * np.hanning(N)[:, None], axis=0)) ** 2
     f = np.fft.rfftfreq(N, 1.0 / fs)
-    smooth = np.apply_along_axis(lambda x: np.convolve(x, np.ones(9) / 9, mode="same"), 0, X)
+    smooth = np.apply_along_axis(lambda x: np.convolve(x, np.ones(SMOOTH_BINS) / SMOOTH_BINS, mode="same"), 0, X)
     band = (f > 0) & (f <= fs / 4)
     floor = _local_floor(X, f, fs)
-    cut = []
+    top = np.nonzero(band)[0][-1]
+    out = []
     for j in range(q.shape[1]):
-        above = np.nonzero(band & ((smooth[:, j] > snr * floor[:, j]) | (floor[:, j] <= 0)))[0]
-        cut.append(f[above[-1]] if above.size else fs / 4)
-    return float(np.clip(margin * max(cut), fs / 1000, fs / 4))
+        power = X[1:, j].sum()
+        if not power > 0:
+            out.append(dict(edge=math.nan, status="still", ignored=[], edge_bins=0.0))
+            continue
+        sig = band & ((smooth[:, j] > snr * floor[:, j]) | (floor[:, j] <= 0))
+        share = X[:, j] / power
+        # Significant bins in runs (a gap wider than the smoothing splits them); the band is
+        # what lies up to ISOLATION x the frequency below which all but LINE_SHARE of the power
+        # lies, and each run that follows within ISOLATION x the band's top; a run beyond that
+        # counts only when it, with all above it, holds LINE_SHARE of the power.
+        bins = np.nonzero(sig)[0]
+        runs = np.split(bins, np.nonzero(np.diff(bins) > SMOOTH_BINS)[0] + 1) if bins.size else []
+        after = np.cumsum([share[r].sum() for r in runs][::-1])[::-1]
+        reach = ISOLATION * f[int(np.argmax(np.cumsum(share) >= 1 - LINE_SHARE))]
+        kept: list[np.ndarray] = []
+        for r, held in zip(runs, after):
+            if f[r[0]] <= max(reach, ISOLATION * f[kept[-1][-1]] if kept else 0.0) or held >= LINE_SHARE:
+                kept.append(r)
+        if not kept:
+            out.append(dict(edge=math.nan, status="noise", ignored=[], edge_bins=0.0))
+            continue
+        k = int(kept[-1][-1])
+        status = "no floor" if k >= top - 2 else "floor"
+        # The average over SMOOTH_BINS spreads a line's significance by half its width above the
+        # line: the edge is the run's last bin that stands above snr x the floor on its own.
+        alone = kept[-1][X[kept[-1], j] > snr * floor[kept[-1], j]]
+        if status == "floor" and alone.size:
+            k = int(alone[-1])
+        if status == "no floor":  # a roll-off that never meets a floor: where all but `tail` of the power lies
+            inside = np.concatenate(kept)
+            held = np.cumsum(share[inside][::-1])[::-1]
+            k = int(inside[held >= tail][-1])
+        rest = bins[bins > k]
+        notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3 and c[0] > ISOLATION * f[k] / 2]
+        out.append(dict(edge=float(f[k]), status=status, ignored=notes, edge_bins=float(k)))
+    return out
+
+
+def _clusters(bins, f, share, gap: int = 9, most: int = 3) -> list[tuple[float, float, float]]:
+    """(f_lo, f_hi, share) of the runs of ``bins`` (sorted bin indices) that are no more than
+    ``gap`` bins apart, at most ``most`` (the largest shares), in frequency order."""
+    if not len(bins):
+        return []
+    splits = np.nonzero(np.diff(bins) > gap)[0] + 1
+    runs = [(float(f[r[0]]), float(f[r[-1]]), float(share[r].sum())) for r in np.split(bins, splits)]
+    return sorted(sorted(runs, key=lambda r: -r[2])[:most])
 
 
 def _local_floor(X, f, fs: float, points: int = 200):
@@ -235,6 +468,37 @@ def _local_floor(X, f, fs: float, points: int = 200):
     hi = np.searchsorted(f, np.minimum(2 * grid, fs / 2), side="right")
     at = np.stack([np.median(X[a : max(b, a + 1)], axis=0) for a, b in zip(lo, hi)]) / np.log(2)
     return at[np.clip(np.searchsorted(grid, f, side="right") - 1, 0, points - 1)]
+
+
+def policy_from_preprocessing(records, base: Policy | None = None, source: str = "params.json") -> Policy | None:
+    """The :class:`Policy` that repeats on other runs what :func:`prepare` did to the filtered
+    runs of ``records`` (``Params.preprocessing``: one :class:`Preprocessing` per identification
+    run): their derivative method, Butterworth order, cutoff per joint (the median over runs
+    where they differ) and trim policy (the samples given, or the filter's settling time); the
+    rest (step, base frequency, periodic, parallel, reversal band) from ``base``. Its
+    ``settings_from`` is ``source``, so that the runs' descriptions say where the cutoff came
+    from. None when no identification run was filtered (logged or periodic): nothing to reuse.
+
+    A model fitted to positions filtered at one cutoff predicts the torques of positions filtered
+    at the same cutoff: validating at a cutoff chosen afresh on the held-out run (fs/4 on a log
+    whose spectrum shows a line above the band) scores the preprocessing, not the model."""
+    base = base or Policy()
+    runs = [r if isinstance(r, Preprocessing) else Preprocessing.from_partial(r) for r in records or ()]
+    runs = [r for r in runs if r.derivatives in ("butterworth", "savgol") and r.cutoff_hz]
+    if not runs:
+        return None
+    cuts = [r.cutoffs_hz or [r.cutoff_hz] for r in runs]
+    width = max(len(c) for c in cuts)
+    per_joint = np.median([np.broadcast_to(np.asarray(c, dtype=float), (width,)) for c in cuts], axis=0)
+    given = [r.trim for r in runs if r.trim_from == "policy"]
+    return dataclasses.replace(
+        base,
+        derivatives=runs[0].derivatives,
+        order=int(runs[0].order or (runs[0].parallel or {}).get("order") or base.order),
+        cutoff=float(per_joint[0]) if width == 1 else tuple(float(c) for c in per_joint),
+        trim=int(given[0]) if len(given) == len(runs) else base.trim,
+        settings_from=source,
+    )
 
 
 def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TOL) -> int:
@@ -271,9 +535,10 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     samples per period. Otherwise q is
     low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
     cutoff, else :data:`EXCITATION_CUTOFF` times the excitation's band (base frequency x
-    harmonics) when the run records it, else one chosen from the data (:func:`choose_cutoff`);
-    a logged qd is kept, and
-    :func:`edge_trim` samples are dropped at each end; then every ``step``-th sample.
+    harmonics) when the run records it, else one per joint chosen from the data
+    (:func:`choose_cutoffs`, whose warnings are warned and noted); a logged qd or qdd is kept,
+    and :func:`edge_trim` samples (the lowest cutoff's) are dropped at each end; then every
+    ``step``-th sample.
     Each run is processed on its own (never across the join of two runs).
 
     robot: the model (or None), to check the joint count and the positions: a joint that does not
@@ -319,7 +584,7 @@ def _prepare_run(ds, robot, policy: Policy):
     periodic = _periodic(ds, policy, name) if ds.qd is None and ds.qdd is None and uniform else None
     memory = 0  # samples over which the derivative filter correlates the equation errors
     if ds.qd is not None and ds.qdd is not None:
-        c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0)
+        c.update(derivatives="logged", cutoff_hz=None, cutoff_from=None, trim=0, logged=["qd", "qdd"])
         start, stop = 0, N
     elif isinstance(periodic, tuple):
         ds, more = periodic
@@ -334,50 +599,90 @@ def _prepare_run(ds, robot, policy: Policy):
                 "differentiation needs a uniform grid: resample (read(..., resample=True), "
                 "CLI --resample) or log qd and qdd"
             )
-        ds, start, stop, memory = _differentiate(ds, name, policy, c)
+        names = None if robot is None else robot.coordinate_names
+        ds, start, stop, memory = _differentiate(ds, name, policy, c, names)
     return _decimate(ds, policy, c, start, stop, memory)
 
 
-def _cutoff(ds, policy: Policy, name: str) -> tuple[float, str]:
-    """The cutoff (Hz) for differentiating the positions of a run and where it came from:
-    "policy", "excitation" (:data:`EXCITATION_CUTOFF` times the recorded band) or "spectrum"
-    (:func:`choose_cutoff`). WorkflowError when it is not below the Nyquist frequency."""
-    fs = 1.0 / ds.dt
+def _cutoff(ds, policy: Policy, name: str, names=None) -> tuple[np.ndarray, str, CutoffChoice | None]:
+    """The cutoffs (n,) Hz for differentiating the positions of a run, where they came from:
+    "policy" (or "params" when the policy's settings came from a params.json), "excitation"
+    (:data:`EXCITATION_CUTOFF` times the recorded band) or "spectrum" (:func:`choose_cutoffs`,
+    whose choice is returned too, else None). WorkflowError when a cutoff is not below the
+    Nyquist frequency or a per-joint policy cutoff does not have one value per joint."""
+    fs, n = 1.0 / ds.dt, ds.n
     band = ds.base_frequency * ds.harmonics if ds.base_frequency and ds.harmonics else None
-    cutoff_from = "policy" if policy.cutoff is not None else "excitation" if band else "spectrum"
-    cutoff = dict(policy=policy.cutoff, excitation=EXCITATION_CUTOFF * (band or 0)).get(cutoff_from) or choose_cutoff(
-        ds.q, fs
-    )
-    if not cutoff < fs / 2:
+    choice = None
+    if policy.cutoff is not None:
+        cutoff_from = "params" if policy.settings_from else "policy"
+        cutoffs = np.broadcast_to(np.asarray(policy.cutoff, dtype=float), (n,)) if np.ndim(policy.cutoff) == 0 else None
+        if cutoffs is None:
+            if len(policy.cutoff) != n:  # type: ignore[arg-type]
+                raise WorkflowError(
+                    f"{name}: {len(policy.cutoff)} cutoffs for {n} joints; give one cutoff, or one per joint"  # type: ignore[arg-type]
+                )
+            cutoffs = np.asarray(policy.cutoff, dtype=float)
+    elif band:
+        cutoff_from, cutoffs = "excitation", np.full(n, EXCITATION_CUTOFF * band)
+    else:
+        choice = choose_cutoffs(ds.q, fs, names=names)
+        cutoff_from, cutoffs = "spectrum", np.asarray(choice.cutoffs)
+    if not cutoffs.max() < fs / 2:
         raise WorkflowError(
-            f"{name}: cutoff {cutoff:g} Hz is not below the Nyquist frequency "
+            f"{name}: cutoff {cutoffs.max():g} Hz is not below the Nyquist frequency "
             f"{fs / 2:g} Hz of this {fs:g} Hz run; choose a lower cutoff"
         )
-    return cutoff, cutoff_from
+    return np.array(cutoffs), cutoff_from, choice
 
 
-def _differentiate(ds, name: str, policy: Policy, c: dict):
-    """A uniformly sampled run with qd, qdd from its filtered positions (a logged qd kept), its
-    choices ``c`` updated; returns the run, the kept samples [start, stop) and the memory
-    (samples) of the derivative filter. WorkflowError when the run is too short for the trim."""
+def _differentiate(ds, name: str, policy: Policy, c: dict, names=None):
+    """A uniformly sampled run with q filtered and qd, qdd from it, each joint at its cutoff (a
+    logged qd or qdd kept as it is), its choices ``c`` updated (the cutoff choice's warnings
+    warned and, with its notes, noted); returns the run, the kept samples [start, stop) and the
+    memory (samples) of the derivative filter: the settling time of the lowest cutoff, which also
+    sets the trim. WorkflowError when the run is too short for the trim."""
     from jaxid import data, signals
 
     N, fs = len(ds), 1.0 / ds.dt
-    cutoff, cutoff_from = _cutoff(ds, policy, name)
-    trim = policy.trim if policy.trim is not None else edge_trim(fs, cutoff, policy.order)
+    cutoffs, cutoff_from, choice = _cutoff(ds, policy, name, names)
+    low = float(cutoffs.min())  # the longest impulse response
+    trim = policy.trim if policy.trim is not None else edge_trim(fs, low, policy.order)
     if N <= 2 * trim + data.MIN_SAMPLES:
         raise WorkflowError(
-            f"{name}: {N} samples; differentiating q at {cutoff:.3g} Hz drops {trim} at each "
+            f"{name}: {N} samples; differentiating q at {low:.3g} Hz drops {trim} at each "
             f"end and needs more than {2 * trim + data.MIN_SAMPLES}: record a longer run, "
             "raise the cutoff, or log qd and qdd"
         )
+    same = cutoffs.max() <= cutoffs.min() * (1 + 1e-12)
     try:
-        q, qd, qdd = signals.derivatives(ds.q, 1.0 / fs, method=policy.derivatives, cutoff=cutoff, order=policy.order)
+        q, qd, qdd = signals.derivatives(
+            ds.q, 1.0 / fs, method=policy.derivatives, cutoff=low if same else cutoffs, order=policy.order
+        )
     except ValueError as e:
         raise WorkflowError(f"{name}: computing qd, qdd from the positions: {e}") from None
-    ds = dataclasses.replace(ds, q=q, qd=ds.qd if ds.qd is not None else qd, qdd=qdd, derivatives=policy.derivatives)
-    c.update(derivatives=policy.derivatives, cutoff_hz=float(cutoff), cutoff_from=cutoff_from, trim=int(trim))
-    return ds, trim, N - trim, edge_trim(fs, cutoff, policy.order)
+    logged = [k for k in ("qd", "qdd") if getattr(ds, k) is not None]
+    ds = dataclasses.replace(
+        ds,
+        q=q,
+        qd=ds.qd if ds.qd is not None else qd,
+        qdd=ds.qdd if ds.qdd is not None else qdd,
+        derivatives=policy.derivatives,
+    )
+    if choice is not None:
+        for w in choice.warnings:
+            warnings.warn(f"{name}: {w}", stacklevel=4)  # prepare's caller
+        c["notes"].extend([*choice.notes, *choice.warnings])
+    c.update(
+        derivatives=policy.derivatives,
+        cutoff_hz=float(cutoffs.max()),
+        cutoffs_hz=[float(x) for x in cutoffs],
+        cutoff_from=cutoff_from,
+        order=int(policy.order),
+        logged=logged,
+        trim=int(trim),
+        trim_from="policy" if policy.trim is not None else "settling",
+    )
+    return ds, trim, N - trim, edge_trim(fs, low, policy.order)
 
 
 def _decimate(ds, policy: Policy, c: dict, start: int, stop: int, memory: int):

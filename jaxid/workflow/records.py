@@ -76,6 +76,10 @@ class Preprocessing(_Record):
     parallel: dict | None = None
     memory: int = 0
     periodic: Periodic | None = None
+    cutoffs_hz: list | None = None
+    order: int | None = None
+    trim_from: str | None = None
+    logged: list | None = None
 
     def to_dict(self) -> dict:
         """The run's choices dict (``Prepared.choices[i]``): the periodic fields inline."""

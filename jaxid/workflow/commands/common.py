@@ -190,13 +190,13 @@ def _mapping(spec: DataSpec):
         raise WorkflowError(f"{flag}: {e}") from None
 
 
-def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, prepare: bool = True):
+def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, prepare: bool = True, chosen=None):
     """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`, columns a glob maps ordered
     by the robot's joint names) and, unless ``prepare`` is False, prepare them
-    (:func:`jaxid.workflow.prepare` with :func:`policy`); returns the ``Prepared`` runs (or the
-    list of raw datasets). ``model``: the spec the robot came from (accepted for the callers'
-    sake; the messages name the robot). A robot with a transmission (``--transmission``, or
-    params.json's) has motor-side logs: they are read through it."""
+    (:func:`jaxid.workflow.prepare` with the ``chosen`` Policy, default the spec's :func:`policy`);
+    returns the ``Prepared`` runs (or the list of raw datasets). ``model``: the spec the robot came
+    from (accepted for the callers' sake; the messages name the robot). A robot with a
+    transmission (``--transmission``, or params.json's) has motor-side logs: they are read through it."""
     columns, units, gains = _mapping(spec)
     transmission = getattr(robot, "transmission", None)
     raw = []
@@ -220,7 +220,7 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
                 "choose the model of this robot (--robot NAME or --urdf PATH)"
             )
         raw.append(ds)
-    return workflow.prepare(raw, robot, policy(spec)) if prepare else raw
+    return workflow.prepare(raw, robot, chosen or policy(spec)) if prepare else raw
 
 
 def log_data(prepared, log: Log) -> None:
