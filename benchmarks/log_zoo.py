@@ -70,6 +70,10 @@ ROBOTS = {
 EXCITE = {
     "panda": dict(home=(0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785), clearance=0.002),
     "xarm7": dict(clearance=0.01),  # links 5 and 7 are 17 mm apart at the range centres
+    # the UR URDFs' range centres are all zeros: the arm stretched out, wrist 2 inside the forearm
+    "ur3": dict(home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
+    "ur10": dict(home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
+    "so100": dict(clearance=0.0005),  # base and upper arm 1 mm apart at the range centres
 }
 
 #: The excitation search of ``--quick`` (starts, optimiser steps).

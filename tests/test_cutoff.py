@@ -149,7 +149,11 @@ def test_validate_reuses_the_stored_cutoff(identified):
     lines = []
     res = commands.run_validate(commands.ValidateRequest(data=(files[1],), params=params), log=lines.append)
     c = res.prepared.choices[0]
-    assert c["cutoff_from"] == "params" and c["cutoffs_hz"] == stored.cutoffs_hz
+    # Each joint as identified, or raised to what the held-out run's own band needs (noted).
+    assert c["cutoff_from"] == "params" and len(c["cutoffs_hz"]) == len(stored.cutoffs_hz)
+    raised = [j for j, (a, b) in enumerate(zip(c["cutoffs_hz"], stored.cutoffs_hz)) if a != b]
+    assert all(a > b for a, b in zip(c["cutoffs_hz"], stored.cutoffs_hz) if a != b)
+    assert bool(raised) == any("cutoff raised above params.json's" in n for n in c["notes"]), c["notes"]
     assert "from params.json" in res.prepared.describe()[0]
     assert any("from params.json" in line for line in lines), lines
     # A cutoff given on the command line replaces it, and says so.
@@ -170,3 +174,21 @@ def test_policy_from_preprocessing_repeats_the_identification():
     p = workflow.policy_from_preprocessing(runs, workflow.Policy(step=2))
     assert (p.derivatives, p.cutoff, p.trim, p.step, p.settings_from) == ("savgol", (5.0, 7.0), 30, 2, "params.json")
     assert workflow.policy_from_preprocessing([dict(derivatives="logged", cutoff_hz=None)]) is None
+
+
+def test_a_stored_cutoff_is_raised_where_the_held_out_run_moves_faster():
+    """Prepared as identified (a params.json's policy), a held-out run keeps the stored cutoff of
+    each joint unless its own band needs more: a run moving at 1-5 Hz is not filtered at the
+    0.6 Hz chosen for a 0.1-0.5 Hz run (its accelerations would be cut by the filter)."""
+    fs = 200.0
+    t = np.arange(0, 20.0, 1 / fs)
+    q = _band(t, n=2, freqs=10 * F) + 1e-5 * np.random.default_rng(4).normal(size=(len(t), 2))
+    ds = data.from_arrays(t, q, np.zeros_like(q))
+    stored = workflow.Policy(cutoff=(0.6, 40.0), settings_from="params.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = workflow.prepare([ds], None, stored).choices[0]
+    own = workflow.choose_cutoffs(q, fs).cutoffs
+    assert c["cutoffs_hz"][0] == pytest.approx(own[0]) and own[0] > 3 * 5.0 * 0.9, (c, own)
+    assert c["cutoffs_hz"][1] == 40.0  # above the run's need: kept as identified
+    assert any("q1 0.6 -> " in n for n in c["notes"]), c["notes"]
