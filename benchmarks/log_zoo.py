@@ -62,7 +62,7 @@ ROBOTS = {
     "xarm7": dict(urdf="xarm_description/urdf/xarm7.urdf"),
     "z1": dict(urdf="z1_description/urdf/z1.urdf"),
     "so100": dict(urdf="so_arm_description/urdf/so100.urdf"),
-    "double_pendulum": dict(urdf="double_pendulum_description/urdf/double_pendulum.urdf"),
+    "kinova": dict(urdf="kinova_description/robots/kinova.urdf"),
 }
 
 #: name -> ExciteRequest keyword arguments a robot needs (the range centres of the Panda's joints
@@ -70,9 +70,19 @@ ROBOTS = {
 EXCITE = {
     "panda": dict(home=(0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785), clearance=0.002),
     "xarm7": dict(clearance=0.01),  # links 5 and 7 are 17 mm apart at the range centres
-    # the UR URDFs' range centres are all zeros: the arm stretched out, wrist 2 inside the forearm
-    "ur3": dict(home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
-    "ur10": dict(home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
+    # the UR URDFs' capsules of the forearm and wrist 2 (wrists 1 and 3; the base and upper arm) overlap (not
+    # checked in an SRDF for these arms in example-robot-data: one is written here)
+    "ur3": dict(
+        home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0),
+        disable=(("forearm_link", "wrist_2_link"), ("wrist_1_link", "wrist_3_link"), ("base_link", "upper_arm_link")),
+        clearance=0.005,
+    ),
+    "ur10": dict(
+        home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0),
+        disable=(("forearm_link", "wrist_2_link"), ("wrist_1_link", "wrist_3_link"), ("base_link", "upper_arm_link")),
+        clearance=0.005,
+    ),
+    "kinova": dict(clearance=0.002),  # links 4 and 6 are 4 mm apart at the range centres
     "so100": dict(clearance=0.0005),  # base and upper arm 1 mm apart at the range centres
 }
 
@@ -232,6 +242,19 @@ def _model(name: str) -> ModelSpec:
     return ModelSpec(**spec)
 
 
+def _excite_args(name: str, work: Path) -> dict:
+    """ExciteRequest keyword arguments of robot ``name`` (:data:`EXCITE`), pairs to disable
+    written as an SRDF."""
+    args = dict(EXCITE.get(name, {}))
+    pairs = args.pop("disable", ())
+    if pairs:
+        srdf = work / f"{name}.srdf"
+        rows = "".join(f'<disable_collisions link1="{a}" link2="{b}" reason="Never"/>' for a, b in pairs)
+        srdf.write_text(f'<robot name="{name}">{rows}</robot>\n')
+        args["srdf"] = str(srdf)
+    return args
+
+
 def _trajectories(name: str, base: float, work: Path, quick: bool) -> tuple[Path, Path]:
     """Identification and held-out excitations of robot ``name`` at base frequency ``base``, Hz
     (seeds 0 and 1)."""
@@ -248,7 +271,7 @@ def _trajectories(name: str, base: float, work: Path, quick: bool) -> tuple[Path
                     seed=seed,
                     fs=100.0,
                     allow_infeasible=True,
-                    **EXCITE.get(name, {}),
+                    **_excite_args(name, work),
                 )
             )
         out.append(path)
