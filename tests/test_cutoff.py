@@ -170,3 +170,18 @@ def test_policy_from_preprocessing_repeats_the_identification():
     p = workflow.policy_from_preprocessing(runs, workflow.Policy(step=2))
     assert (p.derivatives, p.cutoff, p.trim, p.step, p.settings_from) == ("savgol", (5.0, 7.0), 30, 2, "params.json")
     assert workflow.policy_from_preprocessing([dict(derivatives="logged", cutoff_hz=None)]) is None
+
+
+def test_a_short_run_keeps_most_of_its_samples():
+    fs = 100.0
+    t = np.arange(0, 10.0, 1 / fs)  # one period of the 0.1 Hz base: 3 x 0.5 Hz would trim 19 % per end
+    q = _band(t) + 1e-4 * np.random.default_rng(7).normal(size=(len(t), 3))
+    c = workflow.choose_cutoffs(q, fs)
+    assert workflow.edge_trim(fs, min(c.cutoffs)) <= workflow.preprocess.TRIM_SHARE * len(t)
+    # ... raised no further than that takes, and noted.
+    assert workflow.edge_trim(fs, min(c.cutoffs) / 1.05) > workflow.preprocess.TRIM_SHARE * len(t)
+    assert any("raised" in n for n in c.notes), (c.cutoffs, c.notes)
+    # A long run of the same band is not raised: its trim is a small share of it.
+    t = np.arange(0, 60.0, 1 / fs)
+    long = workflow.choose_cutoffs(_band(t) + 1e-4 * np.random.default_rng(7).normal(size=(len(t), 3)), fs)
+    assert max(long.cutoffs) < 2.5 and not any("raised" in n for n in long.notes), long.cutoffs
