@@ -43,6 +43,10 @@ ISOLATION = 2.0
 #: above it) to count as motion rather than a resonance, interference or a quantisation pattern.
 LINE_SHARE = 1e-3
 
+#: Share of a run that the derivative filter's trim may take at each end before the chosen cutoff
+#: is raised (:func:`choose_cutoffs`).
+TRIM_SHARE = 0.1
+
 #: A cutoff above fs / (4 x this) is warned about as ambiguous (:func:`choose_cutoffs`).
 AMBIGUOUS_NYQUIST = 1.5
 
@@ -260,6 +264,7 @@ def choose_cutoffs(
     margin: float = EXCITATION_CUTOFF,
     tail: float = POWER_TAIL,
     names=None,
+    order: int = 4,
 ) -> CutoffChoice:
     """Low-pass cutoff per joint, Hz, for differentiating sampled positions: ``margin`` times
     the joint's band edge (:func:`band_edges`), clipped to [fs/1000, fs/4].
@@ -280,8 +285,16 @@ def choose_cutoffs(
     power criterion alone); band edges spread by more than :data:`AMBIGUOUS_SPREAD` over joints;
     a band edge within a few bins of zero frequency (the run too short to resolve its band).
 
+    A short run sets a floor: the trim (:func:`edge_trim` of the lowest cutoff, about 3.4 / cutoff
+    seconds at each end) may take at most :data:`TRIM_SHARE` of the run at each end; lower
+    cutoffs are raised to the cutoff that trims that much, and noted (a 10 s run of a 0.5 Hz band
+    would otherwise lose 1.9 s at each end, and the motion those seconds held: on planar3 at
+    100 Hz that doubled the held-out error; the noise a cutoff of 3.4 Hz instead of 1.8 Hz adds
+    to the accelerations is the smaller loss).
+
     q: positions (N, n), rad. fs: sample rate, Hz. snr, tail: of :func:`band_edges`.
     margin: cutoff / band edge. names: the joints' names for the sentences (default q1..qn).
+    order: the Butterworth order (of the trim).
     """
     q = np.asarray(q, dtype=float)
     n = q.shape[1]
@@ -294,6 +307,15 @@ def choose_cutoffs(
     fill = float(cut[moving].min()) if moving.any() else hi
     cut = np.where(moving, cut, fill)
     warns, notes = [], []
+    floor = _trim_floor(fs, len(q), order, float(cut.min()), hi)
+    if floor > cut.min():
+        raised = [names[j] for j in range(n) if cut[j] < floor]
+        notes.append(
+            f"cutoff of {', '.join(raised)} raised from {cut.min():.3g} to {floor:.3g} Hz: lower, the filter's "
+            f"settling time would trim more than {TRIM_SHARE:.0%} of this {len(q) / fs:.3g} s run at each end "
+            "(record a longer run to filter lower)"
+        )
+        cut = np.maximum(cut, floor)
     for j, r in enumerate(reads):
         if r["status"] == "noise" and moving.any():
             notes.append(
@@ -339,6 +361,19 @@ def choose_cutoffs(
             f"filtered at fs/4 = {hi:.4g} Hz only; give --cutoff HZ (a few times the motion's highest frequency)"
         )
     return CutoffChoice(tuple(float(c) for c in cut), tuple(float(e) for e in edges), tuple(warns), tuple(notes))
+
+
+def _trim_floor(fs: float, N: int, order: int, low: float, hi: float) -> float:
+    """The lowest cutoff (Hz, at least ``low``, at most ``hi``) whose :func:`edge_trim` takes at
+    most :data:`TRIM_SHARE` of N samples at each end; the trim falls as 1 / cutoff, so a few
+    rescaled steps find it."""
+    c = low
+    for _ in range(8):
+        k = edge_trim(fs, c, order)
+        if k <= TRIM_SHARE * N or c >= hi:
+            break
+        c = min(hi, c * k / (TRIM_SHARE * N) * 1.01)
+    return c
 
 
 def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) -> list[dict]:
@@ -430,7 +465,7 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
             inside = np.concatenate(kept)
             held = np.cumsum(share[inside][::-1])[::-1]
             k = int(inside[held >= tail][-1])
-        rest = bins[bins > k]
+        rest = bins[bins > kept[-1][-1]]  # the isolated runs left out (not the band's own roll-off)
         notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3 and c[0] > ISOLATION * f[k] / 2]
         out.append(dict(edge=float(f[k]), status=status, ignored=notes, edge_bins=float(k)))
     return out
@@ -627,7 +662,7 @@ def _cutoff(ds, policy: Policy, name: str, names=None) -> tuple[np.ndarray, str,
     elif band:
         cutoff_from, cutoffs = "excitation", np.full(n, EXCITATION_CUTOFF * band)
     else:
-        choice = choose_cutoffs(ds.q, fs, names=names)
+        choice = choose_cutoffs(ds.q, fs, names=names, order=policy.order)
         cutoff_from, cutoffs = "spectrum", np.asarray(choice.cutoffs)
     if not cutoffs.max() < fs / 2:
         raise WorkflowError(
