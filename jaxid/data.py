@@ -1654,7 +1654,6 @@ def read(
     argument (columns, units, gains) that is wrong.
     """
     path = Path(path)
-    suffix = path.suffix.lower()
     units, gains = _normalise_units(units), _normalise_gains(gains)
     if max_gap is not None and not (math.isfinite(max_gap) and max_gap > 0):
         raise DatasetError(f"max_gap must be a finite time > 0 s, got {max_gap}")
@@ -1665,22 +1664,17 @@ def read(
         _normalise_columns(columns)
     if rosbag.is_bag(path):
         arrays, where, notes = _read_bag(path, topic, columns, joint_names)
-        return _finish(
-            path,
-            arrays,
-            where,
-            notes,
-            n,
-            resample,
-            derivatives,
-            cutoff,
-            units,
-            gains,
-            max_gap,
-            rate,
-            window,
-            transmission,
-        )
+    else:
+        arrays, where, notes = _read_file(path, n, columns, joint_names, topic, rate)
+    return _finish(
+        path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window, transmission
+    )
+
+
+def _read_file(path: Path, n, columns, joint_names, topic, rate):
+    """(arrays, where, notes) of a CSV, NPZ or HDF5 file (:func:`read`), after checking that it
+    is one and can be read."""
+    suffix = path.suffix.lower()
     if topic is not None:
         raise DatasetError(f"{path}: topic {topic!r} is for ROS 2 bags (a directory with metadata.yaml, or .mcap)")
     if path.is_dir():
@@ -1702,14 +1696,10 @@ def read(
     kind = _READERS[suffix]
     need_t = rate is None
     if kind == "csv":
-        arrays, where, notes = _read_csv(path, n, columns, joint_names=joint_names, need_t=need_t)
-    elif kind == "npz":
-        arrays, where, notes = _read_npz(path, columns, need_t)
-    else:
-        arrays, where, notes = _read_hdf5(path, columns, need_t)
-    return _finish(
-        path, arrays, where, notes, n, resample, derivatives, cutoff, units, gains, max_gap, rate, window, transmission
-    )
+        return _read_csv(path, n, columns, joint_names=joint_names, need_t=need_t)
+    if kind == "npz":
+        return _read_npz(path, columns, need_t)
+    return _read_hdf5(path, columns, need_t)
 
 
 def _finish(
