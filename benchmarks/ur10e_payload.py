@@ -21,11 +21,12 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/ur10e_payload.py --data CLONE``.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from real_logs import ur10e_gains
 
 from jaxid.workflow.commands import (
     DataSpec,
@@ -50,8 +51,7 @@ def main(argv=None) -> int:
     if not (folder / LOADED).exists():
         print(f"skip: no UR10e payload runs under {clone}")
         return 0
-    text = (clone / "UR10E_parameters.txt").read_text()
-    gains = ",".join(re.search(r"drvGains\s*=\s*\[([^\]]*)\]", text).group(1).split())
+    gains = ",".join(repr(float(g)) for g in ur10e_gains(clone))
     urdf = str(clone / "URe/urdf/ur10e.urdf")
     spec = DataSpec(columns=COLUMNS, gains=gains, resample=True)
     work = Path(tempfile.mkdtemp(prefix="ur10e_payload_"))

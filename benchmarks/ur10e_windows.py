@@ -18,13 +18,13 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/ur10e_windows.py --data CLONE [-
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from real_logs import ur10e_gains
 
 from jaxid.workflow.commands import DataSpec, IdentifyRequest, ModelSpec, ValidateRequest, run_identify, run_validate
 
@@ -56,8 +56,7 @@ def main(argv=None) -> int:
     if not (folder / FIT).exists():
         print(f"skip: no UR10e runs under {clone}")
         return 0
-    text = (clone / "UR10E_parameters.txt").read_text()
-    gains = ",".join(re.search(r"drvGains\s*=\s*\[([^\]]*)\]", text).group(1).split())
+    gains = ",".join(repr(float(g)) for g in ur10e_gains(clone))
     model = ModelSpec(urdf=str(clone / "URe/urdf/ur10e.urdf"), joint_terms=("fv", "fc", "offset", "ia"))
     windows = {f: window(folder / f, *w) for f, w in WINDOWS.items()}
     work = Path(tempfile.mkdtemp(prefix="ur10e_"))
