@@ -353,9 +353,7 @@ def to_json(params: Params) -> dict:
         "estimate": arr(theta),
         "std": arr(params.std),
         "rel_std_percent": arr(params.rel_std),
-        # Symmetric as written: the sandwich and streamed products leave round-off of about 1e-16
-        # of the largest entry, more than 1e-10 of the smallest on a small robot's parameters.
-        "covariance": [arr(row) for row in (np.asarray(params.cov) + np.asarray(params.cov).T) / 2],
+        "covariance": [arr(row) for row in np.asarray(params.cov)],
         "parameters": dict(zip(b.names, arr(theta))),
         **records,
         "preprocessing": None if params.preprocessing is None else [p.to_dict() for p in params.preprocessing],
@@ -481,7 +479,9 @@ def load_params(path) -> Params:
     b = base.rank
     theta = _array(_field(doc, "estimate", path), (b,), path, "estimate")
     cov = _array(_field(doc, "covariance", path), (b, b), path, "covariance")
-    # Measured on the scale of each pair's variances (an older writer's round-off passes).
+    # Measured on the scale of each pair's variances: the sandwich and streamed products leave
+    # round-off of about 1e-16 of the largest entry, more than 1e-10 of the smallest on a small
+    # robot's parameters (an SO-100's own params.json was refused).
     scale = np.sqrt(np.abs(np.outer(np.diag(cov), np.diag(cov))))
     if not np.all(np.abs(cov - cov.T) <= 1e-10 * scale):
         raise ParamsError(f"{path}: field 'covariance' is not symmetric")

@@ -40,6 +40,10 @@ class _Record:
         return cls(**{f.name: doc.get(f.name) for f in fields})
 
 
+#: Preprocessing fields added after params.json version 1 (issue 32: cutoff per joint, logged signals).
+_ADDED_AFTER_V1 = frozenset({"cutoffs_hz", "order", "trim_from", "logged"})
+
+
 @dataclass(frozen=True)
 class Periodic(_Record):
     """A run averaged into one period (``derivatives`` "periodic"; ``jaxid.workflow.prepare``):
@@ -83,7 +87,11 @@ class Preprocessing(_Record):
 
     def to_dict(self) -> dict:
         """The run's choices dict (``Prepared.choices[i]``): the periodic fields inline."""
-        out = {k: v for k, v in super().to_dict().items() if k != "periodic"}
+        # The fields added after version 1 are left out where unset, so that a version-1 run's
+        # choices read and written again are the dict it was.
+        out = {
+            k: v for k, v in super().to_dict().items() if k != "periodic" and not (k in _ADDED_AFTER_V1 and v is None)
+        }
         return out if self.periodic is None else {**out, **self.periodic.to_dict()}
 
     @classmethod
