@@ -81,6 +81,7 @@ EXCITE = {
         home=(0.0, -1.571, 1.571, -1.571, -1.571, 0.0),
         disable=(("forearm_link", "wrist_2_link"), ("wrist_1_link", "wrist_3_link"), ("base_link", "upper_arm_link")),
         clearance=0.005,
+        floor=None,  # its upper arm dips 7 mm below the base plane at that pose
     ),
     "kinova": dict(clearance=0.002),  # links 4 and 6 are 4 mm apart at the range centres
     "so100": dict(clearance=0.0005),  # base and upper arm 1 mm apart at the range centres
