@@ -464,9 +464,9 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
         if status == "no floor":  # a roll-off that never meets a floor: where all but `tail` of the power lies
             inside = np.concatenate(kept)
             held = np.cumsum(share[inside][::-1])[::-1]
-            k = int(inside[held >= tail][-1])
+            k = int(inside[held >= tail][-1]) if np.any(held >= tail) else int(inside[-1])
         rest = bins[bins > kept[-1][-1]]  # the isolated runs left out (not the band's own roll-off)
-        notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3 and c[0] > ISOLATION * f[k] / 2]
+        notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3]  # not the dust of false alarms
         out.append(dict(edge=float(f[k]), status=status, ignored=notes, edge_bins=float(k)))
     return out
 
