@@ -198,12 +198,13 @@ def test_a_short_run_keeps_most_of_its_samples():
     fs = 100.0
     t = np.arange(0, 10.0, 1 / fs)  # one period of the 0.1 Hz base: 3 x 0.5 Hz would trim 19 % per end
     q = _band(t) + 1e-4 * np.random.default_rng(7).normal(size=(len(t), 3))
-    c = workflow.choose_cutoffs(q, fs)
-    assert workflow.edge_trim(fs, min(c.cutoffs)) <= workflow.preprocess.TRIM_SHARE * len(t)
+    c = workflow.prepare(data.from_arrays(t, q, np.zeros_like(q))).choices[0]
+    assert c["trim"] <= workflow.preprocess.TRIM_SHARE * len(t)
     # ... raised no further than that takes, and noted.
-    assert workflow.edge_trim(fs, min(c.cutoffs) / 1.05) > workflow.preprocess.TRIM_SHARE * len(t)
-    assert any("raised" in n for n in c.notes), (c.cutoffs, c.notes)
+    assert workflow.edge_trim(fs, min(c["cutoffs_hz"]) / 1.05) > workflow.preprocess.TRIM_SHARE * len(t)
+    assert any("raised" in n for n in c["notes"]), c
     # A long run of the same band is not raised: its trim is a small share of it.
     t = np.arange(0, 60.0, 1 / fs)
-    long = workflow.choose_cutoffs(_band(t) + 1e-4 * np.random.default_rng(7).normal(size=(len(t), 3)), fs)
-    assert max(long.cutoffs) < 2.5 and not any("raised" in n for n in long.notes), long.cutoffs
+    q = _band(t) + 1e-4 * np.random.default_rng(7).normal(size=(len(t), 3))
+    long = workflow.prepare(data.from_arrays(t, q, np.zeros_like(q))).choices[0]
+    assert max(long["cutoffs_hz"]) < 2.5 and not any("raised" in n for n in long["notes"]), long

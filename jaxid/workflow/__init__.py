@@ -71,6 +71,7 @@ from jaxid.workflow.preprocess import (  # noqa: F401
     parallel_cutoff,
     policy_from_preprocessing,
     prepare,
+    raise_for_trim,
 )
 from jaxid.workflow.records import (  # noqa: F401
     Consistency,

@@ -44,7 +44,7 @@ ISOLATION = 2.0
 LINE_SHARE = 1e-3
 
 #: Share of a run that the derivative filter's trim may take at each end before the chosen cutoff
-#: is raised (:func:`choose_cutoffs`).
+#: is raised (:func:`raise_for_trim`).
 TRIM_SHARE = 0.1
 
 #: A cutoff above fs / (4 x this) is warned about as ambiguous (:func:`choose_cutoffs`).
@@ -264,7 +264,6 @@ def choose_cutoffs(
     margin: float = EXCITATION_CUTOFF,
     tail: float = POWER_TAIL,
     names=None,
-    order: int = 4,
 ) -> CutoffChoice:
     """Low-pass cutoff per joint, Hz, for differentiating sampled positions: ``margin`` times
     the joint's band edge (:func:`band_edges`), clipped to [fs/1000, fs/4].
@@ -285,16 +284,10 @@ def choose_cutoffs(
     power criterion alone); band edges spread by more than :data:`AMBIGUOUS_SPREAD` over joints;
     a band edge within a few bins of zero frequency (the run too short to resolve its band).
 
-    A short run sets a floor: the trim (:func:`edge_trim` of the lowest cutoff, about 3.4 / cutoff
-    seconds at each end) may take at most :data:`TRIM_SHARE` of the run at each end; lower
-    cutoffs are raised to the cutoff that trims that much, and noted (a 10 s run of a 0.5 Hz band
-    would otherwise lose 1.9 s at each end, and the motion those seconds held: on planar3 at
-    100 Hz that doubled the held-out error; the noise a cutoff of 3.4 Hz instead of 1.8 Hz adds
-    to the accelerations is the smaller loss).
+    :func:`prepare` then raises the cutoffs of a short run (:func:`raise_for_trim`).
 
     q: positions (N, n), rad. fs: sample rate, Hz. snr, tail: of :func:`band_edges`.
     margin: cutoff / band edge. names: the joints' names for the sentences (default q1..qn).
-    order: the Butterworth order (of the trim).
     """
     q = np.asarray(q, dtype=float)
     n = q.shape[1]
@@ -307,15 +300,6 @@ def choose_cutoffs(
     fill = float(cut[moving].min()) if moving.any() else hi
     cut = np.where(moving, cut, fill)
     warns, notes = [], []
-    floor = _trim_floor(fs, len(q), order, float(cut.min()), hi)
-    if floor > cut.min():
-        raised = [names[j] for j in range(n) if cut[j] < floor]
-        notes.append(
-            f"cutoff of {', '.join(raised)} raised from {cut.min():.3g} to {floor:.3g} Hz: lower, the filter's "
-            f"settling time would trim more than {TRIM_SHARE:.0%} of this {len(q) / fs:.3g} s run at each end "
-            "(record a longer run to filter lower)"
-        )
-        cut = np.maximum(cut, floor)
     for j, r in enumerate(reads):
         if r["status"] == "noise" and moving.any():
             notes.append(
@@ -361,6 +345,30 @@ def choose_cutoffs(
             f"filtered at fs/4 = {hi:.4g} Hz only; give --cutoff HZ (a few times the motion's highest frequency)"
         )
     return CutoffChoice(tuple(float(c) for c in cut), tuple(float(e) for e in edges), tuple(warns), tuple(notes))
+
+
+def raise_for_trim(choice: CutoffChoice, fs: float, N: int, order: int = 4, names=None) -> CutoffChoice:
+    """The choice with the cutoffs of a short run raised, and noted: the trim (:func:`edge_trim` of
+    the lowest cutoff, about 3.4 / cutoff seconds at each end) may take at most
+    :data:`TRIM_SHARE` of the N samples at each end; lower cutoffs are raised to the cutoff that
+    trims that much (a 10 s run of a 0.5 Hz band would otherwise lose 1.9 s at each end, and the
+    motion those seconds held: on planar3 at 100 Hz that doubled the held-out error; the noise a
+    cutoff of 3.4 Hz instead of 1.8 Hz adds to the accelerations is the smaller loss).
+    fs: Hz; order: the Butterworth order; names: the joints' names (default q1..qn)."""
+    cut = np.asarray(choice.cutoffs)
+    names = list(names) if names is not None else [f"q{j + 1}" for j in range(len(cut))]
+    floor = _trim_floor(fs, N, order, float(cut.min()), fs / 4)
+    if not floor > cut.min():
+        return choice
+    raised = [names[j] for j in range(len(cut)) if cut[j] < floor]
+    note = (
+        f"cutoff of {', '.join(raised)} raised from {cut.min():.3g} to {floor:.3g} Hz: lower, the filter's "
+        f"settling time would trim more than {TRIM_SHARE:.0%} of this {N / fs:.3g} s run at each end "
+        "(record a longer run to filter lower)"
+    )
+    return dataclasses.replace(
+        choice, cutoffs=tuple(float(c) for c in np.maximum(cut, floor)), notes=(note, *choice.notes)
+    )
 
 
 def _trim_floor(fs: float, N: int, order: int, low: float, hi: float) -> float:
@@ -464,9 +472,9 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
         if status == "no floor":  # a roll-off that never meets a floor: where all but `tail` of the power lies
             inside = np.concatenate(kept)
             held = np.cumsum(share[inside][::-1])[::-1]
-            k = int(inside[held >= tail][-1])
+            k = int(inside[held >= tail][-1]) if np.any(held >= tail) else int(inside[-1])
         rest = bins[bins > kept[-1][-1]]  # the isolated runs left out (not the band's own roll-off)
-        notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3 and c[0] > ISOLATION * f[k] / 2]
+        notes = [c for c in _clusters(rest, f, share) if c[2] >= tail * 1e-3]  # not the dust of false alarms
         out.append(dict(edge=float(f[k]), status=status, ignored=notes, edge_bins=float(k)))
     return out
 
@@ -662,7 +670,7 @@ def _cutoff(ds, policy: Policy, name: str, names=None) -> tuple[np.ndarray, str,
     elif band:
         cutoff_from, cutoffs = "excitation", np.full(n, EXCITATION_CUTOFF * band)
     else:
-        choice = choose_cutoffs(ds.q, fs, names=names, order=policy.order)
+        choice = raise_for_trim(choose_cutoffs(ds.q, fs, names=names), fs, len(ds), policy.order, names)
         cutoff_from, cutoffs = "spectrum", np.asarray(choice.cutoffs)
     if not cutoffs.max() < fs / 2:
         raise WorkflowError(
