@@ -122,6 +122,7 @@ import numpy as np
 
 from jaxid import rosbag
 from jaxid.atomic import OutputPathError, atomic_write
+from jaxid.tables import read_table
 
 MIN_SAMPLES = 10
 """Fewest samples a dataset may have: fewer cannot be filtered or differentiated."""
@@ -541,21 +542,7 @@ def load_mapping(path) -> dict:
     for an unreadable file, a syntax error, an unknown key or a bad value.
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".toml"):
-        raise DatasetError(f"{path}: a column mapping is a .json or .toml file, not '{path.suffix}'")
-    text = _read_bytes(path).decode("utf-8", errors="replace")
-    try:
-        if suffix == ".json":
-            content = json.loads(text)
-        else:
-            import tomllib
-
-            content = tomllib.loads(text)
-    except ValueError as e:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-        raise DatasetError(f"{path}: not valid {suffix[1:].upper()} ({e})") from None
-    if not isinstance(content, dict):
-        raise DatasetError(f"{path}: expected a table with keys columns, units, gains")
+    content = read_table(path, "a column mapping", DatasetError)
     unknown = sorted(set(content) - {"columns", "units", "gains"})
     if unknown:
         raise DatasetError(f"{path}: unknown key(s) {', '.join(unknown)}; a mapping has columns, units, gains")

@@ -39,7 +39,6 @@ A transmission file (``--transmission FILE``, :func:`load`) is JSON or TOML, wit
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
@@ -49,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import arrays
+from jaxid.tables import read_table
 
 #: Largest condition number of R accepted: beyond it the motors' torques cannot be told apart on
 #: the joints (a singular coupling: two joints driven by the same combination of motors).
@@ -291,24 +291,7 @@ def load(path, names=None) -> Transmission:
     the model's joint (coordinate) names, to check and order it by. TransmissionError naming the
     file for an unreadable file, a syntax error, an unknown key or a bad value."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".toml"):
-        raise TransmissionError(f"{path}: a transmission file is a .json or .toml file, not '{path.suffix}'")
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise TransmissionError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise TransmissionError(f"{path}: cannot read the file ({e})") from None
-    try:
-        if suffix == ".json":
-            doc = json.loads(text)
-        else:
-            import tomllib
-
-            doc = tomllib.loads(text)
-    except ValueError as e:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-        raise TransmissionError(f"{path}: not valid {suffix[1:].upper()} ({e})") from None
+    doc = read_table(path, "a transmission file", TransmissionError)
     return Transmission.from_dict(doc, names, where=str(path))
 
 
