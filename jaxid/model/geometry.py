@@ -334,7 +334,8 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
                 else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path))
             )
             todo.append(child)
-    parts, fallback, fits, kinds, cache = [], [], [], set(), {}
+    parts, fallback, fits, kinds = [], [], [], set()
+    cache: dict = {}  # (mesh path, scale) -> (capsule, fit): a mesh used by several links is fitted once
     for link, (idx, F) in frames.items():
         errors = []
         for tag in ("collision", "visual"):  # collision geometry first; visual where it fails
