@@ -273,8 +273,7 @@ def _primitive(geom, what, path, package_dirs, cache):
         key = (found, tuple(scale))
         if key not in cache:
             v = meshes.read_mesh(found) * scale
-            a, b, r = meshes.fit_capsule(v)
-            ratio, excess = meshes.capsule_error(v, a, b, r)
+            a, b, r, ratio, excess = meshes.fit_mesh(v)
             cache[key] = ((a, b, r), meshes.MeshFit("", fname, r, float(np.linalg.norm(b - a)), ratio, excess))
     except meshes.MeshError as exc:
         return None, meshes.MeshError(f"mesh {fname!r}: {exc}", exc.kind)

@@ -41,7 +41,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MeshError", "MeshFit", "capsule_error", "find_package", "fit_capsule", "read_mesh", "resolve_mesh"]
+from jaxid import cache
+
+__all__ = [
+    "MeshError",
+    "MeshFit",
+    "capsule_error",
+    "find_package",
+    "fit_capsule",
+    "fit_mesh",
+    "read_mesh",
+    "resolve_mesh",
+]
 
 #: The mesh formats read (lower-case file name endings).
 FORMATS = (".stl", ".obj", ".dae")
@@ -232,52 +243,59 @@ def _hull(points):
     return pts[h.vertices], float(h.volume), h
 
 
-def _min_circle(p):
-    """(centre (2,), radius) of the smallest circle around the 2-D points p (M, 2): Welzl's
-    randomised incremental algorithm (de Berg et al. 4.7), with numpy scanning for the next
-    point outside the current circle. Deterministic (a fixed shuffle)."""
+def _min_circle(p, hint=()):
+    """(centre (2,), radius, support) of the smallest circle around the 2-D points p (M, 2):
+    Welzl's randomised incremental algorithm (de Berg et al. 4.7), numpy scanning for the next
+    point outside the current circle. support: the indices into p of the 2 or 3 points that
+    fix the circle; ``hint``, the support of a nearby problem, is tried first (Welzl's
+    move-to-front: the answer is the same, the search shorter). Deterministic (a fixed shuffle)."""
+    idx = np.arange(len(p))
     if len(p) > 8:  # the circle is the hull's: keep its vertices (scipy's qhull, fast)
         from scipy.spatial import ConvexHull, QhullError
 
         try:
-            p = p[ConvexHull(p).vertices]
+            idx = ConvexHull(p).vertices
         except (QhullError, ValueError):
             pass
-    p = p[np.random.default_rng(0).permutation(len(p))]
-    slack = 1e-12 * (1.0 + np.max(np.abs(p)))
+    idx = idx[np.random.default_rng(0).permutation(len(idx))]
+    front = [h for h in hint if h in set(idx.tolist())]
+    idx = np.concatenate([np.asarray(front, dtype=int), idx[~np.isin(idx, front)]])
+    q = p[idx]
+    slack = 1e-12 * (1.0 + np.max(np.abs(q)))
 
     def first_out(c, r, stop, start=0):
-        d = np.hypot(*(p[start:stop] - c).T) > r + slack
+        d = np.hypot(*(q[start:stop] - c).T) > r + slack
         k = int(np.argmax(d)) if d.size else 0
         return start + k if d.size and d[k] else None
 
-    def circle2(x, y):
-        return 0.5 * (x + y), 0.5 * float(np.hypot(*(x - y)))
+    def circle2(i, j):
+        return 0.5 * (q[i] + q[j]), 0.5 * float(np.hypot(*(q[i] - q[j]))), (i, j)
 
-    def circle3(x, y, z):
-        (bx, by), (cx, cy) = y - x, z - x
+    def circle3(i, j, k):
+        x = q[i]
+        (bx, by), (cx, cy) = q[j] - x, q[k] - x
         den = 2.0 * (bx * cy - by * cx)
         if abs(den) <= 1e-18 * (1 + (bx * bx + by * by) * (cx * cx + cy * cy)):  # collinear: the widest pair
-            return max((circle2(x, y), circle2(x, z), circle2(y, z)), key=lambda cr: cr[1])
+            return max((circle2(i, j), circle2(i, k), circle2(j, k)), key=lambda cr: cr[1])
         b2, c2 = bx * bx + by * by, cx * cx + cy * cy
         u = np.array([cy * b2 - by * c2, bx * c2 - cx * b2]) / den
-        return x + u, float(np.hypot(*u))
+        return x + u, float(np.hypot(*u)), (i, j, k)
 
-    c, r = p[0].copy(), 0.0
-    i = first_out(c, r, len(p), 1)
+    c, r, sup = q[0].copy(), 0.0, (0,)
+    i = first_out(c, r, len(q), 1)
     while i is not None:
-        # The smallest circle of p[:i+1] with p[i] on its boundary.
-        c, r = p[i].copy(), 0.0
+        # The smallest circle of q[:i+1] with q[i] on its boundary.
+        c, r, sup = q[i].copy(), 0.0, (i,)
         j = first_out(c, r, i)
         while j is not None:
-            c, r = circle2(p[i], p[j])
+            c, r, sup = circle2(i, j)
             k = first_out(c, r, j)
             while k is not None:
-                c, r = circle3(p[i], p[j], p[k])
+                c, r, sup = circle3(i, j, k)
                 k = first_out(c, r, j, k + 1)
             j = first_out(c, r, i, j + 1)
-        i = first_out(c, r, len(p), i + 1)
-    return c, r
+        i = first_out(c, r, len(q), i + 1)
+    return c, r, tuple(int(idx[s]) for s in sup)
 
 
 def _basis(u):
@@ -287,14 +305,17 @@ def _basis(u):
     return e1, np.cross(u, e1)
 
 
-def _capsule_along(V, u):
+def _capsule_along(V, u, hint=None):
     """(volume, a, b, r) of the smallest capsule around the points V (H, 3) with axis
     direction u (unit): axis through the smallest circle of the projection, radius by a
-    bounded scalar search, the segment the shortest whose caps cover every point."""
+    bounded scalar search, the segment the shortest whose caps cover every point. hint: a
+    list holding the previous call's circle support, updated (a speed-up only)."""
     from scipy.optimize import minimize_scalar
 
     e1, e2 = _basis(u)
-    c2, r0 = _min_circle(V @ np.stack([e1, e2], axis=1))
+    c2, r0, support = _min_circle(V @ np.stack([e1, e2], axis=1), hint[0] if hint else ())
+    if hint is not None:
+        hint[:] = [support]
     t = V @ u
     rad2 = np.sum((V @ np.stack([e1, e2], axis=1) - c2) ** 2, axis=1)
 
@@ -310,7 +331,7 @@ def _capsule_along(V, u):
     r1 = float(np.sqrt(np.max(rad2 + (t - mid) ** 2)))  # a sphere: the segment is a point
     best = min((r0, r1), key=volume)
     if r1 > r0 * (1 + 1e-9):
-        res = minimize_scalar(volume, bounds=(r0, r1), method="bounded", options={"xatol": 1e-7 * r1})
+        res = minimize_scalar(volume, bounds=(r0, r1), method="bounded", options={"xatol": 1e-6 * r1})
         best = min((best, float(res.x)), key=volume)
     hi, lo = ends(best)
     if lo > hi:  # the caps overlap: any point between works, take the middle
@@ -335,11 +356,12 @@ def fit_capsule(points) -> tuple[np.ndarray, np.ndarray, float]:
     axes = np.linalg.svd(V, full_matrices=False)[2] if len(V) > 1 else np.eye(3)
     best = None
     scale = float(np.max(np.linalg.norm(V, axis=1))) or 1.0
+    hint: list = []
     for u0 in axes:
         f1, f2 = _basis(u0)
         direction = lambda x: (u0 + x[0] * f1 + x[1] * f2) / np.sqrt(1.0 + x[0] ** 2 + x[1] ** 2)
         res = minimize(
-            lambda x: _capsule_along(V, direction(x))[0],
+            lambda x: _capsule_along(V, direction(x), hint)[0],
             np.zeros(2),
             method="Nelder-Mead",
             # stop at 1e-4 rad and a volume change of 1e-7 of the bounding sphere's
@@ -395,3 +417,12 @@ def capsule_error(points, a, b, r) -> tuple[float, float]:
     unit = lambda x: (u0 + x[0] * f1 + x[1] * f2) / np.sqrt(1.0 + x[0] ** 2 + x[1] ** 2)
     res = minimize(lambda x: -gap(unit(x)[None])[0], np.zeros(2), method="Nelder-Mead", options={"xatol": 1e-6})
     return ratio, float(max(gap(u0[None])[0], -res.fun, 0.0))
+
+
+@cache.memo  # about a second a mesh: kept on disk (the CLI's cache) by the vertices' value
+def fit_mesh(points) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+    """(a (3,), b (3,), r m, volume ratio, excess m): :func:`fit_capsule` of ``points`` (M, 3), m,
+    and its :func:`capsule_error`."""
+    a, b, r = fit_capsule(points)
+    ratio, excess = capsule_error(points, a, b, r)
+    return a, b, r, ratio, excess
