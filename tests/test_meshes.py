@@ -1,6 +1,7 @@
 """Meshes of a URDF (jaxid.model.meshes, geometry.from_urdf): package:// resolution by each
 route, STL / OBJ / DAE reading, the minimum-volume capsule and its error, the skeleton fallback."""
 
+import re
 import sys
 import warnings
 
@@ -179,6 +180,10 @@ def test_package_urls_resolve_by_each_route(tmp_path, monkeypatch, no_ros_env):
     monkeypatch.setenv("ROS_PACKAGE_PATH", f"{tmp_path / 'nothing'}:{tmp_path / 'ros1'}")
     assert meshes.find_package("my_arm", urdf) == (str(ros1), f"ROS_PACKAGE_PATH {tmp_path / 'ros1'}")
     assert meshes.find_package("my_arm", urdf, [renamed])[0] == str(renamed)
+    # a folder named as the package whose package.xml names another (example-robot-data's)
+    odd = _package(tmp_path / "share", "my_arm")
+    (odd / "package.xml").write_text("<package format='3'><name>my_arm_descriptions</name></package>")
+    assert meshes.find_package("my_arm", urdf, [tmp_path / "share"])[0] == str(odd)
     # the ament index (ROS 2): <prefix>/share/<pkg>, after ROS_PACKAGE_PATH
     monkeypatch.delenv("ROS_PACKAGE_PATH")
     share = _package(tmp_path / "install" / "share")
@@ -263,8 +268,8 @@ def test_skeleton_fallback_names_links_reasons_and_fixes(tmp_path, no_ros_env):
     with pytest.warns(UserWarning) as rec:
         caps = geometry.from_urdf(urdf, robot, mesh_radius=0.03, srdf=_srdf(tmp_path))
     msg = str(rec[0].message)
-    assert "l1 (mesh 'package://gone/l1.stl': package 'gone' not found" in msg
-    assert "l2 (mesh 'x.ply': format '.ply' not read" in msg
+    assert re.search(r"package 'gone' not found \(searched [^)]*\): l1\b", msg)
+    assert re.search(r"mesh 'x.ply': format '.ply' not read \([^)]*\): l2\b", msg)
     assert "--capsule-radius" in msg and "--package-dir" in msg
     assert caps.names == ("l1", "l2") and np.all(caps.radius == 0.03) and caps.fits == ()
     # l1's skeleton capsule runs from its joint to the next one.

@@ -276,7 +276,8 @@ def _primitive(geom, what, path, package_dirs, cache):
             a, b, r, ratio, excess = meshes.fit_mesh(v)
             cache[key] = ((a, b, r), meshes.MeshFit("", fname, r, float(np.linalg.norm(b - a)), ratio, excess))
     except meshes.MeshError as exc:
-        return None, meshes.MeshError(f"mesh {fname!r}: {exc}", exc.kind)
+        # the reason, with the mesh's name where it is about that file
+        return None, exc if exc.kind in ("package", "reader") else meshes.MeshError(f"mesh {fname!r}: {exc}", exc.kind)
     (a, b, r), fit = cache[key]
     return (a, b, r, fit), None
 
@@ -333,7 +334,8 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
                 else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path))
             )
             todo.append(child)
-    parts, fallback, fits, kinds = [], [], [], set()
+    parts, fits, kinds = [], [], set()
+    fallback: dict = {}  # reason -> {link: None} of the links on skeleton capsules
     cache: dict = {}  # (mesh path, scale) -> (capsule, fit): a mesh used by several links is fitted once
     for link, (idx, F) in frames.items():
         errors = []
@@ -356,12 +358,13 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
                 break
         else:
             if errors:  # neither collision nor visual geometry readable: the skeleton
-                fallback.append(f"{link} ({'; '.join(dict.fromkeys(str(e) for e in errors))})")
+                for e in errors:
+                    fallback.setdefault(str(e), {})[link] = None
                 kinds |= {e.kind for e in errors}
                 ends = _skeleton_segments(robot, idx) if idx >= 0 else [np.asarray(robot.placements[0][:3, 3])]
                 parts += [(idx, np.zeros(3), e, mesh_radius, link) for e in ends]
     if not parts:  # no geometry at all: the skeleton, under the URDF's link names
-        fallback.append("all (no <collision> or <visual> geometry)")
+        fallback["no <collision> or <visual> geometry"] = {"every link": None}
         names = [base_link] + [joints[j].find("child").get("link") for j in robot.names]
         capsules = skeleton(robot, mesh_radius, names)
     else:
@@ -381,7 +384,8 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
 
 
 def _fallback_message(path, mesh_radius, links, kinds) -> str:
-    """The warning for links on skeleton capsules: which, why, and what to set."""
+    """The warning for links on skeleton capsules: why (each reason with its links: ``links``
+    maps a reason to the link names), and what to set."""
     from jaxid.model.meshes import INSTALL
 
     fixes = [f"set their radius with --capsule-radius M (mesh_radius=; now {mesh_radius:g} m)"]
@@ -392,9 +396,11 @@ def _fallback_message(path, mesh_radius, links, kinds) -> str:
         )
     if "reader" in kinds:
         fixes.append(f"read meshes with {INSTALL}")
+    why = "; ".join(f"{reason}: {', '.join(names)}" for reason, names in links.items())
     return (
-        f"{path}: no mesh read for link(s) {', '.join(links)}: they are skeleton capsules of radius "
-        f"{mesh_radius:g} m (joint to joint); " + "; ".join(fixes)
+        f"{path}: links on skeleton capsules of radius {mesh_radius:g} m (joint to joint), no mesh read: {why}. "
+        + "To fix: "
+        + "; ".join(fixes)
     )
 
 

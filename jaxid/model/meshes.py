@@ -88,7 +88,9 @@ def _crawl(folder: str, pkg: str, depth: int) -> str | None:
     if not os.path.isdir(folder):
         return None
     name = _package_name(folder)
-    if name == pkg or (name is None and os.path.basename(os.path.normpath(folder)) == pkg):
+    # The folder's name counts too: installed packages are share/<pkg>, whatever their
+    # package.xml says (example-robot-data's names example_robot_descriptions).
+    if name == pkg or os.path.basename(os.path.normpath(folder)) == pkg:
         return folder
     if name is not None or depth == 0:
         return None
