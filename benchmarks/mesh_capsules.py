@@ -14,7 +14,7 @@ example-robot-data (the bench extra) and trimesh + pycollada (the mesh extra).
 
     PYTHONPATH=. .venv/bin/python benchmarks/mesh_capsules.py [--robots ur5 kinova] [--poses 20] [--json out.json]
 
-Last figures (mesh branch, 2026-12-04, 10 poses, load 4-8): capsule/hull volume UR5 1.55-1.92 (the
+Last figures (mesh branch, 2026-12-04, 10 poses, load 7-14): capsule/hull volume UR5 1.55-1.92 (the
 base plate 5.70), Kinova 1.29-2.20 (principal-axis start up to 2.03); excess 12-38 mm (UR5 base
 66 mm); Pinocchio + coal vertices outside the capsules <= 4.4e-8 mm; from_urdf 4.3 s (UR5), 8.5 s
 (Kinova) cold. Row mesh_capsules.py of benchmarks/README.md.
