@@ -289,3 +289,69 @@ def test_package_dir_flag_is_checked():
         ["excite", "--urdf", "a.urdf", "--package-dir", ".", "--package-dir", "/tmp", "--output", "o.csv"]
     )
     assert model_spec(args).package_dirs == (".", "/tmp")
+
+
+def test_excite_constraints_resolve_through_package_dir(tmp_path, no_ros_env):
+    from jaxid.workflow.commands.excite import excite_constraints
+    from jaxid.workflow.requests import ExciteRequest
+
+    _package(tmp_path / "pkgs")
+    mesh = '<collision><geometry><mesh filename="package://my_arm/meshes/link.stl"/></geometry></collision>'
+    urdf = _urdf(tmp_path / "arm.urdf", mesh, mesh)
+    robot = jaxid.Robot.from_urdf(urdf)
+    model = ModelSpec(urdf=str(urdf), package_dirs=(str(tmp_path / "pkgs"),))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cons, _ = excite_constraints(ExciteRequest(output="o.csv", model=model, srdf=str(_srdf(tmp_path))), robot)
+    assert [f.link for f in cons.capsules.fits] == ["l1", "l2"]
+
+
+def _example_robot_data():
+    """share/ of example-robot-data's cmeel install (next to Pinocchio), or skip."""
+    import os
+
+    pin = pytest.importorskip("pinocchio")
+    p = os.path.dirname(pin.__file__)
+    while os.path.basename(p) != "cmeel.prefix" and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    share = os.path.join(p, "share")
+    if not os.path.isfile(
+        os.path.join(share, "example-robot-data", "robots", "ur_description", "urdf", "ur5_robot.urdf")
+    ):
+        pytest.skip("example-robot-data not installed")
+    return pin, share
+
+
+def test_ur5_mesh_vertices_lie_in_their_capsules_as_pinocchio_poses_them():
+    # An independent oracle for the frames, origins and package lookup: Pinocchio resolves the
+    # URDF's package:// names itself and coal reads the meshes; every vertex it places must be
+    # inside the capsules jaxid puts on the same links.
+    import os
+
+    from jaxid.dynamics.rnea import forward_kinematics_rp
+
+    pin, share = _example_robot_data()
+    urdf = os.path.join(share, "example-robot-data", "robots", "ur_description", "urdf", "ur5_robot.urdf")
+    robot = jaxid.Robot.from_urdf(urdf)
+    srdf = os.path.join(os.path.dirname(urdf), "..", "srdf", "ur5.srdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        caps = geometry.from_urdf(urdf, robot, srdf=srdf)  # found through the URDF's folders
+    assert len(caps.fits) == 7
+    model, geom = pin.buildModelsFromUrdf(urdf, [share], geometry_types=pin.GeometryType.COLLISION)
+    data, gdata = model.createData(), pin.GeometryData(geom)
+    assert list(model.names[1:]) == list(robot.names)
+    checked = 0
+    for q in np.random.default_rng(0).uniform(-np.pi, np.pi, (3, robot.n)):
+        pin.forwardKinematics(model, data, q)
+        pin.updateGeometryPlacements(model, data, geom, gdata)
+        A, B = (np.asarray(x) for x in caps.world(*forward_kinematics_rp(robot, q)))
+        for g, go in enumerate(geom.geometryObjects):
+            if not hasattr(go.geometry, "vertices"):  # a primitive (the ee_link box): not a mesh
+                continue
+            k = caps.names.index(model.frames[go.parentFrame].name)
+            M = gdata.oMg[g]
+            X = np.asarray(go.geometry.vertices()) @ M.rotation.T + M.translation
+            assert _inside(X, A[k], B[k], caps.radius[k], tol=1e-9)
+            checked += 1
+    assert checked == 3 * 7  # every mesh in every pose
