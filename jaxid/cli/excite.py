@@ -257,7 +257,7 @@ def run(args) -> int:
         for f in constraints.capsules.fits:
             print(
                 f"    {f.link:<24} r {1e3 * f.radius:6.1f} mm  length {1e3 * f.length:6.1f} mm  "
-                f"volume x{f.volume_ratio:.2f}  excess {1e3 * f.excess:5.1f} mm  ({f.mesh})"
+                f"volume x{f.volume_ratio:.2f}  excess {1e3 * f.excess:5.1f} mm  ({f.mesh.rsplit('/', 1)[-1]})"
             )
     if constraints is not None:
         print(f"  least clearance on the capsule model (>= {1e3 * constraints.clearance:.0f} mm required):")
