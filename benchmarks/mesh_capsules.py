@@ -76,7 +76,7 @@ def study(name, share, poses, seed=0):
         tmp.close()
         urdf = tmp.name
     robot = jaxid.Robot.from_urdf(urdf)
-    meshes._crawl.cache_clear()
+    meshes._FOUND.clear()
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every mesh must be read: no skeleton fallback

@@ -149,7 +149,7 @@ def test_unreadable_meshes_say_why(tmp_path, monkeypatch):
 def no_ros_env(monkeypatch):
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
     monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
-    meshes._crawl.cache_clear()
+    meshes._FOUND.clear()
 
 
 def _package(root, name="my_arm"):

@@ -33,7 +33,6 @@ practice, not a certified global minimum; :func:`capsule_error` says how tight.
 
 from __future__ import annotations
 
-import functools
 import os
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -79,7 +78,21 @@ def _package_name(folder: str) -> str | None:
     return name.strip() if name else None
 
 
-@functools.lru_cache(maxsize=256)
+_FOUND: dict[tuple[str, str], str] = {}  # (searched folder, package) -> its folder: found ones only
+
+
+def _crawl_cached(folder: str, pkg: str, depth: int) -> str | None:
+    """:func:`_crawl`, remembering what it found (a URDF names one package in many meshes); a
+    miss is searched again, so a package created since is found."""
+    hit = _FOUND.get((folder, pkg))
+    if hit is not None and os.path.isdir(hit):
+        return hit
+    found = _crawl(folder, pkg, depth)
+    if found:
+        _FOUND[(folder, pkg)] = found
+    return found
+
+
 def _crawl(folder: str, pkg: str, depth: int) -> str | None:
     """The package ``pkg`` at or under ``folder`` (to ``depth`` levels), as rospack finds it: a
     folder whose package.xml names it, or a folder named ``pkg``; the search does not descend
@@ -119,7 +132,7 @@ def find_package(pkg: str, urdf_path=None, package_dirs=()) -> tuple[str | None,
         ("ROS_PACKAGE_PATH", [d for d in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if d]),
     ):
         for d in folders:
-            found = _crawl(os.path.abspath(os.path.expanduser(str(d))), pkg, 4)
+            found = _crawl_cached(os.path.abspath(os.path.expanduser(str(d))), pkg, 4)
             if found:
                 return found, f"{route} {d}"
     for prefix in [d for d in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if d]:
