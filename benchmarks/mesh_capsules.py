@@ -12,12 +12,13 @@ Robots: ur5 (collision .stl), ur5-dae (the same URDF with its collision elements
 visual .dae meshes are used, found through package_dirs), kinova (collision .dae). Needs pin and
 example-robot-data (the bench extra) and trimesh + pycollada (the mesh extra).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/mesh_capsules.py [--robots ur5 kinova] [--poses 20] [--json out.json]
+    PYTHONPATH=. .venv/bin/python benchmarks/mesh_capsules.py [--robots ur5 kinova] [--poses 20] [--dense 600] [--json out.json]
 
-Last figures (mesh branch, 2026-12-04, 10 poses, load 7-14): capsule/hull volume UR5 1.55-1.92 (the
-base plate 5.70), Kinova 1.29-2.20 (principal-axis start up to 2.03); excess 12-38 mm (UR5 base
-66 mm); Pinocchio + coal vertices outside the capsules <= 4.4e-8 mm; from_urdf 4.3 s (UR5), 8.5 s
-(Kinova) cold. Row mesh_capsules.py of benchmarks/README.md.
+Last figures (mesh branch, 2026-12-04, --poses 20 --dense 600, load 12-13, 4.5 min wall): capsule/hull
+volume UR5 1.55-1.92 (the base plate 5.70; .dae 1.51-1.90), Kinova 1.29-2.20 (the principal-axis start
+up to 2.03); excess 12-38 mm (UR5 base 66 mm); no one of 600 evenly spread axis directions gives a
+smaller capsule than the search (dense/found 1.0000-1.69); Pinocchio + coal vertices outside the
+capsules <= 4.4e-8 mm (all inside); from_urdf 3.6 s (UR5), 8.2 s (Kinova) without the cache. Row mesh_capsules.py of benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ ROBOTS = {
 }
 
 
-def study(name, share, poses, seed=0):
+def study(name, share, poses, seed=0, dense=0):
     """Rows (one per mesh capsule) of one robot, and its worst 'outside' over ``poses`` poses."""
     import pinocchio as pin
 
@@ -88,6 +89,10 @@ def study(name, share, poses, seed=0):
         V = meshes.read_mesh(path)
         start = meshes._capsule_along(V - V.mean(axis=0), np.linalg.svd(V - V.mean(axis=0))[2][0])[0]
         hull = meshes._hull(V)[1]
+        # the smallest capsule over `dense` evenly spread axis directions, over the one found
+        found = np.pi * f.radius**2 * f.length + 4 / 3 * np.pi * f.radius**3
+        U = meshes._fibonacci_sphere(2 * dense)
+        grid = min(meshes._capsule_along(V - V.mean(axis=0), u, [])[0] for u in U[U[:, 2] >= 0]) if dense else np.nan
         rows.append(
             dict(
                 robot=name,
@@ -97,6 +102,7 @@ def study(name, share, poses, seed=0):
                 length_mm=1e3 * f.length,
                 volume_ratio=f.volume_ratio,
                 principal_axis_ratio=start / hull if hull > 0 else float("inf"),
+                dense_over_found=grid / found,
                 excess_mm=1e3 * f.excess,
             )
         )
@@ -140,19 +146,22 @@ def main(argv=None):
     p.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
     p.add_argument("--poses", type=int, default=20, help="random poses of the Pinocchio check")
     p.add_argument("--json", help="write the rows as JSON")
+    p.add_argument(
+        "--dense", type=int, default=0, metavar="N", help="also the best capsule over N evenly spread axis directions"
+    )
     args = p.parse_args(argv)
     share = share_folder()
     out = []
     print(
         f"{'robot':<8} {'link':<28} {'mesh':<24} {'r mm':>6} {'len mm':>7} {'cap/hull':>8} "
-        f"{'PCA start':>9} {'excess mm':>9}"
+        f"{'PCA start':>9} {'excess mm':>9} {'dense/found':>11}"
     )
     for name in args.robots:
-        rows, worst, wall = study(name, share, args.poses)
+        rows, worst, wall = study(name, share, args.poses, dense=args.dense)
         for r in rows:
             print(
                 f"{r['robot']:<8} {r['link']:<28} {r['mesh']:<24} {r['radius_mm']:6.1f} {r['length_mm']:7.1f} "
-                f"{r['volume_ratio']:8.2f} {r['principal_axis_ratio']:9.2f} {r['excess_mm']:9.1f}"
+                f"{r['volume_ratio']:8.2f} {r['principal_axis_ratio']:9.2f} {r['excess_mm']:9.1f} {r['dense_over_found']:11.4f}"
             )
         print(
             f"{name}: {len(rows)} mesh capsules in {wall:.1f} s (from_urdf, no cache); Pinocchio+coal vertices "
