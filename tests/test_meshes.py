@@ -222,6 +222,7 @@ def _urdf(path, l1, l2):
 
 
 def test_urdf_mesh_capsules_with_scale_origin_and_visual(tmp_path, no_ros_env):
+    pytest.importorskip("trimesh")  # the OBJ
     pkg = _package(tmp_path / "pkgs")
     _write_obj(pkg / "meshes" / "link.obj", _cylinder(24))
     mesh = lambda f, extra="": f'<geometry><mesh filename="package://my_arm/meshes/{f}"{extra}/></geometry>'
