@@ -6,6 +6,9 @@ radius r (m). Capsule k sits on ``link[k]``: a joint (link) frame index of the
 the fixed base. Names are link names (URDF / SRDF ones), so that an SRDF's
 ``disable_collisions`` pairs apply and reports can say which links come close.
 
+A URDF's meshes become capsules through :mod:`jaxid.model.meshes` (package:// lookup, STL /
+OBJ / DAE, the minimum-volume capsule and how well it fits, ``Capsules.fits``).
+
 Sources: the segment-segment closest points of Ericson, "Real-Time Collision Detection"
 (Morgan Kaufmann 2005), section 5.1.9 (after Lumelsky, "On fast computation of distance
 between line segments", Information Processing Letters 21, 1985); capsules as link
