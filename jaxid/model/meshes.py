@@ -206,7 +206,10 @@ def read_mesh(path) -> np.ndarray:
         import trimesh
     except ImportError:
         if ext == ".stl":
-            return _stl_vertices(path)
+            try:
+                return _stl_vertices(path)
+            except OSError as exc:
+                raise MeshError(f"unreadable ({exc.strerror or exc})", "read") from None
         raise MeshError(f"no reader for {ext} without trimesh: {INSTALL}", "reader") from None
     if ext == ".dae":
         try:
