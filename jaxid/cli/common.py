@@ -125,6 +125,7 @@ def model_spec(args) -> requests.ModelSpec:
         check_inertia=getattr(args, "check_inertia", True),
         default_robot=args.robot_default,
         transmission=getattr(args, "transmission", None),
+        package_dirs=tuple(getattr(args, "package_dir", None) or ()),
     )
     if not getattr(args, "stribeck_vs_fit", False):
         spec.no_fitted_vs()
@@ -397,6 +398,19 @@ def add_bounds_arguments(p):
         action="store_true",
         help="--consistent: as --com-in-geometry for each link's whole body, which also bounds its "
         "second moments (with --mass-tol, --prior-weight 0 then has a finite optimum)",
+    )
+    add_package_dir_argument(p)
+
+
+def add_package_dir_argument(p):
+    """--package-dir (repeatable): where a URDF's package:// mesh names are looked up first."""
+    p.add_argument(
+        "--package-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --urdf: a ROS package, or a folder of packages, where package://NAME/... mesh names are "
+        "looked up, before ROS_PACKAGE_PATH, AMENT_PREFIX_PATH/share/NAME and the URDF's own folders (repeatable)",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 import numpy as np
@@ -11,6 +12,7 @@ from jaxid.cli import UserError
 from jaxid.cli.common import (
     add_json_argument,
     add_model_arguments,
+    add_package_dir_argument,
     add_payload_arguments,
     emit_json,
     model_spec,
@@ -135,6 +137,7 @@ def register(sub):
         metavar="M",
         help="radius of skeleton capsules for URDF links whose mesh cannot be read (default 0.05 m)",
     )
+    add_package_dir_argument(p)
     p.add_argument("--jerk-max", type=float, metavar="RAD/S^3", help="jerk limit of every joint (default none)")
     p.add_argument(
         "--allow-infeasible",
@@ -217,6 +220,11 @@ def run(args) -> int:
         fs_hz=args.fs,
         **res.summary(),
         coefficients=dict(a=res.a.tolist(), b=res.b.tolist(), q0=res.q0.tolist(), omega_f=res.omega_f),
+        # volume_ratio null for a flat mesh (no hull volume): JSON has no inf
+        mesh_capsules=[
+            {**dataclasses.asdict(f), "volume_ratio": f.volume_ratio if np.isfinite(f.volume_ratio) else None}
+            for f in (constraints.capsules.fits if constraints is not None else ())
+        ],
     )
     if args.json is not None and emit_json(figures, args.json):
         return 0
@@ -244,6 +252,13 @@ def run(args) -> int:
             print(f"  {k:<13}{'no limit':>10}")
             continue
         print(f"  {k:<13}{100 * s['usage'][k]:>9.1f}%{s['violation'][k]:>12.3g} {LIMITS[k]}")
+    if constraints is not None and constraints.capsules.fits:
+        print("  capsules fitted to meshes (capsule/hull volume; excess = farthest capsule point from the hull):")
+        for f in constraints.capsules.fits:
+            print(
+                f"    {f.link:<24} r {1e3 * f.radius:6.1f} mm  length {1e3 * f.length:6.1f} mm  "
+                f"volume x{f.volume_ratio:.2f}  excess {1e3 * f.excess:5.1f} mm  ({f.mesh.rsplit('/', 1)[-1]})"
+            )
     if constraints is not None:
         print(f"  least clearance on the capsule model (>= {1e3 * constraints.clearance:.0f} mm required):")
         for line in res.feasibility.lines(constraints.clearance):

@@ -6,6 +6,9 @@ radius r (m). Capsule k sits on ``link[k]``: a joint (link) frame index of the
 the fixed base. Names are link names (URDF / SRDF ones), so that an SRDF's
 ``disable_collisions`` pairs apply and reports can say which links come close.
 
+A URDF's meshes become capsules through :mod:`jaxid.model.meshes` (package:// lookup, STL /
+OBJ / DAE, the minimum-volume capsule and how well it fits, ``Capsules.fits``).
+
 Sources: the segment-segment closest points of Ericson, "Real-Time Collision Detection"
 (Morgan Kaufmann 2005), section 5.1.9 (after Lumelsky, "On fast computation of distance
 between line segments", Information Processing Letters 21, 1985); capsules as link
@@ -14,7 +17,6 @@ bounding volumes as in MoveIt's and cuRobo's self-collision models.
 
 from __future__ import annotations
 
-import os
 import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
@@ -68,7 +70,9 @@ class Capsules:
     link: (K,) int, the joint (link) frame carrying each capsule, -1 for the fixed base.
     a, b: (K, 3) end points in that frame, m. radius: (K,) m. names: K link names (a link
     may carry several capsules). disabled: link-name pairs never checked against each
-    other (an SRDF's ``disable_collisions``), as frozensets of two names.
+    other (an SRDF's ``disable_collisions``), as frozensets of two names. fits: how the
+    capsules fitted to meshes fit them (``jaxid.model.meshes.MeshFit``, one per mesh capsule,
+    with its link name; empty for capsules from primitives or the skeleton).
     """
 
     link: np.ndarray
@@ -77,6 +81,7 @@ class Capsules:
     radius: np.ndarray
     names: tuple
     disabled: frozenset = field(default_factory=frozenset)
+    fits: tuple = ()
 
     def __post_init__(self):
         K = len(self.names)
@@ -128,7 +133,7 @@ class Capsules:
         return np.array(out, dtype=int).reshape(-1, 2)
 
 
-def _concat(parts, disabled=frozenset()):
+def _concat(parts, disabled=frozenset(), fits=()):
     link, a, b, r, names = zip(*parts)
     return Capsules(
         np.array(link, dtype=int),
@@ -137,6 +142,7 @@ def _concat(parts, disabled=frozenset()):
         np.array(r, dtype=float),
         tuple(names),
         frozenset(disabled),
+        tuple(fits),
     )
 
 
@@ -238,60 +244,12 @@ def read_srdf(path):
     return pairs
 
 
-def _stl_vertices(path):
-    """Vertices (M, 3) of a binary or ASCII STL file."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if len(data) >= 84:
-        count = int(np.frombuffer(data[80:84], "<u4")[0])
-        if len(data) == 84 + 50 * count:
-            tri = np.frombuffer(data[84:], np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("x", "<u2")]))
-            return tri["v"].reshape(-1, 3).astype(float)
-    if data.lstrip().startswith(b"solid"):
-        words = data.decode("ascii", "replace").split()
-        verts = [words[i + 1 : i + 4] for i, w in enumerate(words) if w == "vertex"]
-        if verts:
-            return np.array(verts, dtype=float)
-    raise ValueError("not an STL file")
-
-
-def _resolve(filename, urdf_path):
-    """A mesh file name of a URDF (package://, file:// or relative) as a path, or None."""
-    here = os.path.dirname(os.path.abspath(urdf_path))
-    if filename.startswith("file://"):
-        return filename[7:]
-    if not filename.startswith("package://"):
-        return os.path.join(here, filename)
-    pkg, _, rest = filename[10:].partition("/")
-    d = here
-    while True:
-        for cand in (os.path.join(d, pkg, rest), os.path.join(d, rest) if os.path.basename(d) == pkg else None):
-            if cand and os.path.exists(cand):
-                return cand
-        if os.path.dirname(d) == d:
-            return None
-        d = os.path.dirname(d)
-
-
-def _bounding_capsule(points):
-    """A tight capsule (a, b, r) around points (M, 3): axis the principal direction."""
-    c = points.mean(axis=0)
-    x = points - c
-    axis = np.linalg.svd(x, full_matrices=False)[2][0]
-    u = x @ axis
-    rad = np.linalg.norm(x - u[:, None] * axis, axis=1)
-    r = rad.max()
-    reach = np.sqrt(np.maximum(r**2 - rad**2, 0.0))
-    lo, hi = np.min(u + reach), np.max(u - reach)  # end points whose caps still cover every point
-    if lo > hi:
-        lo = hi = 0.5 * (lo + hi)
-        r = np.max(np.linalg.norm(x - lo * axis, axis=1))
-    return c + lo * axis, c + hi * axis, r
-
-
-def _primitive(geom, what, path, mesh_radius):
-    """(a, b, r) in the collision frame of a <geometry> element, or None for a mesh that
-    cannot be read (with the reason)."""
+def _primitive(geom, what, path, package_dirs, cache):
+    """((a, b, r) in the frame of a <geometry> element, None) or (None, the MeshError of a mesh
+    that cannot be used); a mesh's capsule comes with its ``meshes.MeshFit`` (link name left
+    empty): ((a, b, r, fit), None). cache: {(path, scale): ((a, b, r), fit)}, shared by a URDF's
+    links (one mesh file is often used by several)."""
+    from jaxid.model import meshes
     from jaxid.model.urdf import URDFError, _floats
 
     if geom.find("sphere") is not None:
@@ -313,28 +271,39 @@ def _primitive(geom, what, path, mesh_radius):
         raise URDFError(f"{path}: {what} <geometry>: expected box, cylinder, sphere or mesh")
     fname = mesh.get("filename", "")
     scale = _floats(mesh.get("scale", "1 1 1"), 3, f"{what} <mesh scale>", path)
-    found = _resolve(fname, path)
-    if found is None or not os.path.exists(found):
-        return None, f"mesh {fname!r} not found"
     try:
-        return _bounding_capsule(_stl_vertices(found) * scale), None
-    except (OSError, ValueError) as exc:
-        return None, f"mesh {fname!r} not readable ({exc})"
+        found = meshes.resolve_mesh(fname, path, package_dirs)
+        key = (found, tuple(scale))
+        if key not in cache:
+            v = meshes.read_mesh(found) * scale
+            a, b, r, ratio, excess = meshes.fit_mesh(v)
+            cache[key] = ((a, b, r), meshes.MeshFit("", fname, r, float(np.linalg.norm(b - a)), ratio, excess))
+    except meshes.MeshError as exc:
+        # the reason, with the mesh's name where it is about that file
+        return None, exc if exc.kind in ("package", "reader") else meshes.MeshError(f"mesh {fname!r}: {exc}", exc.kind)
+    (a, b, r), fit = cache[key]
+    return (a, b, r, fit), None
 
 
-def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, srdf=None) -> Capsules:
-    """Capsules from a URDF's ``<collision>`` elements, on the links of ``robot``
+def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, srdf=None, package_dirs=()) -> Capsules:
+    """Capsules from a URDF's ``<collision>`` elements (a link's ``<visual>`` ones where it has
+    no collision geometry or its collision meshes cannot be read), on the links of ``robot``
     (``Robot.from_urdf(path, base_link=, tip_link=)``, the same chain).
 
     Spheres map to a point capsule; a cylinder (radius r, length L along z) to the capsule
     of radius r on its axis; a box to the capsule on its longest axis with the half-diagonal
-    of the other two sides as radius; an STL mesh to its tight bounding capsule (principal
-    axis, caps covering every vertex). A mesh that cannot be read (not found, not STL)
-    falls back to the link's skeleton capsule (``skeleton``) of radius ``mesh_radius`` m,
-    with one warning naming the links; so does a link with no collision geometry. Links
-    fixed to a chain link (or behind joints off the chain, locked at zero) carry their
-    capsules on it. srdf: optional SRDF path whose ``disable_collisions`` pairs are disabled;
-    without one, pairs that touch in every sampled pose are (``always_touching``, warned).
+    of the other two sides as radius; an STL, OBJ or DAE mesh (``package://`` names resolved
+    through ``package_dirs``, ``ROS_PACKAGE_PATH``, ``AMENT_PREFIX_PATH`` and the URDF's
+    folders: ``jaxid.model.meshes``), scaled by its ``scale``, to its tight capsule
+    (``meshes.fit_capsule``: the smallest volume found, every vertex inside), whose fit is
+    recorded in ``Capsules.fits``; the element's ``<origin>`` places each in the link frame. A
+    link whose meshes cannot be read (package or file not found, trimesh not installed, another
+    format) falls back to its skeleton capsule (``skeleton``) of radius ``mesh_radius`` m,
+    with one warning naming the links and why; so does every link when the URDF has no
+    geometry at all. Links fixed to a chain link (or behind joints off the chain, locked at
+    zero) carry their capsules on it. srdf: optional SRDF path whose ``disable_collisions``
+    pairs are disabled; without one, pairs that touch in every sampled pose are
+    (``always_touching``, warned).
     """
     from jaxid.model.urdf import URDFError, _children, _origin, parse
 
@@ -368,32 +337,43 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
                 else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path))
             )
             todo.append(child)
-    parts, fallback = [], []
+    parts, fits, kinds = [], [], set()
+    fallback: dict = {}  # reason -> {link: None} of the links on skeleton capsules
+    cache: dict = {}  # (mesh path, scale) -> (capsule, fit): a mesh used by several links is fitted once
     for link, (idx, F) in frames.items():
-        caps = []
-        for el in links[link].findall("collision"):
-            geom = el.find("geometry")
-            if geom is None:
-                continue
-            cap, why = _primitive(geom, f"link {link!r} <collision>", path, mesh_radius)
-            if cap is None:
-                fallback.append(f"{link} ({why})")
+        errors = []
+        for tag in ("collision", "visual"):  # collision geometry first; visual where it fails
+            els = [el for el in links[link].findall(tag) if el.find("geometry") is not None]
+            caps, link_fits, failed = [], [], False
+            for el in els:
+                cap, err = _primitive(el.find("geometry"), f"link {link!r} <{tag}>", path, package_dirs, cache)
+                if cap is None:
+                    errors.append(err)
+                    failed = True
+                    continue
+                T = F @ _origin(el, f"link {link!r} <{tag}>", path)
+                caps.append((T[:3, :3] @ cap[0] + T[:3, 3], T[:3, :3] @ cap[1] + T[:3, 3], cap[2]))
+                if len(cap) == 4:
+                    link_fits.append(replace(cap[3], link=link))
+            if els and not failed:
+                parts += [(idx, a, b, r, link) for a, b, r in caps]
+                fits += link_fits
+                break
+        else:
+            if errors:  # neither collision nor visual geometry readable: the skeleton
+                for e in errors:
+                    fallback.setdefault(str(e), {})[link] = None
+                kinds |= {e.kind for e in errors}
                 ends = _skeleton_segments(robot, idx) if idx >= 0 else [np.asarray(robot.placements[0][:3, 3])]
-                caps += [(np.zeros(3), e, mesh_radius) for e in ends]
-                continue
-            T = F @ _origin(el, f"link {link!r} <collision>", path)
-            caps.append((T[:3, :3] @ cap[0] + T[:3, 3], T[:3, :3] @ cap[1] + T[:3, 3], cap[2]))
-        parts += [(idx, a, b, r, link) for a, b, r in caps]
-    if not parts:  # no collision geometry at all: the skeleton, under the URDF's link names
-        fallback.append("all (no <collision> elements)")
+                parts += [(idx, np.zeros(3), e, mesh_radius, link) for e in ends]
+    if not parts:  # no geometry at all: the skeleton, under the URDF's link names
+        fallback["no <collision> or <visual> geometry"] = {"every link": None}
         names = [base_link] + [joints[j].find("child").get("link") for j in robot.names]
         capsules = skeleton(robot, mesh_radius, names)
     else:
-        capsules = _concat(parts)
+        capsules = _concat(parts, fits=fits)
     if fallback:
-        warnings.warn(
-            f"{path}: skeleton capsules of radius {mesh_radius:g} m for link(s) {', '.join(fallback)}", stacklevel=2
-        )
+        warnings.warn(_fallback_message(path, mesh_radius, fallback, kinds), stacklevel=2)
     if srdf is not None:
         return capsules.without(read_srdf(srdf))
     always = always_touching(robot, capsules)
@@ -404,6 +384,27 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
             stacklevel=2,
         )
     return capsules.without(always)
+
+
+def _fallback_message(path, mesh_radius, links, kinds) -> str:
+    """The warning for links on skeleton capsules: why (each reason with its links: ``links``
+    maps a reason to the link names), and what to set."""
+    from jaxid.model.meshes import INSTALL
+
+    fixes = [f"set their radius with --capsule-radius M (mesh_radius=; now {mesh_radius:g} m)"]
+    if kinds & {"package", "file"}:
+        fixes.append(
+            "point package:// names at their package with --package-dir DIR (package_dirs=; or "
+            "ROS_PACKAGE_PATH / AMENT_PREFIX_PATH)"
+        )
+    if "reader" in kinds:
+        fixes.append(f"read meshes with {INSTALL}")
+    why = "; ".join(f"{reason}: {', '.join(names)}" for reason, names in links.items())
+    return (
+        f"{path}: links on skeleton capsules of radius {mesh_radius:g} m (joint to joint), no mesh read: {why}. "
+        + "To fix: "
+        + "; ".join(fixes)
+    )
 
 
 def always_touching(robot, capsules, samples=500, seed=0):

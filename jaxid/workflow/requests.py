@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -106,7 +107,10 @@ class ModelSpec:
     params.json or the data's sidecar records (:meth:`with_recorded`), else the command refuses
     with :data:`NO_MODEL` — a log is never fitted to a model nobody named. ``transmission``: a transmission file
     (.json/.toml, ``jaxid.model.transmission``) or ``"urdf"`` (the URDF's ``<transmission>``
-    elements): the logs are then motor-side and the joint terms act on the motors."""
+    elements): the logs are then motor-side and the joint terms act on the motors.
+    ``package_dirs``: folders where a URDF's ``package://`` mesh names are looked up first
+    (``--package-dir``; each a package or a folder of packages), before ``ROS_PACKAGE_PATH``,
+    ``AMENT_PREFIX_PATH`` and the URDF's own folders (``jaxid.model.meshes``)."""
 
     robot: str | None = None
     urdf: str | None = None
@@ -119,9 +123,16 @@ class ModelSpec:
     check_inertia: bool = True
     default_robot: str | None = None
     transmission: str | None = None
+    package_dirs: tuple[str, ...] = ()
 
     def __post_init__(self):
         files = [k for k in ("urdf", "dh", "mjcf") if getattr(self, k)]
+        _set(self, "package_dirs", tuple(str(d) for d in self.package_dirs))
+        if self.package_dirs and (self.robot or self.dh or self.mjcf):
+            raise WorkflowError("--package-dir resolves the package:// mesh names of a URDF; it needs --urdf PATH")
+        for d in self.package_dirs:
+            if not os.path.isdir(os.path.expanduser(d)):
+                raise WorkflowError(f"--package-dir {d!r}: no such folder (give a package or a folder of packages)")
         if self.transmission == "urdf" and not self.urdf:
             raise WorkflowError("--transmission urdf reads the URDF's <transmission> elements; it needs --urdf PATH")
         if self.transmission not in (None, "urdf") and not str(self.transmission).lower().endswith((".json", ".toml")):

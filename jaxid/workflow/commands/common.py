@@ -253,7 +253,7 @@ def _capsules(model: ModelSpec | None, robot):
 
     if model is not None and model.urdf:
         try:
-            return geometry.from_urdf(model.urdf, robot, tip_link=model.tip_link)
+            return geometry.from_urdf(model.urdf, robot, tip_link=model.tip_link, package_dirs=model.package_dirs)
         except (OSError, ValueError) as e:
             raise WorkflowError(f"--com-in-geometry: {e}") from None
     if robot.name == "ur5":

@@ -38,7 +38,12 @@ def excite_constraints(request: ExciteRequest, robot):
     if r.model.urdf:
         try:
             caps = geometry.from_urdf(
-                r.model.urdf, robot, tip_link=r.model.tip_link, mesh_radius=r.capsule_radius, srdf=r.srdf
+                r.model.urdf,
+                robot,
+                tip_link=r.model.tip_link,
+                mesh_radius=r.capsule_radius,
+                srdf=r.srdf,
+                package_dirs=r.model.package_dirs,
             )
         except (OSError, ValueError) as e:
             raise WorkflowError(f"--urdf/--srdf: {e}") from None
