@@ -517,6 +517,7 @@ def write_back(robot, theta, source, out):
         raise ValueError(f"{source}: has no joint(s) {missing} of the model; write back into the URDF it was read from")
     movable = set(robot.names)
     edits: list[tuple[int, int, bytes]] = []
+    unit = _unit(data, tree)
     tag = lambda node, values: edits.append(
         (node.start, node.open_end, _set_attributes(data[node.start : node.open_end], values))
     )
@@ -559,13 +560,13 @@ def write_back(robot, theta, source, out):
                 f"\t<inertia {attrs}/>",
                 "</inertial>",
             ]
-            edits.append(_insert_child(data, node, lines))
+            edits.append(_insert_child(data, node, lines, unit))
         else:
             (inode,) = node.find("inertial")
             if inode.find("origin"):
                 tag(inode.find("origin")[0], dict(xyz=numbers(c)))
             else:
-                edits.append(_insert_child(data, inode, [f'<origin xyz="{numbers(c)}" rpy="0 0 0"/>']))
+                edits.append(_insert_child(data, inode, [f'<origin xyz="{numbers(c)}" rpy="0 0 0"/>'], unit))
             tag(inode.find("mass")[0], dict(value=numbers(m)))
             tag(inode.find("inertia")[0], inertia_attrs)
         terms = {
@@ -782,35 +783,37 @@ def _indent(data: bytes, i: int) -> bytes:
     return lead if not lead.strip() else b""
 
 
-def _unit(data: bytes, node: _Node) -> bytes:
-    """One indentation step of the file: a child's indentation less its parent's (two spaces
-    when that cannot be told)."""
-    outer = _indent(data, node.start)
-    for child in node.children:
-        inner = _indent(data, child.start)
-        if inner.startswith(outer) and len(inner) > len(outer):
-            return inner[len(outer) :]
+def _unit(data: bytes, root: _Node) -> bytes:
+    """One indentation step of the file: the first indentation of an element deeper than its
+    parent's, less the parent's (two spaces when none is)."""
+    for node in _walk(root):
+        outer = _indent(data, node.start)
+        for child in node.children:
+            inner = _indent(data, child.start)
+            if inner.startswith(outer) and len(inner) > len(outer):
+                return inner[len(outer) :]
     return b"  "
 
 
-def _insert_child(data: bytes, node: _Node, lines: list[str]):
-    """(start, end, bytes) of an edit adding an element (``lines``: its lines, first level at
-    indentation 0, nested ones indented by ``\\t`` per level) as the first child of ``node``,
-    indented as the file indents."""
-    outer, unit = _indent(data, node.start), _unit(data, node)
+def _insert_child(data: bytes, node: _Node, lines: list[str], unit: bytes):
+    """(start, end, bytes) of an edit adding an element (``lines``: its lines, nested ones
+    starting with one ``\\t`` per level) as the first child of ``node``, indented as the file
+    is (``unit``: one indentation step, :func:`_unit`)."""
+    outer = _indent(data, node.start)
     inner = outer + unit
-    text = lambda prefix: b"".join(
-        (b"\n" if k else b"") + prefix + unit * (ln.count("\t")) + ln.lstrip("\t").encode()
-        for k, ln in enumerate(lines)
-    )
+
+    def text(prefix):  # the element's lines, each indented by prefix and its level
+        return b"\n".join(prefix + unit * ln.count("\t") + ln.lstrip("\t").encode() for ln in lines)
+
     if node.close is None:  # <link name="x"/>: opened, the element, closed
         tag = data[node.start : node.open_end]
         head = tag[: tag.rstrip().rfind(b"/")].rstrip() + b">"
         return node.start, node.end, head + b"\n" + text(inner) + b"\n" + outer + b"</" + node.tag.encode() + b">"
     if node.children:
         first = node.children[0]
-        if _indent(data, first.start):  # the element on its own line, before the first child
-            return first.start, first.start, text(_indent(data, first.start)) + b"\n" + _indent(data, first.start)
+        indent = _indent(data, first.start)
+        if indent:  # on a line of its own before the first child, which keeps its indentation
+            return first.start, first.start, text(indent)[len(indent) :] + b"\n" + indent
         return first.start, first.start, text(b"").replace(b"\n", b"") + b" "
     # no child elements (only text or comments): before the end tag
     if _indent(data, node.close) or data[node.open_end : node.close].strip() == b"":
