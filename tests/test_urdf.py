@@ -372,6 +372,13 @@ def test_write_back_into_the_source_urdf(tmp_path):
     with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): .* less \['tool'\] as in r.urdf"):
         results.write_model(robot, light, tmp_path / "out" / "light.urdf", source=source)
     assert not (tmp_path / "out" / "light.urdf").exists()
+    # lump=True (--urdf-lump): written whole into l2, the tool without an <inertial>, and said so;
+    # read back, the same body.
+    with pytest.warns(UserWarning, match=r"the whole body is written into 'l2' and \['tool'\]"):
+        out = results.write_model(robot, light, tmp_path / "out" / "light.urdf", source=source, lump=True)
+    assert parse(out).find("link[@name='tool']/inertial") is None
+    back = jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc"))
+    np.testing.assert_allclose(back.parameter_vector(), light, rtol=1e-12, atol=1e-15)
 
 
 MASSES, COMS = [2.0, 1.0], [[0.0, 0.1, 0.0], [-0.2, 0.0, 0.01]]

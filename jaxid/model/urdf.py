@@ -35,6 +35,7 @@ or left-out master, or form a cycle. Errors name the element, the joint or link,
 
 from __future__ import annotations
 
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -475,7 +476,7 @@ def numbers(values):
     return " ".join(f"{float(x) + 0.0:.17g}" for x in np.ravel(values))
 
 
-def write_back(robot, theta, source, out):
+def write_back(robot, theta, source, out, *, lump=False):
     """Write the identified parameters theta (p,) of ``robot`` into a copy of its URDF
     ``source`` at ``out``; returns the path of ``out``.
 
@@ -488,7 +489,11 @@ def write_back(robot, theta, source, out):
     friction=>`` (N m s/rad, N m), added as the joint's last child when absent. A link's
     identified body includes the links merged into it (fixed or locked joints, :func:`read`):
     those (a gripper's fingers, a flange) keep their ``<inertial>`` untouched and the child link
-    gets the rest. Relative mesh paths are rewritten to point at the same files when ``out``
+    gets the rest. When the rest would not be physically consistent (the data see only the
+    sum; e.g. a hand heavier in the file than the identified last link with it), the link is
+    refused by name, unless ``lump``: then the whole body goes into the child link and those
+    links' ``<inertial>`` elements are removed (their dynamics are the same), with a warning.
+    Relative mesh paths are rewritten to point at the same files when ``out``
     is in another folder. ia, fs, fva and offset have no URDF element and are not written.
 
     Raises:
@@ -536,11 +541,24 @@ def write_back(robot, theta, source, out):
         what = f"link {link!r} (joint {jname!r})"
         if np.any(rest) and not inertia.is_consistent(bodies[i] - rest) and inertia.is_consistent(bodies[i]):
             attached = _attached(link, joints, children, movable)
-            raise ValueError(
-                f"{what}: the identified body is physically consistent, but less {attached} as in "
-                f"{source.name} (merged into it, kept untouched) it is not: the data see only their sum; "
-                f"give {attached} their real <inertial> in {source.name}, or identify with them in the model"
+            if not lump:
+                raise ValueError(
+                    f"{what}: the identified body is physically consistent, but less {attached} as in "
+                    f"{source.name} (merged into it, kept untouched) it is not: the data see only their sum; "
+                    f"give {attached} their real <inertial> in {source.name}, identify with their joints in "
+                    f"the model, or lump them into {link!r} (write_back(..., lump=True); on the command line "
+                    "--urdf-lump), which removes their <inertial>"
+                )
+            for name in attached:  # the whole body into this link: the rigid tree's dynamics are the same
+                for gone in link_nodes[name].find("inertial"):
+                    edits.append(_removal(data, gone))
+            warnings.warn(
+                f"{what}: the identified body less {attached} as in {source.name} is not physically "
+                f"consistent; the whole body is written into {link!r} and {attached} are written "
+                "without <inertial> (lump)",
+                stacklevel=2,
             )
+            rest = np.zeros_like(rest)
         m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, what)
         inertia_attrs = dict(
             ixx=numbers(I_f[0, 0]),
@@ -819,6 +837,17 @@ def _insert_child(data: bytes, node: _Node, lines: list[str], unit: bytes):
     if _indent(data, node.close) or data[node.open_end : node.close].strip() == b"":
         return node.close, node.close, b"\n" + text(inner) + b"\n" + outer
     return node.close, node.close, text(b"").replace(b"\n", b"")
+
+
+def _removal(data: bytes, node: _Node):
+    """(start, end, b"") of an edit removing ``node``, with its line when it stands alone on it."""
+    start, end = node.start, node.end
+    line = data.rfind(b"\n", 0, start) + 1
+    tail = data.find(b"\n", end)
+    tail = len(data) if tail < 0 else tail
+    if not data[line:start].strip() and not data[end:tail].strip():
+        start, end = line, min(tail + 1, len(data))
+    return start, end, b""
 
 
 def _append_child(data: bytes, node: _Node, line: str):
