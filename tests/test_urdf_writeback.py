@@ -143,3 +143,72 @@ def test_two_inertials_in_one_link_are_refused(tmp_path):
     (tmp_path / "two.urdf").write_text(text)
     with pytest.raises(URDFError, match=r"link 'l2' has 2 <inertial> elements; keep one"):
         jaxid.Robot.from_urdf(tmp_path / "two.urdf")
+
+
+def _written_models():
+    """Models without a source file, as built-ins and DH tables give them: (label, robot, warns)."""
+    from jaxid.model.library import planar, puma560, ur5
+
+    table = np.array([[0.0, 0.2, 0.3, np.pi / 2], [0.0, 0.1, 0.25, 0.0]])
+    dh = jaxid.Robot.from_dh(
+        table,
+        "standard",
+        masses=[2.0, 1.0],
+        coms=[[0.0, 0.1, 0.0], [-0.1, 0.0, 0.01]],
+        inertias=np.stack([np.diag([0.02, 0.03, 0.025]), np.diag([0.01, 0.012, 0.015])]),
+        joint_types="RP",
+        limits=dict(q_min=np.array([-1.0, -np.inf]), q_max=np.array([np.inf, 0.5])),  # one side each
+        joint_terms=("fv", "fc"),
+    )
+    return [
+        ("ur5", ur5(joint_terms=("fv", "fc")), False),
+        ("puma560", puma560(joint_terms=("fv", "fc")), False),
+        ("planar3", planar(3), False),  # no limits at all: continuous joints without <limit>
+        ("dh", dh, True),
+    ]
+
+
+@pytest.mark.parametrize("label", ["ur5", "puma560", "planar3", "dh"])
+def test_written_urdfs_load_in_pinocchio(tmp_path, label):
+    """A URDF written from a model alone has a full <limit> (placeholders, named in a warning, where the
+    model has none), the identified friction in <dynamics>, and Pinocchio's rnea on it is jaxid's."""
+    import xml.etree.ElementTree as ET
+
+    from jaxid.workflow import write_model
+
+    _, robot, warns = next(m for m in _written_models() if m[0] == label)
+    rng = np.random.default_rng(2)
+    theta = made_up(robot)[: 10 * robot.n_joints]
+    theta = np.concatenate([theta, rng.uniform(0.1, 2.0, robot.n_joints * len(robot.joint_terms))])
+    path = tmp_path / f"{label}.urdf"
+    if warns:
+        with pytest.warns(UserWarning, match="written as a placeholder that binds nothing"):
+            write_model(robot, theta, path)
+    else:
+        write_model(robot, theta, path)
+    for joint in ET.parse(path).getroot().iter("joint"):
+        kind, limit = joint.get("type"), joint.find("limit")
+        if kind in ("revolute", "prismatic"):  # what urdfdom requires
+            assert all(limit.get(k) is not None for k in ("lower", "upper", "effort", "velocity"))
+            assert float(limit.get("lower")) < float(limit.get("upper"))
+        elif kind == "continuous":
+            assert limit is None or all(limit.get(k) is not None for k in ("effort", "velocity"))
+    back = jaxid.Robot.from_urdf(path, tip_link="flange", joint_terms=robot.joint_terms)
+    np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-12, atol=1e-14)
+    finite = np.isfinite(np.asarray(robot.q_max))
+    np.testing.assert_allclose(np.asarray(back.q_max)[finite], np.asarray(robot.q_max)[finite])
+
+    pin = pytest.importorskip("pinocchio")
+    model = pin.buildModelFromUrdf(str(path))
+    model.gravity.linear = np.asarray(robot.gravity)
+    data = model.createData()
+    assert [model.names[i] for i in range(1, model.njoints)] == list(robot.names)
+    rigid = theta.copy()
+    rigid[10 * robot.n_joints :] = 0.0
+    config = lambda q: np.concatenate(
+        [[np.cos(x), np.sin(x)] if j.nq == 2 else [x] for x, j in zip(q, model.joints[1:])]
+    )
+    q, qd, qdd = rng.uniform(-1, 1, (3, 4, robot.n))
+    ours = np.asarray(jaxid.rnea(robot.with_parameters(rigid), q, qd, qdd))
+    theirs = np.stack([pin.rnea(model, data, config(q[k]), qd[k], qdd[k]) for k in range(4)])
+    assert np.abs(ours - theirs).max() <= 1e-9 * np.abs(theirs).max()

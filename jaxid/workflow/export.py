@@ -40,7 +40,8 @@ def write_model(robot, theta, path, source=None, *, lump=False) -> Path:
     a URDF's ``<inertial>`` and ``<dynamics damping friction>`` (fv, fc;
     ``jaxid.model.urdf.write_back``), an MJCF's ``<inertial>`` and joint ``damping
     frictionloss armature`` (fv, fc, ia; ``jaxid.model.mjcf.write_back``). Without it, a new
-    URDF of the model alone (``jaxid.identification.consistent.to_urdf``; no friction).
+    URDF of the model alone (``jaxid.identification.consistent.to_urdf``: fv, fc in ``<dynamics>``,
+    placeholders for the limits the model does not have).
     Either way every body must be physically consistent. ``lump``: a URDF source's links merged
     into an identified one whose rest would not be consistent lose their ``<inertial>`` to it
     (``jaxid.model.urdf.write_back``) instead of being refused."""
