@@ -99,7 +99,8 @@ def main():
             warnings.simplefilter("always")
             flat = jaxid.Robot.from_urdf(placeholder_copy(path, folder), check_inertia=False)
             rp = base_parameters(flat, key=0).rank
-        warned = any("placeholder" in str(w.message) for w in caught)
+        # want a warning wherever the copy has a joint held at one value
+        warned = any("placeholder" in str(w.message) for w in caught) == bool(np.any(flat.q_max <= flat.q_min))
         rows.append(
             (
                 Path(rel).stem,
@@ -111,6 +112,7 @@ def main():
                 min(r0),
                 min(r1),
                 min(g0, g1),
+                min(m0, m1),
                 rp,
                 warned,
                 time.perf_counter() - t0,
@@ -127,8 +129,9 @@ def main():
         "rank",
         "rank+terms",
         "min gap",
+        "margin",
         "rank 0-limits",
-        "warned",
+        "warned if flat",
         "s",
     )
     print("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
