@@ -781,16 +781,18 @@ def _set_attributes(tag: bytes, values: dict) -> bytes:
     """The start tag ``tag`` with each attribute of ``values`` set (the value replaced in
     place, quotes and spacing kept; a missing one appended before ``/>`` or ``>``)."""
     import re
+    from xml.sax.saxutils import escape
 
-    text = tag.decode("utf-8")
+    text = tag.decode("utf-8", "surrogateescape")  # bytes of another encoding kept as they are
     for name, value in values.items():
+        value = escape(value, {'"': "&quot;", "'": "&apos;"})
         m = re.search(rf"(?<=\s){re.escape(name)}\s*=\s*(\"|')(.*?)\1", text, re.S)
         if m:
             text = text[: m.start(2)] + value + text[m.end(2) :]
         else:
             at = re.search(r"\s*/?>$", text).start()  # type: ignore[union-attr]  # a tag ends with >
             text = f'{text[:at]} {name}="{value}"{text[at:]}'
-    return text.encode("utf-8")
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _indent(data: bytes, i: int) -> bytes:
