@@ -36,6 +36,7 @@ URDFS = [
     "ur_description/urdf/ur5_robot.urdf",
     "ur_description/urdf/ur3_gripper.urdf",
     "panda_description/urdf/panda.urdf",
+    ("panda_description/urdf/panda.urdf", "panda_link8"),  # hand and fingers merged into link 7
     "kinova_description/robots/kinova.urdf",
     "z1_description/urdf/z1.urdf",
     "xarm_description/urdf/xarm7.urdf",
@@ -93,6 +94,9 @@ def pinocchio_error(robot, theta, out, rng, states):
     import pinocchio as pin
 
     model = pin.buildModelFromUrdf(str(out))
+    locked = [i for i in range(1, model.njoints) if model.names[i] not in robot.names]
+    if locked:  # joints beyond the tip: locked at zero, as jaxid merges their links
+        model = pin.buildReducedModel(model, locked, pin.neutral(model))
     data = model.createData()
     if model.nv != robot.n:
         raise AssertionError(f"Pinocchio has {model.nv} velocities, jaxid {robot.n} joints")
@@ -123,11 +127,12 @@ def pinocchio_error(robot, theta, out, rng, states):
 
 def run(rel, folder, states=5, seed=0):
     """One row: (name, joints, lines differing, outside inertial/dynamics, untouched links kept,
-    Pinocchio relative error, seconds)."""
+    Pinocchio relative error, seconds). rel: a file, or (file, tip_link)."""
     t0 = time.perf_counter()
+    rel, tip = (rel, None) if isinstance(rel, str) else rel
     source = Path(folder) / Path(rel).name
     shutil.copy(example_robot_urdf(rel), source)
-    robot = jaxid.Robot.from_urdf(source, check_inertia=False, mimic="independent", joint_terms=TERMS)
+    robot = jaxid.Robot.from_urdf(source, check_inertia=False, mimic="independent", joint_terms=TERMS, tip_link=tip)
     rng = np.random.default_rng(seed)
     theta = made_up(robot, rng)
     out = write_back(robot, theta, source, source.with_name(source.stem + "_identified.urdf"))
@@ -137,7 +142,8 @@ def run(rel, folder, states=5, seed=0):
     before, after = inertial_bytes(old), inertial_bytes(new)
     kept = all(after.get(name) == data for name, data in before.items() if name not in child)
     err = pinocchio_error(robot, theta, out, rng, states)
-    return Path(rel).stem, robot.n, changed, len(bad_a) + len(bad_b), kept, err, time.perf_counter() - t0
+    name = Path(rel).stem + (f" (tip {tip})" if tip else "")
+    return name, robot.n, changed, len(bad_a) + len(bad_b), kept, err, time.perf_counter() - t0
 
 
 def _child_links(data: bytes, names):
@@ -154,12 +160,12 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for rel in URDFS:
-            if only and not any(s in rel for s in only):
+            if only and not any(s in str(rel) for s in only):
                 continue
             try:
                 rows.append(run(rel, folder, args.states))
             except Exception as e:  # noqa: BLE001 -- a row says why
-                rows.append((Path(rel).stem, "-", "-", "-", "-", f"{type(e).__name__}: {e}"[:120], 0.0))
+                rows.append((str(rel), "-", "-", "-", "-", f"{type(e).__name__}: {e}"[:120], 0.0))
             print(*rows[-1], flush=True)
     head = (
         "urdf",
