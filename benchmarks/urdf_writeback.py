@@ -13,6 +13,9 @@ part) at random states, as max |a - b| / max |b| (want <= 1e-9).
 
     python benchmarks/urdf_writeback.py [--only ur5,panda] [--states 5]
 
+Measured at d12ab9b: 11 of 11 rows (10 files, and the Panda to ``panda_link8``): no differing line
+outside ``<inertial>``/``<dynamics>``, other links' ``<inertial>`` kept, Pinocchio within 1.5e-15.
+
 Its row in benchmarks/README.md lists its last figures.
 """
 
