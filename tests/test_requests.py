@@ -43,6 +43,11 @@ CASES = [
         "--urdf-out 'arm.xml' must end in .urdf",
     ),
     (
+        lambda: IdentifyRequest(data=("d.csv",), urdf_out="arm.urdf", urdf_lump=True),
+        ["identify", "--robot", "planar2", "--urdf-out", "arm.urdf", "--urdf-lump", "d.csv"],
+        "--urdf-lump is for writing into a copy of the --urdf FILE",
+    ),
+    (
         lambda: IdentifyRequest(data=("d.csv",), model=ModelSpec(tip_link="tool0")),
         ["identify", "--tip-link", "tool0", "d.csv"],
         "--tip-link selects the chain of a URDF file",

@@ -365,12 +365,17 @@ def test_write_back_into_the_source_urdf(tmp_path):
     bad[10] = -1.0  # link l2's mass
     with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): the identified body less the bodies merged"):
         results.write_model(robot, bad, tmp_path / "bad.urdf", source=source)
-    # A physical body lighter than the tool it carries (the data see only the sum): written whole
-    # into l2, the tool without an <inertial>, and said so; read back, the same body.
+    # A physical body lighter than the tool it carries (the data see only the sum): refused, the
+    # tool's <inertial> is never touched.
     light = theta.copy()
     light[10:20] = 0.4 * np.asarray(robot.inertial[1])
+    with pytest.raises(ValueError, match=r"link 'l2' \(joint 'j2'\): .* less \['tool'\] as in r.urdf"):
+        results.write_model(robot, light, tmp_path / "out" / "light.urdf", source=source)
+    assert not (tmp_path / "out" / "light.urdf").exists()
+    # lump=True (--urdf-lump): written whole into l2, the tool without an <inertial>, and said so;
+    # read back, the same body.
     with pytest.warns(UserWarning, match=r"the whole body is written into 'l2' and \['tool'\]"):
-        out = results.write_model(robot, light, tmp_path / "out" / "light.urdf", source=source)
+        out = results.write_model(robot, light, tmp_path / "out" / "light.urdf", source=source, lump=True)
     assert parse(out).find("link[@name='tool']/inertial") is None
     back = jaxid.Robot.from_urdf(out, joint_terms=("fv", "fc"))
     np.testing.assert_allclose(back.parameter_vector(), light, rtol=1e-12, atol=1e-15)

@@ -128,6 +128,13 @@ def register(sub):
         "links): with --urdf, into a copy of that file (only <inertial> and, for fv/fc, "
         "<dynamics damping friction> change); with --robot, a new file of the model",
     )
+    p.add_argument(
+        "--urdf-lump",
+        action="store_true",
+        help="with --urdf and --urdf-out: when a link's identified body less the links fixed to it "
+        "(a hand, a flange; kept untouched) would not be physically consistent, write the whole body "
+        "into the link and remove their <inertial> instead of refusing",
+    )
     out.add_argument(
         "--mjcf-out",
         metavar="PATH",
@@ -189,6 +196,7 @@ def request(args) -> requests.IdentifyRequest:
         prior_weights=args.prior_weights,
         urdf_out=args.urdf_out,
         mjcf_out=args.mjcf_out,
+        urdf_lump=args.urdf_lump,
         friction=args.friction,
         validation=bool(args.report),
         json=args.json,

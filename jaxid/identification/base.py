@@ -340,12 +340,26 @@ def base_from_regressor(W: ArrayLike, names: Sequence[str] | None = None, tol: f
 
 
 def _position_range(model: object, n: int) -> tuple[np.ndarray, np.ndarray]:
-    # Models without (finite) position limits are sampled on [-pi, pi]: any generic
-    # state reveals the structural dependencies.
-    lo = np.broadcast_to(np.asarray(getattr(model, "q_min", -np.pi), dtype=float), (n,))
-    hi = np.broadcast_to(np.asarray(getattr(model, "q_max", np.pi), dtype=float), (n,))
+    """(lo, hi) (n,) of the sampled positions: the model's limits; [-pi, pi] where it has none
+    (infinite) and, with a warning naming the joints, where they give no range (``lower >=
+    upper``: placeholder limits such as a URDF's ``lower = upper = 0``). The dependencies
+    between columns are structural: any generic spread of states reveals them, while a
+    coordinate held at one value makes dependent columns that are not (a base count short)."""
+    lo = np.array(np.broadcast_to(np.asarray(getattr(model, "q_min", -np.pi), dtype=float), (n,)))
+    hi = np.array(np.broadcast_to(np.asarray(getattr(model, "q_max", np.pi), dtype=float), (n,)))
     lo = np.where(np.isfinite(lo), lo, -np.pi)
     hi = np.where(np.isfinite(hi), hi, np.pi)
+    flat = hi <= lo
+    if flat.any():
+        names = getattr(model, "coordinate_names", None) or [f"coordinate {k}" for k in range(n)]
+        bad = [f"{names[k]} [{lo[k]:g}, {hi[k]:g}]" for k in np.flatnonzero(flat)]
+        warnings.warn(
+            f"position limits without a range (placeholders?) for {', '.join(bad)}: the base parameters "
+            "are found on [-pi, pi] there (rad or m); give the real limits in the model (excitation and "
+            "the range checks use them)",
+            stacklevel=3,
+        )
+        lo, hi = np.where(flat, -np.pi, lo), np.where(flat, np.pi, hi)
     return lo, hi
 
 
@@ -367,7 +381,9 @@ def base_parameters(
             n_samples, once enough): see the module docstring.
 
     States: q uniform in ``[model.q_min, model.q_max]`` where the model defines finite
-    limits, else in [-pi, pi] rad; qd, qdd standard normal (rad/s, rad/s^2).
+    limits with a range, else in [-pi, pi] rad (with a warning naming the joints whose limits
+    give no range, e.g. placeholders ``lower = upper = 0``: held at one value, a joint would
+    make columns look dependent that are not); qd, qdd standard normal (rad/s, rad/s^2).
 
     Returns:
         ``BaseParameters`` with names built from ``model.parameter_names()``.

@@ -60,6 +60,7 @@ the result reproduces the WLS base parameters.
 from __future__ import annotations
 
 import math
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import NamedTuple
@@ -925,16 +926,50 @@ def _origin(parent, T):
     )
 
 
+#: Travel (rad or m) of a position limit the model does not have, as written by :func:`to_urdf`.
+PLACEHOLDER_TRAVEL = 1e3
+#: Effort (N m or N) and velocity (rad/s or m/s) limit written by :func:`to_urdf` when the model
+#: has none: urdfdom refuses a <limit> without them.
+PLACEHOLDER_RATE = 1e6
+
+
+def _urdf_limits(kind, lo, hi, effort, velocity):
+    """(attributes of the <limit> element, the names of those that are placeholders)."""
+    placeholder = []
+    if kind != "continuous":
+        if not math.isfinite(lo):
+            lo, placeholder = min(hi if math.isfinite(hi) else 0.0, 0.0) - PLACEHOLDER_TRAVEL, [*placeholder, "lower"]
+        if not math.isfinite(hi):
+            hi, placeholder = max(lo, 0.0) + PLACEHOLDER_TRAVEL, [*placeholder, "upper"]
+    if not math.isfinite(effort):
+        effort, placeholder = PLACEHOLDER_RATE, [*placeholder, "effort"]
+    if not math.isfinite(velocity):
+        velocity, placeholder = PLACEHOLDER_RATE, [*placeholder, "velocity"]
+    limits = dict(lower=lo, upper=hi, effort=effort, velocity=velocity)
+    if kind == "continuous":
+        limits = {k: v for k, v in limits.items() if k in ("effort", "velocity")}
+    return {k: f"{v:.17g}" for k, v in limits.items()}, placeholder
+
+
 def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     """Write ``robot`` with parameters theta (p,) as a URDF file and return its path.
 
     Links ``<joint name>_link`` hang from ``base_link``; each joint keeps the robot's
-    placement, axis and limits (infinite limits are left out; a revolute joint without
-    position limits is written ``continuous``), and the flange is a massless link behind a
-    fixed joint. Each link's ``<inertial>`` holds its mass (kg), centre of mass (m) and
-    inertia about the centre of mass (kg m^2) in the joint frame. Joint terms (friction)
-    have no URDF element and are not written. Reading the file back with
-    ``Robot.from_urdf`` gives the same dynamics.
+    placement, axis and limits, and the flange is a massless link behind a fixed joint. Each
+    link's ``<inertial>`` holds its mass (kg), centre of mass (m) and inertia about the centre
+    of mass (kg m^2) in the joint frame. Identified ``fv``, ``fc`` go into each joint's
+    ``<dynamics damping friction>`` (N m s/rad, N m; motor-side terms as the joint's, see
+    ``jaxid.model.urdf.identified_split``); other joint terms have no URDF element.
+
+    Limits, as urdfdom and Pinocchio require them (every ``<limit>`` of a revolute or prismatic
+    joint has ``lower upper effort velocity``, that of a continuous joint ``effort velocity``): a
+    revolute joint without position limits is written ``continuous`` (without ``<limit>`` when
+    it has no effort and velocity limits either); a limit the model does not have (infinite) is written as a
+    placeholder that binds nothing, with a warning naming the joints: a position bound
+    ``PLACEHOLDER_TRAVEL`` (1e3 rad or m) beyond the other one or 0, whichever is further out,
+    an effort of
+    ``PLACEHOLDER_RATE`` (1e6 N m or N) and a velocity of the same (rad/s or m/s).
+    Reading the file back with ``Robot.from_urdf`` gives the same dynamics.
 
     Raises:
         ValueError: theta has the wrong shape or is not finite, or a link is not
@@ -944,7 +979,11 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     p = len(robot.parameter_names())
     if theta.shape != (p,) or not np.all(np.isfinite(theta)):
         raise ValueError(f"theta must be a finite vector of shape ({p},), got shape {theta.shape}")
+    from jaxid.model.urdf import identified_split
+
     inertial, _ = robot.split(jnp.asarray(theta))
+    _, joint_values = identified_split(robot, theta)  # joint-side values (NaN: none)
+    placeholders: list[str] = []
     bad = np.flatnonzero(~np.asarray(inertia.is_consistent(inertial)))
     if bad.size:
         raise ValueError(
@@ -978,10 +1017,21 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
         ET.SubElement(j, "child", link=link)
         _origin(j, robot.placements[i])
         ET.SubElement(j, "axis", xyz=" ".join(f"{x:.17g}" for x in np.asarray(robot.axes[i])))
-        limits = dict(lower=lo, upper=hi, effort=float(robot.tau_max[c]), velocity=float(robot.qd_max[c]))
-        if kind == "continuous":
-            limits = {k: v for k, v in limits.items() if k in ("effort", "velocity")}
-        ET.SubElement(j, "limit", {k: f"{v:.17g}" for k, v in limits.items() if math.isfinite(v)})
+        effort, velocity = float(robot.tau_max[c]), float(robot.qd_max[c])
+        if kind != "continuous" or math.isfinite(effort) or math.isfinite(velocity):  # else none needed
+            limits, placeholder = _urdf_limits(kind, lo, hi, effort, velocity)
+            if placeholder:
+                j.append(ET.Comment(f" jaxid: placeholder limit(s) {', '.join(placeholder)}: the model has none "))
+                placeholders.append(f"{robot.names[i]} ({', '.join(placeholder)})")
+            ET.SubElement(j, "limit", limits)
+        friction = {
+            attr: f"{float(joint_values[i, k]) + 0.0:.17g}"
+            for term, attr in (("fv", "damping"), ("fc", "friction"))
+            for k, t in enumerate(robot.joint_terms)
+            if t == term and np.isfinite(joint_values[i, k])
+        }
+        if friction:
+            ET.SubElement(j, "dynamics", friction)
         if robot.mimic[i] >= 0:
             ET.SubElement(
                 j,
@@ -996,6 +1046,13 @@ def to_urdf(robot, theta, path, *, name: str | None = None) -> Path:
     ET.SubElement(j, "parent", link=parent_links[robot.tip_joint + 1])
     ET.SubElement(j, "child", link="flange")
     _origin(j, robot.tip)
+    if placeholders:
+        warnings.warn(
+            f"{'; '.join(placeholders)}: the model has no such limit; written as a placeholder that binds "
+            f"nothing (position +-{PLACEHOLDER_TRAVEL:g}, effort and velocity {PLACEHOLDER_RATE:g}), as urdfdom "
+            "requires one; put the real limits in the file",
+            stacklevel=2,
+        )
     ET.indent(root)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -165,6 +165,13 @@ def parse(path):
             if name in table:
                 raise URDFError(f"{path}: two <{kind}> elements are named {name!r}; {kind} names must be unique")
             table[name] = el
+            # urdfdom reads the first and ignores the rest: one of them is stale, which one is
+            # meant cannot be told (and a write-back would patch one and leave the other)
+            sub = {"link": "inertial", "joint": "dynamics"}[kind]
+            if len(el.findall(sub)) > 1:
+                raise URDFError(
+                    f"{path}: {kind} {name!r} has {len(el.findall(sub))} <{sub}> elements; keep one (the others are ignored by urdfdom)"
+                )
     for jname, j in joints.items():
         jtype = j.get("type")
         if jtype not in (*MOVABLE, "fixed"):
@@ -469,23 +476,33 @@ def numbers(values):
     return " ".join(f"{float(x) + 0.0:.17g}" for x in np.ravel(values))
 
 
-def write_back(robot, theta, source, out):
+def write_back(robot, theta, source, out, *, lump=False):
     """Write the identified parameters theta (p,) of ``robot`` into a copy of its URDF
     ``source`` at ``out``; returns the path of ``out``.
 
-    Only these change: the ``<inertial>`` of each joint's child link (mass kg, centre of mass
-    m, inertia kg m^2 about it, in the link's inertial frame, whose rpy is kept) and, when
-    ``fv``/``fc`` are joint terms, each joint's ``<dynamics damping= friction=>`` (N m s/rad,
-    N m). A link's identified body includes the links merged into it (fixed or locked
-    joints, :func:`read`): those keep their own values from ``source`` and the child link
-    gets the rest. Visuals, collisions, frames, names, comments and other joints stay;
-    relative mesh paths are rewritten to point at the same files from ``out``'s directory.
-    ia, fs, fva and offset have no URDF element and are not written.
+    The file is patched, not rewritten: only the bytes of these elements change, every
+    other byte (the XML declaration, comments, a xacro header, attribute order, indentation)
+    is copied. The ``<inertial>`` of each joint's child link: its ``<origin xyz>`` (centre of
+    mass, m; the inertial frame's ``rpy`` is kept), ``<mass value>`` (kg) and ``<inertia>``
+    (kg m^2 about the centre of mass, in that frame); a link without one gets one, indented
+    as the file is. When ``fv``/``fc`` are joint terms, each joint's ``<dynamics damping=
+    friction=>`` (N m s/rad, N m), added as the joint's last child when absent. A link's
+    identified body includes the links merged into it (fixed or locked joints, :func:`read`):
+    those (a gripper's fingers, a flange) keep their ``<inertial>`` untouched and the child link
+    gets the rest. When the rest would not be physically consistent (the data see only the
+    sum; e.g. a hand heavier in the file than the identified last link with it), the link is
+    refused by name, unless ``lump``: then the whole body goes into the child link and those
+    links' ``<inertial>`` elements are removed (their dynamics are the same), with a warning.
+    Relative mesh paths are rewritten to point at the same files when ``out``
+    is in another folder. ia, fs, fva and offset have no URDF element and are not written.
 
     Raises:
         ValueError: theta has the wrong shape or is not finite, a joint of ``robot`` is not
             in ``source``, or a link (named) would not be physically consistent (pseudo-inertia
-            not positive definite; Wensing et al. 2017): identify with consistent parameters.
+            not positive definite; Wensing et al. 2017): identify with consistent parameters;
+            or, less the bodies merged into it, it would not be (the data see only the sum).
+        URDFError: the file is malformed, or a link has two ``<inertial>`` (a joint two
+            ``<dynamics>``) elements: which one is meant cannot be told.
     """
     import os
     from pathlib import Path
@@ -494,21 +511,27 @@ def write_back(robot, theta, source, out):
 
     bodies, joint_values = identified_split(robot, theta)
     source, out = Path(source), Path(out)
-    root, links, joints = parse(source)
-    tree = ET.ElementTree(root)
+    _, links, joints = parse(source)  # checked; element values read from these
+    data = source.read_bytes()
+    tree = _nodes(data, source)
+    link_nodes = {n.attrs.get("name"): n for n in tree.find("link")}
+    joint_nodes = {n.attrs.get("name"): n for n in tree.find("joint")}
     children = _children(joints)
     missing = [n for n in robot.names if n not in joints]
     if missing:
         raise ValueError(f"{source}: has no joint(s) {missing} of the model; write back into the URDF it was read from")
     movable = set(robot.names)
+    edits: list[tuple[int, int, bytes]] = []
+    unit = _unit(data, tree)
+    tag = lambda node, values: edits.append(
+        (node.start, node.open_end, _set_attributes(data[node.start : node.open_end], values))
+    )
     for i, jname in enumerate(robot.names):
         link = joints[jname].find("child").get("link")
         own = _inertial(links[link], source, check=False)
         rest = _merged(link, links, joints, children, movable, source, check=False) - own
         el = links[link].find("inertial")
-        if el is None:
-            el = ET.SubElement(links[link], "inertial")
-        origin = el.find("origin")
+        origin = el.find("origin") if el is not None else None
         rpy = (
             _floats(origin.get("rpy", "0 0 0"), 3, "<inertial><origin rpy>", source)
             if origin is not None
@@ -517,53 +540,85 @@ def write_back(robot, theta, source, out):
         R = np.asarray(_placement(rpy, np.zeros(3)))[:3, :3]
         what = f"link {link!r} (joint {jname!r})"
         if np.any(rest) and not inertia.is_consistent(bodies[i] - rest) and inertia.is_consistent(bodies[i]):
-            # The identified body is physical but less the source's attached bodies it is not: the
-            # data see only their sum, so the whole body goes into this link and the attached
-            # links lose their <inertial> (the rigid tree's dynamics are the same).
             attached = _attached(link, joints, children, movable)
-            for name in attached:
-                if (inertial := links[name].find("inertial")) is not None:
-                    links[name].remove(inertial)
+            if not lump:
+                raise ValueError(
+                    f"{what}: the identified body is physically consistent, but less {attached} as in "
+                    f"{source.name} (merged into it, kept untouched) it is not: the data see only their sum; "
+                    f"give {attached} their real <inertial> in {source.name}, identify with their joints in "
+                    f"the model, or lump them into {link!r} (write_back(..., lump=True); on the command line "
+                    "--urdf-lump), which removes their <inertial>"
+                )
+            for name in attached:  # the whole body into this link: the rigid tree's dynamics are the same
+                for gone in link_nodes[name].find("inertial"):
+                    edits.append(_removal(data, gone))
             warnings.warn(
                 f"{what}: the identified body less {attached} as in {source.name} is not physically "
                 f"consistent; the whole body is written into {link!r} and {attached} are written "
-                "without <inertial>",
+                "without <inertial> (lump)",
                 stacklevel=2,
             )
             rest = np.zeros_like(rest)
         m, c, I_f = element_inertia(bodies[i], rest, np.eye(4), R, what)
-        if origin is None:
-            origin = ET.Element("origin", rpy="0 0 0")
-            el.insert(0, origin)
-        origin.set("xyz", numbers(c))
-        for tag, attrs in (
-            ("mass", dict(value=m)),
-            ("inertia", dict(ixx=I_f[0, 0], ixy=I_f[0, 1], ixz=I_f[0, 2], iyy=I_f[1, 1], iyz=I_f[1, 2], izz=I_f[2, 2])),
-        ):
-            sub = el.find(tag)
-            sub = ET.SubElement(el, tag) if sub is None else sub
-            for k, v in attrs.items():
-                sub.set(k, numbers(v))
+        inertia_attrs = dict(
+            ixx=numbers(I_f[0, 0]),
+            ixy=numbers(I_f[0, 1]),
+            ixz=numbers(I_f[0, 2]),
+            iyy=numbers(I_f[1, 1]),
+            iyz=numbers(I_f[1, 2]),
+            izz=numbers(I_f[2, 2]),
+        )
+        node = link_nodes[link]
+        if el is None:
+            attrs = " ".join(f'{k}="{v}"' for k, v in inertia_attrs.items())
+            lines = [
+                "<inertial>",
+                f'\t<origin xyz="{numbers(c)}" rpy="0 0 0"/>',
+                f'\t<mass value="{numbers(m)}"/>',
+                f"\t<inertia {attrs}/>",
+                "</inertial>",
+            ]
+            edits.append(_insert_child(data, node, lines, unit))
+        else:
+            (inode,) = node.find("inertial")
+            if inode.find("origin"):
+                tag(inode.find("origin")[0], dict(xyz=numbers(c)))
+            else:
+                edits.append(_insert_child(data, inode, [f'<origin xyz="{numbers(c)}" rpy="0 0 0"/>'], unit))
+            tag(inode.find("mass")[0], dict(value=numbers(m)))
+            tag(inode.find("inertia")[0], inertia_attrs)
         terms = {
-            t: joint_values[i, k]
+            attr: numbers(joint_values[i, k])
             for k, t in enumerate(robot.joint_terms)
-            if t in ("fv", "fc") and np.isfinite(joint_values[i, k])
+            for term, attr in (("fv", "damping"), ("fc", "friction"))
+            if t == term and np.isfinite(joint_values[i, k])
         }
         if terms:
-            dyn = joints[jname].find("dynamics")
-            dyn = ET.SubElement(joints[jname], "dynamics") if dyn is None else dyn
-            for t, attr in (("fv", "damping"), ("fc", "friction")):
-                if t in terms:
-                    dyn.set(attr, numbers(terms[t]))
-    for mesh in root.iter("mesh"):
-        f = mesh.get("filename", "")
-        if f and "://" not in f and not os.path.isabs(f):
-            mesh.set("filename", relocated(f, source, out))
-    with atomic_write(out) as fh:
-        fh.write('<?xml version="1.0"?>\n')
-        tree.write(fh, encoding="unicode")
-        fh.write("\n")
+            jnode = joint_nodes[jname]
+            if jnode.find("dynamics"):
+                tag(jnode.find("dynamics")[0], terms)
+            else:
+                edits.append(
+                    _append_child(data, jnode, "<dynamics " + " ".join(f'{k}="{v}"' for k, v in terms.items()) + "/>")
+                )
+    if source.resolve().parent != out.resolve().parent:
+        for node in _walk(tree):
+            f = node.attrs.get("filename", "") if node.tag == "mesh" else ""
+            if f and "://" not in f and not os.path.isabs(f):
+                tag(node, dict(filename=relocated(f, source, out)))
+    patched, at = [], 0
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1])):
+        patched += [data[at:start], text]
+        at = end
+    with atomic_write(out, "wb") as fh:
+        fh.write(b"".join(patched) + data[at:])
     return out
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 def read_transmission(path, names):
@@ -661,3 +716,145 @@ def _reduction(el, what, path, default=None):
     if value == 0:
         raise URDFError(f"{path}: {what}: 0 is no gear ratio; give motor turns per joint turn (nonzero)")
     return value
+
+
+# ------------------------------------------------------------------------- write-back by text spans
+class _Node:
+    """An element of the file as bytes: ``start`` (its ``<``), ``open_end`` (after its start tag's
+    ``>``), ``close`` (the ``<`` of its end tag; None when self-closing), ``end`` (after it)."""
+
+    __slots__ = ("tag", "attrs", "start", "open_end", "close", "end", "children")
+
+    def __init__(self, tag, attrs, start, open_end):
+        self.tag, self.attrs, self.start, self.open_end = tag, attrs, start, open_end
+        self.close, self.end, self.children = None, open_end, []
+
+    def find(self, tag):
+        return [c for c in self.children if c.tag == tag]
+
+
+def _tag_end(data: bytes, i: int) -> int:
+    """Index after the ``>`` closing the tag that starts at ``data[i]`` (``>`` in quoted
+    attribute values skipped)."""
+    quote = None
+    for k in range(i, len(data)):
+        c = data[k : k + 1]
+        if quote:
+            quote = None if c == quote else quote
+        elif c in (b'"', b"'"):
+            quote = c
+        elif c == b">":
+            return k + 1
+    raise URDFError("unterminated tag")  # expat has accepted the file: not reached
+
+
+def _nodes(data: bytes, path) -> _Node:
+    """The element tree of the file's bytes with each element's byte span (expat's
+    ``CurrentByteIndex``: the start of the event's markup; an empty-element tag's end event
+    comes after it). Comments, processing instructions and text are not nodes: they are the
+    bytes between, which the write-back copies."""
+    import xml.parsers.expat
+
+    parser = xml.parsers.expat.ParserCreate()
+    stack: list[_Node] = [_Node("", {}, 0, 0)]
+
+    def start(tag, attrs):
+        i = parser.CurrentByteIndex
+        node = _Node(tag, attrs, i, _tag_end(data, i))
+        stack[-1].children.append(node)
+        stack.append(node)
+
+    def end(tag):
+        node, i = stack.pop(), parser.CurrentByteIndex
+        if i != node.open_end:  # <tag ...>...</tag>, not <tag .../>
+            node.close, node.end = i, _tag_end(data, i)
+
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    try:
+        parser.Parse(data, True)
+    except xml.parsers.expat.ExpatError as exc:
+        raise URDFError(f"{path}: not well-formed XML: {exc}") from None
+    return stack[0].children[0]
+
+
+def _set_attributes(tag: bytes, values: dict) -> bytes:
+    """The start tag ``tag`` with each attribute of ``values`` set (the value replaced in
+    place, quotes and spacing kept; a missing one appended before ``/>`` or ``>``)."""
+    import re
+    from xml.sax.saxutils import escape
+
+    text = tag.decode("utf-8", "surrogateescape")  # bytes of another encoding kept as they are
+    for name, value in values.items():
+        value = escape(value, {'"': "&quot;", "'": "&apos;"})
+        m = re.search(rf"(?<=\s){re.escape(name)}\s*=\s*(\"|')(.*?)\1", text, re.S)
+        if m:
+            text = text[: m.start(2)] + value + text[m.end(2) :]
+        else:
+            at = re.search(r"\s*/?>$", text).start()  # type: ignore[union-attr]  # a tag ends with >
+            text = f'{text[:at]} {name}="{value}"{text[at:]}'
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _indent(data: bytes, i: int) -> bytes:
+    """The white space between the start of the line holding ``data[i]`` and ``i`` (empty when
+    something else precedes it on that line)."""
+    line = data.rfind(b"\n", 0, i) + 1
+    lead = data[line:i]
+    return lead if not lead.strip() else b""
+
+
+def _unit(data: bytes, root: _Node) -> bytes:
+    """One indentation step of the file: the first indentation of an element deeper than its
+    parent's, less the parent's (two spaces when none is)."""
+    for node in _walk(root):
+        outer = _indent(data, node.start)
+        for child in node.children:
+            inner = _indent(data, child.start)
+            if inner.startswith(outer) and len(inner) > len(outer):
+                return inner[len(outer) :]
+    return b"  "
+
+
+def _insert_child(data: bytes, node: _Node, lines: list[str], unit: bytes):
+    """(start, end, bytes) of an edit adding an element (``lines``: its lines, nested ones
+    starting with one ``\\t`` per level) as the first child of ``node``, indented as the file
+    is (``unit``: one indentation step, :func:`_unit`)."""
+    outer = _indent(data, node.start)
+    inner = outer + unit
+
+    def text(prefix):  # the element's lines, each indented by prefix and its level
+        return b"\n".join(prefix + unit * ln.count("\t") + ln.lstrip("\t").encode() for ln in lines)
+
+    if node.close is None:  # <link name="x"/>: opened, the element, closed
+        tag = data[node.start : node.open_end]
+        head = tag[: tag.rstrip().rfind(b"/")].rstrip() + b">"
+        return node.start, node.end, head + b"\n" + text(inner) + b"\n" + outer + b"</" + node.tag.encode() + b">"
+    if node.children:
+        first = node.children[0]
+        indent = _indent(data, first.start)
+        if indent:  # on a line of its own before the first child, which keeps its indentation
+            return first.start, first.start, text(indent)[len(indent) :] + b"\n" + indent
+        return first.start, first.start, text(b"").replace(b"\n", b"") + b" "
+    # no child elements (only text or comments): before the end tag
+    if _indent(data, node.close) or data[node.open_end : node.close].strip() == b"":
+        return node.close, node.close, b"\n" + text(inner) + b"\n" + outer
+    return node.close, node.close, text(b"").replace(b"\n", b"")
+
+
+def _removal(data: bytes, node: _Node):
+    """(start, end, b"") of an edit removing ``node``, with its line when it stands alone on it."""
+    start, end = node.start, node.end
+    line = data.rfind(b"\n", 0, start) + 1
+    tail = data.find(b"\n", end)
+    tail = len(data) if tail < 0 else tail
+    if not data[line:start].strip() and not data[end:tail].strip():
+        start, end = line, min(tail + 1, len(data))
+    return start, end, b""
+
+
+def _append_child(data: bytes, node: _Node, line: str):
+    """(start, end, bytes) of an edit adding the one-line element ``line`` as the last child of
+    ``node`` (which has child elements), on a line of its own as its last child is."""
+    last = node.children[-1]
+    indent = _indent(data, last.start)
+    return last.end, last.end, (b"\n" + indent if indent else b" ") + line.encode()

@@ -31,7 +31,7 @@ def _lift_and_check(robot, base, theta_b, nominal):
     return theta, jnp.all(inertia.is_consistent(robot.split(theta)[0]))
 
 
-def write_model(robot, theta, path, source=None) -> Path:
+def write_model(robot, theta, path, source=None, *, lump=False) -> Path:
     """Write ``robot`` with standard parameters ``theta`` (p,) — or the ``standard``
     parameters of a :class:`Params` — as a model file; returns its path.
 
@@ -40,8 +40,11 @@ def write_model(robot, theta, path, source=None) -> Path:
     a URDF's ``<inertial>`` and ``<dynamics damping friction>`` (fv, fc;
     ``jaxid.model.urdf.write_back``), an MJCF's ``<inertial>`` and joint ``damping
     frictionloss armature`` (fv, fc, ia; ``jaxid.model.mjcf.write_back``). Without it, a new
-    URDF of the model alone (``jaxid.identification.consistent.to_urdf``; no friction).
-    Either way every body must be physically consistent."""
+    URDF of the model alone (``jaxid.identification.consistent.to_urdf``: fv, fc in ``<dynamics>``,
+    placeholders for the limits the model does not have).
+    Either way every body must be physically consistent. ``lump``: a URDF source's links merged
+    into an identified one whose rest would not be consistent lose their ``<inertial>`` to it
+    (``jaxid.model.urdf.write_back``) instead of being refused."""
     from jaxid.identification.consistent import to_urdf
     from jaxid.model import mjcf, urdf
 
@@ -55,8 +58,11 @@ def write_model(robot, theta, path, source=None) -> Path:
         theta = theta.standard
     if source is None:
         return to_urdf(robot, theta, path)
-    reader = mjcf if Path(source).suffix.lower() == ".xml" else urdf
-    return reader.write_back(robot, theta, source, path)
+    if Path(source).suffix.lower() == ".xml":
+        if lump:
+            raise ValueError("lump is for a URDF source; the MJCF write-back keeps welded bodies")
+        return mjcf.write_back(robot, theta, source, path)
+    return urdf.write_back(robot, theta, source, path, lump=lump)
 
 
 def with_nominal_standard(robot, params: Params) -> Params:

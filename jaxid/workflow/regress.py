@@ -108,7 +108,7 @@ _BASES_KEPT = 8
 
 
 def base_of(robot):
-    """``jaxid.base_parameters(robot)``, warnings off (an ambiguous rank is reported by
+    """``jaxid.base_parameters(robot)``, its ambiguous-rank warning off (reported by
     :func:`physics_report`, from ``base.gap``), remembered for the last few models by value.
 
     They depend on the model alone, not on the data: structure, evaluated on fixed random
@@ -127,7 +127,7 @@ def base_of(robot):
         key, base = None, None
     if base is None:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.filterwarnings("ignore", message="ambiguous rank")  # others (placeholder limits) shown
             base = base_parameters(robot)
         if key is not None:
             if len(_BASES) >= _BASES_KEPT:

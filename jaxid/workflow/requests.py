@@ -338,6 +338,7 @@ class IdentifyRequest:
     prior_weights: tuple[float, ...] | str = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
     urdf_out: str | None = None
     mjcf_out: str | None = None
+    urdf_lump: bool = False
     friction: Literal["terms", "lugre"] = "terms"
     validation: bool = False
     json: str | None = None
@@ -353,6 +354,8 @@ class IdentifyRequest:
             raise WorkflowError("give one of --urdf-out and --mjcf-out")
         if self.urdf_out is not None and not self.urdf_out.lower().endswith(".urdf"):
             raise WorkflowError(f"--urdf-out {self.urdf_out!r} must end in .urdf")
+        if self.urdf_lump and not (self.urdf_out and self.model.urdf):
+            raise WorkflowError("--urdf-lump is for writing into a copy of the --urdf FILE: give --urdf and --urdf-out")
         if self.mjcf_out is not None and not (self.model.mjcf and self.mjcf_out.lower().endswith(".xml")):
             raise WorkflowError(
                 f"--mjcf-out {self.mjcf_out!r}: writes into a copy of the --mjcf FILE, as a .xml file; give "

@@ -133,5 +133,5 @@ def _write_model(r: IdentifyRequest, robot, params) -> str | None:
             f"the identified links are not physically consistent, so no {kind} can be written"
             + ("" if r.consistent else "; rerun with --consistent")
         )
-    _export.write_model(robot, params, model_out, source=r.model.mjcf if r.mjcf_out else r.model.urdf)
+    _export.write_model(robot, params, model_out, source=r.model.mjcf if r.mjcf_out else r.model.urdf, lump=r.urdf_lump)
     return model_out
