@@ -192,6 +192,7 @@ def request(args) -> requests.IdentifyRequest:
         friction=args.friction,
         validation=bool(args.report),
         json=args.json,
+        report=args.report,
     )
 
 
