@@ -125,11 +125,22 @@ def entry() -> None:
     """The ``jaxid`` console script and ``python -m jaxid``: :func:`main`, then exit. After an
     interruption the process ends at once (``os._exit``): a compile still running in XLA's
     threads can crash the interpreter's teardown, and every output is already complete or
-    absent (atomic writes)."""
+    absent (atomic writes). SIGINT ends the run with status 130 even where the parent process
+    ignores it (a background job of a script)."""
     import os
+    import signal
 
+    # A process started in the background of a script inherits SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: an interrupt (kill -INT, Ctrl-C forwarded by a
+    # supervisor) was swallowed and the run ended with status 0. jaxid always takes it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     _watch_signals()
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # while the parser and the subcommand's modules were loading
+        command = next((a for a in sys.argv[1:] if a in COMMANDS), "")
+        print(f"jaxid{' ' + command if command else ''}: interrupted", file=sys.stderr)
+        code = 130
     if code in (130, 143):
         sys.stdout.flush()
         sys.stderr.flush()
