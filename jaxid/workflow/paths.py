@@ -136,10 +136,9 @@ def check_names(inputs: Iterable[Arg], outputs: Iterable[Arg]) -> None:
             if o.kind == "folder" and not os.path.isdir(str(i.path)):
                 continue  # a folder given as an existing file: check_files says so
             if _key(o.path) == _key(i.path):
-                what = "the data" if i.run or "sidecar" in i.flag else "that input"
                 raise WorkflowError(
                     f"{_shown(o)} is {_shown(i) if 'sidecar' in i.flag else 'the input file of ' + _shown(i)}; "
-                    f"writing it would destroy {what}: choose another output path"
+                    "writing it would destroy the data: choose another output path"
                 )
     runs: dict[tuple, Arg] = {}
     for i in inputs:
