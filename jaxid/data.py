@@ -1516,8 +1516,8 @@ def _build(
         k = int(np.argmax(step <= 0)) + 1
         what = "duplicate time stamp (same as the row before)" if step[k - 1] == 0 else "time goes backwards"
         raise where.error(
-            f"{where.col('t')}, {where.row(k)}: {what}, t = {t[k]!r} after "
-            f"{t[k - 1]!r}; time stamps must increase strictly"
+            f"{where.col('t')}, {where.row(k)}: {what}, t = {float(t[k])!r} after "
+            f"{float(t[k - 1])!r}; time stamps must increase strictly"
         )
     if check_time:
         _check_rate(t, where, (units or {}).get("t"))

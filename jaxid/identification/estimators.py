@@ -647,7 +647,7 @@ def identify(
             bad = np.argwhere(~np.isfinite(x))
             if bad.size:
                 raise ValueError(
-                    f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples"
+                    f"{label} contains NaN or inf (first at index {tuple(int(i) for i in bad[0])}); remove or repair those samples"
                 )
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
