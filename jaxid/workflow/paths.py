@@ -101,7 +101,10 @@ def _shown(arg: Arg) -> str:
 
 
 def _pair(a: Arg, b: Arg) -> str:
-    """'-o and --json are the same file 'x'' or, when spelled differently, both spellings."""
+    """'-o and --json are the same file 'x'', 'DATA 'x' is given twice' or, when spelled
+    differently, both spellings."""
+    if str(a.path) == str(b.path) and a.flag == b.flag:
+        return f"{_shown(a)} is given twice"
     if str(a.path) == str(b.path):
         return f"{a.flag} and {b.flag} are the same file {str(a.path)!r}"
     return f"{_shown(a)} and {_shown(b)} are the same file"
