@@ -229,6 +229,8 @@ def _readable(arg: Arg) -> None:
         if arg.kind == "data":
             return
         raise WorkflowError(f"{arg.flag} {path}: is a directory, not a {arg.what} file; give the file itself")
+    if not os.path.isfile(path):
+        return  # a pipe or device: opening it here could block; its reader decides
     try:
         open(path, "rb").close()
     except OSError as e:
