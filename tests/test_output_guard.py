@@ -69,6 +69,9 @@ def test_equal_outputs_are_refused_with_both_flags(d):
     # A file that an output folder receives.
     refused(lambda: IdentifyRequest(data=("a.csv",), report="rep", json="rep/report.html"), "--report 'rep' writes")
     refused(lambda: ValidateRequest(data=("a.csv",), params="p.json", out="v", json="v/metrics.json"), "--out 'v'")
+    # validate draws DATA's figure as --out/STEM_torques.png: two runs of one name would share it.
+    refused(lambda: ValidateRequest(data=("a/run.csv", "b/run.csv"), params="p.json", out="v"), "'run_torques.png'")
+    ValidateRequest(data=("a/run.csv", "b/run.csv"), params="p.json")  # --no-figures
     # Two output folders may be one folder when what they receive differs.
     ValidateRequest(data=("a.csv",), params="p.json", out="v", report="v")
 

@@ -118,6 +118,12 @@ def check_names(inputs: Iterable[Arg], outputs: Iterable[Arg]) -> None:
     outputs = [a for a in outputs if a.given]
     files: list[tuple[tuple, Arg]] = []
     for o in outputs:
+        twice = next((name for k, name in enumerate(o.contents) if name in o.contents[:k]), None)
+        if twice is not None:
+            raise WorkflowError(
+                f"{_shown(o)} would receive two files named {twice!r}, one over the other (inputs with the same "
+                "file name in different folders); give the inputs different names"
+            )
         files.append((_key(o.path), o))
         files += [(_key(os.path.join(str(o.path), name)), o) for name in o.contents]
     seen: dict[tuple, Arg] = {}
