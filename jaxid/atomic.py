@@ -31,7 +31,8 @@ def check_output_path(path) -> Path:
     """Check that ``path`` can be created or replaced as a file; return it as a Path.
 
     Raises OutputPathError when ``path`` is a directory, when its directory does not exist or
-    is not a directory, or when that directory is not writable.
+    is not a directory, when that directory is not writable, or when ``path`` is an existing
+    read-only file (no write permission bit, or not writable by this user).
     """
     path = Path(path)
     if path.is_dir():
@@ -43,6 +44,17 @@ def check_output_path(path) -> Path:
         raise OutputPathError(f"{path}: cannot write: '{parent}' is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise OutputPathError(f"{path}: cannot write: directory '{parent}' is not writable (permission denied)")
+    try:
+        bits = os.stat(path).st_mode
+    except OSError:
+        return path
+    # The mode bits too: root may write any file, and the rename below needs only the folder's
+    # permission; a file its owner made read-only is not replaced.
+    if not bits & 0o222 or not os.access(path, os.W_OK):
+        raise OutputPathError(
+            f"{path}: the file is read-only; jaxid does not replace a read-only file: make it writable "
+            "(chmod u+w) or choose another path"
+        )
     return path
 
 

@@ -1098,14 +1098,42 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str, need_t: 
     return arrays, where, notes
 
 
+#: What an NPZ dataset holds, for the messages of :func:`_read_npz`.
+NPZ_FORMAT = "an NPZ dataset is np.savez(PATH, t=(N,), q=(N, n), tau=(N, n)[, qd=, qdd=]) of numeric arrays"
+
+
 def _read_npz(path: Path, columns=None, need_t: bool = True):
+    """The arrays of an NPZ file; DatasetError in jaxid's words (numpy's pickle advice never
+    reaches the user: jaxid does not load pickled objects from a data file)."""
+
+    def get(f, key):
+        try:
+            return f[key]
+        except ValueError as e:
+            if "allow_pickle" not in str(e):
+                raise
+            raise DatasetError(f"{path}: array {key!r} holds Python objects, not numbers; {NPZ_FORMAT}") from None
+
     try:
-        with np.load(path) as f:
-            return _pick_arrays(path, list(f.files), f.__getitem__, columns, "array", need_t)
+        f = np.load(path, allow_pickle=False)
+    except ValueError as e:
+        if "pickle" not in str(e):
+            raise DatasetError(f"{path}: not a readable NPZ file ({e}); {NPZ_FORMAT}") from None
+        # numpy's guess for a file that is neither a zip archive nor a .npy array
+        raise DatasetError(f"{path}: not an NPZ file (not a zip archive of arrays); {NPZ_FORMAT}") from None
+    except (OSError, zipfile.BadZipFile) as e:
+        raise DatasetError(
+            f"{path}: not a readable NPZ file, a damaged or truncated zip archive ({e}); {NPZ_FORMAT}"
+        ) from None
+    if not isinstance(f, np.lib.npyio.NpzFile):
+        raise DatasetError(f"{path}: holds one array (a .npy file), not named arrays; {NPZ_FORMAT}")
+    try:
+        with f:
+            return _pick_arrays(path, list(f.files), lambda key: get(f, key), columns, "array", need_t)
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         if isinstance(e, DatasetError):
             raise
-        raise DatasetError(f"{path}: not a readable NPZ file ({e})") from None
+        raise DatasetError(f"{path}: not a readable NPZ file, a damaged zip archive ({e}); {NPZ_FORMAT}") from None
 
 
 def _read_hdf5(path: Path, columns=None, need_t: bool = True):
@@ -1475,8 +1503,8 @@ def _build(
         k = int(np.argmax(step <= 0)) + 1
         what = "duplicate time stamp (same as the row before)" if step[k - 1] == 0 else "time goes backwards"
         raise where.error(
-            f"{where.col('t')}, {where.row(k)}: {what}, t = {t[k]!r} after "
-            f"{t[k - 1]!r}; time stamps must increase strictly"
+            f"{where.col('t')}, {where.row(k)}: {what}, t = {float(t[k])!r} after "
+            f"{float(t[k - 1])!r}; time stamps must increase strictly"
         )
     if check_time:
         _check_rate(t, where, (units or {}).get("t"))

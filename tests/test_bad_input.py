@@ -156,7 +156,7 @@ def test_huge_values_and_outliers(d, capsys):
     fails(
         capsys,
         ident(d, write_csv(d / "hugetau.csv", (t, q, qd, qdd, big))),
-        "1 sample with a non-finite value or |value| > 1e+06: row 37 (joint 0 (joint1): 1e+300)",
+        "1 sample with a non-finite value or |value| > 1e+06: row 37 (joint 1 (joint1): 1e+300)",
     )
     traj = d / "traj_huge.csv"
     write_csv(traj, (t, q2, qd, qdd), header=_header()[:7])
@@ -415,3 +415,64 @@ def test_overflowing_predictions_named(d, capsys):
         "the predicted torque: 400 samples with a non-finite value",
     )
     assert "not a usable model" in err, err
+
+
+# --- guard: messages ---
+def _still(d, name="still.csv"):
+    """The planar arm's log with joint 2 at rest: its friction columns are zero (rank deficient)."""
+    t, q, qd, qdd, tau = _table()
+    q[:, 1], qd[:, 1], qdd[:, 1] = 0.3, 0.0, 0.0
+    return write_csv(d / name, (t, q, qd, qdd, tau))
+
+
+def test_guard_ridge_users_are_not_told_to_use_ridge(d, capsys):
+    still = _still(d)
+    for method, told in (("ridge", False), ("ols", True)):
+        assert main(ident(d, still) + ["--method", method]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "fv2 (zero column)" in err, err
+        assert ("method='ridge'" in err) is told, (method, err)
+
+
+def test_guard_bad_npz_in_jaxids_words(d, capsys):
+    q = np.array([[0, "a"], [1, 2], [3, 4]], dtype=object)
+    np.savez(d / "obj.npz", t=np.arange(3.0), q=q, tau=np.zeros((3, 2)))
+    (d / "junk.npz").write_bytes(b"not a zip at all")
+    np.save(d / "one.npy", np.zeros(3))
+    (d / "one.npy").rename(d / "one.npz")
+    for name, words in (
+        ("obj.npz", "array 'q' holds Python objects"),
+        ("junk.npz", "not an NPZ file"),
+        ("one.npz", "holds one array (a .npy file)"),
+    ):
+        err = fails(capsys, ident(d, d / name), words)
+        assert "pickle" not in err and "np.savez(PATH, t=(N,), q=(N, n), tau=(N, n)" in err, err
+
+
+def test_guard_no_numpy_scalar_reprs(d, capsys):
+    t, q, qd, qdd, tau = _table()
+    t[10] = t[9]
+    err = fails(capsys, ident(d, write_csv(d / "dup.csv", (t, q, qd, qdd, tau))), "duplicate time stamp")
+    assert "np." not in err and f"t = {float(t[10])!r} after" in err, err
+
+
+def test_guard_warnings_printed_by_the_cli_and_strict(d, capsys):
+    """A warning reaches the terminal whatever the interpreter's filters (PYTHONWARNINGS=ignore),
+    once; --strict (before or after the subcommand) makes it an error with status 3."""
+    import warnings
+
+    t, q, qd, qdd, tau = _table()
+    q[:, 1], qd[:, 1], qdd[:, 1] = 0.3, 0.0, 0.0
+    still = write_csv(d / "still2.csv", (t, q, qd, qdd, tau))
+    argv = ident(d, still) + ["--method", "ridge"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as PYTHONWARNINGS=ignore
+        assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    moves = [line for line in lines if "joint2 does not move" in line]
+    assert len(moves) == 1 and moves[0].startswith("jaxid identify: warning: "), lines
+    for strict in (["--strict", *argv], [*argv, "--strict"]):
+        assert main(strict) == 3
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("jaxid identify: error: ") and "\n" not in err, err
+        assert "joint2 does not move" in err and "--strict" in err, err

@@ -176,7 +176,8 @@ def test_no_model_no_fit(arm, capsys):
     data.write(data.from_arrays(a["t"], a["q"], a["tau"], a["qd"], a["qdd"]), plain)  # no sidecar
     assert main(["identify", str(plain), "-o", str(d / "p.json"), "--quiet"]) == 2
     assert capsys.readouterr().err.strip().endswith(NO_MODEL)
-    for command in (["crossval", str(plain), str(plain)], ["payload", str(plain)]):
+    data.write(data.read(plain, derivatives=None), d / "plain2.csv")  # two runs: one given twice is refused first
+    for command in (["crossval", str(plain), str(d / "plain2.csv")], ["payload", str(plain)]):
         assert main(command + ["--quiet"]) == 2
         assert NO_MODEL in capsys.readouterr().err
     with pytest.raises(WorkflowError, match="no robot model given: pass --urdf PATH"):

@@ -11,6 +11,13 @@ and an allocation that fails all the same (numpy's ``MemoryError``, XLA's
 SIGTERM with status 143. Any other exception (an ImportError without an install hint
 included) is a bug and keeps its traceback.
 
+Warnings are printed by the CLI itself, one ``jaxid CMD: warning: ...`` line each on stderr
+(the same text once), whatever the interpreter's warning filters (``PYTHONWARNINGS=ignore``, ``-W``)
+say: a warning about the data is part of the result. Deprecation, import and resource warnings
+of the libraries underneath are left out. ``--strict`` (before or after the subcommand) turns
+every warning into an error: one line, exit status 3, for scripts that must not accept a
+result with a warning.
+
 Every run uses JAX's persistent compilation cache (``jaxid.cache``), so the second run of a
 subcommand does not compile again.
 """
@@ -18,6 +25,7 @@ subcommand does not compile again.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import re
 import sys
@@ -31,6 +39,15 @@ class UserError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
+#: Exit status of a run ended by a warning under --strict.
+STRICT_EXIT = 3
+
+#: Warning categories about the tools, not the data: never printed, never an error under --strict.
+_TOOL_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+_STRICT_HELP = "turn every warning into an error (exit status 3): for scripts that must not accept a warned result"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from jaxid import __version__
 
@@ -41,10 +58,35 @@ def build_parser() -> argparse.ArgumentParser:
         "turns the cache off).",
     )
     parser.add_argument("--version", action="version", version=f"jaxid {__version__}")
+    parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"jaxid.cli.{name}").register(sub)
+    for p in sub.choices.values():  # also after the subcommand; SUPPRESS keeps the global one
+        p.add_argument("--strict", action="store_true", default=argparse.SUPPRESS, help=_STRICT_HELP)
     return parser
+
+
+@contextlib.contextmanager
+def terminal_warnings(command: str, *, strict: bool = False):
+    """Within the block every warning is printed as one ``jaxid COMMAND: warning: ...`` line on
+    stderr (a repeated text once), regardless of the interpreter's filters; with ``strict`` it
+    is raised instead (``main`` ends the run with :data:`STRICT_EXIT`). Deprecation, import and
+    resource warnings are ignored."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if text not in seen:
+            seen.add(text)
+            print(f"jaxid {command}: warning: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error" if strict else "always")
+        for category in _TOOL_WARNINGS:
+            warnings.filterwarnings("ignore", category=category)
+        warnings.showwarning = show
+        yield
 
 
 #: A comma-separated list whose first entry is negative ("-12.5,10.7"): argparse would take it
@@ -81,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     # A library warning is a line for the user, not a source location and a line of code.
     warnings.formatwarning = lambda message, *_, **__: f"jaxid {args.command}: warning: {message}\n"
     try:
-        code = int(args.func(args) or 0)
+        with terminal_warnings(args.command, strict=getattr(args, "strict", False)):
+            code = int(args.func(args) or 0)
+    except Warning as exc:  # --strict: a warning is an error
+        print(f"jaxid {args.command}: error: {exc} (a warning; an error under --strict)", file=sys.stderr)
+        return STRICT_EXIT
     except (UserError, FileNotFoundError, ValueError) as exc:
         print(f"jaxid {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -125,11 +171,22 @@ def entry() -> None:
     """The ``jaxid`` console script and ``python -m jaxid``: :func:`main`, then exit. After an
     interruption the process ends at once (``os._exit``): a compile still running in XLA's
     threads can crash the interpreter's teardown, and every output is already complete or
-    absent (atomic writes)."""
+    absent (atomic writes). SIGINT ends the run with status 130 even where the parent process
+    ignores it (a background job of a script)."""
     import os
+    import signal
 
+    # A process started in the background of a script inherits SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: an interrupt (kill -INT, Ctrl-C forwarded by a
+    # supervisor) was swallowed and the run ended with status 0. jaxid always takes it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     _watch_signals()
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # while the parser and the subcommand's modules were loading
+        command = next((a for a in sys.argv[1:] if a in COMMANDS), "")
+        print(f"jaxid{' ' + command if command else ''}: interrupted", file=sys.stderr)
+        code = 130
     if code in (130, 143):
         sys.stdout.flush()
         sys.stderr.flush()

@@ -145,8 +145,11 @@ def model_from_args(args, *, joint_terms=None):
 
 
 def warn(args, message: str) -> None:
-    """One warning line on stderr (also under --quiet: a warning is never progress)."""
-    print(f"jaxid {args.command}: warning: {message}", file=sys.stderr)
+    """One warning line on stderr (also under --quiet: a warning is never progress), printed by
+    ``jaxid.cli.terminal_warnings``: an error under --strict."""
+    import warnings
+
+    warnings.warn(message, UserWarning, stacklevel=2)
 
 
 def add_data_arguments(p):

@@ -58,6 +58,7 @@ def run(args) -> int:
         bounds=bounds_spec(args),
         fit_gravity=args.fit_gravity,
         prior_weights=args.prior_weights,
+        json=args.json,
     )
     out = commands.run_crossval(req, log=logger(args), progress=bar(args))
     robot, cv = out.robot, out.result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
@@ -200,6 +201,7 @@ def request(args) -> requests.IdentifyRequest:
         friction=args.friction,
         validation=bool(args.report),
         json=args.json,
+        report=args.report,
     )
 
 
@@ -248,7 +250,7 @@ def run(args) -> int:
             "values": np.asarray(params.lugre.vector()).tolist(),
         }
         for line in params.lugre_fit.warnings:  # named, never silent, also under --json
-            print(f"warning: {line}", file=sys.stderr)
+            warnings.warn(line, UserWarning, stacklevel=1)
     code = 1 if unconverged else 0
     if unconverged:  # an error by default: nothing unconverged passes silently or is written as a model
         print(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import warnings
 
 from jaxid.cli.common import add_json_argument, emit_json, logger
 from jaxid.workflow import commands, requests
@@ -84,7 +84,7 @@ def run(args) -> int:
     result = commands.run_lugre(req, log=logger(args)).result
     for r in result["axes"]:  # named, never silent, also under --json
         for w in r["warnings"]:
-            print(f"warning: {w}", file=sys.stderr)
+            warnings.warn(w, UserWarning, stacklevel=1)
     if args.json is not None and emit_json(result, args.json):
         return 0
     rows = result["axes"]

@@ -60,9 +60,15 @@ def run(args) -> int:
     from jaxid import report
 
     req = requests.ValidateRequest(
-        data=tuple(args.data), params=args.params, model=model_spec(args), prepare=data_spec(args), json=args.json
+        data=tuple(args.data),
+        params=args.params,
+        model=model_spec(args),
+        prepare=data_spec(args),
+        json=args.json,
+        out=None if args.no_figures else args.out,
+        report=args.report,
     )
-    commands.check_outputs([*req.data, req.params], [req.json])
+    commands.check_paths(req)  # before the folders are made
     if not args.no_figures:
         output_dir(args.out)
     if args.report:

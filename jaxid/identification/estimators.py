@@ -484,6 +484,11 @@ def _whitener(cov, weights, N, n):
     return jax.scipy.linalg.solve_triangular(L, eye, lower=True)
 
 
+#: The part of the rank-deficiency message that names the ridge estimator: left out where the fit
+#: is a ridge fit already (``jaxid.workflow``, whose outlier screening starts with OLS).
+RIDGE_ADVICE = ", or use method='ridge'"
+
+
 def _rank_error(W: jax.Array | np.ndarray, names: Sequence[str] | None) -> str | None:
     """Message naming the dependent columns of W, or None when W has full column rank."""
     with warnings.catch_warnings():
@@ -508,7 +513,7 @@ def _rank_error(W: jax.Array | np.ndarray, names: Sequence[str] | None) -> str |
         f"W is rank deficient (rank {bp.rank} of {W.shape[1]} at tol {TOL:g}): unidentifiable "
         f"columns {'; '.join(parts)}.{hint} For combinations, identify base parameters instead "
         "(jaxid.base_parameters(model), or jaxid.identification.base.base_from_regressor(W, names), "
-        "then .reduce(W)), or use method='ridge' or pass rcond= for a truncated pseudo-inverse."
+        f"then .reduce(W)){RIDGE_ADVICE} or pass rcond= for a truncated pseudo-inverse."
     )
 
 
@@ -642,7 +647,7 @@ def identify(
             bad = np.argwhere(~np.isfinite(x))
             if bad.size:
                 raise ValueError(
-                    f"{label} contains NaN or inf (first at index {tuple(bad[0])}); remove or repair those samples"
+                    f"{label} contains NaN or inf (first at index {tuple(int(i) for i in bad[0])}); remove or repair those samples"
                 )
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")

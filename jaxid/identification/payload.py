@@ -453,7 +453,9 @@ def _joint_indices(joints, n):
     if not joints:
         raise ValueError("joints is empty; give at least one joint index (0-based)")
     if len(set(joints)) != len(joints) or any(not 0 <= j < n for j in joints):
-        raise ValueError(f"joints must be distinct 0-based indices in [0, {n - 1}], got {list(joints)}")
+        raise ValueError(
+            f"joints must be distinct 0-based indices in [0, {n - 1}], got {[j.item() if hasattr(j, 'item') else j for j in joints]}"
+        )
     return tuple(sorted(joints))
 
 

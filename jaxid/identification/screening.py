@@ -85,7 +85,8 @@ def _as_samples(x, n_joints, what):
 
 
 def _joint(j, names):
-    return f"joint {j} ({names[j]})" if names is not None else f"joint {j}"
+    """'joint 5 (lwr_4_joint)': the 1-based joint number the user counts in, beside its name."""
+    return f"joint {j + 1} ({names[j]})" if names is not None else f"joint {j + 1}"
 
 
 def _rows(rows, describe):

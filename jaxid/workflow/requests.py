@@ -4,8 +4,12 @@ tuples, names), checked when it is made.
 A request holds the flags of a ``jaxid`` subcommand as the Python API spells them; its
 ``__post_init__`` refuses a bad combination with :class:`jaxid.workflow.WorkflowError` and the
 message the command line prints, so a library user gets the same error as the command. The
-functions that carry a request out are in :mod:`jaxid.workflow.commands`. Nothing here reads a
-file or imports JAX.
+functions that carry a request out are in :mod:`jaxid.workflow.commands`. Each request lists
+its input and output paths with their flags (``paths()``), and the output guard
+(:func:`jaxid.workflow.paths.check_names`) refuses outputs that would clobber each other or an
+input, and a run given twice, when the request is made; the commands check the files themselves
+(:func:`jaxid.workflow.paths.check_files`) before any work. Nothing here reads a file's content
+or imports JAX.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from jaxid.workflow import METHODS, WorkflowError
+from jaxid.workflow.paths import Arg, check_names, data_args, sidecar
 
 __all__ = [
     "BoundsSpec",
@@ -34,6 +39,10 @@ __all__ = [
     "parse_terms",
     "parse_weights",
 ]
+
+
+#: What a --report folder receives (``jaxid.report.Document.write``).
+REPORT_FILES = ("report.html", "report.md", "figures")
 
 
 def _set(obj, name, value):
@@ -207,6 +216,16 @@ class ModelSpec:
             self, robot=m["robot"], urdf=m["urdf"], dh=m["dh"], mjcf=m["mjcf"], tip_link=m["tip_link"]
         )
 
+    def paths(self) -> list[Arg]:
+        """The model's input files (``jaxid.workflow.paths.Arg``)."""
+        transmission = None if self.transmission == "urdf" else self.transmission
+        return [
+            Arg("--urdf", self.urdf, what="URDF"),
+            Arg("--dh", self.dh, what="DH table"),
+            Arg("--mjcf", self.mjcf, what="MJCF"),
+            Arg("--transmission", transmission, what="transmission"),
+        ]
+
     def no_fitted_vs(self) -> None:
         """Refuse ``stribeck_vs="fit"`` (for the commands that do not identify it)."""
         if self.stribeck_vs == "fit":
@@ -254,6 +273,10 @@ class DataSpec:
         _positive(self.base_frequency, "--base-frequency must be a finite frequency > 0 Hz, got {}")
         if self.mapping and (self.columns or self.units or self.gains):
             raise WorkflowError("give either --mapping PATH or --columns/--units/--gains, not both")
+
+    def paths(self) -> list[Arg]:
+        """The input files of the reading (``jaxid.workflow.paths.Arg``): the --mapping file."""
+        return [Arg("--mapping", self.mapping, what="column mapping")]
 
 
 @dataclass(frozen=True)
@@ -320,7 +343,8 @@ class IdentifyRequest:
     ``reference``: the commanded trajectory of each data file (method iv/didim).
     ``validate_on``: held-out runs that choose the prior weight of a consistent fit among
     ``prior_weights``. ``validation``: also validate the fit on its own data (for a report).
-    ``json``: a further output path checked with the others ('-' is stdout)."""
+    ``json``: a further output path checked with the others ('-' is stdout); ``report``: the
+    folder of the caller's report (``jaxid.report``), checked with them."""
 
     data: tuple[str, ...]
     model: ModelSpec = field(default_factory=ModelSpec)
@@ -342,6 +366,7 @@ class IdentifyRequest:
     friction: Literal["terms", "lugre"] = "terms"
     validation: bool = False
     json: str | None = None
+    report: str | None = None
 
     def __post_init__(self):
         _set(self, "data", _paths(self.data))
@@ -384,6 +409,25 @@ class IdentifyRequest:
             _set(self, "prior_weights", parse_weights(self.prior_weights))
         if self.reference is not None and self.method not in ("iv", "didim"):
             raise WorkflowError("--reference gives the instruments of --method iv or didim; add one of them")
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``)."""
+        inputs = [
+            *data_args("DATA", self.data),
+            *self.model.paths(),
+            *self.prepare.paths(),
+            *(Arg("--reference", p, must_exist=True, what="trajectory") for p in self.reference or ()),
+            *data_args("--validate-on", self.validate_on, "held-out"),
+        ]
+        outputs = [
+            Arg("-o", self.output),
+            Arg("--urdf-out", self.urdf_out),
+            Arg("--mjcf-out", self.mjcf_out),
+            Arg("--json", self.json),
+            Arg("--report", self.report, "folder", contents=REPORT_FILES),
+        ]
+        return inputs, outputs
 
     @property
     def model_out(self) -> tuple[str | None, str]:
@@ -403,6 +447,7 @@ class CrossvalRequest:
     bounds: BoundsSpec = field(default_factory=BoundsSpec)
     fit_gravity: bool = False
     prior_weights: tuple[float, ...] | str = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    json: str | None = None
 
     def __post_init__(self):
         _set(self, "data", _paths(self.data))
@@ -412,21 +457,50 @@ class CrossvalRequest:
         if self.method not in ("wls", "ols"):
             raise WorkflowError(f"crossval's method is wls or ols, got {self.method!r}")
         _set(self, "prior_weights", parse_weights(self.prior_weights))
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``)."""
+        inputs = [*data_args("DATA", self.data), *self.model.paths(), *self.prepare.paths()]
+        return inputs, [Arg("--json", self.json)]
 
 
 @dataclass(frozen=True)
 class ValidateRequest:
     """``jaxid validate``: predict the torques of the held-out dataset files ``data`` from the
-    parameters in ``params`` (the model from ``model`` when it names one, else from the file)."""
+    parameters in ``params`` (the model from ``model`` when it names one, else from the file).
+    ``out`` and ``report``: the folders of the caller's figures (``metrics.json``, one
+    ``STEM_torques.png`` per data file) and report, checked with ``json``."""
 
     data: tuple[str, ...]
     params: str
     model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
     prepare: DataSpec = field(default_factory=DataSpec)
     json: str | None = None
+    out: str | None = None
+    report: str | None = None
 
     def __post_init__(self):
         _set(self, "data", _paths(self.data))
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``)."""
+        from pathlib import PurePath
+
+        inputs = [
+            *data_args("DATA", self.data),
+            Arg("--params", self.params, what="params.json"),
+            *self.model.paths(),
+            *self.prepare.paths(),
+        ]
+        figures = ("metrics.json", *(f"{PurePath(p).stem}_torques.png" for p in self.data))
+        outputs = [
+            Arg("--json", self.json),
+            Arg("--out", self.out, "folder", contents=figures),
+            Arg("--report", self.report, "folder", contents=REPORT_FILES),
+        ]
+        return inputs, outputs
 
 
 @dataclass(frozen=True)
@@ -481,6 +555,21 @@ class SimulateRequest:
             raise WorkflowError("give either --tau-noise or --tau-sigma")
         if self.rate is not None and not (math.isfinite(self.rate) and self.rate > 0):
             raise WorkflowError(f"--rate must be a finite rate > 0 Hz, got {self.rate}")
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``): each dataset written has
+        its sidecar FILE.json (the model simulated)."""
+        inputs = [
+            Arg("--trajectory", self.trajectory, what="trajectory"),
+            sidecar("--trajectory", self.trajectory),
+            *self.model.paths(),
+        ]
+        outputs = [Arg("-o", self.output), sidecar("-o", self.output)]
+        if self.truth is not None:
+            outputs += [Arg("--truth", self.truth), sidecar("--truth", self.truth)]
+        outputs += [Arg("--true-params", self.true_params), Arg("--json", self.json)]
+        return inputs, outputs
 
     @property
     def seeds(self) -> tuple[int, int]:
@@ -521,6 +610,18 @@ class PayloadRequest:
             raise WorkflowError("--average averages whole periods: give --period K (samples per excitation period)")
         if not self.align and not self.unloaded:
             raise WorkflowError("--no-align concerns the unloaded run: give --unloaded DATA, or drop --no-align")
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``)."""
+        inputs = [
+            *data_args("DATA", [self.data]),
+            *data_args("--unloaded", [self.unloaded]),
+            Arg("--params", self.params, what="params.json"),
+            *self.model.paths(),
+            *self.prepare.paths(),
+        ]
+        return inputs, [Arg("-o", self.output), Arg("--json", self.json)]
 
 
 @dataclass(frozen=True)
@@ -544,6 +645,15 @@ class LugreRequest:
             raise WorkflowError(f"--threshold must be a finite velocity > 0 units/s, got {self.threshold}")
         if self.rel_std is not None and not (math.isfinite(self.rel_std) and self.rel_std > 0):
             raise WorkflowError(f"--rel-std must be a finite ratio > 0 (0.05 = 5 %), got {self.rel_std}")
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``)."""
+        inputs = [
+            Arg("CSV", self.data, run="train", what="friction CSV"),
+            Arg("--validation", self.validation, run="held-out", what="friction CSV"),
+        ]
+        return inputs, [Arg("-o", self.output), Arg("--json", self.json)]
 
 
 @dataclass(frozen=True)
@@ -601,6 +711,16 @@ class ExciteRequest:
                 "--payload: give the load's --payload-mass KG (and --payload-com X Y Z, m, in the "
                 "flange frame), so that the torque limits are checked with it attached"
             )
+        check_names(*self.paths())
+
+    def paths(self) -> tuple[list[Arg], list[Arg]]:
+        """(inputs, outputs) with their flags (``jaxid.workflow.paths``): a .csv/.npz trajectory
+        has its sidecar OUT.json (base frequency and harmonics)."""
+        outputs = [Arg("-o", self.output)]
+        if not self.output.lower().endswith(".json"):
+            outputs.append(sidecar("-o", self.output))
+        outputs += [Arg("--json", self.json), Arg("--preview", self.preview)]
+        return [*self.model.paths(), Arg("--srdf", self.srdf, what="SRDF")], outputs
 
     @property
     def chosen_objective(self) -> str:

@@ -129,7 +129,11 @@ def screen(robot, prepared: Prepared, base, rows: Rows, *, method: str, outliers
             on_outliers=outliers,
         )
     except ValueError as e:
-        raise WorkflowError(f"the data do not identify the base parameters: {e}") from None
+        from jaxid.identification.estimators import RIDGE_ADVICE
+
+        # The screening's first fit is OLS; a --method ridge user is not told to use ridge.
+        text = str(e).replace(RIDGE_ADVICE, ",") if method == "ridge" else str(e)
+        raise WorkflowError(f"the data do not identify the base parameters: {text}") from None
 
 
 def outlier_free(robot, scr, outliers: str):

@@ -61,6 +61,16 @@ def check_outputs(inputs, outputs) -> None:
             check_output_path(o)
 
 
+def check_paths(request) -> None:
+    """Before the work: the output guard on every path of ``request`` (its ``paths()``,
+    :func:`jaxid.workflow.paths.check`): no output over another or over an input, no run given
+    twice, every input readable, every output writable and not read-only. WorkflowError naming
+    the flags and the path."""
+    from jaxid.workflow import paths
+
+    paths.check(*request.paths())
+
+
 def named_model(spec: ModelSpec, paths, *, log: Log = None) -> ModelSpec:
     """The spec of the model a command fits the data files ``paths`` to: ``spec`` when it names
     one, else the model their sidecars record (``jaxid simulate`` writes it;

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxid import workflow
-from jaxid.workflow.commands.common import Log, bounds, build_model, jsonable, log_data, named_model, read_runs
+from jaxid.workflow.commands.common import (
+    Log,
+    bounds,
+    build_model,
+    check_paths,
+    jsonable,
+    log_data,
+    named_model,
+    read_runs,
+)
 from jaxid.workflow.requests import CrossvalRequest
 
 
@@ -24,6 +33,7 @@ class CrossvalOutcome:
 
 def run_crossval(request: CrossvalRequest, *, log: Log = None, progress: Callable | None = None) -> CrossvalOutcome:
     """``jaxid crossval``: leave-one-run-out cross-validation; see :class:`CrossvalRequest`."""
+    check_paths(request)
     r = dataclasses.replace(request, model=named_model(request.model, request.data, log=log))
     robot, _ = build_model(r.model)
     prepared = read_runs(r.data, robot, r.prepare, r.model)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from jaxid.workflow import WorkflowError
-from jaxid.workflow.commands.common import build_model, check_outputs, payload_vector
+from jaxid.workflow.commands.common import build_model, check_paths, payload_vector
 from jaxid.workflow.requests import ExciteRequest
 
 
@@ -145,7 +145,7 @@ def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutco
     from jaxid.excitation.optimize import model_limits
 
     r = request
-    check_outputs([], [r.output, r.json, r.preview])
+    check_paths(r)
     robot, description = build_model(r.model)
     constraints, limits = excite_constraints(r, robot)
     lim = model_limits(robot, limits)

@@ -18,6 +18,7 @@ from jaxid.workflow.commands.common import (
     bounds,
     build_model,
     check_outputs,
+    check_paths,
     jsonable,
     log_data,
     named_model,
@@ -53,9 +54,12 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     ``identify_lugre``), write params.json and the model file; see :class:`IdentifyRequest`."""
 
     r = request
-    r = dataclasses.replace(r, model=named_model(r.model, r.data, log=log))  # no model named: the data's, or an error
+    check_paths(r)
+    named = named_model(r.model, r.data, log=log)  # no model named: the data's, or an error
+    if named is not r.model:
+        r = dataclasses.replace(r, model=named)  # the recorded model file, checked as if given
+        check_paths(r)
     model_out, kind = r.model_out
-    check_outputs([*r.data, r.model.urdf, r.model.dh, r.model.mjcf], [r.output, model_out, r.json])
     lugre = r.friction == "lugre"
     terms = tuple(t for t in r.model.joint_terms if t not in workflow.LUGRE_REPLACES) if lugre else None
     robot, desc = build_model(r.model, joint_terms=terms)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jaxid.workflow import WorkflowError
-from jaxid.workflow.commands.common import Log, check_outputs, write_json
+from jaxid.workflow.commands.common import Log, check_paths, write_json
 from jaxid.workflow.requests import LugreRequest
 
 
@@ -94,7 +94,7 @@ def run_lugre(request: LugreRequest, *, log: Log = None) -> LugreOutcome:
     from jaxid.identification import lugre as ident
 
     r = request
-    check_outputs([r.data, r.validation], [r.output, r.json])
+    check_paths(r)
     names, dt, x, v, F = read_friction_csv(r.data)
     threshold = ident.THRESHOLD if r.threshold is None else r.threshold
     val = read_friction_csv(r.validation) if r.validation else None

@@ -13,7 +13,7 @@ import numpy as np
 from jaxid import workflow
 from jaxid.workflow import WorkflowError
 from jaxid.workflow import params as _params
-from jaxid.workflow.commands.common import Log, check_outputs, model_for_params, named_model, policy, read_runs
+from jaxid.workflow.commands.common import Log, check_paths, model_for_params, named_model, policy, read_runs
 from jaxid.workflow.requests import PayloadRequest
 
 
@@ -39,7 +39,7 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     from jaxid.identification import payload as P
 
     r = request
-    check_outputs([r.data, r.params, r.unloaded], [r.output, r.json])
+    check_paths(r)
     params = _params.load_params(r.params) if r.params else None
     if params is None:  # the model named, or the one the runs' sidecars record, or an error
         r = dataclasses.replace(r, model=named_model(r.model, [r.data] + ([r.unloaded] if r.unloaded else []), log=log))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from jaxid.workflow import WorkflowError
-from jaxid.workflow.commands.common import build_model, check_outputs, payload_vector, read_trajectory
+from jaxid.workflow.commands.common import build_model, check_paths, payload_vector, read_trajectory
 from jaxid.workflow.requests import SimulateRequest
 
 
@@ -36,8 +36,8 @@ def run_simulate(request: SimulateRequest) -> SimulateOutcome:
     from jaxid import data, simulation
 
     r = request
+    check_paths(r)
     robot, desc = build_model(r.model, joint_terms=())
-    check_outputs([r.trajectory], [r.output, r.truth, r.true_params, r.json])
     if r.stribeck_vs is not None:
         robot = dataclasses.replace(robot, stribeck_vs=float(r.stribeck_vs))
         desc = {**desc, "stribeck_vs": float(r.stribeck_vs)}

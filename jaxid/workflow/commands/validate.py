@@ -10,7 +10,7 @@ import numpy as np
 
 from jaxid import workflow
 from jaxid.workflow import params as _params
-from jaxid.workflow.commands.common import Log, check_outputs, log_data, model_for_params, policy, read_runs
+from jaxid.workflow.commands.common import Log, check_paths, log_data, model_for_params, policy, read_runs
 from jaxid.workflow.requests import ValidateRequest
 
 
@@ -36,7 +36,7 @@ def run_validate(
     ``--cutoff`` or ``--trim`` is given (each flag replaces its own setting)."""
 
     r = request
-    check_outputs([*r.data, r.params], [r.json])
+    check_paths(r)
     params = _params.load_params(r.params)
     model = model_for_params(r.model, params, r.params, warn=warn)
     chosen, how = reused_policy(r.prepare, params)
