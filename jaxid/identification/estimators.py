@@ -437,6 +437,55 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, meth
 
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
 
+#: A value more than this many times the typical magnitude of its kind (the 90th percentile of the
+#: nonzero |tau|, or of the nonzero row norms of W) is refused as not a reading: a sensor's dynamic
+#: range (full scale over resolution) is at most ~1e6 (20 bits), and a torque is much larger than
+#: its sensor's resolution, so no genuine sample of a log lies 1e6 times above most of the others.
+#: Such a row (a corrupted line, a unit slip of one sample, 1e200 from a logger's overflow) would
+#: carry the whole least-squares fit (theta ~ 1e196) or overflow its squares (NaN).
+ABSURD = 1e6
+
+ZERO_TAU = (
+    "tau is all zeros: there is nothing to estimate from (the fit would give theta = 0 with std 0); "
+    "check that the torque columns were read (the mapping, --columns) and hold the measured torques"
+)
+
+
+def _absurd(x):
+    """Index of the first entry of x (K,) (non-negative magnitudes) above ``ABSURD`` times the
+    90th percentile of its nonzero entries, that entry's ratio to it, and how many are above; None
+    when there is none. The percentile ignores up to 10 % of gross values, so it is the scale of
+    the rest."""
+    nz = x[x > 0]
+    if nz.size < 2:
+        return None
+    typical = np.quantile(nz, 0.9, method="lower")
+    above = np.flatnonzero(x > ABSURD * typical)
+    if not above.size:
+        return None
+    return int(above[0]), float(x[above[0]] / typical), int(above.size), float(typical)
+
+
+def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
+    """The message refusing concrete rows W (N*n, p), tau (N*n,) (sample-major, n joints) that
+    no estimator can use, or None: an all-zero tau, or a torque or a regressor row of absurd scale
+    (``ABSURD`` times the rest), named by its sample (0-based) and joint. Shared by ``identify``
+    and ``streaming.from_rows``; NaN/inf and an all-zero W are checked before."""
+    if not np.any(tau):
+        return ZERO_TAU
+    for label, mags in (("tau", np.abs(tau)), ("W", np.linalg.norm(W, axis=-1))):
+        hit = _absurd(mags)
+        if hit is not None:
+            i, ratio, count, typical = hit
+            what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"a regressor row of norm {mags[i]:.3g}"
+            return (
+                f"{label} row {i} (sample {i // n}, joint {i % n}) has {what}, {ratio:.3g} times the "
+                f"typical {typical:.3g} (90th percentile), {count} such row(s): not a measurement "
+                "(a corrupted sample or a unit slip); remove or repair those samples "
+                "(jaxid.identification.screening.implausible_values finds them)"
+            )
+    return None
+
 
 def _raise_if(x, pred, msg):
     """x, with a run-time check: executing the compiled function raises ``msg`` (as a
@@ -464,6 +513,7 @@ def _traced_checks(W, tau, white):
     W = _raise_if(W, ~jnp.all(jnp.isfinite(W)), "W contains NaN or inf" + _UNDER_JIT)
     tau = _raise_if(tau, ~jnp.all(jnp.isfinite(tau)), "tau contains NaN or inf" + _UNDER_JIT)
     W = _raise_if(W, ~jnp.any(W != 0), "W is all zeros: the data does not excite any parameter")
+    tau = _raise_if(tau, ~jnp.any(tau != 0), ZERO_TAU)
     if white is not None:  # non-positive variances, negative weights or a non-PD cov give inf/NaN here
         white = _raise_if(
             white,
@@ -646,6 +696,9 @@ def identify(
                 )
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
+        msg = refusal(Wn, tn, n)
+        if msg:
+            raise ValueError(msg)
         R = _rows_r(W, tau, n)
         if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
             b_j = np.asarray(jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[1])

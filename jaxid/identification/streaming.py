@@ -49,6 +49,7 @@ from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fo
 from jaxid.identification.estimators import (
     _MAD,
     LOSS_C,
+    ZERO_TAU,
     Identification,
     _irls_weight,
     _joint_ols,
@@ -60,6 +61,7 @@ from jaxid.identification.estimators import (
     _result,
     _scaled,
     _two_step_variances,
+    refusal,
 )
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
@@ -243,6 +245,14 @@ def from_rows(
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
+    # Rows of absurd scale (estimators.refusal) named here, where the rows are; a mask may drop them.
+    # (Masked-out samples are zeroed for the check: zeros do not count in it.)
+    kept = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
+    Wk, tk = np.where(kept[:, None, None], W, 0.0), np.where(kept[:, None], tau, 0.0)
+    if np.all(np.isfinite(Wk)) and np.all(np.isfinite(tk)) and np.any(tk):  # the rest is fit's to refuse
+        msg = refusal(Wk.reshape(-1, W.shape[-1]), tk.reshape(-1), n)
+        if msg:
+            raise ValueError(msg)
     W, tau = _weighted(W, tau, None if weights is None else np.asarray(weights, dtype=float).reshape(-1, n))
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
     keep = None if mask is None else np.asarray(mask, bool)
@@ -332,6 +342,8 @@ def fit(
             )
         if not bool(jnp.any(red.R[:, :, :p] != 0)):
             raise ValueError("W is all zeros: the data does not excite any parameter")
+        if not bool(jnp.any(red.R[:, :, p] != 0)):  # R_j's last column holds tau_j's projections and norm
+            raise ValueError(ZERO_TAU)
         if method != "ridge" and rcond is None:
             msg = _rank_error(np.asarray(_rank_matrix(red)), names)
             if msg:
