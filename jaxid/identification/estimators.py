@@ -438,12 +438,13 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, meth
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
 
 #: A value more than this many times the typical magnitude of its kind (the 90th percentile of the
-#: nonzero |tau|, or of the nonzero row norms of W) is refused as not a reading: a sensor's dynamic
-#: range (full scale over resolution) is at most ~1e6 (20 bits), and a torque is much larger than
-#: its sensor's resolution, so no genuine sample of a log lies 1e6 times above most of the others.
-#: Such a row (a corrupted line, a unit slip of one sample, 1e200 from a logger's overflow) would
-#: carry the whole least-squares fit (theta ~ 1e196) or overflow its squares (NaN).
-ABSURD = 1e6
+#: nonzero |tau|, or of the nonzero row norms of W) is refused as unusable: 1 / eps of float64
+#: (2^52), the ratio beyond which the typical values vanish below its rounding (x + typical == x),
+#: so that no sum of squares or product the solve forms can still see the rest of the data. Such a
+#: value (1e200 from a logger's overflow, a corrupted line) gives theta ~ 1e196 or NaN. Gross but
+#: representable outliers (a 1e8 N m spike among 10 N m torques) are left to the screening
+#: (``jaxid.identification.screening``: physical bound, residual outliers, IRLS).
+ABSURD = 1 / float(np.finfo(np.float64).eps)
 
 ZERO_TAU = (
     "tau is all zeros: there is nothing to estimate from (the fit would give theta = 0 with std 0); "
@@ -480,8 +481,8 @@ def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
             what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"a regressor row of norm {mags[i]:.3g}"
             return (
                 f"{label} row {i} (sample {i // n}, joint {i % n}) has {what}, {ratio:.3g} times the "
-                f"typical {typical:.3g} (90th percentile), {count} such row(s): not a measurement "
-                "(a corrupted sample or a unit slip); remove or repair those samples "
+                f"typical {typical:.3g} (90th percentile), {count} such row(s): beyond float64's reach of the "
+                "rest (a corrupted sample, a logger's overflow); remove or repair those samples "
                 "(jaxid.identification.screening.implausible_values finds them)"
             )
     return None
