@@ -179,13 +179,13 @@ def run_study(
     """
     b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
-    _check(W, theta, sigma, n_runs, names, n_joints)
     if n_joints is None and np.ndim(W) == 2 and np.size(sigma) > 1:
         warnings.warn(
             f"run_study: the joint count is taken from sigma's length ({np.size(sigma)}), which a stacked W "
             "does not state; pass n_joints= (or W as (N, n, b)) to have sigma checked against the robot",
             stacklevel=2,
         )
+    _check(W, theta, sigma, n_runs, names, n_joints)
     if np.ndim(W) == 3:
         W = np.reshape(W, (-1, np.shape(W)[-1]))
     W, theta, sigma = (jnp.asarray(x, dtype=float) for x in (W, theta, sigma))

@@ -438,7 +438,7 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, meth
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
 
 #: A value more than this many times the typical magnitude of its kind (the 90th percentile of the
-#: nonzero |tau|, or of the nonzero row norms of W) is refused as unusable: 1 / eps of float64
+#: nonzero |tau|, or of the rows' largest nonzero |W|) is refused as unusable: 1 / eps of float64
 #: (2^52), the ratio beyond which the typical values vanish below its rounding (x + typical == x),
 #: so that no sum of squares or product the solve forms can still see the rest of the data. Such a
 #: value (1e200 from a logger's overflow, a corrupted line) gives theta ~ 1e196 or NaN. Gross but
@@ -469,16 +469,24 @@ def _absurd(x):
 
 def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
     """The message refusing concrete rows W (N*n, p), tau (N*n,) (sample-major, n joints) that
-    no estimator can use, or None: an all-zero tau, or a torque or a regressor row of absurd scale
-    (``ABSURD`` times the rest), named by its sample (0-based) and joint. Shared by ``identify``
-    and ``streaming.from_rows``; NaN/inf and an all-zero W are checked before."""
+    no estimator can use, or None: NaN or inf, an all-zero tau, or a torque or a regressor row of
+    absurd scale (``ABSURD`` times the rest), named by its row, sample (0-based) and joint. Shared
+    by ``identify`` and ``streaming.from_rows``."""
+    for label, x in (("W", W), ("tau", tau)):
+        bad = np.flatnonzero(~np.all(np.isfinite(x.reshape(len(x), -1)), axis=1))
+        if bad.size:
+            i = int(bad[0])
+            return (
+                f"{label} contains NaN or inf (first at row {i}: sample {i // n}, joint {i % n}; {bad.size} such "
+                "row(s)); remove or repair those samples"
+            )
     if not np.any(tau):
         return ZERO_TAU
-    for label, mags in (("tau", np.abs(tau)), ("W", np.linalg.norm(W, axis=-1))):
+    for label, mags in (("tau", np.abs(tau)), ("W", np.max(np.abs(W), axis=-1))):  # max, not a norm: no overflow
         hit = _absurd(mags)
         if hit is not None:
             i, ratio, count, typical = hit
-            what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"a regressor row of norm {mags[i]:.3g}"
+            what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"regressor entries up to {mags[i]:.3g}"
             return (
                 f"{label} row {i} (sample {i // n}, joint {i % n}) has {what}, {ratio:.3g} times the "
                 f"typical {typical:.3g} (90th percentile), {count} such row(s): beyond float64's reach of the "

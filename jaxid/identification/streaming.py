@@ -245,11 +245,13 @@ def from_rows(
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
-    # Rows of absurd scale (estimators.refusal) named here, where the rows are; a mask may drop them.
+    # Non-finite rows and rows of absurd scale (estimators.refusal) named here, where the rows are; a
+    # mask may drop them.
     # (Masked-out samples are zeroed for the check: zeros do not count in it.)
     kept = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
     Wk, tk = np.where(kept[:, None, None], W, 0.0), np.where(kept[:, None], tau, 0.0)
-    if np.all(np.isfinite(Wk)) and np.all(np.isfinite(tk)) and np.any(tk):  # the rest is fit's to refuse
+    finite = bool(np.all(np.isfinite(Wk)) and np.all(np.isfinite(tk)))
+    if not finite or np.any(tk):  # an all-zero tau is fit's to refuse (start= may hold rows)
         msg = refusal(Wk.reshape(-1, W.shape[-1]), tk.reshape(-1), n)
         if msg:
             raise ValueError(msg)
