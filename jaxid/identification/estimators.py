@@ -633,7 +633,9 @@ def identify(
         s_{p+1}^2 I)^-1.
 
     Raises:
-        ValueError: unknown method or loss; mismatched shapes; NaN/inf; no more rows than
+        ValueError: unknown method or loss; mismatched shapes; NaN/inf; an all-zero tau (nothing to
+            estimate: not theta = 0 with std 0); a torque or regressor row of absurd scale
+            (``ABSURD`` times the rest, named by row, sample and joint); no more rows than
             parameters; a rank-deficient W (naming the unidentifiable columns) unless
             method="ridge" or rcond is given. Under jit/vmap the value checks raise at run time
             (see ``check``).

@@ -405,6 +405,8 @@ def irls(
         raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
     c = LOSS_C[loss] if c is None else c
     n, p, N = int(model.n), red.R.shape[-1] - 1, int(red.N)
+    if not bool(jnp.any(red.R[:, :, p] != 0)):  # as fit: nothing to estimate from
+        raise ValueError(ZERO_TAU)
     masks = [np.ones(len(_tau(run)), bool) for run in runs] if masks is None else [np.asarray(m, bool) for m in masks]
     tau = np.concatenate([_tau(run)[m] for run, m in zip(runs, masks)])
     rcond = float(np.finfo(np.float64).eps * max(N * n, p)) if rcond is None else rcond

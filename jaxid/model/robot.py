@@ -63,7 +63,8 @@ class Robot(eqx.Module):
         joint_params: values of the enabled joint terms, shape (n_joints, len(joint_terms)).
         mimic_ratio, mimic_offset: per joint, the coupling ``q_j = ratio * q_master + offset``
             (n_joints,), 1 and 0 for independent joints (offset in rad or m).
-        q_min, q_max: position limits of the coordinates, (n,), rad or m.
+        q_min, q_max: position limits of the coordinates, (n,), rad or m; q_min > q_max is refused
+            (ValueError naming the joint) when they are concrete.
         qd_max, qdd_max, tau_max: velocity, acceleration and torque limits, (n,).
         transmission: None (the joint terms act on the joints), or a
             :class:`~jaxid.model.transmission.Transmission` from motors to joints, ``q = R q_m +

@@ -30,7 +30,9 @@ and two joints with their ``<role>``, ``<mechanicalReduction>`` and ``<offset>``
 Checks at reading: unique link and joint names; each link's inertia physically valid
 (``jaxid.model.inertia.physical_problem``; ``check_inertia=False`` skips it, e.g. for plain
 least squares on a file whose inertias are placeholders); mimic joints that name a missing
-or left-out master, or form a cycle. Errors name the element, the joint or link, and the file.
+or left-out master, or form a cycle; inverted ``<limit>`` (lower > upper; lower = upper, a
+placeholder, is read, and named where an excitation needs a range); links not connected to the
+root (a loop of joints apart from the tree was dropped before, loading a robot with fewer joints). Errors name the element, the joint or link, and the file.
 """
 
 from __future__ import annotations
