@@ -455,6 +455,7 @@ def _clobber(zoo, pair):
     or both written intact (impossible), so a completed run is wrong."""
     out = zoo.path(".json")
     if pair == "urdf-out":
+        out = zoo.path(".urdf")  # --urdf-out must end in .urdf; -o takes any name
         argv = identify(zoo, zoo.fit, out=out, extra=["--consistent", "--urdf-out", out])
     elif pair == "json":
         argv = identify(zoo, zoo.fit, out=out, extra=["--json", out])
@@ -470,9 +471,9 @@ def _clobber(zoo, pair):
         argv = ["simulate", "--urdf", zoo.urdf, "--trajectory", zoo.traj, "-o", sim, "--truth", sim, "--quiet"]
     else:
         traj = zoo.path(".csv")
-        argv = ["excite", "--urdf", zoo.urdf, "-o", traj, "--json", str(traj) + ".json", "--starts", "1"]
-        argv += ["--steps", "2", "--harmonics", "3", "--base-frequency", "0.2", "--floor", "none"]
-        argv += ["--allow-infeasible", "--quiet"]
+        # (the built-in planar2: no collision geometry to compile, the file fault is the same)
+        argv = ["excite", "--robot", "planar2", "-o", traj, "--json", str(traj) + ".json", "--starts", "1"]
+        argv += ["--steps", "2", "--harmonics", "2", "--base-frequency", "0.2", "--allow-infeasible", "--quiet"]
     return cli(zoo, argv, lambda: False)
 
 
