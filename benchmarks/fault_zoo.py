@@ -25,7 +25,7 @@ Several classes are made loud by sibling work on other branches (log plausibilit
 guard; messages): on a branch without it they show here as silent-wrong, which is the point of the
 table. Printed: one row per class (count, verdict counts) and the totals; ``--verbose`` prints each
 fault's verdict and message. Run: ``PYTHONPATH=. .venv/bin/python benchmarks/fault_zoo.py
-[--quick] [--classes a,b] [--verbose]``; ``--quick`` runs the first fault of each class.
+[--quick] [--classes a,b] [--verbose]``; ``--quick`` runs the first fault of each class. Last figures: ``benchmarks/README.md`` (row ``fault_zoo.py``).
 """
 
 from __future__ import annotations
