@@ -493,7 +493,6 @@ def planar():
 
 def test_refuse_consistent_fit_of_zero_torque(planar):
     """identify_consistent on zero torque: an error, not valid=True bodies (rows or reduced form)."""
-    import jaxid
     from jaxid.identification import streaming
     from jaxid.identification.consistent import identify_consistent
 
@@ -512,8 +511,6 @@ def test_refuse_forward_dynamics_of_a_massless_model(planar):
     import dataclasses
 
     import jax
-
-    import jaxid
 
     massless = dataclasses.replace(planar, inertial=planar.inertial.at[1].set(0.0))
     z = np.zeros(2)
@@ -546,8 +543,6 @@ def test_refuse_inverted_joint_limits(planar, tmp_path):
     """q_min > q_max: refused building a Robot and reading a URDF, naming the joint."""
     import dataclasses
 
-    import jaxid
-
     with pytest.raises(ValueError, match=r"joint 'joint2': position limits inverted, q_min = 1 > q_max = -1"):
         dataclasses.replace(planar, q_min=np.array([-1.0, 1.0]), q_max=np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match=r"joint 'j2' <limit lower=2 upper=-2>: the limits are inverted"):
@@ -558,7 +553,6 @@ def test_refuse_inverted_joint_limits(planar, tmp_path):
 def test_refuse_placeholder_range_where_excite_needs_limits(tmp_path):
     """... and named, with the fix, where an excitation needs a range (the double pendulum's
     lower = upper = 0)."""
-    import jaxid
     from jaxid.excitation.optimize import model_limits
 
     robot = jaxid.Robot.from_urdf(_urdf(tmp_path, 0.0, 0.0))
@@ -570,7 +564,6 @@ def test_refuse_placeholder_range_where_excite_needs_limits(tmp_path):
 def test_refuse_detached_links_in_a_urdf(tmp_path):
     """A cycle of joints apart from the tree was dropped (a 1-joint robot loaded): refused, naming
     the links and the joints."""
-    import jaxid
 
     loop = (
         '<link name="g1"/><link name="g2"/>'
