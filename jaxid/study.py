@@ -22,6 +22,7 @@ host values and the estimates are gathered back to every process.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import equinox as eqx
 import jax
@@ -73,7 +74,8 @@ def cramer_rao(W, sigma):
     # identify's standard deviations, which do not depend on the torques.
     sigma = jnp.asarray(sigma)
     W = jnp.asarray(W)
-    return identify(W, jnp.zeros(W.shape[0]), "wls", cov=sigma**2, n_joints=sigma.shape[0]).std
+    # (Any torques do: ones, since identify refuses all-zero torques as a fit with nothing to estimate.)
+    return identify(W, jnp.ones(W.shape[0]), "wls", cov=sigma**2, n_joints=sigma.shape[0]).std
 
 
 def _estimator(est, n):
@@ -86,11 +88,28 @@ def _estimator(est, n):
     return est
 
 
+def _runs(n_runs) -> int:
+    """n_runs as an int: a whole number >= 2 (an integral float such as 1e3 is taken; 2.7 is not
+    rounded down, nor True taken for 1)."""
+    ok = isinstance(n_runs, (int, np.integer)) and not isinstance(n_runs, bool)
+    if not ok and isinstance(n_runs, (float, np.floating)) and np.isfinite(n_runs) and float(n_runs).is_integer():
+        ok = True
+    if not ok:
+        raise ValueError(f"n_runs must be a whole number of runs (>= 2), got {n_runs!r}")
+    if int(n_runs) < 2:
+        raise ValueError(f"n_runs must be >= 2 to estimate a spread, got {n_runs}")
+    return int(n_runs)
+
+
 def _check(W, theta, sigma, n_runs, names, n_joints=None):
     W = np.asarray(W, dtype=float)
+    if W.ndim == 3:  # (N, n, b): the joint count is W's
+        if n_joints is not None and int(n_joints) != W.shape[1]:
+            raise ValueError(f"n_joints={n_joints} but W has shape {W.shape} ({W.shape[1]} joints)")
+        n_joints, W = W.shape[1], W.reshape(-1, W.shape[-1])
     theta, sigma = np.asarray(theta, dtype=float), np.asarray(sigma, dtype=float)
     if W.ndim != 2:
-        raise ValueError(f"W must be the stacked regressor (N*n, b), got shape {W.shape}")
+        raise ValueError(f"W must be the stacked regressor (N*n, b) or (N, n, b), got shape {W.shape}")
     M, b = W.shape
     if theta.shape != (b,):
         raise ValueError(f"theta must have shape ({b},) to match W {W.shape}, got {theta.shape}")
@@ -116,8 +135,7 @@ def _check(W, theta, sigma, n_runs, names, n_joints=None):
     rank_error = _rank_error(W, list(names))
     if rank_error:
         raise ValueError(rank_error)
-    if int(n_runs) < 2:
-        raise ValueError(f"n_runs must be >= 2 to estimate a spread, got {n_runs}")
+    _runs(n_runs)
 
 
 def run_study(
@@ -136,10 +154,11 @@ def run_study(
     """Monte-Carlo study of estimators on ``tau = W @ theta + noise`` (module docstring).
 
     Args:
-        W: stacked regressor of the (base) parameters, (N*n, b), full column rank.
+        W: stacked regressor of the (base) parameters, (N*n, b), full column rank; or (N, n, b),
+            which states the joint count n (as ``n_joints`` does).
         theta: true parameters (b,); the noise-free torques are ``W @ theta``.
         sigma: torque noise standard deviation per joint (n,), N m.
-        n_runs: number of noisy experiments R (>= 2).
+        n_runs: number of noisy experiments R, a whole number >= 2 (2.7 is refused, not rounded).
         estimators: an ``identify`` method name ("wls", "ols", ...), a callable
             ``f(W, tau, key) -> theta_hat (b,)`` (pure JAX; key is the run's own key, e.g.
             for a random initial point), or a dict name -> either, all run on the same
@@ -151,15 +170,24 @@ def run_study(
             per device with repeated keys whose runs are dropped.
         batch_size: runs vmapped together on one device (default: as many as fit in
             about 256 MB of working arrays).
-        n_joints: the robot's joint count n, checked against ``sigma`` (recommended: without
-            it a sigma of the wrong length is caught only when it does not divide W's rows).
+        n_joints: the robot's joint count n, checked against ``sigma`` (recommended: a stacked
+            (N*n, b) W does not say n, so without it or a 3-D W a sigma of the wrong length, 5 std
+            for 6 joints, is caught only when it does not divide W's rows).
 
     Returns:
         A :class:`Study`, or a dict name -> Study when ``estimators`` is a dict.
     """
     b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
+    if n_joints is None and np.ndim(W) == 2 and np.size(sigma) > 1:
+        warnings.warn(
+            f"run_study: the joint count is taken from sigma's length ({np.size(sigma)}), which a stacked W "
+            "does not state; pass n_joints= (or W as (N, n, b)) to have sigma checked against the robot",
+            stacklevel=2,
+        )
     _check(W, theta, sigma, n_runs, names, n_joints)
+    if np.ndim(W) == 3:
+        W = np.reshape(W, (-1, np.shape(W)[-1]))
     W, theta, sigma = (jnp.asarray(x, dtype=float) for x in (W, theta, sigma))
     M, b = W.shape
     n = sigma.shape[0]
@@ -174,7 +202,7 @@ def run_study(
     hostdevices.warn_if_unsafe(devices)
     if not devices:
         raise ValueError("devices is empty")
-    n_runs = int(n_runs)
+    n_runs = _runs(n_runs)
     if batch_size is None:  # ~8 float64 copies of an (M, b + 1) system per vmapped run
         batch_size = max(1, int(2**28 // (8 * 8 * M * (b + 1))))
     batch_size = max(1, int(batch_size))

@@ -476,3 +476,182 @@ def test_guard_warnings_printed_by_the_cli_and_strict(d, capsys):
         err = capsys.readouterr().err.strip()
         assert err.startswith("jaxid identify: error: ") and "\n" not in err, err
         assert "joint2 does not move" in err and "--strict" in err, err
+
+
+# --- refuse: library refusals ---
+# Issue 36: the library refuses what it cannot estimate, one clear exception per class. Shared: a
+# random regressor (600 samples, 2 joints, 4 columns) and its torques; every estimator sees it.
+REFUSE_METHODS = ("ols", "wls", "irls", "ridge", "tls", "streamed")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rng = np.random.default_rng(7)
+    W = rng.normal(size=(1200, 4)) * np.array([1.0, 5.0, 0.2, 2.0])
+    tau = W @ np.array([1.5, -0.4, 3.0, 0.8]) + 0.01 * rng.normal(size=1200)
+    return W, tau
+
+
+def _estimate(W, tau, method):
+    from jaxid.identification import estimators, streaming
+
+    if method == "streamed":
+        return streaming.fit(streaming.from_rows(W, tau, 2))
+    return estimators.identify(W, tau, method, n_joints=2)
+
+
+@pytest.mark.parametrize("method", REFUSE_METHODS)
+def test_refuse_zero_and_non_finite_torque(rows, method):
+    """All-zero torques are refused (not theta = 0 with std 0), as NaN and inf are."""
+    W, tau = rows
+    assert np.all(np.isfinite(np.asarray(_estimate(W, tau, method).theta)))
+    with pytest.raises(ValueError, match="tau is all zeros: there is nothing to estimate"):
+        _estimate(W, np.zeros_like(tau), method)
+    for value in (np.nan, np.inf):
+        bad = tau.copy()
+        bad[11] = value
+        with pytest.raises(ValueError, match="NaN or inf"):
+            _estimate(W, bad, method)
+
+
+@pytest.mark.parametrize("method", REFUSE_METHODS)
+def test_refuse_a_row_of_absurd_scale_naming_it(rows, method):
+    """One torque of 1e200 (theta ~ 5e197 or NaN before): refused, naming the row, sample and joint;
+    a gross but representable spike (1e8 N m) is left to the screening, as before."""
+    W, tau = rows
+    bad = tau.copy()
+    bad[77] = 1e200
+    with pytest.raises(ValueError, match=r"tau row 77 \(sample 38, joint 1\) has \|tau\| = 1e\+200"):
+        _estimate(W, bad, method)
+    spike = tau.copy()
+    spike[77] = 1e8
+    assert np.all(np.isfinite(np.asarray(_estimate(W, spike, "ols").theta)))
+    huge_row = W.copy()
+    huge_row[300] *= 1e190  # a regressor row (e.g. from a corrupted position) alike
+    with pytest.raises(ValueError, match=r"W row 300 \(sample 150, joint 0\)"):
+        _estimate(huge_row, tau, method)
+
+
+def test_refuse_masked_absurd_row_is_dropped_not_refused(rows):
+    """streaming.from_rows checks only the samples its mask keeps."""
+    from jaxid.identification import streaming
+
+    W, tau = rows
+    bad = tau.copy()
+    bad[77] = 1e200
+    keep = np.ones(600, bool)
+    keep[38] = False
+    fit = streaming.fit(streaming.from_rows(W, bad, 2, mask=keep))
+    np.testing.assert_allclose(np.asarray(fit.theta), [1.5, -0.4, 3.0, 0.8], rtol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def planar():
+    from jaxid import models
+
+    return models.planar(2)
+
+
+def test_refuse_consistent_fit_of_zero_torque(planar):
+    """identify_consistent on zero torque: an error, not valid=True bodies (rows or reduced form)."""
+    from jaxid.identification import streaming
+    from jaxid.identification.consistent import identify_consistent
+
+    q = np.random.default_rng(0).normal(size=(60, 2))
+    W = np.asarray(jaxid.stack(jaxid.regressor(planar, q, q, q)))
+    with pytest.raises(ValueError, match="tau is all zeros"):
+        identify_consistent(planar, W, np.zeros(len(W)), max_steps=5)
+    base = jaxid.base_parameters(planar)
+    with pytest.raises(ValueError, match="tau is all zeros"):
+        identify_consistent(planar, reduced=streaming.from_rows(np.asarray(base.reduce(W)), np.zeros(len(W)), 2))
+
+
+def test_refuse_forward_dynamics_of_a_massless_model(planar):
+    """A link with no mass and no inertia: a singular mass matrix is an error naming the joint (not
+    NaN accelerations); under jit the documented NaN, which the caller can test."""
+    import dataclasses
+
+    import jax
+
+    massless = dataclasses.replace(planar, inertial=planar.inertial.at[1].set(0.0))
+    z = np.zeros(2)
+    assert np.all(np.isfinite(np.asarray(jaxid.forward_dynamics(planar, z, z, np.ones(2)))))
+    with pytest.raises(ValueError, match=r"mass matrix is not positive definite .*no inertia moves with \['joint2'\]"):
+        jaxid.forward_dynamics(massless, z, z, np.ones(2))
+    with pytest.raises(ValueError, match=r"at sample \(0,\)"):
+        jaxid.forward_dynamics(massless, np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 2)))
+    traced = jax.jit(lambda q: jaxid.forward_dynamics(massless, q, q, q + 1.0))(z)
+    assert not np.all(np.isfinite(np.asarray(traced)))
+
+
+def _urdf(tmp_path, lower=-1.0, upper=1.0, extra=""):
+    link = (
+        '<link name="{}"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" '
+        'izz="0.1"/></inertial></link>'
+    )
+    joint = (
+        '<joint name="{}" type="revolute"><parent link="{}"/><child link="{}"/><axis xyz="0 1 0"/>'
+        '<limit lower="{}" upper="{}" effort="10" velocity="2"/></joint>'
+    )
+    body = "".join(link.format(n) for n in ("base", "a", "b"))
+    body += joint.format("j1", "base", "a", -1, 1) + joint.format("j2", "a", "b", lower, upper)
+    path = tmp_path / "r.urdf"
+    path.write_text(f'<robot name="r">{body}{extra}</robot>')
+    return str(path)
+
+
+def test_refuse_inverted_joint_limits(planar, tmp_path):
+    """q_min > q_max: refused building a Robot and reading a URDF, naming the joint."""
+    import dataclasses
+
+    with pytest.raises(ValueError, match=r"joint 'joint2': position limits inverted, q_min = 1 > q_max = -1"):
+        dataclasses.replace(planar, q_min=np.array([-1.0, 1.0]), q_max=np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match=r"joint 'j2' <limit lower=2 upper=-2>: the limits are inverted"):
+        jaxid.Robot.from_urdf(_urdf(tmp_path, 2.0, -2.0))
+    assert jaxid.Robot.from_urdf(_urdf(tmp_path, 0.0, 0.0)).n == 2  # equal limits are read (a placeholder) ...
+
+
+def test_refuse_placeholder_range_where_excite_needs_limits(tmp_path):
+    """... and named, with the fix, where an excitation needs a range (the double pendulum's
+    lower = upper = 0)."""
+    from jaxid.excitation.optimize import model_limits
+
+    robot = jaxid.Robot.from_urdf(_urdf(tmp_path, 0.0, 0.0))
+    with pytest.raises(ValueError, match=r"joint 'j2': q_min = 0 >= q_max = 0, a placeholder range") as e:
+        model_limits(robot)
+    assert "\n" not in str(e.value) and "give the joint's real position range" in str(e.value)
+
+
+def test_refuse_detached_links_in_a_urdf(tmp_path):
+    """A cycle of joints apart from the tree was dropped (a 1-joint robot loaded): refused, naming
+    the links and the joints."""
+
+    loop = (
+        '<link name="g1"/><link name="g2"/>'
+        '<joint name="gj1" type="fixed"><parent link="g1"/><child link="g2"/></joint>'
+        '<joint name="gj2" type="fixed"><parent link="g2"/><child link="g1"/></joint>'
+    )
+    with pytest.raises(ValueError, match=r"links \['g1', 'g2'\] are not connected to the root link 'base'") as e:
+        jaxid.Robot.from_urdf(_urdf(tmp_path, extra=loop))
+    assert "['gj1', 'gj2']" in str(e.value)
+    with pytest.raises(ValueError, match=r"expected one root link, found \['base', 'loose'\]"):
+        jaxid.Robot.from_urdf(_urdf(tmp_path, extra='<link name="loose"/>'))
+
+
+def test_refuse_run_study_arguments():
+    """Sigmas of the wrong length and a non-integer number of runs: ValueError naming the argument;
+    a stacked W without a joint count says that sigma's length was taken as it."""
+    from jaxid.study import run_study
+
+    W = np.random.default_rng(0).normal(size=(120 * 6, 4))
+    theta = np.ones(4)
+    with pytest.raises(ValueError, match=r"sigma holds 5 noise std for a 6-joint robot"):
+        run_study(W, theta, np.full(5, 0.1), 4, n_joints=6)
+    with pytest.raises(ValueError, match=r"sigma holds 5 noise std for a 6-joint robot"):
+        run_study(W.reshape(120, 6, 4), theta, np.full(5, 0.1), 4)
+    for runs in (2.7, True, "3"):
+        with pytest.raises(ValueError, match=r"n_runs must be a whole number of runs"):
+            run_study(W, theta, np.full(6, 0.1), runs, n_joints=6)
+    with pytest.warns(UserWarning, match=r"joint count is taken from sigma's length \(5\)"):
+        with pytest.raises(ValueError, match="n_runs"):  # the warning comes after the checks that need no n
+            run_study(W, theta, np.full(5, 0.1), 1.5)

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Protocol
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
+from jaxid.arrays import is_traced
 from jaxid.dynamics.batching import batched, bucketed_jit
 
 if TYPE_CHECKING:
@@ -137,10 +139,49 @@ def _forward(model, q, qd, tau):
 
 
 @bucketed_jit
+def _forward_dynamics(model, q, qd, tau):
+    return batched(_forward, model, q, qd, tau)
+
+
 def forward_dynamics(model: TorqueModel, q: ArrayLike, qd: ArrayLike, tau: ArrayLike) -> jax.Array:
     """Joint accelerations qdd (..., n), rad/s^2, solving ``M qdd = tau - bias`` by Cholesky
-    (LAPACK-free, see ``_spd_solve``)."""
-    return batched(_forward, model, q, qd, tau)
+    (LAPACK-free, see ``_spd_solve``).
+
+    Raises:
+        ValueError: (concrete inputs) finite q, qd, tau give a non-finite qdd: the mass matrix M
+            is not positive definite there (a massless or singular model, e.g. a link with no mass
+            and no inertia, or a model with placeholder zero inertials); the message names the
+            sample and the joints with no inertia of their own. Under jit/vmap/grad no check is
+            made (no Python on traced values): such a model then gives NaN, which the caller can
+            test with ``jnp.isfinite``.
+    """
+    qdd = _forward_dynamics(model, q, qd, tau)
+    if not is_traced(qdd, q, qd, tau) and not np.all(np.isfinite(np.asarray(qdd))):
+        _raise_singular(model, q, qd, tau, np.asarray(qdd))
+    return qdd
+
+
+def _raise_singular(model, q, qd, tau, qdd):
+    """The ValueError of ``forward_dynamics`` for a non-finite qdd (..., n) from finite inputs."""
+    q, qd, tau = (np.broadcast_to(np.asarray(x, dtype=float), qdd.shape) for x in (q, qd, tau))
+    inputs_ok = np.isfinite(q) & np.isfinite(qd) & np.isfinite(tau)
+    bad = np.argwhere(~np.isfinite(qdd) & inputs_ok.all(axis=-1, keepdims=True))
+    if not bad.size:
+        return  # NaN in, NaN out: the inputs' problem, not the model's
+    k = tuple(int(i) for i in bad[0][:-1])
+    M = np.asarray(_mass_jit(model, jnp.asarray(q[k])))
+    names = getattr(model, "coordinate_names", None) or [f"joint {j}" for j in range(M.shape[0])]
+    zero = [str(names[j]) for j in np.flatnonzero(np.diag(M) <= 0)]
+    where = f" at sample {k}" if k else ""
+    raise ValueError(
+        f"forward_dynamics: the mass matrix is not positive definite{where} (a massless or singular model"
+        + (f": no inertia moves with {zero}" if zero else "")
+        + "), so the accelerations are undefined; give every link a mass and inertia (or the motor's rotor "
+        "inertia, joint term 'ia')"
+    )
+
+
+_mass_jit = eqx.filter_jit(_mass)
 
 
 @eqx.filter_jit

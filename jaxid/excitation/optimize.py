@@ -95,8 +95,21 @@ def model_limits(model, overrides=None) -> dict:
         out[name] = np.broadcast_to(v, (n,)).copy()
     if np.any(np.isfinite(out["q_min"]) != np.isfinite(out["q_max"])):
         raise ValueError("a joint has a position limit on one side only; give both q_min and q_max (rad) or neither")
-    if np.any(out["q_min"] >= out["q_max"]):
-        raise ValueError(f"q_min must be below q_max; got {out['q_min']} and {out['q_max']}")
+    empty = np.flatnonzero(out["q_min"] >= out["q_max"])
+    if empty.size:
+        j = int(empty[0])
+        names = getattr(model, "coordinate_names", None) or [f"{i}" for i in range(n)]
+        lo, hi = out["q_min"][j], out["q_max"][j]
+        why = (
+            'a placeholder range (a model file\'s <limit lower="0" upper="0">?): an excitation moves every joint'
+            if lo == hi
+            else "inverted limits"
+        )
+        raise ValueError(
+            f"joint {names[j]!r}: q_min = {lo:g} >= q_max = {hi:g}, {why}; give the joint's real position range "
+            "(lower below upper, in the model file's <limit>)"
+            + (f" ({empty.size - 1} more joint(s) alike)" if empty.size > 1 else "")
+        )
     for name in _LIMIT_FIELDS[2:]:
         if np.any(out[name] <= 0):
             raise ValueError(f"limit {name} must be positive, got {out[name]}")

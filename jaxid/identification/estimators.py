@@ -437,6 +437,64 @@ def _fit(W, tau, white, variances, lam, rcond, c, R=None, count=None, *, n, meth
 
 _UNDER_JIT = " (found under jit/vmap; call identify outside jit for the location)"
 
+#: A value more than this many times the typical magnitude of its kind (the 90th percentile of the
+#: nonzero |tau|, or of the rows' largest nonzero |W|) is refused as unusable: 1 / eps of float64
+#: (2^52), the ratio beyond which the typical values vanish below its rounding (x + typical == x),
+#: so that no sum of squares or product the solve forms can still see the rest of the data. Such a
+#: value (1e200 from a logger's overflow, a corrupted line) gives theta ~ 1e196 or NaN. Gross but
+#: representable outliers (a 1e8 N m spike among 10 N m torques) are left to the screening
+#: (``jaxid.identification.screening``: physical bound, residual outliers, IRLS).
+ABSURD = 1 / float(np.finfo(np.float64).eps)
+
+ZERO_TAU = (
+    "tau is all zeros: there is nothing to estimate from (the fit would give theta = 0 with std 0); "
+    "check that the torque columns were read (the mapping, --columns) and hold the measured torques"
+)
+
+
+def _absurd(x):
+    """Index of the first entry of x (K,) (non-negative magnitudes) above ``ABSURD`` times the
+    90th percentile of its nonzero entries, that entry's ratio to it, and how many are above; None
+    when there is none. The percentile ignores up to 10 % of gross values, so it is the scale of
+    the rest."""
+    nz = x[x > 0]
+    if nz.size < 2:
+        return None
+    typical = np.quantile(nz, 0.9, method="lower")
+    above = np.flatnonzero(x > ABSURD * typical)
+    if not above.size:
+        return None
+    return int(above[0]), float(x[above[0]] / typical), int(above.size), float(typical)
+
+
+def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
+    """The message refusing concrete rows W (N*n, p), tau (N*n,) (sample-major, n joints) that
+    no estimator can use, or None: NaN or inf, an all-zero tau, or a torque or a regressor row of
+    absurd scale (``ABSURD`` times the rest), named by its row, sample (0-based) and joint. Shared
+    by ``identify`` and ``streaming.from_rows``."""
+    for label, x in (("W", W), ("tau", tau)):
+        bad = np.flatnonzero(~np.all(np.isfinite(x.reshape(len(x), -1)), axis=1))
+        if bad.size:
+            i = int(bad[0])
+            return (
+                f"{label} contains NaN or inf (first at row {i}: sample {i // n}, joint {i % n}; {bad.size} such "
+                "row(s)); remove or repair those samples"
+            )
+    if not np.any(tau):
+        return ZERO_TAU
+    for label, mags in (("tau", np.abs(tau)), ("W", np.max(np.abs(W), axis=-1))):  # max, not a norm: no overflow
+        hit = _absurd(mags)
+        if hit is not None:
+            i, ratio, count, typical = hit
+            what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"regressor entries up to {mags[i]:.3g}"
+            return (
+                f"{label} row {i} (sample {i // n}, joint {i % n}) has {what}, {ratio:.3g} times the "
+                f"typical {typical:.3g} (90th percentile), {count} such row(s): beyond float64's reach of the "
+                "rest (a corrupted sample, a logger's overflow); remove or repair those samples "
+                "(jaxid.identification.screening.implausible_values finds them)"
+            )
+    return None
+
 
 def _raise_if(x, pred, msg):
     """x, with a run-time check: executing the compiled function raises ``msg`` (as a
@@ -464,6 +522,7 @@ def _traced_checks(W, tau, white):
     W = _raise_if(W, ~jnp.all(jnp.isfinite(W)), "W contains NaN or inf" + _UNDER_JIT)
     tau = _raise_if(tau, ~jnp.all(jnp.isfinite(tau)), "tau contains NaN or inf" + _UNDER_JIT)
     W = _raise_if(W, ~jnp.any(W != 0), "W is all zeros: the data does not excite any parameter")
+    tau = _raise_if(tau, ~jnp.any(tau != 0), ZERO_TAU)
     if white is not None:  # non-positive variances, negative weights or a non-PD cov give inf/NaN here
         white = _raise_if(
             white,
@@ -579,7 +638,9 @@ def identify(
         s_{p+1}^2 I)^-1.
 
     Raises:
-        ValueError: unknown method or loss; mismatched shapes; NaN/inf; no more rows than
+        ValueError: unknown method or loss; mismatched shapes; NaN/inf; an all-zero tau (nothing to
+            estimate: not theta = 0 with std 0); a torque or regressor row of absurd scale
+            (``ABSURD`` times the rest, named by row, sample and joint); no more rows than
             parameters; a rank-deficient W (naming the unidentifiable columns) unless
             method="ridge" or rcond is given. Under jit/vmap the value checks raise at run time
             (see ``check``).
@@ -651,6 +712,9 @@ def identify(
                 )
         if not Wn.any():
             raise ValueError("W is all zeros: the data does not excite any parameter")
+        msg = refusal(Wn, tn, n)
+        if msg:
+            raise ValueError(msg)
         R = _rows_r(W, tau, n)
         if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
             b_j = np.asarray(jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[1])

@@ -49,6 +49,7 @@ from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fo
 from jaxid.identification.estimators import (
     _MAD,
     LOSS_C,
+    ZERO_TAU,
     Identification,
     _irls_weight,
     _joint_ols,
@@ -60,6 +61,7 @@ from jaxid.identification.estimators import (
     _result,
     _scaled,
     _two_step_variances,
+    refusal,
 )
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
@@ -243,6 +245,16 @@ def from_rows(
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
     W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
+    # Non-finite rows and rows of absurd scale (estimators.refusal) named here, where the rows are; a
+    # mask may drop them.
+    # (Masked-out samples are zeroed for the check: zeros do not count in it.)
+    kept = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
+    Wk, tk = np.where(kept[:, None, None], W, 0.0), np.where(kept[:, None], tau, 0.0)
+    finite = bool(np.all(np.isfinite(Wk)) and np.all(np.isfinite(tk)))
+    if not finite or np.any(tk):  # an all-zero tau is fit's to refuse (start= may hold rows)
+        msg = refusal(Wk.reshape(-1, W.shape[-1]), tk.reshape(-1), n)
+        if msg:
+            raise ValueError(msg)
     W, tau = _weighted(W, tau, None if weights is None else np.asarray(weights, dtype=float).reshape(-1, n))
     red = Reduced.empty(n, W.shape[-1]) if start is None else start
     keep = None if mask is None else np.asarray(mask, bool)
@@ -332,6 +344,8 @@ def fit(
             )
         if not bool(jnp.any(red.R[:, :, :p] != 0)):
             raise ValueError("W is all zeros: the data does not excite any parameter")
+        if not bool(jnp.any(red.R[:, :, p] != 0)):  # R_j's last column holds tau_j's projections and norm
+            raise ValueError(ZERO_TAU)
         if method != "ridge" and rcond is None:
             msg = _rank_error(np.asarray(_rank_matrix(red)), names)
             if msg:
@@ -391,6 +405,8 @@ def irls(
         raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
     c = LOSS_C[loss] if c is None else c
     n, p, N = int(model.n), red.R.shape[-1] - 1, int(red.N)
+    if not bool(jnp.any(red.R[:, :, p] != 0)):  # as fit: nothing to estimate from
+        raise ValueError(ZERO_TAU)
     masks = [np.ones(len(_tau(run)), bool) for run in runs] if masks is None else [np.asarray(m, bool) for m in masks]
     tau = np.concatenate([_tau(run)[m] for run, m in zip(runs, masks)])
     rcond = float(np.finfo(np.float64).eps * max(N * n, p)) if rcond is None else rcond

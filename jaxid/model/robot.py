@@ -63,7 +63,8 @@ class Robot(eqx.Module):
         joint_params: values of the enabled joint terms, shape (n_joints, len(joint_terms)).
         mimic_ratio, mimic_offset: per joint, the coupling ``q_j = ratio * q_master + offset``
             (n_joints,), 1 and 0 for independent joints (offset in rad or m).
-        q_min, q_max: position limits of the coordinates, (n,), rad or m.
+        q_min, q_max: position limits of the coordinates, (n,), rad or m; q_min > q_max is refused
+            (ValueError naming the joint) when they are concrete.
         qd_max, qdd_max, tau_max: velocity, acceleration and torque limits, (n,).
         transmission: None (the joint terms act on the joints), or a
             :class:`~jaxid.model.transmission.Transmission` from motors to joints, ``q = R q_m +
@@ -177,6 +178,16 @@ class Robot(eqx.Module):
         inf = jnp.full((nq,), jnp.inf)
         lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (nq,))
         self.q_min, self.q_max = lim(q_min, -inf), lim(q_max, inf)
+        if not arrays.is_traced(self.q_min, self.q_max):  # (dataclasses.replace under jit rebuilds a Robot of tracers)
+            inverted = np.flatnonzero(np.asarray(self.q_min) > np.asarray(self.q_max))
+            if inverted.size:
+                j = int(inverted[0])
+                raise ValueError(
+                    f"joint {self.coordinate_names[j]!r}: position limits inverted, q_min = "
+                    f"{float(self.q_min[j]):g} > q_max = {float(self.q_max[j]):g}"
+                    + (f" (and {inverted.size - 1} more joint(s))" if inverted.size > 1 else "")
+                    + "; swap them (lower below upper, rad or m)"
+                )
         self.qd_max, self.qdd_max, self.tau_max = lim(qd_max, inf), lim(qdd_max, inf), lim(tau_max, inf)
         self.transmission = _checked_transmission(transmission, self)
 

@@ -30,7 +30,9 @@ and two joints with their ``<role>``, ``<mechanicalReduction>`` and ``<offset>``
 Checks at reading: unique link and joint names; each link's inertia physically valid
 (``jaxid.model.inertia.physical_problem``; ``check_inertia=False`` skips it, e.g. for plain
 least squares on a file whose inertias are placeholders); mimic joints that name a missing
-or left-out master, or form a cycle. Errors name the element, the joint or link, and the file.
+or left-out master, or form a cycle; inverted ``<limit>`` (lower > upper; lower = upper, a
+placeholder, is read, and named where an excitation needs a range); links not connected to the
+root (a loop of joints apart from the tree was dropped before, loading a robot with fewer joints). Errors name the element, the joint or link, and the file.
 """
 
 from __future__ import annotations
@@ -237,6 +239,7 @@ def read(
         if len(roots) != 1:
             raise URDFError(f"{path}: expected one root link, found {roots}; pass base_link=")
         base_link = roots[0]
+        _check_connected(path, base_link, links, joints, children)
     tips = None if tip_link is None else [tip_link] if isinstance(tip_link, str) else list(tip_link)
     if tool_link is None and tips is not None and len(tips) == 1:
         tool_link = tips[0]
@@ -308,6 +311,11 @@ def read(
             lo, hi = (
                 (-np.inf, np.inf) if j.get("type") == "continuous" else (get("lower", -np.inf), get("upper", np.inf))
             )
+            if lo > hi:
+                raise URDFError(
+                    f"{path}: {what} <limit lower={lo:g} upper={hi:g}>: the limits are inverted; swap them "
+                    "(lower below upper)"
+                )
             limits.append((lo, hi, get("velocity", np.inf), get("effort", np.inf)))
             placements.append(T)
             axes.append(axis / np.linalg.norm(axis))
@@ -408,6 +416,32 @@ def _dynamics(path, joints, names, joint_terms):
                 raise URDFError(f"{path}: {what}: negative friction {value:g}; friction dissipates, correct it")
             values[i, terms.index(term)] = value
     return values
+
+
+def _connected(root, joints, children) -> set:
+    """The links reachable from ``root`` through the joints (parent to child)."""
+    seen, todo = {root}, [root]
+    while todo:
+        for jname in children.get(todo.pop(), []):
+            child = joints[jname].find("child").get("link")
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+def _check_connected(path, root, links, joints, children):
+    """Every link hangs below the one root link: a link off the tree (every link is some joint's
+    child, so the rest form a cycle of joints, a loop the tree reader would drop silently and
+    load a robot with fewer joints) is refused, naming the links and the joints of the loop."""
+    loose = [l for l in links if l not in _connected(root, joints, children)]
+    if loose:
+        loop = [j for j, el in joints.items() if el.find("child").get("link") in loose]
+        raise URDFError(
+            f"{path}: links {loose} are not connected to the root link {root!r} (the joints {loop} form a closed "
+            "loop among them, apart from the tree): connect them to the tree or remove them (closed "
+            "kinematic loops are not supported)"
+        )
 
 
 def _children(joints):
