@@ -192,6 +192,10 @@ class Dataset(eqx.Module):
     motor_side: the log was recorded on the motors' side and converted to the joints through a
         transmission on reading (``read(..., transmission=)``; the samples are joint-side); its
         residuals are reported on the motors' side (``jaxid.workflow.validate``). Static.
+    file_rows: where sample 0 sits in the file it was read from, for messages (:meth:`row`):
+        (rows of the file's data before it (a time window), the line of the file's first data row
+        for CSV (2 after a header, 1 without) or 0 for array files (NPZ, HDF5, bags: 0-based
+        indices)); None when unknown (arrays, or a slice with a step). Static.
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -208,6 +212,17 @@ class Dataset(eqx.Module):
     base_frequency: float | None = eqx.field(static=True, default=None)
     harmonics: int | None = eqx.field(static=True, default=None)
     motor_side: bool = eqx.field(static=True, default=False)
+    file_rows: tuple[int, int] | None = eqx.field(static=True, default=None)
+
+    def row(self, k: int) -> str:
+        """Sample k (0-based, of this dataset) as the user finds it in the file: "row R (line L)"
+        for CSV (R 1-based over the data rows, L the file's line), "row K" (0-based index) for array
+        files, "sample k+1" when the file is unknown (:attr:`file_rows`)."""
+        if self.file_rows is None:
+            return f"sample {k + 1}"
+        offset, first_line = self.file_rows
+        k += offset
+        return f"row {k}" if first_line == 0 else f"row {k + 1} (line {k + first_line})"
 
     @property
     def n(self) -> int:
@@ -226,7 +241,10 @@ class Dataset(eqx.Module):
     def slice(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> Dataset:
         """Samples ``start:stop:step`` (Python slice semantics) of every signal."""
         index = slice(start, stop, step)
-        return jax.tree.map(lambda a: a[index], self)
+        out = jax.tree.map(lambda a: a[index], self)
+        first, _, stride = index.indices(len(self))
+        rows = None if self.file_rows is None or stride != 1 else (self.file_rows[0] + first, self.file_rows[1])
+        return dataclasses.replace(out, file_rows=rows) if rows != self.file_rows else out
 
 
 @dataclass(frozen=True)
@@ -1538,6 +1556,7 @@ def _build(
         source=where.path,
         notes=notes,
         motor_side=transmission is not None,
+        file_rows=(where.offset, 0 if where.keys is not None else where.first_line),
     )
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
@@ -1556,6 +1575,7 @@ def _build(
             derivatives=derivatives,
             notes=notes,
             motor_side=ds.motor_side,
+            file_rows=ds.file_rows,
         )
     return ds
 

@@ -248,6 +248,16 @@ def add_data_arguments(p):
     )
 
 
+    g.add_argument(
+        "--accept-fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="proceed despite a fault the logs' plausibility checks found (repeatable): units, time, "
+        "jump (the spike samples bridged by their neighbours), torque-sign, torque-scale",
+    )
+
+
 def data_spec(args) -> requests.DataSpec:
     """The ``DataSpec`` of the flags of :func:`add_data_arguments`."""
     return requests.DataSpec(
@@ -267,6 +277,7 @@ def data_spec(args) -> requests.DataSpec:
         topic=args.topic,
         rate=args.rate,
         window=args.window,
+        accept_faults=tuple(args.accept_fault),
     )
 
 

@@ -152,6 +152,7 @@ class Prepared:
 
     datasets: tuple
     choices: tuple
+    plausibility: object = None  # the checks of the logs (``workflow.plausibility.Plausibility``), or None
 
     @property
     def n_samples(self) -> int:
