@@ -415,3 +415,162 @@ def test_overflowing_predictions_named(d, capsys):
         "the predicted torque: 400 samples with a non-finite value",
     )
     assert "not a usable model" in err, err
+
+
+# --- plaus: log plausibility ---
+# Faults injected into simulated logs of the UR5 URDF (example-robot-data; the built-in UR5
+# otherwise) and the built-in planar3: each found before the fit with the joint, the file row and
+# the flag that fixes it; the clean logs pass without a finding.
+import warnings  # noqa: E402
+
+from jaxid.workflow import WorkflowError, plausibility  # noqa: E402
+from jaxid.workflow.commands.common import read_runs  # noqa: E402
+from jaxid.workflow.requests import DataSpec  # noqa: E402
+
+
+def _plaus_log(robot, path, fs=100.0, seconds=10.0, shift=None):
+    """A simulated log (t, q, tau) of ``robot`` on a 5-harmonic 0.2 Hz trajectory, written to path: the
+    torque of the robot with its inertial parameters 10 % off nominal, viscous and Coulomb friction
+    and noise (computed by the same compiled program as the check's nominal torque: a fast test)."""
+    t = np.arange(int(seconds * fs)) / fs
+    w = 2 * np.pi * 0.2 * np.arange(1, 6)
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(2, 5, robot.n)) * 0.12
+    s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+    q = s @ a + c @ b + (0.0 if shift is None else shift)
+    qd, qdd = (c * w) @ a - (s * w) @ b, -(s * w**2) @ a - (c * w**2) @ b
+    theta = np.asarray(robot.parameter_vector())
+    true = robot.with_parameters(theta * (1 + 0.1 * rng.standard_normal(theta.shape)))
+    tau = plausibility._nominal_torques(true, q, qd, qdd) + 0.5 * qd + 0.8 * np.tanh(qd / 0.01)
+    tau = tau + 0.005 * tau.std(axis=0) * rng.standard_normal(tau.shape)
+    ds = data.from_arrays(t, q + 1e-5 * rng.standard_normal(q.shape), tau, source=str(path))
+    data.write(ds, path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def plaus(tmp_path_factory):
+    from jaxid import Robot
+    from jaxid.models import example_robot_urdf, planar, ur5
+
+    d = tmp_path_factory.mktemp("plaus")
+    try:
+        arm = Robot.from_urdf(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
+    except FileNotFoundError:
+        arm = ur5()
+    p3 = planar(3)
+    return dict(
+        d=d,
+        ur5=arm,
+        planar3=p3,
+        ur5_log=_plaus_log(arm, d / "ur5.csv"),
+        planar3_log=_plaus_log(p3, d / "planar3.csv"),
+    )
+
+
+def _load(path):
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+    return header, np.loadtxt(path, delimiter=",", skiprows=1)
+
+
+def _faulty(path, out, change):
+    header, a = _load(path)
+    a = a.copy()
+    change(a)
+    return write_csv(out, a.T, header)
+
+
+def _read(path, robot, **spec):
+    """read_runs with warnings recorded: (prepared, the plausibility warnings)."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        prepared = read_runs([path], robot, DataSpec(**spec))
+    faults = [str(w.message) for w in seen if any(k in str(w.message) for k in ("wraps", "jumps", "x the nominal"))]
+    return prepared, faults
+
+
+def test_plaus_clean_logs_pass(plaus):
+    for name in ("ur5", "planar3"):
+        prepared, faults = _read(plaus[f"{name}_log"], plaus[name])
+        assert prepared.plausibility.findings == () and not faults, (name, faults)
+
+
+def test_plaus_position_units_named(plaus):
+    arm, d = plaus["ur5"], plaus["d"]
+    n = arm.n
+    deg = _faulty(
+        plaus["ur5_log"], d / "deg.csv", lambda a: a.__setitem__(np.s_[:, 1 : 1 + n], np.degrees(a[:, 1 : 1 + n]))
+    )
+    with pytest.raises(WorkflowError, match=r"degrees read as rad.*--units q=deg") as e:
+        _read(deg, arm)
+    assert arm.coordinate_names[0] in str(e.value) and "--accept-fault units" in str(e.value)
+    prepared, _ = _read(deg, arm, units="q=deg")  # the fix named: the log passes
+    assert prepared.plausibility.findings == ()
+    with pytest.raises(WorkflowError, match=r"57.3x too small.*drop q=deg"):  # a log in rad given as degrees
+        _read(plaus["ur5_log"], arm, units="q=deg")
+
+
+def test_plaus_time_unit_named(plaus):
+    arm = plaus["ur5"]
+    header, a = _load(plaus["ur5_log"])
+    slow = write_csv(plaus["d"] / "ten_hz.csv", a[::10].T, header)  # 10 Hz: 10 kHz with t in ms passes the rate check
+    with pytest.raises(WorkflowError, match=r"too short.*drop t=ms from --units") as e:
+        _read(slow, arm, units="t=ms")
+    assert "--accept-fault time" in str(e.value)
+
+
+def test_plaus_encoder_spike_named_by_file_row_and_bridged_on_request(plaus):
+    p3, d = plaus["planar3"], plaus["d"]
+    header, clean = _load(plaus["planar3_log"])
+    spiky = _faulty(plaus["planar3_log"], d / "spike.csv", lambda a: a.__setitem__((40, 2), a[40, 2] + 10.0))
+    with pytest.raises(WorkflowError, match=r"joint2 jumps by up to 10 rad for one sample at row 41 \(line 42\)") as e:
+        _read(spiky, p3)
+    assert "--accept-fault jump" in str(e.value)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        (ds,) = read_runs([spiky], p3, DataSpec(accept_faults=("jump",)), prepare=False)
+    assert any("bridged" in n and "row 41" in n for n in ds.notes)
+    assert abs(float(ds.q[40, 1]) - clean[40, 2]) < 1e-3  # the neighbours' midpoint, not the spike
+
+
+def test_plaus_wrap_unwrapped_and_said(plaus):
+    p3, d = plaus["planar3"], plaus["d"]
+    log = _plaus_log(p3, d / "turned.csv", shift=np.array([3.0, 0.0, 0.0]))  # joint1 crosses +pi
+    header, a = _load(log)
+    wrapped = _faulty(log, d / "wrapped.csv", lambda x: x.__setitem__(np.s_[:, 1], np.angle(np.exp(1j * x[:, 1]))))
+    assert np.abs(np.diff(_load(wrapped)[1][:, 1])).max() > 6  # the fault is there
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        (ds,) = read_runs([wrapped], p3, DataSpec(), prepare=False)
+    turns = (np.asarray(ds.q[:, 0]) - a[:, 1]) / (2 * np.pi)  # unwrapped: the logged motion, whole turns apart
+    np.testing.assert_allclose(turns, np.round(turns[0]), atol=1e-9)
+    _, faults = _read(wrapped, p3)
+    assert any("joint1 wraps at +-pi" in f and "unwrapped" in f and "row " in f for f in faults), faults
+
+
+def test_plaus_torque_sign_and_scale_against_the_model(plaus):
+    arm, d = plaus["ur5"], plaus["d"]
+    n, name = arm.n, arm.coordinate_names[1]
+    flipped = _faulty(plaus["ur5_log"], d / "flip.csv", lambda a: a.__setitem__(np.s_[:, 1 + n + 1], -a[:, 1 + n + 1]))
+    with pytest.raises(WorkflowError, match=rf"{name}'s torque is -0\.\d+ x the nominal.*sign is inverted") as e:
+        _read(flipped, arm)
+    assert "--accept-fault torque-sign" in str(e.value)
+    gains = ",".join(["32"] * n)  # a log already in N m given as currents
+    with pytest.raises(WorkflowError, match=r"torque is \d\d\.?\d* x the nominal.*drop --gains"):
+        _read(plaus["ur5_log"], arm, units="tau=A", gains=gains)
+    prepared, faults = _read(flipped, arm, accept_faults=("torque-sign",))  # accepted: warned, recorded
+    assert [f.fault for f in prepared.plausibility.findings] == ["torque-sign"] and faults
+
+
+def test_plaus_residual_of_the_order_of_the_torque_named(plaus, capsys):
+    d = plaus["d"]
+    rng = np.random.default_rng(0)
+    noisy = _faulty(
+        plaus["planar3_log"], d / "noise3.csv", lambda a: a.__setitem__(np.s_[:, 6], rng.normal(size=len(a)))
+    )
+    out = d / "p3.json"
+    with pytest.warns(UserWarning, match="joint3: the fit's residual RMS is"):
+        assert main(["identify", "--robot", "planar3", "-o", str(out), "--quiet", noisy]) == 0
+    found = json.loads(out.read_text())["extra"]["plausibility"]["findings"]
+    assert [(f["fault"], f["joint"]) for f in found] == [("residual", "joint3")]

@@ -247,7 +247,6 @@ def add_data_arguments(p):
         "/ step; printed)",
     )
 
-
     g.add_argument(
         "--accept-fault",
         action="append",

@@ -184,7 +184,9 @@ def _units(ds, q, robot, source: str) -> list[Finding]:
             continue
         centre, half = (hi + lo) / 2, (hi - lo) / 2
         reach = max(abs(qmin[j] - centre[j]), abs(qmax[j] - centre[j])) / half[j]  # 1: the range's edge
-        degrees = revolute[j] and lo[j] - 0.1 * half[j] <= np.radians(qmin[j]) <= np.radians(qmax[j]) <= hi[j] + 0.1 * half[j]
+        degrees = (
+            revolute[j] and lo[j] - 0.1 * half[j] <= np.radians(qmin[j]) <= np.radians(qmax[j]) <= hi[j] + 0.1 * half[j]
+        )
         if reach <= RANGE_FACTOR and not (degrees and reach > 1.5):
             continue
         unit = "rad" if revolute[j] else "m"
@@ -200,7 +202,7 @@ def _units(ds, q, robot, source: str) -> list[Finding]:
                 names[j],
                 f"{names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit}, {reach:.3g}x the half width of the "
                 f"model's range [{lo[j]:.4g}, {hi[j]:.4g}] about its centre"
-                + (f" (57.3x: degrees read as rad)" if degrees else "")
+                + (" (57.3x: degrees read as rad)" if degrees else "")
                 + f": {fix}",
                 True,
                 factor=float(math.degrees(1) if degrees else reach),
@@ -272,7 +274,9 @@ def _spikes(ds, q, robot) -> tuple[np.ndarray, np.ndarray]:
     spread = 1.4826 * np.median(np.abs(e[1:-1] - np.median(e[1:-1], axis=0)), axis=0)
     thr = np.maximum(SPIKE_Z * spread, floor)
     step_in, step_out = q[1:-1] - q[:-2], q[2:] - q[1:-1]
-    spike[1:-1] = (np.abs(e[1:-1]) > thr) & (np.abs(step_in) > thr) & (np.abs(step_out) > thr) & (step_in * step_out < 0)
+    spike[1:-1] = (
+        (np.abs(e[1:-1]) > thr) & (np.abs(step_in) > thr) & (np.abs(step_out) > thr) & (step_in * step_out < 0)
+    )
     return spike, e
 
 
@@ -472,8 +476,14 @@ def raise_errors(record: Plausibility) -> None:
     if not errors:
         return
     first = errors[0]
-    more = f" ({len(errors) - 1} more fault(s): {', '.join(sorted({f.fault for f in errors[1:]}))})" if len(errors) > 1 else ""
-    anyway = "" if f"--accept-fault {first.fault}" in first.message else f"; to fit anyway: --accept-fault {first.fault}"
+    more = (
+        f" ({len(errors) - 1} more fault(s): {', '.join(sorted({f.fault for f in errors[1:]}))})"
+        if len(errors) > 1
+        else ""
+    )
+    anyway = (
+        "" if f"--accept-fault {first.fault}" in first.message else f"; to fit anyway: --accept-fault {first.fault}"
+    )
     raise WorkflowError(f"{first.line}{more}{anyway}")
 
 
