@@ -147,6 +147,11 @@ median step, that is taken for the stamps' rounding rather than a clock's jitter
 GAP_FACTOR = 5.0
 """A time step more than this many median steps long is a gap in the recording (an error)."""
 
+GAP_SHARE = 0.02
+"""Longest gap, as a share of the run's duration, that ``max_gap`` may accept (bridged by resampling's
+spline): dropped samples, not a hole in the motion (a 10 s hole bridged by a spline, issue 36, gave
+estimates 72x off)."""
+
 SIGNALS = ("t", "q", "qd", "qdd", "tau")
 """The signals of a dataset, the keys of ``columns`` and ``units``."""
 
@@ -1279,6 +1284,16 @@ def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float |
             "recording was interrupted there. Split the file before this row and read the parts "
             "separately, or, when the gap is short against the motion (a few dropped samples of a "
             "fast log), let resampling bridge it with max_gap (CLI --max-gap S)"
+        )
+    span = float(t[-1] - t[0])
+    hole = big[step[big] > GAP_SHARE * span]
+    if hole.size:  # accepted by max_gap, but a spline across it would invent the motion of a hole
+        k = int(hole[0]) + 1
+        raise where.error(
+            f"{where.col('t')}, {where.row(k - 1)} to {where.row(k)}: gap of {step[k - 1]:.4g} s after t = "
+            f"{t[k - 1]:.6g} s, {100 * step[k - 1] / span:.2g} % of the run's {span:.4g} s: too long to bridge "
+            f"(max_gap bridges a few dropped samples, at most {100 * GAP_SHARE:g} % of a run, not a hole in the "
+            "motion). Split the file before this row and read the parts separately"
         )
     if big.size:
         return (

@@ -421,6 +421,7 @@ def test_overflowing_predictions_named(d, capsys):
 # Faults injected into simulated logs of the UR5 URDF (example-robot-data; the built-in UR5
 # otherwise) and the built-in planar3: each found before the fit with the joint, the file row and
 # the flag that fixes it; the clean logs pass without a finding.
+import dataclasses  # noqa: E402
 import warnings  # noqa: E402
 
 from jaxid.workflow import WorkflowError, plausibility  # noqa: E402
@@ -455,13 +456,15 @@ def plaus(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("plaus")
     try:
-        arm = Robot.from_urdf(example_robot_urdf("ur_description/urdf/ur5_robot.urdf"))
+        urdf = example_robot_urdf("ur_description/urdf/ur5_robot.urdf")
+        arm, ur5_flags = Robot.from_urdf(urdf), ["--urdf", urdf]
     except FileNotFoundError:
-        arm = ur5()
+        arm, ur5_flags = ur5(), ["--robot", "ur5"]
     p3 = planar(3)
     return dict(
         d=d,
         ur5=arm,
+        ur5_flags=ur5_flags,
         planar3=p3,
         ur5_log=_plaus_log(arm, d / "ur5.csv"),
         planar3_log=_plaus_log(p3, d / "planar3.csv"),
@@ -574,3 +577,30 @@ def test_plaus_residual_of_the_order_of_the_torque_named(plaus, capsys):
         assert main(["identify", "--robot", "planar3", "-o", str(out), "--quiet", noisy]) == 0
     found = json.loads(out.read_text())["extra"]["plausibility"]["findings"]
     assert [(f["fault"], f["joint"]) for f in found] == [("residual", "joint3")]
+
+
+def test_plaus_stale_sidecar_refused(plaus):
+    p3, d = plaus["planar3"], plaus["d"]
+    header, a = _load(plaus["planar3_log"])
+    for f0, name in ((0.2, "fresh.csv"), (0.25, "stale.csv")):  # the log's motion repeats at 0.2 Hz
+        ds = data.from_arrays(a[:, 0], a[:, 1:4], a[:, 4:7], source=name)
+        data.write(dataclasses.replace(ds, base_frequency=f0, harmonics=5), d / name)
+    prepared, _ = _read(str(d / "fresh.csv"), p3)
+    assert prepared.choices[0]["derivatives"] == "periodic" and prepared.choices[0]["periods"] == 2
+    with pytest.raises(WorkflowError, match=r"stale.csv.json \(base frequency 0.25 Hz\) makes 2 periods.*not one motion"):
+        _read(str(d / "stale.csv"), p3)
+
+
+def test_plaus_max_gap_does_not_bridge_a_hole(plaus, capsys):
+    header, a = _load(plaus["planar3_log"])
+    holed = np.delete(a, np.s_[300:500], axis=0)  # a 2 s hole in a 10 s run
+    path = write_csv(plaus["d"] / "hole.csv", holed.T, header)
+    argv = ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "h.json"), "--resample", "--max-gap", "5", path]
+    fails(capsys, argv, "row 300 (line 301) to row 301 (line 302): gap of 2.01 s after t = 2.99 s, 20 % of the run's")
+
+
+def test_plaus_payload_says_the_nominal_model_is_subtracted(plaus, capsys):
+    log = plaus["ur5_log"]
+    with pytest.warns(UserWarning, match="neither --params nor --unloaded: the NOMINAL model of"):
+        code = main(["payload", *plaus["ur5_flags"], log])
+    assert code == 0

@@ -365,18 +365,23 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
     :data:`TORQUE_COSINE` (the model explains the torque's shape: gravity, inertia), k < 0 is an
     inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error; elsewhere the
     nominal model cannot say (friction-dominated joints, a rough model) and nothing is found."""
+    from jaxid.identification import screening
+
     names = _labels(robot)
     found = []
     for ds, c in zip(prepared.datasets, prepared.choices):
         source = c["source"]
         N = len(ds)
+        if screening.implausible_values(np.asarray(ds.tau)):
+            continue  # absurd values: the screening names them (workflow.screen.check_torques)
+        dead = set(screening.dead_channels(np.asarray(ds.tau)).joints)  # named there too
         pick = np.unique(np.linspace(0, N - 1, min(N, TORQUE_SAMPLES)).astype(int))
         tau = np.asarray(ds.tau, dtype=float)[pick]
         model = _nominal_torques(robot, *(np.asarray(x, dtype=float)[pick] for x in (ds.q, ds.qd, ds.qdd)))
         mm, tt, tm = (model**2).sum(axis=0), (tau**2).sum(axis=0), (tau * model).sum(axis=0)
         gains = next((n for n in ds.notes if n.startswith("tau: motor currents")), None)
         for j in range(robot.n):
-            if not (mm[j] > 0 and tt[j] > 0):
+            if j in dead or not (mm[j] > 0 and tt[j] > 0):
                 continue
             k, cos = tm[j] / mm[j], tm[j] / math.sqrt(mm[j] * tt[j])
             if abs(cos) < TORQUE_COSINE:
@@ -497,7 +502,8 @@ def screen_logs(raw, robot, accept=()) -> tuple[list, Plausibility]:
     accepted) and the record. WorkflowError (:func:`raise_errors`) on an error not accepted; the
     other findings warned and noted in their run's notes."""
     accept = check_accept(accept)
-    out, findings = [], []
+    out: list = []
+    findings: list[Finding] = []
     for ds in raw:
         ds, found = check_log(ds, robot)
         if "jump" in accept and any(f.fault == "jump" for f in found):
