@@ -604,3 +604,13 @@ def test_plaus_payload_says_the_nominal_model_is_subtracted(plaus, capsys):
     with pytest.warns(UserWarning, match="neither --params nor --unloaded: the NOMINAL model of"):
         code = main(["payload", *plaus["ur5_flags"], log])
     assert code == 0
+
+
+def test_plaus_robot_at_rest_is_not_a_sensor_fault(plaus, capsys):
+    header, a = _load(plaus["planar3_log"])
+    rest = a.copy()
+    rest[:, 1:4] = rest[0, 1:4]  # positions constant, torques the static load (rounded: "stuck" to the screening)
+    rest[:, 4:7] = np.round(rest[0, 4:7], 2)
+    path = write_csv(plaus["d"] / "rest.csv", rest.T, header)
+    err = fails(capsys, ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "r.json"), path], "the robot did not move (positions constant")
+    assert "stuck" not in err.split("look stuck")[0]

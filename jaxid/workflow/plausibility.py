@@ -40,6 +40,7 @@ from jaxid.workflow.records import WorkflowError
 #: The faults :func:`check_log`, :func:`check_torques` and :func:`check_residuals` find, and
 #: what each means (the names of ``--accept-fault``).
 FAULTS = {
+    "still": "the robot did not move (positions constant within their noise)",
     "units": "positions in another unit than the model's (degrees, or rad converted as degrees)",
     "time": "time stamps in another unit (joint speeds far beyond the model's limits)",
     "jump": "single-sample encoder spikes (accepting bridges them by the neighbours' midpoint)",
@@ -77,14 +78,21 @@ DEG_SPAN = 0.1
 #: nominal model (CAD masses, 20-50 % off) stays well within it.
 TORQUE_FACTOR = 10.0
 
-#: A joint's torque is compared with the model's only where the model explains its shape: the
+#: A joint's torque is compared with the model's only where the model explains most of it: the
 #: cosine between the logged and the model's torque (uncentred: the static gravity part counts) at
-#: least this (or at most minus this, an inverted sign).
-TORQUE_COSINE = 0.5
+#: least this (or at most minus this, an inverted sign), i.e. the model's share of the torque's power
+#: (cos^2) over 0.64. A flipped gravity-loaded joint gives -0.99; friction-dominated joints, or a log
+#: that is no robot's (torques made up of the positions), stay below it and are not judged.
+TORQUE_COSINE = 0.8
 
 #: Samples of a run used by :func:`check_torques` (evenly spaced): the check is on the scale and sign,
 #: not the detail.
 TORQUE_SAMPLES = 2000
+
+#: A run whose joints all span at most this many times their position noise, or :data:`STILL_SPAN`, is
+#: a robot that did not move (its torque channels then look stuck: that is not a sensor fault).
+STILL_NOISE = 20.0
+STILL_SPAN = 1e-3  # rad or m
 
 #: After the fit, a joint whose residual RMS is at least this share of its torque RMS is named.
 RESIDUAL_SHARE = 0.5
@@ -164,6 +172,9 @@ def check_log(ds, robot) -> tuple[object, tuple[Finding, ...]]:
     findings += wraps
     if wraps:
         ds = dataclasses.replace(ds, q=jnp.asarray(q), notes=(*ds.notes, *(f.message for f in wraps)))
+    still = _still(ds, q, robot, source)
+    if still:
+        return ds, tuple(findings + still)
     spike, e = _spikes(ds, q, robot)
     clean = np.where(spike, q - e, q)  # the range and speeds without the spikes, which are named on their own
     units = _units(ds, clean, robot, source)
@@ -172,6 +183,29 @@ def check_log(ds, robot) -> tuple[object, tuple[Finding, ...]]:
     if not units:  # a position unit fault scales the speeds too: said once
         findings += _time(ds, clean, robot, source)
     return ds, tuple(findings)
+
+
+def _still(ds, q, robot, source: str) -> list[Finding]:
+    """A ``still`` finding when every joint spans at most :data:`STILL_NOISE` x its position noise
+    (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5)) or :data:`STILL_SPAN`."""
+    if q.shape[0] < 3:
+        return []
+    e = q[1:-1] - 0.5 * (q[:-2] + q[2:])
+    noise = 1.4826 * np.median(np.abs(e - np.median(e, axis=0)), axis=0) / math.sqrt(1.5)
+    span = q.max(axis=0) - q.min(axis=0)
+    if not np.all(span <= np.maximum(STILL_NOISE * noise, STILL_SPAN)):
+        return []
+    return [
+        Finding(
+            "still",
+            source,
+            None,
+            f"the robot did not move (positions constant: every joint spans at most {span.max():.3g} rad, within "
+            "its noise): its torques show only the static load, and their channels look stuck although the sensors "
+            "may be fine; record a run in which the joints move (an excitation: jaxid excite)",
+            True,
+        )
+    ]
 
 
 def _units(ds, q, robot, source: str) -> list[Finding]:
