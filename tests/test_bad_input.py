@@ -639,3 +639,14 @@ def test_plaus_robot_at_rest_is_not_a_sensor_fault(plaus, capsys):
         "the robot did not move (positions constant",
     )
     assert "stuck" not in err.split("look stuck")[0]
+
+
+def test_plaus_lugre_epoch_stamps_are_not_irregular():
+    from jaxid.workflow.commands.lugre import _uniform_step
+
+    epoch = 1.7e9 + 0.123457 + np.arange(500) * 1e-3  # a clock's stamps: float64's spacing is 2.4e-7 s there
+    assert abs(_uniform_step("f.csv", epoch) - 1e-3) < 1e-9
+    jump = np.arange(500) * 1e-3
+    jump[300:] += 5e-4
+    with pytest.raises(WorkflowError, match=r"irregular at row 301 \(line 302\), a step of 0.0015 s"):
+        _uniform_step("f.csv", jump)
