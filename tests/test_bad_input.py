@@ -650,3 +650,15 @@ def test_plaus_lugre_epoch_stamps_are_not_irregular():
     jump[300:] += 5e-4
     with pytest.raises(WorkflowError, match=r"irregular at row 301 \(line 302\), a step of 0.0015 s"):
         _uniform_step("f.csv", jump)
+
+
+def test_plaus_screening_rows_point_at_the_file(plaus, capsys):
+    header, a = _load(plaus["planar3_log"])
+    a = a.copy()
+    a[500, 4] = 1e300  # data row 501, line 502; the prepared run starts after the filter's edge trim
+    path = write_csv(plaus["d"] / "huge.csv", a.T, header)
+    fails(
+        capsys,
+        ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "hg.json"), "--quiet", path],
+        "in the file: row 501 (line 502)",
+    )
