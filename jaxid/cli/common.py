@@ -252,7 +252,7 @@ def add_data_arguments(p):
         action="append",
         default=[],
         metavar="NAME",
-        help="proceed despite a fault the logs' plausibility checks found (repeatable): units, time, "
+        help="proceed despite a fault the logs' plausibility checks found (repeatable): still, units, time, "
         "jump (the spike samples bridged by their neighbours), torque-sign, torque-scale",
     )
 
