@@ -221,7 +221,7 @@ def _units(ds, q, robot, source: str) -> list[Finding]:
         degrees = (
             revolute[j] and lo[j] - 0.1 * half[j] <= np.radians(qmin[j]) <= np.radians(qmax[j]) <= hi[j] + 0.1 * half[j]
         )
-        if reach <= RANGE_FACTOR and not (degrees and reach > 1.5):
+        if reach <= RANGE_FACTOR:  # (a log in degrees reaching less moved under 2/57.3 of the range)
             continue
         unit = "rad" if revolute[j] else "m"
         fix = (
