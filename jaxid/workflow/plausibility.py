@@ -4,6 +4,8 @@ residual after it): the faults that real logs have and a least-squares fit would
 What is checked, per run (:func:`check_log` on the raw run as read, :func:`check_torques` on the
 prepared run, :func:`check_residuals` after the fit):
 
+- ``still``: no joint moves beyond its position noise (or 1 mrad): the robot did not move, which
+  the torque screening would otherwise report as stuck torque channels;
 - ``units``: positions outside the model's joint range by a large factor, or whose range fits it
   once read as degrees (a log in degrees read as rad); positions that span only a few degrees
   after ``--units q=deg`` (a log already in rad converted once more, 57.3x too small);
@@ -46,7 +48,7 @@ FAULTS = {
     "jump": "single-sample encoder spikes (accepting bridges them by the neighbours' midpoint)",
     "wrap": "positions wrapped at +-pi (unwrapped; a warning)",
     "torque-sign": "a torque channel of inverted sign against the nominal model",
-    "torque-scale": "a torque channel off the nominal model's by more than TORQUE_FACTOR",
+    "torque-scale": "a torque channel off the nominal model's by more than 10x (TORQUE_FACTOR)",
     "residual": "a joint whose fit residual is of the order of its torque (a warning)",
 }
 
