@@ -90,7 +90,7 @@ TORQUE_COSINE = 0.8
 #: A joint the nominal model does not explain whose torque beyond the model's has a cosine with the
 #: sign of its velocity at most minus this is of inverted sign (:func:`_dissipation`): friction
 #: opposes motion (+0.9 on a friction-dominated wrist of a real UR10e log, -0.9 with its gain flipped).
-FRICTION_COSINE = 0.5
+FRICTION_COSINE = 0.7
 
 #: Samples of a run used by :func:`check_torques` (evenly spaced): the check is on the scale and sign,
 #: not the detail.
