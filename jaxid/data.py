@@ -148,6 +148,11 @@ median step, that is taken for the stamps' rounding rather than a clock's jitter
 GAP_FACTOR = 5.0
 """A time step more than this many median steps long is a gap in the recording (an error)."""
 
+GAP_SHARE = 0.02
+"""Longest gap, as a share of the run's duration, that ``max_gap`` may accept (bridged by resampling's
+spline): dropped samples, not a hole in the motion (a 10 s hole bridged by a spline, issue 36, gave
+estimates 72x off)."""
+
 SIGNALS = ("t", "q", "qd", "qdd", "tau")
 """The signals of a dataset, the keys of ``columns`` and ``units``."""
 
@@ -193,6 +198,10 @@ class Dataset(eqx.Module):
     motor_side: the log was recorded on the motors' side and converted to the joints through a
         transmission on reading (``read(..., transmission=)``; the samples are joint-side); its
         residuals are reported on the motors' side (``jaxid.workflow.validate``). Static.
+    file_rows: where sample 0 sits in the file it was read from, for messages (:meth:`row`):
+        (rows of the file's data before it (a time window), the line of the file's first data row
+        for CSV (2 after a header, 1 without) or 0 for array files (NPZ, HDF5, bags: 0-based
+        indices)); None when unknown (arrays, or a slice with a step). Static.
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -209,6 +218,17 @@ class Dataset(eqx.Module):
     base_frequency: float | None = eqx.field(static=True, default=None)
     harmonics: int | None = eqx.field(static=True, default=None)
     motor_side: bool = eqx.field(static=True, default=False)
+    file_rows: tuple[int, int] | None = eqx.field(static=True, default=None)
+
+    def row(self, k: int) -> str:
+        """Sample k (0-based, of this dataset) as the user finds it in the file: "row R (line L)"
+        for CSV (R 1-based over the data rows, L the file's line), "row K" (0-based index) for array
+        files, "sample k+1" when the file is unknown (:attr:`file_rows`)."""
+        if self.file_rows is None:
+            return f"sample {k + 1}"
+        offset, first_line = self.file_rows
+        k += offset
+        return f"row {k}" if first_line == 0 else f"row {k + 1} (line {k + first_line})"
 
     @property
     def n(self) -> int:
@@ -227,7 +247,10 @@ class Dataset(eqx.Module):
     def slice(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> Dataset:
         """Samples ``start:stop:step`` (Python slice semantics) of every signal."""
         index = slice(start, stop, step)
-        return jax.tree.map(lambda a: a[index], self)
+        out = jax.tree.map(lambda a: a[index], self)
+        first, _, stride = index.indices(len(self))
+        rows = None if self.file_rows is None or stride != 1 else (self.file_rows[0] + first, self.file_rows[1])
+        return dataclasses.replace(out, file_rows=rows) if rows != self.file_rows else out
 
 
 @dataclass(frozen=True)
@@ -1277,6 +1300,16 @@ def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float |
             "separately, or, when the gap is short against the motion (a few dropped samples of a "
             "fast log), let resampling bridge it with max_gap (CLI --max-gap S)"
         )
+    span = float(t[-1] - t[0])
+    hole = big[step[big] > GAP_SHARE * span]
+    if hole.size:  # accepted by max_gap, but a spline across it would invent the motion of a hole
+        k = int(hole[0]) + 1
+        raise where.error(
+            f"{where.col('t')}, {where.row(k - 1)} to {where.row(k)}: gap of {step[k - 1]:.4g} s after t = "
+            f"{t[k - 1]:.6g} s, {100 * step[k - 1] / span:.2g} % of the run's {span:.4g} s: too long to bridge "
+            f"(max_gap bridges a few dropped samples, at most {100 * GAP_SHARE:g} % of a run, not a hole in the "
+            "motion). Split the file before this row and read the parts separately"
+        )
     if big.size:
         return (
             f"{big.size} gap(s) of up to {step[big].max():.3g} s ({step[big].max() / median:.3g} median "
@@ -1553,6 +1586,7 @@ def _build(
         source=where.path,
         notes=notes,
         motor_side=transmission is not None,
+        file_rows=(where.offset, 0 if where.keys is not None else where.first_line),
     )
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
@@ -1571,6 +1605,7 @@ def _build(
             derivatives=derivatives,
             notes=notes,
             motor_side=ds.motor_side,
+            file_rows=ds.file_rows,
         )
     return ds
 

@@ -655,3 +655,250 @@ def test_refuse_run_study_arguments():
     with pytest.warns(UserWarning, match=r"joint count is taken from sigma's length \(5\)"):
         with pytest.raises(ValueError, match="n_runs"):  # the warning comes after the checks that need no n
             run_study(W, theta, np.full(5, 0.1), 1.5)
+
+
+# --- plaus: log plausibility ---
+# Faults injected into simulated logs of the UR5 URDF (example-robot-data; the built-in UR5
+# otherwise) and the built-in planar3: each found before the fit with the joint, the file row and
+# the flag that fixes it; the clean logs pass without a finding.
+import dataclasses  # noqa: E402
+import warnings  # noqa: E402
+
+from jaxid.workflow import WorkflowError, plausibility  # noqa: E402
+from jaxid.workflow.commands.common import read_runs  # noqa: E402
+from jaxid.workflow.requests import DataSpec  # noqa: E402
+
+
+def _plaus_log(robot, path, fs=100.0, seconds=10.0, shift=None):
+    """A simulated log (t, q, tau) of ``robot`` on a 5-harmonic 0.2 Hz trajectory, written to path: the
+    torque of the robot with its inertial parameters 10 % off nominal, viscous and Coulomb friction
+    and noise (computed by the same compiled program as the check's nominal torque: a fast test)."""
+    t = np.arange(int(seconds * fs)) / fs
+    w = 2 * np.pi * 0.2 * np.arange(1, 6)
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(2, 5, robot.n)) * 0.12
+    s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+    q = s @ a + c @ b + (0.0 if shift is None else shift)
+    qd, qdd = (c * w) @ a - (s * w) @ b, -(s * w**2) @ a - (c * w**2) @ b
+    theta = np.asarray(robot.parameter_vector())
+    true = robot.with_parameters(theta * (1 + 0.1 * rng.standard_normal(theta.shape)))
+    tau = plausibility._nominal_torques(true, q, qd, qdd) + 0.5 * qd + 0.8 * np.tanh(qd / 0.01)
+    tau = tau + 0.005 * tau.std(axis=0) * rng.standard_normal(tau.shape)
+    ds = data.from_arrays(t, q + 1e-5 * rng.standard_normal(q.shape), tau, source=str(path))
+    data.write(ds, path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def plaus(tmp_path_factory):
+    from jaxid import Robot
+    from jaxid.models import example_robot_urdf, planar, ur5
+
+    d = tmp_path_factory.mktemp("plaus")
+    try:
+        urdf = example_robot_urdf("ur_description/urdf/ur5_robot.urdf")
+        arm, ur5_flags = Robot.from_urdf(urdf), ["--urdf", urdf]
+    except FileNotFoundError:
+        arm, ur5_flags = ur5(), ["--robot", "ur5"]
+    p3 = planar(3)
+    return dict(
+        d=d,
+        ur5=arm,
+        ur5_flags=ur5_flags,
+        planar3=p3,
+        ur5_log=_plaus_log(arm, d / "ur5.csv"),
+        planar3_log=_plaus_log(p3, d / "planar3.csv"),
+    )
+
+
+def _load(path):
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+    return header, np.loadtxt(path, delimiter=",", skiprows=1)
+
+
+def _faulty(path, out, change):
+    header, a = _load(path)
+    a = a.copy()
+    change(a)
+    return write_csv(out, a.T, header)
+
+
+def _read(path, robot, **spec):
+    """read_runs with warnings recorded: (prepared, the plausibility warnings)."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        prepared = read_runs([path], robot, DataSpec(**spec))
+    faults = [str(w.message) for w in seen if any(k in str(w.message) for k in ("wraps", "jumps", "x the nominal"))]
+    return prepared, faults
+
+
+def test_plaus_clean_logs_pass(plaus):
+    for name in ("ur5", "planar3"):
+        prepared, faults = _read(plaus[f"{name}_log"], plaus[name])
+        assert prepared.plausibility.findings == () and not faults, (name, faults)
+
+
+def test_plaus_position_units_named(plaus):
+    arm, d = plaus["ur5"], plaus["d"]
+    n = arm.n
+    deg = _faulty(
+        plaus["ur5_log"], d / "deg.csv", lambda a: a.__setitem__(np.s_[:, 1 : 1 + n], np.degrees(a[:, 1 : 1 + n]))
+    )
+    with pytest.raises(WorkflowError, match=r"degrees read as rad.*--units q=deg") as e:
+        _read(deg, arm)
+    assert arm.coordinate_names[0] in str(e.value) and "--accept-fault units" in str(e.value)
+    prepared, _ = _read(deg, arm, units="q=deg")  # the fix named: the log passes
+    assert prepared.plausibility.findings == ()
+    with pytest.raises(WorkflowError, match=r"57.3x too small.*drop q=deg"):  # a log in rad given as degrees
+        _read(plaus["ur5_log"], arm, units="q=deg")
+
+
+def test_plaus_time_unit_named(plaus):
+    arm = plaus["ur5"]
+    header, a = _load(plaus["ur5_log"])
+    slow = write_csv(plaus["d"] / "ten_hz.csv", a[::10].T, header)  # 10 Hz: 10 kHz with t in ms passes the rate check
+    with pytest.raises(WorkflowError, match=r"too short.*drop t=ms from --units") as e:
+        _read(slow, arm, units="t=ms")
+    assert "--accept-fault time" in str(e.value)
+
+
+def test_plaus_encoder_spike_named_by_file_row_and_bridged_on_request(plaus):
+    p3, d = plaus["planar3"], plaus["d"]
+    header, clean = _load(plaus["planar3_log"])
+    spiky = _faulty(plaus["planar3_log"], d / "spike.csv", lambda a: a.__setitem__((40, 2), a[40, 2] + 10.0))
+    with pytest.raises(WorkflowError, match=r"joint2 jumps by up to 10 rad for one sample at row 41 \(line 42\)") as e:
+        _read(spiky, p3)
+    assert "--accept-fault jump" in str(e.value)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        (ds,) = read_runs([spiky], p3, DataSpec(accept_faults=("jump",)), prepare=False)
+    assert any("bridged" in n and "row 41" in n for n in ds.notes)
+    assert abs(float(ds.q[40, 1]) - clean[40, 2]) < 1e-3  # the neighbours' midpoint, not the spike
+
+
+def test_plaus_wrap_unwrapped_and_said(plaus):
+    p3, d = plaus["planar3"], plaus["d"]
+    log = _plaus_log(p3, d / "turned.csv", shift=np.array([3.0, 0.0, 0.0]))  # joint1 crosses +pi
+    header, a = _load(log)
+    wrapped = _faulty(log, d / "wrapped.csv", lambda x: x.__setitem__(np.s_[:, 1], np.angle(np.exp(1j * x[:, 1]))))
+    assert np.abs(np.diff(_load(wrapped)[1][:, 1])).max() > 6  # the fault is there
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        (ds,) = read_runs([wrapped], p3, DataSpec(), prepare=False)
+    turns = (np.asarray(ds.q[:, 0]) - a[:, 1]) / (2 * np.pi)  # unwrapped: the logged motion, whole turns apart
+    np.testing.assert_allclose(turns, np.round(turns[0]), atol=1e-9)
+    _, faults = _read(wrapped, p3)
+    assert any("joint1 wraps at +-pi" in f and "unwrapped" in f and "row " in f for f in faults), faults
+
+
+def test_plaus_torque_sign_and_scale_against_the_model(plaus):
+    arm, d = plaus["ur5"], plaus["d"]
+    n, name = arm.n, arm.coordinate_names[1]
+    flipped = _faulty(plaus["ur5_log"], d / "flip.csv", lambda a: a.__setitem__(np.s_[:, 1 + n + 1], -a[:, 1 + n + 1]))
+    with pytest.raises(WorkflowError, match=rf"{name}'s torque is -0\.\d+ x the nominal.*sign is inverted") as e:
+        _read(flipped, arm)
+    assert "--accept-fault torque-sign" in str(e.value)
+    gains = ",".join(["32"] * n)  # a log already in N m given as currents
+    with pytest.raises(WorkflowError, match=r"torque is \d\d\.?\d* x the nominal.*drop --gains"):
+        _read(plaus["ur5_log"], arm, units="tau=A", gains=gains)
+    prepared, faults = _read(flipped, arm, accept_faults=("torque-sign",))  # accepted: warned, recorded
+    assert [f.fault for f in prepared.plausibility.findings] == ["torque-sign"] and faults
+
+
+def test_plaus_residual_of_the_order_of_the_torque_named(plaus):
+    from jaxid.identification.base import base_from_regressor
+    from jaxid.model.description import model_description
+    from jaxid.workflow.params import Params
+
+    p3, d = plaus["planar3"], plaus["d"]
+    names = p3.parameter_names()  # the nominal parameters as a fit's (the log's robot is 10 % off them)
+    params = Params(
+        model=model_description(p3, builtin="planar3"),
+        parameter_names=names,
+        base=base_from_regressor(np.eye(len(names)), names),
+        theta=p3.parameter_vector(),
+        cov=np.eye(len(names)),
+        fit={},
+    )
+    rng = np.random.default_rng(0)
+    noisy = _faulty(
+        plaus["planar3_log"], d / "noise3.csv", lambda a: a.__setitem__(np.s_[:, 6], rng.normal(size=len(a)))
+    )
+    for path, expected in ((plaus["planar3_log"], []), (noisy, ["joint3"])):
+        prepared, _ = _read(path, p3)
+        found = plausibility.check_residuals(p3, params, prepared)
+        assert [f.joint for f in found] == expected and all(f.fault == "residual" and not f.error for f in found)
+    assert "joint3: the fit's residual RMS is" in found[0].message
+    assert plausibility.Plausibility(found).to_dict()["findings"][0]["joint"] == "joint3"  # params.json's record
+
+
+def test_plaus_stale_sidecar_refused(plaus):
+    p3, d = plaus["planar3"], plaus["d"]
+    header, a = _load(plaus["planar3_log"])
+    for f0, name in ((0.2, "fresh.csv"), (0.25, "stale.csv")):  # the log's motion repeats at 0.2 Hz
+        ds = data.from_arrays(a[:, 0], a[:, 1:4], a[:, 4:7], source=name)
+        data.write(dataclasses.replace(ds, base_frequency=f0, harmonics=5), d / name)
+    prepared, _ = _read(str(d / "fresh.csv"), p3)
+    assert prepared.choices[0]["derivatives"] == "periodic" and prepared.choices[0]["periods"] == 2
+    with pytest.raises(
+        WorkflowError, match=r"stale.csv.json \(base frequency 0.25 Hz\) makes 2 periods.*not one motion"
+    ):
+        _read(str(d / "stale.csv"), p3)
+
+
+def test_plaus_max_gap_does_not_bridge_a_hole(plaus, capsys):
+    header, a = _load(plaus["planar3_log"])
+    holed = np.delete(a, np.s_[300:500], axis=0)  # a 2 s hole in a 10 s run
+    path = write_csv(plaus["d"] / "hole.csv", holed.T, header)
+    argv = ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "h.json"), "--resample", "--max-gap", "5", path]
+    fails(capsys, argv, "row 300 (line 301) to row 301 (line 302): gap of 2.01 s after t = 2.99 s, 20 % of the run's")
+
+
+def test_plaus_payload_says_the_nominal_model_is_subtracted(plaus, capsys, monkeypatch):
+    from jaxid.identification import payload
+
+    def fit(*args, **kwargs):  # the fit itself is test_payload's: stop there
+        raise WorkflowError("stopped before the fit")
+
+    monkeypatch.setattr(payload, "identify_payload", fit)
+    assert main(["payload", "--robot", "planar3", plaus["planar3_log"]]) == 2
+    err = capsys.readouterr().err
+    assert "neither --params nor --unloaded: the NOMINAL model of planar3" in err and "stopped before the fit" in err
+
+
+def test_plaus_robot_at_rest_is_not_a_sensor_fault(plaus, capsys):
+    header, a = _load(plaus["planar3_log"])
+    rest = a.copy()
+    rest[:, 1:4] = rest[0, 1:4]  # positions constant, torques the static load (rounded: "stuck" to the screening)
+    rest[:, 4:7] = np.round(rest[0, 4:7], 2)
+    path = write_csv(plaus["d"] / "rest.csv", rest.T, header)
+    err = fails(
+        capsys,
+        ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "r.json"), path],
+        "the robot did not move (positions constant",
+    )
+    assert "stuck" not in err.split("look stuck")[0]
+
+
+def test_plaus_lugre_epoch_stamps_are_not_irregular():
+    from jaxid.workflow.commands.lugre import _uniform_step
+
+    epoch = 1.7e9 + 0.123457 + np.arange(500) * 1e-3  # a clock's stamps: float64's spacing is 2.4e-7 s there
+    assert abs(_uniform_step("f.csv", epoch) - 1e-3) < 1e-9
+    jump = np.arange(500) * 1e-3
+    jump[300:] += 5e-4
+    with pytest.raises(WorkflowError, match=r"irregular at row 301 \(line 302\), a step of 0.0015 s"):
+        _uniform_step("f.csv", jump)
+
+
+def test_plaus_screening_rows_point_at_the_file(plaus, capsys):
+    header, a = _load(plaus["planar3_log"])
+    a = a.copy()
+    a[500, 4] = 1e300  # data row 501, line 502; the prepared run starts after the filter's edge trim
+    path = write_csv(plaus["d"] / "huge.csv", a.T, header)
+    fails(
+        capsys,
+        ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "hg.json"), "--quiet", path],
+        "in the file: row 501 (line 502)",
+    )

@@ -251,6 +251,15 @@ def add_data_arguments(p):
         "/ step; printed)",
     )
 
+    g.add_argument(
+        "--accept-fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="proceed despite a fault the logs' plausibility checks found (repeatable): still, units, time, "
+        "jump (the spike samples bridged by their neighbours), torque-sign, torque-scale",
+    )
+
 
 def data_spec(args) -> requests.DataSpec:
     """The ``DataSpec`` of the flags of :func:`add_data_arguments`."""
@@ -271,6 +280,7 @@ def data_spec(args) -> requests.DataSpec:
         topic=args.topic,
         rate=args.rate,
         window=args.window,
+        accept_faults=tuple(args.accept_fault),
     )
 
 

@@ -152,6 +152,7 @@ class Prepared:
 
     datasets: tuple
     choices: tuple
+    plausibility: object = None  # the checks of the logs (``workflow.plausibility.Plausibility``), or None
 
     @property
     def n_samples(self) -> int:
@@ -818,6 +819,37 @@ def _position_problems(q, robot) -> list[str]:
     ]
 
 
+#: Periods averaged into one may differ, per joint, by at most this many times the position noise
+#: (read off the run's sample-to-sample roughness) and this share of the joint's range
+#: (:func:`_periods_disagree`): repeated motion repeats within its noise and tracking error.
+PERIOD_NOISE = 10.0
+PERIOD_SHARE = 0.01
+
+
+def _periods_disagree(q, M: int, P: int) -> str | None:
+    """Why the M periods of P samples of the positions q (N, n) rad are not one motion repeated, or
+    None: some joint's RMS deviation of the periods from their average exceeds both
+    :data:`PERIOD_NOISE` x its noise std (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5): the white
+    noise of q; the motion's qdd dt^2 / 2 is far below it) and :data:`PERIOD_SHARE` of its range (a stale
+    base frequency, from the sidecar of another log, averages different motions into one)."""
+    if M < 2:
+        return None
+    Q = q[: M * P].reshape(M, P, -1)
+    spread = np.sqrt(((Q - Q.mean(axis=0)) ** 2).mean(axis=(0, 1)) * M / (M - 1))
+    e = q[1:-1] - 0.5 * (q[:-2] + q[2:])
+    noise = 1.4826 * np.median(np.abs(e - np.median(e, axis=0)), axis=0) / math.sqrt(1.5)
+    span = q.max(axis=0) - q.min(axis=0)
+    bad = np.flatnonzero((spread > PERIOD_NOISE * noise) & (spread > PERIOD_SHARE * span))
+    if not bad.size:
+        return None
+    j = int(bad[np.argmax(spread[bad] / span[bad])])
+    return (
+        f"positions differ from their average by {spread[j]:.3g} rad RMS at joint {j + 1} ({100 * spread[j] / span[j]:.2g} % "
+        f"of its range, the noise std {noise[j]:.2g}): they are not one motion repeated, and averaging them would fit "
+        "a motion the robot never made"
+    )
+
+
 def parallel_cutoff(fs: float, step: int, cutoff: float | None = None) -> float:
     """Cutoff, Hz, of the parallel filter of W and tau (Gautier 1997): 0.8 of the Nyquist
     frequency after decimation by ``step``, 0.4 fs / step (so decimating does not alias), or the
@@ -850,6 +882,19 @@ def _periodic(ds, policy: Policy, name: str):
             raise WorkflowError(f"{name}: base frequency {f0:g} Hz: {e}") from None
         return f"not differentiated as periodic ({e})"  # the data's base frequency does not fit: filter
     M, P = r.periods, r.samples_per_period
+    mismatch = _periods_disagree(np.asarray(ds.q, dtype=float), M, P)
+    if mismatch:
+        given = (
+            f"--base-frequency {f0:g}"
+            if policy.base_frequency is not None
+            else f"the sidecar {name}.json (base frequency {f0:g} Hz)"
+        )
+        fix = (
+            "check the base frequency, or filter instead (--no-periodic)"
+            if policy.base_frequency is not None
+            else f"it is not of this log (a replaced log?): delete or fix {name}.json, or filter instead (--no-periodic)"
+        )
+        raise WorkflowError(f"{name}: {given} makes {M} periods of {P} samples whose {mismatch}; {fix}")
     tau = signals.period_average(np.asarray(ds.tau)[: M * P], P)
     out = dataclasses.replace(ds, t=ds.t[:P], q=r.q, tau=tau, qd=r.qd, qdd=r.qdd, derivatives="periodic")
     var = np.asarray(r.var)

@@ -240,7 +240,8 @@ class DataSpec:
     (samples), decimation ``step``, the ``base_frequency`` (Hz) of a periodic run, ``periodic``,
     ``parallel`` filtering and the ``reversal_band`` (rad/s) left out of the fit; a bag's JointState
     ``topic``, the sampling ``rate`` (Hz) of logs without a time column and the time ``window``
-    (``"T0:T1"``, s from each log's start)."""
+    (``"T0:T1"``, s from each log's start); ``accept_faults``: the faults of the logs' plausibility
+    checks (``jaxid.workflow.plausibility.FAULTS``) to proceed with (``--accept-fault``)."""
 
     columns: str | None = None
     units: str | None = None
@@ -258,8 +259,12 @@ class DataSpec:
     topic: str | None = None
     rate: float | None = None
     window: str | None = None
+    accept_faults: tuple[str, ...] = ()
 
     def __post_init__(self):
+        from jaxid.workflow.plausibility import check_accept
+
+        _set(self, "accept_faults", check_accept(self.accept_faults))
         _window(self.window)
         _positive(self.rate, "--rate must be a finite sampling rate > 0 Hz, got {}")
         if self.step < 1:

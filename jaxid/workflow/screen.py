@@ -53,13 +53,23 @@ def check_torques(robot, datasets) -> None:
     for ds in datasets:
         bad = screening.implausible_values(np.asarray(ds.tau), names=names)
         if bad:
-            raise WorkflowError(f"{ds.source}: {bad.message}")
+            raise WorkflowError(f"{ds.source}: {bad.message}{_in_file(ds, bad.rows)}")
         dead = screening.dead_channels(np.asarray(ds.tau), names=names)
         if dead:
             raise WorkflowError(
                 f"{ds.source}: {dead.message}; a dead torque channel cannot be identified: repair it "
                 "or record without it"
             )
+
+
+def _in_file(ds, rows) -> str:
+    """Where the samples ``rows`` (indices into the prepared run ``ds``) are in its file (1-based rows
+    and the CSV line, ``Dataset.row``), as "; in the file: ..."; "" where the file's rows are not known
+    (a decimated run) or a sample is no file row (a run averaged into one period)."""
+    if getattr(ds, "file_rows", None) is None or ds.derivatives == "periodic":
+        return ""
+    shown = [ds.row(int(k)) for k in np.asarray(rows)[:3]]
+    return "; in the file: " + ", ".join(shown) + (" ..." if len(rows) > 3 else "")
 
 
 def fit_rows(robot, prepared: Prepared, base, *, method: str, consistent: bool, progress=None) -> Rows:

@@ -7,6 +7,7 @@ share lives here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import warnings
@@ -18,7 +19,7 @@ import numpy as np
 from jaxid import workflow
 from jaxid.model import description as _description
 from jaxid.model.transmission import TransmissionError
-from jaxid.workflow import WorkflowError
+from jaxid.workflow import WorkflowError, plausibility
 from jaxid.workflow import validation as _validation
 from jaxid.workflow.requests import BoundsSpec, DataSpec, ModelSpec, PayloadSpec
 
@@ -230,7 +231,12 @@ def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, p
                 "choose the model of this robot (--robot NAME or --urdf PATH)"
             )
         raw.append(ds)
-    return workflow.prepare(raw, robot, chosen or policy(spec)) if prepare else raw
+    raw, record = plausibility.screen_logs(raw, robot, spec.accept_faults)
+    if not prepare:
+        return raw
+    prepared = workflow.prepare(raw, robot, chosen or policy(spec))
+    record = record + plausibility.screen_torques(prepared, robot, spec.accept_faults)
+    return dataclasses.replace(prepared, plausibility=record)
 
 
 def log_data(prepared, log: Log) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from jaxid import workflow
-from jaxid.workflow import WorkflowError
+from jaxid.workflow import WorkflowError, plausibility
 from jaxid.workflow import export as _export
 from jaxid.workflow import params as _params
 from jaxid.workflow.commands.common import (
@@ -78,6 +79,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
         stribeck_vs=params.model["stribeck_vs"],  # fitted where asked
         gravity=np.asarray(params.model.get("gravity", robot.gravity), dtype=float),
     )
+    params = _plausibility(robot, params, prepared)
     _params.save_params(r.output, params)
     # An unconverged consistent fit is an error by default: it is never written as a model.
     unconverged = params.consistency is not None and params.consistency.converged is False
@@ -85,6 +87,18 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     written = None if unconverged else _write_model(r, robot, params)
     validation = workflow.validate(robot, params, prepared) if r.validation else None
     return IdentifyOutcome(r, robot, params, prepared, choice, unconverged, written, validation)
+
+
+def _plausibility(robot, params, prepared):
+    """``params`` with the logs' plausibility record and the fit's residual check
+    (``plausibility.check_residuals``, warned) in ``extra["plausibility"]``."""
+    record = prepared.plausibility or plausibility.Plausibility()
+    if params.lugre is None:
+        residual = plausibility.Plausibility(plausibility.check_residuals(robot, params, prepared))
+        for f in residual.findings:
+            warnings.warn(f.line, stacklevel=3)
+        record = record + residual
+    return dataclasses.replace(params, extra={**params.extra, "plausibility": record.to_dict()})
 
 
 def _choose_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progress) -> dict:

@@ -61,10 +61,15 @@ def _uniform_step(path, t) -> float:
         raise WorkflowError(f"{path}: {len(t)} samples; an identification needs at least 100")
     steps = np.diff(t)
     dt = float(np.median(steps))
-    if not dt > 0 or np.any(np.abs(steps - dt) > 1e-6 * dt + 1e-12):
-        row = int(np.argmax(np.abs(steps - dt))) + 2
-        raise WorkflowError(f"{path}: time stamps must increase uniformly (irregular at data row {row}); resample")
-    return dt
+    # a clock's stamps (Unix time, 1.7e9 s) carry float64's spacing there (2.4e-7 s): no irregularity
+    resolution = 4 * float(np.spacing(np.max(np.abs(t))))
+    if not dt > 0 or np.any(np.abs(steps - dt) > 1e-6 * dt + resolution + 1e-12):
+        k = int(np.argmax(np.abs(steps - dt))) + 1  # the sample after the irregular step, 0-based
+        raise WorkflowError(
+            f"{path}: time stamps must increase uniformly (irregular at row {k + 1} (line {k + 2}), "
+            f"a step of {steps[k - 1]:.6g} s against the median {dt:.6g} s); resample"
+        )
+    return float((t[-1] - t[0]) / (len(t) - 1))  # the mean step: exact where one step is rounded
 
 
 def _force_metrics(real, pred):

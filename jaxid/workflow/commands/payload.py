@@ -62,12 +62,24 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
         ds = [diff]
         # The robot's torque cancelled in the difference: nothing of the model is subtracted.
         theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
+    nominal = () if params is not None or r.unloaded else (NOMINAL_SUBTRACTED.format(robot=robot.name),)
+    for line in nominal:  # said before the work, on stderr, and kept in the outcome's warnings (the JSON's)
+        (warn or warnings.warn)(line)
     samples = _samples(r, robot, ds, log)
     cov = None if r.cov is None else np.asarray(r.cov, dtype=float)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
-    return PayloadOutcome(r, robot, tuple(samples), fit, tuple(str(w.message) for w in caught), alignment)
+    return PayloadOutcome(r, robot, tuple(samples), fit, nominal + tuple(str(w.message) for w in caught), alignment)
+
+
+#: The warning of ``jaxid payload`` without --params or --unloaded: what is subtracted, and the fixes.
+NOMINAL_SUBTRACTED = (
+    "neither --params nor --unloaded: the NOMINAL model of {robot} (its file's or built-in inertial "
+    "parameters, not identified ones) is subtracted from the loaded run's torque, and its errors go into the "
+    "payload's estimate; identify the robot first (jaxid identify, then --params params.json) or log the same "
+    "trajectory without the payload (--unloaded FILE)"
+)
 
 
 def _joints(r: PayloadRequest, n: int) -> list[int] | None:

@@ -1,0 +1,607 @@
+"""Plausibility of each run's log against the model and the physics, before any fit (and of the fit's
+residual after it): the faults that real logs have and a least-squares fit would silently absorb.
+
+What is checked, per run (:func:`check_log` on the raw run as read, :func:`check_torques` on the
+prepared run, :func:`check_residuals` after the fit):
+
+- ``still``: no joint moves beyond its position noise (or 1 mrad): the robot did not move, which
+  the torque screening would otherwise report as stuck torque channels;
+- ``units``: positions outside the model's joint range by a large factor, or whose range fits it
+  once read as degrees (a log in degrees read as rad); positions that span only a few degrees
+  after ``--units q=deg`` (a log already in rad converted once more, 57.3x too small);
+- ``time``: joint speeds implied by the time stamps far above the model's velocity limits (or a
+  physical ceiling): stamps in the wrong unit (``--units t=ms`` on a log in s);
+- ``wrap``: positions wrapped at +-pi (steps of ~2 pi in one sample): unwrapped, and said;
+- ``jump``: single-sample encoder spikes (a sample off both neighbours' midpoint by far more than
+  the run's robust spread and than any joint can move in one sample): refused, or with
+  ``--accept-fault jump`` bridged by the neighbours' midpoint;
+- ``torque-sign`` and ``torque-scale``: the logged torque against the nominal model's torque at the
+  logged motion (``tau ~ k tau_model`` per joint by least squares, where the model explains the
+  torque's shape): k < 0 is an inverted sign, |k| beyond 10x (or below 1/10) a scale error
+  (``--gains`` on a log already in N m, a torque unit);
+- ``residual`` (after the fit): a joint whose residual RMS is of the order of its torque RMS.
+
+Each :class:`Finding` names the run, the joint, the 1-based file rows where they matter
+(``Dataset.row``), the factor and the flag that fixes it. Errors stop the command unless accepted
+(``--accept-fault NAME``, :data:`FAULTS`); warnings are printed and recorded (the run's notes,
+params.json ``plausibility``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxid.workflow.records import WorkflowError
+
+#: The faults :func:`check_log`, :func:`check_torques` and :func:`check_residuals` find, and
+#: what each means (the names of ``--accept-fault``).
+FAULTS = {
+    "still": "the robot did not move (positions constant within their noise)",
+    "units": "positions in another unit than the model's (degrees, or rad converted as degrees)",
+    "time": "time stamps in another unit (joint speeds far beyond the model's limits)",
+    "jump": "single-sample encoder spikes (accepting bridges them by the neighbours' midpoint)",
+    "wrap": "positions wrapped at +-pi (unwrapped; a warning)",
+    "torque-sign": "a torque channel of inverted sign against the nominal model",
+    "torque-scale": "a torque channel off the nominal model's by more than 10x (TORQUE_FACTOR)",
+    "residual": "a joint whose fit residual is of the order of its torque (a warning)",
+}
+
+#: A joint's speed above this many times its velocity limit (``Robot.qd_max``, else
+#: :data:`SPEED_CEILING`) is a time-stamp fault: a robot overshoots its limit a little, a wrong time
+#: unit by 1000x (ms/s) or 60x.
+SPEED_FACTOR = 10.0
+
+#: rad/s (revolute) and m/s (prismatic): the speed no robot joint reaches, for joints without a
+#: velocity limit (direct-drive arms stay below ~20 rad/s).
+SPEED_CEILING = (30.0, 10.0)
+
+#: Quantile of a joint's sample-to-sample speed compared with its limit: robust to the spikes and
+#: wraps that :func:`check_log` reports on their own (they are under 1 % of the samples).
+SPEED_QUANTILE = 0.99
+
+#: Robust z (spread by the MAD) above which a sample off its neighbours' midpoint is a spike.
+SPIKE_Z = 20.0
+
+#: Positions beyond the model's range by more than this factor of the range's half width (about
+#: its centre) are a unit fault (an error); closer, ``prepare`` warns (``RANGE_SLACK``).
+RANGE_FACTOR = 2.0
+
+#: rad: after ``--units q=deg`` the revolute joints spanning at most this much (5.7 degrees: a log in
+#: rad converted once more spans under 0.1 rad where it moved up to 5.7 rad) are a unit fault.
+DEG_SPAN = 0.1
+
+#: Torque scale against the nominal model's beyond this factor (either way) is a fault; a rough
+#: nominal model (CAD masses, 20-50 % off) stays well within it.
+TORQUE_FACTOR = 10.0
+
+#: A joint's torque is compared with the model's only where the model explains most of it: the
+#: cosine between the logged and the model's torque (uncentred: the static gravity part counts) at
+#: least this (or at most minus this, an inverted sign), i.e. the model's share of the torque's power
+#: (cos^2) over 0.64. A flipped gravity-loaded joint gives -0.99; friction-dominated joints, or a log
+#: that is no robot's (torques made up of the positions), stay below it and are not judged.
+TORQUE_COSINE = 0.8
+
+#: A joint the nominal model does not explain whose torque beyond the model's has a cosine with the
+#: sign of its velocity at most minus this is of inverted sign (:func:`_dissipation`): friction
+#: opposes motion (+0.9 on a friction-dominated wrist of a real UR10e log, -0.9 with its gain flipped).
+FRICTION_COSINE = 0.7
+
+#: Samples of a run used by :func:`check_torques` (evenly spaced): the check is on the scale and sign,
+#: not the detail.
+TORQUE_SAMPLES = 2000
+
+#: A run whose joints all span at most this many times their position noise, or :data:`STILL_SPAN`, is
+#: a robot that did not move (its torque channels then look stuck: that is not a sensor fault).
+STILL_NOISE = 20.0
+STILL_SPAN = 1e-3  # rad or m
+
+#: After the fit, a joint whose residual RMS is at least this share of its torque RMS is named.
+RESIDUAL_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One implausible thing about a run.
+
+    fault: a key of :data:`FAULTS`. source: the run's file. joint: the joint's name, or None (the
+    run). message: one sentence naming what, where (1-based file rows) and the fix. error: the
+    command stops on it unless ``fault`` is accepted. rows: the file rows named (as
+    ``Dataset.row`` says them). factor: the factor of a scale fault, or None. repaired: what was
+    done to the run (unwrapped, bridged), or None."""
+
+    fault: str
+    source: str
+    joint: str | None
+    message: str
+    error: bool
+    rows: tuple[str, ...] = ()
+    factor: float | None = None
+    repaired: str | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self) | {"rows": list(self.rows)}
+
+    @property
+    def line(self) -> str:
+        """``source: message``."""
+        return f"{self.source}: {self.message}"
+
+
+def check_accept(accept) -> tuple[str, ...]:
+    """The fault names of ``--accept-fault`` as a tuple; WorkflowError on an unknown one."""
+    accept = tuple(accept or ())
+    bad = [a for a in accept if a not in FAULTS]
+    if bad:
+        raise WorkflowError(f"--accept-fault: unknown fault {bad[0]!r}; the faults are {', '.join(FAULTS)}")
+    return accept
+
+
+def _labels(robot) -> list[str]:
+    return list(robot.coordinate_names)
+
+
+def _revolute(robot) -> np.ndarray:
+    return np.array([robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)])
+
+
+def _speed_limits(robot) -> np.ndarray:
+    """(n,) the velocity limit of each joint, rad/s or m/s: ``qd_max`` where finite and > 0, else
+    :data:`SPEED_CEILING`."""
+    qd_max = np.asarray(robot.qd_max, dtype=float)
+    ceiling = np.where(_revolute(robot), SPEED_CEILING[0], SPEED_CEILING[1])
+    return np.where(np.isfinite(qd_max) & (qd_max > 0), qd_max, ceiling)
+
+
+def _rows(ds, ks, limit: int = 5) -> tuple[str, ...]:
+    return tuple(ds.row(int(k)) for k in ks[:limit])
+
+
+def _rows_text(rows, total: int) -> str:
+    more = f" and {total - len(rows)} more" if total > len(rows) else ""
+    return ", ".join(rows) + more
+
+
+# ------------------------------------------------------------------------------ the raw log
+def check_log(ds, robot) -> tuple[object, tuple[Finding, ...]]:
+    """The findings on a raw run ``ds`` (``jaxid.data.Dataset`` as read: t (N,) s, q (N, n) rad or
+    m) against ``robot``: units, wraps (repaired: the returned run is unwrapped), jumps, time. Returns
+    (the run, findings); no exception (see :func:`raise_errors`)."""
+    source = ds.source or "<dataset>"
+    q = np.array(ds.q, dtype=float)
+    findings: list[Finding] = []
+    q, wraps = _wraps(ds, q, robot, source)
+    findings += wraps
+    if wraps:
+        ds = dataclasses.replace(ds, q=jnp.asarray(q), notes=(*ds.notes, *(f.message for f in wraps)))
+    still = _still(ds, q, robot, source)
+    if still:
+        return ds, tuple(findings + still)
+    spike, e = _spikes(ds, q, robot)
+    clean = np.where(spike, q - e, q)  # the range and speeds without the spikes, which are named on their own
+    units = _units(ds, clean, robot, source)
+    findings += units
+    findings += _jumps(ds, q, robot, source)
+    if not units:  # a position unit fault scales the speeds too: said once
+        findings += _time(ds, clean, robot, source)
+    return ds, tuple(findings)
+
+
+def _still(ds, q, robot, source: str) -> list[Finding]:
+    """A ``still`` finding when every joint spans at most :data:`STILL_NOISE` x its position noise
+    (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5)) or :data:`STILL_SPAN`."""
+    if q.shape[0] < 3:
+        return []
+    e = q[1:-1] - 0.5 * (q[:-2] + q[2:])
+    noise = 1.4826 * np.median(np.abs(e - np.median(e, axis=0)), axis=0) / math.sqrt(1.5)
+    span = q.max(axis=0) - q.min(axis=0)
+    if not np.all(span <= np.maximum(STILL_NOISE * noise, STILL_SPAN)):
+        return []
+    return [
+        Finding(
+            "still",
+            source,
+            None,
+            f"the robot did not move (positions constant: every joint spans at most {span.max():.3g} rad, within "
+            "its noise): its torques show only the static load, and their channels look stuck although the sensors "
+            "may be fine; record a run in which the joints move (an excitation: jaxid excite)",
+            True,
+        )
+    ]
+
+
+def _units(ds, q, robot, source: str) -> list[Finding]:
+    lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
+    names, revolute = _labels(robot), _revolute(robot)
+    found = []
+    qmin, qmax = q.min(axis=0), q.max(axis=0)
+    for j in range(robot.n):
+        if not (np.isfinite(lo[j]) and np.isfinite(hi[j]) and hi[j] > lo[j]):
+            continue
+        centre, half = (hi + lo) / 2, (hi - lo) / 2
+        reach = max(abs(qmin[j] - centre[j]), abs(qmax[j] - centre[j])) / half[j]  # 1: the range's edge
+        degrees = (
+            revolute[j] and lo[j] - 0.1 * half[j] <= np.radians(qmin[j]) <= np.radians(qmax[j]) <= hi[j] + 0.1 * half[j]
+        )
+        if reach <= RANGE_FACTOR:  # (a log in degrees reaching less moved under 2/57.3 of the range)
+            continue
+        unit = "rad" if revolute[j] else "m"
+        fix = (
+            "the log is in degrees: add --units q=deg"
+            if degrees
+            else "check the unit, zero offset and order of the q columns (--units q=..., --columns), or the model"
+        )
+        found.append(
+            Finding(
+                "units",
+                source,
+                names[j],
+                f"{names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit}, {reach:.3g}x the half width of the "
+                f"model's range [{lo[j]:.4g}, {hi[j]:.4g}] about its centre"
+                + (" (57.3x: degrees read as rad)" if degrees else "")
+                + f": {fix}",
+                True,
+                factor=float(math.degrees(1) if degrees else reach),
+            )
+        )
+    converted = any(n.startswith("q: converted from deg") for n in ds.notes)
+    spans = (qmax - qmin)[revolute]
+    if converted and spans.size and spans.max() <= DEG_SPAN:
+        found.append(
+            Finding(
+                "units",
+                source,
+                None,
+                f"after the conversion of q from degrees the revolute joints span at most {spans.max():.3g} rad "
+                f"({np.degrees(spans.max()):.3g} deg): a log already in rad is made 57.3x too small (its speeds "
+                "and accelerations too): drop q=deg from --units (or the mapping)",
+                True,
+                factor=float(math.degrees(1)),
+            )
+        )
+    return found
+
+
+def _wraps(ds, q, robot, source: str) -> tuple[np.ndarray, list[Finding]]:
+    """Positions unwrapped where a revolute joint steps by ~2 pi in one sample while its positions
+    stay within +-pi (an encoder or driver reporting the angle modulo 2 pi)."""
+    found = []
+    q = q.copy()
+    names = _labels(robot)
+    for j in np.flatnonzero(_revolute(robot)):
+        step = np.diff(q[:, j])
+        big = np.flatnonzero(np.abs(step) > math.pi)
+        if not big.size or np.abs(q[:, j]).max() > math.pi * (1 + 1e-6):
+            continue
+        if not np.all(np.abs(np.abs(step[big]) - 2 * math.pi) < 0.5 * math.pi):
+            continue  # not a wrap: left to the spike test
+        q[:, j] = np.unwrap(q[:, j])
+        rows = _rows(ds, big + 1)
+        found.append(
+            Finding(
+                "wrap",
+                source,
+                names[j],
+                f"{names[j]} wraps at +-pi ({big.size} step(s) of ~2 pi at {_rows_text(rows, big.size)}): "
+                "unwrapped (a multiple of 2 pi added after each)",
+                False,
+                rows=rows,
+                repaired="unwrapped",
+            )
+        )
+    return q, found
+
+
+def _spikes(ds, q, robot) -> tuple[np.ndarray, np.ndarray]:
+    """(spike (N, n) bool, offset (N, n) of each sample from its neighbours' midpoint; rad or m).
+
+    A spike is a sample whose offset from the midpoint of samples k-1 and k+1 exceeds both
+    :data:`SPIKE_Z` robust spreads (1.4826 MAD) of that offset over the run and the distance the
+    joint moves in one sample at :data:`SPEED_FACTOR` x its limit, with the steps in and out of
+    opposite sign and as large (a step in the trajectory is no spike). The offset is minus half the
+    second difference, which smooth motion keeps at qdd dt^2 / 2: far below either bound."""
+    N = q.shape[0]
+    spike, e = np.zeros(q.shape, dtype=bool), np.zeros(q.shape)
+    if N < 3:
+        return spike, e
+    dt = float(np.median(np.diff(np.asarray(ds.t, dtype=float))))
+    floor = SPEED_FACTOR * _speed_limits(robot) * dt
+    e[1:-1] = q[1:-1] - 0.5 * (q[:-2] + q[2:])
+    spread = 1.4826 * np.median(np.abs(e[1:-1] - np.median(e[1:-1], axis=0)), axis=0)
+    thr = np.maximum(SPIKE_Z * spread, floor)
+    step_in, step_out = q[1:-1] - q[:-2], q[2:] - q[1:-1]
+    spike[1:-1] = (
+        (np.abs(e[1:-1]) > thr) & (np.abs(step_in) > thr) & (np.abs(step_out) > thr) & (step_in * step_out < 0)
+    )
+    return spike, e
+
+
+def _jumps(ds, q, robot, source: str) -> list[Finding]:
+    """A ``jump`` finding per joint with spikes (:func:`_spikes`), naming their file rows."""
+    spike, e = _spikes(ds, q, robot)
+    names = _labels(robot)
+    found = []
+    for j in np.flatnonzero(spike.any(axis=0)):
+        ks = np.flatnonzero(spike[:, j])
+        rows = _rows(ds, ks)
+        size = np.abs(e[ks, j]).max()
+        found.append(
+            Finding(
+                "jump",
+                source,
+                names[j],
+                f"{names[j]} jumps by up to {size:.3g} {'rad' if _revolute(robot)[j] else 'm'} for one sample at "
+                f"{_rows_text(rows, ks.size)} (encoder glitch): repair the log, or drop those samples (bridged by "
+                "their neighbours) with --accept-fault jump",
+                True,
+                rows=rows,
+            )
+        )
+    return found
+
+
+def bridge_jumps(ds, robot):
+    """The run ``ds`` with its spike samples (:func:`_spikes`) replaced by the midpoint of their
+    neighbours (each dropped and the gap bridged linearly), noted in its ``notes``."""
+    q = np.array(ds.q, dtype=float)
+    spike, e = _spikes(ds, q, robot)
+    if not spike.any():
+        return ds
+    q[spike] -= e[spike]
+    ks = np.flatnonzero(spike.any(axis=1))
+    note = f"{ks.size} spike sample(s) at {_rows_text(_rows(ds, ks), ks.size)} dropped and bridged by their neighbours"
+    return dataclasses.replace(ds, q=jnp.asarray(q), notes=(*ds.notes, note))
+
+
+def _time(ds, q, robot, source: str) -> list[Finding]:
+    t = np.asarray(ds.t, dtype=float)
+    dt = np.diff(t)
+    if q.shape[0] < 3:
+        return []
+    speed = np.quantile(np.abs(np.diff(q, axis=0)) / dt[:, None], SPEED_QUANTILE, axis=0)
+    limit = _speed_limits(robot)
+    ratio = speed / limit
+    j = int(np.argmax(ratio))
+    if not ratio[j] > SPEED_FACTOR:
+        return []
+    names = _labels(robot)
+    given = next((n.split()[3] for n in ds.notes if n.startswith("t: converted from ")), None)
+    fix = (
+        f"the stamps were converted from {given}: if they are in s, drop t={given} from --units"
+        if given
+        else "check the unit of the time column (--units t=s, ms, us or ns) and the rate (--rate)"
+    )
+    unit = "rad/s" if _revolute(robot)[j] else "m/s"
+    return [
+        Finding(
+            "time",
+            source,
+            names[j],
+            f"{names[j]} moves at {speed[j]:.3g} {unit} ({100 * SPEED_QUANTILE:g}th percentile of its sample-to-sample "
+            f"speed), {ratio[j]:.3g}x its limit {limit[j]:.3g} {unit}: the time stamps are about {ratio[j]:.2g}x too "
+            f"short for this motion ({1 / float(np.mean(dt)):.4g} Hz read); {fix}",
+            True,
+            factor=float(ratio[j]),
+        )
+    ]
+
+
+# ------------------------------------------------------------------------- the torques
+def _nominal_torques(robot, q, qd, qdd) -> np.ndarray:
+    """(M, n) N m: the nominal model's torque (rigid body and its joint terms) at the samples."""
+    from jaxid.workflow.validation import _torques
+
+    return np.asarray(_torques((robot, robot.parameter_vector()), q, qd, qdd))
+
+
+def check_torques(prepared, robot) -> tuple[Finding, ...]:
+    """Sign and scale of each run's logged torque against the nominal model's at its prepared
+    motion (``Prepared``: q, qd, qdd, tau (N, n)): per joint k = <tau, tau_m> / <tau_m, tau_m> and the
+    (uncentred) cosine c between them, on up to :data:`TORQUE_SAMPLES` samples. Where |c| >=
+    :data:`TORQUE_COSINE` (the model explains the torque's shape: gravity, inertia), k < 0 is an
+    inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error; elsewhere the
+    nominal model cannot say (friction-dominated joints, a rough model) and nothing is found."""
+    from jaxid.identification import screening
+
+    names = _labels(robot)
+    found = []
+    for ds, c in zip(prepared.datasets, prepared.choices):
+        source = c["source"]
+        N = len(ds)
+        if screening.implausible_values(np.asarray(ds.tau)):
+            continue  # absurd values: the screening names them (workflow.screen.check_torques)
+        dead = set(screening.dead_channels(np.asarray(ds.tau)).joints)  # named there too
+        pick = np.unique(np.linspace(0, N - 1, min(N, TORQUE_SAMPLES)).astype(int))
+        tau = np.asarray(ds.tau, dtype=float)[pick]
+        q, qd, qdd = (np.asarray(x, dtype=float)[pick] for x in (ds.q, ds.qd, ds.qdd))
+        model = _nominal_torques(robot, q, qd, qdd)
+        mm, tt, tm = (model**2).sum(axis=0), (tau**2).sum(axis=0), (tau * model).sum(axis=0)
+        gains = next((n for n in ds.notes if n.startswith("tau: motor currents")), None)
+        for j in range(robot.n):
+            if j in dead or not (mm[j] > 0 and tt[j] > 0):
+                continue
+            k, cos = tm[j] / mm[j], tm[j] / math.sqrt(mm[j] * tt[j])
+            if abs(cos) < TORQUE_COSINE:
+                found += _dissipation(tau[:, j], model[:, j], qd[:, j], names[j], source)
+                continue
+            if k < 0:
+                found.append(
+                    Finding(
+                        "torque-sign",
+                        source,
+                        names[j],
+                        f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine "
+                        f"{cos:.2f}): its sign is inverted (a negative gain, or the channel's direction): flip it "
+                        f"(a negative entry of --gains, or fix the log)",
+                        True,
+                        factor=float(k),
+                    )
+                )
+            elif not 1 / TORQUE_FACTOR <= k <= TORQUE_FACTOR:
+                fix = (
+                    f"the log's currents were multiplied by gains ({gains.split('gains ')[-1]}): if the log is "
+                    "already in N m, drop --gains"
+                    if gains
+                    else "check the torque unit (--units tau=...), the gains (--gains), or the model's masses"
+                )
+                found.append(
+                    Finding(
+                        "torque-scale",
+                        source,
+                        names[j],
+                        f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine "
+                        f"{cos:.2f}), more than {TORQUE_FACTOR:g}x off: {fix}",
+                        True,
+                        factor=float(k),
+                    )
+                )
+    return tuple(found)
+
+
+def _dissipation(tau, model, qd, name: str, source: str) -> list[Finding]:
+    """A ``torque-sign`` finding for a joint the nominal model does not explain (friction-dominated:
+    a wrist, a joint without gravity load) whose torque beyond the model's, tau - tau_model (N,),
+    opposes its motion: cosine with the velocity's smooth sign tanh(qd / (0.05 max|qd|)) at most
+    -:data:`FRICTION_COSINE`. Friction dissipates: the part of a joint's torque the rigid body does not
+    explain has the sign of its velocity; a flipped channel makes it drive the motion instead."""
+    r = tau - model
+    scale = 0.05 * float(np.abs(qd).max())
+    if not (scale > 0 and np.any(r)):
+        return []
+    sgn = np.tanh(qd / scale)
+    cos = float(r @ sgn / math.sqrt(float(r @ r) * float(sgn @ sgn)))
+    if cos > -FRICTION_COSINE:
+        return []
+    return [
+        Finding(
+            "torque-sign",
+            source,
+            name,
+            f"{name}'s torque beyond the nominal model's opposes the joint's motion (cosine with the sign of its "
+            f"velocity {cos:.2f}): friction that gives energy is a torque of inverted sign (a negative gain, or "
+            "the channel's direction): flip it (a negative entry of --gains, or fix the log)",
+            True,
+            factor=cos,
+        )
+    ]
+
+
+def check_residuals(robot, params, prepared) -> tuple[Finding, ...]:
+    """After the fit: a ``residual`` warning per joint whose residual RMS over the prepared runs is
+    at least :data:`RESIDUAL_SHARE` of its torque RMS (the model does not explain that joint)."""
+    from jaxid.workflow.validation import predict
+
+    names = _labels(robot)
+    res2, tau2 = np.zeros(robot.n), np.zeros(robot.n)
+    for ds in prepared.datasets:
+        tau = np.asarray(ds.tau, dtype=float)
+        try:
+            pred = np.asarray(predict(robot, params, ds), dtype=float)
+        except ValueError:
+            return ()
+        res2 += ((tau - pred) ** 2).sum(axis=0)
+        tau2 += (tau**2).sum(axis=0)
+    share = np.sqrt(res2 / np.where(tau2 > 0, tau2, np.inf))
+    source = ", ".join(c["source"] for c in prepared.choices)
+    return tuple(
+        Finding(
+            "residual",
+            source,
+            names[j],
+            f"{names[j]}: the fit's residual RMS is {100 * share[j]:.3g} % of the torque RMS: the model does not "
+            "explain this joint (a unit, sign or gain fault of its channel, a friction term missing (--friction), "
+            "or a joint that barely moves)",
+            False,
+            factor=float(share[j]),
+        )
+        for j in range(robot.n)
+        if share[j] >= RESIDUAL_SHARE
+    )
+
+
+# ------------------------------------------------------------------------- the verdict
+@dataclass(frozen=True)
+class Plausibility:
+    """The findings on the runs of one command (:func:`screen_logs`, :func:`screen_torques`) and the
+    faults accepted (``--accept-fault``). Stored in params.json (``plausibility``)."""
+
+    findings: tuple[Finding, ...] = ()
+    accepted: tuple[str, ...] = ()
+
+    def __add__(self, other: Plausibility) -> Plausibility:
+        return Plausibility(self.findings + other.findings, tuple(dict.fromkeys(self.accepted + other.accepted)))
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        """The error findings not accepted."""
+        return tuple(f for f in self.findings if f.error and f.fault not in self.accepted)
+
+    def to_dict(self) -> dict:
+        return {"findings": [f.to_dict() for f in self.findings], "accepted": list(self.accepted)}
+
+
+def raise_errors(record: Plausibility) -> None:
+    """WorkflowError (one line) naming the first error finding not accepted, how many more there are,
+    and ``--accept-fault NAME`` to proceed anyway."""
+    errors = record.errors
+    if not errors:
+        return
+    first = errors[0]
+    more = (
+        f" ({len(errors) - 1} more fault(s): {', '.join(sorted({f.fault for f in errors[1:]}))})"
+        if len(errors) > 1
+        else ""
+    )
+    anyway = (
+        "" if f"--accept-fault {first.fault}" in first.message else f"; to fit anyway: --accept-fault {first.fault}"
+    )
+    raise WorkflowError(f"{first.line}{more}{anyway}")
+
+
+def _warn(f: Finding, accepted: bool) -> None:
+    note = " (accepted)" if accepted and f.error else ""
+    warnings.warn(f"{f.line}{note}", stacklevel=4)
+
+
+def screen_logs(raw, robot, accept=()) -> tuple[list, Plausibility]:
+    """:func:`check_log` on every raw run: the runs (unwrapped; spikes bridged where ``jump`` is
+    accepted) and the record. WorkflowError (:func:`raise_errors`) on an error not accepted; the
+    other findings warned and noted in their run's notes."""
+    accept = check_accept(accept)
+    out: list = []
+    findings: list[Finding] = []
+    for ds in raw:
+        ds, found = check_log(ds, robot)
+        if "jump" in accept and any(f.fault == "jump" for f in found):
+            ds = bridge_jumps(ds, robot)
+        out.append(ds)
+        findings += found
+    record = Plausibility(tuple(findings), accept)
+    raise_errors(record)
+    out = [_noted(ds, [f for f in findings if f.source == (ds.source or "<dataset>")], accept) for ds in out]
+    return out, record
+
+
+def _noted(ds, findings, accept):
+    new = []
+    for f in findings:
+        _warn(f, f.fault in accept)
+        if f.repaired is None and f.message not in ds.notes:
+            new.append(f.message + (" (accepted)" if f.error else ""))
+    return dataclasses.replace(ds, notes=(*ds.notes, *new)) if new else ds
+
+
+def screen_torques(prepared, robot, accept=()) -> Plausibility:
+    """:func:`check_torques` on the prepared runs; WorkflowError on an error not accepted, the
+    accepted ones warned."""
+    accept = check_accept(accept)
+    record = Plausibility(check_torques(prepared, robot), accept)
+    raise_errors(record)
+    for f in record.findings:
+        _warn(f, True)
+    return record
