@@ -118,7 +118,7 @@ def test_equality_joint_is_a_coupled_joint(tmp_path):
         ),
         (
             lambda s: s.replace('<option gravity="0 0 -9.81"/>', '<include file="more.xml"/>'),
-            r"<include> is not supported",
+            r"<include file='more.xml'>: not found: .*more.xml; MuJoCo resolves it from the main file's folder",
         ),
         (lambda s: s.replace('mass="2"', 'mass="-2"'), r"body 'l2' <inertial>: negative mass"),
         (

@@ -1,32 +1,47 @@
-"""MJCF (MuJoCo XML) reader, with xml.etree: no ``mujoco`` install is needed to read a model.
+"""MJCF (MuJoCo XML) reader and write-back; ``mujoco`` is needed only where MuJoCo computes
+a body's inertia itself.
 
-Read without MuJoCo because identification needs only the kinematic tree, the inertials and
-the joints' friction, which the XML states directly; compiling it through ``mujoco`` would
-add a large binary dependency for that, and MuJoCo replaces missing inertials by ones
-computed from geoms, which jaxid does not (a body with no ``<inertial>`` is massless here,
-as a URDF link without one: fine for least squares, whose regressor does not use them).
+The reader is the XML reader here (xml.parsers.expat into xml.etree, with each element's
+byte position kept for write-back): identification needs only the kinematic tree, the
+inertials and the joints' friction, which the XML states directly. One thing it does not
+state: MuJoCo gives a body without ``<inertial>`` the inertia of its geoms
+(``<compiler inertiafromgeom="auto">``, the default; ``"true"``: every body), and rescales
+inertias under ``boundmass``, ``boundinertia``, ``balanceinertia`` and ``settotalmass``. For
+those bodies (all of them under the compiler options) the inertia is taken from the model
+MuJoCo compiles (``mujoco.MjModel.from_xml_path``: ``body_mass``, ``body_ipos``,
+``body_iquat``, ``body_inertia``), so it is what MuJoCo simulates; without ``mujoco``
+installed (``pip install jaxid[mujoco]``) such a file is refused, naming the body. Kinematics
+always come from the XML. The tests hold the result to MuJoCo's ``mj_inverse`` (1e-8
+relative) on MuJoCo's own export of a UR5 and on hand-written files with classes and frames.
 
 Supported (MuJoCo XML reference, mujoco.readthedocs.io/en/stable/XMLreference.html):
-``<compiler angle eulerseq>``; ``<option gravity>``; ``<default>`` classes (nested, with
-``class`` and ``childclass``) for joints and sites; bodies with ``pos`` and any orientation
-(``quat``, ``axisangle``, ``euler``, ``xyaxes``, ``zaxis``); ``<inertial pos (orientation)
-mass diaginertia|fullinertia>``; ``hinge`` and ``slide`` joints (several per body, each at
-its ``pos``, measured from ``ref``) with ``axis range damping frictionloss armature``, read
-as the nominal ``fv``, ``fc``, ``ia`` when those joint terms are enabled; bodies without a
-joint welded to their parent (merged); ``<equality><joint polycoef="c0 c1 0 0 0">`` as a
-coupled (mimic) joint ``q1 = c1 q2 + c0``; ``<site>`` as the tool flange.
+``<compiler angle eulerseq inertiafromgeom>``; ``<option gravity>``; ``<include file>``
+(relative to the main file's folder, as MuJoCo resolves it; nested; each file once);
+``<default>`` classes (nested, with ``class`` and ``childclass``) for joints and sites;
+bodies with ``pos`` and any orientation (``quat``, ``axisangle``, ``euler``, ``xyaxes``,
+``zaxis``); ``<frame>`` elements (empty ones, as ``mj_saveLastXML`` writes, and ones with a
+pose and ``childclass`` wrapping bodies, joints, sites and other frames); ``<inertial pos
+(orientation) mass diaginertia|fullinertia>``; ``hinge`` and ``slide`` joints (several per
+body, each at its ``pos``, measured from ``ref``) with ``axis range damping frictionloss
+armature``, read as the nominal ``fv``, ``fc``, ``ia`` when those joint terms are enabled;
+bodies without a joint welded to their parent (merged); ``<equality><joint polycoef="c0 c1 0
+0 0">`` as a coupled (mimic) joint ``q1 = c1 q2 + c0``; ``<site>`` as the tool flange.
 
 Rejected, naming the element: free and ball joints (floating bases are not supported yet),
-tendons, other equality constraints (closed loops), ``<include>`` and ``<frame>``.
+tendons, other equality constraints (closed loops). Not read: joint ``stiffness`` (a spring,
+jaxid's ``ks`` term up to the offset ``springref``) and ``gravcomp``; keep them zero when
+comparing with MuJoCo.
 
-:func:`write_back` puts identified parameters into a copy of the file (body ``<inertial>``,
-joint ``damping frictionloss armature``; everything else kept), as
-:func:`jaxid.model.urdf.write_back` does for a URDF.
+:func:`write_back` patches identified parameters into a copy of the file: only the bodies'
+``<inertial>`` and the joints' ``damping frictionloss armature`` attributes (and relative
+asset paths) change, every other byte stays; the conventions (MuJoCo's ``frictionloss`` is a
+constraint, not jaxid's smooth ``tanh``) are in its docstring.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 
@@ -69,25 +84,36 @@ def _axis_angle(axis, angle):
     return _quat(np.cos(angle / 2), *(np.sin(angle / 2) * axis))
 
 
+def _parse(path):
+    """(root element, {element: start-tag byte offset}, the file's bytes) of an XML file, comments
+    kept: expat reports where each start tag begins, which write_back patches in place."""
+    from xml.parsers import expat
+
+    data = Path(path).read_bytes()
+    builder = ET.TreeBuilder(insert_comments=True)
+    parser = expat.ParserCreate()
+    where = {}
+
+    def start(tag, attrib):
+        where[builder.start(tag, attrib)] = parser.CurrentByteIndex
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.CommentHandler = builder.comment
+    parser.Parse(data, True)
+    return builder.close(), where, data
+
+
 class _Reader:
     def __init__(self, path):
         self.path = str(path)
-        try:
-            # Comments kept: write_back copies the tree with them.
-            self.root = ET.parse(self.path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"MJCF file not found: {self.path}") from None
-        except ET.ParseError as exc:
-            raise MJCFError(f"{self.path}: not well-formed XML: {exc}") from None
+        self.source = {}  # element -> (file path, start-tag byte offset)
+        self.data = {}  # file path -> bytes
+        self.root = self._load(Path(self.path), "MJCF file")
         if self.root.tag != "mujoco":
             raise MJCFError(f"{self.path}: the root element is <{self.root.tag}>, expected <mujoco>")
-        for tag in ("include", "frame"):
-            el = self.root.find(f".//{tag}")
-            if el is not None:
-                raise MJCFError(
-                    f"{self.path}: <{tag}> is not supported; expand it into the file (MuJoCo's "
-                    "mj_saveLastXML writes the compiled model as one file)"
-                )
+        self._expand(self.root)
         compiler = self.root.find("compiler")
         compiler = {} if compiler is None else compiler.attrib
         if compiler.get("angle", "degree") not in ("degree", "radian"):
@@ -100,6 +126,41 @@ class _Reader:
         top = self.root.find("default")
         if top is not None:
             self._read_defaults(top, "main", {})
+
+    def _load(self, path, what):
+        try:
+            root, where, data = _parse(path)
+        except FileNotFoundError:
+            if what == "MJCF file":
+                raise FileNotFoundError(f"MJCF file not found: {path}") from None
+            raise MJCFError(f"{what} not found: {path}; MuJoCo resolves it from the main file's folder") from None
+        except Exception as exc:  # expat.ExpatError
+            raise MJCFError(f"{path}: not well-formed XML: {exc}") from None
+        self.data[path] = data
+        self.source.update({el: (path, at) for el, at in where.items()})
+        return root
+
+    def _expand(self, el):
+        """Replace each ``<include file>`` below `el` by the children of that file's root
+        ``<mujoco>`` (MuJoCo's rule: the path is relative to the main file's folder)."""
+        children = []
+        for child in el:
+            if child.tag != "include":
+                if isinstance(child.tag, str):
+                    self._expand(child)
+                children.append(child)
+                continue
+            if not child.get("file"):
+                raise MJCFError(f"{self.path}: an <include> has no file attribute")
+            path = Path(self.path).parent / child.get("file")
+            if path in self.data:
+                raise MJCFError(f"{self.path}: <include file={child.get('file')!r}> includes that file twice")
+            root = self._load(path, f"{self.path}: <include file={child.get('file')!r}>:")
+            if root.tag != "mujoco":
+                raise MJCFError(f"{path}: an included file's root element is <{root.tag}>, expected <mujoco>")
+            self._expand(root)
+            children.extend(root)
+        el[:] = children
 
     def _read_defaults(self, el, name, inherited):
         own = {tag: dict(inherited.get(tag, {})) for tag in inherited}
@@ -195,6 +256,78 @@ class _Reader:
         return np.asarray(_transform(_from_mass_com_inertia(m, np.zeros(3), I), self.pose(el, what)))
 
 
+def _members(r, el, F, cls):
+    """(child element, pose (4, 4) of the ``<frame>`` s around it in `el`'s frame, its default
+    class) for the children of a body (or the worldbody) `el`, looking through frames (which
+    MuJoCo dissolves at compile time: a frame's pose and ``childclass`` pass to what it holds)."""
+    for child in el:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag == "frame":
+            what = f"<frame name={child.get('name')!r}>" if child.get("name") else "a <frame>"
+            yield from _members(r, child, F @ r.pose(child, what), child.get("childclass", cls))
+        else:
+            yield child, F, cls
+
+
+#: <compiler> attributes with which MuJoCo changes the inertias the file states.
+RESCALING = ("boundmass", "boundinertia", "balanceinertia", "settotalmass")
+
+
+def _compiled_inertials(r, world):
+    """{body element: inertial (10,) in its body frame} for the bodies whose inertia MuJoCo
+    computes (from geoms) or changes (compiler options): read from the model MuJoCo
+    compiles; empty when there are none (the XML states every inertia)."""
+    compiler = r.root.find("compiler")
+    options = {} if compiler is None else compiler.attrib
+    mode = options.get("inertiafromgeom", "auto")
+    if mode not in ("auto", "true", "false"):
+        raise MJCFError(f"{r.path}: <compiler inertiafromgeom={mode!r}>: expected 'auto', 'true' or 'false'")
+    rescaled = [k for k in RESCALING if options.get(k) not in (None, "false", "0", "-1")]
+    bodies = list(world.iter("body"))
+
+    def from_geoms(body):
+        if mode == "false" or (mode == "auto" and body.find("inertial") is not None):
+            return False
+        return any(el.tag == "geom" for el, _, _ in _members(r, body, np.eye(4), "main"))
+
+    needed = bodies if rescaled else [b for b in bodies if from_geoms(b)]
+    if not needed:
+        return {}
+    why = (
+        f"<compiler {rescaled[0]}> changes the inertias MuJoCo uses"
+        if rescaled
+        else f"body {needed[0].get('name', '?')!r} has geoms and no <inertial> (inertiafromgeom={mode!r}): "
+        "MuJoCo computes its inertia from them"
+    )
+    try:
+        import mujoco
+    except ImportError:
+        raise MJCFError(
+            f"{r.path}: {why}; install mujoco (pip install 'jaxid[mujoco]') to read it as MuJoCo "
+            "does, or give the body an <inertial> (or set <compiler inertiafromgeom=\"false\">)"
+        ) from None
+    try:
+        model = mujoco.MjModel.from_xml_path(r.path)
+    except Exception as exc:  # mujoco raises ValueError with its XML error
+        raise MJCFError(f"{r.path}: {why}, but MuJoCo does not compile the file: {exc}") from None
+    if model.nbody != len(bodies) + 1:
+        raise MJCFError(
+            f"{r.path}: MuJoCo compiles {model.nbody - 1} bodies from the file's {len(bodies)} "
+            "(<compiler fusestatic>?); set fusestatic=\"false\" to read it"
+        )
+    out = {}
+    for k, body in enumerate(bodies, start=1):  # MuJoCo numbers bodies depth-first, in document order
+        if body.get("name") and model.body(k).name != body.get("name"):
+            raise MJCFError(f"{r.path}: MuJoCo's body {k} is {model.body(k).name!r}, not {body.get('name')!r}")
+        T = np.eye(4)
+        T[:3, :3] = _quat(*model.body_iquat[k])
+        T[:3, 3] = model.body_ipos[k]
+        pi = _from_mass_com_inertia(model.body_mass[k], np.zeros(3), np.diag(model.body_inertia[k]))
+        out[body] = np.asarray(_transform(pi, T))
+    return {b: out[b] for b in needed}
+
+
 def read(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None) -> dict:
     """The keyword arguments of :class:`~jaxid.model.robot.Robot` for the model in an MJCF file
     (what is read: the module docstring); ``Robot.from_mjcf(path, ...)`` is ``Robot(**read(path, ...))``.
@@ -229,26 +362,32 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
     records, elements = [], []
     enabled = tuple(t for t in JOINT_TERMS if t in joint_terms)
 
+    compiled = _compiled_inertials(r, world)
+
     def visit(body, parent, pending, cls):
         """Add `body` (pose `pending` in joint `parent`'s frame) and the bodies below it."""
         what = f"body {body.get('name', '?')!r}"
         cls = body.get("childclass", cls)
         pending = pending @ r.pose(body, what)
         first = len(names)
-        for j in body.findall("joint"):
+        members = list(_members(r, body, np.eye(4), cls))
+        for j, F, jcls in members:
+            if j.tag != "joint":
+                continue
             jname = j.get("name") or f"joint{len(names) + 1}"
-            kind = r.attr(j, "type", JOINT_DEFAULTS["type"], cls)
+            kind = r.attr(j, "type", JOINT_DEFAULTS["type"], jcls)
             if kind not in JOINT_KINDS:
                 raise MJCFError(
                     f"{r.path}: {what} joint {jname!r} has type {kind!r}; supported: hinge, slide "
                     "(floating bases and ball joints are not supported yet)"
                 )
-            get = lambda key: r.attr(j, key, JOINT_DEFAULTS.get(key), cls)
+            get = lambda key: r.attr(j, key, JOINT_DEFAULTS.get(key), jcls)  # noqa: B023
             axis = r.floats(get("axis"), 3, f"joint {jname!r} axis")
             if np.linalg.norm(axis) < 1e-12:
                 raise MJCFError(f"{r.path}: joint {jname!r} axis: zero axis")
-            axis = axis / np.linalg.norm(axis)
-            pos = r.floats(get("pos"), 3, f"joint {jname!r} pos")
+            # A joint inside <frame>s: its pos and axis are in the frames' frame.
+            axis = F[:3, :3] @ axis / np.linalg.norm(axis)
+            pos = F[:3, :3] @ r.floats(get("pos"), 3, f"joint {jname!r} pos") + F[:3, 3]
             ref = r.floats(get("ref"), 1, f"joint {jname!r} ref")[0] * (r.scale if kind == "hinge" else 1.0)
             # MuJoCo moves the body by Trans(pos) Rot(axis, q - ref) Trans(-pos) (Slide: Trans(axis (q - ref))).
             at = np.eye(4)
@@ -281,23 +420,28 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
             back = np.eye(4)
             back[:3, 3] = -pos
             pending = back
-        if body.find("freejoint") is not None:
+        if any(el.tag == "freejoint" for el, _, _ in members):
             raise MJCFError(
                 f"{r.path}: {what} has a <freejoint>: floating bases are not supported yet; fix the "
                 "body to the world for a fixed-base arm"
             )
-        pi = r.inertial(body, what, check_inertia)
+        pi = compiled[body] if body in compiled else r.inertial(body, what, check_inertia)
         if parent >= 0:  # a body welded to the world does not move: it has no dynamics
             inertial[parent] = inertial[parent] + np.asarray(_transform(pi, pending))
         frames[body.get("name")] = (parent, pending)
         records.append((body, parent, pending, pi, range(first, len(names))))
-        for s in body.findall("site"):
-            sites[s.get("name")] = (parent, pending @ r.pose(s, f"site {s.get('name')!r}"))
-        for child in body.findall("body"):
-            visit(child, parent, pending, cls)
+        for s, F, scls in members:
+            if s.tag == "site":
+                sites[s.get("name")] = (parent, pending @ F @ r.pose(s, f"site {s.get('name')!r}"))
+        for child, F, ccls in members:
+            if child.tag == "body":
+                visit(child, parent, pending @ F, ccls)
 
-    for child in world.findall("body"):
-        visit(child, -1, np.eye(4), "main")
+    for child, F, ccls in _members(r, world, np.eye(4), "main"):
+        if child.tag == "body":
+            visit(child, -1, F, ccls)
+        elif child.tag in ("joint", "freejoint"):
+            raise MJCFError(f"{r.path}: a <{child.tag}> directly in <worldbody>: put it in a <body>")
     if not names:
         raise MJCFError(f"{r.path}: no hinge or slide joint under <worldbody>")
     if len(set(names)) != len(names):
