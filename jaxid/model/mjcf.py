@@ -110,6 +110,7 @@ class _Reader:
         self.path = str(path)
         self.source = {}  # element -> (file path, start-tag byte offset)
         self.data = {}  # file path -> bytes
+        self.includes = []  # the <include> elements, replaced in the tree by what they include
         self.root = self._load(Path(self.path), "MJCF file")
         if self.root.tag != "mujoco":
             raise MJCFError(f"{self.path}: the root element is <{self.root.tag}>, expected <mujoco>")
@@ -152,6 +153,7 @@ class _Reader:
                 continue
             if not child.get("file"):
                 raise MJCFError(f"{self.path}: an <include> has no file attribute")
+            self.includes.append(child)
             path = Path(self.path).parent / child.get("file")
             if path in self.data:
                 raise MJCFError(f"{self.path}: <include file={child.get('file')!r}> includes that file twice")
@@ -510,31 +512,131 @@ def _equality(r, names):
     return mimic
 
 
+def _matrix_quat(R):
+    """Unit quaternion (w, x, y, z) of a rotation matrix R (3, 3), w >= 0 (Shepperd 1978: from
+    the largest of the four squared components, so no division by a small one)."""
+    t = np.trace(R)
+    squares = np.array([1 + t, 1 + 2 * R[0, 0] - t, 1 + 2 * R[1, 1] - t, 1 + 2 * R[2, 2] - t]) / 4
+    k = int(np.argmax(squares))
+    v = np.sqrt(squares[k])
+    pairs = {
+        0: (v, (R[2, 1] - R[1, 2]) / (4 * v), (R[0, 2] - R[2, 0]) / (4 * v), (R[1, 0] - R[0, 1]) / (4 * v)),
+        1: ((R[2, 1] - R[1, 2]) / (4 * v), v, (R[0, 1] + R[1, 0]) / (4 * v), (R[0, 2] + R[2, 0]) / (4 * v)),
+        2: ((R[0, 2] - R[2, 0]) / (4 * v), (R[0, 1] + R[1, 0]) / (4 * v), v, (R[1, 2] + R[2, 1]) / (4 * v)),
+        3: ((R[1, 0] - R[0, 1]) / (4 * v), (R[0, 2] + R[2, 0]) / (4 * v), (R[1, 2] + R[2, 1]) / (4 * v), v),
+    }
+    q = np.array(pairs[k])
+    return q if q[0] >= 0 else -q
+
+
+ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
+
+
+class _Patch:
+    """Attribute edits and inserted children of elements, applied to the bytes of the file
+    they come from: each edited start tag is rewritten, every other byte kept."""
+
+    def __init__(self, reader):
+        self.r = reader
+        self.edits = {}  # element -> ({attribute: value, or None to remove}, text of a child to insert)
+
+    def set(self, el, key, value):
+        self.edits.setdefault(el, ({}, []))[0][key] = value
+
+    def insert(self, el, text):
+        self.edits.setdefault(el, ({}, []))[1].append(text)
+
+    def apply(self, path):
+        """The bytes of file `path` with the edits of its elements; raises ValueError naming
+        an edited element of another (included) file."""
+        import re
+        from xml.sax.saxutils import quoteattr
+
+        data = self.r.data[path]
+        spans = []
+        for el, (attrs, children) in self.edits.items():
+            where, start = self.r.source[el]
+            if where != path:
+                raise ValueError(
+                    f"<{el.tag} name={el.get('name')!r}> is in the included file {where}, and write-back "
+                    f"patches only {path}; move the element into it (or write the included file's "
+                    "values by hand)"
+                )
+            end, quote = start, None
+            while True:  # the end of the start tag: the first '>' outside a quoted value
+                c = data[end : end + 1]
+                end += 1
+                if quote:
+                    quote = None if c == quote else quote
+                elif c in (b'"', b"'"):
+                    quote = c
+                elif c == b">":
+                    break
+            tag = data[start:end].decode()
+            for key, value in attrs.items():
+                found = re.search(rf"(\s+){re.escape(key)}\s*=\s*(\"[^\"]*\"|'[^']*')", tag)
+                if value is None:
+                    tag = tag if found is None else tag[: found.start()] + tag[found.end() :]
+                elif found is not None:
+                    tag = tag[: found.start(2)] + quoteattr(value) + tag[found.end(2) :]
+                else:
+                    close = len(tag) - (2 if tag.endswith("/>") else 1)
+                    close = len(tag[:close].rstrip())
+                    tag = f"{tag[:close]} {key}={quoteattr(value)}{tag[close:]}"
+            if children:
+                inner = "".join(children)
+                tag = f"{tag[:-2].rstrip()}>{inner}</{el.tag}>" if tag.endswith("/>") else tag + inner
+            spans.append((start, end, tag.encode()))
+        for start, end, text in sorted(spans, reverse=True):
+            data = data[:start] + text + data[end:]
+        return data
+
+
 def write_back(robot, theta, source, out):
     """Write the identified parameters theta (p,) of ``robot`` into a copy of its MJCF file
     ``source`` at ``out``; returns the path of ``out`` (the MJCF twin of
-    :func:`jaxid.model.urdf.write_back`).
+    :func:`jaxid.model.urdf.write_back`). MuJoCo loads the result, and its ``mj_inverse``
+    (constraints off) equals ``robot.torque(theta, ...)`` with the terms fv and ia (the tests
+    check 1e-8 relative).
 
-    Only these change: the ``<inertial>`` of the body each joint moves (``pos``, the centre of
-    mass in m in the body frame; ``mass`` kg; the inertia about the centre of mass, kg m^2, in
-    the inertial's own orientation, which is kept, as ``diaginertia`` when its off-diagonal
-    terms vanish (below 1e-12 of the trace) and ``fullinertia`` otherwise) and, for the joint
-    terms fv, fc, ia, each joint's ``damping`` (N m s/rad), ``frictionloss`` (N m) and
-    ``armature`` (kg m^2). These are set on the element, which overrides a ``<default>``
-    class. Bodies welded to a moving body (no joint of their own) keep their values and its
-    body gets the rest; a body with several joints holds the last joint's body (the others
-    are massless in MJCF, so their identified bodies must be zero). Everything else stays,
-    comments included; relative asset paths (``meshdir``, ``texturedir``, ``assetdir``, an
-    asset's ``file``) are rewritten to point at the same files from ``out``'s directory.
+    The file is patched, not rewritten: only these attributes change, every other byte
+    (comments, formatting, attribute order, other elements) stays.
+
+    - The ``<inertial>`` of the body each joint moves (one is inserted where the body has
+      none): ``pos``, the centre of mass in m in the body frame; ``mass`` kg; the inertia
+      about the centre of mass, kg m^2, as MuJoCo accepts it: ``fullinertia`` in the body frame
+      where the source used ``fullinertia``; else ``diaginertia`` in the source's orientation
+      when it is diagonal there (off-diagonal terms below 1e-12 of the trace), else
+      ``diaginertia`` + ``quat`` of its principal axes (other orientation attributes removed).
+      Never ``quat`` with ``fullinertia``, which MuJoCo rejects.
+    - Each joint's ``damping`` = fv (N m s/rad), ``frictionloss`` = fc (N m) and ``armature``
+      = ia (kg m^2) for the enabled joint terms, set on the element (which overrides a
+      ``<default>`` class). The conventions differ: ``armature`` adds ia to the diagonal of
+      the joint-space mass matrix, which is jaxid's reflected rotor inertia ``ia qdd`` (at
+      the joint, without the rotor's gyroscopic terms in either); ``damping`` is the viscous
+      joint torque ``fv qd``, the same as jaxid's; but ``frictionloss`` is a dry-friction
+      *constraint* whose torque is anywhere in [-fc, fc] (solved with the other constraints,
+      softened by ``solreffriction``), so it holds a joint at rest, where jaxid's smooth
+      ``fc tanh(qd / eps)`` is zero; they agree (to the constraint's softness) when the joint
+      moves faster than a few eps. Other identified terms (fs, fva, offset, ks) have no MJCF
+      attribute and are not written.
+    - Relative asset paths (``meshdir``, ``texturedir``, ``assetdir``, an asset's ``file``,
+      an ``<include file>``) are rewritten to point at the same files from ``out``'s folder.
+
+    Bodies welded to a moving body (no joint of their own) keep their values and its body
+    gets the rest; a body with several joints holds the last joint's body (the others are
+    massless in MJCF, so their identified bodies must be zero). Elements in an ``<include>``d
+    file are not patched (an error names them).
 
     Raises:
         ValueError: theta has the wrong shape or is not finite; ``source`` has other joints
             than ``robot``; a body (named) would not be physically consistent (Wensing et al.
             2017), or a joint between two of a body's joints has a body; a damping,
-            frictionloss or armature would be negative (MuJoCo and :func:`read` reject it).
+            frictionloss or armature would be negative (MuJoCo and :func:`read` reject it);
+            ``<compiler inertiafromgeom="true">`` (MuJoCo would ignore the written inertials);
+            an element to patch is in an included file.
     """
     import os
-    from pathlib import Path
 
     from jaxid.atomic import atomic_write
 
@@ -546,6 +648,14 @@ def write_back(robot, theta, source, out):
             f"{source}: its joints {list(arguments['names'])} are not the model's {list(robot.names)}; write "
             "back into the MJCF file the model was read from"
         )
+    compiler = r.root.find("compiler")
+    dirs = {} if compiler is None else dict(compiler.attrib)
+    if dirs.get("inertiafromgeom") == "true":
+        raise ValueError(
+            f'{source}: <compiler inertiafromgeom="true"> makes MuJoCo ignore every <inertial>, so the '
+            'identified ones would not be used; set it to "auto" (inertials where given, geoms elsewhere)'
+        )
+    patch = _Patch(r)
     rest = np.zeros_like(bodies)
     owner = {}  # joint index -> the body whose inertial holds its identified body
     for body, parent, frame, pi, own in records:
@@ -565,16 +675,32 @@ def write_back(robot, theta, source, out):
         body, frame = owner[i]
         what = f"body {body.get('name', '?')!r} (joint {jname!r})"
         el = body.find("inertial")
+        m, c, I = element_inertia(bodies[i], rest[i], frame, np.eye(3), what)  # I in the body frame
+        attrs = {"pos": numbers(c), "mass": numbers(m)}
+        off = lambda J: np.array([J[0, 1], J[0, 2], J[1, 2]])
+        small = lambda J: np.max(np.abs(off(J))) <= 1e-12 * np.trace(J)
+        R = np.eye(3) if el is None else r.rotation(el, what)
+        if el is not None and el.get("fullinertia") is not None:
+            attrs["fullinertia"] = numbers([*np.diag(I), *off(I)])
+        elif small(R.T @ I @ R):
+            attrs["diaginertia"] = numbers(np.diag(R.T @ I @ R))
+        else:
+            # Principal axes: I = V diag(d) V^T, V a rotation (det +1), as MuJoCo compiles it.
+            d, V = np.linalg.eigh(I)
+            V[:, 2] *= np.linalg.det(V)
+            attrs.update({key: None for key in ORIENTATIONS if el is not None and el.get(key) is not None})
+            attrs.update(quat=numbers(_matrix_quat(V)), diaginertia=numbers(d))
+            attrs.pop("fullinertia", None)
         if el is None:
-            el = ET.Element("inertial")
-            body.insert(0, el)
-        m, c, I = element_inertia(bodies[i], rest[i], frame, r.rotation(el, what), what)
-        el.set("pos", numbers(c))
-        el.set("mass", numbers(m))
-        off = np.array([I[0, 1], I[0, 2], I[1, 2]])
-        diagonal = np.max(np.abs(off)) <= 1e-12 * np.trace(I)
-        el.attrib.pop("fullinertia" if diagonal else "diaginertia", None)
-        el.set(*(("diaginertia", numbers(np.diag(I))) if diagonal else ("fullinertia", numbers([*np.diag(I), *off]))))
+            fields = " ".join(f'{k}="{v}"' for k, v in attrs.items() if v is not None)
+            patch.insert(body, f"<inertial {fields}/>")
+            continue
+        if "fullinertia" not in attrs:
+            attrs["fullinertia"] = None
+        else:
+            attrs["diaginertia"] = None
+        for key, value in attrs.items():
+            patch.set(el, key, value)
     for k, term in enumerate(robot.joint_terms):
         attr = TERM_ATTRIBUTES.get(term)
         for i, j in enumerate(elements if attr else ()):
@@ -586,19 +712,31 @@ def write_back(robot, theta, source, out):
                     "which MuJoCo rejects; identify with --consistent (friction bounds) or drop "
                     f"{term} from the joint terms"
                 )
-            j.set(attr, numbers(joint_values[i, k]))
+            patch.set(j, attr, numbers(joint_values[i, k]))
     moved = lambda f: relocated(f, source, out)
     relative = lambda f: bool(f) and not os.path.isabs(f)
-    compiler = r.root.find("compiler")
-    dirs = {} if compiler is None else dict(compiler.attrib)
-    for key in ("assetdir", "meshdir", "texturedir"):
-        if relative(dirs.get(key)):
-            compiler.set(key, moved(dirs[key]))
-    for el in r.root.iter():
-        folder = dirs.get("texturedir" if el.tag == "texture" else "meshdir", dirs.get("assetdir"))
-        if el.tag in ("mesh", "hfield", "skin", "texture") and relative(el.get("file")) and folder is None:
-            el.set("file", moved(el.get("file")))
-    with atomic_write(out) as fh:
-        ET.ElementTree(r.root).write(fh, encoding="unicode")
-        fh.write("\n")
+    if out.resolve().parent != source.resolve().parent:
+        for key in ("assetdir", "meshdir", "texturedir"):
+            if relative(dirs.get(key)):
+                patch.set(compiler, key, moved(dirs[key]))
+        for el in r.root.iter():
+            folder = dirs.get("texturedir" if el.tag == "texture" else "meshdir", dirs.get("assetdir"))
+            if el.tag in ("mesh", "hfield", "skin", "texture") and relative(el.get("file")) and folder is None:
+                if r.source[el][0] != source:
+                    raise ValueError(
+                        f"{r.source[el][0]}: <{el.tag} file={el.get('file')!r}> is in an included file, "
+                        "whose relative paths would not resolve from another folder; write the model "
+                        f"into {source.parent}"
+                    )
+                patch.set(el, "file", moved(el.get("file")))
+        for el in r.includes:  # relative to the main file's folder, wherever they are
+            if r.source[el][0] != source:
+                raise ValueError(
+                    f"{r.source[el][0]}: <include file={el.get('file')!r}> is in an included file, "
+                    f"which write-back does not patch; write the model into {source.parent}"
+                )
+            patch.set(el, "file", moved(el.get("file")))
+    data = patch.apply(source)
+    with atomic_write(out, "wb") as fh:
+        fh.write(data)
     return out
