@@ -740,3 +740,32 @@ def write_back(robot, theta, source, out):
     with atomic_write(out, "wb") as fh:
         fh.write(data)
     return out
+
+
+def mujoco_inverse(path, names, q, qd, qdd, *, friction=False):
+    """MuJoCo's inverse dynamics ``mj_inverse`` of the MJCF file ``path``: joint torques
+    (N, n) N m (N for slide joints) at the states q, qd, qdd (N, n) rad, rad/s, rad/s^2 of
+    the joints ``names`` (n,) (jaxid's order; each a hinge or slide joint of the file).
+
+    Contacts, joint limits and equality constraints are switched off, so the torques are the
+    rigid-body ones plus ``armature`` and ``damping`` (and ``stiffness``); with ``friction``
+    the ``frictionloss`` constraint stays on, else all constraints are off. Needs ``mujoco``
+    (``pip install 'jaxid[mujoco]'``); the oracle of the tests and benchmarks/mjcf_roundtrip.py.
+    """
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_path(str(path))
+    off = mujoco.mjtDisableBit
+    model.opt.disableflags |= off.mjDSBL_CONTACT | off.mjDSBL_LIMIT | off.mjDSBL_EQUALITY
+    if not friction:
+        model.opt.disableflags |= off.mjDSBL_CONSTRAINT
+    data = mujoco.MjData(model)
+    dofs = [int(model.joint(name).dofadr[0]) for name in names]
+    adrs = [int(model.joint(name).qposadr[0]) for name in names]
+    q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
+    out = np.zeros_like(q)
+    for k in range(q.shape[0]):
+        data.qpos[adrs], data.qvel[dofs], data.qacc[dofs] = q[k], qd[k], qdd[k]
+        mujoco.mj_inverse(model, data)
+        out[k] = data.qfrc_inverse[dofs]
+    return out
