@@ -584,8 +584,15 @@ class _Patch:
                     close = len(tag[:close].rstrip())
                     tag = f"{tag[:close]} {key}={quoteattr(value)}{tag[close:]}"
             if children:
-                inner = "".join(children)
-                tag = f"{tag[:-2].rstrip()}>{inner}</{el.tag}>" if tag.endswith("/>") else tag + inner
+                # On a line of its own, indented one step (two spaces) below the parent's tag
+                # when that tag starts its line; else right after the tag.
+                indent = data[data.rfind(b"\n", 0, start) + 1 : start].decode()
+                step = "\n" + indent + "  " if not indent.strip() else ""
+                inner = "".join(step + child for child in children)
+                if tag.endswith("/>"):
+                    tag = f"{tag[:-2].rstrip()}>{inner}{chr(10) + indent if step else ''}</{el.tag}>"
+                else:
+                    tag += inner
             spans.append((start, end, tag.encode()))
         for start, end, text in sorted(spans, reverse=True):
             data = data[:start] + text + data[end:]
