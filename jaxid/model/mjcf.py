@@ -277,9 +277,10 @@ RESCALING = ("boundmass", "boundinertia", "balanceinertia", "settotalmass")
 
 
 def _compiled_inertials(r, world):
-    """{body element: inertial (10,) in its body frame} for the bodies whose inertia MuJoCo
-    computes (from geoms) or changes (compiler options): read from the model MuJoCo
-    compiles; empty when there are none (the XML states every inertia)."""
+    """{body element: inertial (10,) in its body frame} for the moving bodies whose inertia
+    MuJoCo computes (from geoms), or all bodies where it changes them (compiler options): read
+    from the model MuJoCo compiles; empty when there are none (the XML states every inertia
+    that matters; a body welded to the world has no dynamics)."""
     compiler = r.root.find("compiler")
     options = {} if compiler is None else compiler.attrib
     mode = options.get("inertiafromgeom", "auto")
@@ -293,7 +294,18 @@ def _compiled_inertials(r, world):
             return False
         return any(el.tag == "geom" for el, _, _ in _members(r, body, np.eye(4), "main"))
 
-    needed = bodies if rescaled else [b for b in bodies if from_geoms(b)]
+    moving = set()  # bodies with a joint of their own or below one: those that have dynamics
+
+    def walk(el, moves):
+        for child, _, _ in _members(r, el, np.eye(4), "main"):
+            if child.tag == "body":
+                here = moves or any(c.tag == "joint" for c, _, _ in _members(r, child, np.eye(4), "main"))
+                if here:
+                    moving.add(child)
+                walk(child, here)
+
+    walk(world, False)
+    needed = bodies if rescaled else [b for b in bodies if b in moving and from_geoms(b)]
     if not needed:
         return {}
     why = (
@@ -307,7 +319,7 @@ def _compiled_inertials(r, world):
     except ImportError:
         raise MJCFError(
             f"{r.path}: {why}; install mujoco (pip install 'jaxid[mujoco]') to read it as MuJoCo "
-            "does, or give the body an <inertial> (or set <compiler inertiafromgeom=\"false\">)"
+            'does, or give the body an <inertial> (or set <compiler inertiafromgeom="false">)'
         ) from None
     try:
         model = mujoco.MjModel.from_xml_path(r.path)
@@ -316,7 +328,7 @@ def _compiled_inertials(r, world):
     if model.nbody != len(bodies) + 1:
         raise MJCFError(
             f"{r.path}: MuJoCo compiles {model.nbody - 1} bodies from the file's {len(bodies)} "
-            "(<compiler fusestatic>?); set fusestatic=\"false\" to read it"
+            '(<compiler fusestatic>?); set fusestatic="false" to read it'
         )
     out = {}
     for k, body in enumerate(bodies, start=1):  # MuJoCo numbers bodies depth-first, in document order
@@ -432,7 +444,7 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
             inertial[parent] = inertial[parent] + np.asarray(_transform(pi, pending))
         frames[body.get("name")] = (parent, pending)
         records.append((body, parent, pending, pi, range(first, len(names))))
-        for s, F, scls in members:
+        for s, F, _ in members:
             if s.tag == "site":
                 sites[s.get("name")] = (parent, pending @ F @ r.pose(s, f"site {s.get('name')!r}"))
         for child, F, ccls in members:
