@@ -442,3 +442,40 @@ def test_write_back_refuses_elements_of_included_files(tmp_path):
     robot = jaxid.Robot.from_mjcf(tmp_path / "arm.xml")
     with pytest.raises(ValueError, match=r"<inertial name=None> is in the included file .*bodies.xml"):
         jaxid.model.mjcf.write_back(robot, robot.parameter_vector(), tmp_path / "arm.xml", tmp_path / "x.xml")
+
+
+ODD = """<mujoco model="odd">
+  <!-- a comment with > and <joint damping="1"/> in it -->
+  <worldbody>
+    <body name="b>1" pos='0 0 1'>
+      <joint
+          name="j pos='9'"   axis='0 1 0'
+          damping = '0.5' />
+      <body name="c" pos="0.3 0 0"><joint name="k"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_write_back_patches_odd_formatting_in_place(tmp_path):
+    """Multi-line tags, single quotes, '>' and attribute-like text in values and comments: only
+    the values change; an inertial is inserted on its own line under a body that had none."""
+    from jaxid.model import mjcf
+    from jaxid.model.urdf import _from_mass_com_inertia, numbers
+
+    source = write(tmp_path, ODD)
+    robot = jaxid.Robot.from_mjcf(source, joint_terms=("fv",))
+    b = np.asarray(_from_mass_com_inertia(2.0, np.array([0, 0, 0.1]), np.diag([0.1, 0.2, 0.25])))
+    theta = np.concatenate([b, 1.5 * np.asarray(robot.inertial[1]), [0.25, 0.125]])
+    out = mjcf.write_back(robot, theta, source, tmp_path / "out.xml")
+    expected = (
+        ODD.replace("damping = '0.5'", 'damping = "0.25"')
+        .replace('<joint name="k"/>', '<joint name="k" damping="0.125"/>')
+        .replace('mass="1" diaginertia="0.1 0.1 0.1"', f'mass="1.5" diaginertia="{numbers([0.1 * 1.5] * 3)}"')
+    )
+    inserted = f'<inertial pos="{numbers([0, 0, 0.1])}" mass="2" diaginertia="{numbers([0.1, 0.2, 0.25])}"/>'
+    body = "<body name=\"b>1\" pos='0 0 1'>"
+    assert out.read_text() == expected.replace(body, f"{body}\n      {inserted}")
+    back = jaxid.Robot.from_mjcf(out, joint_terms=("fv",))
+    np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-14, atol=1e-15)

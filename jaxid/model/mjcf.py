@@ -586,11 +586,13 @@ class _Patch:
                     break
             tag = data[start:end].decode()
             for key, value in attrs.items():
-                found = re.search(rf"(\s+){re.escape(key)}\s*=\s*(\"[^\"]*\"|'[^']*')", tag)
+                # The attributes in order, each value consumed whole (a value may hold '=' or a name).
+                pattern = r"""(\s+)([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')"""
+                found = next((a for a in re.finditer(pattern, tag) if a.group(2) == key), None)
                 if value is None:
                     tag = tag if found is None else tag[: found.start()] + tag[found.end() :]
                 elif found is not None:
-                    tag = tag[: found.start(2)] + quoteattr(value) + tag[found.end(2) :]
+                    tag = tag[: found.start(3)] + quoteattr(value) + tag[found.end(3) :]
                 else:
                     close = len(tag) - (2 if tag.endswith("/>") else 1)
                     close = len(tag[:close].rstrip())
