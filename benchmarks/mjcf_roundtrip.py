@@ -79,10 +79,10 @@ def round_trip(name, folder, rng):
     q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 20, robot.n))
     row["read"] = relative(
         jaxid.rnea(robot.with_joint_terms(("ia", "fv"), robot.joint_params[:, :2]), q, qd, qdd),
-        mjcf.mujoco_inverse(source, robot.names, q, qd, qdd),
+        mjcf.mujoco_inverse(source, robot, q, qd, qdd),
     )
     t, q, qd, qdd = motion = trajectory(robot, rng)
-    tau = mjcf.mujoco_inverse(source, robot.names, q, qd, qdd, friction=True)
+    tau = mjcf.mujoco_inverse(source, robot, q, qd, qdd, friction=True)
     jaxid.data.write(jaxid.data.Dataset(t=t, q=q, qd=qd, qdd=qdd, tau=tau), folder / "run.csv")
     out, params = folder / "out" / f"id_{name}", folder / "params.json"
     start = time.perf_counter()
@@ -117,7 +117,7 @@ def round_trip(name, folder, rng):
     no_fc[10 * robot.n_joints + fc :: len(TERMS)] = 0.0
     q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 20, robot.n))
     predicted = np.stack([np.asarray(robot.torque(no_fc, *x)) for x in zip(q, qd, qdd)])
-    row["after_write"] = relative(predicted, mjcf.mujoco_inverse(out, robot.names, q, qd, qdd))
+    row["after_write"] = relative(predicted, mjcf.mujoco_inverse(out, robot, q, qd, qdd))
     written_fc = [model.dof_frictionloss[model.joint(n).dofadr[0]] for n in robot.names]
     row["frictionloss_ok"] = bool(np.allclose(written_fc, robot.split(theta)[1][:, fc], rtol=1e-15))
     fit = np.stack([np.asarray(robot.torque(theta, *x)) for x in zip(*motion[1:])])

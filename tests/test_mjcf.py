@@ -355,7 +355,7 @@ def test_reads_what_mujoco_simulates(name):
     robot = jaxid.Robot.from_mjcf(DATA / name, joint_terms=("fv", "ia"))
     q, qd, qdd = states(robot, 0)
     tau = np.asarray(jaxid.rnea(robot, q, qd, qdd))
-    assert relative_error(tau, mjcf.mujoco_inverse(DATA / name, robot.names, q, qd, qdd)) <= 1e-8
+    assert relative_error(tau, mjcf.mujoco_inverse(DATA / name, robot, q, qd, qdd)) <= 1e-8
 
 
 @pytest.fixture(scope="module", params=MODELS)
@@ -397,9 +397,9 @@ def test_mujoco_loads_the_written_file_and_agrees(identified):
     no_fc = theta.copy()
     no_fc[10 * robot.n_joints + fc :: len(robot.joint_terms)] = 0.0
     torque = lambda th: np.stack([np.asarray(robot.torque(th, *x)) for x in zip(q, qd, qdd)])
-    rigid = mjcf.mujoco_inverse(out, robot.names, q, qd, qdd)
+    rigid = mjcf.mujoco_inverse(out, robot, q, qd, qdd)
     assert relative_error(torque(no_fc), rigid) <= 1e-8
-    dry = mjcf.mujoco_inverse(out, robot.names, q, qd, qdd, friction=True) - rigid
+    dry = mjcf.mujoco_inverse(out, robot, q, qd, qdd, friction=True) - rigid
     values = robot.split(theta)[1][:, fc]
     np.testing.assert_allclose(dry, values * np.sign(qd), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(torque(theta) - torque(no_fc), values * np.sign(qd), rtol=1e-8, atol=1e-10)

@@ -763,15 +763,18 @@ def write_back(robot, theta, source, out):
     return out
 
 
-def mujoco_inverse(path, names, q, qd, qdd, *, friction=False):
-    """MuJoCo's inverse dynamics ``mj_inverse`` of the MJCF file ``path``: joint torques
-    (N, n) N m (N for slide joints) at the states q, qd, qdd (N, n) rad, rad/s, rad/s^2 of
-    the joints ``names`` (n,) (jaxid's order; each a hinge or slide joint of the file).
+def mujoco_inverse(path, robot, q, qd, qdd, *, friction=False):
+    """MuJoCo's inverse dynamics ``mj_inverse`` of the MJCF file ``path``, as generalised
+    forces (N, n) N m (N for slide joints) of ``robot``'s coordinates at the states q, qd, qdd
+    (N, n) rad, rad/s, rad/s^2 (``robot`` read from that file, or with the same joint names).
 
-    Contacts, joint limits and equality constraints are switched off, so the torques are the
-    rigid-body ones plus ``armature`` and ``damping`` (and ``stiffness``); with ``friction``
-    the ``frictionloss`` constraint stays on, else all constraints are off. Needs ``mujoco``
-    (``pip install 'jaxid[mujoco]'``); the oracle of the tests and benchmarks/mjcf_roundtrip.py.
+    Coupled joints (``<equality><joint>``): each joint is moved with its master
+    (``robot.joint_motion``) and its torque carried to the master (``robot.to_coordinates``),
+    as jaxid's coupled model does. Contacts, joint limits and equality constraints are
+    switched off, so the torques are the rigid-body ones plus ``armature`` and ``damping``
+    (and ``stiffness``); with ``friction`` the ``frictionloss`` constraint stays on, else all
+    constraints are off. Needs ``mujoco`` (``pip install 'jaxid[mujoco]'``); the oracle of
+    the tests and benchmarks/mjcf_roundtrip.py.
     """
     import mujoco
 
@@ -781,12 +784,13 @@ def mujoco_inverse(path, names, q, qd, qdd, *, friction=False):
     if not friction:
         model.opt.disableflags |= off.mjDSBL_CONSTRAINT
     data = mujoco.MjData(model)
-    dofs = [int(model.joint(name).dofadr[0]) for name in names]
-    adrs = [int(model.joint(name).qposadr[0]) for name in names]
+    dofs = [int(model.joint(name).dofadr[0]) for name in robot.names]
+    adrs = [int(model.joint(name).qposadr[0]) for name in robot.names]
     q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
     out = np.zeros_like(q)
     for k in range(q.shape[0]):
-        data.qpos[adrs], data.qvel[dofs], data.qacc[dofs] = q[k], qd[k], qdd[k]
+        motion = (np.asarray(x) for x in robot.joint_motion(q[k], qd[k], qdd[k]))
+        data.qpos[adrs], data.qvel[dofs], data.qacc[dofs] = motion
         mujoco.mj_inverse(model, data)
-        out[k] = data.qfrc_inverse[dofs]
+        out[k] = np.asarray(robot.to_coordinates(data.qfrc_inverse[dofs].copy()))
     return out
