@@ -1,4 +1,7 @@
-"""MJCF reading (xml.etree, no mujoco): dynamics agree with Pinocchio's MJCF parser; bad input named."""
+"""MJCF reading and write-back: dynamics agree with Pinocchio's MJCF parser and, where mujoco is
+installed, with MuJoCo's mj_inverse (its own export of a UR5, two Menagerie-style files); bad input named."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -118,7 +121,7 @@ def test_equality_joint_is_a_coupled_joint(tmp_path):
         ),
         (
             lambda s: s.replace('<option gravity="0 0 -9.81"/>', '<include file="more.xml"/>'),
-            r"<include> is not supported",
+            r"<include file='more.xml'>: not found: .*more.xml; MuJoCo resolves it from the main file's folder",
         ),
         (lambda s: s.replace('mass="2"', 'mass="-2"'), r"body 'l2' <inertial>: negative mass"),
         (
@@ -178,7 +181,8 @@ def test_write_back_changes_only_inertials_and_joint_terms(written):
     parse = lambda p: ET.parse(p, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
     old, new = list(parse(source).iter()), list(parse(out).iter())
     patched = {
-        "inertial": {"pos", "mass", "diaginertia", "fullinertia"},
+        # an inertia no longer diagonal in its orientation gets its principal axes' quat instead
+        "inertial": {"pos", "mass", "diaginertia", "fullinertia", "quat", "euler"},
         "joint": {"damping", "frictionloss", "armature"},
         "compiler": {"meshdir"},
         "texture": {"file"},
@@ -300,3 +304,178 @@ def test_identify_writes_back_into_the_mjcf_file(tmp_path, capsys):
     params = results.load_params(tmp_path / "p.json")
     assert params.model["mjcf"] == str(source.resolve()) and "mjcf_sha256" in params.model
     assert results.model_from_description(params.model).names == robot.names  # validate can rebuild it
+
+
+# ---- MuJoCo as the oracle: its own export of a UR5 and two Menagerie-style files ----------------
+DATA = Path(__file__).parent / "data" / "mjcf"
+MODELS = ["ur5_mujoco_export.xml", "arm7.xml", "scara.xml"]
+
+
+def states(robot, seed, samples=6):
+    """q, qd, qdd (samples, n): |qd| in [0.5, 1.5] rad/s, where MuJoCo's frictionloss saturates."""
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-1.5, 1.5, (samples, robot.n))
+    qd = rng.uniform(0.5, 1.5, q.shape) * rng.choice([-1.0, 1.0], q.shape)
+    return q, qd, rng.normal(size=q.shape)
+
+
+def relative_error(a, b):
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def test_reads_mujocos_export_with_empty_frames():
+    """mj_saveLastXML of the UR5 URDF (empty <frame/> elements, radians): read without mujoco."""
+    robot = jaxid.Robot.from_mjcf(DATA / "ur5_mujoco_export.xml")
+    assert robot.names[0] == "shoulder_pan_joint" and robot.parents == (-1, 0, 1, 2, 3, 4)
+    np.testing.assert_allclose(np.sum(robot.inertial[:, 0]), 3.7 + 8.393 + 2.275 + 2 * 1.219 + 0.1879)
+
+
+def test_without_mujoco_a_geom_inertia_is_named(monkeypatch, tmp_path):
+    import shutil
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco raises ImportError
+    with pytest.raises(ValueError, match=r"body 'link3' has geoms and no <inertial>.*install mujoco"):
+        jaxid.Robot.from_mjcf(DATA / "arm7.xml")
+    # Geoms ignored by the compiler option: read (include, classes, frames) without mujoco.
+    shutil.copy(DATA / "arm7_defaults.xml", tmp_path)
+    text = (DATA / "arm7.xml").read_text().replace('autolimits="true"', 'autolimits="true" inertiafromgeom="false"')
+    robot = jaxid.Robot.from_mjcf(write(tmp_path, text), joint_terms=("fv", "ia"))
+    assert robot.joint_terms == ("ia", "fv")
+    np.testing.assert_array_equal(robot.joint_params[4:], [[0.02, 0.1]] * 2)  # class wrist, via childclass
+    np.testing.assert_allclose(robot.inertial[5, 0], 1.47 + 0.73)  # the hand, in a frame, welded to link6
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_reads_what_mujoco_simulates(name):
+    """mj_inverse (constraints off) = jaxid's rnea with the files' armature and damping."""
+    from jaxid.model import mjcf
+
+    pytest.importorskip("mujoco")
+    robot = jaxid.Robot.from_mjcf(DATA / name, joint_terms=("fv", "ia"))
+    q, qd, qdd = states(robot, 0)
+    tau = np.asarray(jaxid.rnea(robot, q, qd, qdd))
+    assert relative_error(tau, mjcf.mujoco_inverse(DATA / name, robot, q, qd, qdd)) <= 1e-8
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def identified(request, tmp_path_factory):
+    """(source, out, robot, theta): each moving body 0-30 % heavier plus a point mass off its
+    centre (so its inertia is no longer diagonal where it was), new fv, fc, ia, written back
+    into a copy one folder down."""
+    import shutil
+
+    from jaxid import results
+    from jaxid.model.urdf import _from_mass_com_inertia
+
+    pytest.importorskip("mujoco")
+    d = tmp_path_factory.mktemp("mjcf_rt")
+    for f in DATA.iterdir():
+        shutil.copy(f, d)
+    source = d / request.param
+    robot = jaxid.Robot.from_mjcf(source, joint_terms=TERMS)
+    rng = np.random.default_rng(1)
+    bodies = np.array(robot.inertial)
+    for i in np.flatnonzero(bodies[:, 0] > 0):  # a body between two joints of one MJCF body stays empty
+        point = _from_mass_com_inertia(rng.uniform(0.1, 0.5), rng.normal(scale=0.05, size=3), np.zeros((3, 3)))
+        bodies[i] = rng.uniform(1, 1.3) * bodies[i] + np.asarray(point)
+    joint = rng.uniform(0.01, 0.5, (robot.n_joints, len(robot.joint_terms)))
+    theta = np.concatenate([bodies.ravel(), joint.ravel()])
+    (d / "out").mkdir()
+    return source, results.write_model(robot, theta, d / "out" / "id.xml", source=source), robot, theta
+
+
+def test_mujoco_loads_the_written_file_and_agrees(identified):
+    """Rigid bodies, armature and damping: mj_inverse of the written file = robot.torque(theta)
+    (1e-8); frictionloss: MuJoCo's constraint torque, saturated at |qd| >= 0.5 rad/s, is
+    fc sgn(qd), which jaxid's fc tanh(qd / eps) equals there."""
+    from jaxid.model import mjcf
+
+    source, out, robot, theta = identified
+    q, qd, qdd = states(robot, 2)
+    fc = robot.joint_terms.index("fc")
+    no_fc = theta.copy()
+    no_fc[10 * robot.n_joints + fc :: len(robot.joint_terms)] = 0.0
+    torque = lambda th: np.stack([np.asarray(robot.torque(th, *x)) for x in zip(q, qd, qdd)])
+    rigid = mjcf.mujoco_inverse(out, robot, q, qd, qdd)
+    assert relative_error(torque(no_fc), rigid) <= 1e-8
+    dry = mjcf.mujoco_inverse(out, robot, q, qd, qdd, friction=True) - rigid
+    values = robot.split(theta)[1][:, fc]
+    np.testing.assert_allclose(dry, values * np.sign(qd), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(torque(theta) - torque(no_fc), values * np.sign(qd), rtol=1e-8, atol=1e-10)
+
+
+def test_written_inertials_are_mjcf_and_only_they_change(identified):
+    """One <inertial> per moving body, never quat (or another orientation) with fullinertia;
+    line by line, only inertials, the joints' damping/frictionloss/armature and the include's
+    path (one folder up) differ; inserted inertials are whole new lines."""
+    import difflib
+    import re
+    import xml.etree.ElementTree as ET
+
+    source, out, robot, theta = identified
+    for el in ET.parse(out).getroot().iter("inertial"):
+        assert not ("fullinertia" in el.attrib and set(el.attrib) & {"quat", "axisangle", "euler", "xyaxes", "zaxis"})
+
+    def patched_out(line):  # the line less what write-back may change
+        if "<inertial" in line:
+            return re.sub(r'\s\w+="[^"]*"', "", line)
+        if "<joint" in line:
+            return re.sub(r'\s(?:damping|frictionloss|armature)="[^"]*"', "", line)
+        return line.replace('<include file="../', '<include file="')
+
+    old, new = source.read_text().splitlines(), out.read_text().splitlines()
+    a, b = [patched_out(x) for x in old], [patched_out(x) for x in new]
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    assert {op for op, *_ in ops} <= {"equal", "insert"}, [x for x in ops if x[0] != "equal"]
+    inserted = [x for op, _, _, j1, j2 in ops if op == "insert" for x in new[j1:j2]]
+    assert all(re.fullmatch(r"\s*<inertial [^<>]*/>", x) for x in inserted)
+    assert len(inserted) == {"ur5_mujoco_export.xml": 0, "arm7.xml": 1, "scara.xml": 1}[source.name]  # geom-only
+
+
+def test_write_back_refuses_elements_of_included_files(tmp_path):
+    (tmp_path / "arm.xml").write_text('<mujoco><include file="bodies.xml"/></mujoco>')
+    (tmp_path / "bodies.xml").write_text(
+        '<mujoco><worldbody><body name="b"><joint name="j"/>'
+        '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>'
+    )
+    robot = jaxid.Robot.from_mjcf(tmp_path / "arm.xml")
+    with pytest.raises(ValueError, match=r"<inertial name=None> is in the included file .*bodies.xml"):
+        jaxid.model.mjcf.write_back(robot, robot.parameter_vector(), tmp_path / "arm.xml", tmp_path / "x.xml")
+
+
+ODD = """<mujoco model="odd">
+  <!-- a comment with > and <joint damping="1"/> in it -->
+  <worldbody>
+    <body name="b>1" pos='0 0 1'>
+      <joint
+          name="j pos='9'"   axis='0 1 0'
+          damping = '0.5' />
+      <body name="c" pos="0.3 0 0"><joint name="k"/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_write_back_patches_odd_formatting_in_place(tmp_path):
+    """Multi-line tags, single quotes, '>' and attribute-like text in values and comments: only
+    the values change; an inertial is inserted on its own line under a body that had none."""
+    from jaxid.model import mjcf
+    from jaxid.model.urdf import _from_mass_com_inertia, numbers
+
+    source = write(tmp_path, ODD)
+    robot = jaxid.Robot.from_mjcf(source, joint_terms=("fv",))
+    b = np.asarray(_from_mass_com_inertia(2.0, np.array([0, 0, 0.1]), np.diag([0.1, 0.2, 0.25])))
+    theta = np.concatenate([b, 1.5 * np.asarray(robot.inertial[1]), [0.25, 0.125]])
+    out = mjcf.write_back(robot, theta, source, tmp_path / "out.xml")
+    expected = (
+        ODD.replace("damping = '0.5'", 'damping = "0.25"')
+        .replace('<joint name="k"/>', '<joint name="k" damping="0.125"/>')
+        .replace('mass="1" diaginertia="0.1 0.1 0.1"', f'mass="1.5" diaginertia="{numbers([0.1 * 1.5] * 3)}"')
+    )
+    inserted = f'<inertial pos="{numbers([0, 0, 0.1])}" mass="2" diaginertia="{numbers([0.1, 0.2, 0.25])}"/>'
+    body = "<body name=\"b>1\" pos='0 0 1'>"
+    assert out.read_text() == expected.replace(body, f"{body}\n      {inserted}")
+    back = jaxid.Robot.from_mjcf(out, joint_terms=("fv",))
+    np.testing.assert_allclose(back.parameter_vector(), theta, rtol=1e-14, atol=1e-15)

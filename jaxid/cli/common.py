@@ -55,7 +55,7 @@ def add_model_arguments(
     src.add_argument(
         "--mjcf",
         metavar="FILE",
-        help="read the robot from a MuJoCo MJCF file (.xml; read without MuJoCo, see docs/your-robot.md)",
+        help="read the robot from a MuJoCo MJCF file (.xml; MuJoCo needed only for inertias it computes from geoms, see docs/your-robot.md)",
     )
     p.add_argument(
         "--tip-link",

@@ -1,32 +1,47 @@
-"""MJCF (MuJoCo XML) reader, with xml.etree: no ``mujoco`` install is needed to read a model.
+"""MJCF (MuJoCo XML) reader and write-back; ``mujoco`` is needed only where MuJoCo computes
+a body's inertia itself.
 
-Read without MuJoCo because identification needs only the kinematic tree, the inertials and
-the joints' friction, which the XML states directly; compiling it through ``mujoco`` would
-add a large binary dependency for that, and MuJoCo replaces missing inertials by ones
-computed from geoms, which jaxid does not (a body with no ``<inertial>`` is massless here,
-as a URDF link without one: fine for least squares, whose regressor does not use them).
+The reader is the XML reader here (xml.parsers.expat into xml.etree, with each element's
+byte position kept for write-back): identification needs only the kinematic tree, the
+inertials and the joints' friction, which the XML states directly. One thing it does not
+state: MuJoCo gives a body without ``<inertial>`` the inertia of its geoms
+(``<compiler inertiafromgeom="auto">``, the default; ``"true"``: every body), and rescales
+inertias under ``boundmass``, ``boundinertia``, ``balanceinertia`` and ``settotalmass``. For
+those bodies (all of them under the compiler options) the inertia is taken from the model
+MuJoCo compiles (``mujoco.MjModel.from_xml_path``: ``body_mass``, ``body_ipos``,
+``body_iquat``, ``body_inertia``), so it is what MuJoCo simulates; without ``mujoco``
+installed (``pip install jaxid[mujoco]``) such a file is refused, naming the body. Kinematics
+always come from the XML. The tests hold the result to MuJoCo's ``mj_inverse`` (1e-8
+relative) on MuJoCo's own export of a UR5 and on hand-written files with classes and frames.
 
 Supported (MuJoCo XML reference, mujoco.readthedocs.io/en/stable/XMLreference.html):
-``<compiler angle eulerseq>``; ``<option gravity>``; ``<default>`` classes (nested, with
-``class`` and ``childclass``) for joints and sites; bodies with ``pos`` and any orientation
-(``quat``, ``axisangle``, ``euler``, ``xyaxes``, ``zaxis``); ``<inertial pos (orientation)
-mass diaginertia|fullinertia>``; ``hinge`` and ``slide`` joints (several per body, each at
-its ``pos``, measured from ``ref``) with ``axis range damping frictionloss armature``, read
-as the nominal ``fv``, ``fc``, ``ia`` when those joint terms are enabled; bodies without a
-joint welded to their parent (merged); ``<equality><joint polycoef="c0 c1 0 0 0">`` as a
-coupled (mimic) joint ``q1 = c1 q2 + c0``; ``<site>`` as the tool flange.
+``<compiler angle eulerseq inertiafromgeom>``; ``<option gravity>``; ``<include file>``
+(relative to the main file's folder, as MuJoCo resolves it; nested; each file once);
+``<default>`` classes (nested, with ``class`` and ``childclass``) for joints and sites;
+bodies with ``pos`` and any orientation (``quat``, ``axisangle``, ``euler``, ``xyaxes``,
+``zaxis``); ``<frame>`` elements (empty ones, as ``mj_saveLastXML`` writes, and ones with a
+pose and ``childclass`` wrapping bodies, joints, sites and other frames); ``<inertial pos
+(orientation) mass diaginertia|fullinertia>``; ``hinge`` and ``slide`` joints (several per
+body, each at its ``pos``, measured from ``ref``) with ``axis range damping frictionloss
+armature``, read as the nominal ``fv``, ``fc``, ``ia`` when those joint terms are enabled;
+bodies without a joint welded to their parent (merged); ``<equality><joint polycoef="c0 c1 0
+0 0">`` as a coupled (mimic) joint ``q1 = c1 q2 + c0``; ``<site>`` as the tool flange.
 
 Rejected, naming the element: free and ball joints (floating bases are not supported yet),
-tendons, other equality constraints (closed loops), ``<include>`` and ``<frame>``.
+tendons, other equality constraints (closed loops). Not read: joint ``stiffness`` (a spring,
+jaxid's ``ks`` term up to the offset ``springref``) and ``gravcomp``; keep them zero when
+comparing with MuJoCo.
 
-:func:`write_back` puts identified parameters into a copy of the file (body ``<inertial>``,
-joint ``damping frictionloss armature``; everything else kept), as
-:func:`jaxid.model.urdf.write_back` does for a URDF.
+:func:`write_back` patches identified parameters into a copy of the file: only the bodies'
+``<inertial>`` and the joints' ``damping frictionloss armature`` attributes (and relative
+asset paths) change, every other byte stays; the conventions (MuJoCo's ``frictionloss`` is a
+constraint, not jaxid's smooth ``tanh``) are in its docstring.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 
@@ -69,25 +84,37 @@ def _axis_angle(axis, angle):
     return _quat(np.cos(angle / 2), *(np.sin(angle / 2) * axis))
 
 
+def _parse(path):
+    """(root element, {element: start-tag byte offset}, the file's bytes) of an XML file, comments
+    kept: expat reports where each start tag begins, which write_back patches in place."""
+    from xml.parsers import expat
+
+    data = Path(path).read_bytes()
+    builder = ET.TreeBuilder(insert_comments=True)
+    parser = expat.ParserCreate()
+    where = {}
+
+    def start(tag, attrib):
+        where[builder.start(tag, attrib)] = parser.CurrentByteIndex
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.CommentHandler = builder.comment
+    parser.Parse(data, True)
+    return builder.close(), where, data
+
+
 class _Reader:
     def __init__(self, path):
         self.path = str(path)
-        try:
-            # Comments kept: write_back copies the tree with them.
-            self.root = ET.parse(self.path, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))).getroot()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"MJCF file not found: {self.path}") from None
-        except ET.ParseError as exc:
-            raise MJCFError(f"{self.path}: not well-formed XML: {exc}") from None
+        self.source = {}  # element -> (file path, start-tag byte offset)
+        self.data = {}  # file path -> bytes
+        self.includes = []  # the <include> elements, replaced in the tree by what they include
+        self.root = self._load(Path(self.path), "MJCF file")
         if self.root.tag != "mujoco":
             raise MJCFError(f"{self.path}: the root element is <{self.root.tag}>, expected <mujoco>")
-        for tag in ("include", "frame"):
-            el = self.root.find(f".//{tag}")
-            if el is not None:
-                raise MJCFError(
-                    f"{self.path}: <{tag}> is not supported; expand it into the file (MuJoCo's "
-                    "mj_saveLastXML writes the compiled model as one file)"
-                )
+        self._expand(self.root)
         compiler = self.root.find("compiler")
         compiler = {} if compiler is None else compiler.attrib
         if compiler.get("angle", "degree") not in ("degree", "radian"):
@@ -100,6 +127,42 @@ class _Reader:
         top = self.root.find("default")
         if top is not None:
             self._read_defaults(top, "main", {})
+
+    def _load(self, path, what):
+        try:
+            root, where, data = _parse(path)
+        except FileNotFoundError:
+            if what == "MJCF file":
+                raise FileNotFoundError(f"MJCF file not found: {path}") from None
+            raise MJCFError(f"{what} not found: {path}; MuJoCo resolves it from the main file's folder") from None
+        except Exception as exc:  # expat.ExpatError
+            raise MJCFError(f"{path}: not well-formed XML: {exc}") from None
+        self.data[path] = data
+        self.source.update({el: (path, at) for el, at in where.items()})
+        return root
+
+    def _expand(self, el):
+        """Replace each ``<include file>`` below `el` by the children of that file's root
+        ``<mujoco>`` (MuJoCo's rule: the path is relative to the main file's folder)."""
+        children = []
+        for child in el:
+            if child.tag != "include":
+                if isinstance(child.tag, str):
+                    self._expand(child)
+                children.append(child)
+                continue
+            if not child.get("file"):
+                raise MJCFError(f"{self.path}: an <include> has no file attribute")
+            self.includes.append(child)
+            path = Path(self.path).parent / child.get("file")
+            if path in self.data:
+                raise MJCFError(f"{self.path}: <include file={child.get('file')!r}> includes that file twice")
+            root = self._load(path, f"{self.path}: <include file={child.get('file')!r}>:")
+            if root.tag != "mujoco":
+                raise MJCFError(f"{path}: an included file's root element is <{root.tag}>, expected <mujoco>")
+            self._expand(root)
+            children.extend(root)
+        el[:] = children
 
     def _read_defaults(self, el, name, inherited):
         own = {tag: dict(inherited.get(tag, {})) for tag in inherited}
@@ -195,6 +258,90 @@ class _Reader:
         return np.asarray(_transform(_from_mass_com_inertia(m, np.zeros(3), I), self.pose(el, what)))
 
 
+def _members(r, el, F, cls):
+    """(child element, pose (4, 4) of the ``<frame>`` s around it in `el`'s frame, its default
+    class) for the children of a body (or the worldbody) `el`, looking through frames (which
+    MuJoCo dissolves at compile time: a frame's pose and ``childclass`` pass to what it holds)."""
+    for child in el:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag == "frame":
+            what = f"<frame name={child.get('name')!r}>" if child.get("name") else "a <frame>"
+            yield from _members(r, child, F @ r.pose(child, what), child.get("childclass", cls))
+        else:
+            yield child, F, cls
+
+
+#: <compiler> attributes with which MuJoCo changes the inertias the file states.
+RESCALING = ("boundmass", "boundinertia", "balanceinertia", "settotalmass")
+
+
+def _compiled_inertials(r, world):
+    """{body element: inertial (10,) in its body frame} for the moving bodies whose inertia
+    MuJoCo computes (from geoms), or all bodies where it changes them (compiler options): read
+    from the model MuJoCo compiles; empty when there are none (the XML states every inertia
+    that matters; a body welded to the world has no dynamics)."""
+    compiler = r.root.find("compiler")
+    options = {} if compiler is None else compiler.attrib
+    mode = options.get("inertiafromgeom", "auto")
+    if mode not in ("auto", "true", "false"):
+        raise MJCFError(f"{r.path}: <compiler inertiafromgeom={mode!r}>: expected 'auto', 'true' or 'false'")
+    rescaled = [k for k in RESCALING if options.get(k) not in (None, "false", "0", "-1")]
+    bodies = list(world.iter("body"))
+
+    def from_geoms(body):
+        if mode == "false" or (mode == "auto" and body.find("inertial") is not None):
+            return False
+        return any(el.tag == "geom" for el, _, _ in _members(r, body, np.eye(4), "main"))
+
+    moving = set()  # bodies with a joint of their own or below one: those that have dynamics
+
+    def walk(el, moves):
+        for child, _, _ in _members(r, el, np.eye(4), "main"):
+            if child.tag == "body":
+                here = moves or any(c.tag == "joint" for c, _, _ in _members(r, child, np.eye(4), "main"))
+                if here:
+                    moving.add(child)
+                walk(child, here)
+
+    walk(world, False)
+    needed = bodies if rescaled else [b for b in bodies if b in moving and from_geoms(b)]
+    if not needed:
+        return {}
+    why = (
+        f"<compiler {rescaled[0]}> changes the inertias MuJoCo uses"
+        if rescaled
+        else f"body {needed[0].get('name', '?')!r} has geoms and no <inertial> (inertiafromgeom={mode!r}): "
+        "MuJoCo computes its inertia from them"
+    )
+    try:
+        import mujoco
+    except ImportError:
+        raise MJCFError(
+            f"{r.path}: {why}; install mujoco (pip install 'jaxid[mujoco]') to read it as MuJoCo "
+            'does, or give the body an <inertial> (or set <compiler inertiafromgeom="false">)'
+        ) from None
+    try:
+        model = mujoco.MjModel.from_xml_path(r.path)
+    except Exception as exc:  # mujoco raises ValueError with its XML error
+        raise MJCFError(f"{r.path}: {why}, but MuJoCo does not compile the file: {exc}") from None
+    if model.nbody != len(bodies) + 1:
+        raise MJCFError(
+            f"{r.path}: MuJoCo compiles {model.nbody - 1} bodies from the file's {len(bodies)} "
+            '(<compiler fusestatic>?); set fusestatic="false" to read it'
+        )
+    out = {}
+    for k, body in enumerate(bodies, start=1):  # MuJoCo numbers bodies depth-first, in document order
+        if body.get("name") and model.body(k).name != body.get("name"):
+            raise MJCFError(f"{r.path}: MuJoCo's body {k} is {model.body(k).name!r}, not {body.get('name')!r}")
+        T = np.eye(4)
+        T[:3, :3] = _quat(*model.body_iquat[k])
+        T[:3, 3] = model.body_ipos[k]
+        pi = _from_mass_com_inertia(model.body_mass[k], np.zeros(3), np.diag(model.body_inertia[k]))
+        out[body] = np.asarray(_transform(pi, T))
+    return {b: out[b] for b in needed}
+
+
 def read(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None) -> dict:
     """The keyword arguments of :class:`~jaxid.model.robot.Robot` for the model in an MJCF file
     (what is read: the module docstring); ``Robot.from_mjcf(path, ...)`` is ``Robot(**read(path, ...))``.
@@ -229,26 +376,32 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
     records, elements = [], []
     enabled = tuple(t for t in JOINT_TERMS if t in joint_terms)
 
+    compiled = _compiled_inertials(r, world)
+
     def visit(body, parent, pending, cls):
         """Add `body` (pose `pending` in joint `parent`'s frame) and the bodies below it."""
         what = f"body {body.get('name', '?')!r}"
         cls = body.get("childclass", cls)
         pending = pending @ r.pose(body, what)
         first = len(names)
-        for j in body.findall("joint"):
+        members = list(_members(r, body, np.eye(4), cls))
+        for j, F, jcls in members:
+            if j.tag != "joint":
+                continue
             jname = j.get("name") or f"joint{len(names) + 1}"
-            kind = r.attr(j, "type", JOINT_DEFAULTS["type"], cls)
+            kind = r.attr(j, "type", JOINT_DEFAULTS["type"], jcls)
             if kind not in JOINT_KINDS:
                 raise MJCFError(
                     f"{r.path}: {what} joint {jname!r} has type {kind!r}; supported: hinge, slide "
                     "(floating bases and ball joints are not supported yet)"
                 )
-            get = lambda key: r.attr(j, key, JOINT_DEFAULTS.get(key), cls)
+            get = lambda key: r.attr(j, key, JOINT_DEFAULTS.get(key), jcls)  # noqa: B023
             axis = r.floats(get("axis"), 3, f"joint {jname!r} axis")
             if np.linalg.norm(axis) < 1e-12:
                 raise MJCFError(f"{r.path}: joint {jname!r} axis: zero axis")
-            axis = axis / np.linalg.norm(axis)
-            pos = r.floats(get("pos"), 3, f"joint {jname!r} pos")
+            # A joint inside <frame>s: its pos and axis are in the frames' frame.
+            axis = F[:3, :3] @ axis / np.linalg.norm(axis)
+            pos = F[:3, :3] @ r.floats(get("pos"), 3, f"joint {jname!r} pos") + F[:3, 3]
             ref = r.floats(get("ref"), 1, f"joint {jname!r} ref")[0] * (r.scale if kind == "hinge" else 1.0)
             # MuJoCo moves the body by Trans(pos) Rot(axis, q - ref) Trans(-pos) (Slide: Trans(axis (q - ref))).
             at = np.eye(4)
@@ -281,23 +434,28 @@ def _read(path, tool_site=None, check_inertia=True, joint_terms=(), joint_params
             back = np.eye(4)
             back[:3, 3] = -pos
             pending = back
-        if body.find("freejoint") is not None:
+        if any(el.tag == "freejoint" for el, _, _ in members):
             raise MJCFError(
                 f"{r.path}: {what} has a <freejoint>: floating bases are not supported yet; fix the "
                 "body to the world for a fixed-base arm"
             )
-        pi = r.inertial(body, what, check_inertia)
+        pi = compiled[body] if body in compiled else r.inertial(body, what, check_inertia)
         if parent >= 0:  # a body welded to the world does not move: it has no dynamics
             inertial[parent] = inertial[parent] + np.asarray(_transform(pi, pending))
         frames[body.get("name")] = (parent, pending)
         records.append((body, parent, pending, pi, range(first, len(names))))
-        for s in body.findall("site"):
-            sites[s.get("name")] = (parent, pending @ r.pose(s, f"site {s.get('name')!r}"))
-        for child in body.findall("body"):
-            visit(child, parent, pending, cls)
+        for s, F, _ in members:
+            if s.tag == "site":
+                sites[s.get("name")] = (parent, pending @ F @ r.pose(s, f"site {s.get('name')!r}"))
+        for child, F, ccls in members:
+            if child.tag == "body":
+                visit(child, parent, pending @ F, ccls)
 
-    for child in world.findall("body"):
-        visit(child, -1, np.eye(4), "main")
+    for child, F, ccls in _members(r, world, np.eye(4), "main"):
+        if child.tag == "body":
+            visit(child, -1, F, ccls)
+        elif child.tag in ("joint", "freejoint"):
+            raise MJCFError(f"{r.path}: a <{child.tag}> directly in <worldbody>: put it in a <body>")
     if not names:
         raise MJCFError(f"{r.path}: no hinge or slide joint under <worldbody>")
     if len(set(names)) != len(names):
@@ -366,31 +524,140 @@ def _equality(r, names):
     return mimic
 
 
+def _matrix_quat(R):
+    """Unit quaternion (w, x, y, z) of a rotation matrix R (3, 3), w >= 0 (Shepperd 1978: from
+    the largest of the four squared components, so no division by a small one)."""
+    t = np.trace(R)
+    squares = np.array([1 + t, 1 + 2 * R[0, 0] - t, 1 + 2 * R[1, 1] - t, 1 + 2 * R[2, 2] - t]) / 4
+    k = int(np.argmax(squares))
+    v = np.sqrt(squares[k])
+    pairs = {
+        0: (v, (R[2, 1] - R[1, 2]) / (4 * v), (R[0, 2] - R[2, 0]) / (4 * v), (R[1, 0] - R[0, 1]) / (4 * v)),
+        1: ((R[2, 1] - R[1, 2]) / (4 * v), v, (R[0, 1] + R[1, 0]) / (4 * v), (R[0, 2] + R[2, 0]) / (4 * v)),
+        2: ((R[0, 2] - R[2, 0]) / (4 * v), (R[0, 1] + R[1, 0]) / (4 * v), v, (R[1, 2] + R[2, 1]) / (4 * v)),
+        3: ((R[1, 0] - R[0, 1]) / (4 * v), (R[0, 2] + R[2, 0]) / (4 * v), (R[1, 2] + R[2, 1]) / (4 * v), v),
+    }
+    q = np.array(pairs[k])
+    return q if q[0] >= 0 else -q
+
+
+ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
+
+
+class _Patch:
+    """Attribute edits and inserted children of elements, applied to the bytes of the file
+    they come from: each edited start tag is rewritten, every other byte kept."""
+
+    def __init__(self, reader):
+        self.r = reader
+        self.edits = {}  # element -> ({attribute: value, or None to remove}, text of a child to insert)
+
+    def set(self, el, key, value):
+        self.edits.setdefault(el, ({}, []))[0][key] = value
+
+    def insert(self, el, text):
+        self.edits.setdefault(el, ({}, []))[1].append(text)
+
+    def apply(self, path):
+        """The bytes of file `path` with the edits of its elements; raises ValueError naming
+        an edited element of another (included) file."""
+        import re
+        from xml.sax.saxutils import quoteattr
+
+        data = self.r.data[path]
+        spans = []
+        for el, (attrs, children) in self.edits.items():
+            where, start = self.r.source[el]
+            if where != path:
+                raise ValueError(
+                    f"<{el.tag} name={el.get('name')!r}> is in the included file {where}, and write-back "
+                    f"patches only {path}; move the element into it (or write the included file's "
+                    "values by hand)"
+                )
+            end, quote = start, None
+            while True:  # the end of the start tag: the first '>' outside a quoted value
+                c = data[end : end + 1]
+                end += 1
+                if quote:
+                    quote = None if c == quote else quote
+                elif c in (b'"', b"'"):
+                    quote = c
+                elif c == b">":
+                    break
+            tag = data[start:end].decode()
+            for key, value in attrs.items():
+                # The attributes in order, each value consumed whole (a value may hold '=' or a name).
+                pattern = r"""(\s+)([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')"""
+                found = next((a for a in re.finditer(pattern, tag) if a.group(2) == key), None)
+                if value is None:
+                    tag = tag if found is None else tag[: found.start()] + tag[found.end() :]
+                elif found is not None:
+                    tag = tag[: found.start(3)] + quoteattr(value) + tag[found.end(3) :]
+                else:
+                    close = len(tag) - (2 if tag.endswith("/>") else 1)
+                    close = len(tag[:close].rstrip())
+                    tag = f"{tag[:close]} {key}={quoteattr(value)}{tag[close:]}"
+            if children:
+                # On a line of its own, indented one step (two spaces) below the parent's tag
+                # when that tag starts its line; else right after the tag.
+                indent = data[data.rfind(b"\n", 0, start) + 1 : start].decode()
+                step = "\n" + indent + "  " if not indent.strip() else ""
+                inner = "".join(step + child for child in children)
+                if tag.endswith("/>"):
+                    tag = f"{tag[:-2].rstrip()}>{inner}{chr(10) + indent if step else ''}</{el.tag}>"
+                else:
+                    tag += inner
+            spans.append((start, end, tag.encode()))
+        for start, end, text in sorted(spans, reverse=True):
+            data = data[:start] + text + data[end:]
+        return data
+
+
 def write_back(robot, theta, source, out):
     """Write the identified parameters theta (p,) of ``robot`` into a copy of its MJCF file
     ``source`` at ``out``; returns the path of ``out`` (the MJCF twin of
-    :func:`jaxid.model.urdf.write_back`).
+    :func:`jaxid.model.urdf.write_back`). MuJoCo loads the result, and its ``mj_inverse``
+    (constraints off) equals ``robot.torque(theta, ...)`` with the terms fv and ia (the tests
+    check 1e-8 relative).
 
-    Only these change: the ``<inertial>`` of the body each joint moves (``pos``, the centre of
-    mass in m in the body frame; ``mass`` kg; the inertia about the centre of mass, kg m^2, in
-    the inertial's own orientation, which is kept, as ``diaginertia`` when its off-diagonal
-    terms vanish (below 1e-12 of the trace) and ``fullinertia`` otherwise) and, for the joint
-    terms fv, fc, ia, each joint's ``damping`` (N m s/rad), ``frictionloss`` (N m) and
-    ``armature`` (kg m^2). These are set on the element, which overrides a ``<default>``
-    class. Bodies welded to a moving body (no joint of their own) keep their values and its
-    body gets the rest; a body with several joints holds the last joint's body (the others
-    are massless in MJCF, so their identified bodies must be zero). Everything else stays,
-    comments included; relative asset paths (``meshdir``, ``texturedir``, ``assetdir``, an
-    asset's ``file``) are rewritten to point at the same files from ``out``'s directory.
+    The file is patched, not rewritten: only these attributes change, every other byte
+    (comments, formatting, attribute order, other elements) stays.
+
+    - The ``<inertial>`` of the body each joint moves (one is inserted where the body has
+      none): ``pos``, the centre of mass in m in the body frame; ``mass`` kg; the inertia
+      about the centre of mass, kg m^2, as MuJoCo accepts it: ``fullinertia`` in the body frame
+      where the source used ``fullinertia``; else ``diaginertia`` in the source's orientation
+      when it is diagonal there (off-diagonal terms below 1e-12 of the trace), else
+      ``diaginertia`` + ``quat`` of its principal axes (other orientation attributes removed).
+      Never ``quat`` with ``fullinertia``, which MuJoCo rejects.
+    - Each joint's ``damping`` = fv (N m s/rad), ``frictionloss`` = fc (N m) and ``armature``
+      = ia (kg m^2) for the enabled joint terms, set on the element (which overrides a
+      ``<default>`` class). The conventions differ: ``armature`` adds ia to the diagonal of
+      the joint-space mass matrix, which is jaxid's reflected rotor inertia ``ia qdd`` (at
+      the joint, without the rotor's gyroscopic terms in either); ``damping`` is the viscous
+      joint torque ``fv qd``, the same as jaxid's; but ``frictionloss`` is a dry-friction
+      *constraint* whose torque is anywhere in [-fc, fc] (solved with the other constraints,
+      softened by ``solreffriction``), so it holds a joint at rest, where jaxid's smooth
+      ``fc tanh(qd / eps)`` is zero; they agree (to the constraint's softness) when the joint
+      moves faster than a few eps. Other identified terms (fs, fva, offset, ks) have no MJCF
+      attribute and are not written.
+    - Relative asset paths (``meshdir``, ``texturedir``, ``assetdir``, an asset's ``file``,
+      an ``<include file>``) are rewritten to point at the same files from ``out``'s folder.
+
+    Bodies welded to a moving body (no joint of their own) keep their values and its body
+    gets the rest; a body with several joints holds the last joint's body (the others are
+    massless in MJCF, so their identified bodies must be zero). Elements in an ``<include>``d
+    file are not patched (an error names them).
 
     Raises:
         ValueError: theta has the wrong shape or is not finite; ``source`` has other joints
             than ``robot``; a body (named) would not be physically consistent (Wensing et al.
             2017), or a joint between two of a body's joints has a body; a damping,
-            frictionloss or armature would be negative (MuJoCo and :func:`read` reject it).
+            frictionloss or armature would be negative (MuJoCo and :func:`read` reject it);
+            ``<compiler inertiafromgeom="true">`` (MuJoCo would ignore the written inertials);
+            an element to patch is in an included file.
     """
     import os
-    from pathlib import Path
 
     from jaxid.atomic import atomic_write
 
@@ -402,6 +669,14 @@ def write_back(robot, theta, source, out):
             f"{source}: its joints {list(arguments['names'])} are not the model's {list(robot.names)}; write "
             "back into the MJCF file the model was read from"
         )
+    compiler = r.root.find("compiler")
+    dirs = {} if compiler is None else dict(compiler.attrib)
+    if dirs.get("inertiafromgeom") == "true":
+        raise ValueError(
+            f'{source}: <compiler inertiafromgeom="true"> makes MuJoCo ignore every <inertial>, so the '
+            'identified ones would not be used; set it to "auto" (inertials where given, geoms elsewhere)'
+        )
+    patch = _Patch(r)
     rest = np.zeros_like(bodies)
     owner = {}  # joint index -> the body whose inertial holds its identified body
     for body, parent, frame, pi, own in records:
@@ -421,16 +696,32 @@ def write_back(robot, theta, source, out):
         body, frame = owner[i]
         what = f"body {body.get('name', '?')!r} (joint {jname!r})"
         el = body.find("inertial")
+        m, c, I = element_inertia(bodies[i], rest[i], frame, np.eye(3), what)  # I in the body frame
+        attrs = {"pos": numbers(c), "mass": numbers(m)}
+        off = lambda J: np.array([J[0, 1], J[0, 2], J[1, 2]])
+        small = lambda J: np.max(np.abs(off(J))) <= 1e-12 * np.trace(J)
+        R = np.eye(3) if el is None else r.rotation(el, what)
+        if el is not None and el.get("fullinertia") is not None:
+            attrs["fullinertia"] = numbers([*np.diag(I), *off(I)])
+        elif small(R.T @ I @ R):
+            attrs["diaginertia"] = numbers(np.diag(R.T @ I @ R))
+        else:
+            # Principal axes: I = V diag(d) V^T, V a rotation (det +1), as MuJoCo compiles it.
+            d, V = np.linalg.eigh(I)
+            V[:, 2] *= np.linalg.det(V)
+            attrs.update({key: None for key in ORIENTATIONS if el is not None and el.get(key) is not None})
+            attrs.update(quat=numbers(_matrix_quat(V)), diaginertia=numbers(d))
+            attrs.pop("fullinertia", None)
         if el is None:
-            el = ET.Element("inertial")
-            body.insert(0, el)
-        m, c, I = element_inertia(bodies[i], rest[i], frame, r.rotation(el, what), what)
-        el.set("pos", numbers(c))
-        el.set("mass", numbers(m))
-        off = np.array([I[0, 1], I[0, 2], I[1, 2]])
-        diagonal = np.max(np.abs(off)) <= 1e-12 * np.trace(I)
-        el.attrib.pop("fullinertia" if diagonal else "diaginertia", None)
-        el.set(*(("diaginertia", numbers(np.diag(I))) if diagonal else ("fullinertia", numbers([*np.diag(I), *off]))))
+            fields = " ".join(f'{k}="{v}"' for k, v in attrs.items() if v is not None)
+            patch.insert(body, f"<inertial {fields}/>")
+            continue
+        if "fullinertia" not in attrs:
+            attrs["fullinertia"] = None
+        else:
+            attrs["diaginertia"] = None
+        for key, value in attrs.items():
+            patch.set(el, key, value)
     for k, term in enumerate(robot.joint_terms):
         attr = TERM_ATTRIBUTES.get(term)
         for i, j in enumerate(elements if attr else ()):
@@ -442,19 +733,64 @@ def write_back(robot, theta, source, out):
                     "which MuJoCo rejects; identify with --consistent (friction bounds) or drop "
                     f"{term} from the joint terms"
                 )
-            j.set(attr, numbers(joint_values[i, k]))
+            patch.set(j, attr, numbers(joint_values[i, k]))
     moved = lambda f: relocated(f, source, out)
     relative = lambda f: bool(f) and not os.path.isabs(f)
-    compiler = r.root.find("compiler")
-    dirs = {} if compiler is None else dict(compiler.attrib)
-    for key in ("assetdir", "meshdir", "texturedir"):
-        if relative(dirs.get(key)):
-            compiler.set(key, moved(dirs[key]))
-    for el in r.root.iter():
-        folder = dirs.get("texturedir" if el.tag == "texture" else "meshdir", dirs.get("assetdir"))
-        if el.tag in ("mesh", "hfield", "skin", "texture") and relative(el.get("file")) and folder is None:
-            el.set("file", moved(el.get("file")))
-    with atomic_write(out) as fh:
-        ET.ElementTree(r.root).write(fh, encoding="unicode")
-        fh.write("\n")
+    if out.resolve().parent != source.resolve().parent:
+        for key in ("assetdir", "meshdir", "texturedir"):
+            if relative(dirs.get(key)):
+                patch.set(compiler, key, moved(dirs[key]))
+        for el in r.root.iter():
+            folder = dirs.get("texturedir" if el.tag == "texture" else "meshdir", dirs.get("assetdir"))
+            if el.tag in ("mesh", "hfield", "skin", "texture") and relative(el.get("file")) and folder is None:
+                if r.source[el][0] != source:
+                    raise ValueError(
+                        f"{r.source[el][0]}: <{el.tag} file={el.get('file')!r}> is in an included file, "
+                        "whose relative paths would not resolve from another folder; write the model "
+                        f"into {source.parent}"
+                    )
+                patch.set(el, "file", moved(el.get("file")))
+        for el in r.includes:  # relative to the main file's folder, wherever they are
+            if r.source[el][0] != source:
+                raise ValueError(
+                    f"{r.source[el][0]}: <include file={el.get('file')!r}> is in an included file, "
+                    f"which write-back does not patch; write the model into {source.parent}"
+                )
+            patch.set(el, "file", moved(el.get("file")))
+    data = patch.apply(source)
+    with atomic_write(out, "wb") as fh:
+        fh.write(data)
+    return out
+
+
+def mujoco_inverse(path, robot, q, qd, qdd, *, friction=False):
+    """MuJoCo's inverse dynamics ``mj_inverse`` of the MJCF file ``path``, as generalised
+    forces (N, n) N m (N for slide joints) of ``robot``'s coordinates at the states q, qd, qdd
+    (N, n) rad, rad/s, rad/s^2 (``robot`` read from that file, or with the same joint names).
+
+    Coupled joints (``<equality><joint>``): each joint is moved with its master
+    (``robot.joint_motion``) and its torque carried to the master (``robot.to_coordinates``),
+    as jaxid's coupled model does. Contacts, joint limits and equality constraints are
+    switched off, so the torques are the rigid-body ones plus ``armature`` and ``damping``
+    (and ``stiffness``); with ``friction`` the ``frictionloss`` constraint stays on, else all
+    constraints are off. Needs ``mujoco`` (``pip install 'jaxid[mujoco]'``); the oracle of
+    the tests and benchmarks/mjcf_roundtrip.py.
+    """
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_path(str(path))
+    off = mujoco.mjtDisableBit
+    model.opt.disableflags |= off.mjDSBL_CONTACT | off.mjDSBL_LIMIT | off.mjDSBL_EQUALITY
+    if not friction:
+        model.opt.disableflags |= off.mjDSBL_CONSTRAINT
+    data = mujoco.MjData(model)
+    dofs = [int(model.joint(name).dofadr[0]) for name in robot.names]
+    adrs = [int(model.joint(name).qposadr[0]) for name in robot.names]
+    q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
+    out = np.zeros_like(q)
+    for k in range(q.shape[0]):
+        motion = (np.asarray(x) for x in robot.joint_motion(q[k], qd[k], qdd[k]))
+        data.qpos[adrs], data.qvel[dofs], data.qacc[dofs] = motion
+        mujoco.mj_inverse(model, data)
+        out[k] = np.asarray(robot.to_coordinates(data.qfrc_inverse[dofs].copy()))
     return out
