@@ -30,7 +30,7 @@ import numpy as np
 from jaxid.dynamics.rnea import forward_kinematics_rp
 from jaxid.model.geometry import Capsules, segment_distance
 
-__all__ = ["Constraints", "KINDS", "level_capsules", "search_home", "sunk_capsules"]
+__all__ = ["Constraints", "KINDS", "level_capsules", "search_home", "sunk_capsules", "blocking_constraint"]
 
 #: Constraint kinds, in report order.
 KINDS = ("self-collision", "floor", "workspace", "obstacle")
@@ -217,6 +217,28 @@ def search_home(constraints, robot, q_min, q_max, *, room=0.01, reach=0.9, radii
             break
     else:
         return None
+    return _pull_back(least, centre, half, U, ok, need)
+
+
+def blocking_constraint(constraints, robot, q_min, q_max, samples=2000, seed=0):
+    """(kind, label, best margin m) of the constraint least met over ``samples`` poses uniform in
+    the ranges q_min, q_max (n,), rad (+-pi about 0 where infinite): the one that blocks every
+    home when its best margin is < 0 (e.g. two skeleton capsules that can never be apart by
+    the clearance)."""
+    n = int(robot.n)
+    q_min, q_max = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (q_min, q_max))
+    lo, hi = np.where(np.isfinite(q_min), q_min, -np.pi), np.where(np.isfinite(q_max), q_max, np.pi)
+    q = lo + (hi - lo) * np.random.default_rng(seed).uniform(size=(samples, n))
+    best = np.max(np.asarray(jax.jit(lambda q: constraints.margins(robot, q))(jnp.asarray(q))), axis=0)
+    kinds, labels = constraints.labels(robot.parents)
+    k = int(np.argmin(best))
+    return kinds[k], labels[k], float(best[k])
+
+
+def _pull_back(least, centre, half, U, ok, need):
+    """The clear candidate of U[ok] (unit half ranges) nearest the centre, pulled back along its
+    ray to the first clear point of a 20-step grid (among the 8 nearest): (pose rad, distance)."""
+    n = centre.size
     dist = np.linalg.norm(U, axis=1)
     best = ok[np.argsort(dist[ok], kind="stable")[:8]]
     t = np.arange(1, 21) / 20

@@ -206,7 +206,7 @@ def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
     joint) when they meet the constraints, else the nearest clear pose
     (``constraints.search_home``) with a note saying why; a WorkflowError naming the pair or
     link and the flags to set when none is found."""
-    from jaxid.excitation.constraints import search_home
+    from jaxid.excitation.constraints import blocking_constraint, search_home
     from jaxid.excitation.optimize import _worst_margins
 
     finite = lambda x: np.where(np.isfinite(x), x, 0.0)
@@ -224,8 +224,14 @@ def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
     )
     found = search_home(constraints, robot, lim["q_min"], lim["q_max"])
     if found is None:
+        kind, where, best = blocking_constraint(constraints, robot, lim["q_min"], lim["q_max"])
+        if best < 0:  # one constraint alone is never met: name it rather than the centres' worst
+            what = (
+                f"the {kind} constraint at {where} is not met in any pose (at best "
+                f"{1e3 * (best + constraints.clearance):.0f} mm of clearance, {1e3 * constraints.clearance:.0f} mm required)"
+            )
         raise WorkflowError(
-            f"home: {what}, and no pose within 90 % of the ranges about them is clear; give a clear "
+            f"home: {what}, and no pose within 90 % of the ranges about the centres is clear; give a clear "
             "--home Q1,..., move the floor (--floor Z, m in the base frame) or drop it (--no-floor), "
             "exclude a pair that cannot touch (--srdf), or shrink skeleton capsules (--capsule-radius M)"
         )
