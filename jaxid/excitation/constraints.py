@@ -30,7 +30,15 @@ import numpy as np
 from jaxid.dynamics.rnea import forward_kinematics_rp
 from jaxid.model.geometry import Capsules, segment_distance
 
-__all__ = ["Constraints", "KINDS", "level_capsules", "search_home", "sunk_capsules", "blocking_constraint"]
+__all__ = [
+    "Constraints",
+    "KINDS",
+    "level_capsules",
+    "search_home",
+    "sunk_capsules",
+    "blocking_constraint",
+    "never_clear",
+]
 
 #: Constraint kinds, in report order.
 KINDS = ("self-collision", "floor", "workspace", "obstacle")
@@ -174,6 +182,31 @@ def sunk_capsules(robot, capsules, floor, clearance, samples=500, seed=0):
     low = _lowest(robot, capsules, samples, seed) - np.asarray(capsules.radius)
     sunk = np.all(low < floor + clearance, axis=0)
     return tuple(int(k) for k in np.flatnonzero(sunk & (np.asarray(capsules.link) >= 0)))
+
+
+def never_clear(robot, capsules, clearance, samples=500, seed=0):
+    """Link-name pairs of ``capsules.pairs`` whose capsules are less than ``clearance`` m apart
+    in every one of ``samples`` poses (``geometry.sample_poses``): the self-collision
+    constraint can never be met for them. ``geometry.always_touching`` (distance <= 0 in every
+    pose, the MoveIt Setup Assistant's "Always") with the clearance the excitation keeps:
+    bounding capsules of neighbouring housings (a UR's forearm and wrist 2, which pass each
+    other at a fixed offset) rather than links that can meet. One compiled call."""
+    from jaxid.model.geometry import sample_poses
+
+    P = capsules.pairs(robot.parents)
+    if not len(P):
+        return []
+    q = jnp.asarray(sample_poses(robot, samples, seed))
+    i, j = P[:, 0], P[:, 1]
+    r = jnp.asarray(capsules.radius)
+
+    @jax.jit
+    def gaps(q):
+        A, B = capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q))
+        return segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j]
+
+    close = np.all(np.asarray(gaps(q)) < clearance, axis=0)
+    return sorted({tuple(sorted((capsules.names[a], capsules.names[b]))) for (a, b), c in zip(P, close) if c})
 
 
 def _lowest(robot, capsules, samples, seed):

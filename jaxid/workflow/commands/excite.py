@@ -59,7 +59,18 @@ def excite_constraints(request: ExciteRequest, robot):
                 f"{robot.name} has no collision geometry: --workspace and --obstacle need the built-in ur5 or a --urdf"
             )
         return None, limits or None
-    from jaxid.excitation.constraints import level_capsules, sunk_capsules
+    from jaxid.excitation.constraints import level_capsules, never_clear, sunk_capsules
+
+    # Pairs closer than the clearance in every pose can never meet it (neighbouring housings'
+    # bounding capsules): excluded with a warning, as pairs touching in every pose are.
+    close = never_clear(robot, caps, r.clearance)
+    if close:
+        warnings.warn(
+            f"not checking link pairs whose capsules are closer than --clearance {r.clearance:g} m in every "
+            f"sampled pose: {', '.join('/'.join(p) for p in close)} (an --srdf decides which pairs to check)",
+            stacklevel=2,
+        )
+        caps = caps.without(close)
 
     # Links that no joint raises or lowers (fixed to the base, or turning about a vertical axis
     # through it) sit on the base as it does: not floor-constrained. Capsules under the floor in
