@@ -103,3 +103,25 @@ def test_default_home_keeps_clear_centres_and_names_what_blocks(ur5):
     assert "\n" not in msg and "_link/" in msg
     for flag in ("--home", "--floor", "--no-floor", "--capsule-radius"):
         assert flag in msg
+
+
+def test_never_clear_pairs_are_closer_than_the_clearance_in_every_pose(ur5):
+    from dataclasses import replace
+
+    from jaxid.excitation.constraints import never_clear
+
+    caps = replace(geometry.ur5(), disabled=frozenset())  # without its SRDF's "Never" pairs
+    touching = geometry.always_touching(ur5, caps)
+    close = never_clear(ur5, caps, clearance=0.02)
+    assert ("forearm_link", "wrist_2_link") in touching and set(touching) <= set(close)
+    # On other poses than those sampled: each such pair stays within the clearance, and every
+    # other pair clears it somewhere.
+    q = np.random.default_rng(11).uniform(-2 * np.pi, 2 * np.pi, (400, ur5.n))
+    R, p = jax.vmap(lambda x: forward_kinematics_rp(ur5, x))(jnp.asarray(q))
+    A, B = caps.world(R, p)
+    for i, j in caps.pairs(ur5.parents):
+        gap = (
+            np.asarray(geometry.segment_distance(A[:, i], B[:, i], A[:, j], B[:, j])) - caps.radius[i] - caps.radius[j]
+        )
+        pair = tuple(sorted((caps.names[i], caps.names[j])))
+        assert (np.max(gap) < 0.02) == (pair in close), pair
