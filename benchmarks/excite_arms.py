@@ -207,7 +207,7 @@ def main(argv=None) -> int:
     extra = QUICK if args.quick else []
     header = (
         f"{'robot':<15}{'home':<44}{'cond':>8}{'self mm':>9}  {'closest pair':<34}"
-        f"{'table mm':>9}  {'cold s':>7}{'warm s':>7}  verdict"
+        f"{'table mm':>9}  {'lowest object':<24}{'cold s':>7}{'warm s':>7}  verdict"
     )
     rows, walls = [header], []
     print(header, flush=True)
@@ -221,7 +221,10 @@ def main(argv=None) -> int:
             warm = excite(name, work, cache, extra) if args.warm and cold["rc"] == 0 else None
             wt = f"{warm['wall']:>7.0f}" if warm else f"{'-':>7}"
             if cold["rc"] != 0:
-                row = f"{name:<15}{'-':<44}{'-':>8}{'-':>9}  {'-':<34}{'-':>9}  {cold['wall']:>7.0f}{wt}  stopped: {cold['reason']}"
+                row = (
+                    f"{name:<15}{'-':<44}{'-':>8}{'-':>9}  {'-':<34}{'-':>9}  {'-':<24}{cold['wall']:>7.0f}{wt}  "
+                    f"stopped: {cold['reason']}"
+                )
             else:
                 check = MeshCheck(name)
                 Q = _trajectory(cold["output"], cold["joints"])
@@ -237,7 +240,7 @@ def main(argv=None) -> int:
                 verdict = "ok" if ok else ("INFEASIBLE" if not cold["feasible"] else "CLEARANCE < 1 cm")
                 row = (
                     f"{name:<15}{home[:43]:<44}{cold['cond']:>8.3g}{1e3 * d_self:>9.0f}  {pair[:33]:<34}"
-                    f"{1e3 * d_table:>9.0f}  {cold['wall']:>7.0f}{wt}  {verdict}"
+                    f"{1e3 * d_table:>9.0f}  {obj.split('/')[0][:23]:<24}{cold['wall']:>7.0f}{wt}  {verdict}"
                 )
         rows.append(row)
         print(row, flush=True)
