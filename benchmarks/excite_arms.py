@@ -203,8 +203,9 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="--starts 2 --steps 20 (development)")
     ap.add_argument("--warm", action="store_true", help="also time a second run on the filled cache")
     ap.add_argument("--out", help="also append the table's rows to this file")
+    ap.add_argument("--flags", default="", help="further jaxid excite flags, e.g. '--capsule-radius 0.08'")
     args = ap.parse_args(argv)
-    extra = QUICK if args.quick else []
+    extra = (QUICK if args.quick else []) + args.flags.split()
     header = (
         f"{'robot':<15}{'home':<44}{'cond':>8}{'self mm':>9}  {'closest pair':<34}"
         f"{'table mm':>9}  {'lowest object':<24}{'cold s':>7}{'warm s':>7}  verdict"
@@ -212,7 +213,7 @@ def main(argv=None) -> int:
     rows, walls = [header], []
     print(header, flush=True)
     if args.out:
-        Path(args.out).write_text(f"# jaxid excite at defaults{' (--quick)' if args.quick else ''}\n{header}\n")
+        Path(args.out).write_text(f"# jaxid excite {' '.join(extra) or 'at defaults'}\n{header}\n")
     for name in args.robots.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             work, cache = Path(tmp), Path(tmp) / "cache"
