@@ -26,7 +26,9 @@ EXAMPLE = """examples:
   jaxid excite --urdf arm.urdf --srdf arm.srdf --tip-link link7 --harmonics 4 --starts 16 -o traj.csv --json -
 
 The trajectory starts and ends at rest at the home pose (default: the centres of the
-position ranges). Collision geometry: the built-in UR5's capsules (jaxid.model.geometry.ur5,
+position ranges, or the nearest pose clear of collisions and the floor, printed). The floor
+is the plane z = --floor (default 0) of the base frame: lower it for a base on a pedestal
+(--floor -0.9) or drop it (--no-floor). Collision geometry: the built-in UR5's capsules (jaxid.model.geometry.ur5,
 with its conservative ranges UR5_RANGES instead of the +-2 pi limits); a URDF's <collision>
 elements (meshes: their bounding capsule; unreadable ones: skeleton capsules of
 --capsule-radius); other built-in robots have none. Every limit and constraint is checked
@@ -110,7 +112,12 @@ def register(sub):
         metavar="HZ",
         help="sample rate of the written trajectory, e.g. 125 or 500 for a UR servoj loop (default 100 Hz)",
     )
-    p.add_argument("--home", metavar="Q1,...", help="rest pose at both ends, rad (default: the range centres)")
+    p.add_argument(
+        "--home",
+        metavar="Q1,...",
+        help="rest pose at both ends, rad (default: the range centres or, where they collide or are "
+        "under the floor, the nearest clear pose found, printed)",
+    )
     p.add_argument(
         "--start-from",
         metavar="Q1,...",
@@ -124,7 +131,18 @@ def register(sub):
         metavar="M",
         help="least distance between link capsules, to the floor, workspace and obstacles (default 0.02 m)",
     )
-    p.add_argument("--floor", default="0", metavar="Z|none", help="floor plane height in m, or none (default 0)")
+    p.add_argument(
+        "--floor",
+        default="0",
+        metavar="Z|none",
+        help="height of the floor (table) plane in m in the robot's base frame, or none (default 0: the "
+        "plane the base frame stands on; a base on a pedestal has its floor below it, e.g. --floor -0.9). "
+        "Links that no joint raises or lowers (fixed to the base, or turning only about a vertical axis "
+        "through it) are not held above it",
+    )
+    p.add_argument(
+        "--no-floor", dest="floor", action="store_const", const="none", help="no floor constraint (= --floor none)"
+    )
     p.add_argument("--workspace", metavar="X0,Y0,Z0,X1,Y1,Z1", help="box the links stay in, m")
     p.add_argument(
         "--obstacle", action="append", default=[], metavar="X0,Y0,Z0,X1,Y1,Z1", help="a box obstacle, m (repeatable)"
@@ -218,6 +236,8 @@ def run(args) -> int:
         output=args.output,
         samples=len(t),
         fs_hz=args.fs,
+        home=np.asarray(home).tolist(),
+        home_note=out.home_note,
         **res.summary(),
         coefficients=dict(a=res.a.tolist(), b=res.b.tolist(), q0=res.q0.tolist(), omega_f=res.omega_f),
         # volume_ratio null for a flat mesh (no hull volume): JSON has no inf
@@ -271,6 +291,8 @@ def run(args) -> int:
     print(
         f"  {verdict}; starts and ends at rest at home {np.round(home, 3).tolist()}; optimised in {s['time_s']:.1f} s"
     )
+    if out.home_note:
+        print(f"  home: {out.home_note}")
     if t_approach:
         print(f"  preceded by a {t_approach:g} s move from --start-from to home")
     sidecar = not t_approach and not args.output.lower().endswith(".json")

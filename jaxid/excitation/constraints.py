@@ -7,7 +7,10 @@ that it is smooth almost everywhere, vmaps over time samples and differentiates:
 - self-collision: segment-segment distance minus both radii minus ``clearance``, for
   each pair of ``Capsules.pairs`` (neighbours and disabled pairs excluded);
 - floor: the lowest point of each capsule off the base, min(z_a, z_b) - r, above
-  ``floor`` + ``clearance``;
+  ``floor`` + ``clearance``; the floor is a plane z = ``floor`` of the base frame (a robot on
+  a pedestal has its floor below 0). Capsules whose lowest point no joint moves (on links
+  that only turn about a vertical axis through the base: ``level_capsules``) stand on the
+  base like it and are exempt (``floor_exempt``);
 - workspace (optional box lo, hi): both end points of each capsule off the base at least
   r + ``clearance`` inside every face (exact: a capsule lies in a box iff its end points
   lie in the box shrunk by r);
@@ -27,7 +30,15 @@ import numpy as np
 from jaxid.dynamics.rnea import forward_kinematics_rp
 from jaxid.model.geometry import Capsules, segment_distance
 
-__all__ = ["Constraints", "KINDS"]
+__all__ = [
+    "Constraints",
+    "KINDS",
+    "level_capsules",
+    "search_home",
+    "sunk_capsules",
+    "blocking_constraint",
+    "never_clear",
+]
 
 #: Constraint kinds, in report order.
 KINDS = ("self-collision", "floor", "workspace", "obstacle")
@@ -49,7 +60,9 @@ class Constraints:
     capsules, to the floor, the workspace faces and obstacles; floor: z of the floor plane
     in the base frame, m (None: no floor); workspace: (lo, hi) box, m, or None; obstacles:
     boxes (lo, hi), m. Capsules on the fixed base (link -1) are exempt from the floor,
-    workspace and obstacle constraints (the base stands on the floor).
+    workspace and obstacle constraints (the base stands on the floor); floor_exempt: indices
+    of further capsules exempt from the floor only (``level_capsules``: those no joint raises
+    or lowers).
     """
 
     capsules: Capsules
@@ -57,6 +70,7 @@ class Constraints:
     floor: float | None = 0.0
     workspace: tuple | None = None
     obstacles: tuple = ()
+    floor_exempt: tuple = ()
 
     def __post_init__(self):
         if not (np.isfinite(self.clearance) and self.clearance >= 0):
@@ -67,6 +81,14 @@ class Constraints:
             _box(self.workspace, "workspace")
         for i, ob in enumerate(self.obstacles):
             _box(ob, f"obstacle {i}")
+        bad = [k for k in self.floor_exempt if not 0 <= int(k) < len(self.capsules)]
+        if bad:
+            raise ValueError(f"floor_exempt must index the {len(self.capsules)} capsules, got {bad}")
+
+    def floored(self):
+        """Indices (K',) of the capsules held above the floor: off the base, not floor_exempt."""
+        exempt = {int(k) for k in self.floor_exempt}
+        return np.array([k for k in range(len(self.capsules)) if self.capsules.link[k] >= 0 and k not in exempt], int)
 
     def labels(self, parents):
         """(kinds, labels): the kind and a name of each margin of ``margins``, e.g.
@@ -78,8 +100,8 @@ class Constraints:
             kinds.append("self-collision")
             labels.append(f"{c.names[i]}/{c.names[j]}")
         if self.floor is not None:
-            kinds += ["floor"] * len(moving)
-            labels += [c.names[k] for k in moving]
+            kinds += ["floor"] * len(self.floored())
+            labels += [c.names[k] for k in self.floored()]
         if self.workspace is not None:
             kinds += ["workspace"] * len(moving)
             labels += [c.names[k] for k in moving]
@@ -103,7 +125,8 @@ class Constraints:
         moving = np.flatnonzero(np.asarray(c.link) >= 0)
         Am, Bm, rm = A[:, moving], B[:, moving], r[moving]
         if self.floor is not None:
-            out.append(jnp.minimum(Am[..., 2], Bm[..., 2]) - rm - self.floor - self.clearance)
+            f = self.floored()
+            out.append(jnp.minimum(A[:, f, 2], B[:, f, 2]) - r[f] - self.floor - self.clearance)
         if self.workspace is not None:
             lo, hi = _box(self.workspace, "workspace")
             gap = jnp.concatenate([Am - lo, hi - Am, Bm - lo, hi - Bm], axis=-1)  # (N, K', 12)
@@ -134,3 +157,126 @@ class Constraints:
                 k = idx[int(np.argmin(worst[idx]))]
                 out[kind] = (float(worst[k]), labels[k])
         return out
+
+
+def level_capsules(robot, capsules, samples=500, seed=0, tol=1e-9):
+    """Indices of the capsules off the base whose lowest point, min(z_a, z_b) - r, m in the base
+    frame, is the same (within ``tol`` m) in every one of ``samples`` poses
+    (``geometry.sample_poses``, the poses of ``geometry.always_touching``): capsules on links
+    fixed to the base or turning only about a vertical axis through it (a UR's or a Panda's
+    shoulder), which sit on the base as it does and need no floor constraint (a floor margin
+    no motion changes is either always met or never). Decided from the kinematics, not from
+    names. One compiled call."""
+    level = np.ptp(_lowest(robot, capsules, samples, seed), axis=0) <= tol
+    return tuple(int(k) for k in np.flatnonzero(level & (np.asarray(capsules.link) >= 0)))
+
+
+def sunk_capsules(robot, capsules, floor, clearance, samples=500, seed=0):
+    """Indices of the capsules off the base whose lowest point is less than ``clearance`` m above
+    the plane z = ``floor`` (m, base frame) in every one of ``samples`` poses
+    (``geometry.sample_poses``): the floor constraint can never be met for them, as a pair
+    touching in every pose can never be apart (``geometry.always_touching``, which the MoveIt
+    Setup Assistant disables). Typically a bounding capsule of a shoulder housing that wraps
+    its joint axis at the height of the base. Callers exclude them with a warning, like such
+    pairs; the links they carry further out remain constrained by their own capsules."""
+    low = _lowest(robot, capsules, samples, seed) - np.asarray(capsules.radius)
+    sunk = np.all(low < floor + clearance, axis=0)
+    return tuple(int(k) for k in np.flatnonzero(sunk & (np.asarray(capsules.link) >= 0)))
+
+
+def never_clear(robot, capsules, clearance, samples=500, seed=0):
+    """Link-name pairs of ``capsules.pairs`` whose capsules are less than ``clearance`` m apart
+    in every one of ``samples`` poses (``geometry.sample_poses``): the self-collision
+    constraint can never be met for them. ``geometry.always_touching`` (distance <= 0 in every
+    pose, the MoveIt Setup Assistant's "Always") with the clearance the excitation keeps:
+    bounding capsules of neighbouring housings (a UR's forearm and wrist 2, which pass each
+    other at a fixed offset) rather than links that can meet. One compiled call."""
+    from jaxid.model.geometry import sample_poses
+
+    P = capsules.pairs(robot.parents)
+    if not len(P):
+        return []
+    q = jnp.asarray(sample_poses(robot, samples, seed))
+    i, j = P[:, 0], P[:, 1]
+    r = jnp.asarray(capsules.radius)
+
+    @jax.jit
+    def gaps(q):
+        A, B = capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q))
+        return segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j]
+
+    close = np.all(np.asarray(gaps(q)) < clearance, axis=0)
+    return sorted({tuple(sorted((capsules.names[a], capsules.names[b]))) for (a, b), c in zip(P, close) if c})
+
+
+def _lowest(robot, capsules, samples, seed):
+    """min(z_a, z_b) (samples, K), m, of every capsule's segment on ``geometry.sample_poses``."""
+    from jaxid.model.geometry import sample_poses
+
+    q = jnp.asarray(sample_poses(robot, samples, seed))
+    A, B = jax.jit(lambda q: capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q)))(q)
+    return np.minimum(np.asarray(A)[..., 2], np.asarray(B)[..., 2])
+
+
+def search_home(constraints, robot, q_min, q_max, *, room=0.01, reach=0.9, radii=18, per_radius=128, seed=0):
+    """The nearest pose to the centre of the position ranges that meets every constraint with
+    ``room`` m to spare (with none such, with 0 m to spare), or None.
+
+    q_min, q_max (n,) rad: the ranges (infinite: the centre 0, half range pi). Deterministic
+    sampled search (``seed``): candidates c + u * half, u on the L-infinity spheres of radii
+    reach * k / radii (k = 1..radii) in units of each half range, ``per_radius`` random u on
+    each and every single-joint move; the clear candidate nearest the centre (Euclidean norm
+    of u) is then pulled back along its ray from the centre to the first clear point of a
+    20-step grid, for the 8 nearest. Returns (home (n,) rad, distance ||u||) or None. A clear
+    home with room to spare lets the optimiser move off it in every direction; the margins
+    come from ``constraints.margins`` (two compiled calls)."""
+    n = int(robot.n)
+    q_min, q_max = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (q_min, q_max))
+    finite = np.isfinite(q_min) & np.isfinite(q_max)
+    centre = np.where(finite, 0.5 * (q_min + q_max), 0.0)
+    half = np.where(finite, 0.5 * (q_max - q_min), np.pi)
+    rho = reach * np.arange(1, radii + 1) / radii
+    axis = (
+        np.eye(n)[None, :, None, :] * np.array([-1.0, 1.0])[None, None, :, None] * rho[:, None, None, None]
+    ).reshape(-1, n)
+    u = np.random.default_rng(seed).uniform(-1.0, 1.0, (radii, per_radius, n))
+    u = (u / np.max(np.abs(u), axis=-1, keepdims=True) * rho[:, None, None]).reshape(-1, n)
+    U = np.concatenate([axis, u])
+    least = jax.jit(lambda q: jnp.min(constraints.margins(robot, q), axis=-1, initial=jnp.inf))
+    m = np.asarray(least(jnp.asarray(centre + U * half)))
+    for need in (room, 0.0):
+        ok = np.flatnonzero(m >= need)
+        if ok.size:
+            break
+    else:
+        return None
+    return _pull_back(least, centre, half, U, ok, need)
+
+
+def blocking_constraint(constraints, robot, q_min, q_max, samples=2000, seed=0):
+    """(kind, label, best margin m) of the constraint least met over ``samples`` poses uniform in
+    the ranges q_min, q_max (n,), rad (+-pi about 0 where infinite): the one that blocks every
+    home when its best margin is < 0 (e.g. two skeleton capsules that can never be apart by
+    the clearance)."""
+    n = int(robot.n)
+    q_min, q_max = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (q_min, q_max))
+    lo, hi = np.where(np.isfinite(q_min), q_min, -np.pi), np.where(np.isfinite(q_max), q_max, np.pi)
+    q = lo + (hi - lo) * np.random.default_rng(seed).uniform(size=(samples, n))
+    best = np.max(np.asarray(jax.jit(lambda q: constraints.margins(robot, q))(jnp.asarray(q))), axis=0)
+    kinds, labels = constraints.labels(robot.parents)
+    k = int(np.argmin(best))
+    return kinds[k], labels[k], float(best[k])
+
+
+def _pull_back(least, centre, half, U, ok, need):
+    """The clear candidate of U[ok] (unit half ranges) nearest the centre, pulled back along its
+    ray to the first clear point of a 20-step grid (among the 8 nearest): (pose rad, distance)."""
+    n = centre.size
+    dist = np.linalg.norm(U, axis=1)
+    best = ok[np.argsort(dist[ok], kind="stable")[:8]]
+    t = np.arange(1, 21) / 20
+    rays = (t[None, :, None] * U[best][:, None, :]).reshape(-1, n)
+    m_ray = np.asarray(least(jnp.asarray(centre + rays * half)))
+    clear = np.flatnonzero(m_ray >= need)  # includes t = 1: every ray ends clear
+    k = clear[np.argmin(np.linalg.norm(rays[clear], axis=1))]
+    return centre + rays[k] * half, float(np.linalg.norm(rays[k]))

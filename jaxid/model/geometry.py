@@ -24,7 +24,17 @@ from dataclasses import dataclass, field, replace
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Capsules", "always_touching", "segment_distance", "skeleton", "ur5", "from_urdf", "read_srdf", "UR5_RANGES"]
+__all__ = [
+    "Capsules",
+    "always_touching",
+    "sample_poses",
+    "segment_distance",
+    "skeleton",
+    "ur5",
+    "from_urdf",
+    "read_srdf",
+    "UR5_RANGES",
+]
 
 
 # ---- distance ----------------------------------------------------------------------------
@@ -407,6 +417,17 @@ def _fallback_message(path, mesh_radius, links, kinds) -> str:
     )
 
 
+def sample_poses(robot, samples=500, seed=0):
+    """(samples, n) joint positions, rad, uniform within the robot's position limits (+-pi
+    where a joint has none), drawn with numpy from ``seed``: the poses on which
+    ``always_touching`` and the floor rule (``jaxid.excitation.constraints.level_capsules``)
+    decide what is true "in every pose"."""
+    q_min, q_max = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
+    q_min, q_max = np.broadcast_to(q_min, (robot.n,)), np.broadcast_to(q_max, (robot.n,))
+    lo, hi = np.where(np.isfinite(q_min), q_min, -np.pi), np.where(np.isfinite(q_max), q_max, np.pi)
+    return lo + (hi - lo) * np.random.default_rng(seed).uniform(size=(samples, robot.n))
+
+
 def always_touching(robot, capsules, samples=500, seed=0):
     """Link-name pairs of ``capsules.pairs`` whose capsules touch (distance <= 0) in every one
     of ``samples`` uniformly random poses within the joint limits (+-pi where absent): what the
@@ -418,9 +439,7 @@ def always_touching(robot, capsules, samples=500, seed=0):
     P = capsules.pairs(robot.parents)
     if not len(P):
         return []
-    q_min, q_max = np.asarray(robot.q_min), np.asarray(robot.q_max)
-    lo, hi = np.where(np.isfinite(q_min), q_min, -np.pi), np.where(np.isfinite(q_max), q_max, np.pi)
-    q = lo + (hi - lo) * np.random.default_rng(seed).uniform(size=(samples, robot.n))
+    q = sample_poses(robot, samples, seed)
 
     @jax.jit
     def distances(q):

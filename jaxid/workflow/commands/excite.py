@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,8 +64,40 @@ def excite_constraints(request: ExciteRequest, robot):
                 f"{robot.name} has no collision geometry: --workspace and --obstacle need the built-in ur5 or a --urdf"
             )
         return None, limits or None
+    from jaxid.excitation.constraints import level_capsules, never_clear, sunk_capsules
+
+    # Pairs closer than the clearance in every pose can never meet it (neighbouring housings'
+    # bounding capsules): excluded with a warning, as pairs touching in every pose are.
+    close = never_clear(robot, caps, r.clearance)
+    if close:
+        warnings.warn(
+            f"not checking link pairs whose capsules are closer than --clearance {r.clearance:g} m in every "
+            f"sampled pose: {', '.join('/'.join(p) for p in close)} (an --srdf decides which pairs to check)",
+            stacklevel=2,
+        )
+        caps = caps.without(close)
+
+    # Links that no joint raises or lowers (fixed to the base, or turning about a vertical axis
+    # through it) sit on the base as it does: not floor-constrained. Capsules under the floor in
+    # every pose (a housing around a joint axis at base height) are excluded with a warning, as
+    # link pairs touching in every pose are (geometry.always_touching).
+    exempt: tuple[int, ...] = ()
+    if floor is not None:
+        level = level_capsules(robot, caps)
+        sunk = [k for k in sunk_capsules(robot, caps, floor, r.clearance) if k not in level]
+        if sunk:
+            warnings.warn(
+                f"not holding above the floor ({floor:g} m) the capsules of {', '.join(caps.names[k] for k in sunk)}: "
+                f"closer than --clearance {r.clearance:g} m to it in every sampled pose (their joint axis is at the "
+                "base's height); the links further out still are",
+                stacklevel=2,
+            )
+        exempt = tuple(sorted({*level, *sunk}))
     try:
-        return Constraints(caps, clearance=r.clearance, floor=floor, workspace=workspace, obstacles=obstacles), limits
+        c = Constraints(
+            caps, clearance=r.clearance, floor=floor, workspace=workspace, obstacles=obstacles, floor_exempt=exempt
+        )
+        return c, limits
     except ValueError as e:
         raise WorkflowError(str(e)) from None
 
@@ -124,7 +157,8 @@ class ExciteOutcome:
     result: the ``jaxid.excitation.optimize.Excitation``; limits: the model's limits (n,) each,
     with the overrides; constraints; home (n,) rad; payload 10-vector or None; written: the
     trajectory was written (False: infeasible, not allowed); t (N,) s of the written samples;
-    t_approach: s of the move from ``start_from`` (0 without)."""
+    t_approach: s of the move from ``start_from`` (0 without); home_note: why home is not the
+    range centres when it was searched (``default_home``), else None."""
 
     request: ExciteRequest
     robot: Any
@@ -137,6 +171,7 @@ class ExciteOutcome:
     written: bool
     t: np.ndarray | None
     t_approach: float
+    home_note: str | None = None
 
 
 def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutcome:
@@ -149,8 +184,11 @@ def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutco
     robot, description = build_model(r.model)
     constraints, limits = excite_constraints(r, robot)
     lim = model_limits(robot, limits)
-    finite = lambda x: np.where(np.isfinite(x), x, 0.0)
-    home = 0.5 * (finite(lim["q_min"]) + finite(lim["q_max"])) if r.home is None else _floats(r.home, robot.n, "--home")
+    home_note = None
+    if r.home is None:
+        home, home_note = default_home(robot, lim, constraints)
+    else:
+        home = _floats(r.home, robot.n, "--home")
     start = None if r.start_from is None else _floats(r.start_from, robot.n, "--start-from")
     payload = payload_vector(r.payload)
     if (r.payload_design or payload is not None) and not hasattr(robot, "tip"):
@@ -167,14 +205,57 @@ def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutco
         preview(robot, res, r.preview, limits=limits, constraints=constraints, start_from=start)
     payload = None if payload is None else np.asarray(payload)
     if not res.feasible and not r.allow_infeasible:
-        return ExciteOutcome(r, robot, description, res, lim, constraints, home, payload, False, None, 0.0)
+        return ExciteOutcome(r, robot, description, res, lim, constraints, home, payload, False, None, 0.0, home_note)
     t_approach, (t, q, qd, qdd) = (
         with_approach(res, robot, start, r.fs, r.periods, limits, constraints)
         if start is not None
         else (0.0, res.trajectory(r.fs, r.periods))
     )
     _write_trajectory(r.output, robot, res, (t, q, qd, qdd), t_approach)
-    return ExciteOutcome(r, robot, description, res, lim, constraints, home, payload, True, np.asarray(t), t_approach)
+    return ExciteOutcome(
+        r, robot, description, res, lim, constraints, home, payload, True, np.asarray(t), t_approach, home_note
+    )
+
+
+def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
+    """(home (n,) rad, note): the centres of the position ranges ``lim`` (0 for an unlimited
+    joint) when they meet the constraints, else the nearest clear pose
+    (``constraints.search_home``) with a note saying why; a WorkflowError naming the pair or
+    link and the flags to set when none is found."""
+    from jaxid.excitation.constraints import blocking_constraint, search_home
+    from jaxid.excitation.optimize import _worst_margins
+
+    finite = lambda x: np.where(np.isfinite(x), x, 0.0)
+    centre = 0.5 * (finite(lim["q_min"]) + finite(lim["q_max"]))
+    if constraints is None:
+        return centre, None
+    worst = np.asarray(_worst_margins(constraints, robot, centre[None]))
+    bad = sorted((m, kind, where) for kind, (m, where) in constraints.report(robot.parents, worst).items() if m < 0)
+    if not bad:
+        return centre, None
+    m, kind, where = bad[0]
+    what = (
+        f"the range centres violate the {kind} constraint at {where} (clearance "
+        f"{1e3 * (m + constraints.clearance):.0f} mm, {1e3 * constraints.clearance:.0f} mm required)"
+    )
+    found = search_home(constraints, robot, lim["q_min"], lim["q_max"])
+    if found is None:
+        kind, where, best = blocking_constraint(constraints, robot, lim["q_min"], lim["q_max"])
+        if best < 0:  # one constraint alone is never met: name it rather than the centres' worst
+            what = (
+                f"the {kind} constraint at {where} is not met in any pose (at best "
+                f"{1e3 * (best + constraints.clearance):.0f} mm of clearance, {1e3 * constraints.clearance:.0f} mm required)"
+            )
+        raise WorkflowError(
+            f"home: {what}, and no pose within 90 % of the ranges about the centres is clear; give a clear "
+            "--home Q1,..., move the floor (--floor Z, m in the base frame) or drop it (--no-floor), "
+            "exclude a pair that cannot touch (--srdf), or shrink skeleton capsules (--capsule-radius M)"
+        )
+    home, dist = found
+    return (
+        home,
+        f"{what}; searched the nearest clear home: {np.round(home, 3).tolist()} rad ({dist:.2f} of the half ranges away)",
+    )
 
 
 def _payload_rows(robot, lim):
