@@ -36,14 +36,12 @@ def model_constants(robot, theta) -> dict:
     prismatic step ``PR axis`` (3,), the inertial parameters (10,) and the joint terms' values (k,);
     the coordinate that drives each joint with its ratio and offset; gravity (3,) m/s^2; the
     transmission's offset (n,) and ``R^{-1}`` (n, n) or None. theta: the model's parameters (p,)."""
-    theta = np.asarray(theta, dtype=float)
-    if theta.shape != (len(robot.parameter_names()),):
+    if not all(hasattr(robot, k) for k in ("placements", "axes", "joint_types", "joint_terms", "inertial")):
         raise ValueError(
-            f"theta has shape {theta.shape} but the model has {len(robot.parameter_names())} parameters; "
-            "give the full standard vector (Params.full())"
+            f"the numpy and C exports write a Robot's recursion (rigid bodies + joint terms); {type(robot).__name__} "
+            "is another model: export it as stablehlo"
         )
-    if not np.all(np.isfinite(theta)):
-        raise ValueError("theta has non-finite values; export a finite parameter vector")
+    theta = _checked_theta(robot, theta)
     nj = robot.n_joints
     inertial = theta[: 10 * nj].reshape(nj, 10)
     joint_params = theta[10 * nj :].reshape(nj, len(robot.joint_terms))
@@ -78,6 +76,20 @@ def model_constants(robot, theta) -> dict:
         "vs": float(robot.stribeck_vs),
         "transmission": transmission,
     }
+
+
+def _checked_theta(model, theta) -> np.ndarray:
+    """theta as a float64 array (p,); ValueError unless it has the model's p finite entries."""
+    theta = np.asarray(theta, dtype=float)
+    p = len(model.parameter_names())
+    if theta.shape != (p,):
+        raise ValueError(
+            f"theta has shape {theta.shape} but the model has {p} parameters; give the full standard vector "
+            "(Params.full())"
+        )
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("theta has non-finite values; export a finite parameter vector")
+    return theta
 
 
 def _header_lines(robot, theta, about: str | None) -> list[str]:
@@ -459,7 +471,7 @@ void @NAME@(const double q[N], const double qd[N], const double qdd[N], double o
 
 
 def stablehlo(robot, theta, *, batched: bool = False, platforms: Sequence[str] = ("cpu",)) -> bytes:
-    """``Robot.torque`` at ``theta`` (p,) as a serialised ``jax.export.Exported`` (StableHLO and
+    """``robot.torque`` at ``theta`` (p,) (a ``Robot`` or any model of the interface) as a serialised ``jax.export.Exported`` (StableHLO and
     its calling convention): a function of (q, qd, qdd) of shape (n,) each, or with ``batched``
     (N, n) for any N (a symbolic dimension), returning the torques of the same shape, float64,
     rad / rad/s / rad/s^2 in, N m out. Load it with ``jax.export.deserialize(data)`` and call
@@ -469,8 +481,14 @@ def stablehlo(robot, theta, *, batched: bool = False, platforms: Sequence[str] =
     import jax.numpy as jnp
     from jax import export
 
-    model_constants(robot, theta)  # the same checks of theta as the other artefacts
-    th = jnp.asarray(np.asarray(theta, dtype=float))
+    try:  # jax.export's serialisation needs it; jax does not install it
+        import flatbuffers  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "a serialised JAX export needs the flatbuffers package: pip install flatbuffers "
+            "(or jaxid[export]); the numpy and C exports need nothing"
+        ) from None
+    th = jnp.asarray(_checked_theta(robot, theta))
     n = robot.n
     one = lambda q, qd, qdd: robot.torque(th, q, qd, qdd)
     f = jax.vmap(one) if batched else one
