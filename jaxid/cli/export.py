@@ -66,6 +66,6 @@ def run(args) -> int:
         "numpy": f"numpy module, tau(q, qd, qdd) of {shape} or (..., n) arrays",
         "c": f"C99 file, void {req.name}(const double q[{res.model.n}], qd, qdd, double out[{res.model.n}])",
         "stablehlo": f"serialised JAX export, f.call(q, qd, qdd) of {shape} arrays",
-    }[req.format]
+    }[req.kind]
     print(f"{res.path}: {what}; model {res.model.name} ({res.model.n} coordinates), {res.size} bytes")
     return 0

@@ -304,7 +304,7 @@ def c_source(robot, theta, *, about: str | None = None, name: str = "tau") -> st
         "/*",
         _comment(head, " * "),
         " *",
-        f" * Compile: cc -std=c99 -O2 -c FILE.c (link with -lm). Thread-safe, no allocation.",
+        " * Compile: cc -std=c99 -O2 -c FILE.c (link with -lm). Thread-safe, no allocation.",
         " */",
         "#include <math.h>",
         "",
@@ -481,13 +481,13 @@ def stablehlo(robot, theta, *, batched: bool = False, platforms: Sequence[str] =
     import jax.numpy as jnp
     from jax import export
 
-    try:  # jax.export's serialisation needs it; jax does not install it
-        import flatbuffers  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("flatbuffers") is None:  # jax.export's serialisation needs it; jax does not install it
         raise ImportError(
             "a serialised JAX export needs the flatbuffers package: pip install flatbuffers "
             "(or jaxid[export]); the numpy and C exports need nothing"
-        ) from None
+        )
     th = jnp.asarray(_checked_theta(robot, theta))
     n = robot.n
     one = lambda q, qd, qdd: robot.torque(th, q, qd, qdd)

@@ -63,7 +63,9 @@ def control_artefact(
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if batched and fmt != "stablehlo":
-        raise ValueError("batched is for the stablehlo export (the numpy module takes (..., n), the C function one sample)")
+        raise ValueError(
+            "batched is for the stablehlo export (the numpy module takes (..., n), the C function one sample)"
+        )
     theta, what = _theta(model, params)
     about = ", ".join(x for x in (about, what) if x) or None
     if fmt == "numpy":

@@ -645,3 +645,8 @@ class ExportRequest:
             )
         if fmt == "c" and not (self.name.isidentifier() and self.name.isascii()):
             raise WorkflowError(f"--name {self.name!r} is not a C identifier")
+
+    @property
+    def kind(self) -> str:
+        """The artefact's format: ``format``, or the one the output's suffix names."""
+        return str(self.format)

@@ -34,12 +34,12 @@ def run_export(request: ExportRequest, *, warn: Callable[[str], None] | None = N
     params = _params.load_params(r.params)
     model = model_for_params(r.model, params, r.params, warn=warn)
     kw: dict[str, Any] = {"about": f"{r.params} ({model.name})"}
-    if r.format == "stablehlo":
+    if r.kind == "stablehlo":
         kw["batched"] = r.batched
-    if r.format == "c":
+    if r.kind == "c":
         kw["name"] = r.name
     try:
-        path = write_control(model, params, r.format, r.output, **kw)
+        path = write_control(model, params, r.kind, r.output, **kw)
     except ImportError as e:
         raise WorkflowError(str(e)) from None
     except ValueError as e:
