@@ -477,11 +477,11 @@ def stablehlo(robot, theta, *, batched: bool = False, platforms: Sequence[str] =
     rad / rad/s / rad/s^2 in, N m out. Load it with ``jax.export.deserialize(data)`` and call
     ``.call(q, qd, qdd)`` (JAX with float64 enabled; no jaxid needed). ``platforms``: the
     backends it is lowered for (``jax.export``'s names: "cpu", "cuda", "rocm", "tpu")."""
+    import importlib.util
+
     import jax
     import jax.numpy as jnp
     from jax import export
-
-    import importlib.util
 
     if importlib.util.find_spec("flatbuffers") is None:  # jax.export's serialisation needs it; jax does not install it
         raise ImportError(
