@@ -54,6 +54,7 @@ from jaxid.identification.instrumental import iv
 from jaxid.identification.output_error import output_error
 from jaxid.model.library import NONLINEAR_6DOF_TERMS
 from jaxid.simulation import gaussian_noise
+from jaxid.workflow import condition_rating
 
 SIGMA_Q, SIGMA_QD, SIGMA_TAU = 0.002, 0.005, 0.02  # rad, rad/s, N m
 SWEEP = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1)  # sigma_qd, rad/s
@@ -78,9 +79,12 @@ def measure(key, rec, sigma_qd, sigma_q=SIGMA_Q, sigma_tau=SIGMA_TAU):
     return gaussian_noise(key, (rec["q"], rec["qd"], rec["tau"]), (sigma_q, sigma_qd, sigma_tau))
 
 
-def naive_regression(q, qd, tau, dt):
-    """The naive pipeline's stacked regressor and torque: W (6N, 54), b (6N,)."""
-    return jaxid.stack(jaxid.regressor(MODEL, q, *signals.velocity_derivatives(qd, dt, WINDOW, ORDER)), tau)
+def naive_regression(q, qd, tau, dt, velocity="smoothed"):
+    """The naive pipeline's stacked regressor and torque: W (6N, 54), b (6N,). velocity: "smoothed"
+    (the smoothed velocity in the regressor) or "raw" (the measured one, as the article does;
+    ``jaxid.signals.velocity_derivatives``)."""
+    qd_r, qdd = signals.velocity_derivatives(qd, dt, WINDOW, ORDER, velocity=velocity)
+    return jaxid.stack(jaxid.regressor(MODEL, q, qd_r, qdd), tau)
 
 
 def naive_ols(q, qd, tau, dt):
@@ -167,6 +171,10 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
     meas = at(tuple(flat), ib)
     W, b = naive_regression(*meas, dt)
     fit = identify(W, b, n_joints=MODEL.n, names=NAMES)
+    # The article's regressor (seed 000): the raw measured velocity, the acceleration from the smoothed one.
+    W_raw, b_raw = naive_regression(*meas, dt, velocity="raw")
+    fit_raw = identify(W_raw, b_raw, n_joints=MODEL.n)
+    cond_gram = float(np.linalg.cond(np.asarray(W)) ** 2)  # unscaled cond(Phi^T Phi), the article's figure
     ridge = identify(W, b, method="ridge", n_joints=MODEL.n)
     theta_lm, lm_steps = lm_torque(
         meas[0], *signals.velocity_derivatives(meas[1], dt, WINDOW, ORDER), meas[2], 0.8 * THETA
@@ -186,9 +194,12 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
             mean_rel_error=float(e_ols.mean()),
             r2=r2(fit.theta, W, b),
             cond=float(fit.cond),
+            cond_gram=cond_gram,
+            cond_gram_rating=condition_rating(cond_gram),
             z_rms=z_rms(fit),
             **cv(fit.theta),
         ),
+        ols_raw_velocity=dict(mean_rel_error=float(rel_err(fit_raw.theta).mean()), r2=r2(fit_raw.theta, W_raw, b_raw)),
         ridge=dict(
             mean_rel_error=float(rel_err(ridge.theta).mean()),
             lam=float(ridge.lam),
@@ -234,6 +245,11 @@ def run(seeds=3, n_samples=3000, duration=30.0, sweep=SWEEP, segment_s=3.0, log=
             f"{r['oe']:8.4f} {r['oe_err']:7.2f} {r['oe_std']:6.2f}"
         )
     o, rd, lm, oef = base["ols"], base["ridge"], base["lm"], base["output_error"]
+    log(
+        f"OLS, raw measured velocity in the regressor (the article's): mean rel. error "
+        f"{base['ols_raw_velocity']['mean_rel_error']:.3f} % (smoothed: {o['mean_rel_error']:.3f} %)"
+    )
+    log(f"cond(Phi^T Phi) unscaled {o['cond_gram']:.4g}: {o['cond_gram_rating']} (column-scaled cond {o['cond']:.1f})")
     log("held-out R2: on the second trajectory's naively processed measurements / on its true states and torque")
     log(
         f"OLS   : mean rel. error {o['mean_rel_error']:.3f} %, R2 {o['r2']:.6f}, held-out R2 {o['r2_heldout']:.6f} / "

@@ -488,18 +488,29 @@ def central_diff(x: ArrayLike, dt: float | jax.Array, axis: int = 0) -> jax.Arra
 
 
 def velocity_derivatives(
-    qd: ArrayLike, dt: float | jax.Array, window: int, polyorder: int = 3, axis: int = 0
+    qd: ArrayLike,
+    dt: float | jax.Array,
+    window: int,
+    polyorder: int = 3,
+    axis: int = 0,
+    *,
+    velocity: str = "smoothed",
 ) -> tuple[jax.Array, jax.Array]:
-    """Smoothed velocity and acceleration from a logged (noisy) velocity: Savitzky-Golay
+    """Velocity and acceleration for the regressor from a logged (noisy) velocity: Savitzky-Golay
     (:func:`savgol`, ``window`` samples, degree ``polyorder``) on qd, then the central
     difference (:func:`central_diff`) of the smoothed velocity: what a drive logging
     velocity but no acceleration gives, the "naive" pipeline of ``benchmarks/six_dof.py``.
 
     qd: velocity, shape (N,) or (N, n) along ``axis``, rad/s; dt: sample spacing, s.
-    Returns (qd_smoothed, qdd), each shape of qd, rad/s and rad/s^2.
+    velocity: "smoothed" (the smoothed velocity goes into the regressor) or "raw" (the logged
+    velocity as it is, the acceleration still from the smoothed one: the six-DOF article's
+    regressor, seed 000, ``build_regressor(q_m, v_m, gradient(savgol(v_m)))``).
+    Returns (qd for the regressor, qdd), each shape of qd, rad/s and rad/s^2.
     """
+    if velocity not in ("smoothed", "raw"):
+        raise ValueError(f"velocity must be 'smoothed' or 'raw', got {velocity!r}")
     qd_s = savgol(qd, window, polyorder, axis=axis)
-    return qd_s, central_diff(qd_s, dt, axis=axis)
+    return (qd_s if velocity == "smoothed" else jnp.asarray(qd)), central_diff(qd_s, dt, axis=axis)
 
 
 def _savgol_window(cutoff, fs, polyorder):

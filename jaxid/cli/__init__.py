@@ -32,7 +32,7 @@ import sys
 import warnings
 
 # Subcommand modules, in the order they appear in `jaxid --help`.
-COMMANDS = ("demo", "excite", "simulate", "identify", "crossval", "validate", "lugre", "payload")
+COMMANDS = ("demo", "excite", "simulate", "identify", "crossval", "validate", "lugre", "payload", "export")
 
 
 class UserError(Exception):

@@ -27,7 +27,7 @@ from jaxid.cli.common import (
     write_report,
 )
 from jaxid.results import json_number
-from jaxid.workflow import commands, requests
+from jaxid.workflow import commands, condition_rating, requests
 
 EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
@@ -227,6 +227,8 @@ def run(args) -> int:
         "base_parameters": base.rank,
         "parameters": len(params.parameter_names),
         "cond": json_number(est.cond),
+        "cond_gram": est.cond_gram,
+        "cond_gram_rating": None if est.cond_gram is None else condition_rating(est.cond_gram),
         "residual_rms_nm": [json_number(v) for v in (consistency or est).residual_rms],  # the consistent fit's, if any
         "preprocessing": [p.to_dict() for p in params.preprocessing],
         "physics": {"consistent": physics.consistent, "problems": physics.problems},
@@ -275,8 +277,13 @@ def run(args) -> int:
     print(
         f"{robot.name}: {base.rank} base parameters of {len(params.parameter_names)} (joint terms "
         f"{','.join(robot.joint_terms) or 'none'}), {doc['method'].upper()} on {prepared.n_samples} samples from "
-        f"{len(args.data)} file(s); cond = {float(est.cond):.4g}"
+        f"{len(args.data)} file(s); cond = {float(est.cond):.4g} (column-scaled)"
     )
+    if est.cond_gram is not None:
+        print(
+            f"  cond(Phi^T Phi) = {est.cond_gram:.4g} (unscaled base regressor): "
+            f"{condition_rating(est.cond_gram)} [rule of thumb: < 1e3 good, > 1e6 poor]"
+        )
     width = min(NAME_WIDTH, max(len(name) for name in base.names))
     print(report.parameter_table(base.names, theta, std, width=max(width, len("base parameter")), indent="  "))
     if any(len(name) > NAME_WIDTH for name in base.names):

@@ -39,7 +39,15 @@ from jaxid.workflow.check import (  # noqa: F401
     scale_vs_model,
 )
 from jaxid.workflow.consistency import choose_prior_weight, crossval, fit_consistent  # noqa: F401
-from jaxid.workflow.estimate import covariance, instrumental_fit, instruments  # noqa: F401
+from jaxid.workflow.estimate import (  # noqa: F401
+    GRAM_COND_BAD,
+    GRAM_COND_GOOD,
+    condition_rating,
+    covariance,
+    gram_condition,
+    instrumental_fit,
+    instruments,
+)
 from jaxid.workflow.export import consistent_standard, with_nominal_standard, write_model  # noqa: F401
 from jaxid.workflow.gravity import fit_gravity  # noqa: F401
 from jaxid.workflow.inputs import (  # noqa: F401

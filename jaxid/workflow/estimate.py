@@ -1,6 +1,7 @@
 """Estimation beyond the screened least squares: the HAC sandwich covariance of filtered runs
 (:func:`covariance`) and the instrumental estimators IDIM-IV and DIDIM (:func:`instrumental_fit`,
-with the instruments' motion of :func:`instruments`)."""
+with the instruments' motion of :func:`instruments`); the conditioning of the unscaled regressor
+(:func:`gram_condition`, :func:`condition_rating`)."""
 
 from __future__ import annotations
 
@@ -191,3 +192,43 @@ def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, 
         "controller": "exact tracking" if gains is None else "PD",
         "estimate_wls": np.asarray(fit.theta).tolist(),
     }
+
+
+#: The rule of thumb for cond(Phi^T Phi) of the unscaled regressor Phi (the six-DOF article, seed
+#: 000: below 1e3 healthy, above 1e6 some column combinations are practically not identifiable).
+GRAM_COND_GOOD, GRAM_COND_BAD = 1e3, 1e6
+
+
+def gram_condition(rows, scr) -> float:
+    """cond(Phi^T Phi) of the unscaled, unweighted base regressor Phi of the fitted samples: the
+    square of s_max / s_min of Phi (from its singular values, not of the formed Gram matrix, which
+    would lose digits above 1e8), inf where Phi is rank-deficient. rows: the fit's ``Rows`` (held:
+    their base columns ``Wb``); scr: the screening result, whose ``reduced`` R factors stand for
+    streamed rows (``R_j^T R_j = X_j^T X_j``, so the stacked R's have Phi's singular values). Unlike
+    the column-scaled ``cond`` the estimators report, it depends on the units of the parameters:
+    the figure the rule of thumb of :data:`GRAM_COND_GOOD` / :data:`GRAM_COND_BAD` speaks of."""
+    if getattr(scr, "reduced", None) is not None:
+        R = np.asarray(scr.reduced.R)
+        b = R.shape[-1] - 1
+        X = R[:, :, :b].reshape(-1, b)
+    elif rows.Wb is not None:
+        X = np.asarray(rows.Wb)
+    else:
+        return float("nan")
+    s = np.linalg.svd(X, compute_uv=False)
+    if s.size == 0 or s[0] == 0:
+        return float("nan")
+    return float((s[0] / s[-1]) ** 2) if s[-1] > 0 else float("inf")
+
+
+def condition_rating(cond_gram: float) -> str:
+    """The rating of cond(Phi^T Phi) by the article's thresholds: "good (< 1e3)", "marginal (1e3 to
+    1e6)", "poor (> 1e6: some parameter combinations are practically not identifiable)", or
+    "unknown" (NaN)."""
+    if not np.isfinite(cond_gram) and not np.isinf(cond_gram):
+        return "unknown"
+    if cond_gram < GRAM_COND_GOOD:
+        return "good (< 1e3)"
+    if cond_gram <= GRAM_COND_BAD:
+        return "marginal (1e3 to 1e6)"
+    return "poor (> 1e6: some parameter combinations are practically not identifiable)"

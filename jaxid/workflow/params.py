@@ -190,7 +190,7 @@ class Params(eqx.Module):
     def fit(self) -> dict:
         """The version-1 ``fit`` dict of the records (read-only; for readers of the old format)."""
         e, out = self.estimation, {}
-        late = ("rank_gap", "covariance", "std_white")
+        late = ("rank_gap", "covariance", "std_white", "cond_gram")  # added after version 1: only when set
         if e is not None:
             out.update({k: v for k, v in e.to_dict().items() if k not in late})
         if self.preprocessing is not None:

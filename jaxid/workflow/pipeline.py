@@ -14,10 +14,10 @@ import numpy as np
 from jaxid.model.description import fingerprint, model_description
 from jaxid.workflow.check import check_physics
 from jaxid.workflow.consistency import fit_consistent
-from jaxid.workflow.estimate import covariance, instrumental_fit
+from jaxid.workflow.estimate import covariance, gram_condition, instrumental_fit
 from jaxid.workflow.export import with_nominal_standard
 from jaxid.workflow.gravity import fit_gravity
-from jaxid.workflow.params import Params, estimate_of
+from jaxid.workflow.params import Params, estimate_of, json_number
 from jaxid.workflow.preprocess import Prepared
 from jaxid.workflow.records import GravityFit, WorkflowError
 from jaxid.workflow.regress import base_of
@@ -122,6 +122,7 @@ def identify(
             rank_gap=float(base.gap),
             covariance="white" if cov is None else "hac",
             std_white=np.asarray(fit.std).tolist(),
+            cond_gram=json_number(gram_condition(rows.take(kept), scr)),  # None where not finite (JSON)
         ),
         preprocessing=prepared.preprocessing,
         screening=screening_record(prepared, rows, scr),

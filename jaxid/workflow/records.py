@@ -118,6 +118,8 @@ class Estimate(_Record):
     N^2 m^2: per joint. dof: degrees of freedom. n_samples: samples fitted. sources: the runs.
     rank_gap: R-diagonal gap of the base parameters. covariance: "hac" (the sandwich of filtered
     runs) or "white"; std_white (b,): the white-noise std either way (None where not computed).
+    cond_gram: cond(Phi^T Phi) of the unscaled, unweighted base regressor Phi
+    (``jaxid.workflow.estimate.gram_condition``; None where not computed).
     """
 
     method: str
@@ -131,6 +133,7 @@ class Estimate(_Record):
     rank_gap: float | None = None
     covariance: str | None = None
     std_white: list | None = None
+    cond_gram: float | None = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ __all__ = [
     "CrossvalRequest",
     "DataSpec",
     "ExciteRequest",
+    "ExportRequest",
     "IdentifyRequest",
     "LugreRequest",
     "ModelSpec",
@@ -730,3 +731,47 @@ class ExciteRequest:
     @property
     def chosen_objective(self) -> str:
         return self.objective or ("information" if self.payload_design else "cond")
+
+
+#: ``jaxid export``'s formats (``jaxid.workflow.export_control.FORMATS``) and the suffixes that name one.
+EXPORT_FORMATS = ("stablehlo", "numpy", "c")
+EXPORT_SUFFIXES = {".py": "numpy", ".c": "c", ".stablehlo": "stablehlo", ".jaxexport": "stablehlo"}
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """``jaxid export``: the torque model of ``params`` (a params.json; the model from ``model``
+    when it names one, else from the file) as a standalone artefact ``output`` a controller calls:
+    ``format`` "stablehlo" (a serialised JAX export; ``batched``: of (N, n) arrays), "numpy" (a
+    module needing only numpy) or "c" (a C99 file, function ``name``). Without ``format`` the
+    output's suffix names it (.py, .c, .stablehlo, .jaxexport)."""
+
+    params: str
+    output: str
+    format: str | None = None
+    model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
+    batched: bool = False
+    name: str = "tau"
+
+    def __post_init__(self):
+        suffix = os.path.splitext(self.output)[1].lower()
+        fmt = self.format if self.format is not None else EXPORT_SUFFIXES.get(suffix)
+        if fmt is None:
+            raise WorkflowError(
+                f"-o {self.output!r}: give --format ({', '.join(EXPORT_FORMATS)}) or a file ending in "
+                + ", ".join(EXPORT_SUFFIXES)
+            )
+        if fmt not in EXPORT_FORMATS:
+            raise WorkflowError(f"--format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+        _set(self, "format", fmt)
+        if self.batched and fmt != "stablehlo":
+            raise WorkflowError(
+                "--batched is for --format stablehlo (the numpy module takes (n,) or (..., n), the C function one sample)"
+            )
+        if fmt == "c" and not (self.name.isidentifier() and self.name.isascii()):
+            raise WorkflowError(f"--name {self.name!r} is not a C identifier")
+
+    @property
+    def kind(self) -> str:
+        """The artefact's format: ``format``, or the one the output's suffix names."""
+        return str(self.format)

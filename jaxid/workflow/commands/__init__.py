@@ -11,7 +11,7 @@ is reported through the optional callables ``log(line)`` (a line of progress on 
 (default: ``warnings.warn``). Figures and reports (``jaxid.report``) are the caller's.
 
 One module per command (``identify``, ``crossval``, ``validate``, ``simulate``, ``payload``,
-``lugre``, ``excite``), none importing another; what several use is in ``common``. Every name is
+``lugre``, ``excite``, ``export``), none importing another; what several use is in ``common``. Every name is
 importable from this package.
 """
 
@@ -42,6 +42,7 @@ from jaxid.workflow.commands.excite import (
     run_excite,
     with_approach,
 )
+from jaxid.workflow.commands.export import ExportOutcome, run_export
 from jaxid.workflow.commands.identify import IdentifyOutcome, run_identify
 from jaxid.workflow.commands.lugre import LugreOutcome, read_friction_csv, run_lugre
 from jaxid.workflow.commands.payload import PayloadOutcome, run_payload
@@ -52,6 +53,7 @@ from jaxid.workflow.requests import (
     CrossvalRequest,
     DataSpec,
     ExciteRequest,
+    ExportRequest,
     IdentifyRequest,
     LugreRequest,
     ModelSpec,
@@ -68,6 +70,8 @@ __all__ = [
     "DataSpec",
     "ExciteOutcome",
     "ExciteRequest",
+    "ExportOutcome",
+    "ExportRequest",
     "IdentifyOutcome",
     "IdentifyRequest",
     "Log",
@@ -99,6 +103,7 @@ __all__ = [
     "read_trajectory",
     "run_crossval",
     "run_excite",
+    "run_export",
     "run_identify",
     "run_lugre",
     "run_payload",
