@@ -112,7 +112,10 @@ def test_readme_commands_run_in_order(clone, monkeypatch, capsys):
     # Even at 3 optimiser steps the demo identifies the simulated UR5 to well within its target.
     assert demo["worst_nrmse_true_percent"] < 1.0 and len(demo["names"]) == 54
     # The second simulated experiment is on the same robot: validation is at the noise floor.
-    assert "warning" not in out.err
+    # The one warning allowed is the post-fit residual note on the real KUKA runs (a joint the model
+    # explains poorly there is a fact of those data, stated by the plausibility check), never one on
+    # the simulated runs.
+    assert [line for line in out.err.splitlines() if "warning" in line and "kuka_lwr4/measurements_" not in line] == []
     params = json.loads((clone / "params.json").read_text())
     assert params["model"]["builtin"] == "ur5"
     kuka = json.loads((clone / "kuka.json").read_text())

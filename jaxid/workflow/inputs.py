@@ -123,7 +123,7 @@ class Alignment:
     def describe(self, what: str = "the other run") -> str:
         """One line, e.g. ``unloaded run aligned: shifted by 3.2 ms, 19970 samples of overlap (30 dropped)``."""
         return (
-            f"{what} aligned: shifted by {1e3 * self.shift + 0.0:.4g} ms, {self.overlap} samples of overlap "
+            f"{what} aligned: shifted by {round(1e3 * self.shift, 6) + 0.0:.4g} ms, {self.overlap} samples of overlap "
             f"({self.dropped} dropped)"
         )
 

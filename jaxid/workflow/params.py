@@ -234,7 +234,8 @@ class Params(eqx.Module):
     def rel_std(self):
         """100 * std / |theta| (b,), % (inf where theta is 0)."""
         xp = arrays.namespace(self.cov, self.theta)
-        return jnp.asarray(100.0 * xp.asarray(self.std) / xp.abs(self.theta))
+        with np.errstate(divide="ignore", invalid="ignore"):  # inf where theta is 0, by definition
+            return jnp.asarray(100.0 * xp.asarray(self.std) / xp.abs(self.theta))
 
     def full(self):
         """A standard parameter vector (p,) predicting the torques of the base estimate: the

@@ -100,6 +100,9 @@ TORQUE_SAMPLES = 2000
 #: a robot that did not move (its torque channels then look stuck: that is not a sensor fault).
 STILL_NOISE = 20.0
 STILL_SPAN = 1e-3  # rad or m
+#: The position noise :func:`_still` trusts at most, rad or m: a larger second difference is motion the
+#: sampling does not resolve (a coarse log, or poses logged one by one), not encoder noise.
+STILL_NOISE_MAX = 1e-3
 
 #: After the fit, a joint whose residual RMS is at least this share of its torque RMS is named.
 RESIDUAL_SHARE = 0.5
@@ -194,11 +197,13 @@ def check_log(ds, robot) -> tuple[object, tuple[Finding, ...]]:
 
 def _still(ds, q, robot, source: str) -> list[Finding]:
     """A ``still`` finding when every joint spans at most :data:`STILL_NOISE` x its position noise
-    (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5)) or :data:`STILL_SPAN`."""
+    (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5), at most :data:`STILL_NOISE_MAX`) or
+    :data:`STILL_SPAN`."""
     if q.shape[0] < 3:
         return []
     e = q[1:-1] - 0.5 * (q[:-2] + q[2:])
     noise = 1.4826 * np.median(np.abs(e - np.median(e, axis=0)), axis=0) / math.sqrt(1.5)
+    noise = np.minimum(noise, STILL_NOISE_MAX)
     span = q.max(axis=0) - q.min(axis=0)
     if not np.all(span <= np.maximum(STILL_NOISE * noise, STILL_SPAN)):
         return []
