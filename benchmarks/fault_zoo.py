@@ -491,9 +491,12 @@ def _read_only(zoo, flag):
         target.chmod(0o644)
 
 
-@fault("same data file twice", variants=("same path", "another spelling"))
+@fault("same data file twice", variants=("same path", "another spelling", "a copy"))
 def _twice(zoo, how):
     other = zoo.fit if how == "same path" else f"{zoo.fit.parent}/./{zoo.fit.name}"
+    if how == "a copy":
+        other = zoo.path(".csv")
+        shutil.copyfile(zoo.fit, other)
     out = zoo.path(".json")
     return cli(zoo, identify(zoo, zoo.fit, other, out=out), lambda: bool(np.all(_std(out) > 0.8 * zoo.clean_std)))
 

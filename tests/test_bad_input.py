@@ -156,7 +156,7 @@ def test_huge_values_and_outliers(d, capsys):
     fails(
         capsys,
         ident(d, write_csv(d / "hugetau.csv", (t, q, qd, qdd, big))),
-        "1 sample with a non-finite value or |value| > 1e+06: row 37 (joint 1 (joint1): 1e+300)",
+        "1 sample with a non-finite value or |value| > 1e+06: sample 37 (joint 1 (joint1): 1e+300)",
     )
     traj = d / "traj_huge.csv"
     write_csv(traj, (t, q2, qd, qdd), header=_header()[:7])

@@ -32,7 +32,7 @@ from jaxid.workflow.requests import (
 def d(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.csv").write_text("t,q1,tau1\n0,0,0\n")
-    (tmp_path / "b.csv").write_text("t,q1,tau1\n0,0,0\n")
+    (tmp_path / "b.csv").write_text("t,q1,tau1\n0,0,1\n")
     (tmp_path / "arm.urdf").write_text("<robot name='x'/>")
     (tmp_path / "folder").mkdir()
     return tmp_path
@@ -118,6 +118,17 @@ def test_a_run_given_twice_is_refused(d):
     refused(lambda: PayloadRequest(data="a.csv", unloaded="alias.csv"), "two different runs")
     # Two runs of one trajectory share their --reference: that is not a run given twice.
     IdentifyRequest(data=("a.csv", "b.csv"), method="iv", reference=("r.csv", "r.csv"))
+
+
+def test_a_copy_of_a_run_is_refused(d):
+    (d / "copy.csv").write_bytes((d / "a.csv").read_bytes())
+    (d / "same_size.csv").write_text("t,q1,tau1\n0,0,2\n")  # one size, other bytes: two runs
+    check = commands.check_paths
+    with pytest.raises(WorkflowError, match="DATA 'a.csv' and DATA 'copy.csv' have the same content"):
+        check(IdentifyRequest(data=("a.csv", "copy.csv")))
+    with pytest.raises(WorkflowError, match="--validate-on 'copy.csv' has the same content as the training file"):
+        check(IdentifyRequest(data=("a.csv",), consistent=True, validate_on=("copy.csv",)))
+    check(IdentifyRequest(data=("a.csv", "b.csv", "same_size.csv")))
 
 
 # ------------------------------------------------------------------------- the files themselves

@@ -46,8 +46,8 @@ def test_implausible_values_name_rows_and_joints():
     bad = implausible_values(t)
     assert bad.rows.tolist() == [17, 42, 80] and bad.joints == ((1,), (0, 2), (2,))
     assert bad.message == (
-        "tau: 3 samples with a non-finite value or |value| > 1e+06: row 17 (joint 2: 1e+08), "
-        "row 42 (joint 1, joint 3: inf), row 80 (joint 3: nan)"
+        "tau: 3 samples with a non-finite value or |value| > 1e+06: sample 17 (joint 2: 1e+08), "
+        "sample 42 (joint 1, joint 3: inf), sample 80 (joint 3: nan)"
     )
     assert not implausible_values(t[:10]) and implausible_values(t, bound=1e9).count == 2
 
@@ -61,7 +61,7 @@ def test_outliers_mad_screening():
     found = outliers(r.ravel(), 2, names=["A1", "A2"])
     assert found.rows.tolist() == [100, 300] and found.per_joint.tolist() == [1, 1]
     assert found.message.startswith(
-        "2 outlier samples of 600 (robust |z| > 8 on the residual): row 100 (joint 1 (A1), z = 1"
+        "2 outlier samples of 600 (robust |z| > 8 on the residual): sample 100 (joint 1 (A1), z = 1"
     )
     assert outliers(r, k=20).rows.tolist() == [300]
     exact = np.zeros((N, 2))
@@ -81,7 +81,7 @@ def test_one_spike_among_600_samples(data):
     dirty[237, 1] += 1e8
     assert _err(identify(W, dirty, "wls"), clean) > 1e6
     # Beyond the physical bound: rejected with its row by default, dropped on request.
-    with pytest.raises(ValueError, match=r"row 237 \(joint 2: 1e\+08\).*implausible='drop'"):
+    with pytest.raises(ValueError, match=r"sample 237 \(joint 2: 1e\+08\).*implausible='drop'"):
         screen_fit(W, dirty, 2)
     dropped = screen_fit(W, dirty, 2, implausible="drop")
     assert dropped.method == "wls" and 237 not in dropped.samples and _err(dropped.fit, clean) < 3
@@ -89,7 +89,7 @@ def test_one_spike_among_600_samples(data):
     s = screen_fit(W, dirty, 2, bound=1e9)
     assert s.method == "irls" and s.recommended == "irls" and s.outliers.rows.tolist() == [237]
     assert _err(s.fit, clean) < 3, _err(s.fit, clean)
-    assert "1 outlier sample of 600" in s.message and "row 237 (joint 2" in s.message and "IRLS" in s.message
+    assert "1 outlier sample of 600" in s.message and "sample 237 (joint 2" in s.message and "IRLS" in s.message
     s = screen_fit(W, dirty, 2, bound=1e9, on_outliers="drop")
     assert s.method == "wls" and _err(s.fit, clean) < 3
     assert screen_fit(W, dirty, 2, bound=1e9, on_outliers="keep").method == "wls"

@@ -160,7 +160,7 @@ def test_faulty_torque_channels_are_named_or_screened(experiment):
         workflow.identify_experiment(robot, workflow.Prepared((dead,), prepared.choices), description=desc)
     huge = tau.copy()
     huge[100, 0] = 1e8
-    with pytest.raises(workflow.WorkflowError, match="row 100"):
+    with pytest.raises(workflow.WorkflowError, match="sample 100"):
         workflow.identify_experiment(
             robot, workflow.Prepared((dataclasses.replace(ds, tau=huge),), prepared.choices), description=desc
         )

@@ -186,7 +186,7 @@ class Implausible:
 
         def one(i):
             js = ", ".join(_joint(j, self.names) for j in self.joints[i])
-            return f"row {self.rows[i]} ({js}: {self.values[i]:.3g})"
+            return f"sample {self.rows[i]} ({js}: {self.values[i]:.3g})"
 
         return (
             f"{self.label}: {self.count} sample{'s' if self.count > 1 else ''} with a non-finite value or "
@@ -246,7 +246,7 @@ class Outliers:
 
         def one(i):
             j = int(np.argmax(self.z[i]))
-            return f"row {self.rows[i]} ({_joint(j, self.names)}, z = {self.z[i, j]:.3g})"
+            return f"sample {self.rows[i]} ({_joint(j, self.names)}, z = {self.z[i, j]:.3g})"
 
         return (
             f"{self.count} outlier sample{'s' if self.count > 1 else ''} of {self.n_samples} (robust |z| > "

@@ -20,11 +20,13 @@ method. Two checks run on them:
 Paths are compared as files, not as strings: two existing paths are the same when they are the
 same inode (symlinks, hard links, ``./a.csv`` and ``a.csv``), others after
 ``os.path.realpath``. Every refusal is one :class:`jaxid.workflow.WorkflowError` line naming
-both flags and the path. Nothing here reads a file's content.
+both flags and the path. Only :func:`check_files` reads content, and only of two runs of the same
+size: a run copied under another name (``cp run.csv run2.csv``) is the same run twice.
 """
 
 from __future__ import annotations
 
+import filecmp
 import os
 import stat
 from collections.abc import Iterable
@@ -244,12 +246,40 @@ def _readable(arg: Arg) -> None:
         raise WorkflowError(f"{arg.flag} {path!r}: cannot read the file ({why})") from None
 
 
+def _copies(runs: list[Arg]) -> None:
+    """Refuse two runs (regular files) with the same bytes: a copy under another name is the
+    same run given twice (:func:`check_names` compares only the files' identities). Files are
+    read only when their sizes are equal."""
+    by_size: dict[int, list[Arg]] = {}
+    for r in runs:
+        if os.path.isfile(str(r.path)):
+            by_size.setdefault(os.path.getsize(str(r.path)), []).append(r)
+    for group in by_size.values():
+        for k, b in enumerate(group):
+            for a in group[:k]:
+                if _key(a.path) != _key(b.path) and filecmp.cmp(str(a.path), str(b.path), shallow=False):
+                    if a.run != b.run:
+                        train, held = (a, b) if b.run == "held-out" else (b, a)
+                        raise WorkflowError(
+                            f"{_shown(held)} has the same content as the training file {_shown(train)} (a copy): "
+                            "a held-out score needs a run the fit did not use; give another run"
+                        )
+                    raise WorkflowError(
+                        f"{_shown(a)} and {_shown(b)} have the same content (a copy of one run): stacked, its "
+                        "samples would count twice (the std shrinks by sqrt(2) with no new information); give each "
+                        "run once"
+                    )
+
+
 def check_files(inputs: Iterable[Arg], outputs: Iterable[Arg]) -> None:
-    """Refuse (WorkflowError) an input that is a folder or cannot be read, and an output that
-    cannot be written (see the module docstring); None and '-' are skipped."""
+    """Refuse (WorkflowError) an input that is a folder or cannot be read, two runs with the same
+    content, and an output that cannot be written (see the module docstring); None and '-' are
+    skipped."""
+    inputs = list(inputs)
     for i in inputs:
         if i.given and "sidecar" not in i.flag:
             _readable(i)
+    _copies([i for i in inputs if i.given and i.run is not None])
     for o in outputs:
         if not o.given:
             continue
