@@ -202,6 +202,10 @@ class Dataset(eqx.Module):
         (rows of the file's data before it (a time window), the line of the file's first data row
         for CSV (2 after a header, 1 without) or 0 for array files (NPZ, HDF5, bags: 0-based
         indices)); None when unknown (arrays, or a slice with a step). Static.
+    gains: the torque constants, N m/A, the file's tau channels (motor currents) were multiplied by
+        on reading (``read(..., gains=)``, CLI ``--gains``), one per channel, or None (tau read as
+        torques). Kept so that a log already in N m given gains can be told (``jaxid.workflow.
+        plausibility``). Static.
 
     Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
     constructor does not.
@@ -219,6 +223,7 @@ class Dataset(eqx.Module):
     harmonics: int | None = eqx.field(static=True, default=None)
     motor_side: bool = eqx.field(static=True, default=False)
     file_rows: tuple[int, int] | None = eqx.field(static=True, default=None)
+    gains: tuple[float, ...] | None = eqx.field(static=True, default=None)
 
     def row(self, k: int) -> str:
         """Sample k (0-based, of this dataset) as the user finds it in the file: "row R (line L)"
@@ -1587,6 +1592,7 @@ def _build(
         notes=notes,
         motor_side=transmission is not None,
         file_rows=(where.offset, 0 if where.keys is not None else where.first_line),
+        gains=None if gains is None else tuple(float(g) for g in np.ravel(gains)),
     )
     if missing and derivatives is not None:
         from jaxid.signals import derivatives as differentiate
@@ -1606,6 +1612,7 @@ def _build(
             notes=notes,
             motor_side=ds.motor_side,
             file_rows=ds.file_rows,
+            gains=ds.gains,
         )
     return ds
 
@@ -1983,6 +1990,7 @@ def concatenate(datasets) -> Dataset:
             "concatenate: some runs were logged on the motors' side and some on the joints': read them all the same way"
         )
     notes = tuple(dict.fromkeys(x for d in datasets for x in d.notes))
+    gains = {d.gains for d in datasets}
     return Dataset(
         jnp.concatenate(times),
         stack("q"),
@@ -1993,4 +2001,5 @@ def concatenate(datasets) -> Dataset:
         derivatives=methods.pop() if len(methods) == 1 else None,
         notes=notes,
         motor_side=datasets[0].motor_side,
+        gains=gains.pop() if len(gains) == 1 else None,
     )

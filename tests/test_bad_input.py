@@ -804,6 +804,14 @@ def test_plaus_torque_sign_and_scale_against_the_model(plaus):
         _read(plaus["ur5_log"], arm, units="tau=A", gains=gains)
     prepared, faults = _read(flipped, arm, accept_faults=("torque-sign",))  # accepted: warned, recorded
     assert [f.fault for f in prepared.plausibility.findings] == ["torque-sign"] and faults
+    # One joint's gain on a channel already in N m, within 10x of the model: the channel matches the
+    # model before its gain far better than after it; gains of one (currents = torques) pass.
+    one = ["1"] * n
+    one[2] = "8"
+    with pytest.raises(WorkflowError, match=rf"{arm.coordinate_names[2]}'s torque is .* before its gain 8 N m/A"):
+        _read(plaus["ur5_log"], arm, units="tau=A", gains=",".join(one))
+    prepared, _ = _read(plaus["ur5_log"], arm, units="tau=A", gains=",".join(["1"] * n))
+    assert not [f for f in prepared.plausibility.findings if f.fault.startswith("torque")]
 
 
 def test_plaus_residual_of_the_order_of_the_torque_named(plaus):

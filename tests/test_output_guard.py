@@ -187,6 +187,15 @@ def test_outputs_that_cannot_be_written(d, monkeypatch):
     real = os.access
     monkeypatch.setattr(paths.os, "access", lambda p, m: False if str(p) == str(d) else real(p, m))
     refused(lambda: check(IdentifyRequest(data=("a.csv",), report="newrep")), "is not writable (permission denied)")
+    monkeypatch.setattr(paths.os, "access", real)
+    # A folder made read-only by its owner is respected even by root, whom os.access lets through.
+    (d / "ro").mkdir()
+    (d / "ro").chmod(0o555)
+    try:
+        refused(lambda: check(IdentifyRequest(data=("a.csv",), report="ro")), "'ro': the folder is read-only")
+        refused(lambda: check(IdentifyRequest(data=("a.csv",), output="ro/p.json")), "is not writable")
+    finally:
+        (d / "ro").chmod(0o755)
 
 
 # ----------------------------------------------------------------------------------- the CLI

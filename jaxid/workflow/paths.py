@@ -172,6 +172,13 @@ def check_names(inputs: Iterable[Arg], outputs: Iterable[Arg]) -> None:
         raise WorkflowError(f"{_pair(first, i)}: they must be two different runs; give the other run")
 
 
+def _writable_dir(path: str) -> bool:
+    """Whether files may be made in the folder ``path``: os.access, and its mode bits, since as
+    root os.access says yes to a folder its owner made read-only (chmod a-w), which jaxid respects
+    as it does a read-only file."""
+    return os.access(path, os.W_OK | os.X_OK) and bool(os.stat(path).st_mode & 0o222)
+
+
 def _writable_file(arg: Arg, path: str) -> None:
     """An output file: not a folder, in a writable folder, not an existing read-only file."""
     if os.path.isdir(path):
@@ -181,7 +188,7 @@ def _writable_file(arg: Arg, path: str) -> None:
         raise WorkflowError(f"{arg.flag} {path}: cannot write: directory '{parent}' does not exist")
     if not os.path.isdir(parent):
         raise WorkflowError(f"{arg.flag} {path}: cannot write: '{parent}' is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not _writable_dir(parent):
         raise WorkflowError(
             f"{arg.flag} {path}: cannot write: directory '{parent}' is not writable (permission denied)"
         )
@@ -209,8 +216,11 @@ def _writable_folder(arg: Arg) -> None:
     if os.path.exists(path) and not os.path.isdir(path):
         raise WorkflowError(f"{arg.flag} {path!r} is a file, not a folder; give a folder for the outputs")
     if os.path.isdir(path):
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise WorkflowError(f"{arg.flag} {path!r}: the folder is not writable (permission denied)")
+        if not _writable_dir(path):
+            raise WorkflowError(
+                f"{arg.flag} {path!r}: the folder is read-only (permission denied): make it writable "
+                "(chmod u+w) or choose another folder"
+            )
         for name in arg.contents:
             _not_read_only(arg, os.path.join(path, name))
         return
@@ -219,7 +229,7 @@ def _writable_folder(arg: Arg) -> None:
         ancestor = os.path.dirname(ancestor)
     if not os.path.isdir(ancestor):
         raise WorkflowError(f"{arg.flag} {path!r}: cannot create the folder: '{ancestor}' is a file")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
+    if not _writable_dir(ancestor):
         raise WorkflowError(
             f"{arg.flag} {path!r}: cannot create the folder: '{ancestor}' is not writable (permission denied)"
         )

@@ -18,7 +18,10 @@ prepared run, :func:`check_residuals` after the fit):
 - ``torque-sign`` and ``torque-scale``: the logged torque against the nominal model's torque at the
   logged motion (``tau ~ k tau_model`` per joint by least squares, where the model explains the
   torque's shape): k < 0 is an inverted sign, |k| beyond 10x (or below 1/10) a scale error
-  (``--gains`` on a log already in N m, a torque unit);
+  (``--gains`` on a log already in N m, a torque unit); where the model explains less (a
+  friction-dominated joint) only k beyond 10x, which friction cannot make; and, for a log read
+  with ``--gains``, a joint whose torque before the gain matches the model far better than after
+  it (a log already in N m given gains);
 - ``residual`` (after the fit): a joint whose residual RMS is of the order of its torque RMS.
 
 Each :class:`Finding` names the run, the joint, the 1-based file rows where they matter
@@ -86,6 +89,17 @@ TORQUE_FACTOR = 10.0
 #: (cos^2) over 0.64. A flipped gravity-loaded joint gives -0.99; friction-dominated joints, or a log
 #: that is no robot's (torques made up of the positions), stay below it and are not judged.
 TORQUE_COSINE = 0.8
+
+#: Below :data:`TORQUE_COSINE` the scale k is still judged, upwards only, down to this cosine: the
+#: torque the model does not explain (friction) shifts k by at most 1/cos (it is at most the whole
+#: logged torque, whose projection on the model's is cos times its norm), so a right nominal model
+#: gives k <= 1 + 1/0.25 = 5, and one whose masses are 2x off at most 10 = :data:`TORQUE_FACTOR`.
+SCALE_COSINE = 0.25
+
+#: A joint of a log read with ``--gains`` g whose torque without the gain, k / g, is at least this
+#: factor closer to the model's (in log scale) than with it, k, was already in N m: the gain is a
+#: fault (an error) even when k is within :data:`TORQUE_FACTOR` (a gain of 10 on a log in N m).
+GAIN_EVIDENCE = 4.0
 
 #: A joint the nominal model does not explain whose torque beyond the model's has a cosine with the
 #: sign of its velocity at most minus this is of inverted sign (:func:`_dissipation`): friction
@@ -409,8 +423,11 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
     motion (``Prepared``: q, qd, qdd, tau (N, n)): per joint k = <tau, tau_m> / <tau_m, tau_m> and the
     (uncentred) cosine c between them, on up to :data:`TORQUE_SAMPLES` samples. Where |c| >=
     :data:`TORQUE_COSINE` (the model explains the torque's shape: gravity, inertia), k < 0 is an
-    inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error; elsewhere the
-    nominal model cannot say (friction-dominated joints, a rough model) and nothing is found."""
+    inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error; down to
+    :data:`SCALE_COSINE`, k beyond it upwards; a run read with gains (``Dataset.gains``) whose joint
+    matches the model :data:`GAIN_EVIDENCE` x better without its gain is an error too; elsewhere the
+    nominal model cannot say the scale (friction-dominated joints, a rough model) and only a friction
+    that gives energy is found (:func:`_dissipation`)."""
     from jaxid.identification import screening
 
     names = _labels(robot)
@@ -427,11 +444,31 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
         model = _nominal_torques(robot, q, qd, qdd)
         mm, tt, tm = (model**2).sum(axis=0), (tau**2).sum(axis=0), (tau * model).sum(axis=0)
         gains = next((n for n in ds.notes if n.startswith("tau: motor currents")), None)
+        given = ds.gains if ds.gains is not None and not ds.motor_side and len(ds.gains) == robot.n else None
         for j in range(robot.n):
             if j in dead or not (mm[j] > 0 and tt[j] > 0):
                 continue
             k, cos = tm[j] / mm[j], tm[j] / math.sqrt(mm[j] * tt[j])
+            if given is not None and abs(cos) >= SCALE_COSINE and k > 0 and given[j] > 0:
+                raw = k / given[j]
+                if abs(math.log(raw)) + math.log(GAIN_EVIDENCE) <= abs(math.log(k)):
+                    found.append(
+                        Finding(
+                            "torque-scale",
+                            source,
+                            names[j],
+                            f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion, but "
+                            f"{raw:.3g} x before its gain {given[j]:g} N m/A (cosine {cos:.2f}): the channel looks "
+                            "already in N m: drop --gains (or give this joint's true torque constant)",
+                            True,
+                            factor=float(k),
+                        )
+                    )
+                    continue
             if abs(cos) < TORQUE_COSINE:
+                if abs(cos) >= SCALE_COSINE and k > TORQUE_FACTOR:
+                    found.append(_scale_finding(names[j], source, k, cos, gains))
+                    continue
                 found += _dissipation(tau[:, j], model[:, j], qd[:, j], names[j], source)
                 continue
             if k < 0:
@@ -448,24 +485,28 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                     )
                 )
             elif not 1 / TORQUE_FACTOR <= k <= TORQUE_FACTOR:
-                fix = (
-                    f"the log's currents were multiplied by gains ({gains.split('gains ')[-1]}): if the log is "
-                    "already in N m, drop --gains"
-                    if gains
-                    else "check the torque unit (--units tau=...), the gains (--gains), or the model's masses"
-                )
-                found.append(
-                    Finding(
-                        "torque-scale",
-                        source,
-                        names[j],
-                        f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine "
-                        f"{cos:.2f}), more than {TORQUE_FACTOR:g}x off: {fix}",
-                        True,
-                        factor=float(k),
-                    )
-                )
+                found.append(_scale_finding(names[j], source, k, cos, gains))
     return tuple(found)
+
+
+def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | None) -> Finding:
+    """The ``torque-scale`` error of a joint whose torque is k x the nominal model's; ``gains``: the
+    run's note on the gains it was read with, or None."""
+    fix = (
+        f"the log's currents were multiplied by gains ({gains.split('gains ')[-1]}): if the log is "
+        "already in N m, drop --gains"
+        if gains
+        else "check the torque unit (--units tau=...), the gains (--gains), or the model's masses"
+    )
+    return Finding(
+        "torque-scale",
+        source,
+        name,
+        f"{name}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine {cos:.2f}), more than "
+        f"{TORQUE_FACTOR:g}x off: {fix}",
+        True,
+        factor=float(k),
+    )
 
 
 def _dissipation(tau, model, qd, name: str, source: str) -> list[Finding]:
