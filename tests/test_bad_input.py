@@ -870,7 +870,10 @@ def test_plaus_payload_says_the_nominal_model_is_subtracted(plaus, capsys, monke
         raise WorkflowError("stopped before the fit")
 
     monkeypatch.setattr(payload, "identify_payload", fit)
-    assert main(["payload", "--robot", "planar3", plaus["planar3_log"]]) == 2
+    assert main(["payload", "--robot", "planar3", plaus["planar3_log"]]) == 2  # refused: the nominal model unasked
+    err = capsys.readouterr().err
+    assert "neither --params nor --unloaded" in err and "pass --nominal" in err and "stopped" not in err
+    assert main(["payload", "--robot", "planar3", "--nominal", plaus["planar3_log"]]) == 2
     err = capsys.readouterr().err
     assert "neither --params nor --unloaded: the NOMINAL model of planar3" in err and "stopped before the fit" in err
 

@@ -391,8 +391,11 @@ def test_unloaded_run_cancels_the_robot_model(ur5, ur5_data, tmp_path, capsys):
         == 0
     )
     np.testing.assert_allclose(json.loads(out.read_text())["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
-    # Without the unloaded run, the nominal model misses the friction and the payload is off.
-    assert main(["payload", "--robot", "ur5", str(loaded), "-o", str(out), "--quiet", *RANDOM_STATES]) == 0
+    # Without the unloaded run, the nominal model misses the friction and the payload is off: refused
+    # unless asked for (--nominal).
+    assert main(["payload", "--robot", "ur5", str(loaded), "-o", str(out), "--quiet", *RANDOM_STATES]) == 2
+    argv = ["payload", "--robot", "ur5", "--nominal", str(loaded), "-o", str(out), "--quiet", *RANDOM_STATES]
+    assert main(argv) == 0
     assert not np.allclose(json.loads(out.read_text())["estimate"], THETA_L, rtol=1e-2)
     # Runs that are not the same trajectory, or not the same length: one line each, exit 2.
     other = tmp_path / "other.csv"

@@ -46,7 +46,13 @@ def register(sub):
     p.add_argument(
         "--params",
         metavar="PATH",
-        help="params.json of the robot written by 'jaxid identify' (default: the model's nominal parameters)",
+        help="params.json of the robot written by 'jaxid identify' (or --unloaded, or --nominal)",
+    )
+    p.add_argument(
+        "--nominal",
+        action="store_true",
+        help="subtract the model's NOMINAL inertial parameters (its file's or built-in ones) when neither "
+        "--params nor --unloaded is given: their errors go into the payload's estimate",
     )
     add_model_arguments(p, joint_terms=None, fits_data=True)
     p.add_argument(
@@ -105,6 +111,7 @@ def run(args) -> int:
         model=model_spec(args),
         params=args.params,
         unloaded=args.unloaded,
+        nominal=args.nominal,
         joints=_numbers(args.joints, int, "--joints", "comma-separated joint numbers"),
         cov=_numbers(args.cov, float, "--cov", "comma-separated numbers"),
         period=args.period,

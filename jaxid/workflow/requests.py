@@ -590,8 +590,9 @@ class SimulateRequest:
 @dataclass(frozen=True)
 class PayloadRequest:
     """``jaxid payload``: the 10 inertial parameters of a load on the flange from the loaded
-    run ``data``, on top of the robot identified in ``params`` (default: the model's nominal
-    parameters) or against the ``unloaded`` run of the same trajectory. ``joints``: 1-based
+    run ``data``, on top of the robot identified in ``params``, against the ``unloaded`` run of the
+    same trajectory, or (``nominal``, which must be asked for) on top of the model's nominal
+    parameters. ``joints``: 1-based
     joints whose torques are used; ``cov``: noise variance per used joint (N^2 m^2); ``period``
     (samples), ``average`` and ``smooth`` (passes) preprocess a periodic run. ``align``: put the
     unloaded run on the loaded run's stamps first (``workflow.align_runs``); False differences the
@@ -601,6 +602,7 @@ class PayloadRequest:
     model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
     params: str | None = None
     unloaded: str | None = None
+    nominal: bool = False
     joints: tuple[int, ...] | None = None
     cov: tuple[float, ...] | None = None
     period: int | None = None

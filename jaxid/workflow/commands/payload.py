@@ -50,6 +50,9 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     theta_robot = None if params is None else params.full()
     robot_cov = None if params is None else params.full_cov()
     joints = _joints(r, robot.n)
+    nominal = () if params is not None or r.unloaded else (NOMINAL_SUBTRACTED.format(robot=robot.name),)
+    if nominal and not r.nominal:
+        raise WorkflowError(NOMINAL_REFUSED.format(robot=robot.name))
     ds = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
     alignment = None
     if r.unloaded:
@@ -62,7 +65,6 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
         ds = [diff]
         # The robot's torque cancelled in the difference: nothing of the model is subtracted.
         theta_robot, robot_cov = np.zeros(robot.parameter_vector().shape), None
-    nominal = () if params is not None or r.unloaded else (NOMINAL_SUBTRACTED.format(robot=robot.name),)
     for line in nominal:  # said before the work, on stderr, and kept in the outcome's warnings (the JSON's)
         (warn or warnings.warn)(line)
     samples = _samples(r, robot, ds, log)
@@ -79,6 +81,15 @@ NOMINAL_SUBTRACTED = (
     "parameters, not identified ones) is subtracted from the loaded run's torque, and its errors go into the "
     "payload's estimate; identify the robot first (jaxid identify, then --params params.json) or log the same "
     "trajectory without the payload (--unloaded FILE)"
+)
+
+
+#: The refusal of ``jaxid payload`` with neither --params nor --unloaded nor --nominal.
+NOMINAL_REFUSED = (
+    "neither --params nor --unloaded: the payload would be fitted on top of the NOMINAL model of {robot}, whose "
+    "inertial errors (CAD masses are often 20-50 % off) go into the payload's estimate; identify the robot first "
+    "(jaxid identify, then --params params.json), or log the same trajectory without the payload (--unloaded "
+    "FILE), or pass --nominal to subtract the nominal model knowingly"
 )
 
 
