@@ -22,7 +22,6 @@ host values and the estimates are gathered back to every process.
 from __future__ import annotations
 
 import functools
-import warnings
 
 import equinox as eqx
 import jax
@@ -170,22 +169,23 @@ def run_study(
             per device with repeated keys whose runs are dropped.
         batch_size: runs vmapped together on one device (default: as many as fit in
             about 256 MB of working arrays).
-        n_joints: the robot's joint count n, checked against ``sigma`` (recommended: a stacked
-            (N*n, b) W does not say n, so without it or a 3-D W a sigma of the wrong length, 5 std
-            for 6 joints, is caught only when it does not divide W's rows).
+        n_joints: the robot's joint count n, checked against ``sigma``; required with a stacked
+            (N*n, b) W and more than one joint (such a W does not say n, so a sigma of the wrong
+            length, 5 std for 6 joints, could not be caught), not needed with a 3-D W.
 
     Returns:
         A :class:`Study`, or a dict name -> Study when ``estimators`` is a dict.
     """
     b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
-    if n_joints is None and np.ndim(W) == 2 and np.size(sigma) > 1:
-        warnings.warn(
-            f"run_study: the joint count is taken from sigma's length ({np.size(sigma)}), which a stacked W "
-            "does not state; pass n_joints= (or W as (N, n, b)) to have sigma checked against the robot",
-            stacklevel=2,
-        )
     _check(W, theta, sigma, n_runs, names, n_joints)
+    if n_joints is None and np.ndim(W) == 2 and np.size(sigma) > 1:
+        # A stacked W does not say n: a sigma of the wrong length (5 std for 6 joints) whose length
+        # divides W's rows would silently put each std on the wrong joint.
+        raise ValueError(
+            f"run_study: a stacked W {np.shape(W)} does not state the joint count, and sigma's length "
+            f"({np.size(sigma)}) cannot be checked against it: pass n_joints=n (or W as (N, n, b))"
+        )
     if np.ndim(W) == 3:
         W = np.reshape(W, (-1, np.shape(W)[-1]))
     W, theta, sigma = (jnp.asarray(x, dtype=float) for x in (W, theta, sigma))

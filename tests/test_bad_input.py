@@ -255,7 +255,7 @@ def test_memory_refused_before_the_work(d, capsys, monkeypatch):
         match=r"a study of 1000 runs .* needs about .* give a smaller "
         r"batch_size",
     ):
-        run_study(W, np.ones(4), np.array([0.1, 0.2]), 1000, batch_size=1000)
+        run_study(W, np.ones(4), np.array([0.1, 0.2]), 1000, batch_size=1000, n_joints=2)
     monkeypatch.setenv(memory.ENV, "off")
     assert memory.available() == (None, "JAXID_MEMORY_LIMIT=off")
 
@@ -295,7 +295,9 @@ def test_host_devices_get_the_scheduler_flag():
     from jaxid.study import run_study
 
     with pytest.raises(ValueError, match="devices is empty"):
-        run_study(np.random.default_rng(0).normal(size=(60, 4)), np.ones(4), np.array([0.1, 0.2]), 4, devices=[])
+        run_study(
+            np.random.default_rng(0).normal(size=(60, 4)), np.ones(4), np.array([0.1, 0.2]), 4, devices=[], n_joints=2
+        )
 
 
 # ---------------------------------------------------------------------------------- time and units
@@ -640,7 +642,7 @@ def test_refuse_detached_links_in_a_urdf(tmp_path):
 
 def test_refuse_run_study_arguments():
     """Sigmas of the wrong length and a non-integer number of runs: ValueError naming the argument;
-    a stacked W without a joint count says that sigma's length was taken as it."""
+    a stacked W of several joints without their count."""
     from jaxid.study import run_study
 
     W = np.random.default_rng(0).normal(size=(120 * 6, 4))
@@ -652,9 +654,9 @@ def test_refuse_run_study_arguments():
     for runs in (2.7, True, "3"):
         with pytest.raises(ValueError, match=r"n_runs must be a whole number of runs"):
             run_study(W, theta, np.full(6, 0.1), runs, n_joints=6)
-    with pytest.warns(UserWarning, match=r"joint count is taken from sigma's length \(5\)"):
-        with pytest.raises(ValueError, match="n_runs"):  # the warning comes after the checks that need no n
-            run_study(W, theta, np.full(5, 0.1), 1.5)
+    with pytest.raises(ValueError, match=r"does not state the joint count.*pass n_joints=n"):
+        run_study(W, theta, np.full(5, 0.1), 4)
+    run_study(W[:120], theta, np.full(1, 0.1), 2)  # one joint: nothing to mistake
 
 
 # --- plaus: log plausibility ---

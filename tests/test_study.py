@@ -30,7 +30,7 @@ def problem():
 @pytest.fixture(scope="module")
 def study():
     W, theta = problem()
-    return run_study(W, theta, SIGMA, R, estimators={"wls": "wls", "ols": "ols"})
+    return run_study(W, theta, SIGMA, R, estimators={"wls": "wls", "ols": "ols"}, n_joints=len(SIGMA))
 
 
 def test_cramer_rao_closed_form():
@@ -60,7 +60,7 @@ SHARDED = textwrap.dedent("""
     from jaxid.study import run_study
     rng = np.random.default_rng(0)
     W = rng.normal(size=(60, 4)); theta = np.array([1.0, -2.0, 0.5, 3.0])
-    kw = dict(estimators="wls", key=jax.random.PRNGKey(3), batch_size=2)
+    kw = dict(estimators="wls", key=jax.random.PRNGKey(3), batch_size=2, n_joints=2)
     sharded = run_study(W, theta, np.array([0.1, 0.3]), 11, **kw)   # 11 runs: padded to 12
     single = run_study(W, theta, np.array([0.1, 0.3]), 11, devices=jax.devices()[:1], **kw)
     import os
@@ -93,7 +93,7 @@ MULTIPROCESS = textwrap.dedent("""
     from jaxid.study import run_study
     rng = np.random.default_rng(0)
     W = rng.normal(size=(60, 4)); theta = np.array([1.0, -2.0, 0.5, 3.0])
-    s = run_study(W, theta, np.array([0.1, 0.3]), 11, estimators="wls", key=jax.random.PRNGKey(3), batch_size=2)
+    s = run_study(W, theta, np.array([0.1, 0.3]), 11, estimators="wls", key=jax.random.PRNGKey(3), batch_size=2, n_joints=2)
     print(json.dumps(dict(devices=list(s.devices), processes=jax.process_count(),
                           estimates=np.asarray(s.estimates).tolist())))
 """)
@@ -143,6 +143,7 @@ def test_two_processes_equal_one():
         key=jax.random.PRNGKey(3),
         batch_size=2,
         devices=jax.devices()[:1],
+        n_joints=2,
     )
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-2000:]
@@ -154,7 +155,7 @@ def test_two_processes_equal_one():
 def test_rejects_bad_input():
     W, theta = problem()
     with pytest.raises(ValueError, match="rank deficient"):
-        run_study(np.concatenate([W, W[:, :1]], axis=1), np.append(theta, 1.0), SIGMA, 10)
+        run_study(np.concatenate([W, W[:, :1]], axis=1), np.append(theta, 1.0), SIGMA, 10, n_joints=3)
     with pytest.raises(ValueError, match="sigma"):
         run_study(W, theta, np.array([0.1, 0.0, 0.1]), 10)
     with pytest.raises(ValueError, match="n_runs"):
@@ -163,4 +164,4 @@ def test_rejects_bad_input():
     with pytest.raises(ValueError, match=r"sigma holds 1 noise std for a 3-joint robot"):
         run_study(W, theta, SIGMA[:1], 10, n_joints=len(SIGMA))
     with pytest.raises(ValueError, match="unknown estimator"):
-        run_study(W, theta, SIGMA, 10, estimators="lasso")
+        run_study(W, theta, SIGMA, 10, estimators="lasso", n_joints=3)
