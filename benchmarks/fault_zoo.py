@@ -55,7 +55,7 @@ TOLERANCE = 1.25
 FS = 100.0  # Hz, the log's rate
 F0 = 0.05  # Hz, the excitation's base frequency: one period is 20 s, 2001 samples
 HARMONICS = 5
-HOME = np.array([2.6, 0.4, -0.3])  # rad: joint 1 swings across +pi (an encoder wrap at +-pi shows)
+HOME = np.array([2.9, 0.15, -0.1])  # rad: joint 1 swings across +pi, joint 2 or 3 across 0 (encoder wraps show)
 
 VERDICTS = ("error", "repaired", "correct", "warned-wrong", "silent-wrong", "traceback")
 
@@ -379,12 +379,20 @@ def _spike(zoo, where):
     return fit_faulty(zoo, faulty_log(zoo, change))
 
 
+def _wrapped(r, c):
+    """The rows, checked to hold the fault: a step of more than pi in column c (else the motion does
+    not cross the wrap and the fault would be no fault)."""
+    if not np.abs(np.diff(r[:, c])).max() > np.pi:
+        raise RuntimeError("the fault zoo's motion does not cross the wrap: move HOME")
+    return r
+
+
 @fault("encoder wrap at +-pi", variants=("fit", "val"))
 def _wrap(zoo, which):
     def change(h, r):
         c = _col(h, "q1")  # joint 1 swings across +pi
         r[:, c] = np.angle(np.exp(1j * r[:, c]))
-        return r
+        return _wrapped(r, c)
 
     return fit_faulty(zoo, faulty_log(zoo, change, zoo.fit if which == "fit" else zoo.val))
 
@@ -394,7 +402,7 @@ def _wrap0(zoo, j):
     def change(h, r):
         c = _col(h, f"q{j + 1}")
         r[:, c] = np.mod(r[:, c], 2 * np.pi)
-        return r
+        return _wrapped(r, c)
 
     return fit_faulty(zoo, faulty_log(zoo, change))
 

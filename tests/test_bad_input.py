@@ -792,6 +792,17 @@ def test_plaus_wrap_unwrapped_and_said(plaus):
     np.testing.assert_allclose(turns, np.round(turns[0]), atol=1e-9)
     _, faults = _read(wrapped, p3)
     assert any("joint1 wraps at +-pi" in f and "unwrapped" in f and "row " in f for f in faults), faults
+    # A 0..2 pi encoder on a joint that crosses 0: the same repair.
+    header, a = _load(plaus["planar3_log"])
+    assert a[:, 2].min() < 0 < a[:, 2].max()
+    mod = _faulty(plaus["planar3_log"], d / "mod.csv", lambda x: x.__setitem__(np.s_[:, 2], np.mod(x[:, 2], 2 * np.pi)))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        (ds,) = read_runs([mod], p3, DataSpec(), prepare=False)
+    turns = (np.asarray(ds.q[:, 1]) - a[:, 2]) / (2 * np.pi)
+    np.testing.assert_allclose(turns, np.round(turns[0]), atol=1e-9)
+    _, faults = _read(mod, p3)
+    assert any("joint2 wraps at 0 and 2 pi" in f and "unwrapped" in f for f in faults), faults
 
 
 def test_plaus_torque_sign_and_scale_against_the_model(plaus):
@@ -804,6 +815,17 @@ def test_plaus_torque_sign_and_scale_against_the_model(plaus):
     gains = ",".join(["32"] * n)  # a log already in N m given as currents
     with pytest.raises(WorkflowError, match=r"torque is \d\d\.?\d* x the nominal.*drop --gains"):
         _read(plaus["ur5_log"], arm, units="tau=A", gains=gains)
+    # Every joint of the planar arm, gravity-loaded or friction-dominated: a flipped channel is named
+    # (by the model alone, or by the model plus dissipating friction), the clean log is not.
+    p3 = plaus["planar3"]
+    prepared, _ = _read(plaus["planar3_log"], p3)
+    assert not [f for f in prepared.plausibility.findings if f.fault.startswith("torque")]
+    for j in range(p3.n):
+        flip = _faulty(
+            plaus["planar3_log"], d / f"flip3_{j}.csv", lambda a: a.__setitem__(np.s_[:, 4 + j], -a[:, 4 + j])
+        )
+        with pytest.raises(WorkflowError, match=rf"joint{j + 1}'s torque .*sign is inverted"):
+            _read(flip, p3)
     prepared, faults = _read(flipped, arm, accept_faults=("torque-sign",))  # accepted: warned, recorded
     assert [f.fault for f in prepared.plausibility.findings] == ["torque-sign"] and faults
     # One joint's gain on a channel already in N m, within 10x of the model: the channel matches the

@@ -2,6 +2,7 @@
 their headers (not by sorting the names), a mismatch is an error naming both lists, and a log is
 never fitted to a model nobody named (issue 32, item 1)."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -176,7 +177,8 @@ def test_no_model_no_fit(arm, capsys):
     data.write(data.from_arrays(a["t"], a["q"], a["tau"], a["qd"], a["qdd"]), plain)  # no sidecar
     assert main(["identify", str(plain), "-o", str(d / "p.json"), "--quiet"]) == 2
     assert capsys.readouterr().err.strip().endswith(NO_MODEL)
-    data.write(data.read(plain, derivatives=None), d / "plain2.csv")  # two runs: one given twice is refused first
+    # A second run (a copy of the first would be refused as the same run given twice, first).
+    data.write(data.from_arrays(a["t"], a["q"], 1.01 * a["tau"], a["qd"], a["qdd"]), d / "plain2.csv")
     for command in (["crossval", str(plain), str(d / "plain2.csv")], ["payload", str(plain)]):
         assert main(command + ["--quiet"]) == 2
         assert NO_MODEL in capsys.readouterr().err
@@ -201,6 +203,8 @@ def test_a_simulated_file_carries_its_model(arm, capsys):
     assert params["model"]["dh"] == recorded["dh"] and params["model"]["fingerprint"] == recorded["fingerprint"]
     # Two files recording different models: name one.
     other = d / "other.csv"
-    data.write(data.read(sim, derivatives=None), other, model={**recorded, "dh": None, "builtin": "planar2"})
+    run = data.read(sim, derivatives=None)
+    run = dataclasses.replace(run, tau=1.01 * run.tau)  # another run: a byte copy is refused as the same run
+    data.write(run, other, model={**recorded, "dh": None, "builtin": "planar2"})
     with pytest.raises(WorkflowError, match="the data files record different models"):
         run_identify(IdentifyRequest(data=(str(sim), str(other)), output=str(d / "x.json")))

@@ -11,7 +11,8 @@ prepared run, :func:`check_residuals` after the fit):
   after ``--units q=deg`` (a log already in rad converted once more, 57.3x too small);
 - ``time``: joint speeds implied by the time stamps far above the model's velocity limits (or a
   physical ceiling): stamps in the wrong unit (``--units t=ms`` on a log in s);
-- ``wrap``: positions wrapped at +-pi (steps of ~2 pi in one sample): unwrapped, and said;
+- ``wrap``: positions wrapped at +-pi or at 0 and 2 pi (steps of ~2 pi in one sample): unwrapped
+  (and moved by whole turns into the model's range), and said;
 - ``jump``: single-sample encoder spikes (a sample off both neighbours' midpoint by far more than
   the run's robust spread and than any joint can move in one sample): refused, or with
   ``--accept-fault jump`` bridged by the neighbours' midpoint;
@@ -49,7 +50,7 @@ FAULTS = {
     "units": "positions in another unit than the model's (degrees, or rad converted as degrees)",
     "time": "time stamps in another unit (joint speeds far beyond the model's limits)",
     "jump": "single-sample encoder spikes (accepting bridges them by the neighbours' midpoint)",
-    "wrap": "positions wrapped at +-pi (unwrapped; a warning)",
+    "wrap": "positions wrapped at +-pi or at 0 and 2 pi (unwrapped; a warning)",
     "torque-sign": "a torque channel of inverted sign against the nominal model",
     "torque-scale": "a torque channel off the nominal model's by more than 10x (TORQUE_FACTOR)",
     "residual": "a joint whose fit residual is of the order of its torque (a warning)",
@@ -101,10 +102,13 @@ SCALE_COSINE = 0.25
 #: fault (an error) even when k is within :data:`TORQUE_FACTOR` (a gain of 10 on a log in N m).
 GAIN_EVIDENCE = 4.0
 
-#: A joint the nominal model does not explain whose torque beyond the model's has a cosine with the
-#: sign of its velocity at most minus this is of inverted sign (:func:`_dissipation`): friction
-#: opposes motion (+0.9 on a friction-dominated wrist of a real UR10e log, -0.9 with its gain flipped).
-FRICTION_COSINE = 0.7
+#: A joint the nominal model alone does not explain is of inverted sign when the model's torque plus
+#: dissipating friction explains at least this share of its variance with the sign flipped (and more
+#: than twice the share as logged; :func:`_inverted`). A noise channel is explained by neither.
+SIGN_SHARE = 0.5
+
+#: The nominal model's torque enters :func:`_explained` scaled by at most this factor either way.
+MODEL_SLACK = 3.0
 
 #: Samples of a run used by :func:`check_torques` (evenly spaced): the check is on the scale and sign,
 #: not the detail.
@@ -288,26 +292,39 @@ def _units(ds, q, robot, source: str) -> list[Finding]:
 
 def _wraps(ds, q, robot, source: str) -> tuple[np.ndarray, list[Finding]]:
     """Positions unwrapped where a revolute joint steps by ~2 pi in one sample while its positions
-    stay within +-pi (an encoder or driver reporting the angle modulo 2 pi)."""
+    stay within one turn (an encoder or driver reporting the angle modulo 2 pi: in [-pi, pi), or
+    in [0, 2 pi) where the joint crosses 0), then moved by whole turns where that puts fewer
+    samples inside the model's range (a 0..2 pi encoder's angles below 0 read as 2 pi less)."""
     found = []
     q = q.copy()
     names = _labels(robot)
+    lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
     for j in np.flatnonzero(_revolute(robot)):
         step = np.diff(q[:, j])
         big = np.flatnonzero(np.abs(step) > math.pi)
-        if not big.size or np.abs(q[:, j]).max() > math.pi * (1 + 1e-6):
+        if not big.size or np.ptp(q[:, j]) > 2 * math.pi * (1 + 1e-6):
             continue
         if not np.all(np.abs(np.abs(step[big]) - 2 * math.pi) < 0.5 * math.pi):
             continue  # not a wrap: left to the spike test
-        q[:, j] = np.unwrap(q[:, j])
+        at = "+-pi" if q[:, j].min() < -1e-9 else "0 and 2 pi"
+        u = np.unwrap(q[:, j])
+        # The branch with the fewest samples outside the model's range, the logged one on a tie.
+        centre = (lo[j] + hi[j]) / 2 if np.isfinite(lo[j]) and np.isfinite(hi[j]) else 0.0
+        near = round((centre - float(np.mean(u))) / (2 * math.pi))
+        turns = min(
+            (0, near - 1, near, near + 1),
+            key=lambda k: (int(np.sum((u + 2 * math.pi * k < lo[j]) | (u + 2 * math.pi * k > hi[j]))), abs(k)),
+        )
+        q[:, j] = u + 2 * math.pi * turns
+        shifted = f", then {turns:+d} turn(s) into the model's range" if turns else ""
         rows = _rows(ds, big + 1)
         found.append(
             Finding(
                 "wrap",
                 source,
                 names[j],
-                f"{names[j]} wraps at +-pi ({big.size} step(s) of ~2 pi at {_rows_text(rows, big.size)}): "
-                "unwrapped (a multiple of 2 pi added after each)",
+                f"{names[j]} wraps at {at} ({big.size} step(s) of ~2 pi at {_rows_text(rows, big.size)}): "
+                f"unwrapped (a multiple of 2 pi added after each{shifted})",
                 False,
                 rows=rows,
                 repaired="unwrapped",
@@ -426,8 +443,8 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
     inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error; down to
     :data:`SCALE_COSINE`, k beyond it upwards; a run read with gains (``Dataset.gains``) whose joint
     matches the model :data:`GAIN_EVIDENCE` x better without its gain is an error too; elsewhere the
-    nominal model cannot say the scale (friction-dominated joints, a rough model) and only a friction
-    that gives energy is found (:func:`_dissipation`)."""
+    nominal model cannot say the scale (friction-dominated joints, a rough model) and only a torque
+    that the model and friction explain flipped far better than as logged is found (:func:`_inverted`)."""
     from jaxid.identification import screening
 
     names = _labels(robot)
@@ -469,7 +486,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                 if abs(cos) >= SCALE_COSINE and k > TORQUE_FACTOR:
                     found.append(_scale_finding(names[j], source, k, cos, gains))
                     continue
-                found += _dissipation(tau[:, j], model[:, j], qd[:, j], names[j], source)
+                found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source)
                 continue
             if k < 0:
                 found.append(
@@ -509,30 +526,49 @@ def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | No
     )
 
 
-def _dissipation(tau, model, qd, name: str, source: str) -> list[Finding]:
-    """A ``torque-sign`` finding for a joint the nominal model does not explain (friction-dominated:
-    a wrist, a joint without gravity load) whose torque beyond the model's, tau - tau_model (N,),
-    opposes its motion: cosine with the velocity's smooth sign tanh(qd / (0.05 max|qd|)) at most
-    -:data:`FRICTION_COSINE`. Friction dissipates: the part of a joint's torque the rigid body does not
-    explain has the sign of its velocity; a flipped channel makes it drive the motion instead."""
-    r = tau - model
+def _explained(tau, model, qd) -> float:
+    """Share of the variance of one joint's torque tau (N,) explained by the nominal model's torque
+    (N,), scaled by a in [1/:data:`MODEL_SLACK`, :data:`MODEL_SLACK`] (the nominal masses roughly
+    right), plus friction that dissipates, b * tanh(qd / (0.05 max|qd|)) + c * qd (b, c >= 0), and a
+    free offset: 1 - |residual|^2 / |tau - mean|^2 of the bounded least-squares fit, in [0, 1]. A
+    torque the model explains only at a scale far from its own (a spring, a log that is no robot's)
+    is not explained."""
+    from scipy.optimize import lsq_linear
+
     scale = 0.05 * float(np.abs(qd).max())
-    if not (scale > 0 and np.any(r)):
-        return []
-    sgn = np.tanh(qd / scale)
-    cos = float(r @ sgn / math.sqrt(float(r @ r) * float(sgn @ sgn)))
-    if cos > -FRICTION_COSINE:
+    mn = float(np.linalg.norm(model))
+    if not mn > 0 or not scale > 0:
+        return 0.0
+    fric = [np.tanh(qd / scale), qd]
+    cols = [model] + [f / (np.linalg.norm(f) or 1.0) for f in fric] + [np.ones_like(tau) / math.sqrt(len(tau))]
+    lo = [1 / MODEL_SLACK, 0.0, 0.0, -np.inf]
+    hi = [MODEL_SLACK, np.inf, np.inf, np.inf]
+    fit = lsq_linear(np.stack(cols, axis=1), tau, bounds=(lo, hi))
+    total = float(np.sum((tau - tau.mean()) ** 2))
+    res = float(np.sum(fit.fun**2))
+    return max(0.0, 1.0 - res / total) if total > 0 else 0.0
+
+
+def _inverted(tau, model, qd, name: str, source: str) -> list[Finding]:
+    """A ``torque-sign`` finding for a joint the nominal model alone does not explain (friction-
+    dominated, or the model only partly right) when the model's torque plus dissipating friction
+    (:func:`_explained`) explains the torque with its sign inverted, a share of at least
+    :data:`SIGN_SHARE` of its power, and more than twice the share it explains as logged: friction
+    opposes motion and gravity pulls one way, so a flipped channel fits only flipped."""
+    logged, flipped = _explained(tau, model, qd), _explained(-tau, model, qd)
+    if not (flipped >= SIGN_SHARE and flipped > 2 * logged):
         return []
     return [
         Finding(
             "torque-sign",
             source,
             name,
-            f"{name}'s torque beyond the nominal model's opposes the joint's motion (cosine with the sign of its "
-            f"velocity {cos:.2f}): friction that gives energy is a torque of inverted sign (a negative gain, or "
-            "the channel's direction): flip it (a negative entry of --gains, or fix the log)",
+            f"{name}'s torque is explained by the nominal model and friction that dissipates only with its sign "
+            f"inverted ({100 * flipped:.0f} % of its variance, against {100 * logged:.0f} % as logged): its sign is "
+            "inverted (a negative gain, or the channel's direction): flip it (a negative entry of --gains, or fix "
+            "the log)",
             True,
-            factor=cos,
+            factor=-flipped,
         )
     ]
 
