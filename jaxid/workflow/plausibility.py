@@ -19,10 +19,11 @@ prepared run, :func:`check_residuals` after the fit):
 - ``torque-sign`` and ``torque-scale``: the logged torque against the nominal model's torque at the
   logged motion (``tau ~ k tau_model`` per joint by least squares, where the model explains the
   torque's shape): k < 0 is an inverted sign, |k| beyond 10x (or below 1/10) a scale error
-  (``--gains`` on a log already in N m, a torque unit); where the model explains less (a
-  friction-dominated joint) only k beyond 10x, which friction cannot make; and, for a log read
-  with ``--gains``, a joint whose torque before the gain matches the model far better than after
-  it (a log already in N m given gains);
+  (``--gains`` on a log already in N m, a torque unit); and, for a log read with ``--gains``, a
+  joint whose torque before the gain matches the model far better than after it (a log already in
+  N m given gains). Where the model explains less (a friction-dominated joint), its scale says
+  nothing (the friction's projection on a small model torque can be many times it): only a torque
+  that the model and dissipating friction explain flipped far better than as logged is named;
 - ``residual`` (after the fit): a joint whose residual RMS is of the order of its torque RMS.
 
 Each :class:`Finding` names the run, the joint, the 1-based file rows where they matter
@@ -90,12 +91,6 @@ TORQUE_FACTOR = 10.0
 #: (cos^2) over 0.64. A flipped gravity-loaded joint gives -0.99; friction-dominated joints, or a log
 #: that is no robot's (torques made up of the positions), stay below it and are not judged.
 TORQUE_COSINE = 0.8
-
-#: Below :data:`TORQUE_COSINE` the scale k is still judged, upwards only, down to this cosine: the
-#: torque the model does not explain (friction) shifts k by at most 1/cos (it is at most the whole
-#: logged torque, whose projection on the model's is cos times its norm), so a right nominal model
-#: gives k <= 1 + 1/0.25 = 5, and one whose masses are 2x off at most 10 = :data:`TORQUE_FACTOR`.
-SCALE_COSINE = 0.25
 
 #: A joint of a log read with ``--gains`` g whose torque without the gain, k / g, is at least this
 #: factor closer to the model's (in log scale) than with it, k, was already in N m: the gain is a
@@ -440,9 +435,9 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
     motion (``Prepared``: q, qd, qdd, tau (N, n)): per joint k = <tau, tau_m> / <tau_m, tau_m> and the
     (uncentred) cosine c between them, on up to :data:`TORQUE_SAMPLES` samples. Where |c| >=
     :data:`TORQUE_COSINE` (the model explains the torque's shape: gravity, inertia), k < 0 is an
-    inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error; down to
-    :data:`SCALE_COSINE`, k beyond it upwards; a run read with gains (``Dataset.gains``) whose joint
-    matches the model :data:`GAIN_EVIDENCE` x better without its gain is an error too; elsewhere the
+    inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error, and a run read with
+    gains (``Dataset.gains``) whose joint matches the model :data:`GAIN_EVIDENCE` x better without
+    its gain is an error too; elsewhere the
     nominal model cannot say the scale (friction-dominated joints, a rough model) and only a torque
     that the model and friction explain flipped far better than as logged is found (:func:`_inverted`)."""
     from jaxid.identification import screening
@@ -466,7 +461,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
             if j in dead or not (mm[j] > 0 and tt[j] > 0):
                 continue
             k, cos = tm[j] / mm[j], tm[j] / math.sqrt(mm[j] * tt[j])
-            if given is not None and abs(cos) >= SCALE_COSINE and k > 0 and given[j] > 0:
+            if given is not None and abs(cos) >= TORQUE_COSINE and k > 0 and given[j] > 0:
                 raw = k / given[j]
                 if abs(math.log(raw)) + math.log(GAIN_EVIDENCE) <= abs(math.log(k)):
                     found.append(
@@ -483,9 +478,6 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                     )
                     continue
             if abs(cos) < TORQUE_COSINE:
-                if abs(cos) >= SCALE_COSINE and k > TORQUE_FACTOR:
-                    found.append(_scale_finding(names[j], source, k, cos, gains))
-                    continue
                 found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source)
                 continue
             if k < 0:
