@@ -102,6 +102,12 @@ GAIN_EVIDENCE = 4.0
 #: than twice the share as logged; :func:`_inverted`). A noise channel is explained by neither.
 SIGN_SHARE = 0.5
 
+#: A joint the model alone explains less of (cosine < :data:`TORQUE_COSINE`) has its sign and scale
+#: judged by :func:`_model_scale` (friction and an offset fitted beside the model) when the model's
+#: column alone explains at least this share of the torque's variance: a small model torque next to
+#: a large friction (a wrist) is then not judged, since the friction's leak into its scale is large.
+MODEL_SHARE = 0.25
+
 #: The nominal model's torque enters :func:`_explained` scaled by at most this factor either way.
 MODEL_SLACK = 3.0
 
@@ -461,25 +467,15 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
             if j in dead or not (mm[j] > 0 and tt[j] > 0):
                 continue
             k, cos = tm[j] / mm[j], tm[j] / math.sqrt(mm[j] * tt[j])
-            if given is not None and abs(cos) >= TORQUE_COSINE and k > 0 and given[j] > 0:
-                raw = k / given[j]
-                if abs(math.log(raw)) + math.log(GAIN_EVIDENCE) <= abs(math.log(k)):
-                    found.append(
-                        Finding(
-                            "torque-scale",
-                            source,
-                            names[j],
-                            f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion, but "
-                            f"{raw:.3g} x before its gain {given[j]:g} N m/A (cosine {cos:.2f}): the channel looks "
-                            "already in N m: drop --gains (or give this joint's true torque constant)",
-                            True,
-                            factor=float(k),
-                        )
-                    )
-                    continue
             if abs(cos) < TORQUE_COSINE:
-                found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source)
-                continue
+                # Friction fitted beside the model: its scale where the model alone explains less,
+                # trusted only where it is plausible as logged or before the gains (a torque the model
+                # fits only at a far other scale, a spring against its inertia, is not judged by it).
+                k, share = _model_scale(tau[:, j], model[:, j], qd[:, j])
+                raw = k / given[j] if given is not None and given[j] > 0 else k
+                if share < MODEL_SHARE or not (_plausible(k) or _plausible(raw)):
+                    found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source)
+                    continue
             if k < 0:
                 found.append(
                     Finding(
@@ -493,9 +489,30 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                         factor=float(k),
                     )
                 )
+            elif given is not None and given[j] > 0 and (
+                abs(math.log(k / given[j])) + math.log(GAIN_EVIDENCE) <= abs(math.log(k))
+            ):
+                found.append(
+                    Finding(
+                        "torque-scale",
+                        source,
+                        names[j],
+                        f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion, but "
+                        f"{k / given[j]:.3g} x before its gain {given[j]:g} N m/A (cosine {cos:.2f}): the channel "
+                        "looks already in N m: drop --gains (or give this joint's true torque constant)",
+                        True,
+                        factor=float(k),
+                    )
+                )
             elif not 1 / TORQUE_FACTOR <= k <= TORQUE_FACTOR:
                 found.append(_scale_finding(names[j], source, k, cos, gains))
     return tuple(found)
+
+
+def _plausible(k: float) -> bool:
+    """A scale of the model's torque within :data:`MODEL_SLACK` of 1, either sign: what a rough
+    nominal model gives (where the model alone explains less, the scale is trusted only there)."""
+    return 1 / MODEL_SLACK <= abs(k) <= MODEL_SLACK
 
 
 def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | None) -> Finding:
@@ -516,6 +533,29 @@ def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | No
         True,
         factor=float(k),
     )
+
+
+def _model_scale(tau, model, qd) -> tuple[float, float]:
+    """(a, share) of one joint: a, the scale of the nominal model's torque (N,) in the least-squares
+    fit of tau (N,) by a * model + b * tanh(qd / (0.05 max|qd|)) + c * qd + d (friction and an offset
+    beside it, so that they do not leak into a); share, the part of tau's variance that only the
+    model's column explains (the fit's residual without it less the residual with it, over the
+    variance). A joint the model alone explains little of (cosine < :data:`TORQUE_COSINE`) still has
+    a trustworthy scale when share >= :data:`MODEL_SHARE`."""
+    scale = 0.05 * float(np.abs(qd).max())
+    cols = [np.tanh(qd / scale), qd] if scale > 0 else []
+    F = np.stack([*cols, np.ones_like(tau)], axis=1)
+    F = F / np.linalg.norm(F, axis=0)
+    mn = float(np.linalg.norm(model))
+    total = float(np.sum((tau - tau.mean()) ** 2))
+    if not (mn > 0 and total > 0):
+        return 0.0, 0.0
+    A = np.concatenate([model[:, None] / mn, F], axis=1)
+    x = np.linalg.lstsq(A, tau, rcond=None)[0]
+    r_full = float(np.sum((tau - A @ x) ** 2))
+    y = np.linalg.lstsq(F, tau, rcond=None)[0]
+    r_without = float(np.sum((tau - F @ y) ** 2))
+    return float(x[0] / mn), max(0.0, (r_without - r_full) / total)
 
 
 def _explained(tau, model, qd) -> float:
