@@ -489,8 +489,10 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                         factor=float(k),
                     )
                 )
-            elif given is not None and given[j] > 0 and (
-                abs(math.log(k / given[j])) + math.log(GAIN_EVIDENCE) <= abs(math.log(k))
+            elif (
+                given is not None
+                and given[j] > 0
+                and (abs(math.log(k / given[j])) + math.log(GAIN_EVIDENCE) <= abs(math.log(k)))
             ):
                 found.append(
                     Finding(
