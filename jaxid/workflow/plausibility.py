@@ -104,8 +104,9 @@ SIGN_SHARE = 0.5
 
 #: A joint the model alone explains less of (cosine < :data:`TORQUE_COSINE`) has its sign and scale
 #: judged by :func:`_model_scale` (friction and an offset fitted beside the model) when the model's
-#: column alone explains at least this share of the torque's variance: a small model torque next to
-#: a large friction (a wrist) is then not judged, since the friction's leak into its scale is large.
+#: column explains at least this share of the torque's variance both alone (cosine^2) and beyond
+#: the friction columns, with one sign: a small model torque next to a large friction (a wrist) is
+#: then not judged, since the friction's leak into its scale is large.
 MODEL_SHARE = 0.25
 
 #: The nominal model's torque enters :func:`_explained` scaled by at most this factor either way.
@@ -473,7 +474,11 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                 # fits only at a far other scale, a spring against its inertia, is not judged by it).
                 k, share = _model_scale(tau[:, j], model[:, j], qd[:, j])
                 raw = k / given[j] if given is not None and given[j] > 0 else k
-                if share < MODEL_SHARE or not (_plausible(k) or _plausible(raw)):
+                # The model's column must explain the share alone too, with the sign of its fit: a
+                # share it gains only beside friction (collinear columns cancelling, a real KUKA wrist
+                # at cosine -0.08 fitted at -1.5) is no evidence of a sign or a scale.
+                alone = cos * cos >= MODEL_SHARE and k * cos > 0
+                if share < MODEL_SHARE or not alone or not (_plausible(k) or _plausible(raw)):
                     found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source)
                     continue
             if k < 0:
