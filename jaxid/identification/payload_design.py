@@ -180,7 +180,8 @@ def design_payload(
     periods: repetitions of the trajectory recorded (int >= 1).
     nominal: the payload 10-vector the relative figures are against (``PAYLOAD_NAMES`` order,
         e.g. ``jaxid.simulation.payload_vector(m, com, box=...)``), or None (absolute only).
-    bound: a parameter whose std exceeds bound x its nominal scale is not promised (needs nominal).
+    bound: a parameter whose std exceeds bound x its nominal scale is not promised (needs nominal;
+        inf: no bound).
     tol: rank tolerance, as ``identify_payload`` (``base_from_regressor``): the same parameters
         are refused here as the fit leaves unidentified.
 
@@ -207,8 +208,8 @@ def design_payload(
         raise ValueError(f"{arrays[0].shape[0]} samples on {k} joint(s) are too few for 10 payload parameters")
     if isinstance(periods, bool) or not isinstance(periods, (int, np.integer)) or periods < 1:
         raise ValueError(f"periods must be an integer >= 1, got {periods!r}")
-    if not (np.isfinite(bound) and bound > 0):
-        raise ValueError(f"bound must be a finite number > 0, got {bound}")
+    if not bound > 0:  # inf: no bound, every parameter the joints see is promised
+        raise ValueError(f"bound must be a number > 0 (inf for none), got {bound}")
     sigma = np.asarray(noise, dtype=float)
     if sigma.ndim == 0:
         sigma = np.full(k, float(sigma))
