@@ -238,7 +238,7 @@ def design_payload(
     Ab = np.asarray(base.reduce(A))
     # Column scaling before the inverse: the columns' units differ by orders of magnitude.
     d = np.linalg.norm(Ab, axis=0)
-    R = np.linalg.qr(Ab / d, mode="r")
+    R = np.asarray(np.linalg.qr(Ab / d)[1])
     Rinv = np.linalg.solve(R, np.eye(R.shape[0])) / d[:, None]
     Cb = Rinv @ Rinv.T
     cov = np.full((10, 10), np.nan)

@@ -115,11 +115,9 @@ def _noise_figures(r: PayloadRequest, robot, record, samples, fit) -> NoiseFigur
 
     sel = list(fit.joints)
     tau = np.asarray(record.tau, dtype=float)
-    periodic = r.period is not None and len(tau) // r.period >= 2 and len(tau) % r.period == 0
-    rms = D.torque_noise_rms(tau, r.period if periodic else None)[sel]
-    method = (
-        f"spread across the {len(tau) // r.period} periods" if periodic else "residual of five-point cubic smoothing"
-    )
+    period = r.period if r.period is not None and len(tau) // r.period >= 2 and len(tau) % r.period == 0 else None
+    rms = D.torque_noise_rms(tau, period)[sel]
+    method = f"spread across the {len(tau) // period} periods" if period else "residual of five-point cubic smoothing"
     if r.smooth:  # smoothed noise is coloured, which the five-point estimate would miss: propagate it
         gain = D.smoothing_noise_gain(r.smooth) / (np.sqrt(len(tau) // r.period) if r.average and r.period else 1.0)
         rms_fitted = rms * gain
