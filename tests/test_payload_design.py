@@ -174,3 +174,9 @@ def test_cli_prints_the_design_and_the_noise(ur5, motion, tmp_path, capsys):
     assert "periods needed" in text and "torque noise: --torque-noise" in text
     assert main(["excite", "--robot", "ur5", "--torque-noise", "0.1", "-o", str(traj)]) == 2
     assert "add --payload" in capsys.readouterr().err
+    # The file it wrote (2 periods) is a design input too: the same figures as the excite's JSON says.
+    from jaxid.workflow.commands.payload import design_from_trajectory
+
+    d = design_from_trajectory(ur5, str(traj), SIGMA, joints=(0, 1, 2), nominal=THETA_L)
+    assert d.rank == 10 and d.periods == 1 and np.all(np.isfinite(d.std_fisher))
+    np.testing.assert_allclose(d.at(2).std_fisher, d.std_fisher / np.sqrt(2), rtol=1e-12)

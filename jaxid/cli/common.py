@@ -510,6 +510,12 @@ def payload_design_lines(design, indent: str = "  ") -> list[str]:
                 f"{indent}  inertia, % of trace/3 = {d.scale[4]:.3g} kg m^2: "
                 + "  ".join(f"{PAYLOAD_NAMES[4 + i]} {fmt(v, '')}" for i, v in enumerate(d.inertia_pct))
             )
+        else:  # a point mass at the flange origin: no inertia to compare to, so absolute figures
+            out.append(
+                f"{indent}  inertia, kg m^2 (the nominal payload has none about the flange origin: give its "
+                "--payload-com or --payload-box for % of trace/3): "
+                + "  ".join(f"{PAYLOAD_NAMES[i]} {fmt(d.std[i], '')}" for i in range(4, 10))
+            )
     else:
         out.append(f"{indent}  std: " + "  ".join(f"{n} {fmt(v, '')}" for n, v in zip(PAYLOAD_NAMES, d.std)))
     for name, why in zip(PAYLOAD_NAMES, d.reasons):
@@ -517,7 +523,12 @@ def payload_design_lines(design, indent: str = "  ") -> list[str]:
             out.append(f"{indent}  {name}: {why}")
     if d.nominal is not None:
         need = d.periods_needed()
-        say = lambda k: "never (not seen by these joints)" if need[k] is None else f"{need[k]}"
+        no_scale = dict(mass=False, com=False, inertia=not np.isfinite(d.scale[4]))
+        say = lambda k: (
+            f"{need[k]}"
+            if need[k] is not None
+            else ("no nominal inertia to compare to" if no_scale[k] else "never (not seen by these joints)")
+        )
         out.append(
             f"{indent}  periods needed: mass {100 * TARGETS['mass']:g} %: {say('mass')}; centre of mass "
             f"{1e3 * TARGETS['com']:g} mm: {say('com')}; every inertia entry {100 * TARGETS['inertia']:g} % of "

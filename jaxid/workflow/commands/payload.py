@@ -200,3 +200,20 @@ def _samples(r: PayloadRequest, robot, ds, log: Log):
         log(f"  data: {prepared.describe()[0]}")
     d = prepared.datasets[0]
     return (d.q, d.qd, d.qdd, d.tau)
+
+
+def design_from_trajectory(robot, path, noise, *, joints=None, repeats: int = 1, nominal=None, rate=None):
+    """The ``jaxid.identification.payload_design.PayloadDesign`` of a trajectory file as ``jaxid
+    excite`` writes it (.csv/.npz: t, q1..qn[, qd, qdd]; qd, qdd from a cubic spline of q when
+    absent), logged at its own rate or at ``rate`` Hz: the whole file is one run (a file of P
+    periods is P periods), ``repeats`` runs of it recorded. noise: torque noise std per logged
+    sample, N m (scalar, (n,) or per used joint); joints 0-based (default all); nominal: the
+    payload 10-vector the relative figures are against. A bad file or input is a WorkflowError."""
+    from jaxid.identification.payload_design import design_payload
+    from jaxid.workflow.commands.common import read_trajectory
+
+    try:
+        _, q, qd, qdd = read_trajectory(path, robot.n, rate)
+        return design_payload(robot, q, qd, qdd, noise, joints=joints, periods=repeats, nominal=nominal)
+    except (OSError, ValueError) as e:
+        raise WorkflowError(f"payload design of {path}: {e}") from None
