@@ -116,13 +116,16 @@ def _noise_figures(r: PayloadRequest, robot, record, samples, fit) -> NoiseFigur
     sel = list(fit.joints)
     tau = np.asarray(record.tau, dtype=float)
     period = r.period if r.period is not None and len(tau) // r.period >= 2 and len(tau) % r.period == 0 else None
-    rms = D.torque_noise_rms(tau, period)[sel]
+    # The five-point estimate needs 5 samples; fewer give no figure (NaN), not an error: the fit stands.
+    nan = np.full(len(sel), np.nan)
+    rms = D.torque_noise_rms(tau, period)[sel] if len(tau) >= 5 else nan
     method = f"spread across the {len(tau) // period} periods" if period else "residual of five-point cubic smoothing"
     if r.smooth:  # smoothed noise is coloured, which the five-point estimate would miss: propagate it
         gain = D.smoothing_noise_gain(r.smooth) / (np.sqrt(len(tau) // r.period) if r.average and r.period else 1.0)
         rms_fitted = rms * gain
     else:  # measured on the samples fitted (averaged by --average or by the base frequency's path)
-        rms_fitted = D.torque_noise_rms(np.asarray(samples[3], dtype=float))[sel]
+        fitted = np.asarray(samples[3], dtype=float)
+        rms_fitted = D.torque_noise_rms(fitted)[sel] if len(fitted) >= 5 else nan
     loss = None
     if r.smooth:
         q = np.asarray(record.q, dtype=float)
@@ -134,7 +137,7 @@ def _noise_figures(r: PayloadRequest, robot, record, samples, fit) -> NoiseFigur
         }
     design, note = None, None
     if not np.all(rms > 0):
-        note = "the record's torque noise is zero (a noise-free simulation): no finite design figure"
+        note = "the record's torque noise is zero (a noise-free simulation) or unknown: no finite design figure"
     else:
         # Each fitted sample stands for N_logged / N_fitted logged ones (periods averaged, samples decimated):
         # the record's information is that of the fitted samples with the logged noise divided by its root.
