@@ -481,3 +481,57 @@ def emit_json(doc, dest) -> bool:
     with atomic_write(dest) as f:
         f.write(text + "\n")
     return False
+
+
+def payload_design_lines(design, indent: str = "  ") -> list[str]:
+    """The lines that print a ``jaxid.identification.payload_design.PayloadDesign``: the expected
+    stds (mass %, centre of mass mm, inertia % of trace/3, or absolute without a nominal payload),
+    what is not promised and why, and the periods the targets need."""
+    import numpy as np
+
+    from jaxid.identification.payload import PAYLOAD_NAMES
+    from jaxid.identification.payload_design import TARGETS
+
+    d = design
+    joints = ",".join(str(j + 1) for j in d.joints)
+    noise = ", ".join(f"{v:.3g}" for v in d.noise)
+    out = [
+        f"{indent}expected payload std after {d.periods} period(s), joints {joints} (torque noise {noise} N m; "
+        f"Fisher information of the payload regressor, rank {d.rank} of 10):"
+    ]
+    fmt = lambda v, unit: f"{v:.3g}{unit}" if np.isfinite(v) else "not determined"
+    if d.nominal is not None:
+        out.append(
+            f"{indent}  mass {fmt(d.mass_pct, ' %')} of {d.nominal[0]:g} kg; centre of mass "
+            + (", ".join(f"{v:.2g}" for v in d.com_mm) + " mm" if np.all(np.isfinite(d.com_mm)) else "not determined")
+        )
+        if np.isfinite(d.scale[4]):
+            out.append(
+                f"{indent}  inertia, % of trace/3 = {d.scale[4]:.3g} kg m^2: "
+                + "  ".join(f"{PAYLOAD_NAMES[4 + i]} {fmt(v, '')}" for i, v in enumerate(d.inertia_pct))
+            )
+        else:  # a point mass at the flange origin: no inertia to compare to, so absolute figures
+            out.append(
+                f"{indent}  inertia, kg m^2 (the nominal payload has none about the flange origin: give its "
+                "--payload-com or --payload-box for % of trace/3): "
+                + "  ".join(f"{PAYLOAD_NAMES[i]} {fmt(d.std[i], '')}" for i in range(4, 10))
+            )
+    else:
+        out.append(f"{indent}  std: " + "  ".join(f"{n} {fmt(v, '')}" for n, v in zip(PAYLOAD_NAMES, d.std)))
+    for name, why in zip(PAYLOAD_NAMES, d.reasons):
+        if why:
+            out.append(f"{indent}  {name}: {why}")
+    if d.nominal is not None:
+        need = d.periods_needed()
+        no_scale = dict(mass=False, com=False, inertia=not np.isfinite(d.scale[4]))
+        say = lambda k: (
+            f"{need[k]}"
+            if need[k] is not None
+            else ("no nominal inertia to compare to" if no_scale[k] else "never (not seen by these joints)")
+        )
+        out.append(
+            f"{indent}  periods needed: mass {100 * TARGETS['mass']:g} %: {say('mass')}; centre of mass "
+            f"{1e3 * TARGETS['com']:g} mm: {say('com')}; every inertia entry {100 * TARGETS['inertia']:g} % of "
+            f"trace/3: {say('inertia')}"
+        )
+    return out

@@ -16,6 +16,7 @@ from jaxid.cli.common import (
     add_payload_arguments,
     emit_json,
     model_spec,
+    payload_design_lines,
     payload_spec,
 )
 from jaxid.workflow import commands, requests
@@ -90,6 +91,19 @@ def register(sub):
         "the load carried along the trajectory (its largest expected mass; a point mass at "
         "--payload-com unless --payload-box): the torque limits are checked, and the file's "
         "tau computed, with it attached",
+    )
+    p.add_argument(
+        "--torque-noise",
+        metavar="LIST",
+        help="with --payload: torque noise std per sample, N m, one value or one per joint, for the expected "
+        "payload stds printed (default 0.5 %% of each joint's torque range along the trajectory, jaxid "
+        "simulate's default)",
+    )
+    p.add_argument(
+        "--payload-joints",
+        metavar="LIST",
+        help="with --payload: 1-based joints whose torques the payload fit will use, e.g. 1,2,3 (default all), "
+        "for the expected payload stds printed",
     )
     p.add_argument("--starts", type=int, default=8, help="random starts optimised together (default 8)")
     p.add_argument("--steps", type=int, default=300, help="optimiser steps (default 300)")
@@ -168,6 +182,15 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+def _numbers(text, kind, flag):
+    if text is None:
+        return None
+    try:
+        return tuple(kind(v) for v in text.split(","))
+    except ValueError:
+        raise UserError(f"{flag} must be comma-separated numbers, got {text!r}") from None
+
+
 def run(args) -> int:
     from jaxid.excitation.optimize import LIMITS
 
@@ -198,6 +221,8 @@ def run(args) -> int:
         periods=args.periods,
         preview=args.preview,
         json=args.json,
+        torque_noise=_numbers(args.torque_noise, float, "--torque-noise"),
+        payload_joints=_numbers(args.payload_joints, int, "--payload-joints"),
     )
     if args.preview is not None:
         try:
@@ -245,6 +270,7 @@ def run(args) -> int:
             {**dataclasses.asdict(f), "volume_ratio": f.volume_ratio if np.isfinite(f.volume_ratio) else None}
             for f in (constraints.capsules.fits if constraints is not None else ())
         ],
+        payload_design=None if out.design is None else dict(out.design.to_json(), noise_source=out.design_noise),
     )
     if args.json is not None and emit_json(figures, args.json):
         return 0
@@ -295,6 +321,10 @@ def run(args) -> int:
         print(f"  home: {out.home_note}")
     if t_approach:
         print(f"  preceded by a {t_approach:g} s move from --start-from to home")
+    if out.design is not None:
+        print(f"  torque noise: {out.design_noise}")
+        for line in payload_design_lines(out.design):
+            print(line)
     sidecar = not t_approach and not args.output.lower().endswith(".json")
     print(
         f"wrote {args.output}: {len(t)} samples at {args.fs:g} Hz"

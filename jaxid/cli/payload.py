@@ -15,6 +15,7 @@ from jaxid.cli.common import (
     emit_json,
     logger,
     model_spec,
+    payload_design_lines,
     warn,
 )
 from jaxid.results import json_number
@@ -123,7 +124,9 @@ def run(args) -> int:
         align=args.align,
     )
     out = commands.run_payload(req, log=logger(args), warn=lambda line: warn(args, line))
-    robot, samples, fit = out.robot, out.samples, out.fit
+    from jaxid.identification.payload_design import SMOOTHING_LOSS_LIMIT
+
+    robot, samples, fit, nf = out.robot, out.samples, out.fit, out.noise
     theta, std, est = (np.asarray(x) for x in (fit.theta, fit.std, fit.estimate))
     # A payload is a rigid body: the estimate reported is the physically consistent one (the least-squares
     # one when that is a body), least squares beside it; see PayloadFit.estimate.
@@ -153,6 +156,19 @@ def run(args) -> int:
         verdict=fit.verdict(),
         failures=list(fit.failures),
         residual_rms=[json_number(v) for v in np.asarray(fit.fit.residual_rms)],
+        # The payload article's RMS2 beside RMS1 (the residual): the torque noise, model-free.
+        noise_rms=[json_number(v) for v in nf.rms],
+        noise_rms_fitted=[json_number(v) for v in nf.rms_fitted],
+        noise_method=nf.method,
+        smoothing_loss=None
+        if nf.smoothing_loss is None
+        else dict(
+            {k: [json_number(x) for x in v] for k, v in nf.smoothing_loss.items()},
+            limit=SMOOTHING_LOSS_LIMIT,
+            passes=args.smooth,
+        ),
+        design=None if nf.design is None else nf.design.to_json(),
+        design_note=nf.design_note,
         warnings=list(out.warnings),
     )
     if args.output:
@@ -168,15 +184,43 @@ def run(args) -> int:
         print(f"  {out.alignment.describe('unloaded run')}")
     print(f"  fit: {fit.verdict()}")
     constrained = kind == "constrained"
+    design = nf.design
+    expected = np.full(10, np.nan) if design is None else design.std
     print(
-        f"  {'parameter':<10}{'estimate':>14}{'std':>12}" + (f"{'least squares':>15}" if constrained else "") + "  unit"
+        f"  {'parameter':<10}{'estimate':>14}{'std':>12}{'expected':>12}"
+        + (f"{'least squares':>15}" if constrained else "")
+        + "  unit"
     )
-    for name, v, s, ls, u in zip(P.PAYLOAD_NAMES, est, std, theta, units):
+    for name, v, s, e, ls, u in zip(P.PAYLOAD_NAMES, est, std, expected, theta, units):
         print(
-            f"  {name:<10}{v:>14.6g}{s:>12.3g}" + (f"{ls:>15.6g}" if constrained else "") + f"  {u}"
+            f"  {name:<10}{v:>14.6g}{s:>12.3g}{e:>12.3g}" + (f"{ls:>15.6g}" if constrained else "") + f"  {u}"
             if np.isfinite(v)
             else f"  {name:<10}{'unidentified':>14}"
         )
+    print(
+        "  std: achieved (the fit's, robot model's uncertainty included); expected: the design figure, the "
+        "Fisher information of these samples at the record's torque noise alone"
+        + ("" if design is not None else f" ({nf.design_note})")
+    )
+    print(f"  {'joint':<8}{'residual RMS':>14}{'noise RMS':>12}{'as fitted':>12}  N m (noise: {nf.method})")
+    for j, r1, r2, r3 in zip(fit.joints, np.asarray(fit.fit.residual_rms), nf.rms, nf.rms_fitted):
+        print(f"  {j + 1:<8}{r1:>14.3g}{r2:>12.3g}{r3:>12.3g}")
+    if nf.smoothing_loss is not None:
+        lt, lq = (100 * np.max(nf.smoothing_loss[k]) for k in ("tau", "q"))
+        over = max(lt, lq) > 100 * SMOOTHING_LOSS_LIMIT
+        print(
+            f"  smoothing ({args.smooth} five-point cubic passes): information loss (share of the signal's energy "
+            f"removed, worst joint) torque {lt:.2g} %, position {lq:.2g} % "
+            + (
+                f"-- OVER the {100 * SMOOTHING_LOSS_LIMIT:g} % limit: fewer --smooth passes"
+                if over
+                else f"(limit {100 * SMOOTHING_LOSS_LIMIT:g} %)"
+            )
+        )
+    if design is not None:
+        for line in payload_design_lines(design)[1:]:
+            if "periods needed" not in line:  # the record is what it is: its design figures, not a plan
+                print(line)
     if fit.rank < 10:
         print("  identified combinations: " + "; ".join(fit.base.names))
     else:

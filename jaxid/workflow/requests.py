@@ -673,7 +673,10 @@ class ExciteRequest:
     ``home`` (default the range centres), ``start_from``. Constraints: ``clearance`` m,
     ``floor`` m (None: no floor), ``workspace`` (6,) m, ``obstacles`` ((6,), ...) m, ``srdf``,
     ``capsule_radius`` m, ``jerk_max`` rad/s^3. ``payload``: the load carried (needed by
-    ``payload_design``)."""
+    ``payload_design``). ``torque_noise`` (N m, one value or one per joint; default 0.5 % of each
+    joint's torque range along the trajectory, ``jaxid simulate``'s default) and ``payload_joints``
+    (1-based, default all): the experiment the expected payload stds are computed for
+    (``jaxid.identification.payload_design``)."""
 
     output: str
     model: ModelSpec = field(default_factory=lambda: ModelSpec(default_robot="ur5"))
@@ -701,6 +704,8 @@ class ExciteRequest:
     periods: int = 1
     preview: str | None = None
     json: str | None = None
+    torque_noise: tuple[float, ...] | None = None
+    payload_joints: tuple[int, ...] | None = None
 
     def __post_init__(self):
         if not self.output.lower().endswith((".csv", ".npz", ".json")):
@@ -719,6 +724,10 @@ class ExciteRequest:
                 "--payload: give the load's --payload-mass KG (and --payload-com X Y Z, m, in the "
                 "flange frame), so that the torque limits are checked with it attached"
             )
+        if (self.torque_noise is not None or self.payload_joints is not None) and not self.payload_design:
+            raise WorkflowError("--torque-noise and --payload-joints describe the payload experiment: add --payload")
+        if self.torque_noise is not None and not all(math.isfinite(v) and v > 0 for v in self.torque_noise):
+            raise WorkflowError(f"--torque-noise must be finite numbers > 0 N m, got {self.torque_noise}")
         check_names(*self.paths())
 
     def paths(self) -> tuple[list[Arg], list[Arg]]:

@@ -45,7 +45,7 @@ from jaxid.workflow.commands.excite import (
 from jaxid.workflow.commands.export import ExportOutcome, run_export
 from jaxid.workflow.commands.identify import IdentifyOutcome, run_identify
 from jaxid.workflow.commands.lugre import LugreOutcome, read_friction_csv, run_lugre
-from jaxid.workflow.commands.payload import PayloadOutcome, run_payload
+from jaxid.workflow.commands.payload import NoiseFigures, PayloadOutcome, design_from_trajectory, run_payload
 from jaxid.workflow.commands.simulate import SimulateOutcome, run_simulate
 from jaxid.workflow.commands.validate import ValidateOutcome, run_validate
 from jaxid.workflow.requests import (
@@ -78,6 +78,7 @@ __all__ = [
     "LugreOutcome",
     "LugreRequest",
     "ModelSpec",
+    "NoiseFigures",
     "PayloadOutcome",
     "PayloadRequest",
     "PayloadSpec",
@@ -90,6 +91,7 @@ __all__ = [
     "build_model",
     "check_outputs",
     "check_paths",
+    "design_from_trajectory",
     "excite_constraints",
     "joint_trajectory",
     "jsonable",
@@ -107,6 +109,8 @@ __all__ = [
     "run_identify",
     "run_lugre",
     "run_payload",
+    "design_from_trajectory",
+    "NoiseFigures",
     "run_simulate",
     "run_validate",
     "with_approach",

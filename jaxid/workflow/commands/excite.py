@@ -158,7 +158,9 @@ class ExciteOutcome:
     with the overrides; constraints; home (n,) rad; payload 10-vector or None; written: the
     trajectory was written (False: infeasible, not allowed); t (N,) s of the written samples;
     t_approach: s of the move from ``start_from`` (0 without); home_note: why home is not the
-    range centres when it was searched (``default_home``), else None."""
+    range centres when it was searched (``default_home``), else None; design: with --payload, the
+    ``jaxid.identification.payload_design.PayloadDesign`` of the trajectory (its periods, the
+    torque noise, the payload joints), else None; design_noise: where that noise came from."""
 
     request: ExciteRequest
     robot: Any
@@ -172,6 +174,8 @@ class ExciteOutcome:
     t: np.ndarray | None
     t_approach: float
     home_note: str | None = None
+    design: Any = None
+    design_noise: str | None = None
 
 
 def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutcome:
@@ -212,9 +216,61 @@ def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutco
         else (0.0, res.trajectory(r.fs, r.periods))
     )
     _write_trajectory(r.output, robot, res, (t, q, qd, qdd), t_approach)
+    design, noise_note = _payload_design(r, robot, res, payload) if r.payload_design else (None, None)
     return ExciteOutcome(
-        r, robot, description, res, lim, constraints, home, payload, True, np.asarray(t), t_approach, home_note
+        r,
+        robot,
+        description,
+        res,
+        lim,
+        constraints,
+        home,
+        payload,
+        True,
+        np.asarray(t),
+        t_approach,
+        home_note,
+        design,
+        noise_note,
     )
+
+
+def _payload_design(r: ExciteRequest, robot, res, payload):
+    """(PayloadDesign, where its noise came from) of one period of the excitation ``res`` at the
+    request's rate, ``r.periods`` periods, on ``r.payload_joints`` (1-based; default all), against
+    the payload ``payload``; ``robot`` carries it (its torques set the default noise)."""
+    from jaxid.dynamics.terms import rnea
+    from jaxid.identification.payload_design import design_payload
+
+    _, q, qd, qdd = res.trajectory(r.fs, 1)
+    joints = None
+    if r.payload_joints is not None:
+        if any(not 1 <= j <= robot.n for j in r.payload_joints) or len(set(r.payload_joints)) != len(r.payload_joints):
+            raise WorkflowError(f"--payload-joints must list distinct joints between 1 and {robot.n}")
+        joints = [j - 1 for j in r.payload_joints]
+    if r.torque_noise is None:
+        tau = np.asarray(rnea(robot, q, qd, qdd))
+        noise = SIMULATE_NOISE * (tau.max(axis=0) - tau.min(axis=0))
+        noise = np.where(noise > 0, noise, 1e-3)  # a joint whose torque never changes: 1 mN m
+        note = f"assumed {100 * SIMULATE_NOISE:g} % of each joint's torque range (jaxid simulate's default; set --torque-noise)"
+    else:
+        noise = (
+            np.broadcast_to(np.asarray(r.torque_noise, dtype=float), (robot.n,))
+            if len(r.torque_noise) in (1, robot.n)
+            else None
+        )
+        if noise is None:
+            raise WorkflowError(f"--torque-noise: one value or {robot.n} (one per joint), got {len(r.torque_noise)}")
+        note = "--torque-noise"
+    try:
+        design = design_payload(robot, q, qd, qdd, noise, joints=joints, periods=r.periods, nominal=payload)
+    except ValueError as e:
+        raise WorkflowError(f"payload design: {e}") from None
+    return design, note
+
+
+#: ``jaxid simulate``'s default torque noise: std as a fraction of each joint's torque range.
+SIMULATE_NOISE = 0.005
 
 
 def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:

@@ -22,7 +22,9 @@ class PayloadOutcome:
     """robot: the model; samples: the (q, qd, qdd, tau) the payload was fitted on;
     fit: the ``jaxid.identification.payload.PayloadFit``; warnings: the messages of the
     warnings the fit raised; alignment: the ``workflow.Alignment`` of the unloaded run on the
-    loaded run's stamps, or None (no unloaded run, or not aligned)."""
+    loaded run's stamps, or None (no unloaded run, or not aligned); noise: the
+    :class:`NoiseFigures` of the record (the torque-noise RMS beside the residual RMS, the
+    smoothing's information loss, the design's expected stds)."""
 
     request: PayloadRequest
     robot: Any
@@ -30,6 +32,33 @@ class PayloadOutcome:
     fit: Any
     warnings: tuple[str, ...]
     alignment: Any = None
+    noise: Any = None
+
+
+@dataclass(frozen=True)
+class NoiseFigures:
+    """What the record's noise says, per used joint (``jaxid.identification.payload_design``):
+
+    rms: model-free torque-noise RMS of the record as logged, N m (the payload article's RMS2;
+        ``torque_noise_rms``: across periods with --period, else the five-point residual);
+    rms_fitted: the noise of the samples fitted, N m, to set beside the fit's residual RMS (a
+        residual well above it is model error, not noise): estimated on them (five-point residual),
+        or with --smooth (coloured noise) ``rms`` times the smoothing's white-noise gain
+        (``smoothing_noise_gain``) over sqrt(M) when M periods are averaged;
+    method: how ``rms`` was estimated;
+    smoothing_loss: with --smooth, dict ``tau`` and ``q``: (k,) the share of each signal's energy
+        the smoothing removed (``smoothing_loss``; the article's limit 10 %), else None;
+    design: the ``PayloadDesign`` of the fitted samples with ``rms`` per logged sample (each fitted
+        sample standing for N_logged / N_fitted logged ones): the std the record's information and
+        noise alone promise, against the fit's estimate as nominal; None where the noise is zero;
+    design_note: why there is no design, else None."""
+
+    rms: np.ndarray
+    rms_fitted: np.ndarray
+    method: str
+    smoothing_loss: dict | None
+    design: Any
+    design_note: str | None = None
 
 
 def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str], None] | None = None):
@@ -72,7 +101,55 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
-    return PayloadOutcome(r, robot, tuple(samples), fit, nominal + tuple(str(w.message) for w in caught), alignment)
+    noise = _noise_figures(r, robot, ds[0], samples, fit)
+    return PayloadOutcome(
+        r, robot, tuple(samples), fit, nominal + tuple(str(w.message) for w in caught), alignment, noise
+    )
+
+
+def _noise_figures(r: PayloadRequest, robot, record, samples, fit) -> NoiseFigures:
+    """The :class:`NoiseFigures` of the logged ``record`` (a Dataset: t, q, tau) and the fitted
+    ``samples`` (q, qd, qdd, tau) of ``fit``."""
+    from jaxid import signals
+    from jaxid.identification import payload_design as D
+
+    sel = list(fit.joints)
+    tau = np.asarray(record.tau, dtype=float)
+    period = r.period if r.period is not None and len(tau) // r.period >= 2 and len(tau) % r.period == 0 else None
+    # The five-point estimate needs 5 samples; fewer give no figure (NaN), not an error: the fit stands.
+    nan = np.full(len(sel), np.nan)
+    rms = D.torque_noise_rms(tau, period)[sel] if len(tau) >= 5 else nan
+    method = f"spread across the {len(tau) // period} periods" if period else "residual of five-point cubic smoothing"
+    if r.smooth:  # smoothed noise is coloured, which the five-point estimate would miss: propagate it
+        gain = D.smoothing_noise_gain(r.smooth) / (np.sqrt(len(tau) // r.period) if r.average and r.period else 1.0)
+        rms_fitted = rms * gain
+    else:  # measured on the samples fitted (averaged by --average or by the base frequency's path)
+        fitted = np.asarray(samples[3], dtype=float)
+        rms_fitted = D.torque_noise_rms(fitted)[sel] if len(fitted) >= 5 else nan
+    loss = None
+    if r.smooth:
+        q = np.asarray(record.q, dtype=float)
+        if r.average and r.period:
+            tau, q = (np.asarray(signals.period_average(x, r.period)) for x in (tau, q))
+        loss = {
+            name: D.smoothing_loss(x, r.smooth, period=r.period)[sel if name == "tau" else slice(None)]
+            for name, x in (("tau", tau), ("q", q))
+        }
+    design, note = None, None
+    if not np.all(rms > 0):
+        note = "the record's torque noise is zero (a noise-free simulation) or unknown: no finite design figure"
+    else:
+        # Each fitted sample stands for N_logged / N_fitted logged ones (periods averaged, samples decimated):
+        # the record's information is that of the fitted samples with the logged noise divided by its root.
+        per = np.sqrt(len(samples[0]) / len(record.tau))
+        est = np.asarray(fit.estimate)
+        nominal = est if fit.rank == 10 and np.all(np.isfinite(est)) and est[0] > 0 else None
+        q, qd, qdd = (np.asarray(x) for x in samples[:3])
+        try:
+            design = D.design_payload(robot, q, qd, qdd, rms * per, joints=sel, nominal=nominal)
+        except ValueError as e:
+            note = f"no design figure: {e}"
+    return NoiseFigures(rms, rms_fitted, method, loss, design, note)
 
 
 #: The warning of ``jaxid payload`` without --params or --unloaded: what is subtracted, and the fixes.
@@ -126,3 +203,20 @@ def _samples(r: PayloadRequest, robot, ds, log: Log):
         log(f"  data: {prepared.describe()[0]}")
     d = prepared.datasets[0]
     return (d.q, d.qd, d.qdd, d.tau)
+
+
+def design_from_trajectory(robot, path, noise, *, joints=None, repeats: int = 1, nominal=None, rate=None):
+    """The ``jaxid.identification.payload_design.PayloadDesign`` of a trajectory file as ``jaxid
+    excite`` writes it (.csv/.npz: t, q1..qn[, qd, qdd]; qd, qdd from a cubic spline of q when
+    absent), logged at its own rate or at ``rate`` Hz: the whole file is one run (a file of P
+    periods is P periods), ``repeats`` runs of it recorded. noise: torque noise std per logged
+    sample, N m (scalar, (n,) or per used joint); joints 0-based (default all); nominal: the
+    payload 10-vector the relative figures are against. A bad file or input is a WorkflowError."""
+    from jaxid.identification.payload_design import design_payload
+    from jaxid.workflow.commands.common import read_trajectory
+
+    try:
+        _, q, qd, qdd = read_trajectory(path, robot.n, rate)
+        return design_payload(robot, q, qd, qdd, noise, joints=joints, periods=repeats, nominal=nominal)
+    except (OSError, ValueError) as e:
+        raise WorkflowError(f"payload design of {path}: {e}") from None
