@@ -125,3 +125,86 @@ def test_never_clear_pairs_are_closer_than_the_clearance_in_every_pose(ur5):
         )
         pair = tuple(sorted((caps.names[i], caps.names[j])))
         assert (np.max(gap) < 0.02) == (pair in close), pair
+
+
+def _planar_spheres(d, radius_sum):
+    """A planar 3-link arm (links 1 m, vertical axes) with a sphere at the end of link 0 and one
+    on link 2 at (d, 0, 0) of its frame: their gap, m, is |(1, 0) + d (cos q2, sin q2)| less
+    ``radius_sum``, which only q2 changes (d = 0: a fixed gap)."""
+    robot = jaxid.models.planar(3)
+    caps = geometry.Capsules(
+        np.array([0, 2]),
+        np.array([[1.0, 0.0, 0.0], [d, 0.0, 0.0]]),
+        np.array([[1.0, 0.0, 0.0], [d, 0.0, 0.0]]),
+        np.array([radius_sum / 2, radius_sum / 2]),
+        ("link0", "link2"),
+    )
+    return robot, caps
+
+
+def test_never_clear_pairs_keep_a_weaker_clearance_of_their_own():
+    """A pair whose capsules are never the clearance apart is not dropped (its meshes could
+    still meet): kept from touching when apart in most poses, else from overlapping more than in
+    its closest quarter of poses (the lower quartile of the gap); only a gap the joints change by
+    less than half the clearance is exempt."""
+    from jaxid.excitation.constraints import never_clear, relaxed_pairs
+
+    robot, caps = _planar_spheres(0.1, 1.09)  # gap in [-0.19, 0.01] m: never 0.02 m apart
+    gap = lambda q2: np.hypot(1 + 0.1 * np.cos(q2), 0.1 * np.sin(q2)) - 1.09
+    assert never_clear(robot, caps, 0.02) == [("link0", "link2")]
+    own, exempt = relaxed_pairs(robot, caps, 0.02)
+    assert exempt == () and [(i, j) for i, j, _ in own] == [(0, 1)]
+    c = own[0][2]
+    # The lower quartile over q2 uniform in +-pi is the gap at |q2| = 3 pi / 4 (-0.158 m).
+    assert c == pytest.approx(gap(3 * np.pi / 4), abs=5e-3) and c < 0
+    con = Constraints(caps, clearance=0.02, floor=None, pair_clearance=own)
+    kinds, labels = con.labels(robot.parents)
+    assert kinds == ["self-collision"] and "own clearance" in labels[0]
+    q = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, np.pi / 2], [0.0, 0.0, np.pi]])
+    m = np.asarray(con.margins(robot, q))[:, 0]
+    np.testing.assert_allclose(m, gap(q[:, 2]) - c, atol=1e-12)
+    assert m[0] > 0 and m[1] > 0 and m[2] < 0  # protective: the deepest overlap is refused
+    # Apart in most poses (gap in [0, 0.2] m, clearance 0.25 m never met, lower quartile 0.032 m):
+    # kept from touching.
+    robot, caps = _planar_spheres(0.1, 0.9)
+    own, exempt = relaxed_pairs(robot, caps, 0.25)
+    assert exempt == () and len(own) == 1 and own[0][2] == 0.0
+    # A gap no joint changes (the sphere on link 2's axis), or by less than half the clearance
+    # (+-4 mm): exempt, as no motion makes or breaks it.
+    for d in (0.0, 0.004):
+        robot, caps = _planar_spheres(d, 1.09)
+        own, exempt = relaxed_pairs(robot, caps, 0.02)
+        assert own == () and exempt == ((0, 1),)
+    con = Constraints(caps, clearance=0.02, floor=None, pair_exempt=exempt)
+    assert con.labels(robot.parents) == ([], [])
+
+
+def test_capsules_never_clear_of_the_floor_are_kept_out_of_it_or_stop(ur5):
+    """A capsule never the clearance above the floor is held out of it (0 m) when some pose lifts
+    it clear; one under the floor in every pose is returned as cutting the robot (the caller
+    stops); a level one (on the UR5's shoulder, turning about the vertical axis) is exempt."""
+    from jaxid.excitation.constraints import relaxed_floor
+
+    # A sphere 0.1 m off the shoulder-lift axis on the upper arm (link 1): its centre's height
+    # sweeps a range as the shoulder lifts; its radius sets how far it clears the floor.
+    q = np.random.default_rng(3).uniform(-2 * np.pi, 2 * np.pi, (2000, ur5.n))
+    R, p = jax.vmap(lambda x: forward_kinematics_rp(ur5, x))(jnp.asarray(q))
+    top = float(np.max(np.asarray(p)[:, 1, 2] + 0.1 * np.asarray(R)[:, 1, 2, 0]))  # highest centre, m
+
+    def sphere(radius):
+        return geometry.Capsules(
+            np.array([0, 1]), np.array([[0.0, 0, 0], [0.1, 0, 0]]), np.array([[0.0, 0, 0], [0.1, 0, 0]]),
+            np.array([0.05, radius]), ("shoulder_link", "upper_arm_link"),
+        )  # fmt: skip
+
+    caps = sphere(top - 0.01)  # at best 0.01 m above the floor: under the 0.02 m clearance
+    level = level_capsules(ur5, caps)
+    assert level == (0,)
+    own, under = relaxed_floor(ur5, caps, 0.0, 0.02, exempt=level)
+    assert own == ((1, 0.0),) and under == ()
+    con = Constraints(caps, clearance=0.02, floor=0.0, floor_exempt=level, floor_clearance=own)
+    m = np.asarray(con.margins(ur5, q[:200]))[:, 0]
+    np.testing.assert_allclose(m, _lowest(ur5, caps, q[:200])[:, 1], atol=1e-12)  # the height itself
+    caps = sphere(top + 0.05)  # under the floor in every pose
+    own, under = relaxed_floor(ur5, caps, 0.0, 0.02, exempt=level)
+    assert own == () and [k for k, _ in under] == [1] and under[0][1] == pytest.approx(-0.05, abs=2e-3)

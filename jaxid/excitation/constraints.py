@@ -5,12 +5,15 @@ capsules (``jaxid.model.geometry``) at joint positions q by closed-form distance
 that it is smooth almost everywhere, vmaps over time samples and differentiates:
 
 - self-collision: segment-segment distance minus both radii minus ``clearance``, for
-  each pair of ``Capsules.pairs`` (neighbours and disabled pairs excluded);
+  each pair of ``Capsules.pairs`` (neighbours and disabled pairs excluded); a pair whose
+  capsules are never ``clearance`` apart keeps its own, smaller clearance
+  (``pair_clearance``, from ``relaxed_pairs``) rather than leaving the check;
 - floor: the lowest point of each capsule off the base, min(z_a, z_b) - r, above
   ``floor`` + ``clearance``; the floor is a plane z = ``floor`` of the base frame (a robot on
   a pedestal has its floor below 0). Capsules whose lowest point no joint moves (on links
   that only turn about a vertical axis through the base: ``level_capsules``) stand on the
-  base like it and are exempt (``floor_exempt``);
+  base like it and are exempt (``floor_exempt``); a capsule never ``clearance`` above the
+  floor keeps its own, smaller clearance (``floor_clearance``, from ``relaxed_floor``);
 - workspace (optional box lo, hi): both end points of each capsule off the base at least
   r + ``clearance`` inside every face (exact: a capsule lies in a box iff its end points
   lie in the box shrunk by r);
@@ -38,11 +41,16 @@ __all__ = [
     "sunk_capsules",
     "blocking_constraint",
     "never_clear",
+    "relaxed_floor",
+    "relaxed_pairs",
 ]
 
 #: Constraint kinds, in report order.
 KINDS = ("self-collision", "floor", "workspace", "obstacle")
 _POINTS = 9  # points along a capsule for the obstacle distance
+# m: a distance that varies less than this over the sampled poses is one no joint changes. URDFs
+# round angles (rpy 3.14159 tilts an axis by 2.7e-6 rad: 1.6e-7 m at 6 cm), so not 1e-9.
+_FIXED = 1e-6
 
 
 def _box(box, what):
@@ -62,7 +70,11 @@ class Constraints:
     boxes (lo, hi), m. Capsules on the fixed base (link -1) are exempt from the floor,
     workspace and obstacle constraints (the base stands on the floor); floor_exempt: indices
     of further capsules exempt from the floor only (``level_capsules``: those no joint raises
-    or lowers).
+    or lowers). pair_clearance: ((i, j, c), ...) capsule index pairs of ``Capsules.pairs`` that
+    keep their own clearance c, m (< ``clearance``, may be < 0: an overlap of the capsules
+    allowed), instead of ``clearance``; pair_exempt: ((i, j), ...) capsule pairs not checked
+    (``relaxed_pairs``). floor_clearance: ((k, c), ...) capsules held c m (< ``clearance``)
+    above the floor instead (``relaxed_floor``).
     """
 
     capsules: Capsules
@@ -71,6 +83,9 @@ class Constraints:
     workspace: tuple | None = None
     obstacles: tuple = ()
     floor_exempt: tuple = ()
+    pair_clearance: tuple = ()
+    pair_exempt: tuple = ()
+    floor_clearance: tuple = ()
 
     def __post_init__(self):
         if not (np.isfinite(self.clearance) and self.clearance >= 0):
@@ -84,6 +99,33 @@ class Constraints:
         bad = [k for k in self.floor_exempt if not 0 <= int(k) < len(self.capsules)]
         if bad:
             raise ValueError(f"floor_exempt must index the {len(self.capsules)} capsules, got {bad}")
+        K = len(self.capsules)
+        for what, rows, width in (
+            ("pair_clearance", self.pair_clearance, 3),
+            ("pair_exempt", self.pair_exempt, 2),
+            ("floor_clearance", self.floor_clearance, 2),
+        ):
+            for row in rows:
+                idx = row[: 1 if what == "floor_clearance" else 2]
+                ok = len(row) == width and np.all(np.isfinite(np.asarray(row, dtype=float)))
+                if not ok or not all(0 <= int(k) < K for k in idx):
+                    raise ValueError(f"{what} rows must be {width} finite numbers indexing the {K} capsules, got {row}")
+
+    def pairs(self, parents):
+        """(P, 2) capsule indices of the self-collision margins: ``Capsules.pairs`` less ``pair_exempt``."""
+        P = self.capsules.pairs(parents)
+        skip = {frozenset(map(int, p)) for p in self.pair_exempt}
+        return P[[frozenset(map(int, p)) not in skip for p in P]].reshape(-1, 2)
+
+    def pair_clearances(self, parents):
+        """(P,) m: the clearance each pair of ``pairs`` keeps (``clearance`` or its ``pair_clearance``)."""
+        own = {frozenset((int(i), int(j))): float(c) for i, j, c in self.pair_clearance}
+        return np.array([own.get(frozenset(map(int, p)), self.clearance) for p in self.pairs(parents)], dtype=float)
+
+    def floor_clearances(self):
+        """(K',) m: the clearance above the floor of each capsule of ``floored``."""
+        own = {int(k): float(c) for k, c in self.floor_clearance}
+        return np.array([own.get(int(k), self.clearance) for k in self.floored()], dtype=float)
 
     def floored(self):
         """Indices (K',) of the capsules held above the floor: off the base, not floor_exempt."""
@@ -96,12 +138,17 @@ class Constraints:
         c = self.capsules
         moving = [k for k in range(len(c)) if c.link[k] >= 0]
         kinds, labels = [], []
-        for i, j in c.pairs(parents):
+        # A pair or capsule on its own clearance says so: the reports print margin + ``clearance``.
+        for (i, j), cl in zip(self.pairs(parents), self.pair_clearances(parents)):
             kinds.append("self-collision")
-            labels.append(f"{c.names[i]}/{c.names[j]}")
+            own = "" if cl == self.clearance else f" (own clearance {1e3 * cl:.0f} mm)"
+            labels.append(f"{c.names[i]}/{c.names[j]}{own}")
         if self.floor is not None:
             kinds += ["floor"] * len(self.floored())
-            labels += [c.names[k] for k in self.floored()]
+            labels += [
+                c.names[k] + ("" if cl == self.clearance else f" (own clearance {1e3 * cl:.0f} mm)")
+                for k, cl in zip(self.floored(), self.floor_clearances())
+            ]
         if self.workspace is not None:
             kinds += ["workspace"] * len(moving)
             labels += [c.names[k] for k in moving]
@@ -118,15 +165,17 @@ class Constraints:
         A, B = c.world(R, p)  # (N, K, 3)
         r = jnp.asarray(c.radius)
         out = []
-        P = c.pairs(robot.parents)
+        P = self.pairs(robot.parents)
         if len(P):
             i, j = P[:, 0], P[:, 1]
-            out.append(segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j] - self.clearance)
+            cl = jnp.asarray(self.pair_clearances(robot.parents))
+            out.append(segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j] - cl)
         moving = np.flatnonzero(np.asarray(c.link) >= 0)
         Am, Bm, rm = A[:, moving], B[:, moving], r[moving]
         if self.floor is not None:
             f = self.floored()
-            out.append(jnp.minimum(A[:, f, 2], B[:, f, 2]) - r[f] - self.floor - self.clearance)
+            cl = jnp.asarray(self.floor_clearances())
+            out.append(jnp.minimum(A[:, f, 2], B[:, f, 2]) - r[f] - self.floor - cl)
         if self.workspace is not None:
             lo, hi = _box(self.workspace, "workspace")
             gap = jnp.concatenate([Am - lo, hi - Am, Bm - lo, hi - Bm], axis=-1)  # (N, K', 12)
@@ -159,7 +208,7 @@ class Constraints:
         return out
 
 
-def level_capsules(robot, capsules, samples=500, seed=0, tol=1e-9):
+def level_capsules(robot, capsules, samples=500, seed=0, tol=_FIXED):
     """Indices of the capsules off the base whose lowest point, min(z_a, z_b) - r, m in the base
     frame, is the same (within ``tol`` m) in every one of ``samples`` poses
     (``geometry.sample_poses``, the poses of ``geometry.always_touching``): capsules on links
@@ -190,12 +239,70 @@ def never_clear(robot, capsules, clearance, samples=500, seed=0):
     constraint can never be met for them. ``geometry.always_touching`` (distance <= 0 in every
     pose, the MoveIt Setup Assistant's "Always") with the clearance the excitation keeps:
     bounding capsules of neighbouring housings (a UR's forearm and wrist 2, which pass each
-    other at a fixed offset) rather than links that can meet. One compiled call."""
-    from jaxid.model.geometry import sample_poses
-
+    other at a fixed offset) rather than links that can meet. One compiled call.
+    ``relaxed_pairs`` says what to check of them instead of dropping them."""
     P = capsules.pairs(robot.parents)
     if not len(P):
         return []
+    close = np.all(_gaps(robot, capsules, P, samples, seed) < clearance, axis=0)
+    return sorted({tuple(sorted((capsules.names[a], capsules.names[b]))) for (a, b), c in zip(P, close) if c})
+
+
+def relaxed_pairs(robot, capsules, clearance, samples=500, seed=0):
+    """(pair_clearance, pair_exempt) for ``Constraints``: what to check of the capsule pairs of
+    ``capsules.pairs`` that are less than ``clearance`` m apart in every one of ``samples`` poses
+    (``geometry.sample_poses``) instead of ``clearance``, which they can never meet.
+
+    Capsules enclose their meshes but are fatter (``meshes.fit_capsule``), so such a pair may be
+    two housings that always overlap as capsules and yet, as meshes, pass within millimetres of
+    each other or collide (a jaw that closes onto its wrist; an elbow that folds): dropping it
+    would leave the real links unchecked. Each such pair keeps a weaker but still protective
+    clearance of its own, from the lower quartile g25 of its capsule gap (distance less both
+    radii, m) over the poses: min(0, g25). Apart in most poses (g25 >= 0), the capsules are kept
+    from touching, so their meshes never touch; else they may overlap no more than in the closest
+    quarter of the poses, which are refused (the quartile, not the median, leaves the range
+    centres, typically near the median, room to move). Pairs whose gap the joints change by less
+    than ``clearance`` / 2 over the poses are exempt: a design offset (a UR's forearm and wrist 2
+    passing each other) that no trajectory makes or breaks, where a constraint would pin the
+    joints for less than that. Returns ((i, j, c m), ...) and ((i, j), ...), capsule
+    indices. One compiled call."""
+    P = capsules.pairs(robot.parents)
+    if not len(P):
+        return (), ()
+    g = _gaps(robot, capsules, P, samples, seed)  # (samples, P)
+    close = np.all(g < clearance, axis=0)
+    fixed = np.ptp(g, axis=0) < clearance / 2
+    m = np.minimum(np.quantile(g, 0.25, axis=0), 0.0)
+    own = tuple((int(i), int(j), float(m[k])) for k, (i, j) in enumerate(P) if close[k] and not fixed[k])
+    exempt = tuple((int(i), int(j)) for k, (i, j) in enumerate(P) if close[k] and fixed[k])
+    return own, exempt
+
+
+def relaxed_floor(robot, capsules, floor, clearance, exempt=(), samples=500, seed=0):
+    """(floor_clearance, under): what to check of the capsules off the base, not in ``exempt``,
+    whose lowest point is less than ``clearance`` m above the plane z = ``floor`` (m, base frame)
+    in every one of ``samples`` poses (``geometry.sample_poses``).
+
+    Those that clear the floor in some pose keep a clearance of 0 m above it (weaker but still
+    protective, as in ``relaxed_pairs``): the capsule, hence its mesh, never goes through the
+    floor.
+    ``under``: indices of those below the floor in every pose, which no motion lifts clear: the
+    floor cuts the robot (an arm on a torso, whose base frame is at its shoulder), and the
+    caller must say where the floor is. Returns ((k, c m), ...) and ((k, best height m), ...)."""
+    low = _lowest(robot, capsules, samples, seed) - np.asarray(capsules.radius) - floor  # (samples, K)
+    skip = {int(k) for k in exempt}
+    sunk = [k for k in np.flatnonzero(np.all(low < clearance, axis=0)) if capsules.link[k] >= 0 and int(k) not in skip]
+    best = np.max(low, axis=0)
+    own = tuple((int(k), 0.0) for k in sunk if best[k] >= 0)
+    under = tuple((int(k), float(best[k])) for k in sunk if best[k] < 0)
+    return own, under
+
+
+def _gaps(robot, capsules, P, samples, seed):
+    """Capsule gaps (samples, P), m (segment distance less both radii), of the capsule index
+    pairs P (P, 2) on ``geometry.sample_poses``."""
+    from jaxid.model.geometry import sample_poses
+
     q = jnp.asarray(sample_poses(robot, samples, seed))
     i, j = P[:, 0], P[:, 1]
     r = jnp.asarray(capsules.radius)
@@ -205,8 +312,7 @@ def never_clear(robot, capsules, clearance, samples=500, seed=0):
         A, B = capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q))
         return segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j]
 
-    close = np.all(np.asarray(gaps(q)) < clearance, axis=0)
-    return sorted({tuple(sorted((capsules.names[a], capsules.names[b]))) for (a, b), c in zip(P, close) if c})
+    return np.asarray(gaps(q))
 
 
 def _lowest(robot, capsules, samples, seed):

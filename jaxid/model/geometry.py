@@ -295,7 +295,9 @@ def _primitive(geom, what, path, package_dirs, cache):
     return (a, b, r, fit), None
 
 
-def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, srdf=None, package_dirs=()) -> Capsules:
+def from_urdf(
+    path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, srdf=None, package_dirs=(), drop_always=True
+) -> Capsules:
     """Capsules from a URDF's ``<collision>`` elements (a link's ``<visual>`` ones where it has
     no collision geometry or its collision meshes cannot be read), on the links of ``robot``
     (``Robot.from_urdf(path, base_link=, tip_link=)``, the same chain).
@@ -313,7 +315,8 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
     geometry at all. Links fixed to a chain link (or behind joints off the chain, locked at
     zero) carry their capsules on it. srdf: optional SRDF path whose ``disable_collisions``
     pairs are disabled; without one, pairs that touch in every sampled pose are
-    (``always_touching``, warned).
+    (``always_touching``, warned) unless ``drop_always`` is False (``jaxid excite`` keeps them on
+    a clearance of their own: ``jaxid.excitation.constraints.relaxed_pairs``).
     """
     from jaxid.model.urdf import URDFError, _children, _origin, parse
 
@@ -386,6 +389,8 @@ def from_urdf(path, robot, *, base_link=None, tip_link=None, mesh_radius=0.05, s
         warnings.warn(_fallback_message(path, mesh_radius, fallback, kinds), stacklevel=2)
     if srdf is not None:
         return capsules.without(read_srdf(srdf))
+    if not drop_always:
+        return capsules
     always = always_touching(robot, capsules)
     if always:
         warnings.warn(

@@ -45,6 +45,7 @@ def excite_constraints(request: ExciteRequest, robot):
                 mesh_radius=r.capsule_radius,
                 srdf=r.srdf,
                 package_dirs=r.model.package_dirs,
+                drop_always=False,  # capsules touching in every pose: relaxed_pairs below, not dropped
             )
         except (OSError, ValueError) as e:
             raise WorkflowError(f"--urdf/--srdf: {e}") from None
@@ -64,38 +65,63 @@ def excite_constraints(request: ExciteRequest, robot):
                 f"{robot.name} has no collision geometry: --workspace and --obstacle need the built-in ur5 or a --urdf"
             )
         return None, limits or None
-    from jaxid.excitation.constraints import level_capsules, never_clear, sunk_capsules
+    from jaxid.excitation.constraints import level_capsules, relaxed_floor, relaxed_pairs
 
-    # Pairs closer than the clearance in every pose can never meet it (neighbouring housings'
-    # bounding capsules): excluded with a warning, as pairs touching in every pose are.
-    close = never_clear(robot, caps, r.clearance)
-    if close:
+    # Pairs closer than the clearance in every pose can never meet it (bounding capsules of
+    # neighbouring housings, fatter than the meshes they enclose), yet their meshes may still
+    # meet: each keeps a clearance of its own instead (0, or the overlap of its closest quarter of
+    # poses), with a warning; only pairs whose gap the joints barely change go.
+    own, fixed = relaxed_pairs(robot, caps, r.clearance)
+    pair = lambda i, j: f"{caps.names[i]}/{caps.names[j]}"
+    if own:
         warnings.warn(
-            f"not checking link pairs whose capsules are closer than --clearance {r.clearance:g} m in every "
-            f"sampled pose: {', '.join('/'.join(p) for p in close)} (an --srdf decides which pairs to check)",
+            f"link pairs whose capsules are closer than --clearance {r.clearance:g} m in every sampled pose are "
+            "kept from touching or, overlapping in most poses, from overlapping more than in the closest quarter: "
+            + ", ".join(f"{pair(i, j)} {1e3 * c:.0f} mm" for i, j, c in own)
+            + " (an --srdf decides which pairs to check)",
             stacklevel=2,
         )
-        caps = caps.without(close)
+    if fixed:
+        warnings.warn(
+            f"not checking link pairs whose capsules are closer than --clearance {r.clearance:g} m in every sampled "
+            f"pose at a distance the joints change by less than half of it: {', '.join(sorted({pair(i, j) for i, j in fixed}))}",
+            stacklevel=2,
+        )
 
     # Links that no joint raises or lowers (fixed to the base, or turning about a vertical axis
-    # through it) sit on the base as it does: not floor-constrained. Capsules under the floor in
-    # every pose (a housing around a joint axis at base height) are excluded with a warning, as
-    # link pairs touching in every pose are (geometry.always_touching).
+    # through it) sit on the base as it does: not floor-constrained. Capsules never clearance
+    # above the floor are kept out of it (0 m, relaxed_floor); one under the floor in
+    # every pose means the floor cuts the robot: say where the floor is rather than drop it.
     exempt: tuple[int, ...] = ()
+    own_floor: tuple = ()
     if floor is not None:
-        level = level_capsules(robot, caps)
-        sunk = [k for k in sunk_capsules(robot, caps, floor, r.clearance) if k not in level]
-        if sunk:
+        exempt = level_capsules(robot, caps)
+        own_floor, under = relaxed_floor(robot, caps, floor, r.clearance, exempt=exempt)
+        if under:
+            k, best = min(under, key=lambda x: x[1])
+            raise WorkflowError(
+                f"the floor z = {floor:g} m (base frame) cuts the capsule of {caps.names[k]} in every pose (at best "
+                f"{-1e3 * best:.0f} mm under it): the robot does not stand on it; set --floor Z to the height of "
+                "the surface under the robot, m in the base frame (e.g. --floor -1.0 for an arm mounted on a "
+                "torso), or --no-floor"
+            )
+        if own_floor:
             warnings.warn(
-                f"not holding above the floor ({floor:g} m) the capsules of {', '.join(caps.names[k] for k in sunk)}: "
-                f"closer than --clearance {r.clearance:g} m to it in every sampled pose (their joint axis is at the "
-                "base's height); the links further out still are",
+                f"capsules closer than --clearance {r.clearance:g} m to the floor ({floor:g} m) in every sampled "
+                "pose are kept from going through it (0 m) instead: " + ", ".join(caps.names[k] for k, _ in own_floor),
                 stacklevel=2,
             )
-        exempt = tuple(sorted({*level, *sunk}))
     try:
         c = Constraints(
-            caps, clearance=r.clearance, floor=floor, workspace=workspace, obstacles=obstacles, floor_exempt=exempt
+            caps,
+            clearance=r.clearance,
+            floor=floor,
+            workspace=workspace,
+            obstacles=obstacles,
+            floor_exempt=exempt,
+            pair_clearance=own,
+            pair_exempt=fixed,
+            floor_clearance=own_floor,
         )
         return c, limits
     except ValueError as e:
