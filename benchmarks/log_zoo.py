@@ -331,15 +331,15 @@ def case(robot: str, style: str, work: Path, *, quick: bool = False, grid: tuple
         default = error()
     except (WorkflowError, data.DatasetError, ValueError) as e:
         return dict(robot=robot, style=style, verdict=f"stopped: {str(e).splitlines()[0][:160]}")
-    grid = {}
+    errors = {}  # cutoff (Hz) -> held-out error (%): the grid itself is the argument
     for cutoff in grid:
         if cutoff < st.rate / 4:
             try:
-                grid[cutoff] = error(cutoff=cutoff)
+                errors[cutoff] = error(cutoff=cutoff)
             except (WorkflowError, data.DatasetError, ValueError):
                 continue
-    best_cutoff = min(grid, key=grid.get) if grid and min(grid.values()) < default else None
-    best = grid[best_cutoff] if best_cutoff else default
+    best_cutoff = min(errors, key=errors.get) if errors and min(errors.values()) < default else None
+    best = errors[best_cutoff] if best_cutoff else default
     ok = default <= TOLERANCE * best
     return dict(
         robot=robot,
