@@ -110,6 +110,16 @@ def parse_terms(text: str) -> tuple[str, ...]:
     return requests.parse_terms(text)
 
 
+def comma_list(text, kind, flag: str, what: str = "comma-separated numbers"):
+    """``text`` ("1,2,3") as a tuple of ``kind``, or None when not given; UserError naming ``flag``."""
+    if text is None:
+        return None
+    try:
+        return tuple(kind(v) for v in text.split(","))
+    except ValueError:
+        raise UserError(f"{flag} must be {what}, got {text!r}") from None
+
+
 def model_spec(args) -> requests.ModelSpec:
     """The ``ModelSpec`` of --robot / --urdf / --dh / --mjcf / --tip-link / --joint-terms /
     --coulomb-eps / --stribeck-vs (and the subcommand's default robot)."""

@@ -14,6 +14,7 @@ from jaxid.cli.common import (
     add_model_arguments,
     add_package_dir_argument,
     add_payload_arguments,
+    comma_list,
     emit_json,
     model_spec,
     payload_design_lines,
@@ -182,15 +183,6 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _numbers(text, kind, flag):
-    if text is None:
-        return None
-    try:
-        return tuple(kind(v) for v in text.split(","))
-    except ValueError:
-        raise UserError(f"{flag} must be comma-separated numbers, got {text!r}") from None
-
-
 def run(args) -> int:
     from jaxid.excitation.optimize import LIMITS
 
@@ -221,8 +213,8 @@ def run(args) -> int:
         periods=args.periods,
         preview=args.preview,
         json=args.json,
-        torque_noise=_numbers(args.torque_noise, float, "--torque-noise"),
-        payload_joints=_numbers(args.payload_joints, int, "--payload-joints"),
+        torque_noise=comma_list(args.torque_noise, float, "--torque-noise"),
+        payload_joints=comma_list(args.payload_joints, int, "--payload-joints"),
     )
     if args.preview is not None:
         try:

@@ -6,11 +6,11 @@ import argparse
 
 import numpy as np
 
-from jaxid.cli import UserError
 from jaxid.cli.common import (
     add_data_arguments,
     add_json_argument,
     add_model_arguments,
+    comma_list,
     data_spec,
     emit_json,
     logger,
@@ -95,15 +95,6 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _numbers(text, kind, flag, what):
-    if text is None:
-        return None
-    try:
-        return tuple(kind(v) for v in text.split(","))
-    except ValueError:
-        raise UserError(f"{flag} must be {what}, got {text!r}") from None
-
-
 def run(args) -> int:
     from jaxid.identification import payload as P
 
@@ -113,8 +104,8 @@ def run(args) -> int:
         params=args.params,
         unloaded=args.unloaded,
         nominal=args.nominal,
-        joints=_numbers(args.joints, int, "--joints", "comma-separated joint numbers"),
-        cov=_numbers(args.cov, float, "--cov", "comma-separated numbers"),
+        joints=comma_list(args.joints, int, "--joints", "comma-separated joint numbers"),
+        cov=comma_list(args.cov, float, "--cov", "comma-separated numbers"),
         period=args.period,
         average=args.average,
         smooth=args.smooth,

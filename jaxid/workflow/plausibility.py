@@ -542,6 +542,17 @@ def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | No
     )
 
 
+def _friction_columns(qd) -> np.ndarray:
+    """(N, 3) unit columns beside the model's torque in :func:`_model_scale` and :func:`_explained`:
+    Coulomb friction tanh(qd / (0.05 max|qd|)), viscous qd, an offset (the offset alone for a joint
+    that does not move)."""
+    scale = 0.05 * float(np.abs(qd).max())
+    cols = [np.tanh(qd / scale), qd] if scale > 0 else [np.zeros_like(qd)] * 2
+    F = np.stack([*cols, np.ones_like(qd)], axis=1)
+    norm = np.linalg.norm(F, axis=0)
+    return F / np.where(norm > 0, norm, 1.0)
+
+
 def _model_scale(tau, model, qd) -> tuple[float, float]:
     """(a, share) of one joint: a, the scale of the nominal model's torque (N,) in the least-squares
     fit of tau (N,) by a * model + b * tanh(qd / (0.05 max|qd|)) + c * qd + d (friction and an offset
@@ -549,10 +560,7 @@ def _model_scale(tau, model, qd) -> tuple[float, float]:
     model's column explains (the fit's residual without it less the residual with it, over the
     variance). A joint the model alone explains little of (cosine < :data:`TORQUE_COSINE`) still has
     a trustworthy scale when share >= :data:`MODEL_SHARE`."""
-    scale = 0.05 * float(np.abs(qd).max())
-    cols = [np.tanh(qd / scale), qd] if scale > 0 else []
-    F = np.stack([*cols, np.ones_like(tau)], axis=1)
-    F = F / np.linalg.norm(F, axis=0)
+    F = _friction_columns(qd)
     mn = float(np.linalg.norm(model))
     total = float(np.sum((tau - tau.mean()) ** 2))
     if not (mn > 0 and total > 0):
@@ -574,15 +582,11 @@ def _explained(tau, model, qd) -> float:
     is not explained."""
     from scipy.optimize import lsq_linear
 
-    scale = 0.05 * float(np.abs(qd).max())
-    mn = float(np.linalg.norm(model))
-    if not mn > 0 or not scale > 0:
+    if not (float(np.linalg.norm(model)) > 0 and float(np.abs(qd).max()) > 0):
         return 0.0
-    fric = [np.tanh(qd / scale), qd]
-    cols = [model] + [f / (np.linalg.norm(f) or 1.0) for f in fric] + [np.ones_like(tau) / math.sqrt(len(tau))]
     lo = [1 / MODEL_SLACK, 0.0, 0.0, -np.inf]
     hi = [MODEL_SLACK, np.inf, np.inf, np.inf]
-    fit = lsq_linear(np.stack(cols, axis=1), tau, bounds=(lo, hi))
+    fit = lsq_linear(np.concatenate([model[:, None], _friction_columns(qd)], axis=1), tau, bounds=(lo, hi))
     total = float(np.sum((tau - tau.mean()) ** 2))
     res = float(np.sum(fit.fun**2))
     return max(0.0, 1.0 - res / total) if total > 0 else 0.0
