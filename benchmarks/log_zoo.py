@@ -12,6 +12,15 @@ the commands' library functions (``jaxid.workflow.commands``) exactly as the CLI
   chosen on the held-out run, so it is a lower bound for any choice made on identification data,
   and the ratio defaults / best an upper bound).
 
+Every configuration is scored on the same held-out samples: the held-out run prepared on its own
+(the library's choice of cutoff and trim for that run alone), not as ``jaxid validate`` prepares
+it from each params.json. Scored as validate prepares it, a configuration with a lower cutoff
+is judged on a shorter, more trimmed window with less acceleration noise in its own prediction,
+and wins by its window, not its parameters (puma560 fast_band250, a 2.5 s run: the defaults'
+14 Hz scored 1.79 % against 1.20 % at 6 Hz as validate prints them, and 1.24 % vs 1.28 % on
+common samples, where 5 Hz is worst at 1.84 %). The error validate prints for the defaults is
+kept as the ``shown`` column.
+
 A case is *ok* when the defaults identify with held-out error <= 1.2 x the best's, *stopped* when
 reading or fitting raised a one-line error (printed: it must name the fix), and *WRONG* otherwise
 (silently worse). Printed: one row per case and the counts.
@@ -35,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxid import data
+from jaxid import data, workflow
 from jaxid.models import example_robot_urdf
 from jaxid.workflow import WorkflowError
 from jaxid.workflow.commands import (
@@ -45,6 +54,7 @@ from jaxid.workflow.commands import (
     ModelSpec,
     SimulateRequest,
     ValidateRequest,
+    read_runs,
     run_excite,
     run_identify,
     run_simulate,
@@ -319,23 +329,30 @@ def case(robot: str, style: str, work: Path, *, quick: bool = False, grid: tuple
             Path(str(target) + ".json").unlink(missing_ok=True)
     (fit_file, read_args), (val_file, _) = files
 
-    def error(**prepare) -> float:
+    held_out: list = []  # the held-out run prepared on its own, once: every configuration's score
+
+    def error(**prepare) -> tuple[float, float]:
+        """(held-out error % as ``jaxid validate`` prints it, the error % on the common held-out
+        samples)."""
         params = work / f"{robot}_{style}_params.json"
         prep = DataSpec(**read_args, **prepare)
         run_identify(IdentifyRequest(data=(str(fit_file),), model=spec, prepare=prep, output=str(params)))
         val = run_validate(ValidateRequest(data=(str(val_file),), params=str(params), model=spec, prepare=prep))
-        return float(val.validation.runs[0]["relative_error"])
+        if not held_out:
+            held_out.append(read_runs((str(val_file),), val.model, DataSpec(**read_args), spec))
+        common = workflow.validate(val.model, val.params, held_out[0])
+        return float(val.validation.runs[0]["relative_error"]), float(common.runs[0]["relative_error"])
 
     start = time.perf_counter()
     try:
-        default = error()
+        shown, default = error()
     except (WorkflowError, data.DatasetError, ValueError) as e:
         return dict(robot=robot, style=style, verdict=f"stopped: {str(e).splitlines()[0][:160]}")
-    errors = {}  # cutoff (Hz) -> held-out error (%): the grid itself is the argument
+    errors = {}  # cutoff (Hz) -> held-out error (%) on the common samples: the grid itself is the argument
     for cutoff in grid:
         if cutoff < st.rate / 4:
             try:
-                errors[cutoff] = error(cutoff=cutoff)
+                errors[cutoff] = error(cutoff=cutoff)[1]
             except (WorkflowError, data.DatasetError, ValueError):
                 continue
     best_cutoff = min(errors, key=errors.get) if errors and min(errors.values()) < default else None
@@ -344,6 +361,7 @@ def case(robot: str, style: str, work: Path, *, quick: bool = False, grid: tuple
     return dict(
         robot=robot,
         style=style,
+        shown=shown,
         default=default,
         best=best,
         best_cutoff=best_cutoff,
@@ -363,19 +381,21 @@ def main(argv=None) -> int:
     work = Path(args.work or tempfile.mkdtemp(prefix="log_zoo_"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
-    print(f"{'robot':16s} {'style':16s} {'default %':>10s} {'best %':>8s} {'at Hz':>6s} {'ratio':>6s}  verdict")
+    print(
+        f"{'robot':16s} {'style':16s} {'shown %':>8s} {'default %':>10s} {'best %':>8s} {'at Hz':>6s} {'ratio':>6s}  verdict"
+    )
     for robot in args.robots.split(","):
         for style in args.styles.split(","):
             r = case(robot, style, work, quick=args.quick)
             rows.append(r)
             if "default" in r:
                 print(
-                    f"{robot:16s} {style:16s} {r['default']:10.3g} {r['best']:8.3g} "
+                    f"{robot:16s} {style:16s} {r['shown']:8.3g} {r['default']:10.3g} {r['best']:8.3g} "
                     f"{r['best_cutoff'] or '-':>6} {r['ratio']:6.2f}  {r['verdict']}",
                     flush=True,
                 )
             else:
-                print(f"{robot:16s} {style:16s} {'':10s} {'':8s} {'':6s} {'':6s}  {r['verdict']}", flush=True)
+                print(f"{robot:16s} {style:16s} {'':8s} {'':10s} {'':8s} {'':6s} {'':6s}  {r['verdict']}", flush=True)
     verdicts = [r["verdict"].split(":")[0] for r in rows]
     print({v: verdicts.count(v) for v in sorted(set(verdicts))})
     return int("WRONG" in verdicts)
