@@ -172,6 +172,21 @@ for label, f in (("OLS", ols), ("ridge", ridge), ("output error", oe)):
           f"(true states) {heldout_r2(f.theta):.7f}" + (f", (err / std) rms {z_rms(f):.1f}" if label != "ridge" else
                                                          f", GCV lambda {float(ridge.lam):.1e}"))
 print(f"condition number of the column-scaled W {float(ols.cond):.1f}; output error took {int(oe.num_steps)} LM steps")'''),
+    new_code_cell(r'''# True against identified, parameter by parameter: the estimate's error in % of the true value,
+# with its reported +-2 std (a bar that does not reach 0 is an error the fit did not admit to).
+fig, ax = plt.subplots(figsize=(11, 3.6))
+k = np.arange(len(theta))
+for shift, label, f, e, colour in ((-0.18, "naive OLS", ols, e_ols, "C3"), (0.18, "output error", oe, e_oe, "C0")):
+    signed = 100 * (np.asarray(f.theta) - np.asarray(theta)) / np.abs(np.asarray(theta))
+    ax.errorbar(k + shift, signed, yerr=200 * np.asarray(f.std) / np.abs(np.asarray(theta)), fmt="o", ms=3, lw=0.8, color=colour, label=label)
+ax.axhline(0.0, color="k", lw=0.8)
+ax.set_xticks(k[::9] + 4, [f"DOF {i + 1}" for i in range(model.n)])
+for x in k[::9][1:] - 0.5:
+    ax.axvline(x, color="0.85", lw=0.8)
+ax.set_ylabel("identified - true, % of true")
+ax.set_title(f"sigma_qd = {SIGMA_QD} rad/s, first draw: each DOF's {', '.join(TERMS)}; bars +-2 reported std")
+ax.legend(loc="upper right")
+plt.show()'''),
     new_markdown_cell("""**Reading the baseline** (the figures quoted are the full-size ones).
 
 * The OLS standard deviations (`std%`) are far below the actual errors for the stiffness and cubic
