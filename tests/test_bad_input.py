@@ -344,7 +344,7 @@ def test_lugre_rejects_data_that_cannot_identify_it(d, capsys):
         x, F = _friction(v)
         with pytest.raises(ValueError, match=r"the axis: " + message.replace("(", r"\(").replace(")", r"\)")):
             lugre.identify(x, v, F, dt)
-        with pytest.raises(ValueError, match="axis 1: "):
+        with pytest.raises(ValueError, match="axis 2: "):
             lugre.identify_joints(
                 np.stack([x, x], 1), np.stack([0.2 * np.sin(2 * np.pi * t), v], 1), np.stack([F, F], 1), dt
             )
@@ -523,14 +523,14 @@ def test_refuse_a_row_of_absurd_scale_naming_it(rows, method):
     W, tau = rows
     bad = tau.copy()
     bad[77] = 1e200
-    with pytest.raises(ValueError, match=r"tau row 77 \(sample 38, joint 1\) has \|tau\| = 1e\+200"):
+    with pytest.raises(ValueError, match=r"tau row 77 \(sample 38, joint 2\) has \|tau\| = 1e\+200"):
         _estimate(W, bad, method)
     spike = tau.copy()
     spike[77] = 1e8
     assert np.all(np.isfinite(np.asarray(_estimate(W, spike, "ols").theta)))
     huge_row = W.copy()
     huge_row[300] *= 1e190  # a regressor row (e.g. from a corrupted position) alike
-    with pytest.raises(ValueError, match=r"W row 300 \(sample 150, joint 0\)"):
+    with pytest.raises(ValueError, match=r"W row 300 \(sample 150, joint 1\)"):
         _estimate(huge_row, tau, method)
 
 

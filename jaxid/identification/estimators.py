@@ -470,14 +470,15 @@ def _absurd(x):
 def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
     """The message refusing concrete rows W (N*n, p), tau (N*n,) (sample-major, n joints) that
     no estimator can use, or None: NaN or inf, an all-zero tau, or a torque or a regressor row of
-    absurd scale (``ABSURD`` times the rest), named by its row, sample (0-based) and joint. Shared
+    absurd scale (``ABSURD`` times the rest), named by its row and sample (0-based, as
+    numpy indexes them) and its joint (1-based). Shared
     by ``identify`` and ``streaming.from_rows``."""
     for label, x in (("W", W), ("tau", tau)):
         bad = np.flatnonzero(~np.all(np.isfinite(x.reshape(len(x), -1)), axis=1))
         if bad.size:
             i = int(bad[0])
             return (
-                f"{label} contains NaN or inf (first at row {i}: sample {i // n}, joint {i % n}; {bad.size} such "
+                f"{label} contains NaN or inf (first at row {i}: sample {i // n}, joint {i % n + 1}; {bad.size} such "
                 "row(s)); remove or repair those samples"
             )
     if not np.any(tau):
@@ -488,7 +489,7 @@ def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
             i, ratio, count, typical = hit
             what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"regressor entries up to {mags[i]:.3g}"
             return (
-                f"{label} row {i} (sample {i // n}, joint {i % n}) has {what}, {ratio:.3g} times the "
+                f"{label} row {i} (sample {i // n}, joint {i % n + 1}) has {what}, {ratio:.3g} times the "
                 f"typical {typical:.3g} (90th percentile), {count} such row(s): beyond float64's reach of the "
                 "rest (a corrupted sample, a logger's overflow); remove or repair those samples "
                 "(jaxid.identification.screening.implausible_values finds them)"
