@@ -498,7 +498,7 @@ def _estimate(W, tau, method):
     from jaxid.identification import estimators, streaming
 
     if method == "streamed":
-        return streaming.fit(streaming.from_rows(W, tau, 2))
+        return streaming.fit(streaming.from_rows(W, tau, 2), "ols")
     return estimators.identify(W, tau, method, n_joints=2)
 
 
@@ -543,7 +543,7 @@ def test_refuse_masked_absurd_row_is_dropped_not_refused(rows):
     bad[77] = 1e200
     keep = np.ones(600, bool)
     keep[38] = False
-    fit = streaming.fit(streaming.from_rows(W, bad, 2, mask=keep))
+    fit = streaming.fit(streaming.from_rows(W, bad, 2, mask=keep), "ols")
     np.testing.assert_allclose(np.asarray(fit.theta), [1.5, -0.4, 3.0, 0.8], rtol=1e-3)
 
 

@@ -580,7 +580,7 @@ def _rank_error(W: jax.Array | np.ndarray, names: Sequence[str] | None) -> str |
 def identify(
     W: ArrayLike,
     tau: ArrayLike,
-    method: str = "ols",
+    method: str = "wls",
     *,
     scale: bool = True,
     weights: ArrayLike | None = None,
@@ -600,7 +600,14 @@ def identify(
         W: stacked sample-major regressor, shape (N*n, p) (rows k*n .. k*n+n-1 are sample
             k), or unstacked (N, n, p). Units: tau units per parameter unit.
         tau: measured torques, shape (N*n,) or (N, n), N·m (or N for prismatic joints).
-        method: "ols", "wls", "irls", "ridge" or "tls" (module docstring gives sources).
+        method: "wls" (default), "ols", "irls", "ridge" or "tls" (module docstring gives
+            sources). The default is the command line's (``jaxid identify --method``): two-step
+            weighted least squares (Gautier), because joint torques are rarely measured with
+            one noise level (a shoulder's torque noise can be ten times a wrist's), and OLS then
+            lets the noisiest joint dominate the fit and reports one pooled standard deviation
+            for every parameter. With equal noise on every joint it gives the OLS estimate.
+            It needs the joint count: a 3-D W, ``n_joints``, ``cov`` or ``weights``;
+            ``method="ols"`` pools all rows without it.
         scale: divide each column of W by its norm before solving (default); theta and
             cov are mapped back. ``cond``/``singular_values`` refer to the scaled W.
         weights: "wls" only: per-row weights (inverse noise variances), (N*n,) or (N, n).
@@ -682,7 +689,11 @@ def identify(
         n = weights.shape[-1] if n is None and weights.ndim == 2 else n
     if n is None:
         if method == "wls" and weights is None:
-            raise ValueError("two-step wls estimates one noise variance per joint: pass n_joints")
+            raise ValueError(
+                "two-step wls (the default method) estimates one noise variance per joint: pass "
+                "n_joints (the rows of W are sample-major, n per sample) or W of shape (N, n, p), "
+                "or method='ols' for one pooled noise level"
+            )
         n = 1
     if n < 1 or M % n:
         raise ValueError(f"W has {M} rows, which is not a multiple of n_joints={n}")
