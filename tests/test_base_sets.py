@@ -8,7 +8,7 @@ import pytest
 
 import jaxid
 from jaxid.identification.base import base_parameters
-from jaxid.model.library import example_robot_urdf
+from jaxid.models import example_robot_urdf
 
 
 def urdf(relative):

@@ -16,7 +16,7 @@ from jaxid.workflow import WorkflowError
 from jaxid.workflow.commands import run_identify
 from jaxid.workflow.requests import NO_MODEL, DataSpec, IdentifyRequest, ModelSpec
 
-UR5 = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")  # jaxid.model.library.ur5
+UR5 = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")  # jaxid.models.ur5
 #: PlotJuggler's column order of a UR5's /joint_states (alphabetical: elbow first).
 PLOTJUGGLER = ("elbow", "shoulder_lift", "shoulder_pan", "wrist_1", "wrist_2", "wrist_3")
 

@@ -61,3 +61,28 @@ def test_numpy_arguments_are_echoed_as_plain_numbers():
 def test_payload_box_is_echoed_as_plain_numbers():
     message = _message(simulation.payload_vector, 1.0, np.zeros(3), box=(np.float64(0.1), np.float64(-1.0), 0.2))
     assert "np.float64" not in message and "(0.1, -1.0, 0.2)" in message
+
+
+def test_built_in_models_have_one_public_module():
+    """`jaxid.models` (plural) is the name for the built-ins; `jaxid.model` (singular) is the
+    package of classes and readers. Every public function or class of the implementation
+    (`jaxid.model.library`) is in `jaxid.models` as the same object, and nothing a user reads
+    (README, docs, notebooks, examples) imports the built-ins from the implementation."""
+    import inspect
+    import pathlib
+
+    from jaxid.model import library
+
+    public = [
+        k
+        for k, v in vars(library).items()
+        if not k.startswith("_") and getattr(v, "__module__", None) == library.__name__
+    ]
+    assert public and set(public) <= set(jaxid.models.__all__)
+    assert all(getattr(jaxid.models, k) is getattr(library, k) for k in jaxid.models.__all__ if hasattr(library, k))
+    assert inspect.getdoc(jaxid.model) and "jaxid.models" in inspect.getdoc(jaxid.model)
+    root = pathlib.Path(__file__).resolve().parents[1]
+    read = [root / "README.md", *(root / "docs").rglob("*.md"), *(root / "notebooks").glob("*.ipynb")]
+    read += [*(root / "examples").rglob("*.py")]
+    said = [p.name for p in read if "jaxid.model.library import" in p.read_text() or "model.library." in p.read_text()]
+    assert not said, said
