@@ -58,7 +58,8 @@ class Lines:
         self.iterable, self.desc, self.unit = iterable, desc or "progress", unit
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
-        self.total, self.n, self.postfix = total, 0, {}
+        self.total, self.n = total, 0
+        self.postfix: dict[str, Any] = {}
         self.file = sys.stderr if file is None else file
         self.interval, self.clock = INTERVAL if interval is None else float(interval), clock
         self.start = self.last = clock()
