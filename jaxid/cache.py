@@ -2,8 +2,8 @@
 
 On by default: ``import jaxid`` turns it on (:func:`enable`) for a Python program as the command
 line does for a command, so a second process reuses what the first compiled (the README's first
-snippet: 28 s cold, 7 s warm). Where: ``$JAXID_CACHE_DIR`` if set (``off``, ``0``, ``none``,
-``false`` or empty turns the cache off), else ``$XDG_CACHE_HOME/jaxid/xla`` (default
+snippet on 2 cores: 26 s cold, 5 s warm). Where: ``$JAXID_CACHE_DIR`` if set (``off``, ``0``,
+``none``, ``false`` or empty turns the cache off), else ``$XDG_CACHE_HOME/jaxid/xla`` (default
 ``~/.cache/jaxid/xla``). An unwritable folder gives one warning and the run goes on without the
 cache. To opt out: ``JAXID_CACHE_DIR=off`` in the environment (before ``import jaxid``), or
 :func:`disable` in the program (before the computations to run uncached).
