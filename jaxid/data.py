@@ -397,10 +397,12 @@ def order_by_joint_names(headers, joint_names) -> list[int] | None:
             owner.setdefault(js[0], []).append(c)
     for j, x in enumerate(names):
         if j not in owner:
-            raise DatasetError(f"joint {x!r} of the model is named by no column; {both}; {fix}")
+            raise DatasetError(f"joint {j + 1} ({x}) of the model is named by no column; {both}; {fix}")
         if len(owner[j]) > 1:
             cols = ", ".join(repr(headers[c]) for c in owner[j])
-            raise DatasetError(f"joint {x!r} of the model is named by {len(owner[j])} columns ({cols}); {both}; {fix}")
+            raise DatasetError(
+                f"joint {j + 1} ({x}) of the model is named by {len(owner[j])} columns ({cols}); {both}; {fix}"
+            )
     for h, js in zip(headers, carried):
         if not js:
             raise DatasetError(f"column {h!r} names none of the model's joints while other columns do; {both}; {fix}")

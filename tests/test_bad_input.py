@@ -606,7 +606,7 @@ def test_refuse_inverted_joint_limits(planar, tmp_path):
     """q_min > q_max: refused building a Robot and reading a URDF, naming the joint."""
     import dataclasses
 
-    with pytest.raises(ValueError, match=r"joint 'joint2': position limits inverted, q_min = 1 > q_max = -1"):
+    with pytest.raises(ValueError, match=r"joint 2 \(joint2\): position limits inverted, q_min = 1 > q_max = -1"):
         dataclasses.replace(planar, q_min=np.array([-1.0, 1.0]), q_max=np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match=r"joint 'j2' <limit lower=2 upper=-2>: the limits are inverted"):
         jaxid.Robot.from_urdf(_urdf(tmp_path, 2.0, -2.0))
@@ -619,7 +619,7 @@ def test_refuse_placeholder_range_where_excite_needs_limits(tmp_path):
     from jaxid.excitation.optimize import model_limits
 
     robot = jaxid.Robot.from_urdf(_urdf(tmp_path, 0.0, 0.0))
-    with pytest.raises(ValueError, match=r"joint 'j2': q_min = 0 >= q_max = 0, a placeholder range") as e:
+    with pytest.raises(ValueError, match=r"joint 2 \(j2\): q_min = 0 >= q_max = 0, a placeholder range") as e:
         model_limits(robot)
     assert "\n" not in str(e.value) and "give the joint's real position range" in str(e.value)
 

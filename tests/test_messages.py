@@ -86,3 +86,20 @@ def test_built_in_models_have_one_public_module():
     read += [*(root / "examples").rglob("*.py")]
     said = [p.name for p in read if "jaxid.model.library import" in p.read_text() or "model.library." in p.read_text()]
     assert not said, said
+
+
+def test_limit_and_column_messages_number_the_joint_beside_its_name(ur5):
+    from jaxid import data
+    from jaxid.excitation.optimize import model_limits
+
+    q_max = np.array(ur5.q_max)
+    q_max[2] = float(ur5.q_min[2]) - 1.0
+    args = (ur5.placements, ur5.axes, ur5.inertial)
+    names = [f"j{k}" for k in range(1, 7)]
+    message = _message(jaxid.Robot, *args, names=names, q_min=ur5.q_min, q_max=q_max)
+    assert message.startswith("joint 3 (j3): position limits inverted")
+    flat = jaxid.Robot(*args, names=names, q_min=np.zeros(6), q_max=np.r_[1.0, 0.0, np.ones(4)])
+    assert _message(model_limits, flat).startswith("joint 2 (j2): q_min = 0 >= q_max = 0")
+    with pytest.raises(data.DatasetError) as e:
+        data.order_by_joint_names(["a_pos", "b_pos"], ["a", "b", "c"])
+    assert "joint 3 (c) of the model is named by no column" in str(e.value)

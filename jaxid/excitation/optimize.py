@@ -98,7 +98,8 @@ def model_limits(model, overrides=None) -> dict:
     empty = np.flatnonzero(out["q_min"] >= out["q_max"])
     if empty.size:
         j = int(empty[0])
-        names = getattr(model, "coordinate_names", None) or [f"{i}" for i in range(n)]
+        names = getattr(model, "coordinate_names", None)
+        label = f"joint {j + 1}" + (f" ({names[j]})" if names else "")
         lo, hi = out["q_min"][j], out["q_max"][j]
         why = (
             'a placeholder range (a model file\'s <limit lower="0" upper="0">?): an excitation moves every joint'
@@ -106,7 +107,7 @@ def model_limits(model, overrides=None) -> dict:
             else "inverted limits"
         )
         raise ValueError(
-            f"joint {names[j]!r}: q_min = {lo:g} >= q_max = {hi:g}, {why}; give the joint's real position range "
+            f"{label}: q_min = {lo:g} >= q_max = {hi:g}, {why}; give the joint's real position range "
             "(lower below upper, in the model file's <limit>)"
             + (f" ({empty.size - 1} more joint(s) alike)" if empty.size > 1 else "")
         )

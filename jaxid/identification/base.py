@@ -351,8 +351,11 @@ def _position_range(model: object, n: int) -> tuple[np.ndarray, np.ndarray]:
     hi = np.where(np.isfinite(hi), hi, np.pi)
     flat = hi <= lo
     if flat.any():
-        names = getattr(model, "coordinate_names", None) or [f"coordinate {k}" for k in range(n)]
-        bad = [f"{names[k]} [{lo[k]:g}, {hi[k]:g}]" for k in np.flatnonzero(flat)]
+        names = getattr(model, "coordinate_names", None)
+        bad = [
+            f"joint {k + 1}" + (f" ({names[k]})" if names else "") + f" [{lo[k]:g}, {hi[k]:g}]"
+            for k in np.flatnonzero(flat)
+        ]
         warnings.warn(
             f"position limits without a range (placeholders?) for {', '.join(bad)}: the base parameters "
             "are found on [-pi, pi] there (rad or m); give the real limits in the model (excitation and "

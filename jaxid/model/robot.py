@@ -183,7 +183,7 @@ class Robot(eqx.Module):
             if inverted.size:
                 j = int(inverted[0])
                 raise ValueError(
-                    f"joint {self.coordinate_names[j]!r}: position limits inverted, q_min = "
+                    f"joint {j + 1} ({self.coordinate_names[j]}): position limits inverted, q_min = "
                     f"{float(self.q_min[j]):g} > q_max = {float(self.q_max[j]):g}"
                     + (f" (and {inverted.size - 1} more joint(s))" if inverted.size > 1 else "")
                     + "; swap them (lower below upper, rad or m)"
