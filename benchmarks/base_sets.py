@@ -30,7 +30,7 @@ import numpy as np
 
 import jaxid
 from jaxid.identification.base import TOL, base_parameters
-from jaxid.model.library import example_robot_urdf
+from jaxid.models import example_robot_urdf
 
 URDFS = [
     "ur_description/urdf/ur3_robot.urdf",

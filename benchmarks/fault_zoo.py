@@ -654,7 +654,7 @@ def _estimate(W, tau, method):
     from jaxid.identification import streaming
 
     if method == "streamed":
-        return streaming.fit(streaming.from_rows(W, tau, 3))
+        return streaming.fit(streaming.from_rows(W, tau, 3), "ols")
     return jaxid.identify(W, tau, method, n_joints=3)
 
 

@@ -52,7 +52,7 @@ from jaxid.excitation import random_multisine
 from jaxid.identification.estimators import identify
 from jaxid.identification.instrumental import iv
 from jaxid.identification.output_error import output_error
-from jaxid.model.library import NONLINEAR_6DOF_TERMS
+from jaxid.models import NONLINEAR_6DOF_TERMS
 from jaxid.simulation import gaussian_noise
 from jaxid.workflow import condition_rating
 

@@ -32,8 +32,8 @@ import numpy as np
 
 import jaxid
 from jaxid.model import inertia
-from jaxid.model.library import example_robot_urdf
 from jaxid.model.urdf import _nodes, _walk, write_back
+from jaxid.models import example_robot_urdf
 
 URDFS = [
     "ur_description/urdf/ur5_robot.urdf",

@@ -3,7 +3,10 @@
 Importing the package enables float64 (``jax_enable_x64``): identification is
 ill-conditioned by nature and float32 loses the small base parameters. With several host CPU
 devices asked for, it also switches off an XLA:CPU scheduler that can hang
-(``jaxid.hostdevices``).
+(``jaxid.hostdevices``). It turns on the persistent compilation cache (``jaxid.cache``, in
+``~/.cache/jaxid/xla`` or ``$JAXID_CACHE_DIR``), as the command line does, so that a second
+process skips the compiling; ``JAXID_CACHE_DIR=off`` before the import, or
+``jaxid.cache.disable()``, turns it off.
 """
 
 import os as _os
@@ -30,6 +33,16 @@ jax.config.update("jax_enable_x64", True)
 from jaxid import hostdevices as _hostdevices  # noqa: E402
 
 _hostdevices.configure()  # several host CPU devices: XLA:CPU's scheduler that can hang switched off
+
+from jaxid import cache  # noqa: E402
+
+if not _command_line(getattr(_sys, "orig_argv", ())):
+    # The persistent compilation cache, on as for a command (which turns it on itself, with its own
+    # warning): a second process reuses what the first compiled. JAXID_CACHE_DIR=off before the
+    # import, or jaxid.cache.disable(), turns it off.
+    import warnings as _warnings
+
+    cache.enable(warn=lambda m: _warnings.warn(f"jaxid: {m}", RuntimeWarning, stacklevel=3))
 
 __version__ = "0.2.0"
 

@@ -37,3 +37,18 @@ def namespace(*xs):
 def host(x: ArrayLike) -> AnyArray:
     """x itself when it is a jax array (traced, or on a device), else ``np.asarray(x)``."""
     return x if isinstance(x, jax.Array) else np.asarray(x)
+
+
+def plain(x):
+    """x for a message: numpy scalars as Python numbers and arrays as (nested) lists, inside
+    lists, tuples and dicts too, so that ``f"{plain(x)!r}"`` reads ``0.5`` or ``[1, 2]``, never
+    ``np.float64(0.5)``; anything else is returned as it is."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return type(x)(plain(v) for v in x) if type(x) in (list, tuple) else x
+    if isinstance(x, dict):
+        return {plain(k): plain(v) for k, v in x.items()}
+    return x

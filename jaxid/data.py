@@ -121,6 +121,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import rosbag
+from jaxid.arrays import plain
 from jaxid.atomic import OutputPathError, atomic_write
 from jaxid.tables import read_table
 
@@ -396,10 +397,12 @@ def order_by_joint_names(headers, joint_names) -> list[int] | None:
             owner.setdefault(js[0], []).append(c)
     for j, x in enumerate(names):
         if j not in owner:
-            raise DatasetError(f"joint {x!r} of the model is named by no column; {both}; {fix}")
+            raise DatasetError(f"joint {j + 1} ({x}) of the model is named by no column; {both}; {fix}")
         if len(owner[j]) > 1:
             cols = ", ".join(repr(headers[c]) for c in owner[j])
-            raise DatasetError(f"joint {x!r} of the model is named by {len(owner[j])} columns ({cols}); {both}; {fix}")
+            raise DatasetError(
+                f"joint {j + 1} ({x}) of the model is named by {len(owner[j])} columns ({cols}); {both}; {fix}"
+            )
     for h, js in zip(headers, carried):
         if not js:
             raise DatasetError(f"column {h!r} names none of the model's joints while other columns do; {both}; {fix}")
@@ -532,7 +535,7 @@ def _checked_gains(gains) -> tuple[float, ...]:
     try:
         g = np.asarray(gains, dtype=np.float64)
     except (TypeError, ValueError):
-        raise DatasetError(f"gains: expected a sequence of torque constants, N m/A; got {gains!r}") from None
+        raise DatasetError(f"gains: expected a sequence of torque constants, N m/A; got {plain(gains)!r}") from None
     if g.ndim != 1 or g.size == 0:
         raise DatasetError(f"gains: expected one torque constant per joint, N m/A; got shape {g.shape}")
     bad = np.flatnonzero(~np.isfinite(g) | (g == 0))
@@ -1400,9 +1403,9 @@ def parse_window(window) -> tuple[float | None, float | None]:
         try:
             bounds = [None if b is None else float(b) for b in window]
         except (TypeError, ValueError):
-            raise DatasetError(f"window: expected (T0, T1) in s or text 'T0:T1'; got {window!r}") from None
+            raise DatasetError(f"window: expected (T0, T1) in s or text 'T0:T1'; got {plain(window)!r}") from None
         if len(bounds) != 2:
-            raise DatasetError(f"window: expected two bounds (T0, T1) in s; got {window!r}")
+            raise DatasetError(f"window: expected two bounds (T0, T1) in s; got {plain(window)!r}")
     lo, hi = bounds
     for b in (lo, hi):
         if b is not None and not (math.isfinite(b) and b >= 0):

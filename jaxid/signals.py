@@ -23,6 +23,7 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxid import cache
+from jaxid.arrays import plain
 
 __all__ = [
     "butter_coefficients",
@@ -71,7 +72,7 @@ def _static_positive(v, name):
     try:
         v = float(v)
     except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
-        raise ValueError(f"{name} must be a Python number, not {type(v).__name__} {v!r}.") from None
+        raise ValueError(f"{name} must be a Python number, not {type(v).__name__} {plain(v)!r}.") from None
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be finite and > 0, got {v}.")
     return v
@@ -85,7 +86,7 @@ def _check_dt(dt):
 
 def _static_int(v, name, lo):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
+        raise ValueError(f"{name} must be an integer >= {lo}, got {plain(v)!r}.")
     return int(v)
 
 

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid.arrays import plain
 from jaxid.data import Dataset, from_arrays
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
@@ -194,7 +195,7 @@ def payload_vector(mass, com, inertia_com=None, *, box=None):
     if not float(mass) > 0:
         raise ValueError(f"payload mass must be > 0 kg, got {mass}")
     if box is not None and (len(box) != 3 or not all(np.isfinite(b) and b > 0 for b in box)):
-        raise ValueError(f"payload box must be three finite sizes > 0 m, got {box}")
+        raise ValueError(f"payload box must be three finite sizes > 0 m, got {plain(box)}")
     I_c = (
         inertia.box_inertia(float(mass), tuple(float(b) for b in box))
         if box is not None

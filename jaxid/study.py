@@ -32,6 +32,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxid import hostdevices, memory
+from jaxid.arrays import plain
 from jaxid.identification.estimators import METHODS, _rank_error, identify
 
 __all__ = ["Study", "run_study", "cramer_rao"]
@@ -94,7 +95,7 @@ def _runs(n_runs) -> int:
     if not ok and isinstance(n_runs, (float, np.floating)) and np.isfinite(n_runs) and float(n_runs).is_integer():
         ok = True
     if not ok:
-        raise ValueError(f"n_runs must be a whole number of runs (>= 2), got {n_runs!r}")
+        raise ValueError(f"n_runs must be a whole number of runs (>= 2), got {plain(n_runs)!r}")
     if int(n_runs) < 2:
         raise ValueError(f"n_runs must be >= 2 to estimate a spread, got {n_runs}")
     return int(n_runs)

@@ -49,7 +49,7 @@ from jaxid.excitation import random_multisine
 from jaxid.identification.estimators import identify
 from jaxid.identification.instrumental import iv
 from jaxid.identification.output_error import output_error
-from jaxid.model.library import NONLINEAR_6DOF_TERMS
+from jaxid.models import NONLINEAR_6DOF_TERMS
 from jaxid.simulation import gaussian_noise
 
 SMALL = os.environ.get("JAXID_NOTEBOOK_SMALL") == "1"
@@ -79,7 +79,7 @@ $Y\\theta$ must equal the model's torque, and with the analytic derivatives of t
 (no noise, no filter) OLS must return the 54 parameters to rounding."""),
     new_code_cell(r'''Y = jaxid.regressor(model, q, qd, qdd)
 print("max |Y theta - torque| =", float(jnp.max(jnp.abs(Y @ theta - tau))), "N m")
-fit0 = identify(*jaxid.stack(Y, tau), n_joints=6)
+fit0 = identify(*jaxid.stack(Y, tau), "ols", n_joints=6)
 print(f"noiseless OLS: max relative error {float(jnp.max(jnp.abs(fit0.theta / theta - 1))):.1e}, "
       f"condition number of the column-scaled W {float(fit0.cond):.1f}")'''),
     new_markdown_cell("""## 2. What the naive pipeline feeds the regressor
@@ -133,7 +133,7 @@ states and torque."""),
     """The naive pipeline: the smoothed measured velocity and its central difference in the
     regressor, then OLS; returns the fit and the stacked W, b."""
     W, b = jaxid.stack(jaxid.regressor(model, q_m, *signals.velocity_derivatives(qd_m, dt, WINDOW, ORDER)), tau_m)
-    return identify(W, b, n_joints=model.n, names=names), W, b
+    return identify(W, b, "ols", n_joints=model.n, names=names), W, b
 
 
 keys = jax.random.split(jax.random.key(0), SEEDS)

@@ -3,21 +3,23 @@
 import os
 import tempfile
 
-import hypothesis
-import jax
-import numpy as np
-import pytest
-
-import jaxid
-import jaxid.cache
-
 # Keep the suite's compile caches small and deterministic on the 2-core CI machine.
 os.environ.setdefault("JAXID_NOTEBOOK_SMALL", "1")
 # A persistent compilation cache of the session's own (never the user's): functions that are
 # jitted anew on every call (closures of the excitation optimiser, the CLI's steps) compile once
-# per session. tests/test_cache.py checks the CLI's cache in subprocesses.
+# per session. Set before `import jaxid`, which turns the cache on in JAXID_CACHE_DIR.
+# tests/test_cache.py checks the CLI's cache in subprocesses.
 os.environ.setdefault("JAXID_CACHE_DIR", tempfile.mkdtemp(prefix="jaxid-test-cache-"))
-jaxid.cache.enable()
+
+import hypothesis  # noqa: E402
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import jaxid  # noqa: E402
+import jaxid.cache  # noqa: E402
+
+jaxid.cache.enable()  # already on since the import: the same folder
 
 # Property tests (hypothesis): the same examples on every run (no flaky seed), no deadline (the
 # first example compiles), few examples (the suite's time), no example database (.hypothesis/, which

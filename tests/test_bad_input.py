@@ -344,7 +344,7 @@ def test_lugre_rejects_data_that_cannot_identify_it(d, capsys):
         x, F = _friction(v)
         with pytest.raises(ValueError, match=r"the axis: " + message.replace("(", r"\(").replace(")", r"\)")):
             lugre.identify(x, v, F, dt)
-        with pytest.raises(ValueError, match="axis 1: "):
+        with pytest.raises(ValueError, match="axis 2: "):
             lugre.identify_joints(
                 np.stack([x, x], 1), np.stack([0.2 * np.sin(2 * np.pi * t), v], 1), np.stack([F, F], 1), dt
             )
@@ -498,7 +498,7 @@ def _estimate(W, tau, method):
     from jaxid.identification import estimators, streaming
 
     if method == "streamed":
-        return streaming.fit(streaming.from_rows(W, tau, 2))
+        return streaming.fit(streaming.from_rows(W, tau, 2), "ols")
     return estimators.identify(W, tau, method, n_joints=2)
 
 
@@ -523,14 +523,14 @@ def test_refuse_a_row_of_absurd_scale_naming_it(rows, method):
     W, tau = rows
     bad = tau.copy()
     bad[77] = 1e200
-    with pytest.raises(ValueError, match=r"tau row 77 \(sample 38, joint 1\) has \|tau\| = 1e\+200"):
+    with pytest.raises(ValueError, match=r"tau row 77 \(sample 38, joint 2\) has \|tau\| = 1e\+200"):
         _estimate(W, bad, method)
     spike = tau.copy()
     spike[77] = 1e8
     assert np.all(np.isfinite(np.asarray(_estimate(W, spike, "ols").theta)))
     huge_row = W.copy()
     huge_row[300] *= 1e190  # a regressor row (e.g. from a corrupted position) alike
-    with pytest.raises(ValueError, match=r"W row 300 \(sample 150, joint 0\)"):
+    with pytest.raises(ValueError, match=r"W row 300 \(sample 150, joint 1\)"):
         _estimate(huge_row, tau, method)
 
 
@@ -543,7 +543,7 @@ def test_refuse_masked_absurd_row_is_dropped_not_refused(rows):
     bad[77] = 1e200
     keep = np.ones(600, bool)
     keep[38] = False
-    fit = streaming.fit(streaming.from_rows(W, bad, 2, mask=keep))
+    fit = streaming.fit(streaming.from_rows(W, bad, 2, mask=keep), "ols")
     np.testing.assert_allclose(np.asarray(fit.theta), [1.5, -0.4, 3.0, 0.8], rtol=1e-3)
 
 
@@ -606,7 +606,7 @@ def test_refuse_inverted_joint_limits(planar, tmp_path):
     """q_min > q_max: refused building a Robot and reading a URDF, naming the joint."""
     import dataclasses
 
-    with pytest.raises(ValueError, match=r"joint 'joint2': position limits inverted, q_min = 1 > q_max = -1"):
+    with pytest.raises(ValueError, match=r"joint 2 \(joint2\): position limits inverted, q_min = 1 > q_max = -1"):
         dataclasses.replace(planar, q_min=np.array([-1.0, 1.0]), q_max=np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match=r"joint 'j2' <limit lower=2 upper=-2>: the limits are inverted"):
         jaxid.Robot.from_urdf(_urdf(tmp_path, 2.0, -2.0))
@@ -619,7 +619,7 @@ def test_refuse_placeholder_range_where_excite_needs_limits(tmp_path):
     from jaxid.excitation.optimize import model_limits
 
     robot = jaxid.Robot.from_urdf(_urdf(tmp_path, 0.0, 0.0))
-    with pytest.raises(ValueError, match=r"joint 'j2': q_min = 0 >= q_max = 0, a placeholder range") as e:
+    with pytest.raises(ValueError, match=r"joint 2 \(j2\): q_min = 0 >= q_max = 0, a placeholder range") as e:
         model_limits(robot)
     assert "\n" not in str(e.value) and "give the joint's real position range" in str(e.value)
 

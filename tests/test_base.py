@@ -136,7 +136,7 @@ def test_ur5_base_parameters_counts_and_noiseless_recovery():
     q, (qd, qdd) = rng.uniform(-np.pi, np.pi, (200, 6)), rng.normal(size=(2, 200, 6))
     Y = jaxid.regressor(robot, q, qd, qdd)
     assert base_from_regressor(np.asarray(Y)[..., :60]).rank == 36
-    fit = identify(bp.reduce(Y), Y @ robot.parameter_vector())  # Y @ theta == rnea: test_dynamics
+    fit = identify(bp.reduce(Y), Y @ robot.parameter_vector(), "ols")  # Y @ theta == rnea: test_dynamics
     truth = bp.to_base(robot.parameter_vector())
     big = np.abs(truth) > 1e-9 * np.abs(truth).max()  # some combinations are exactly 0
     np.testing.assert_allclose(fit.theta[big], truth[big], rtol=1e-8)

@@ -8,7 +8,7 @@ import pytest
 
 import jaxid
 from jaxid.identification.base import base_parameters
-from jaxid.model.library import example_robot_urdf
+from jaxid.models import example_robot_urdf
 
 
 def urdf(relative):
@@ -42,7 +42,7 @@ def test_placeholder_limits_give_the_full_base_count(tmp_path):
     flat.write_text(re.sub(r'(lower|upper)\s*=\s*"[^"]*"', r'\1="0"', text))
     robot = jaxid.Robot.from_urdf(flat, check_inertia=False)
     np.testing.assert_array_equal(robot.q_min, 0.0)
-    with pytest.warns(UserWarning, match=r"position limits without a range .*shoulder_pan_joint \[0, 0\]"):
+    with pytest.warns(UserWarning, match=r"position limits without a range .*joint 1 \(shoulder_pan_joint\) \[0, 0\]"):
         base = base_parameters(robot, key=1)
     assert base.rank == base_parameters(real).rank == 36
     np.testing.assert_array_equal(base.indices, base_parameters(real).indices)

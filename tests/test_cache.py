@@ -347,3 +347,41 @@ def test_static_argnames_by_name_whatever_the_order(on):
     assert float(f(np.float64(2.0), "xyz", 1.0)) == 7.0
     assert float(f(np.float64(3.0), b_static="xyz", c=2.0)) == 11.0
     assert _TRACES == ["xyz"] and len(list(on.iterdir())) == 1
+
+
+_LIBRARY = """
+import sys, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    import jax
+    import jaxid
+print("dir", jaxid.cache._state.get("dir"))
+print("jax", jax.config.jax_compilation_cache_dir if jax.config.jax_enable_compilation_cache else None)
+print("warned", any("not writable" in str(w.message) for w in caught))
+if sys.argv[1:] == ["disable"]:
+    jaxid.cache.disable()
+    print("disabled", jaxid.cache._state.get("dir"), jax.config.jax_enable_compilation_cache)
+"""
+
+
+def _library_process(tmp_path, *args, **env):
+    (tmp_path / "library.py").write_text(_LIBRARY)
+    env = {k: v for k, v in dict(os.environ, **env).items() if v is not None}
+    r = subprocess.run([sys.executable, str(tmp_path / "library.py"), *args], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return dict(line.split(" ", 1) for line in r.stdout.splitlines())
+
+
+def test_import_turns_the_cache_on_for_library_use(tmp_path):
+    """`import jaxid` uses the persistent cache as the CLI does: the user's cache folder (XDG),
+    JAXID_CACHE_DIR=off opts out, jaxid.cache.disable() turns it off in the program, and an
+    unwritable folder gives a warning and no cache."""
+    out = _library_process(tmp_path, "disable", JAXID_CACHE_DIR=None, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    folder = str(tmp_path / "xdg" / "jaxid" / "xla")
+    assert out["dir"] == folder and out["jax"] == folder and out["warned"] == "False"
+    assert out["disabled"] == "None False"
+    out = _library_process(tmp_path, JAXID_CACHE_DIR="off")
+    assert out["dir"] == "None" and out["jax"] != folder
+    (tmp_path / "file").write_text("")
+    out = _library_process(tmp_path, JAXID_CACHE_DIR=str(tmp_path / "file" / "cache"))
+    assert out["dir"] == "None" and out["warned"] == "True"

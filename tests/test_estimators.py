@@ -42,7 +42,7 @@ def test_ols_matches_lstsq_and_closed_form_covariance(problem):
     Ws = W / np.linalg.norm(W, axis=0)
     np.testing.assert_allclose(fit.cond, np.linalg.cond(Ws), rtol=1e-10)
     # Unstacked input gives the same estimate.
-    np.testing.assert_allclose(identify(*_rows(W, tau)).theta, ref, rtol=1e-10)
+    np.testing.assert_allclose(identify(*_rows(W, tau), "ols").theta, ref, rtol=1e-10)
 
 
 def test_wls_two_step_matches_weighted_normal_equations(problem):
@@ -148,12 +148,12 @@ def test_jit_vmap_over_noise_seeds_and_covariance_calibration(problem, method):
 @pytest.mark.parametrize("loss", ["huber", "tukey"])
 def test_irls_ignores_outliers(problem, loss):
     W, tau, theta = problem
-    clean = identify(W, tau, n_joints=n)
+    clean = identify(W, tau, "ols", n_joints=n)
     rng = np.random.default_rng(3)
     bad = rng.choice(N * n, size=12, replace=False)  # 10 % of the rows
     dirty = tau.copy()
     dirty[bad] += rng.choice([-1, 1], size=bad.size) * 50.0 * SIGMA.max()
-    ols = identify(W, dirty, n_joints=n)
+    ols = identify(W, dirty, "ols", n_joints=n)
     rob = identify(W, dirty, "irls", n_joints=n, loss=loss)
     err_ols = np.abs(ols.theta - theta) / clean.std
     err_rob = np.abs(rob.theta - theta) / clean.std
@@ -172,11 +172,11 @@ def test_rank_deficient_names_columns_unless_regularised(problem):
     assert "dead (zero column)" in msg and "base_parameters" in msg
     assert sum(k in msg.split("unidentifiable")[1].split(".")[0] for k in ("m1 (", "mx1 (", "combo (")) == 1
     with pytest.raises(ValueError, match=r"theta3 \(zero column\)"):
-        identify(Wd, tau)
+        identify(Wd, tau, "ols")
     # Truncated pseudo-inverse = the minimum-norm solution in the scaled variables.
     d = np.r_[np.linalg.norm(Wd[:, :3], axis=0), 1.0]
     ref = np.linalg.lstsq(np.column_stack([Wd[:, :3], 0 * dead]) / d, tau, rcond=1e-10)[0] / d
-    np.testing.assert_allclose(identify(Wd, tau, rcond=1e-10, n_joints=n).theta, ref, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(identify(Wd, tau, "ols", rcond=1e-10, n_joints=n).theta, ref, rtol=1e-8, atol=1e-12)
     assert np.all(np.isfinite(identify(Wd, tau, "ridge", lam=1e-6, n_joints=n).theta))
 
 
@@ -201,7 +201,7 @@ def test_rank_deficient_names_columns_unless_regularised(problem):
 )
 def test_bad_inputs_raise(problem, kwargs, match):
     W, tau, _ = problem
-    args = dict(W=W, tau=tau) | kwargs
+    args = dict(W=W, tau=tau, method="ols") | kwargs  # pooled rows, unless a case names its method
     with pytest.raises(ValueError, match=match):
         identify(args.pop("W"), args.pop("tau"), **args)
 
@@ -234,7 +234,7 @@ def test_wls_dead_or_stuck_channel_does_not_wreck_the_other_joint(stuck):
     W, tau = _two_blocks(np.random.default_rng(5))
     tau[:, 1] = stuck
     fit = identify(W, tau, "wls")
-    alone = identify(W[:, :1, :2], tau[:, :1])  # OLS on joint 0's own rows
+    alone = identify(W[:, :1, :2], tau[:, :1], "ols")  # OLS on joint 0's own rows
     np.testing.assert_allclose(fit.theta[:2], alone.theta, rtol=1e-6)
     np.testing.assert_allclose(fit.std[:2], alone.std, rtol=1e-6)
     np.testing.assert_allclose(fit.theta[2:], [0.0, stuck], atol=1e-5)  # what joint 1's data say
@@ -348,3 +348,23 @@ def test_a_new_sample_count_in_the_same_bucket_reuses_the_program(monkeypatch):
             for f in ("theta", "std", "residual_rms", "sigma2", "dof"):
                 np.testing.assert_allclose(getattr(fit, f), getattr(ref, f), rtol=1e-9, err_msg=f"{method} {f}")
         assert counts == [1, 0], f"{method}: traces per call {counts} (a second N of the same bucket traced again)"
+
+
+def test_python_and_cli_default_to_the_same_method(problem):
+    """One default (issue 34): `jaxid.identify` and `jaxid identify` both fit two-step WLS, and
+    the Python default needs the joint count (it says how to give it, or to ask for OLS)."""
+    import inspect
+
+    from jaxid.cli import build_parser
+    from jaxid.identification import streaming
+    from jaxid.workflow.requests import IdentifyRequest
+
+    cli = build_parser().parse_args(["identify", "data.csv"]).method
+    assert inspect.signature(jaxid.identify).parameters["method"].default == cli == "wls"
+    assert inspect.signature(streaming.fit).parameters["method"].default == cli
+    assert IdentifyRequest.__dataclass_fields__["method"].default == cli
+    W, tau, _ = problem
+    np.testing.assert_array_equal(jaxid.identify(W, tau, n_joints=n).theta, identify(W, tau, "wls", n_joints=n).theta)
+    assert jaxid.identify(*_rows(W, tau)).method == "wls"
+    with pytest.raises(ValueError, match="pass n_joints .*or method='ols'"):
+        jaxid.identify(W, tau)

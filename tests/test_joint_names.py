@@ -16,7 +16,7 @@ from jaxid.workflow import WorkflowError
 from jaxid.workflow.commands import run_identify
 from jaxid.workflow.requests import NO_MODEL, DataSpec, IdentifyRequest, ModelSpec
 
-UR5 = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")  # jaxid.model.library.ur5
+UR5 = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")  # jaxid.models.ur5
 #: PlotJuggler's column order of a UR5's /joint_states (alphabetical: elbow first).
 PLOTJUGGLER = ("elbow", "shoulder_lift", "shoulder_pan", "wrist_1", "wrist_2", "wrist_3")
 
@@ -58,8 +58,8 @@ def test_the_permutation_follows_the_names():
     "headers, names, problem",
     [
         (["a_b_pos", "c_pos"], ["a", "b"], "column 'a_b_pos' names joints 'a', 'b' of the model: ambiguous"),
-        (["a_pos", "b_pos"], ["a", "b", "c"], "joint 'c' of the model is named by no column"),
-        (["elbow_joint", "wrist_elbow_joint"], ["elbow_joint"], "joint 'elbow_joint' of the model is named by 2"),
+        (["a_pos", "b_pos"], ["a", "b", "c"], "joint 3 (c) of the model is named by no column"),
+        (["elbow_joint", "wrist_elbow_joint"], ["elbow_joint"], "joint 1 (elbow_joint) of the model is named by 2"),
         (["a_pos", "other"], ["a"], "column 'other' names none of the model's joints"),
     ],
 )
@@ -109,7 +109,7 @@ def test_named_columns_that_do_not_match_the_model_are_an_error(tmp_path):
     with pytest.raises(data.DatasetError) as e:
         data.read(path, columns=MAP, joint_names=UR5, derivatives=None)
     message = str(e.value)
-    assert "other.csv: columns: q: joint 'wrist_3' of the model is named by no column" in message
+    assert "other.csv: columns: q: joint 6 (wrist_3) of the model is named by no column" in message
     assert "shoulder_pan, shoulder_lift" in message and "/joint_states/gripper_joint/position" in message
 
 

@@ -238,7 +238,7 @@ def test_missing_rosbags_names_the_extra(bag, monkeypatch):
 
 
 def test_the_cli_data_flags_reach_the_reader(bag, motion):
-    from jaxid.model.library import planar
+    from jaxid.models import planar
     from jaxid.workflow.commands.common import read_runs
     from jaxid.workflow.requests import DataSpec
 

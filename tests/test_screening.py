@@ -123,7 +123,7 @@ def test_dead_channel_error_or_excluded(data, stuck):
         screen_fit(W, t, 2, joint_names=["A1", "A2"])
     with pytest.warns(UserWarning, match="excluded from the fit"):
         s = screen_fit(W[:, :, [0, 1, 4]], t, 2, dead="exclude")
-    alone = identify(W[:, :1, [0, 1, 4]], t[:, :1])
+    alone = identify(W[:, :1, [0, 1, 4]], t[:, :1], "ols")
     assert s.joints == (0,)
     np.testing.assert_allclose(s.fit.theta, alone.theta, rtol=1e-12)
     np.testing.assert_allclose(s.fit.theta, THETA[[0, 1, 4]], atol=5 * np.asarray(alone.std).max())

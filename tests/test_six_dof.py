@@ -42,7 +42,7 @@ def test_regressor_times_theta_is_torque():
 
 def test_ols_recovers_54_parameters_from_noiseless_data(record):
     _, q, qd, qdd, tau = record
-    fit = identify(*jaxid.stack(jaxid.regressor(MODEL, q, qd, qdd), tau), n_joints=6)
+    fit = identify(*jaxid.stack(jaxid.regressor(MODEL, q, qd, qdd), tau), "ols", n_joints=6)
     assert rel(fit.theta).max() < 1e-8
 
 
@@ -74,7 +74,7 @@ def test_output_error_beats_naive_ols_at_high_velocity_noise(record, noisy):
     q, qd, tau, sq, sqd = noisy
     qd_s = signals.savgol(qd, 31, 3)  # the benchmark's naive pipeline
     naive = identify(
-        *jaxid.stack(jaxid.regressor(MODEL, q, qd_s, signals.central_diff(qd_s, DT)), tau), n_joints=6
+        *jaxid.stack(jaxid.regressor(MODEL, q, qd_s, signals.central_diff(qd_s, DT)), tau), "ols", n_joints=6
     ).theta
     fit = output_error(MODEL, t, q, qd, tau, naive, sigma_q=sq, sigma_qd=sqd, segments=6)
     e_naive, e_oe = rel(naive).mean(), rel(fit.theta).mean()

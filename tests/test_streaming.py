@@ -206,7 +206,7 @@ def test_condition_check_picks_the_reduction(cond, noise, gram, monkeypatch):
         model = type("Rows", (), {"n": 3})()
         red = streaming.reduce_runs(model, [lambda: runs.append(1) or (W, tau)], np.arange(W.shape[-1]))
         assert len(runs) == 2 and len(calls) == 1
-        _close(estimators.identify(W, tau, n_joints=3), streaming.fit(red, "ols"))
+        _close(estimators.identify(W, tau, "ols", n_joints=3), streaming.fit(red, "ols"))
 
 
 def test_gram_r_is_an_r_factor_with_exact_rank():

@@ -122,7 +122,7 @@ def test_only_inertial_and_dynamics_bytes_change(tmp_path):
 
 @pytest.mark.parametrize("relative", ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf"])
 def test_example_robot_data_urdfs(tmp_path, relative):
-    from jaxid.model.library import example_robot_urdf
+    from jaxid.models import example_robot_urdf
 
     try:
         path = example_robot_urdf(relative)
@@ -147,7 +147,7 @@ def test_two_inertials_in_one_link_are_refused(tmp_path):
 
 def _written_models():
     """Models without a source file, as built-ins and DH tables give them: (label, robot, warns)."""
-    from jaxid.model.library import planar, puma560, ur5
+    from jaxid.models import planar, puma560, ur5
 
     table = np.array([[0.0, 0.2, 0.3, np.pi / 2], [0.0, 0.1, 0.25, 0.0]])
     dh = jaxid.Robot.from_dh(

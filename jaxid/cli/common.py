@@ -295,10 +295,11 @@ def data_spec(args) -> requests.DataSpec:
 
 
 def progress(iterable, *, total=None, desc=None, quiet=False):
-    """A tqdm progress bar on stderr; shown only on a terminal and without --quiet."""
-    from tqdm import tqdm
+    """Progress on stderr, without --quiet: a tqdm bar on a terminal, else a plain line every few
+    seconds (``jaxid.progress``: a log file or CI job sees the run advance)."""
+    from jaxid.progress import bar
 
-    return tqdm(iterable, total=total, desc=desc, file=sys.stderr, disable=True if quiet else None, leave=False)
+    return bar(iterable, total=total, desc=desc, enabled=not quiet, file=sys.stderr)
 
 
 def refuse_overwrite(inputs, outputs) -> None:

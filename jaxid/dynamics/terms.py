@@ -170,7 +170,7 @@ def _raise_singular(model, q, qd, tau, qdd):
         return  # NaN in, NaN out: the inputs' problem, not the model's
     k = tuple(int(i) for i in bad[0][:-1])
     M = np.asarray(_mass_jit(model, jnp.asarray(q[k])))
-    names = getattr(model, "coordinate_names", None) or [f"joint {j}" for j in range(M.shape[0])]
+    names = getattr(model, "coordinate_names", None) or [f"joint {j + 1}" for j in range(M.shape[0])]
     zero = [str(names[j]) for j in np.flatnonzero(np.diag(M) <= 0)]
     where = f" at sample {k}" if k else ""
     raise ValueError(

@@ -43,7 +43,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from tqdm.auto import tqdm
 
 from jaxid import cache
 from jaxid.dynamics.terms import rnea
@@ -59,6 +58,7 @@ from jaxid.excitation.trajectories import (
 from jaxid.identification.base import base_from_regressor, base_parameters
 from jaxid.identification.regressor import regressor
 from jaxid.model.robot import Robot
+from jaxid.progress import bar as progress_bar
 from jaxid.signals import _static_int, _static_positive
 
 __all__ = ["LIMITS", "Excitation", "Feasibility", "check_limits", "excitation_objective", "model_limits", "optimize"]
@@ -98,7 +98,8 @@ def model_limits(model, overrides=None) -> dict:
     empty = np.flatnonzero(out["q_min"] >= out["q_max"])
     if empty.size:
         j = int(empty[0])
-        names = getattr(model, "coordinate_names", None) or [f"{i}" for i in range(n)]
+        names = getattr(model, "coordinate_names", None)
+        label = f"joint {j + 1}" + (f" ({names[j]})" if names else "")
         lo, hi = out["q_min"][j], out["q_max"][j]
         why = (
             'a placeholder range (a model file\'s <limit lower="0" upper="0">?): an excitation moves every joint'
@@ -106,7 +107,7 @@ def model_limits(model, overrides=None) -> dict:
             else "inverted limits"
         )
         raise ValueError(
-            f"joint {names[j]!r}: q_min = {lo:g} >= q_max = {hi:g}, {why}; give the joint's real position range "
+            f"{label}: q_min = {lo:g} >= q_max = {hi:g}, {why}; give the joint's real position range "
             "(lower below upper, in the model file's <limit>)"
             + (f" ({empty.size - 1} more joint(s) alike)" if empty.size > 1 else "")
         )
@@ -458,7 +459,8 @@ def optimize(
             (1 - margin) of its value (position: of the half range) on the coarse grid, so
             that the dense check passes between samples. penalty: weight of the squared
             limit excesses (fractions of the limits, summed over samples and joints).
-        progress: show a tqdm progress bar over the steps (on a terminal).
+        progress: report progress over the steps on stderr: a tqdm bar on a terminal, else a
+            plain line every few seconds (``jaxid.progress``).
         regressor_fn: function (q, qd, qdd) -> Y, (N, n) each -> (N, n, p), default
             ``regressor(model, ...)``; e.g. ``payload.PayloadRows(robot, weights)`` designs an
             excitation for a payload. An equinox module is traced (its programs are stored and
@@ -630,7 +632,7 @@ def optimize(
 
     z0 = _random_starts(rng_start, problem, S, n, H, q0_hat, q0 is None and home is None, draw_scale)
     carry = _initial_carry(z0, steps)
-    with tqdm(total=steps, desc="excitation", unit="step", disable=None if progress else True, leave=False) as bar:
+    with progress_bar(total=steps, desc="excitation", unit="step", enabled=bool(progress)) as bar:
         done = 0
         while done < steps:
             k = min(CHUNK, steps - done)

@@ -174,7 +174,7 @@ def r_fold(R, W, tau, keep=None):
         # inner block nb = 8: measured fastest of 8..49 at k = 48 (a 2-core AVX-512 host)
         Rs[j], _, _, info = lapack.dtpqrt(0, min(8, k + 1), Rs[j], X, overwrite_a=1, overwrite_b=1)
         if info:
-            raise ValueError(f"LAPACK dtpqrt failed (info {info}) on joint {j}'s rows from sample {s}")
+            raise ValueError(f"LAPACK dtpqrt failed (info {info}) on joint {j + 1}'s rows from sample {s}")
     return np.stack(Rs)
 
 
@@ -239,7 +239,7 @@ def gram_r(G, rss=None):
         d = np.where(d > 0, d, 1.0)
         U, piv, r, info = lapack.dpstrf(Gw / np.outer(d, d), lower=0, tol=-1.0)  # tol: k eps max pivot
         if info < 0:
-            raise ValueError(f"LAPACK dpstrf failed (info {info}) on joint {j}'s Gram matrix")
+            raise ValueError(f"LAPACK dpstrf failed (info {info}) on joint {j + 1}'s Gram matrix")
         piv = piv - 1  # position i of the factor holds column piv[i]
         F = np.zeros((k1, k1))
         F[:r, piv] = np.triu(U[:r])  # rows past the rank r hold the unfactored rest
@@ -351,8 +351,11 @@ def _position_range(model: object, n: int) -> tuple[np.ndarray, np.ndarray]:
     hi = np.where(np.isfinite(hi), hi, np.pi)
     flat = hi <= lo
     if flat.any():
-        names = getattr(model, "coordinate_names", None) or [f"coordinate {k}" for k in range(n)]
-        bad = [f"{names[k]} [{lo[k]:g}, {hi[k]:g}]" for k in np.flatnonzero(flat)]
+        names = getattr(model, "coordinate_names", None)
+        bad = [
+            f"joint {k + 1}" + (f" ({names[k]})" if names else "") + f" [{lo[k]:g}, {hi[k]:g}]"
+            for k in np.flatnonzero(flat)
+        ]
         warnings.warn(
             f"position limits without a range (placeholders?) for {', '.join(bad)}: the base parameters "
             "are found on [-pi, pi] there (rad or m); give the real limits in the model (excitation and "

@@ -470,14 +470,15 @@ def _absurd(x):
 def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
     """The message refusing concrete rows W (N*n, p), tau (N*n,) (sample-major, n joints) that
     no estimator can use, or None: NaN or inf, an all-zero tau, or a torque or a regressor row of
-    absurd scale (``ABSURD`` times the rest), named by its row, sample (0-based) and joint. Shared
+    absurd scale (``ABSURD`` times the rest), named by its row and sample (0-based, as
+    numpy indexes them) and its joint (1-based). Shared
     by ``identify`` and ``streaming.from_rows``."""
     for label, x in (("W", W), ("tau", tau)):
         bad = np.flatnonzero(~np.all(np.isfinite(x.reshape(len(x), -1)), axis=1))
         if bad.size:
             i = int(bad[0])
             return (
-                f"{label} contains NaN or inf (first at row {i}: sample {i // n}, joint {i % n}; {bad.size} such "
+                f"{label} contains NaN or inf (first at row {i}: sample {i // n}, joint {i % n + 1}; {bad.size} such "
                 "row(s)); remove or repair those samples"
             )
     if not np.any(tau):
@@ -488,7 +489,7 @@ def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
             i, ratio, count, typical = hit
             what = f"|{label}| = {mags[i]:.3g}" if label == "tau" else f"regressor entries up to {mags[i]:.3g}"
             return (
-                f"{label} row {i} (sample {i // n}, joint {i % n}) has {what}, {ratio:.3g} times the "
+                f"{label} row {i} (sample {i // n}, joint {i % n + 1}) has {what}, {ratio:.3g} times the "
                 f"typical {typical:.3g} (90th percentile), {count} such row(s): beyond float64's reach of the "
                 "rest (a corrupted sample, a logger's overflow); remove or repair those samples "
                 "(jaxid.identification.screening.implausible_values finds them)"
@@ -579,7 +580,7 @@ def _rank_error(W: jax.Array | np.ndarray, names: Sequence[str] | None) -> str |
 def identify(
     W: ArrayLike,
     tau: ArrayLike,
-    method: str = "ols",
+    method: str = "wls",
     *,
     scale: bool = True,
     weights: ArrayLike | None = None,
@@ -599,7 +600,14 @@ def identify(
         W: stacked sample-major regressor, shape (N*n, p) (rows k*n .. k*n+n-1 are sample
             k), or unstacked (N, n, p). Units: tau units per parameter unit.
         tau: measured torques, shape (N*n,) or (N, n), N·m (or N for prismatic joints).
-        method: "ols", "wls", "irls", "ridge" or "tls" (module docstring gives sources).
+        method: "wls" (default), "ols", "irls", "ridge" or "tls" (module docstring gives
+            sources). The default is the command line's (``jaxid identify --method``): two-step
+            weighted least squares (Gautier), because joint torques are rarely measured with
+            one noise level (a shoulder's torque noise can be ten times a wrist's), and OLS then
+            lets the noisiest joint dominate the fit and reports one pooled standard deviation
+            for every parameter. With equal noise on every joint it gives the OLS estimate.
+            It needs the joint count: a 3-D W, ``n_joints``, ``cov`` or ``weights``;
+            ``method="ols"`` pools all rows without it.
         scale: divide each column of W by its norm before solving (default); theta and
             cov are mapped back. ``cond``/``singular_values`` refer to the scaled W.
         weights: "wls" only: per-row weights (inverse noise variances), (N*n,) or (N, n).
@@ -681,7 +689,11 @@ def identify(
         n = weights.shape[-1] if n is None and weights.ndim == 2 else n
     if n is None:
         if method == "wls" and weights is None:
-            raise ValueError("two-step wls estimates one noise variance per joint: pass n_joints")
+            raise ValueError(
+                "two-step wls (the default method) estimates one noise variance per joint: pass "
+                "n_joints (the rows of W are sample-major, n per sample) or W of shape (N, n, p), "
+                "or method='ols' for one pooled noise level"
+            )
         n = 1
     if n < 1 or M % n:
         raise ValueError(f"W has {M} rows, which is not a multiple of n_joints={n}")

@@ -687,7 +687,7 @@ def check_excitation(v, threshold=THRESHOLD):
     or in NaN without a word."""
     cols = v.reshape(v.shape[0], -1).T
     for j, vj in enumerate(cols):
-        axis = f"axis {j}" if v.ndim == 2 else "the axis"
+        axis = f"axis {j + 1}" if v.ndim == 2 else "the axis"
         lo, hi = float(vj.min()), float(vj.max())
         if hi - lo <= 1e-12 * max(abs(lo), abs(hi), 1e-300):
             raise ValueError(
@@ -753,7 +753,7 @@ def identify_joints(q, qd, F, dt, key=None, method="full", threshold=THRESHOLD, 
     q, qd, F: shape (N, n) (rad, rad/s, N*m); column j is joint j, with its own swarm
     key (``key`` split n ways). Also serves Monte-Carlo studies: columns may be repeated
     experiments of one axis. Returns Fit with every field batched (n,). Both functions
-    issue a RuntimeWarning per line of ``Fit.warnings`` (axis j named "axis j" here).
+    issue a RuntimeWarning per line of ``Fit.warnings`` (axis j, 0-based, named "axis j+1" here).
     """
     q, qd, F = _check(q, qd, F, dt, method, threshold)
     if q.ndim != 2:
@@ -765,6 +765,10 @@ def identify_joints(q, qd, F, dt, key=None, method="full", threshold=THRESHOLD, 
         jnp.asarray(q), jnp.asarray(qd), jnp.asarray(F), dt, keys, method, threshold, n_particles, n_iter
     )
     _warn(
-        [w for j in range(q.shape[1]) for w in jax.tree_util.tree_map(lambda a: a[j], fit).warnings(axis=f"axis {j}")]
+        [
+            w
+            for j in range(q.shape[1])
+            for w in jax.tree_util.tree_map(lambda a: a[j], fit).warnings(axis=f"axis {j + 1}")
+        ]
     )
     return fit

@@ -234,7 +234,7 @@ def friction_run(runs, threshold=single.THRESHOLD):
         try:
             single.check_excitation(qd, threshold)
         except ValueError as e:
-            why = why or f"run {i} ({ds.source or 'arrays'}): {e}".replace("axis ", "joint index ")
+            why = why or f"run {i} ({ds.source or 'arrays'}): {e}".replace("axis ", "joint ")
             continue
         slow = int(np.sum((np.abs(qd) > 0) & (np.abs(qd) < threshold)))
         if slow > count:

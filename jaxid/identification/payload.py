@@ -32,7 +32,7 @@ import numpy as np
 import optimistix as optx
 
 from jaxid import cache, signals
-from jaxid.arrays import AnyArray
+from jaxid.arrays import AnyArray, plain
 from jaxid.dynamics import spatial
 from jaxid.dynamics.batching import batched
 from jaxid.dynamics.rnea import kinematics, link_wrench
@@ -293,12 +293,12 @@ def preprocess(
         )
     for name, v, lo in (("smooth", smooth, 0), ("step", step, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+            raise ValueError(f"{name} must be an integer >= {lo}, got {plain(v)!r}")
     if average and period is None:
         raise ValueError("average=True needs period (samples per excitation period)")
     if period is not None:
         if isinstance(period, bool) or not isinstance(period, (int, np.integer)) or not 5 <= period <= len(t):
-            raise ValueError(f"period must be an integer number of samples in [5, {len(t)}], got {period!r}")
+            raise ValueError(f"period must be an integer number of samples in [5, {len(t)}], got {plain(period)!r}")
         if len(t) % period:
             raise ValueError(
                 f"the record has {len(t)} samples, not whole periods of {period}; trim it to "

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jaxid import signals
+from jaxid.arrays import plain
 from jaxid.identification.base import TOL, base_from_regressor
 from jaxid.identification.payload import PAYLOAD_NAMES, payload_regressor
 
@@ -102,7 +103,7 @@ class PayloadDesign:
     def at(self, periods: int) -> PayloadDesign:
         """The same design after ``periods`` periods (every std times sqrt(self.periods / periods))."""
         if isinstance(periods, bool) or not isinstance(periods, (int, np.integer)) or periods < 1:
-            raise ValueError(f"periods must be an integer >= 1, got {periods!r}")
+            raise ValueError(f"periods must be an integer >= 1, got {plain(periods)!r}")
         return _design(self.cov_one, self.rank, self.seen, self.joints, periods, self.noise, self.nominal, self.bound)
 
     def to_json(self) -> dict:
@@ -207,7 +208,7 @@ def design_payload(
     if arrays[0].shape[0] * k <= 10:
         raise ValueError(f"{arrays[0].shape[0]} samples on {k} joint(s) are too few for 10 payload parameters")
     if isinstance(periods, bool) or not isinstance(periods, (int, np.integer)) or periods < 1:
-        raise ValueError(f"periods must be an integer >= 1, got {periods!r}")
+        raise ValueError(f"periods must be an integer >= 1, got {plain(periods)!r}")
     if not bound > 0:  # inf: no bound, every parameter the joints see is promised
         raise ValueError(f"bound must be a number > 0 (inf for none), got {bound}")
     sigma = np.asarray(noise, dtype=float)
@@ -333,7 +334,7 @@ def torque_noise_rms(tau, period: int | None = None) -> np.ndarray:
         raise ValueError(f"tau must be a finite (N, n) array with N >= 5, got shape {tau.shape}")
     if period is not None:
         if isinstance(period, bool) or not isinstance(period, (int, np.integer)) or period < 1:
-            raise ValueError(f"period must be an integer >= 1 sample, got {period!r}")
+            raise ValueError(f"period must be an integer >= 1 sample, got {plain(period)!r}")
         M = tau.shape[0] // period
         if M < 2 or tau.shape[0] % period:
             raise ValueError(f"the record's {tau.shape[0]} samples are not >= 2 whole periods of {period}")
@@ -349,7 +350,7 @@ def smoothing_noise_gain(passes: int) -> float:
     """Std of white noise after ``passes`` interior five-point cubic passes, per unit std before
     (the root sum of squares of the repeated filter's impulse response); 1 for 0 passes."""
     if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
-        raise ValueError(f"passes must be an integer >= 0, got {passes!r}")
+        raise ValueError(f"passes must be an integer >= 0, got {plain(passes)!r}")
     h = np.array([1.0])
     for _ in range(passes):
         h = np.convolve(h, np.array([-3.0, 12.0, 17.0, 12.0, -3.0]) / 35)
@@ -371,7 +372,7 @@ def smoothing_loss(x, passes: int, period: int | None = None) -> np.ndarray:
     if x.ndim != 2 or x.shape[0] < 5 or not np.all(np.isfinite(x)):
         raise ValueError(f"x must be a finite (N, n) array with N >= 5, got shape {x.shape}")
     if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
-        raise ValueError(f"passes must be an integer >= 0, got {passes!r}")
+        raise ValueError(f"passes must be an integer >= 0, got {plain(passes)!r}")
     if passes == 0:
         return np.zeros(x.shape[1])
     pad = min(period, len(x)) if period else 0

@@ -297,7 +297,7 @@ _scaled_jit = jax.jit(_scaled, static_argnames="scale")
 
 def fit(
     red: Reduced,
-    method: str = "ols",
+    method: str = "wls",
     *,
     variances=None,
     lam=None,
@@ -308,7 +308,8 @@ def fit(
 ) -> Identification:
     """``estimators.identify`` on reduced rows: the same estimate, covariance and statistics.
 
-    red: :class:`Reduced` (n joints, k columns, N samples). method: "ols", "wls" or "ridge".
+    red: :class:`Reduced` (n joints, k columns, N samples). method: "wls" (default, as
+    ``estimators.identify``), "ols" or "ridge".
     variances: "wls" only: per-joint noise variances (n,) (units of tau squared); None:
         Gautier's two-step estimate from each joint's own OLS (``estimators.identify``).
     lam, rcond, scale: as ``identify``. names: k column names for the rank message.

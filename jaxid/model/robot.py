@@ -138,7 +138,7 @@ class Robot(eqx.Module):
         norms = np.linalg.norm(np.asarray(axes), axis=1)
         if np.any(norms < 1e-12):
             raise ValueError(
-                f"joint axes must be non-zero; zero axis at joint(s) {np.where(norms < 1e-12)[0].tolist()}"
+                f"joint axes must be non-zero; zero axis at joint(s) {(np.where(norms < 1e-12)[0] + 1).tolist()} (1-based)"
             )
         axes = axes / norms[:, None]
         joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
@@ -156,7 +156,7 @@ class Robot(eqx.Module):
                 None if m < 0 else (m, r, o)
                 for m, r, o in zip(mimic, np.asarray(mimic_ratio), np.asarray(mimic_offset))
             ]
-        self.mimic, ratio, offset = _coupling(mimic, n)
+        self.mimic, ratio, offset = _coupling(mimic, n, names)
         self.mimic_ratio, self.mimic_offset = jnp.asarray(ratio), jnp.asarray(offset)
         if joint_params is None:
             joint_params = jnp.zeros((n, len(joint_terms)))
@@ -183,7 +183,7 @@ class Robot(eqx.Module):
             if inverted.size:
                 j = int(inverted[0])
                 raise ValueError(
-                    f"joint {self.coordinate_names[j]!r}: position limits inverted, q_min = "
+                    f"joint {j + 1} ({self.coordinate_names[j]}): position limits inverted, q_min = "
                     f"{float(self.q_min[j]):g} > q_max = {float(self.q_max[j]):g}"
                     + (f" (and {inverted.size - 1} more joint(s))" if inverted.size > 1 else "")
                     + "; swap them (lower below upper, rad or m)"
@@ -534,9 +534,14 @@ def _checked_transmission(transmission, robot):
     return transmission
 
 
-def _coupling(mimic, n):
+def _coupling(mimic, n, names=None):
     """(mimic static tuple, ratio (n,), offset (n,)) from ``mimic=``: per joint None or
-    (master joint index, ratio, offset); a master must be an independent joint."""
+    (master joint index, 0-based, ratio, offset); a master must be an independent joint. Messages
+    name joints as "joint k (name)", k 1-based."""
+
+    def joint(j):
+        return f"joint {j + 1}" + (f" ({names[j]})" if names is not None and j < len(names) else "")
+
     if mimic is None:
         return (-1,) * n, np.ones(n), np.zeros(n)
     mimic = list(mimic)
@@ -549,14 +554,16 @@ def _coupling(mimic, n):
         master, r, o = spec
         master = int(master)
         if not 0 <= master < n or master == j:
-            raise ValueError(f"joint {j} mimics joint {master}, which is not another joint of this robot (0..{n - 1})")
+            raise ValueError(
+                f"{joint(j)}: mimic master index {master} is not another joint of this robot (0-based indices 0..{n - 1})"
+            )
         if mimic[master] is not None:
             raise ValueError(
-                f"joint {j} mimics joint {master}, which itself mimics a joint; couple it to the "
+                f"{joint(j)} mimics {joint(master)}, which itself mimics a joint; couple it to the "
                 "independent joint (compose the ratios and offsets)"
             )
         if not (np.isfinite(r) and np.isfinite(o)):
-            raise ValueError(f"joint {j}: mimic ratio and offset must be finite, got {r}, {o}")
+            raise ValueError(f"{joint(j)}: mimic ratio and offset must be finite, got {float(r)}, {float(o)}")
         masters[j], ratio[j], offset[j] = master, float(r), float(o)
     return tuple(masters), ratio, offset
 

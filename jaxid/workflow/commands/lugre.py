@@ -142,7 +142,7 @@ def _check_excitation(path, names, v, threshold) -> None:
     try:
         ident.check_excitation(v, threshold)
     except ValueError as e:
-        msg = re.sub(r"^axis (\d+):", lambda m: f"axis {names[int(m[1])]}:", str(e)).replace(
+        msg = re.sub(r"^axis (\d+):", lambda m: f"axis {names[int(m[1]) - 1]}:", str(e)).replace(
             ": threshold ", ": --threshold "
         )
         raise WorkflowError(f"{path}: {msg}") from None
