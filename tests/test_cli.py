@@ -168,9 +168,12 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     out = capsys.readouterr().out
     params = results.load_params(run / "c.json")
     assert params.fit["method"] == "wls+consistent" and params.standard is not None
-    # "physically consistent" only when the constrained fit converged and nothing is wrong; a fit
-    # that stopped early is named as such, is an error (exit 1) and writes no URDF.
-    assert ("standard parameters: physically consistent" in out) == params.fit["physics"]["consistent"]
+    # Named checks instead of one word: "plausible" only when every check passes; a fit that
+    # stopped early is named as such, is an error (exit 1) and writes no URDF.
+    assert "physically consistent" not in out
+    assert "consistent: pass" in out and "plausible:" in out
+    assert ("verdict: plausible" in out) == params.fit["physics"]["plausible"]
+    assert ("converged: FAIL" in out) == (not params.fit["converged"])
     assert ("PHYSICS: the consistent fit did not converge" in out) == (not params.fit["converged"])
     assert code == (0 if params.fit["converged"] else 1) and (run / "arm.urdf").exists() == params.fit["converged"]
     if not params.fit["converged"]:

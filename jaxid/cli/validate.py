@@ -18,7 +18,7 @@ from jaxid.cli.common import (
     warn,
     write_report,
 )
-from jaxid.workflow import commands, requests
+from jaxid.workflow import NRMSE_FACTOR, R2_MIN, commands, requests
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
@@ -120,6 +120,10 @@ def run(args) -> int:
         for j in range(model.n):
             print(f"  {labels[j]:<{w}}" + "".join(fmt(e[k]["per_joint"][j], f) for k, _, f in shown))
         print(f"  {'overall':<{w}}" + "".join(fmt(e[k]["overall"], f) for k, _, f in shown))
+        for flag in e.get("flagged", []):
+            print(f"  FLAGGED: {flag['line']}")
+        if not e.get("flagged"):
+            print(f"  no joint flagged (NRMSE within {NRMSE_FACTOR:g}x the other joints' median, R^2 >= {R2_MIN:g})")
     if not args.no_figures:
         print(f"wrote figures and metrics.json to {out}/")
     if doc["report"]:

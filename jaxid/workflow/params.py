@@ -215,6 +215,8 @@ class Params(eqx.Module):
             if self.lugre_fit is None:  # the LuGre fit does not check the scale
                 out["scale_vs_model"] = self.physics.scale_vs_model
             out["physics"] = {"consistent": self.physics.consistent, "problems": self.physics.problems}
+            if self.physics.checks is not None:  # added after version 1: only when set
+                out["physics"].update(checks=self.physics.checks, plausible=self.physics.plausible)
         return {**out, **self.extra}
 
     @property
@@ -287,7 +289,13 @@ def records_from_fit(fit: dict) -> dict:
         lugre_fit=part(LugreFit, "lugre"),
         physics=None
         if physics is None
-        else PhysicsCheck(physics.get("consistent"), physics.get("problems", []), fit.get("scale_vs_model")),
+        else PhysicsCheck(
+            physics.get("consistent"),
+            physics.get("problems", []),
+            fit.get("scale_vs_model"),
+            physics.get("checks"),
+            physics.get("plausible"),
+        ),
         standard_source=fit.get("standard_source"),
         extra={k: v for k, v in fit.items() if k not in _FIT_KEYS},
     )
