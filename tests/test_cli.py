@@ -174,6 +174,8 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     assert "consistent: pass" in out and "plausible:" in out
     assert ("verdict: plausible" in out) == params.fit["physics"]["plausible"]
     assert ("converged: FAIL" in out) == (not params.fit["converged"])
+    # The true robot's links are within 20 % of the nominal: a converged fit of its data is plausible.
+    assert params.fit["physics"]["plausible"] == params.fit["converged"]
     assert ("PHYSICS: the consistent fit did not converge" in out) == (not params.fit["converged"])
     assert code == (0 if params.fit["converged"] else 1) and (run / "arm.urdf").exists() == params.fit["converged"]
     if not params.fit["converged"]:

@@ -171,16 +171,17 @@ def _factor(x: float) -> str:
     return f"{x:.3g}x" if x >= 1 else f"1/{1 / x:.3g}x" if x > 0 else f"{x:.3g}x"
 
 
-def plausible_check(robot, standard, *, model: dict | None = None, capsules=None) -> dict:
+def plausible_check(robot, standard, *, model: dict | None = None, capsules=None, geometry=None) -> dict:
     """The ``plausible`` check of standard parameters (p,) of ``robot`` (see the module docstring):
     ``{"name", "passed", "detail", "failures" (one line per failing link or total), "nominal"
     ("CAD" or "placeholder"), "geometry" (where the link geometry came from), "links" (per link
-    its numbers and which sub-checks pass), "total_mass"}``."""
+    its numbers and which sub-checks pass), "total_mass"}``. geometry: :func:`link_geometry`'s
+    result, where already computed (else from ``model`` or ``capsules``)."""
     n = robot.n_joints
     m, c, I_c, _ = _bodies(np.asarray(standard, dtype=float)[: 10 * n].reshape(n, 10))
     m0, c0, I0, _ = _bodies(np.asarray(robot.parameter_vector(), dtype=float)[: 10 * n].reshape(n, 10))
     placeholder = is_placeholder(robot)
-    caps, source, names = link_geometry(robot, model, capsules)
+    caps, source, names = link_geometry(robot, model, capsules) if geometry is None else geometry
     links, failures = [], []
     bounds = []
     for j in range(n):
@@ -222,7 +223,7 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
             smallest = float(np.linalg.eigvalsh(I_c[j])[0])
             frac = float(smallest / (m[j] * size**2))
             need = DEGENERATE_FRACTION
-            if not placeholder and m0[j] > 0:
+            if m0[j] > 0 and np.abs(I0[j]).max() > 1e-12:  # not a point-mass placeholder
                 nominal_frac = float(np.linalg.eigvalsh(I0[j])[0]) / (m0[j] * size**2)
                 need = min(need, NOMINAL_SHARE * max(nominal_frac, 0.0))
             ok = frac >= need
@@ -274,9 +275,10 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
     }
 
 
-def consistent_check(robot, params) -> dict:
+def consistent_check(robot, params, names=None) -> dict:
     """The ``consistent`` check: every body's pseudo-inertia >= 0 and friction >= 0 in the standard
-    parameters written (not judged, ``passed`` None, where there are none)."""
+    parameters written (not judged, ``passed`` None, where there are none). names: the links'
+    (default the joints')."""
     if params.standard is None:
         return {
             "name": "consistent",
@@ -284,7 +286,7 @@ def consistent_check(robot, params) -> dict:
             "detail": "not judged: base parameters only, no bodies (identify with --consistent for them)",
             "failures": [],
         }
-    n, names = robot.n_joints, robot.names
+    n, names = robot.n_joints, robot.names if names is None else names
     theta = np.asarray(params.standard, dtype=float)
     m, _, _, low = _bodies(theta[: 10 * n].reshape(n, 10))
     failures = [
@@ -324,8 +326,9 @@ def verdict_checks(robot, params, *, capsules=None) -> list[dict]:
     plain JSON values, each ``{"name", "passed" (True, False, or None: not judged), "detail",
     "failures"}``; ``plausible`` has its per-link numbers (:func:`plausible_check`). capsules:
     the link geometry (default: from ``params.model``'s URDF, else the skeleton)."""
-    checks = [consistent_check(robot, params), converged_check(params)]
-    if params.standard is None:
+    geometry = None if params.standard is None else link_geometry(robot, params.model, capsules)
+    checks = [consistent_check(robot, params, None if geometry is None else geometry[2]), converged_check(params)]
+    if geometry is None:
         checks.append(
             {
                 "name": "plausible",
@@ -335,7 +338,7 @@ def verdict_checks(robot, params, *, capsules=None) -> list[dict]:
             }
         )
     else:
-        checks.append(plausible_check(robot, params.standard, model=params.model, capsules=capsules))
+        checks.append(plausible_check(robot, params.standard, geometry=geometry))
     return checks
 
 
