@@ -136,3 +136,19 @@ def test_a_validation_flags_the_joint_far_from_the_others():
     assert [f["joint"] for f in flags] == [3] and flags[0]["name"] == "elbow"
     assert "NRMSE 60" in flags[0]["line"] and "the median of the other joints" in flags[0]["line"]
     assert "R^2 0.639 < 0.8" in flags[0]["line"]
+
+
+def test_a_urdf_model_is_judged_on_its_collision_geometry_and_link_names():
+    from jaxid import workflow
+
+    robot, desc = workflow.model(urdf="examples/data/kuka_lwr4/kuka_lwr4.urdf")
+    nominal = np.asarray(robot.parameter_vector())
+    by = _by_name(verdicts.verdict_checks(robot, _params_of(robot, nominal, model=desc, converged=True)))
+    assert by["plausible"]["passed"] and "URDF's collision/visual geometry" in by["plausible"]["geometry"]
+    heavy = _set_link(robot, nominal, 1, mass=314.0)
+    by = _by_name(verdicts.verdict_checks(robot, _params_of(robot, heavy, model=desc, converged=True)))
+    assert (
+        by["plausible"]["failures"][0]
+        == "link 2 (lwr_2_link): mass 314 kg is 116x the nominal 2.7 kg (allowed 1/3x to 3x)"
+    )
+    assert by["plausible"]["failures"][-1].startswith("total mass 326 kg is 22.6x the nominal 14.4 kg")

@@ -24,6 +24,7 @@ of the link's length), and every check says which.
 from __future__ import annotations
 
 import math
+import os
 import re
 import warnings
 
@@ -74,16 +75,7 @@ def link_geometry(robot, model: dict | None = None, capsules=None) -> tuple[list
     source = None
     if capsules is None and model is not None:
         if model.get("urdf"):
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    capsules = geometry.from_urdf(
-                        model["urdf"], robot, tip_link=model.get("tip_link"), drop_always=False
-                    )
-                fell_back = any("skeleton capsules" in str(w.message) for w in caught)
-                source = "the URDF's collision/visual geometry" + (" (skeleton where unreadable)" if fell_back else "")
-            except (OSError, ValueError):
-                capsules = None
+            capsules, source = _urdf_capsules(model["urdf"], model.get("tip_link"), robot)
         elif model.get("builtin") == "ur5":
             capsules, source = geometry.ur5(), "the built-in UR5 capsules"
     if capsules is not None and source is None:
@@ -109,6 +101,33 @@ def link_geometry(robot, model: dict | None = None, capsules=None) -> tuple[list
     elif skeletal:
         source += f"; skeleton for links {', '.join(str(i + 1) for i in skeletal)}"
     return links, source, names
+
+
+#: The capsules of URDFs already read, by (path, modification time, tip link, the chain's joints):
+#: an identification checked again (cross-validation, the prior-weight choice) reads its meshes once.
+_URDF_CAPSULES: dict = {}
+
+
+def _urdf_capsules(path, tip_link, robot):
+    """(capsules of the URDF at ``path`` on ``robot``'s chain, where they came from), or (None, None)
+    when the file cannot be read; cached in :data:`_URDF_CAPSULES`."""
+    from jaxid.model import geometry
+
+    try:
+        key = (str(path), os.stat(path).st_mtime_ns, tip_link, tuple(robot.names))
+    except OSError:
+        return None, None
+    if key not in _URDF_CAPSULES:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                capsules = geometry.from_urdf(path, robot, tip_link=tip_link, drop_always=False)
+            fell_back = any("skeleton capsules" in str(w.message) for w in caught)
+            source = "the URDF's collision/visual geometry" + (" (skeleton where unreadable)" if fell_back else "")
+            _URDF_CAPSULES[key] = (capsules, source)
+        except (OSError, ValueError):
+            _URDF_CAPSULES[key] = (None, None)
+    return _URDF_CAPSULES[key]
 
 
 def _point_distance(c, caps) -> float:
