@@ -28,7 +28,9 @@ identification later:
     the records of the stages (``jaxid.workflow.records``; null where a stage did not run): the
     estimator with the condition number and singular values (b,) of the column-scaled base
     regressor, residual RMS per joint (N m), noise variances, degrees of freedom, samples and data
-    files; what was done to each run; the screening; the consistent fit; the physics check.
+    files; what was done to each run; the screening; the consistent fit; the physics check (its
+    problems, and since issue 31 the named checks ``checks`` (consistent, converged, plausible, each
+    with its numbers: ``jaxid.workflow.verdicts``) and ``plausible``, absent in older files).
 ``extra``
     entries a caller added (``jaxid identify``: ``validate_on``, ``prior_weight_choice``).
 ``standard``
