@@ -86,6 +86,7 @@ def test_an_implausible_body_is_named_with_its_number(ur5, change, words):
     assert not any(f.startswith(("link 1 ", "link 3 ")) for f in by["plausible"]["failures"])
     lines = verdicts.verdict_lines(checks)
     assert "plausible: FAIL" in lines[2] and lines[-1].strip() == "verdict: not plausible (failed: plausible)"
+    assert verdicts.summary_line(checks) == "consistent: pass, converged: pass, plausible: FAIL; verdict: not plausible"
     assert not verdicts.overall(checks)
 
 

@@ -388,3 +388,11 @@ def verdict_lines(checks, indent: str = "  ") -> list[str]:
     else:
         lines.append(f"{indent}verdict: not judged ({', '.join(unjudged)} not judged)")
     return lines
+
+
+def summary_line(checks) -> str:
+    """The checks in one line, without their numbers: ``consistent: pass, converged: pass,
+    plausible: FAIL; verdict: not plausible`` (``jaxid validate`` on the params.json it reads)."""
+    word = {True: "pass", False: "FAIL", None: "not judged"}
+    verdict = verdict_lines(checks, indent="")[-1].removeprefix("verdict: ").split(" (")[0]
+    return ", ".join(f"{c['name']}: {word[c['passed']]}" for c in checks) + f"; verdict: {verdict}"
