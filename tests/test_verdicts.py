@@ -153,3 +153,13 @@ def test_a_urdf_model_is_judged_on_its_collision_geometry_and_link_names():
         == "link 2 (lwr_2_link): mass 314 kg is 116x the nominal 2.7 kg (allowed 1/3x to 3x)"
     )
     assert by["plausible"]["failures"][-1].startswith("total mass 326 kg is 22.6x the nominal 14.4 kg")
+
+
+def test_a_nominal_centre_of_mass_outside_a_thin_skeleton_widens_the_margin():
+    robot = library.puma560()  # no geometry: skeleton capsules, the shoulder's CAD centre of mass beyond them
+    ok = verdicts.plausible_check(robot, robot.parameter_vector(), model={"builtin": "puma560"})
+    assert ok["passed"] and "kinematic skeleton" in ok["geometry"]
+    assert ok["links"][1]["com_allowed_m"] > verdicts.COM_MARGIN + 0.05
+    far = _set_link(robot, robot.parameter_vector(), 1, com=(0.0, 0.0, 1.0))
+    bad = verdicts.plausible_check(robot, far, model={"builtin": "puma560"})
+    assert bad["failures"][0].startswith("link 2 (") and "+ the nominal's own" in bad["failures"][0]

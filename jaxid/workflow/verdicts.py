@@ -9,7 +9,8 @@ Three checks, each with its numbers, stored in params.json (``physics.checks``) 
 - ``plausible``: per link, the mass within a factor of the nominal's (:data:`MASS_FACTOR`), or,
   for a placeholder nominal (:func:`is_placeholder`), below the link's geometry-based bound
   (:data:`MAX_DENSITY` times the volume of its capsules); the centre of mass inside the link's
-  geometry (its capsules, grown by :data:`COM_MARGIN`); no degenerate body (the smallest
+  geometry (its capsules, grown by :data:`COM_MARGIN`, and by as much as the nominal centre of
+  mass lies outside them); no degenerate body (the smallest
   principal moment about the centre of mass at least :data:`DEGENERATE_FRACTION` of m size^2,
   size the largest extent of the link's geometry); and the total mass within
   :data:`TOTAL_MASS_FACTOR` of the nominal total (a placeholder's: below the sum of the bounds).
@@ -208,6 +209,9 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
         bound = MAX_DENSITY * volume
         bounds.append(bound)
         row: dict = {"link": j + 1, "name": names[j], "mass": float(m[j]), "size_m": size}
+        if m0[j] <= 0 and abs(m[j]) <= 1e-12 and not placeholder:  # massless, as the nominal: no body to judge
+            links.append({**row, "massless": True, "mass_ok": True, "com_ok": True, "body_ok": True})
+            continue
         # mass
         if not placeholder and m0[j] > 0:
             ratio = m[j] / m0[j]
@@ -224,19 +228,24 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
             if not ok:
                 failures.append(
                     f"{_label(names, j)}: mass {m[j]:.3g} kg is above its geometry bound {bound:.3g} kg "
-                    f"({MAX_DENSITY:g} kg/m^3 x {volume:.3g} m^3 of capsules; the nominal is a placeholder)"
+                    f"({MAX_DENSITY:g} kg/m^3 x {volume:.3g} m^3 of capsules; "
+                    + ("the nominal is a placeholder)" if placeholder else "its nominal mass is 0)")
                     if m[j] > 0
                     else f"{_label(names, j)}: mass {m[j]:.3g} kg is not positive"
                 )
         # centre of mass
         if m[j] > 0:
             dist = _point_distance(c[j], caps[j])
-            ok = dist <= COM_MARGIN
-            row.update(com=c[j].tolist(), com_outside_m=float(dist), com_ok=bool(ok))
+            # a nominal (CAD) centre of mass outside the geometry (a skeleton too thin) widens the margin by as much
+            own = _point_distance(c0[j], caps[j]) if not placeholder and m0[j] > 0 else 0.0
+            allowed = COM_MARGIN + own
+            ok = dist <= allowed
+            row.update(com=c[j].tolist(), com_outside_m=float(dist), com_allowed_m=float(allowed), com_ok=bool(ok))
             if not ok:
                 failures.append(
                     f"{_label(names, j)}: centre of mass {dist:.3g} m outside the link's geometry "
-                    f"(at {np.linalg.norm(c[j]):.3g} m from the joint; allowed margin {COM_MARGIN:g} m)"
+                    f"(at {np.linalg.norm(c[j]):.3g} m from the joint; allowed margin {COM_MARGIN:g} m"
+                    + (f" + the nominal's own {own:.3g} m outside)" if own > 0 else ")")
                 )
             # degenerate body
             smallest = float(np.linalg.eigvalsh(I_c[j])[0])
@@ -311,7 +320,7 @@ def consistent_check(robot, params, names=None) -> dict:
     failures = [
         f"{_label(names, j)}: pseudo-inertia's smallest eigenvalue {low[j]:.3g} < 0 (mass {m[j]:.3g} kg)"
         for j in range(n)
-        if not (low[j] >= -1e-12 * max(1.0, abs(m[j])) and m[j] > 0)
+        if not (low[j] >= -1e-12 * max(1.0, abs(m[j])) and m[j] >= 0)
     ]
     friction = []
     for name, v in zip(params.parameter_names[10 * n :], theta[10 * n :]):
