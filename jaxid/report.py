@@ -37,6 +37,8 @@ from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named her
 )
 from jaxid.workflow.commands import jsonable
 from jaxid.workflow.preprocess import describe_run
+from jaxid.workflow.validation import NRMSE_FACTOR, R2_MIN, joint_flags
+from jaxid.workflow.verdicts import verdict_lines
 
 #: Validation metrics in tables: (key, header, format); ``nrms_limits`` where the model has torque limits.
 METRIC_COLUMNS = (
@@ -482,17 +484,15 @@ def identification_document(
         items.append(params.screening.message)
     if params.physics is not None:
         problems = params.physics.problems or []
-        items.append(
-            "physics: "
-            + (
-                "physically consistent"
-                if params.physics.consistent
-                else "NOT physically consistent: " + "; ".join(problems)
-                if problems
-                else "not shown to be physically consistent (base parameters only: no consistent "
-                "standard parameters were found; identify with --consistent for them)"
+        items += [f"problem: {p}" for p in problems]
+        if params.physics.checks is not None:  # the named checks, each with its numbers
+            items += [line.strip() for line in verdict_lines(params.physics.checks, indent="")]
+        else:  # a params.json written before the named checks
+            items.append(
+                "checks: not recorded (params.json written before the named checks consistent, converged, "
+                "plausible); standard parameters "
+                + ("consistent" if params.physics.consistent else "not shown to be consistent")
             )
-        )
     if held_out:
         items.append(f"validated on {', '.join(os.path.basename(str(r['source'])) for r in validation.runs)}")
     items += [f"warning: {w}" for w in validation.warnings]
@@ -576,6 +576,14 @@ def identification_document(
             f"{_fmt(run.get('relative_error'), '.3g')} %."
         )
         doc.table(*metrics_rows(run, joint_names))
+        flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
+        doc.bullets(
+            [f"flagged: {f['line']}" for f in flags]
+            or [
+                f"no joint flagged (each joint's NRMSE within {NRMSE_FACTOR:g}x the median of the others, "
+                f"R^2 >= {R2_MIN:g})"
+            ]
+        )
         doc.figure(
             f"torque_{i + 1}.png",
             torque_figure(None, t, real, pred, joint_names, title=label),

@@ -116,6 +116,11 @@ def test_noisy_data_predict_held_out_torques(run, capsys):
     # Identified on both noisy runs (0.5 % torque noise), predicting the noise-free truth of run 2.
     assert m["nrmse"]["overall"] < 3.0 and m["r2"]["overall"] > 0.99
     assert abs(m["relative_error"] - m["nrmse"]["overall"]) < 1e-9
+    # Every joint judged on its own: none far from the others here, and the table says so.
+    assert m["flagged"] == [] and "no joint flagged (NRMSE within 3x the other joints' median" in table
+    # The identification's own checks, named with its file (least squares only: the bodies not judged).
+    assert "consistent: not judged, converged: not judged, plausible: not judged; verdict: not judged" in table
+    assert doc["checks"]["plausible"] is False
     assert (out / "truth2_torques.png").stat().st_size > 1000
     assert json.loads((out / "metrics.json").read_text()) == doc
     # --robot given explicitly: the same model, the same figures.
@@ -168,9 +173,14 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     out = capsys.readouterr().out
     params = results.load_params(run / "c.json")
     assert params.fit["method"] == "wls+consistent" and params.standard is not None
-    # "physically consistent" only when the constrained fit converged and nothing is wrong; a fit
-    # that stopped early is named as such, is an error (exit 1) and writes no URDF.
-    assert ("standard parameters: physically consistent" in out) == params.fit["physics"]["consistent"]
+    # Named checks instead of one word: "plausible" only when every check passes; a fit that
+    # stopped early is named as such, is an error (exit 1) and writes no URDF.
+    assert "physically consistent" not in out
+    assert "consistent: pass" in out and "plausible:" in out
+    assert ("verdict: plausible" in out) == params.fit["physics"]["plausible"]
+    assert ("converged: FAIL" in out) == (not params.fit["converged"])
+    # The true robot's links are within 20 % of the nominal: a converged fit of its data is plausible.
+    assert params.fit["physics"]["plausible"] == params.fit["converged"]
     assert ("PHYSICS: the consistent fit did not converge" in out) == (not params.fit["converged"])
     assert code == (0 if params.fit["converged"] else 1) and (run / "arm.urdf").exists() == params.fit["converged"]
     if not params.fit["converged"]:

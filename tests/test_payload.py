@@ -192,7 +192,10 @@ def test_warning_names_the_failed_condition(ur5, ur5_data):
     np.testing.assert_allclose(fit.theta, bad, rtol=1e-9, atol=1e-12)
     assert P.consistency_failures(fit.theta_consistent) == ()
     assert not fit.consistent and fit.converged  # loud: the verdict names both
-    assert fit.verdict().startswith("converged; NOT physically consistent: pseudo-inertia is not positive definite")
+    assert fit.verdict().startswith(
+        "converged; consistent: FAIL for the least-squares column: pseudo-inertia is not positive definite"
+    )
+    assert fit.verdict().endswith("the estimate reported is the constrained body closest to it (consistent: pass)")
 
 
 def test_wrist_free_joints_1_to_3_identify_everything(ur5, ur5_data):
@@ -346,7 +349,7 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
     assert result["estimate_kind"] == "least squares" and result["least_squares"] == result["estimate"]
     assert result["consistent"] and result["rank"] == 10 and result["converged"]
-    assert "fit: converged; physically consistent" in capsys.readouterr().out
+    assert "fit: converged; consistent: pass" in capsys.readouterr().out
     assert main(["payload", "--robot", "ur5", "--joints", "0,1", str(csv)]) == 2
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2

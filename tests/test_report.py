@@ -165,6 +165,38 @@ def test_html_is_self_contained_and_every_figure_decodes(written):
     for name in constructed_params().base.names:
         assert name in page
     assert report.FLAG_INERTIA in page and "negative viscous friction" in page and "iterations" in page
+    # A params file written before the named checks says so; the run's joints are judged one by one.
+    assert "checks: not recorded" in page and "no joint flagged" in page and "physics: physically" not in page
+
+
+def test_report_lists_the_named_checks_and_flags_a_bad_joint():
+    """The report's summary has each named check with its numbers and the verdict; a joint the
+    parameters predict badly is flagged under its run's table."""
+    import dataclasses
+
+    checks = [
+        {"name": "consistent", "passed": True, "detail": "every body's pseudo-inertia >= 0", "failures": []},
+        {"name": "converged", "passed": True, "detail": "the consistent fit, 40 Newton steps", "failures": []},
+        {
+            "name": "plausible",
+            "passed": False,
+            "detail": "masses ...",
+            "failures": ["link 2 (l2): mass 50 kg is 50x the nominal 1 kg (allowed 1/3x to 3x)"],
+        },
+    ]
+    params = constructed_params()
+    params = dataclasses.replace(params, physics=dataclasses.replace(params.physics, checks=checks, plausible=False))
+    t = np.arange(200) / 100.0
+    real = np.stack([10 * np.sin(2 * t), 3 * np.cos(3 * t)], axis=1)
+    pred = real.copy()
+    pred[:, 0] += np.random.default_rng(1).normal(scale=0.1, size=len(t))
+    pred[:, 1] = 0.3 * real[:, 1]  # joint 2 predicted badly: R^2 about 0.5
+    run = {"source": "run1.csv", "samples": len(t), **results.validation_metrics(real, pred)}
+    val = workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred])
+    text = report.identification_document(params, val, joint_names=["j1", "j2"]).markdown()
+    assert "plausible: FAIL (masses ...)" in text and "link 2 (l2): mass 50 kg is 50x the nominal 1 kg" in text
+    assert "verdict: not plausible (failed: plausible)" in text and "physics: physically" not in text
+    assert "flagged: joint 2 (j2): " in text and "R^2 0.5" in text
 
 
 def test_markdown_twin_has_real_tables_with_full_names(written):

@@ -111,6 +111,14 @@ def test_identifies_and_validates_on_the_same_robot(experiment):
     assert val.warnings == [] and val.worst("nrmse") < 1.0
     assert params.preprocessing[0].cutoff_hz == prepared.choices[0]["cutoff_hz"]
     assert isinstance(params.physics.problems, list)
+    # Base parameters only (no consistent bodies): the body checks are not judged, and not "plausible".
+    assert [c["passed"] for c in params.physics.checks] == [None, None, None] and not params.physics.plausible
+    assert workflow.verdict_lines(params.physics.checks)[-1].strip().startswith("verdict: not judged")
+    assert val.flagged() == [] and all(r["flagged"] == [] for r in val.runs)
+    # A joint predicted badly is flagged by name, with its numbers.
+    bad = workflow.validate(robot, params, held_out, truth=[runs[1].tau * np.array([1.0, 3.0])])
+    assert [(f["joint"], f["name"]) for _, f in bad.flagged()] == [(2, robot.coordinate_names[1])]
+    assert "R^2" in bad.flagged()[0][1]["line"]
 
 
 def test_other_kinematics_are_named(experiment):

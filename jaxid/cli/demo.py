@@ -220,7 +220,12 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
         "truth": truth.tolist(),
         "within_3_std": int(np.sum(z <= 3)),
         "preprocessing": [c.to_dict() for c in runs],
-        "physics": {"consistent": physics.consistent, "problems": physics.problems},
+        "physics": {
+            "consistent": physics.consistent,
+            "problems": physics.problems,
+            "checks": physics.checks,
+            "plausible": physics.plausible,
+        },
         "validation_measured": val,
         "validation_true": val_true,
         "worst_nrmse_true_percent": max(v for v in val_true["nrmse"]["per_joint"] if v is not None),
@@ -236,7 +241,11 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
         + table(report.parameter_rows(params, joint_types=robot.joint_types, truth=truth)),
         "Validation against the measured torque": table(report.metrics_rows(val, robot.coordinate_names)),
         "Validation against the noise-free true torque": table(report.metrics_rows(val_true, robot.coordinate_names)),
-        "Physics": "\n".join(f"- {p}" for p in physics.problems) or "no problems found",
+        "Physics": "\n".join(
+            [f"- {p}" for p in physics.problems]
+            + [f"- {line.strip()}" for line in workflow.verdict_lines(physics.checks or [], indent="")]
+        )
+        or "no problems found",
         "Timings": "  ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
     }
     figures = figs + [str(Path(p).relative_to(out)) for p in (val.get("figure"), val_true.get("figure")) if p]

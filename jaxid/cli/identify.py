@@ -27,7 +27,7 @@ from jaxid.cli.common import (
     write_report,
 )
 from jaxid.results import json_number
-from jaxid.workflow import commands, condition_rating, requests
+from jaxid.workflow import commands, condition_rating, requests, verdicts
 
 EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
@@ -231,7 +231,12 @@ def run(args) -> int:
         "cond_gram_rating": None if est.cond_gram is None else condition_rating(est.cond_gram),
         "residual_rms_nm": [json_number(v) for v in (consistency or est).residual_rms],  # the consistent fit's, if any
         "preprocessing": [p.to_dict() for p in params.preprocessing],
-        "physics": {"consistent": physics.consistent, "problems": physics.problems},
+        "physics": {
+            "consistent": physics.consistent,
+            "problems": physics.problems,
+            "checks": physics.checks,
+            "plausible": physics.plausible,
+        },
         "standard_consistent": params.standard is not None,
         "converged": converged,
         "report": html,
@@ -312,16 +317,8 @@ def run(args) -> int:
         print(f"  {scr.message}")
     for problem in physics.problems:
         print(f"  PHYSICS: {problem}")
-    if physics.consistent and converged is not False:
-        verdict = "physically consistent"
-    elif params.standard is not None:
-        verdict = "consistent bodies, but see the problems above (not called consistent)"
-    else:
-        verdict = (
-            "not physically consistent (base parameters only"
-            + ("" if args.consistent else "; --consistent for a consistent estimate")
-            + ")"
-        )
-    print(f"  standard parameters: {verdict}")
+    if physics.checks is not None:
+        print("  checks:")
+        print("\n".join(verdicts.verdict_lines(physics.checks, indent="    ")))
     print(f"wrote {args.output}" + "".join(f" and {p}" for p in (doc["urdf"], doc["mjcf"], html) if p))
     return code

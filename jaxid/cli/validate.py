@@ -18,7 +18,7 @@ from jaxid.cli.common import (
     warn,
     write_report,
 )
-from jaxid.workflow import commands, requests
+from jaxid.workflow import NRMSE_FACTOR, R2_MIN, commands, requests, verdicts
 
 EXAMPLE = """examples:
   jaxid validate --robot ur5 --params params.json data2.csv
@@ -86,6 +86,9 @@ def run(args) -> int:
         "warnings": val.warnings,
         "preprocessing": list(prepared.choices),
     }
+    checks = None if params.physics is None else params.physics.checks
+    if checks is not None:  # the identification's own verdict, named with the file it came from
+        doc["checks"] = {"checks": checks, "plausible": params.physics.plausible}
     for path, entry, t, real, pred in zip(args.data, val.runs, val.t, val.measured, val.predicted):
         entry = {"file": path, **{k: v for k, v in entry.items() if k != "source"}}
         if not args.no_figures:
@@ -108,6 +111,8 @@ def run(args) -> int:
         ("max_pe", "max PE %", ".3g"),
         ("nrms_limits", "NRMS lim %", ".3g"),
     ]
+    if checks is not None:
+        print(f"{args.params}: {verdicts.summary_line(checks)} (the identification's checks)")
     for e in doc["files"]:
         motor = e.get("space") == "motor"  # a motor-side log: the motors' torques
         where = " (motor torques, as logged)" if motor else ""
@@ -120,6 +125,10 @@ def run(args) -> int:
         for j in range(model.n):
             print(f"  {labels[j]:<{w}}" + "".join(fmt(e[k]["per_joint"][j], f) for k, _, f in shown))
         print(f"  {'overall':<{w}}" + "".join(fmt(e[k]["overall"], f) for k, _, f in shown))
+        for flag in e.get("flagged", []):
+            print(f"  FLAGGED: {flag['line']}")
+        if not e.get("flagged"):
+            print(f"  no joint flagged (NRMSE within {NRMSE_FACTOR:g}x the other joints' median, R^2 >= {R2_MIN:g})")
     if not args.no_figures:
         print(f"wrote figures and metrics.json to {out}/")
     if doc["report"]:

@@ -373,16 +373,20 @@ class PayloadFit(eqx.Module):
         return self.rank == 10 and not self.failures
 
     def verdict(self) -> str:
-        """One line: whether the fit converged and whether theta is physically consistent, by name."""
+        """One line: whether the fit converged and the named check ``consistent`` (pseudo-inertia
+        positive semi-definite) of the least-squares payload, with the column it applies to: when
+        least squares is not a body, the estimate reported is the constrained body closest to it."""
         solved = "converged" if self.converged else "NOT converged (the constrained estimate's solver stopped)"
         if self.rank < 10:
-            physics = (
-                f"physical consistency not checked (rank {self.rank} of 10: use more joints or a richer trajectory)"
-            )
+            physics = f"consistent: not judged (rank {self.rank} of 10: use more joints or a richer trajectory)"
         elif self.consistent:
-            physics = "physically consistent"
+            physics = "consistent: pass (the least-squares payload is a body; it is the estimate reported)"
         else:
-            physics = "NOT physically consistent: " + "; ".join(self.failures)
+            physics = (
+                "consistent: FAIL for the least-squares column: "
+                + "; ".join(self.failures)
+                + "; the estimate reported is the constrained body closest to it (consistent: pass)"
+            )
         return f"{solved}; {physics}"
 
     @property

@@ -94,4 +94,24 @@ from jaxid.workflow.records import (  # noqa: F401
     WorkflowError,
 )
 from jaxid.workflow.regress import base_of, outside_reversals, regressor_rows  # noqa: F401
-from jaxid.workflow.validation import Validation, check_model, predict, validate, validation_metrics  # noqa: F401
+from jaxid.workflow.validation import (  # noqa: F401
+    NRMSE_FACTOR,
+    R2_MIN,
+    Validation,
+    check_model,
+    joint_flags,
+    predict,
+    validate,
+    validation_metrics,
+)
+from jaxid.workflow.verdicts import (  # noqa: F401
+    COM_MARGIN,
+    DEGENERATE_FRACTION,
+    MASS_FACTOR,
+    MAX_DENSITY,
+    TOTAL_MASS_FACTOR,
+    is_placeholder,
+    plausible_check,
+    verdict_checks,
+    verdict_lines,
+)

@@ -246,16 +246,25 @@ def _fit_problems(params) -> list[str]:
     return problems
 
 
-def check_physics(robot, params, *, scale: bool = True):
+def check_physics(robot, params, *, scale: bool = True, capsules=None):
     """``params`` with its :class:`~jaxid.workflow.records.PhysicsCheck`: the problems of
     :func:`physics_report`, whether the standard parameters are a physical model with none of them
-    (and a consistent fit that converged), and, with ``scale``, :func:`scale_vs_model`, warned about
+    (and a consistent fit that converged), the named checks (consistent, converged, plausible:
+    :func:`jaxid.workflow.verdicts.verdict_checks`, the link geometry from ``capsules`` or the
+    model's URDF) and whether all pass, and, with ``scale``, :func:`scale_vs_model`, warned about
     beyond :data:`SCALE_WARN` (a torque unit or gain off by that factor)."""
+    from jaxid.workflow import verdicts
+
     problems = physics_report(robot, params)
     ratio = scale_vs_model(robot, params) if scale else None
     converged = params.consistency is None or params.consistency.converged
+    checks = verdicts.verdict_checks(robot, params, capsules=capsules)
     physics = PhysicsCheck(
-        consistent=params.standard is not None and not problems and converged, problems=problems, scale_vs_model=ratio
+        consistent=params.standard is not None and not problems and converged,
+        problems=problems,
+        scale_vs_model=ratio,
+        checks=checks,
+        plausible=verdicts.overall(checks),
     )
     if ratio is not None and not 1 / SCALE_WARN < ratio < SCALE_WARN:
         warnings.warn(

@@ -28,7 +28,9 @@ identification later:
     the records of the stages (``jaxid.workflow.records``; null where a stage did not run): the
     estimator with the condition number and singular values (b,) of the column-scaled base
     regressor, residual RMS per joint (N m), noise variances, degrees of freedom, samples and data
-    files; what was done to each run; the screening; the consistent fit; the physics check.
+    files; what was done to each run; the screening; the consistent fit; the physics check (its
+    problems, and since issue 31 the named checks ``checks`` (consistent, converged, plausible, each
+    with its numbers: ``jaxid.workflow.verdicts``) and ``plausible``, absent in older files).
 ``extra``
     entries a caller added (``jaxid identify``: ``validate_on``, ``prior_weight_choice``).
 ``standard``
@@ -215,6 +217,8 @@ class Params(eqx.Module):
             if self.lugre_fit is None:  # the LuGre fit does not check the scale
                 out["scale_vs_model"] = self.physics.scale_vs_model
             out["physics"] = {"consistent": self.physics.consistent, "problems": self.physics.problems}
+            if self.physics.checks is not None:  # added after version 1: only when set
+                out["physics"].update(checks=self.physics.checks, plausible=self.physics.plausible)
         return {**out, **self.extra}
 
     @property
@@ -287,7 +291,13 @@ def records_from_fit(fit: dict) -> dict:
         lugre_fit=part(LugreFit, "lugre"),
         physics=None
         if physics is None
-        else PhysicsCheck(physics.get("consistent"), physics.get("problems", []), fit.get("scale_vs_model")),
+        else PhysicsCheck(
+            physics.get("consistent"),
+            physics.get("problems", []),
+            fit.get("scale_vs_model"),
+            physics.get("checks"),
+            physics.get("plausible"),
+        ),
         standard_source=fit.get("standard_source"),
         extra={k: v for k, v in fit.items() if k not in _FIT_KEYS},
     )

@@ -215,8 +215,13 @@ class LugreFit(_Record):
 class PhysicsCheck(_Record):
     """What is physically wrong with the result (``jaxid.workflow.physics_report``): whether the
     standard parameters written are a consistent model with nothing named, the problems in words,
-    and the estimate's scale against the model's nominal inertials (``scale_vs_model``, or None)."""
+    the estimate's scale against the model's nominal inertials (``scale_vs_model``, or None), the
+    named checks with their numbers (``jaxid.workflow.verdicts.verdict_checks``: consistent,
+    converged, plausible; None in files written before them) and whether every one passed
+    (``plausible``, None where not checked)."""
 
     consistent: bool
     problems: list
     scale_vs_model: float | None = None
+    checks: list | None = None
+    plausible: bool | None = None

@@ -110,14 +110,63 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
     return out
 
 
+#: A joint whose NRMSE is more than this many times the median NRMSE of the run's other joints is
+#: flagged (:func:`joint_flags`): one overall figure hides a joint the model does not fit.
+NRMSE_FACTOR = 3.0
+#: A joint whose R^2 is below this is flagged (:func:`joint_flags`).
+R2_MIN = 0.8
+
+
+def joint_flags(run: dict, names: Sequence[str] | None = None) -> list[dict]:
+    """The joints of one run's metrics (:func:`validation_metrics`) that are far from the others:
+    NRMSE above :data:`NRMSE_FACTOR` times the median NRMSE of the run's other joints, or R^2 below
+    :data:`R2_MIN`. One dict per flagged joint: ``joint`` (1-based), ``name``, ``nrmse`` (%),
+    ``r2``, ``median_nrmse`` (% of the other joints), ``why`` (the reasons in words) and ``line``
+    (all of it in one line)."""
+    nrmse = [math.nan if v is None else float(v) for v in run.get("nrmse", {}).get("per_joint", [])]
+    r2 = [math.nan if v is None else float(v) for v in run.get("r2", {}).get("per_joint", [])]
+    n = max(len(nrmse), len(r2))
+    names = list(names) if names is not None else [f"joint{j + 1}" for j in range(n)]
+    out = []
+    for j in range(n):
+        others = [v for k, v in enumerate(nrmse) if k != j and math.isfinite(v)]
+        median = float(np.median(others)) if others else math.nan
+        why = []
+        e = nrmse[j] if j < len(nrmse) else math.nan
+        if math.isfinite(e) and math.isfinite(median) and e > NRMSE_FACTOR * median:
+            ratio = f"{e / median:.3g}x" if median > 0 else "above"
+            why.append(
+                f"NRMSE {e:.3g} % is {ratio} the median of the other joints ({median:.3g} %; flagged above "
+                f"{NRMSE_FACTOR:g}x)"
+            )
+        r = r2[j] if j < len(r2) else math.nan
+        if math.isfinite(r) and r < R2_MIN:
+            why.append(f"R^2 {r:.3g} < {R2_MIN:g}")
+        if why:
+            label = f"joint {j + 1} ({names[j]})"
+            out.append(
+                {
+                    "joint": j + 1,
+                    "name": names[j],
+                    "nrmse": None if not math.isfinite(e) else e,
+                    "r2": None if not math.isfinite(r) else r,
+                    "median_nrmse": None if not math.isfinite(median) else median,
+                    "why": why,
+                    "line": f"{label}: " + "; ".join(why),
+                }
+            )
+    return out
+
+
 @dataclass(frozen=True)
 class Validation:
     """Held-out prediction of :func:`validate`.
 
     runs: one dict per run: ``source``, ``samples``, ``space`` ("joint", or "motor" for a run
-        logged on the motors' side: its torques compared as the motors' ``tau_m = R^T tau``) and
-        the metrics of :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
-        relative_error %, nrms_limits % where the model has torque limits, on the joints' side).
+        logged on the motors' side: its torques compared as the motors' ``tau_m = R^T tau``), the
+        metrics of :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
+        relative_error %, nrms_limits % where the model has torque limits, on the joints' side)
+        and ``flagged``: the joints far from the others (:func:`joint_flags`).
     t, measured, predicted: per run, (N,) s and (N, n) N m, in the run's ``space``.
     warnings: model mismatches found between the parameters and the given robot.
     """
@@ -131,6 +180,11 @@ class Validation:
     def worst(self, metric: str = "nrmse") -> float:
         """The largest per-joint value of ``metric`` over all runs."""
         return max(max(v for v in r[metric]["per_joint"] if v is not None) for r in self.runs)
+
+    def flagged(self) -> list[tuple[str, dict]]:
+        """(run source, flag) of every joint :func:`joint_flags` flags, over all runs (each run's
+        ``flagged`` entry)."""
+        return [(r["source"], f) for r in self.runs for f in r.get("flagged", [])]
 
 
 def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None) -> Validation:
@@ -172,12 +226,14 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
             )
         if motor and transmission is not None:  # in the log's space: the motors' torques (limits are the joints')
             real, pred = (np.asarray(transmission.motor_torques(x)) for x in (real, pred))
+        metrics = validation_metrics(real, pred, None if motor else tau_max)
         val.runs.append(
             {
                 "source": prepared.choices[i]["source"],
                 "samples": len(ds),
                 "space": "motor" if motor else "joint",
-                **validation_metrics(real, pred, None if motor else tau_max),
+                **metrics,
+                "flagged": joint_flags(metrics, list(robot.coordinate_names)),
             }
         )
         val.t.append(np.asarray(ds.t))
