@@ -226,6 +226,23 @@ def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
     assert not (run / "stopped.urdf").exists() and (run / "stopped.json").exists()
     assert main(args + ["--accept-unconverged"]) == 0 and (run / "stopped.urdf").exists()
     assert "standard parameters: physically consistent" not in capsys.readouterr().out
+    # validate refuses the unconverged params.json unless told, naming both ways out
+    check = ["validate", str(run / "truth2.csv"), "--params", str(run / "stopped.json"), "--no-figures", "--quiet"]
+    assert main(check) != 0
+    err = capsys.readouterr().err
+    assert "did not converge in 7 steps" in err and "--max-steps" in err and "--accept-unconverged" in err
+    assert main(check + ["--accept-unconverged"]) == 0
+
+
+def test_max_steps_limits_the_consistent_fit(run, capsys):
+    """--max-steps is the consistent fit's Newton budget: 2 steps stop it unconverged (exit 1,
+    the message says to raise it); without --consistent it is refused."""
+    args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "two.json"), "--quiet"]
+    assert main(args + ["--consistent", "--max-steps", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "did not converge in 2 steps" in err and "raise --max-steps (now 2)" in err
+    assert main(args + ["--max-steps", "2"]) != 0
+    assert "--max-steps limits the Newton steps of --consistent" in capsys.readouterr().err
 
 
 def test_fit_gravity_is_kept_for_validate(run, capsys):

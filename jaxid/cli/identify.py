@@ -92,6 +92,14 @@ def register(sub):
         "converge is an error (exit 1; params.json is written, marked not converged, no URDF)",
     )
     p.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--consistent: Newton steps the fit may take (default 1000); raise it when a fit stops "
+        "unconverged at the limit",
+    )
+    p.add_argument(
         "--accept-unconverged",
         action="store_true",
         help="--consistent: accept a fit that did not converge (exit 0, URDF written; it is still "
@@ -189,6 +197,7 @@ def request(args) -> requests.IdentifyRequest:
         reference=args.reference,
         consistent=args.consistent,
         accept_unconverged=args.accept_unconverged,
+        max_steps=args.max_steps,
         prior_weight=args.prior_weight,
         bounds=bounds_spec(args),
         fit_gravity=args.fit_gravity,
@@ -264,7 +273,7 @@ def run(args) -> int:
             f"jaxid identify: error: the consistent fit did not converge in {consistency.steps} steps; "
             f"{args.output} holds it, marked not converged"
             + (f", and no {kind} was written" if model_out else "")
-            + "; use the result only with --accept-unconverged",
+            + f"; raise --max-steps (now {consistency.steps}) or use the result only with --accept-unconverged",
             file=sys.stderr,
         )
     for key, path in (("urdf", args.urdf_out), ("mjcf", args.mjcf_out)):

@@ -50,6 +50,11 @@ def register(sub):
         help="directory for the figures and metrics.json (default ./validation)",
     )
     p.add_argument("--no-figures", action="store_true", help="skip the figures")
+    p.add_argument(
+        "--accept-unconverged",
+        action="store_true",
+        help="validate a params.json whose consistent fit did not converge (refused otherwise)",
+    )
     add_report_argument(p, "the held-out prediction (parameter table with flags, metrics, torque fit, residuals)")
     add_data_arguments(p)
     add_json_argument(p)
@@ -64,6 +69,7 @@ def run(args) -> int:
         params=args.params,
         model=model_spec(args),
         prepare=data_spec(args),
+        accept_unconverged=args.accept_unconverged,
         json=args.json,
         out=None if args.no_figures else args.out,
         report=args.report,

@@ -16,10 +16,13 @@ from jaxid.workflow.records import Consistency, WorkflowError
 from jaxid.workflow.regress import _holdout_rows, regressor_rows
 
 
-def fit_consistent(robot, params, rows, scr, *, method: str, prior_weight: float, bounds=None, sdp_check=False):
+def fit_consistent(
+    robot, params, rows, scr, *, method: str, prior_weight: float, bounds=None, sdp_check=False, max_steps=None
+):
     """``params`` with physically consistent standard parameters
     (``jaxid.identification.consistent.identify_consistent``, prior weight ``prior_weight``, body
-    ``bounds``; with ``sdp_check`` also solved as an SDP) fitted to the held ``rows`` the screening
+    ``bounds``; with ``sdp_check`` also solved as an SDP; ``max_steps`` its Newton steps, None:
+    its default) fitted to the held ``rows`` the screening
     kept (``jaxid.workflow.screen.Rows``; streamed: the screening's reduced rows ``scr.reduced``).
     The consistent bodies are the identified model: the estimate becomes their base parameters
     (the covariance stays that of the least-squares estimate); the record is ``params.consistency``."""
@@ -29,7 +32,14 @@ def fit_consistent(robot, params, rows, scr, *, method: str, prior_weight: float
         bounds.check()
     data = dict(reduced=scr.reduced) if rows.stream else dict(W=rows.W, tau=rows.tau)
     c = identify_consistent(
-        robot, **data, base=params.base, method=method, weight=prior_weight, bounds=bounds, reference=sdp_check
+        robot,
+        **data,
+        base=params.base,
+        method=method,
+        weight=prior_weight,
+        bounds=bounds,
+        reference=sdp_check,
+        max_steps=max_steps,
     )
     num = lambda x: None if not np.isfinite(float(x)) else float(x)
     steps, converged, valid = int(c.num_steps), bool(c.converged), bool(c.valid)

@@ -35,6 +35,7 @@ def identify(
     description: dict | None = None,
     consistent: bool = False,
     prior_weight: float = 1e-3,
+    max_steps: int | None = None,
     stribeck_vs: float | str | None = None,
     bounds=None,
     sdp_check: bool = False,
@@ -60,7 +61,8 @@ def identify(
         built in code (``jaxid.model.description.model_description``: validating then needs the robot).
     consistent: also estimate physically consistent standard parameters
         (``jaxid.identification.consistent.identify_consistent``, prior weight
-        ``prior_weight``) and predict with them.
+        ``prior_weight``) and predict with them. max_steps: its Newton steps (None: its
+        default, 1000 for the barrier method).
     bounds: ``jaxid.identification.consistent.Bounds`` on the consistent bodies (masses,
         centres of mass, total mass), or None.
     sdp_check: with ``consistent``, also solve the same problem as an SDP (cvxpy + Clarabel,
@@ -132,7 +134,15 @@ def identify(
     if consistent:
         held = rows.take(kept)
         params = fit_consistent(
-            robot, params, held, scr, method=method, prior_weight=prior_weight, bounds=bounds, sdp_check=sdp_check
+            robot,
+            params,
+            held,
+            scr,
+            method=method,
+            prior_weight=prior_weight,
+            bounds=bounds,
+            sdp_check=sdp_check,
+            max_steps=max_steps,
         )
     else:
         params = with_nominal_standard(robot, params)

@@ -360,6 +360,7 @@ class IdentifyRequest:
     reference: tuple[str, ...] | None = None
     consistent: bool = False
     accept_unconverged: bool = False
+    max_steps: int | None = None
     prior_weight: float = 1e-3
     bounds: BoundsSpec = field(default_factory=BoundsSpec)
     fit_gravity: bool = False
@@ -409,6 +410,11 @@ class IdentifyRequest:
         elif self.friction != "terms":
             raise WorkflowError(f"friction must be 'terms' or 'lugre', got {self.friction!r}")
         _bounds_need_consistent(self.bounds, self.consistent)
+        if self.max_steps is not None:
+            if not self.consistent:
+                raise WorkflowError("--max-steps limits the Newton steps of --consistent; add --consistent")
+            if int(self.max_steps) != self.max_steps or self.max_steps < 1:
+                raise WorkflowError(f"--max-steps must be an integer >= 1, got {self.max_steps}")
         if self.validate_on:
             if not self.consistent:
                 raise WorkflowError("--validate-on chooses the prior weight of --consistent; add --consistent")
@@ -476,12 +482,15 @@ class ValidateRequest:
     """``jaxid validate``: predict the torques of the held-out dataset files ``data`` from the
     parameters in ``params`` (the model from ``model`` when it names one, else from the file).
     ``out`` and ``report``: the folders of the caller's figures (``metrics.json``, one
-    ``STEM_torques.png`` per data file) and report, checked with ``json``."""
+    ``STEM_torques.png`` per data file) and report, checked with ``json``. A params.json whose
+    consistent fit did not converge (written with ``--accept-unconverged``) is refused unless
+    ``accept_unconverged``."""
 
     data: tuple[str, ...]
     params: str
     model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
     prepare: DataSpec = field(default_factory=DataSpec)
+    accept_unconverged: bool = False
     json: str | None = None
     out: str | None = None
     report: str | None = None

@@ -133,6 +133,7 @@ def _fit(r: IdentifyRequest, robot, desc, prepared, body_bounds, prior_weight, p
         consistent=r.consistent,
         reference=reference,
         prior_weight=prior_weight,
+        max_steps=r.max_steps,
         stribeck_vs=r.model.stribeck_vs,
         bounds=body_bounds,
         sdp_check=r.sdp_check,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from jaxid import workflow
+from jaxid.workflow import WorkflowError
 from jaxid.workflow import params as _params
 from jaxid.workflow.commands.common import Log, check_paths, log_data, model_for_params, policy, read_runs
 from jaxid.workflow.requests import ValidateRequest
@@ -38,6 +39,13 @@ def run_validate(
     r = request
     check_paths(r)
     params = _params.load_params(r.params)
+    c = params.consistency
+    if c is not None and c.converged is False and not r.accept_unconverged:
+        raise WorkflowError(
+            f"{r.params}: its consistent fit did not converge in {c.steps} steps, so its bodies are not the "
+            "optimum of their problem; identify again with a higher --max-steps (or a positive --prior-weight), "
+            "or validate it anyway with --accept-unconverged"
+        )
     model = model_for_params(r.model, params, r.params, warn=warn)
     chosen, how = reused_policy(r.prepare, params)
     if log is not None:
