@@ -39,12 +39,13 @@ def register(sub):
     p.add_argument("--validation", metavar="CSV", help="held-out experiment of the same axes for WAPE / max PE")
     p.add_argument(
         "--method",
-        choices=("full", "shape", "shape-log", "shape-article", "pso"),
+        choices=("full", "shape", "shape-log", "shape-article", "shape-article-once", "pso"),
         default="full",
         help="full (default): swarm 50x50, shape-factor iteration, vd, Levenberg-Marquardt; "
         "shape: the iteration, then sigma1 and vd by Levenberg-Marquardt, the other six held "
         "(= shape-log, the better iteration); shape-article: "
-        "the article's additive update law; pso: swarm 100x200 over all eight",
+        "the article's additive update law, alternated three times with the golden section for vd; "
+        "shape-article-once: as published, vd once after the law; pso: swarm 100x200 over all eight",
     )
     p.add_argument(
         "--rel-std",
@@ -60,6 +61,13 @@ def register(sub):
         default=None,
         metavar="V",
         help="|v| above which friction is steady state, units/s (default 3 deg/s = 0.0524)",
+    )
+    p.add_argument(
+        "--hold",
+        choices=("linear", "zero"),
+        default="linear",
+        help="velocity between samples in the model: linear (first-order hold, default) or zero (zero-order "
+        "hold: the bristle state updated once per sample with the sampled velocity, as many simulators do)",
     )
     p.add_argument("-o", "--output", metavar="PATH", help="write the result as JSON to PATH")
     add_json_argument(p)
@@ -91,6 +99,7 @@ def run(args) -> int:
         rel_std=args.rel_std,
         seed=args.seed,
         threshold=args.threshold,
+        hold=args.hold,
         output=args.output,
         json=args.json,
     )

@@ -147,7 +147,7 @@ def friction_s_curve(kind="identification", dt=1e-3, stretch=1.0):
 _PLAIN_PROFILES = {
     # A slow jog at 1e-3 m/s each way (the cruise sits in the Stribeck range of the reference
     # parameters, v0 = 1e-3), rest between moves, then a fast move to 1.5 m/s reversed to
-    # -1.5 m/s without a stop (the zero crossing at ~5 m/s^2), twice: 5.2 s.
+    # -1.5 m/s without a stop (the zero crossing at ~5 m/s^2), twice: 5.9 s.
     "jog-reversal": (
         [1e-3, 0.0, -1e-3, 0.0, 1.5, -1.5, 0.0] * 2,
         [0.3, 0.1, 0.3, 0.1, 0.05, 0.05, 0.1] * 2,
@@ -163,7 +163,7 @@ _PLAIN_PROFILES = {
 def plain_s_curve(kind="jog-reversal", dt=1e-3):
     """A plain S-curve friction record: ordinary jerk-limited moves, no creep dwells, no staircase.
 
-    ``kind="jog-reversal"`` (5.2 s): a slow jog at +-1e-3 m/s with rests, then +1.5 m/s reversed to
+    ``kind="jog-reversal"`` (5.9 s): a slow jog at +-1e-3 m/s with rests, then +1.5 m/s reversed to
     -1.5 m/s without a stop, twice; a_max 10 m/s^2, j_max 20 m/s^3. For the reference LuGre
     parameters it determines all eight (Cramer-Rao std <= 0.2 % at sigma_F = 2e-3 N): the jog
     passes the Stribeck range quasi-steadily, the non-stop reversal drives the bristle transient

@@ -218,21 +218,21 @@ def summary_lines(dets, axis=None) -> list[str]:
     ]
 
 
-def force_jacobian(p: LuGre, v, dt):
+def force_jacobian(p: LuGre, v, dt, hold="linear"):
     """d F_sim / d theta, shape (N, 8), of ``simulate`` at p along velocity v (N,) (forward mode,
     the sub-step table ``identify`` uses)."""
     import jax
 
     from jaxid.friction.lugre import integration_steps, simulate
 
-    steps = integration_steps(v, 8, p.v0 / 3)
+    steps = integration_steps(v, 8, p.v0 / 3, hold)
     return np.asarray(jax.jacfwd(lambda q: simulate(LuGre.from_vector(q), v, dt, steps=steps))(p.vector()))
 
 
-def of_fit(fit, x, v, dt, threshold, rel_std=REL_STD, null_space=True):
+def of_fit(fit, x, v, dt, threshold, rel_std=REL_STD, null_space=True, hold="linear"):
     """``determinability`` of an unbatched ``Fit`` of one axis on its record x, v (N,), sample period
     dt; with the null-space statement (one more Jacobian of the simulation) when ``null_space``."""
     import jax.numpy as jnp
 
-    J = force_jacobian(fit.params, jnp.asarray(v), dt) if null_space else None
+    J = force_jacobian(fit.params, jnp.asarray(v), dt, hold) if null_space else None
     return determinability(fit.params, fit.std, x, v, threshold, float(fit.residual_std), J, rel_std)
