@@ -130,7 +130,17 @@ def run_lugre(request: LugreRequest, *, log: Log = None) -> LugreOutcome:
         fj = jax.tree_util.tree_map(lambda a: a[j], fit)
         result["axes"].append(
             _axis_entry(
-                name, fj, rel_limit, threshold, dt, x[:, j], v[:, j], F[:, j], *(a[:, j] for a in held_out), r.hold
+                name,
+                fj,
+                rel_limit,
+                threshold,
+                dt,
+                x[:, j],
+                v[:, j],
+                F[:, j],
+                held_out[0][:, j],
+                held_out[1][:, j],
+                r.hold,
             )
         )
     # NaN/inf (a diverged fit, an unexcited parameter's std) become null: JSON has neither.
