@@ -652,8 +652,9 @@ _identify_joints = jax.jit(
     jax.vmap(_identify, in_axes=(1, 1, 1, None, 0, None, None, None, None, None)), static_argnums=(5, 7, 8, 9)
 )
 
-# "shape" is the better of the two shape-factor iterations on the 100-trial benchmark
-# (benchmarks/lugre.py: shape-log 99 %, shape-article 4 %; see ``identify``); "full"
+# "shape" is the better of the shape-factor iterations on the 100-trial benchmark
+# (benchmarks/lugre.py: shape-log 99 %, shape-article 86 %, shape-article-once 4 %; see
+# ``identify``); "full"
 # starts Levenberg-Marquardt from it.
 _SHAPE = {
     "shape": "shape-log",
@@ -733,16 +734,18 @@ def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_partic
         "shape-log" (swarm 50 x 50, jaxid's shape-factor iteration ``shape_iteration``
         alternated twice with the golden section for vd, then sigma1 and vd together by
         ``fit_damping``); "shape-article" (swarm 50 x 50, the published law
-        ``shape_iteration_article``, then vd once); "shape" (the better of the two,
-        "shape-log": 99 % of the 100 benchmark trials with all eight within 1 % against
-        4 % for "shape-article", whose failures are sigma1 (96) and vd (85): the published
-        order, vd once after the iteration, leaves sigma1 ~2.5 % off, biased by the vd
-        held meanwhile; the article assumes vd >> v0, so that sigma1(v) is constant where
-        the hysteresis factors are taken, and the benchmark's reference has vd = 10 v0.
-        Without ``fit_damping`` "shape-log" reached 85 %: its sigma1 is the noise of the
-        damping shape factor c2, ~10 Cramer-Rao std off in the median); "full" (the
-        "shape-log" iteration, then Levenberg-Marquardt on all eight in place of
-        ``fit_damping``, the default: 100 %, every error within 3 Cramer-Rao std).
+        ``shape_iteration_article`` alternated three times with the golden section for vd);
+        "shape-article-once" (the law as published: one pass, vd once after it); "shape" (the
+        better iteration, "shape-log"). On the designed experiment (``benchmarks/lugre.py
+        --determined``, 100 trials, all eight within 1 %): "shape" 99 %, "shape-article" 86 %
+        (100 % on noiseless data; its sigma1 carries the noise of the damping factor c2),
+        "shape-article-once" 4 % (sigma1 ~2.4 % off, biased by the vd held meanwhile: the
+        article assumes vd >> v0, so that sigma1(v) is constant where the hysteresis factors are
+        taken, and the benchmark's reference has vd = 10 v0). Without ``fit_damping``
+        "shape-log" reached 85 %: its sigma1 is the noise of c2, ~10 Cramer-Rao std off in the
+        median; "full" (the "shape-log" iteration, then Levenberg-Marquardt on all eight in
+        place of ``fit_damping``, the default: 100 % on the designed experiment and on the plain
+        S-curve ``plain_s_curve("jog-reversal")``, every error within 3 Cramer-Rao std).
       threshold: |v| above which the friction is taken as steady state, units/s.
       n_particles, n_iter: swarm size and generations (defaults by method).
       hold: the velocity between samples the model assumes, "linear" (first-order hold) or
