@@ -361,6 +361,10 @@ def test_arm_rigid_body_and_lugre_identified_together(arm_files, tmp_path, capsy
     params = results.load_params(out)
     doc = params.lugre_fit
     assert doc.converged and doc.warnings == [] and params.physics.problems == []
+    # Every joint's eight determined by the S-curve run (saved and read back with the record).
+    assert [sorted(d) for d in doc.determinability] == [sorted(L.NAMES)] * 2
+    assert all(d["status"] == "determined" for j in doc.determinability for d in j.values())
+    assert "not determined" not in printed.out
     est, std = np.asarray(params.lugre.vector()), np.asarray(doc.std)
     err = est - np.asarray(truth.vector())
     assert np.all(np.abs(err / truth.vector()) < 0.01), err / truth.vector()
