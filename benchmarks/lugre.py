@@ -42,6 +42,17 @@ Measured (100 trials, 2 cores, load ~10 from other work; batch s / trial):
   shape-article  4 %  (sigma1 96 and vd 85 failures, 44 and 27 CRB std median), 10 sweeps, 0.84 s
   full         100 %, 23 sweeps, 1.19 s; |error| / CRB median 0.64-0.84, 95th percentile
                 1.78-2.08, max 2.96 over the eight; all eight within 3 CRB std in 100 %
+--determined: the experiment x method table instead (plain S-curves ``jog-reversal`` and
+  ``rest-to-rest`` of ``plain_s_curve``, the designed ``friction_s_curve``; data with 16
+  sub-steps): a parameter is determined by the experiment when its Cramer-Rao std at the truth
+  is <= 1/3 % (3 std inside the 1 % tolerance); success: every determined parameter within 1 %;
+  all 8; report agrees: share of trials whose reported std names exactly that set; median
+  sweeps; median |error| per parameter. --article-noiseless adds shape-article on noiseless data.
+  Measured (100 trials, 2 cores, load 8-12; full table in docs/friction.md):
+  jog-reversal  full 100 % (8 determined), shape 78 %, shape-article 0 % (diverges; 0 % noiseless)
+  rest-to-rest  only alpha0 determined to 1 %; full at the CRB (median |error| / CRB 0.6-0.7)
+  designed      full 100 %, shape 99 %, shape-article 86 % (100 % noiseless, 17 sweeps),
+                shape-article-once 4 % (10 sweeps)
 Usage: python benchmarks/lugre.py [--trials 100] [--methods pso shape-log shape-article full] [--single 3]
   (--trials 10 --single 0 --no-reference for a quick run; 100 trials of the three shape
   methods: about 200 s of CPU time plus 5 min of compilation on 2 cores)
@@ -63,7 +74,7 @@ import numpy as np
 from timing import best_of  # benchmarks/timing.py (the script's folder is on sys.path)
 
 import jaxid  # noqa: F401  (float64)
-from jaxid.excitation.scurve import friction_s_curve
+from jaxid.excitation.scurve import friction_s_curve, plain_s_curve
 from jaxid.friction import lugre as L
 from jaxid.identification import lugre as I
 
@@ -144,15 +155,112 @@ def study(method, x, v, F, truth, single, crb_std):
     }
 
 
+EXPERIMENTS = {
+    "jog-reversal": lambda: plain_s_curve("jog-reversal"),
+    "rest-to-rest": lambda: plain_s_curve("rest-to-rest"),
+    "designed": friction_s_curve,
+}
+TOL = 0.01  # success tolerance: |error| < 1 % of the truth
+
+
+def determined_study(experiment, method, trials, sigma_f=SIGMA_F):
+    """One row of the experiment x method table: ``trials`` noisy records (numpy seed i, swarm key
+    i) of ``experiment``. A parameter is determined by the experiment when its Cramer-Rao relative
+    std at the truth (this noise) is <= TOL / 3 (its 3-std interval inside the tolerance; all eight
+    for noiseless data); success: every determined parameter within TOL of the truth (and,
+    separately, all eight). report_agrees: share of trials whose own report (reported rel std at
+    the estimate <= TOL / 3) names exactly the determined set."""
+    p = L.reference_parameters()
+    truth = np.asarray(p.vector())
+    t, x, v, a = (np.asarray(u) for u in EXPERIMENTS[experiment]())
+    F0 = np.asarray(L.simulate(p, jnp.asarray(v), DT, substeps=16))
+    F = np.stack([F0 + sigma_f * np.random.default_rng(i).standard_normal(F0.shape) for i in range(trials)], 1)
+    X, V = (jnp.asarray(np.tile(u[:, None], trials)) for u in (x, v))
+    keys = jax.random.split(jax.random.key(0), trials)
+    n_particles, n_iter = I._DEFAULT_SIZE[method]
+    t0 = time.perf_counter()
+    fit = jax.block_until_ready(
+        I._identify_joints(X, V, jnp.asarray(F), DT, keys, method, I.THRESHOLD, n_particles, n_iter)
+    )
+    seconds = time.perf_counter() - t0
+    err = np.abs(np.asarray(fit.params.vector()) / truth - 1)
+    rel = np.asarray(fit.std) / np.abs(np.asarray(fit.params.vector()))
+    crb_pct = crb(p, jnp.asarray(v)) if sigma_f > 0 else {n: 0.0 for n in L.NAMES}
+    crb_rel = np.array([crb_pct[n] for n in L.NAMES]) / 100 * sigma_f / SIGMA_F
+    det = np.broadcast_to(crb_rel <= TOL / 3, err.shape)
+    reported = rel <= TOL / 3
+    return {
+        "experiment": experiment,
+        "method": method,
+        "sigma_F": sigma_f,
+        "trials": trials,
+        "samples": int(v.shape[0]),
+        "success_determined": float(np.mean(np.all(~det | (err < TOL), axis=1))),
+        "success_all8": float(np.mean(np.all(err < TOL, axis=1))),
+        "determined": int(det[0].sum()),
+        "report_agrees": float(np.mean(np.all(reported == det, axis=1))),
+        "reported_share": dict(zip(L.NAMES, reported.mean(0))),
+        "iterations_median": float(np.median(np.asarray(fit.iterations))),
+        "median_err_pct": dict(zip(L.NAMES, np.median(err, 0) * 100)),
+        "crb_pct": {n: c * sigma_f / SIGMA_F for n, c in crb_pct.items()},
+        "seconds": seconds,
+    }
+
+
+def print_determined(r):
+    print(
+        f"{r['experiment']:13s} {r['method']:14s} {r['sigma_F']:7.0e} {100 * r['success_determined']:6.0f}% "
+        f"{100 * r['success_all8']:6.0f}% {r['determined']:5d} {100 * r['report_agrees']:6.0f}% "
+        f"{r['iterations_median']:6.0f}  "
+        + " ".join(f"{r['median_err_pct'][n]:7.3f}" for n in L.NAMES)
+        + f"  {r['seconds']:6.0f}s",
+        flush=True,
+    )
+    print(
+        f"{'':13s} {'  CRB %':14s} {'':7s} {'':7s} {'':7s} {'':5s} {'':7s} {'':6s}  "
+        + " ".join(f"{r['crb_pct'][n]:7.3f}" for n in L.NAMES)
+        + "   reported determined "
+        + " ".join(f"{r['reported_share'][n]:.2f}" for n in L.NAMES),
+        flush=True,
+    )
+
+
+def main_determined(args):
+    print(
+        f"{'experiment':13s} {'method':14s} {'sigma_F':>7s} {'succ det':>7s} {'all 8':>7s} {'#det':>5s} {'agree':>7s} "
+        f"{'sweeps':>6s}  " + " ".join(f"{n:>7s}" for n in L.NAMES) + "   (median |error| %)",
+        flush=True,
+    )
+    rows = []
+    for experiment in args.experiments:
+        for method in args.methods:
+            rows.append(determined_study(experiment, method, args.trials))
+            print_determined(rows[-1])
+    if args.article_noiseless:  # the article's own setting: noiseless data, trials differ by the swarm
+        for experiment in args.experiments:
+            rows.append(determined_study(experiment, "shape-article", args.trials, sigma_f=0.0))
+            print_determined(rows[-1])
+    print(json.dumps(rows, default=float))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument(
-        "--methods", nargs="+", default=["pso", "shape-log", "shape-article", "full"], choices=I.METHODS
+        "--determined",
+        action="store_true",
+        help="the experiment x method table (plain S-curves and the designed experiment) instead",
+    )
+    parser.add_argument("--experiments", nargs="+", default=list(EXPERIMENTS), choices=list(EXPERIMENTS))
+    parser.add_argument("--article-noiseless", action="store_true", help="also shape-article on noiseless data")
+    parser.add_argument(
+        "--methods", nargs="+", default=["pso", "shape-log", "shape-article-once", "full"], choices=I.METHODS
     )
     parser.add_argument("--single", type=int, default=3, help="separate identifications timed per method")
     parser.add_argument("--no-reference", action="store_true", help="skip the Radau accuracy check")
     args = parser.parse_args(argv)
+    if args.determined:
+        return main_determined(args)
 
     p = L.reference_parameters()
     truth = np.asarray(p.vector())

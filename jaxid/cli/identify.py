@@ -181,9 +181,22 @@ def lugre_table(joints, values, fit) -> str:
     for i, (name, unit) in enumerate(zip(NAMES, JOINT_UNITS)):
         lines.append(
             f"  {name:8s} {unit:14s}"
-            + "".join(f"{values[j, i]:13.5g} {100 * rel[j, i]:7.3g}%" for j in range(len(joints)))
+            + "".join(_lugre_cell(values[j, i], rel[j, i], fit, j, name) for j in range(len(joints)))
         )
+    for j, joint in enumerate(joints):  # what the friction run does not determine, and why
+        for name, d in ((fit.determinability or [{}] * len(joints))[j]).items():
+            if d["status"] != "determined":
+                lines.append(f"  {joint}: {name}: {d['status']}: {d['reason']}; to determine it: {d['experiment']}")
     return "\n".join(lines)
+
+
+def _lugre_cell(value, rel, fit, j, name) -> str:
+    """A LuGre value with its rel std; "not determined" in place of a value the friction run does
+    not determine, a poorly determined one flagged '?'."""
+    status = (fit.determinability or [{}] * (j + 1))[j].get(name, {}).get("status", "determined")
+    if status == "not determined":
+        return f"{'not determined':>13s} {100 * rel:7.3g}%"
+    return f"{value:13.5g} {100 * rel:7.3g}%" + ("?" if status == "poorly determined" else "")
 
 
 def request(args) -> requests.IdentifyRequest:

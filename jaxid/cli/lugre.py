@@ -28,7 +28,9 @@ def register(sub):
         "the shape-factor iteration, a golden-section search for vd and Levenberg-Marquardt. "
         "Prints the parameters with their standard deviations (Gauss-Newton covariance of the "
         "simulated-force residual), warnings naming poorly determined parameters, parameters at "
-        "a search bound and iterations that did not converge, and the WAPE / max PE of the "
+        "a search bound and iterations that did not converge, per parameter whether the record "
+        "determines it (a value not determined is printed as such, a poorly determined one's std "
+        "flagged '?', each with its reason and the experiment that would determine it), and the WAPE / max PE of the "
         "simulated force (on the validation file, if given), next to a Coulomb + viscous model.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -37,12 +39,13 @@ def register(sub):
     p.add_argument("--validation", metavar="CSV", help="held-out experiment of the same axes for WAPE / max PE")
     p.add_argument(
         "--method",
-        choices=("full", "shape", "shape-log", "shape-article", "pso"),
+        choices=("full", "shape", "shape-log", "shape-article", "shape-article-once", "pso"),
         default="full",
         help="full (default): swarm 50x50, shape-factor iteration, vd, Levenberg-Marquardt; "
         "shape: the iteration, then sigma1 and vd by Levenberg-Marquardt, the other six held "
         "(= shape-log, the better iteration); shape-article: "
-        "the article's additive update law; pso: swarm 100x200 over all eight",
+        "the article's additive update law, alternated three times with the golden section for vd; "
+        "shape-article-once: as published, vd once after the law; pso: swarm 100x200 over all eight",
     )
     p.add_argument(
         "--rel-std",
@@ -59,6 +62,13 @@ def register(sub):
         metavar="V",
         help="|v| above which friction is steady state, units/s (default 3 deg/s = 0.0524)",
     )
+    p.add_argument(
+        "--hold",
+        choices=("linear", "zero"),
+        default="linear",
+        help="velocity between samples in the model: linear (first-order hold, default) or zero (zero-order "
+        "hold: the bristle state updated once per sample with the sampled velocity, as many simulators do)",
+    )
     p.add_argument("-o", "--output", metavar="PATH", help="write the result as JSON to PATH")
     add_json_argument(p)
     p.set_defaults(func=run)
@@ -66,6 +76,17 @@ def register(sub):
 
 def _nan(v):
     return float("nan") if v is None else v
+
+
+def _cell(r, n) -> str:
+    """One parameter of one axis: value, std, rel std; "not determined" in place of a value the
+    record does not determine, and the std of a poorly determined one flagged with '?'."""
+    status = r.get("determinability", {}).get(n, {}).get("status", "determined")
+    rel = f"{100 * _nan(r['rel_std'][n]):7.3g}%"
+    if status == "not determined":
+        return f"{'not determined':>13s} {'-':>10s} {rel}"
+    flag = "?" if status == "poorly determined" else " "
+    return f"{_nan(r['params'][n]):13.5g} {_nan(r['std'][n]):9.3g}{flag} {rel}"
 
 
 def run(args) -> int:
@@ -78,6 +99,7 @@ def run(args) -> int:
         rel_std=args.rel_std,
         seed=args.seed,
         threshold=args.threshold,
+        hold=args.hold,
         output=args.output,
         json=args.json,
     )
@@ -91,13 +113,7 @@ def run(args) -> int:
     where = f"validation file {args.validation}" if args.validation else "the identification data (no --validation)"
     print(f"{'param':8s} {'unit':10s}" + "".join(f"{r['axis']:>13s} {'std':>10s} {'rel std':>8s}" for r in rows))
     for n, u in zip(model.NAMES, model.UNITS):
-        print(
-            f"{n:8s} {u:10s}"
-            + "".join(
-                f"{_nan(r['params'][n]):13.5g} {_nan(r['std'][n]):10.3g} {100 * _nan(r['rel_std'][n]):7.3g}%"
-                for r in rows
-            )
-        )
+        print(f"{n:8s} {u:10s}" + "".join(_cell(r, n) for r in rows))
     for r in rows:
         print(
             f"  {r['axis']}: residual std {_nan(r['residual_std']):.3g}, {r['iterations']} shape-factor sweeps, "
@@ -116,6 +132,9 @@ def run(args) -> int:
             f"  {r['axis']}: LuGre WAPE {_nan(a['wape_pct']):.2f} %, max PE {_nan(a['max_pe_pct']):.2f} %; "
             f"Coulomb+viscous WAPE {_nan(b['wape_pct']):.2f} %, max PE {_nan(b['max_pe_pct']):.2f} %"
         )
+    for r in rows:  # what the record does not determine, why, and the experiment that would
+        for line in r.get("not_determined", []):
+            print(f"  {line}")
     if args.output:
         print(f"wrote {args.output}")
     return 0

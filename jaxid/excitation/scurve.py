@@ -140,3 +140,40 @@ def friction_s_curve(kind="identification", dt=1e-3, stretch=1.0):
         raise ValueError(f"kind must be one of {sorted(_FRICTION_PROFILES)}, got {kind!r}")
     levels, holds = _FRICTION_PROFILES[kind]
     return s_curve(levels, np.asarray(holds) * stretch, a_max=10.0, j_max=200.0, dt=dt)
+
+
+# Plain S-curves: ordinary point-to-point moves at one jerk and acceleration limit (what a
+# position-controlled axis runs without a designed friction program), SI units.
+_PLAIN_PROFILES = {
+    # A slow jog at 1e-3 m/s each way (the cruise sits in the Stribeck range of the reference
+    # parameters, v0 = 1e-3), rest between moves, then a fast move to 1.5 m/s reversed to
+    # -1.5 m/s without a stop (the zero crossing at ~5 m/s^2), twice: 5.9 s.
+    "jog-reversal": (
+        [1e-3, 0.0, -1e-3, 0.0, 1.5, -1.5, 0.0] * 2,
+        [0.3, 0.1, 0.3, 0.1, 0.05, 0.05, 0.1] * 2,
+        10.0,
+        20.0,
+    ),
+    # One rest-to-rest move each way at 0.1 m/s, jerk 2 m/s^3: slow starts and stops, no
+    # reversal without a stop, no speed above 0.1 m/s: 2.8 s.
+    "rest-to-rest": ([0.1, 0.0, -0.1, 0.0], [0.3, 0.2, 0.3, 0.2], 1.0, 2.0),
+}
+
+
+def plain_s_curve(kind="jog-reversal", dt=1e-3):
+    """A plain S-curve friction record: ordinary jerk-limited moves, no creep dwells, no staircase.
+
+    ``kind="jog-reversal"`` (5.9 s): a slow jog at +-1e-3 m/s with rests, then +1.5 m/s reversed to
+    -1.5 m/s without a stop, twice; a_max 10 m/s^2, j_max 20 m/s^3. For the reference LuGre
+    parameters it determines all eight (Cramer-Rao std <= 0.2 % at sigma_F = 2e-3 N): the jog
+    passes the Stribeck range quasi-steadily, the non-stop reversal drives the bristle transient
+    up to |v| ~ 0.01 m/s ~ vd, the fast move spans the viscous and quadratic terms.
+    ``kind="rest-to-rest"`` (2.8 s): one move each way at 0.1 m/s, a_max 1 m/s^2, j_max 2 m/s^3;
+    it does not determine vd (the transients end at ~1e-3 m/s << vd) nor alpha3 (v <= 0.1 m/s).
+
+    Returns (t, x, v, a), each shape (N,), as ``s_curve``.
+    """
+    if kind not in _PLAIN_PROFILES:
+        raise ValueError(f"kind must be one of {sorted(_PLAIN_PROFILES)}, got {kind!r}")
+    levels, holds, a_max, j_max = _PLAIN_PROFILES[kind]
+    return s_curve(levels, holds, a_max=a_max, j_max=j_max, dt=dt)

@@ -210,15 +210,23 @@ def _transition(p: LuGre, steps, dt):
     return lax.scan(substep, (one, 0.0 * one), steps)[0]
 
 
-def integration_steps(v, substeps, scale):
+HOLDS = ("linear", "zero")
+
+
+def integration_steps(v, substeps, scale, hold="linear"):
     """Sub-step table of a velocity record, for ``simulate(..., steps=...)``.
 
     It depends on the data only, so a caller simulating one record many times (an
     identification) builds it once. v: shape (N,), units/s; scale: velocity around
-    which sub-steps are concentrated, units/s (v0 / 3 works well). Returns (h, u1, u2),
-    each shape (2 ceil(substeps / 2), N - 1).
+    which sub-steps are concentrated, units/s (v0 / 3 works well); hold: the velocity
+    between samples, "linear" (first-order hold, the default) or "zero" (held at v[k] over
+    [t_k, t_k+1), as a simulator that updates the bristle state once per sample with the
+    exact exponential of the sampled velocity). Returns (h, u1, u2), each shape
+    (2 ceil(substeps / 2), N - 1).
     """
-    return _substeps(v[:-1], v[1:], substeps, scale)
+    if hold not in HOLDS:
+        raise ValueError(f"hold must be one of {HOLDS}, got {hold!r}")
+    return _substeps(v[:-1], v[1:] if hold == "linear" else v[:-1], substeps, scale)
 
 
 def _simulate(p: LuGre, v, dt, steps, z0, block=128):
@@ -242,15 +250,15 @@ def _simulate(p: LuGre, v, dt, steps, z0, block=128):
     return force(p, v, z), z
 
 
-@partial(jax.jit, static_argnums=(3,))
-def _simulate_auto(p, v, dt, substeps, scale, z0):
-    return _simulate(p, v, dt, integration_steps(v, substeps, scale), z0)
+@partial(jax.jit, static_argnums=(3, 6))
+def _simulate_auto(p, v, dt, substeps, scale, z0, hold="linear"):
+    return _simulate(p, v, dt, integration_steps(v, substeps, scale, hold), z0)
 
 
 _simulate_steps = jax.jit(_simulate)
 
 
-def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, return_state=False):
+def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, return_state=False, hold="linear"):
     """Friction force along a sampled velocity record, by integrating the bristle ODE.
 
     The velocity is taken piecewise linear between samples (first-order hold); each
@@ -269,7 +277,9 @@ def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, retur
       z0: initial bristle deflection, m; default 0 (relaxed bristles, for a record that
         starts at rest; one that starts sliding forgets z0 within a few g / sigma0 of travel).
       scale: velocity scale of the sub-step placement, m/s; default ``p.v0 / 3``.
-      steps: a precomputed ``integration_steps(v, ...)`` (then substeps, scale unused).
+      steps: a precomputed ``integration_steps(v, ...)`` (then substeps, scale, hold unused).
+      hold: velocity between samples, "linear" (first-order hold) or "zero" (zero-order
+        hold); see ``integration_steps``.
 
     Returns:
       F: friction force, shape (N,), N (and z, shape (N,), m, if ``return_state``).
@@ -284,7 +294,7 @@ def simulate(p: LuGre, v, dt, substeps=8, z0=None, scale=None, steps=None, retur
     v = jnp.asarray(v)
     z0 = jnp.asarray(0.0 if z0 is None else z0, dtype=v.dtype)
     if steps is None:
-        F, z = _simulate_auto(p, v, dt, int(substeps), p.v0 / 3 if scale is None else scale, z0)
+        F, z = _simulate_auto(p, v, dt, int(substeps), p.v0 / 3 if scale is None else scale, z0, hold)
     else:
         F, z = _simulate_steps(p, v, dt, steps, z0)
     return (F, z) if return_state else F

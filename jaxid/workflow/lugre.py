@@ -95,9 +95,45 @@ def identify_lugre(
             std=np.asarray(fit.std_lugre).tolist(),
             rel_std=np.asarray(fit.rel_std_lugre()).tolist(),
             warnings=fit.warnings(names),
+            determinability=_determinability(fit, datasets[fit.friction_run]),
         ),
     )
     return check_physics(robot, with_nominal_standard(robot, params), scale=False)
+
+
+def _determinability(fit, ds) -> list:
+    """Per joint, {parameter: {status, rel_std, reason, experiment}} of the joint fit on the
+    friction run ``ds`` (``lugre_determinability.determinability`` from the joint fit's std and
+    the per-joint torque noise; no null-space statement: the joint Jacobian is not kept)."""
+    from jaxid.friction.lugre import LuGre
+    from jaxid.identification import lugre as single
+    from jaxid.identification import lugre_determinability as det
+
+    out = []
+    q = np.asarray(ds.q)
+    qd = np.asarray(ds.qd)
+    vec = np.asarray(fit.lugre.vector())
+    for j in range(vec.shape[0]):
+        dets = det.determinability(
+            LuGre.from_vector(vec[j]),
+            np.asarray(fit.std_lugre)[j],
+            q[:, j],
+            qd[:, j],
+            single.THRESHOLD,
+            float(np.asarray(fit.sigma)[j]),
+        )
+        out.append(
+            {
+                d.name: {
+                    "status": d.status,
+                    "rel_std": json_number(d.rel_std),
+                    "reason": d.reason,
+                    "experiment": d.experiment,
+                }
+                for d in dets
+            }
+        )
+    return out
 
 
 def _check_lugre_inputs(robot, prepared: Prepared) -> None:

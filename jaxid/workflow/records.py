@@ -200,7 +200,10 @@ class Consistency(_Record):
 @dataclass(frozen=True)
 class LugreFit(_Record):
     """The joint rigid-body + LuGre fit (``jaxid.workflow.identify_lugre``): its method, converged,
-    steps, the run of the per-joint starting fits, std and rel_std (n, 8), warnings in words."""
+    steps, the run of the per-joint starting fits, std and rel_std (n, 8), warnings in words;
+    determinability: per joint, {parameter: {status, rel_std, reason, experiment}}
+    (``jaxid.identification.lugre_determinability``: "determined", "poorly determined" or "not
+    determined" by the friction run, why, and what experiment would determine it)."""
 
     method: str
     converged: bool
@@ -209,6 +212,7 @@ class LugreFit(_Record):
     std: list
     rel_std: list
     warnings: list
+    determinability: list | None = None
 
 
 @dataclass(frozen=True)

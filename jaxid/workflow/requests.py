@@ -646,16 +646,17 @@ class LugreRequest:
     """``jaxid lugre``: LuGre friction per axis of the friction experiment ``data`` (CSV), scored
     on ``validation``; ``method`` of ``jaxid.identification.lugre.identify_joints``, swarm
     ``seed``, ``rel_std`` above which a parameter is poorly determined, steady-state
-    ``threshold`` (units/s)."""
+    ``threshold`` (units/s), ``hold`` of the velocity between samples ("linear" or "zero")."""
 
     data: str
     validation: str | None = None
-    method: Literal["full", "shape", "shape-log", "shape-article", "pso"] = "full"
+    method: Literal["full", "shape", "shape-log", "shape-article", "shape-article-once", "pso"] = "full"
     rel_std: float | None = None
     seed: int = 0
     threshold: float | None = None
     output: str | None = None
     json: str | None = None
+    hold: Literal["linear", "zero"] = "linear"
 
     def __post_init__(self):
         if self.threshold is not None and not (math.isfinite(self.threshold) and self.threshold > 0):

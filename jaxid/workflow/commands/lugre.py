@@ -111,7 +111,9 @@ def run_lugre(request: LugreRequest, *, log: Log = None) -> LugreOutcome:
     rel_limit = ident.REL_STD if r.rel_std is None else r.rel_std
     with warnings.catch_warnings():  # in the result, with the axis names and rel_std
         warnings.simplefilter("ignore", RuntimeWarning)
-        fit = ident.identify_joints(x, v, F, dt, jax.random.key(r.seed), method=r.method, threshold=threshold)
+        fit = ident.identify_joints(
+            x, v, F, dt, jax.random.key(r.seed), method=r.method, threshold=threshold, hold=r.hold
+        )
     result = {
         "data": r.data,
         "validation": r.validation,
@@ -119,6 +121,7 @@ def run_lugre(request: LugreRequest, *, log: Log = None) -> LugreOutcome:
         "seed": r.seed,
         "dt_s": dt,
         "threshold": threshold,
+        "hold": r.hold,
         "rel_std_limit": rel_limit,
         "axes": [],
     }
@@ -126,7 +129,19 @@ def run_lugre(request: LugreRequest, *, log: Log = None) -> LugreOutcome:
     for j, name in enumerate(names):
         fj = jax.tree_util.tree_map(lambda a: a[j], fit)
         result["axes"].append(
-            _axis_entry(name, fj, rel_limit, threshold, dt, v[:, j], F[:, j], *(a[:, j] for a in held_out))
+            _axis_entry(
+                name,
+                fj,
+                rel_limit,
+                threshold,
+                dt,
+                x[:, j],
+                v[:, j],
+                F[:, j],
+                held_out[0][:, j],
+                held_out[1][:, j],
+                r.hold,
+            )
         )
     # NaN/inf (a diverged fit, an unexcited parameter's std) become null: JSON has neither.
     result = json.loads(json.dumps(result), parse_constant=lambda _: None)
@@ -148,14 +163,17 @@ def _check_excitation(path, names, v, threshold) -> None:
         raise WorkflowError(f"{path}: {msg}") from None
 
 
-def _axis_entry(name, fj, rel_limit, threshold, dt, v, F, vs, Fs) -> dict:
-    """The result of one axis: the fit ``fj`` (fitted on velocity v (N,) and force F (N,)), its
-    statistics and warnings (``rel_limit`` %), and the force metrics of it and of a Coulomb + viscous model (fitted
-    above ``threshold``) on (vs, Fs), the validation run's (or the data's)."""
+def _axis_entry(name, fj, rel_limit, threshold, dt, x, v, F, vs, Fs, hold="linear") -> dict:
+    """The result of one axis: the fit ``fj`` (fitted on position x, velocity v (N,) and force F
+    (N,)), its statistics and warnings (``rel_limit`` %), per parameter whether the record
+    determines it (``determinability``: status, reason, the experiment that would), and the force
+    metrics of it and of a Coulomb + viscous model (fitted above ``threshold``) on (vs, Fs), the
+    validation run's (or the data's)."""
     import jax.numpy as jnp
 
     from jaxid.friction import lugre as model
     from jaxid.identification import lugre as ident
+    from jaxid.identification import lugre_determinability as det
 
     p = fj.params
     entry = {
@@ -173,7 +191,10 @@ def _axis_entry(name, fj, rel_limit, threshold, dt, v, F, vs, Fs) -> dict:
         "at_bound": [n for n, b in zip(model.NAMES, np.asarray(fj.at_bound)) if b],
         "warnings": fj.warnings(rel_limit, axis=name),
     }
-    pred = model.simulate(p, jnp.asarray(vs), dt)
+    dets = det.of_fit(fj, x, v, dt, threshold, rel_std=rel_limit, hold=hold)
+    entry["determinability"] = {d.name: d.as_dict() for d in dets}
+    entry["not_determined"] = det.summary_lines(dets, axis=name)
+    pred = model.simulate(p, jnp.asarray(vs), dt, hold=hold)
     cv = ident.coulomb_viscous(jnp.asarray(v), jnp.asarray(F), threshold)
     entry["lugre"] = _force_metrics(Fs, pred)
     entry["coulomb_viscous"] = {
