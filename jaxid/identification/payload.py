@@ -610,7 +610,7 @@ def identify_payload(
         theta_c, ok = consistent_estimate(theta, C) if failures else (theta, True)
         if failures:
             warnings.warn(
-                "the payload estimate is not physically consistent: "
+                "the least-squares payload estimate is not physically consistent: "
                 + "; ".join(failures)
                 + ". PayloadFit.theta_consistent holds the constrained (log-Cholesky) estimate"
                 + ("" if ok else " (its solver did not converge: check the data and the robot model)"),
