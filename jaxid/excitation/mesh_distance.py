@@ -201,8 +201,9 @@ def build_pair(names, links, tri_a, tri_b, frames, clearance, *, step=4e-4, sphe
 def _bound_b(xp, pair: MeshPair, x):
     """Lower bounds (...,) of the distance from points x (..., 3) in B's frame to B's surface;
     xp: numpy or jax.numpy."""
-    lo, g, grid = pair.lo, pair.spacing, xp.asarray(pair.grid)
+    lo, g, flat = pair.lo, pair.spacing, xp.asarray(pair.grid.reshape(-1))  # one linear index: a fast gather
     n = np.array(pair.grid.shape)
+    stride = np.array([n[1] * n[2], n[2], 1])
     hi = lo + g * (n - 1)
     norm = lambda v: xp.sqrt(xp.sum(v * v, axis=-1) + _EPS2) - np.sqrt(_EPS2)
     # Outside the grid: the box that holds B's surface (a bound everywhere).
@@ -217,7 +218,7 @@ def _bound_b(xp, pair: MeshPair, x):
         w = xp.prod(xp.where(c == 1, f, 1.0 - f), axis=-1)
         idx = i0 + c
         node = lo + g * idx
-        val = grid[idx[..., 0], idx[..., 1], idx[..., 2]]
+        val = xp.take(flat, xp.sum(idx * stride, axis=-1))
         inner = inner + w * (val - xp.sqrt(xp.sum((xc - node) ** 2, axis=-1) + _EPS2))
     inner = inner - norm(x - xc)
     return xp.maximum(inner, out)
