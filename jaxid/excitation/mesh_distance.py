@@ -31,7 +31,7 @@ one inside the other are not seen as colliding (links of a chain are not nested)
 
 Cost: per pose, one trilinear lookup (8 nodes) per sphere of A (at most ``SPHERES``), against
 K_a x K_b segment distances for capsules. Setup (numpy/scipy, once per pair that needs it): a few
-seconds per pair (the SO-101's wrist/jaw: 13 s on 2 loaded cores).
+seconds per pair (13 s for a 26,000 mm^2 mesh against a 9,000 mm^2 one on 2 loaded cores).
 """
 
 from __future__ import annotations
