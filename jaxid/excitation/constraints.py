@@ -7,7 +7,11 @@ that it is smooth almost everywhere, vmaps over time samples and differentiates:
 - self-collision: segment-segment distance minus both radii minus ``clearance``, for
   each pair of ``Capsules.pairs`` (neighbours and disabled pairs excluded); a pair whose
   capsules are never ``clearance`` apart keeps its own, smaller clearance
-  (``pair_clearance``, from ``relaxed_pairs``) rather than leaving the check;
+  (``pair_clearance``, from ``relaxed_pairs``) rather than leaving the check; where both of
+  its links have meshes, such a pair is checked instead on a lower bound of the distance
+  between the meshes themselves (``mesh_pairs``, ``jaxid.excitation.mesh_distance``: spheres
+  covering one mesh against a distance grid of the other, never above the true distance, so
+  the bound kept >= c keeps the real meshes c apart), labelled "(mesh points)";
 - floor: the lowest point of each capsule off the base, min(z_a, z_b) - r, above
   ``floor`` + ``clearance``; the floor is a plane z = ``floor`` of the base frame (a robot on
   a pedestal has its floor below 0). Capsules whose lowest point no joint moves (on links
@@ -24,19 +28,21 @@ that it is smooth almost everywhere, vmaps over time samples and differentiates:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxid.dynamics.rnea import forward_kinematics_rp
+from jaxid.excitation.mesh_distance import build_pair, frames_of, pair_bound, pair_bound_np
 from jaxid.model.geometry import Capsules, segment_distance
 
 __all__ = [
     "Constraints",
     "KINDS",
     "level_capsules",
+    "mesh_pairs",
     "search_home",
     "sunk_capsules",
     "blocking_constraint",
@@ -74,7 +80,10 @@ class Constraints:
     keep their own clearance c, m (< ``clearance``, may be < 0: an overlap of the capsules
     allowed), instead of ``clearance``; pair_exempt: ((i, j), ...) capsule pairs not checked
     (``relaxed_pairs``). floor_clearance: ((k, c), ...) capsules held c m (< ``clearance``)
-    above the floor instead (``relaxed_floor``).
+    above the floor instead (``relaxed_floor``). mesh_pairs: ``mesh_distance.MeshPair`` s of link
+    pairs that capsules cannot separate, each keeping its lower bound of the distance between
+    the two links' meshes >= its own ``clearance`` (``mesh_pairs``); their capsule pairs are
+    then in ``pair_exempt``.
     """
 
     capsules: Capsules
@@ -86,6 +95,7 @@ class Constraints:
     pair_clearance: tuple = ()
     pair_exempt: tuple = ()
     floor_clearance: tuple = ()
+    mesh_pairs: tuple = ()
 
     def __post_init__(self):
         if not (np.isfinite(self.clearance) and self.clearance >= 0):
@@ -143,6 +153,10 @@ class Constraints:
             kinds.append("self-collision")
             own = "" if cl == self.clearance else f" (own clearance {1e3 * cl:.0f} mm)"
             labels.append(f"{c.names[i]}/{c.names[j]}{own}")
+        for mp in self.mesh_pairs:
+            kinds.append("self-collision")
+            own = "" if mp.clearance == self.clearance else f", own clearance {1e3 * mp.clearance:.0f} mm"
+            labels.append(f"{mp.names[0]}/{mp.names[1]} (mesh points{own})")
         if self.floor is not None:
             kinds += ["floor"] * len(self.floored())
             labels += [
@@ -170,6 +184,12 @@ class Constraints:
             i, j = P[:, 0], P[:, 1]
             cl = jnp.asarray(self.pair_clearances(robot.parents))
             out.append(segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j] - cl)
+        if self.mesh_pairs:
+            out.append(
+                jnp.stack(
+                    [pair_bound(mp, *frames_of(R, p, mp.links)) - mp.clearance for mp in self.mesh_pairs], axis=-1
+                )
+            )
         moving = np.flatnonzero(np.asarray(c.link) >= 0)
         Am, Bm, rm = A[:, moving], B[:, moving], r[moving]
         if self.floor is not None:
@@ -276,6 +296,79 @@ def relaxed_pairs(robot, capsules, clearance, samples=500, seed=0):
     own = tuple((int(i), int(j), float(m[k])) for k, (i, j) in enumerate(P) if close[k] and not fixed[k])
     exempt = tuple((int(i), int(j)) for k, (i, j) in enumerate(P) if close[k] and fixed[k])
     return own, exempt
+
+
+def mesh_pairs(robot, capsules, triangles, clearance, pair_clearance=(), pair_exempt=(), samples=500, seed=0):
+    """(mesh pairs, pair_clearance, pair_exempt, notes): the link pairs that capsules cannot separate
+    (``relaxed_pairs``: those on a clearance of their own < ``clearance`` or exempt) whose two links
+    both have meshes (``triangles``: ``geometry.link_triangles``) checked instead on a lower bound of
+    their meshes' distance (``mesh_distance.MeshPair``: spheres covering one mesh against a distance
+    grid of the other; the real meshes are at least as far apart as the bound, see that module).
+
+    Each such pair keeps its bound >= c = min(``clearance``, max(0, g25)), g25 the lower quartile
+    of the bound over the ``samples`` poses (``geometry.sample_poses``), as ``relaxed_pairs`` does
+    for capsules: the meshes never touch, and a pair whose meshes are closer than the clearance in
+    most poses (a jaw beside its wrist) keeps the distance it has in all but the closest quarter of
+    them, not a clearance it cannot have. A bound that the joints change by less than
+    ``clearance`` / 2 (a design offset) keeps its least value over the poses instead (>= 0). Its
+    capsule pairs leave ``pair_clearance`` for ``pair_exempt``. A pair
+    whose bound is < 0 in every pose (meshes too close for the bound's few millimetres of
+    slack) stays on its capsule rule, and so does one whose bound is >= ``clearance`` in every
+    pose (its meshes never come that close: the mesh margins, the costly part of the optimiser's
+    step, are kept for the pairs that need them). notes: one line per link pair, what it got and why. Returns
+    (pairs, pair_clearance, pair_exempt, notes); only these pairs read meshes (about a second each)."""
+    from jaxid.model.geometry import sample_poses
+
+    names = capsules.names
+    rows = [(int(i), int(j)) for i, j, _ in pair_clearance] + [(int(i), int(j)) for i, j in pair_exempt]
+    links = {}
+    for i, j in rows:
+        key = tuple(sorted((names[i], names[j])))
+        links.setdefault(key, []).append(frozenset((i, j)))
+    todo = [k for k in links if k[0] in triangles and k[1] in triangles]
+    if not todo:
+        return (), tuple(pair_clearance), tuple(pair_exempt), []
+    q = jnp.asarray(sample_poses(robot, samples, seed))
+    R, p = (np.asarray(x) for x in jax.jit(jax.vmap(lambda x: forward_kinematics_rp(robot, x)))(q))
+    out, moved, notes = [], set(), []
+    for a, b in todo:
+        # Spheres on the larger mesh, the grid on the smaller one (fewer nodes).
+        size = lambda k: np.prod(np.ptp(triangles[k][1].reshape(-1, 3), axis=0))
+        if size(a) < size(b):
+            a, b = b, a
+        body = (triangles[a][0], triangles[b][0])
+        Rf, pf = frames_of(R, p, body)
+        mp = build_pair((a, b), body, triangles[a][1], triangles[b][1], (Rf[:100], pf[:100]), clearance)
+        bound = pair_bound_np(mp, Rf, pf)
+        # The lower quartile, as relaxed_pairs; a bound the joints change by less than half the
+        # clearance (a design offset) keeps its least value instead: no motion makes or breaks it.
+        low = np.min(bound) if np.ptp(bound) < clearance / 2 else np.quantile(bound, 0.25)
+        c = float(min(clearance, max(0.0, low)))
+        if np.min(bound) >= clearance:
+            # The meshes are the clearance apart in every sampled pose: the capsule rule stays,
+            # and the optimiser is spared the mesh margins (the costly part of its step).
+            notes.append(
+                f"{a}/{b}: mesh bound >= {1e3 * clearance:.0f} mm in every sampled pose (at least "
+                f"{1e3 * np.min(bound):.0f} mm): left on its capsule rule"
+            )
+            continue
+        if np.max(bound) < c:
+            notes.append(
+                f"{a}/{b}: mesh bound below 0 in every sampled pose (at best {1e3 * np.max(bound):.0f} mm): "
+                "left on its capsule rule"
+            )
+            continue
+        out.append(replace(mp, clearance=c))
+        moved |= set(links[(a, b) if (a, b) in links else (b, a)])
+        notes.append(
+            f"{a}/{b}: mesh bound {1e3 * np.min(bound):.0f} to {1e3 * np.max(bound):.0f} mm over the sampled "
+            f"poses, kept >= {1e3 * c:.0f} mm"
+        )
+    own = tuple(row for row in pair_clearance if frozenset((int(row[0]), int(row[1]))) not in moved)
+    exempt = tuple(pair_exempt) + tuple(
+        (int(row[0]), int(row[1])) for row in pair_clearance if frozenset((int(row[0]), int(row[1]))) in moved
+    )
+    return tuple(out), own, exempt, notes
 
 
 def relaxed_floor(robot, capsules, floor, clearance, exempt=(), samples=500, seed=0):

@@ -32,6 +32,7 @@ __all__ = [
     "skeleton",
     "ur5",
     "from_urdf",
+    "link_triangles",
     "read_srdf",
     "UR5_RANGES",
 ]
@@ -318,38 +319,10 @@ def from_urdf(
     (``always_touching``, warned) unless ``drop_always`` is False (``jaxid excite`` keeps them on
     a clearance of their own: ``jaxid.excitation.constraints.relaxed_pairs``).
     """
-    from jaxid.model.urdf import URDFError, _children, _origin, parse
+    from jaxid.model.urdf import _origin
 
     path = str(path)
-    root, links, joints = parse(path)
-    children = _children(joints)
-    if base_link is None:
-        has_parent = {j.find("child").get("link") for j in joints.values()}
-        roots = [link for link in links if link not in has_parent]
-        if len(roots) != 1:
-            raise URDFError(f"{path}: expected one root link, found {roots}; pass base_link=")
-        base_link = roots[0]
-    missing = [j for j in robot.names if j not in joints]
-    if missing:
-        raise ValueError(
-            f"{path}: the robot's joints {missing} are not in this URDF; pass the robot read from "
-            "the same file (same base_link and tip_link)"
-        )
-    body = {name: i for i, name in enumerate(robot.names)}
-    # Frame of every link: (robot body index, transform link -> that body's joint frame). Links
-    # fixed to a body, or behind joints the robot does not keep (locked at zero), ride on it.
-    frames, todo = {base_link: (-1, np.eye(4))}, [base_link]
-    while todo:
-        link = todo.pop()
-        idx, F = frames[link]
-        for jname in children.get(link, []):
-            child = joints[jname].find("child").get("link")
-            frames[child] = (
-                (body[jname], np.eye(4))
-                if jname in body
-                else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path))
-            )
-            todo.append(child)
+    base_link, links, joints, frames = _link_frames(path, robot, base_link)
     parts, fits, kinds = [], [], set()
     fallback: dict = {}  # reason -> {link: None} of the links on skeleton capsules
     cache: dict = {}  # (mesh path, scale) -> (capsule, fit): a mesh used by several links is fitted once
@@ -399,6 +372,84 @@ def from_urdf(
             stacklevel=2,
         )
     return capsules.without(always)
+
+
+def _link_frames(path, robot, base_link=None):
+    """(base link name, URDF links, URDF joints, frames) of the URDF at ``path`` read for ``robot``:
+    frames maps every link name reached from the base to (robot body index, -1 for the base;
+    transform (4, 4) from the link to that body's joint frame). Links fixed to a body, or behind
+    joints the robot does not keep (locked at zero), ride on it."""
+    from jaxid.model.urdf import URDFError, _children, _origin, parse
+
+    root, links, joints = parse(path)
+    children = _children(joints)
+    if base_link is None:
+        has_parent = {j.find("child").get("link") for j in joints.values()}
+        roots = [link for link in links if link not in has_parent]
+        if len(roots) != 1:
+            raise URDFError(f"{path}: expected one root link, found {roots}; pass base_link=")
+        base_link = roots[0]
+    missing = [j for j in robot.names if j not in joints]
+    if missing:
+        raise ValueError(
+            f"{path}: the robot's joints {missing} are not in this URDF; pass the robot read from "
+            "the same file (same base_link and tip_link)"
+        )
+    body = {name: i for i, name in enumerate(robot.names)}
+    frames, todo = {base_link: (-1, np.eye(4))}, [base_link]
+    while todo:
+        link = todo.pop()
+        idx, F = frames[link]
+        for jname in children.get(link, []):
+            child = joints[jname].find("child").get("link")
+            frames[child] = (
+                (body[jname], np.eye(4))
+                if jname in body
+                else (idx, F @ _origin(joints[jname], f"joint {jname!r}", path))
+            )
+            todo.append(child)
+    return base_link, links, joints, frames
+
+
+def link_triangles(path, robot, names, *, base_link=None, package_dirs=()):
+    """{link name: (body index, triangles (T, 3, 3) m in that body's joint frame)} of the links
+    ``names`` of a URDF whose geometry is all meshes that can be read: the geometry that
+    ``from_urdf`` fits its capsules to (the ``<collision>`` elements, the ``<visual>`` ones where
+    those cannot be read), scaled and placed by each element's ``<origin>``, on the robot body
+    that carries the link (-1: the fixed base). Links with a primitive (box, cylinder, sphere) or
+    an unreadable mesh are left out: the mesh-point constraints
+    (``jaxid.excitation.constraints.mesh_pairs``) are for meshes only."""
+    from jaxid.model import meshes
+    from jaxid.model.urdf import _floats, _origin
+
+    path = str(path)
+    _, links, _, frames = _link_frames(path, robot, base_link)
+    out = {}
+    for link in dict.fromkeys(names):
+        if link not in frames:
+            continue
+        idx, F = frames[link]
+        for tag in ("collision", "visual"):  # the first whose geometry from_urdf can read is its
+            els = [el for el in links[link].findall(tag) if el.find("geometry") is not None]
+            tris, failed, primitive = [], False, False
+            for el in els:
+                mesh = el.find("geometry").find("mesh")
+                if mesh is None:
+                    primitive = True
+                    continue
+                scale = _floats(mesh.get("scale", "1 1 1"), 3, f"link {link!r} <{tag}> <mesh scale>", path)
+                try:
+                    t = meshes.read_triangles(meshes.resolve_mesh(mesh.get("filename", ""), path, package_dirs))
+                except meshes.MeshError:
+                    failed = True
+                    continue
+                T = F @ _origin(el, f"link {link!r} <{tag}>", path)
+                tris.append((t * scale) @ T[:3, :3].T + T[:3, 3])
+            if els and not failed:
+                if tris and not primitive:
+                    out[link] = (idx, np.concatenate(tris))
+                break
+    return out
 
 
 def _fallback_message(path, mesh_radius, links, kinds) -> str:

@@ -50,6 +50,7 @@ __all__ = [
     "fit_capsule",
     "fit_mesh",
     "read_mesh",
+    "read_triangles",
     "resolve_mesh",
 ]
 
@@ -228,6 +229,41 @@ def read_mesh(path) -> np.ndarray:
     if not len(v) or not np.all(np.isfinite(v)):
         raise MeshError("no finite vertices", "read")
     return v
+
+
+def read_triangles(path) -> np.ndarray:
+    """Triangles (T, 3, 3), m, of an STL, OBJ or DAE file (as ``read_mesh``: the file's units,
+    every node with its transform): the surface itself, for the mesh-point constraints
+    (``jaxid.excitation.constraints.mesh_pairs``). Raises MeshError as ``read_mesh`` does."""
+    path = str(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise MeshError(f"format {ext or path!r} not read (STL, OBJ, DAE are)", "format")
+    try:
+        import trimesh
+    except ImportError:
+        if ext == ".stl":
+            try:
+                return _stl_vertices(path).reshape(-1, 3, 3)
+            except OSError as exc:
+                raise MeshError(f"unreadable ({exc.strerror or exc})", "read") from None
+        raise MeshError(f"no reader for {ext} without trimesh: {INSTALL}", "reader") from None
+    if ext == ".dae":
+        try:
+            import collada  # noqa: F401  (trimesh's DAE reader)
+        except ImportError:
+            raise MeshError(f"no reader for .dae without pycollada: {INSTALL}", "reader") from None
+    try:
+        mesh = trimesh.load(path, force="mesh", process=False)
+        t = np.asarray(mesh.triangles, dtype=float).reshape(-1, 3, 3)
+        units = getattr(mesh, "units", None)
+        if units and ext == ".dae":
+            t = t * trimesh.units.unit_conversion(units, "meters")
+    except Exception as exc:  # a reader's own error types vary by format and version
+        raise MeshError(f"unreadable ({type(exc).__name__}: {exc})", "read") from None
+    if not len(t) or not np.all(np.isfinite(t)):
+        raise MeshError("no finite triangles", "read")
+    return t
 
 
 # ---- the capsule ---------------------------------------------------------------------------

@@ -72,7 +72,26 @@ def excite_constraints(request: ExciteRequest, robot):
     # meet: each keeps a clearance of its own instead (0, or the overlap of its closest quarter of
     # poses), with a warning; only pairs whose gap the joints barely change go.
     own, fixed = relaxed_pairs(robot, caps, r.clearance)
+    # Of those, pairs of two meshed links are checked on their meshes instead (a lower bound of
+    # the meshes' distance: mesh_pairs), which capsules fatter than the meshes cannot do.
+    meshed: tuple = ()
+    if r.model.urdf and (own or fixed):
+        from jaxid.excitation.constraints import mesh_pairs
+
+        names = {caps.names[k] for row in (*own, *fixed) for k in row[:2]}
+        tris = geometry.link_triangles(
+            r.model.urdf, robot, sorted(names), base_link=None, package_dirs=r.model.package_dirs
+        )
+        meshed, own, fixed, notes = mesh_pairs(robot, caps, tris, r.clearance, own, fixed)
+        if meshed:
+            warnings.warn(
+                "link pairs whose capsules are closer than --clearance in every sampled pose are checked on a lower "
+                "bound of their meshes' distance instead: " + "; ".join(notes),
+                stacklevel=2,
+            )
     pair = lambda i, j: f"{caps.names[i]}/{caps.names[j]}"
+    on_mesh = {frozenset(mp.names) for mp in meshed}
+    capsule_only = [row for row in fixed if frozenset((caps.names[row[0]], caps.names[row[1]])) not in on_mesh]
     if own:
         warnings.warn(
             f"link pairs whose capsules are closer than --clearance {r.clearance:g} m in every sampled pose are "
@@ -81,10 +100,11 @@ def excite_constraints(request: ExciteRequest, robot):
             + " (an --srdf decides which pairs to check)",
             stacklevel=2,
         )
-    if fixed:
+    if capsule_only:
         warnings.warn(
             f"not checking link pairs whose capsules are closer than --clearance {r.clearance:g} m in every sampled "
-            f"pose at a distance the joints change by less than half of it: {', '.join(sorted({pair(i, j) for i, j in fixed}))}",
+            "pose at a distance the joints change by less than half of it: "
+            f"{', '.join(sorted({pair(i, j) for i, j in capsule_only}))}",
             stacklevel=2,
         )
 
@@ -122,6 +142,7 @@ def excite_constraints(request: ExciteRequest, robot):
             pair_clearance=own,
             pair_exempt=fixed,
             floor_clearance=own_floor,
+            mesh_pairs=meshed,
         )
         return c, limits
     except ValueError as e:

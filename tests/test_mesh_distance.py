@@ -1,0 +1,113 @@
+"""The mesh-distance constraint of ``jaxid excite`` (issue 33): link pairs whose capsules cannot be
+apart (two flat plates whose fat capsules always overlap) are checked on a lower bound of their
+meshes' distance, which is never above the exact distance and differentiates."""
+
+import struct
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxid
+from jaxid.dynamics.rnea import forward_kinematics_rp
+from jaxid.excitation import mesh_distance
+from jaxid.excitation.constraints import Constraints, mesh_pairs, relaxed_pairs
+from jaxid.model import geometry
+
+INERTIAL = '<inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
+
+
+def _box_triangles(size):
+    """The 12 triangles (12, 3, 3) of a box of ``size`` (3,) m centred at 0."""
+    h = np.asarray(size, dtype=float) / 2
+    v = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * h
+    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1)]
+    faces += [(2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+    return v[np.array(faces)]
+
+
+def _write_stl(path, tri):
+    with open(path, "wb") as fh:
+        fh.write(b"\0" * 80 + struct.pack("<I", len(tri)))
+        for t in tri:
+            fh.write(struct.pack("<12fH", 0, 0, 0, *t.ravel(), 0))
+
+
+def _exact(ta, tb):
+    """Exact distance between two triangle sets (no intersection): the least of the vertex-triangle
+    and edge-edge distances over all triangle pairs."""
+    trimesh = pytest.importorskip("trimesh")
+    best = np.inf
+    for x, tris in ((ta.reshape(-1, 3), tb), (tb.reshape(-1, 3), ta)):
+        for t in tris:
+            c = trimesh.triangles.closest_point(np.repeat(t[None], len(x), 0), x)
+            best = min(best, float(np.min(np.linalg.norm(c - x, axis=1))))
+    ea = np.concatenate([ta, np.roll(ta, -1, axis=1)], axis=-1).reshape(-1, 2, 3)
+    eb = np.concatenate([tb, np.roll(tb, -1, axis=1)], axis=-1).reshape(-1, 2, 3)
+    i, j = np.meshgrid(np.arange(len(ea)), np.arange(len(eb)), indexing="ij")
+    d = geometry.segment_distance(ea[i, 0], ea[i, 1], eb[j, 0], eb[j, 1], eps=0.0)
+    return min(best, float(jnp.min(d)))
+
+
+@pytest.fixture(scope="module")
+def plates(tmp_path_factory):
+    """A base plate and, two revolute joints out, a plate 12 mm above it that tilts by +-0.2 rad:
+    their capsules (radius about half the plate) overlap in every pose, the meshes are 4-12 mm apart."""
+    tmp = tmp_path_factory.mktemp("plates")
+    _write_stl(tmp / "base.stl", _box_triangles([0.04, 0.04, 0.01]))
+    _write_stl(tmp / "top.stl", _box_triangles([0.03, 0.03, 0.01]))
+    urdf = tmp / "plates.urdf"
+    urdf.write_text(f"""<robot name="plates">
+      <link name="base"><collision><geometry><mesh filename="base.stl"/></geometry></collision></link>
+      <link name="l1">{INERTIAL}</link>
+      <link name="l2">{INERTIAL}<collision><origin xyz="0 0 0"/><geometry><mesh filename="top.stl"/></geometry></collision></link>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="0 0 0.022"/>
+        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="10" velocity="2"/></joint>
+      <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0"/>
+        <axis xyz="1 0 0"/><limit lower="-0.2" upper="0.2" effort="10" velocity="2"/></joint>
+    </robot>""")
+    robot = jaxid.Robot.from_urdf(urdf)
+    caps = geometry.from_urdf(urdf, robot, drop_always=False)
+    return urdf, robot, caps
+
+
+def test_a_pair_capsules_cannot_separate_gets_a_mesh_bound_below_the_exact_distance(plates):
+    urdf, robot, caps = plates
+    own, exempt = relaxed_pairs(robot, caps, 0.01)
+    assert len(own) + len(exempt) == 1  # base/l2: capsules never 1 cm apart
+    tris = geometry.link_triangles(urdf, robot, ["base", "l2"])
+    assert set(tris) == {"base", "l2"} and tris["l2"][0] == 1 and tris["base"][0] == -1
+    pairs, own2, exempt2, notes = mesh_pairs(robot, caps, tris, 0.01, own, exempt, samples=100)
+    assert len(pairs) == 1 and own2 == () and len(exempt2) == 1 and "mesh bound" in notes[0]
+    mp = pairs[0]
+    assert 0.0 <= mp.clearance <= 0.01
+    q = geometry.sample_poses(robot, 12, seed=3)
+    R, p = jax.vmap(lambda x: forward_kinematics_rp(robot, x))(jnp.asarray(q))
+    Rf, pf = mesh_distance.frames_of(np.asarray(R), np.asarray(p), mp.links)
+    bound = np.asarray(mesh_distance.pair_bound(mp, jnp.asarray(Rf), jnp.asarray(pf)))
+    for k in range(len(q)):
+        ta = tris[mp.names[0]][1] @ Rf[k, 0].T + pf[k, 0]
+        tb = tris[mp.names[1]][1] @ Rf[k, 1].T + pf[k, 1]
+        exact = _exact(ta, tb)
+        # A lower bound, and a tight one: a few mm of slack (sphere radii, grid, sampling).
+        assert bound[k] <= exact + 1e-9 and bound[k] >= exact - 0.006, (k, bound[k], exact)
+    # The constraint in Constraints: labelled, its capsule pair gone, its gradient finite.
+    con = Constraints(caps, clearance=0.01, floor=None, pair_clearance=own2, pair_exempt=exempt2, mesh_pairs=pairs)
+    kinds, labels = con.labels(robot.parents)
+    assert kinds == ["self-collision"] and "(mesh points" in labels[0]
+    m = np.asarray(con.margins(robot, jnp.asarray(q)))[:, 0]
+    np.testing.assert_allclose(m, bound - mp.clearance, atol=1e-12)
+    g = jax.grad(lambda x: jnp.sum(con.margins(robot, x)))(jnp.asarray(q))
+    assert np.all(np.isfinite(np.asarray(g))) and np.any(np.asarray(g)[:, 1] != 0)
+
+
+def test_surface_samples_cover_the_triangles():
+    tri = _box_triangles([0.02, 0.005, 0.01])
+    P, eps = mesh_distance.surface_samples(tri, 1e-3)
+    assert eps <= 2e-3
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet([1, 1, 1], size=(len(tri), 50))
+    x = np.einsum("tsk,tkd->tsd", w, tri).reshape(-1, 3)
+    d = np.min(np.linalg.norm(x[:, None] - P[None], axis=-1), axis=1)
+    assert np.max(d) <= eps
