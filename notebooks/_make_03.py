@@ -21,6 +21,7 @@ a Coulomb + viscous model.
 
 Set `JAXID_NOTEBOOK_SMALL=1` for a quick run (a smaller particle swarm; same data)."""),
     code("""import os
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -33,11 +34,14 @@ from jaxid.friction import lugre as L
 from jaxid.identification import lugre as I
 from jaxid.metrics import max_pe, wape
 
+# Warnings as one line each, without the kernel's temporary file paths.
+warnings.formatwarning = lambda message, category, *args, **kwargs: f"{category.__name__}: {message}\\n"
+
 SMALL = os.environ.get("JAXID_NOTEBOOK_SMALL") == "1"
 SWARM = (16, 10) if SMALL else (50, 50)  # particles x generations
 DT, SIGMA_F = 1e-3, 2e-3  # 1 kHz; white force noise, N
 truth = L.reference_parameters()
-dict(zip(L.NAMES, np.asarray(truth.vector())))"""),
+{name: float(value) for name, value in zip(L.NAMES, np.asarray(truth.vector()))}"""),
     md("""## The friction experiment
 
 Creep dwells at ±1e-5 m/s (inside the presliding range, the bristle deflection at rest is
