@@ -208,3 +208,15 @@ def test_capsules_never_clear_of_the_floor_are_kept_out_of_it_or_stop(ur5):
     caps = sphere(top + 0.05)  # under the floor in every pose
     own, under = relaxed_floor(ur5, caps, 0.0, 0.02, exempt=level)
     assert own == () and [k for k, _ in under] == [1] and under[0][1] == pytest.approx(-0.05, abs=2e-3)
+
+
+def test_the_home_note_says_how_short_of_an_own_clearance_it_is():
+    """A pair on a clearance of its own is described by its shortfall, not by the global clearance
+    it was never asked to keep; other constraints by their clearance and the required one."""
+    from types import SimpleNamespace
+
+    from jaxid.workflow.commands.excite import _shortfall
+
+    c = SimpleNamespace(clearance=0.02)
+    assert _shortfall(-0.002, "wrist/jaw (mesh points, own clearance 7 mm)", c) == "2 mm short of its own clearance"
+    assert _shortfall(-0.005, "forearm/wrist_2", c) == "clearance 15 mm, 20 mm required"

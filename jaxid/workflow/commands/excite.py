@@ -337,18 +337,12 @@ def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
     if not bad:
         return centre, None
     m, kind, where = bad[0]
-    what = (
-        f"the range centres violate the {kind} constraint at {where} (clearance "
-        f"{1e3 * (m + constraints.clearance):.0f} mm, {1e3 * constraints.clearance:.0f} mm required)"
-    )
+    what = f"the range centres violate the {kind} constraint at {where} ({_shortfall(m, where, constraints)})"
     found = search_home(constraints, robot, lim["q_min"], lim["q_max"])
     if found is None:
         kind, where, best = blocking_constraint(constraints, robot, lim["q_min"], lim["q_max"])
         if best < 0:  # one constraint alone is never met: name it rather than the centres' worst
-            what = (
-                f"the {kind} constraint at {where} is not met in any pose (at best "
-                f"{1e3 * (best + constraints.clearance):.0f} mm of clearance, {1e3 * constraints.clearance:.0f} mm required)"
-            )
+            what = f"the {kind} constraint at {where} is not met in any pose (at best {_shortfall(best, where, constraints)})"
         raise WorkflowError(
             f"home: {what}, and no pose within 90 % of the ranges about the centres is clear; give a clear "
             "--home Q1,..., move the floor (--floor Z, m in the base frame) or drop it (--no-floor), "
@@ -359,6 +353,15 @@ def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
         home,
         f"{what}; searched the nearest clear home: {np.round(home, 3).tolist()} rad ({dist:.2f} of the half ranges away)",
     )
+
+
+def _shortfall(margin: float, label: str, constraints) -> str:
+    """How far a margin (m, < 0 when short) is from its constraint, in words: the clearance and the
+    required one, or, for a pair or capsule on a clearance of its own (its label says "own
+    clearance"), how far short of that one it is (the global clearance would mislead there)."""
+    if "own clearance" in label:
+        return f"{1e3 * -margin:.0f} mm short of its own clearance"
+    return f"clearance {1e3 * (margin + constraints.clearance):.0f} mm, {1e3 * constraints.clearance:.0f} mm required"
 
 
 def _payload_rows(robot, lim):
