@@ -195,10 +195,10 @@ def _stl_vertices(path) -> np.ndarray:
     raise MeshError("not an STL file", "read")
 
 
-def read_mesh(path) -> np.ndarray:
-    """Vertices (M, 3) of an STL, OBJ or DAE file, m (the file's units; every node with its
-    transform). Raises MeshError: kind "format" for another ending, "reader" when trimesh (or,
-    for DAE, pycollada) is not installed, "read" when the file cannot be parsed or is empty."""
+def _load(path, what: str, from_mesh, from_stl) -> np.ndarray:
+    """``from_mesh(trimesh mesh)`` (or, without trimesh, ``from_stl(STL triangle vertices)`` of an
+    STL file) as an array in metres, with the errors of :func:`read_mesh`; ``what`` names the
+    array in the error of an empty or non-finite one."""
     path = str(path)
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
@@ -208,7 +208,7 @@ def read_mesh(path) -> np.ndarray:
     except ImportError:
         if ext == ".stl":
             try:
-                return _stl_vertices(path)
+                return from_stl(_stl_vertices(path))
             except OSError as exc:
                 raise MeshError(f"unreadable ({exc.strerror or exc})", "read") from None
         raise MeshError(f"no reader for {ext} without trimesh: {INSTALL}", "reader") from None
@@ -220,50 +220,34 @@ def read_mesh(path) -> np.ndarray:
     try:
         # force="mesh": a scene's geometries concatenated, each moved by its node's transform.
         mesh = trimesh.load(path, force="mesh", process=False)
-        v = np.asarray(mesh.vertices, dtype=float).reshape(-1, 3)
+        x = from_mesh(mesh)
         units = getattr(mesh, "units", None)
         if units and ext == ".dae":
-            v = v * trimesh.units.unit_conversion(units, "meters")
+            x = x * trimesh.units.unit_conversion(units, "meters")
     except Exception as exc:  # a reader's own error types vary by format and version
         raise MeshError(f"unreadable ({type(exc).__name__}: {exc})", "read") from None
-    if not len(v) or not np.all(np.isfinite(v)):
-        raise MeshError("no finite vertices", "read")
-    return v
+    if not len(x) or not np.all(np.isfinite(x)):
+        raise MeshError(f"no finite {what}", "read")
+    return x
+
+
+def read_mesh(path) -> np.ndarray:
+    """Vertices (M, 3) of an STL, OBJ or DAE file, m (the file's units; every node with its
+    transform). Raises MeshError: kind "format" for another ending, "reader" when trimesh (or,
+    for DAE, pycollada) is not installed, "read" when the file cannot be parsed or is empty."""
+    return _load(path, "vertices", lambda mesh: np.asarray(mesh.vertices, dtype=float).reshape(-1, 3), lambda v: v)
 
 
 def read_triangles(path) -> np.ndarray:
     """Triangles (T, 3, 3), m, of an STL, OBJ or DAE file (as ``read_mesh``: the file's units,
     every node with its transform): the surface itself, for the mesh-point constraints
     (``jaxid.excitation.constraints.mesh_pairs``). Raises MeshError as ``read_mesh`` does."""
-    path = str(path)
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in FORMATS:
-        raise MeshError(f"format {ext or path!r} not read (STL, OBJ, DAE are)", "format")
-    try:
-        import trimesh
-    except ImportError:
-        if ext == ".stl":
-            try:
-                return _stl_vertices(path).reshape(-1, 3, 3)
-            except OSError as exc:
-                raise MeshError(f"unreadable ({exc.strerror or exc})", "read") from None
-        raise MeshError(f"no reader for {ext} without trimesh: {INSTALL}", "reader") from None
-    if ext == ".dae":
-        try:
-            import collada  # noqa: F401  (trimesh's DAE reader)
-        except ImportError:
-            raise MeshError(f"no reader for .dae without pycollada: {INSTALL}", "reader") from None
-    try:
-        mesh = trimesh.load(path, force="mesh", process=False)
-        t = np.asarray(mesh.triangles, dtype=float).reshape(-1, 3, 3)
-        units = getattr(mesh, "units", None)
-        if units and ext == ".dae":
-            t = t * trimesh.units.unit_conversion(units, "meters")
-    except Exception as exc:  # a reader's own error types vary by format and version
-        raise MeshError(f"unreadable ({type(exc).__name__}: {exc})", "read") from None
-    if not len(t) or not np.all(np.isfinite(t)):
-        raise MeshError("no finite triangles", "read")
-    return t
+    return _load(
+        path,
+        "triangles",
+        lambda mesh: np.asarray(mesh.triangles, dtype=float).reshape(-1, 3, 3),
+        lambda v: v.reshape(-1, 3, 3),
+    )
 
 
 # ---- the capsule ---------------------------------------------------------------------------

@@ -29,7 +29,10 @@ import os
 import re
 import warnings
 
+import jax
 import numpy as np
+
+from jaxid.model import inertia
 
 #: Factor within which an identified link's mass must lie of its nominal (CAD) mass: [1/3, 3]
 #: times it. A CAD mass is seldom 3x off the real link's; a fit that is has taken mass from the
@@ -164,10 +167,7 @@ def _bodies(pi):
     c = h / np.where(m > 0, m, 1.0)[:, None]
     eye = np.eye(3)
     I_c = I - m[:, None, None] * (np.einsum("ni,ni->n", c, c)[:, None, None] * eye - np.einsum("ni,nj->nij", c, c))
-    Sigma = 0.5 * np.trace(I, axis1=1, axis2=2)[:, None, None] * eye - I
-    J = np.concatenate(
-        [np.concatenate([Sigma, h[:, :, None]], 2), np.concatenate([h[:, None, :], m[:, None, None]], 2)], 1
-    )
+    J = np.asarray(jax.vmap(inertia.pseudo_inertia)(pi))  # the one definition of consistency
     return m, c, I_c, np.linalg.eigvalsh(J)[:, 0]
 
 
