@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -343,6 +344,23 @@ class Document:
     def figure(self, name: str, png: bytes, caption: str):
         self.blocks.append(("figure", (name, png, caption)))
 
+    def vector_figure(self, name: str, fig, caption: str):
+        """A figure for print: ``name``.svg and ``name``.pdf in ``figures/`` (the matplotlib
+        Figure ``fig`` saved and closed now), the SVG shown on the page."""
+        from jaxid.figures import save_vector
+
+        self.blocks.append(("vector", (name, save_vector(fig), caption)))
+
+    def code(self, text: str):
+        self.blocks.append(("code", text))
+
+    def figure_files(self) -> list[str]:
+        """The file names (in ``figures/``) of the document's figures: PNG, SVG and PDF."""
+        out = []
+        for kind, b in self.blocks:
+            out += [b[0]] if kind == "figure" else [f"{b[0]}.svg", f"{b[0]}.pdf"] if kind == "vector" else []
+        return out
+
     def markdown(self) -> str:
         out = [f"# {self.title}", ""]
         for kind, b in self.blocks:
@@ -354,6 +372,11 @@ class Document:
                 out += [f"- {item}" for item in b] + [""]
             elif kind == "table":
                 out += [markdown_table(*b), ""]
+            elif kind == "code":
+                out += ["    " + line for line in b.splitlines()] + [""]
+            elif kind == "vector":
+                name, _, caption = b
+                out += [f"![{caption}](figures/{name}.svg)", "", f"*{caption}* ([PDF](figures/{name}.pdf))", ""]
             else:
                 name, _, caption = b
                 out += [f"![{caption}](figures/{name})", "", f"*{caption}*", ""]
@@ -386,6 +409,16 @@ class Document:
                     + "".join("<tr>" + "".join(cell("td", c, i) for i, c in enumerate(r)) + "</tr>" for r in rows)
                     + "</tbody></table>"
                 )
+            elif kind == "code":
+                out.append(f"<pre><code>{e(b)}</code></pre>")
+            elif kind == "vector":
+                name, data, caption = b
+                src = "data:image/svg+xml;base64," + base64.b64encode(data["svg"]).decode("ascii")
+                out.append(
+                    f'<figure class="print"><img src="{src}" alt="{e(caption)}" data-name="{e(name)}.svg">'
+                    f'<figcaption>{e(caption)} <a href="figures/{e(name)}.svg">SVG</a> '
+                    f'<a href="figures/{e(name)}.pdf">PDF</a></figcaption></figure>'
+                )
             else:
                 name, png, caption = b
                 src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
@@ -397,23 +430,31 @@ class Document:
         return "\n".join(out)
 
     def write(self, out_dir) -> dict:
-        """Write ``report.md``, ``report.html`` and ``figures/*.png`` into out_dir (atomically,
-        each file); returns their paths."""
+        """Write ``report.md``, ``report.html`` and ``figures/*.png`` (``figures``), the figures
+        for print ``figures/*.svg`` and ``*.pdf`` (``vector``) into out_dir (atomically, each
+        file); returns their paths."""
         from jaxid.atomic import atomic_write
 
         os.makedirs(os.path.join(out_dir, "figures"), exist_ok=True)
-        figures = []
+        figures, vector = [], []
         for kind, b in self.blocks:
             if kind == "figure":
+                files = [(b[0], b[1])]
                 figures.append(os.path.join(out_dir, "figures", b[0]))
-                with atomic_write(figures[-1], "wb") as fh:
-                    fh.write(b[1])
+            elif kind == "vector":
+                files = [(f"{b[0]}.{fmt}", data) for fmt, data in b[1].items()]
+                vector += [os.path.join(out_dir, "figures", f) for f, _ in files]
+            else:
+                continue
+            for f, data in files:
+                with atomic_write(os.path.join(out_dir, "figures", f), "wb") as fh:
+                    fh.write(data)
         paths = {"html": os.path.join(out_dir, "report.html"), "markdown": os.path.join(out_dir, "report.md")}
         with atomic_write(paths["markdown"]) as fh:
             fh.write(self.markdown())
         with atomic_write(paths["html"]) as fh:
             fh.write(self.html())
-        return {**paths, "figures": figures}
+        return {**paths, "figures": figures, "vector": vector}
 
 
 _CSS = (
@@ -421,6 +462,7 @@ _CSS = (
     "table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}"
     "th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}td.num,th.num{text-align:right}"
     "thead{background:#f2f2f2}img{max-width:100%}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}"
+    "figure.print img{width:auto;height:auto}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}"
 )
 
 FLAG_LEGEND = (
@@ -444,6 +486,219 @@ CONVERGENCE_FIELDS = (
 )
 
 
+def worst_joint_line(run: dict, joint_names: Sequence[str]) -> str:
+    """One line that a run's overall number cannot hide: its relative error and its worst joint
+    by NRMSE (with that joint's R²), and how many joints :func:`joint_flags` flags."""
+    nrmse = [math.nan if v is None else float(v) for v in run.get("nrmse", {}).get("per_joint", [])]
+    r2 = run.get("r2", {}).get("per_joint", [])
+    line = f"relative error ||e|| / ||tau|| = {_fmt(run.get('relative_error'), '.3g')} %"
+    finite = [v for v in nrmse if math.isfinite(v)]
+    if finite:
+        j = nrmse.index(max(finite))
+        r = r2[j] if j < len(r2) else None
+        line += (
+            f"; worst joint {j + 1} ({joint_names[j]}): NRMSE {_fmt(nrmse[j], '.3g')} %, R² {_fmt(r, '.4g')}"
+            f" (median of all joints {_fmt(float(np.median(finite)), '.3g')} %)"
+        )
+    flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
+    if flags:
+        line += f"; {len(flags)} joint{'s' if len(flags) > 1 else ''} flagged"
+    return line
+
+
+def joint_rows(run: dict, joint_names: Sequence[str]) -> tuple[tuple, list]:
+    """(headers, rows) of a run's per-joint metrics (:func:`metrics_rows`) with a last column
+    ``flag``: why :func:`joint_flags` flags the joint (NRMSE far above the others', low R²)."""
+    headers, rows = metrics_rows(run, joint_names)
+    flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
+    why = {f["joint"]: f.get("why", f["line"]) for f in flags}
+    for j, row in enumerate(rows[:-1]):
+        w = why.get(j + 1, "")
+        row.append("FLAGGED: " + ("; ".join(w) if isinstance(w, list) else str(w)) if w else "")
+    rows[-1].append("")
+    return headers + ("flag",), rows
+
+
+def _named(params, kind: str, joint: int) -> float | None:
+    """The value of the joint term ``kind`` of joint ``joint`` (1-based): the base parameter of
+    that name alone (as joint terms are), else the consistent standard parameters' value, else None."""
+    for name in (f"{kind}{joint}", f"{kind}_m{joint}"):
+        if name in params.base.names:
+            return float(np.asarray(params.theta)[params.base.names.index(name)])
+        if params.standard is not None and name in params.parameter_names:
+            return float(np.asarray(params.standard)[params.parameter_names.index(name)])
+    return None
+
+
+#: The static joint terms the friction figure draws (``jaxid.friction.models``).
+FRICTION_KINDS = ("fv", "fc", "fs", "fva", "offset")
+
+
+def friction_torque(params, joint: int, qd) -> np.ndarray | None:
+    """The identified static friction torque (``jaxid.friction.models``: viscous, Coulomb with the
+    model's smooth sign, Stribeck excess, asymmetric viscous, offset) of joint ``joint`` (1-based)
+    at velocities qd (N m for a revolute joint); None when the joint has no friction terms."""
+    values = {k: _named(params, k, joint) for k in FRICTION_KINDS}
+    if all(v is None for k, v in values.items() if k != "offset"):
+        return None
+    v = {k: x or 0.0 for k, x in values.items()}
+    qd = np.asarray(qd, dtype=float)
+    eps = float(params.model.get("coulomb_eps") or 1e-3)
+    vs = float(params.model.get("stribeck_vs") or 0.1)
+    sign = np.tanh(qd / eps)
+    return (
+        v["fv"] * qd + v["fc"] * sign + v["fs"] * sign * np.exp(-((qd / vs) ** 2)) + v["fva"] * qd * sign + v["offset"]
+    )
+
+
+BODY_HEADERS = ("link", "mass nominal [kg]", "mass identified [kg]", "ratio", "CoM nominal [mm]", "CoM identified [mm]")
+
+
+def body_rows(params, nominal: dict | None = None) -> tuple[tuple, list]:
+    """(headers, rows) of each link's body: mass and centre of mass (first moments / mass, in the
+    link frame, mm), nominal (``nominal``: standard parameter name -> value, the model's) and
+    identified (the physically consistent standard parameters ``params.standard``, "-" where the
+    params hold none: base parameters alone do not determine the bodies)."""
+    names = list(params.parameter_names)
+    standard = None if params.standard is None else np.asarray(params.standard, dtype=float)
+    links = sorted({int(m.group(1)) for m in (re.fullmatch(r"m(\d+)", x) for x in names) if m})
+
+    def body(get, j):
+        m = get(f"m{j}")
+        if m is None:
+            return None, None
+        first = [get(f"{k}{j}") for k in ("mx", "my", "mz")]
+        com = None if m <= 0 or None in first else [1000 * f / m for f in first]
+        return m, com
+
+    com_text = lambda c: "-" if c is None else "(" + ", ".join(f"{x:.1f}" for x in c) + ")"
+    rows = []
+    for j in links:
+        mn, cn = body(lambda k: None if nominal is None else nominal.get(k), j)
+        mi, ci = body(lambda k: None if standard is None else float(standard[names.index(k)]), j)
+        ratio = mi / mn if mi is not None and mn else None
+        rows.append([j, _fmt(mn, ".4g"), _fmt(mi, ".4g"), _fmt(ratio, ".3g"), com_text(cn), com_text(ci)])
+    return BODY_HEADERS, rows
+
+
+def _short_label(params, k: int) -> str:
+    name = params.base.names[k]
+    lead = name.split(" ", 1)[0]
+    return f"{k + 1}  {lead}{' + …' if lead != name else ''}"
+
+
+def print_figures(params, validation, *, joint_names: Sequence[str], held_out: bool = False) -> list[tuple]:
+    """The report's figures for print, one message each: ``(name, matplotlib Figure, caption)``.
+
+    parameters: base parameters ±2σ; correlation: the estimate's correlation matrix; friction:
+    friction torque vs velocity, data and identified curve; residual_velocity, residual_position:
+    torque residual vs each joint's velocity and position; spectrum (identification only): the
+    amplitude spectrum of q of the identification data; prediction (``held_out``): measured vs
+    predicted torque of the held-out run (one figure per run, ``prediction_2`` ... after the first).
+    Figures that need q and qd (``validation.q``) are left out where the validation lacks them."""
+    from jaxid import figures
+
+    out = []
+    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    labels = [_short_label(params, k) for k in range(len(theta))]
+    out.append(
+        (
+            "parameters",
+            figures.parameter_chart(labels, theta, std),
+            "Base parameters: estimate ± 2σ, divided by |estimate| (every estimate at ±1; the bar's half-length is "
+            "twice the relative std); grey: not determined by the data (|estimate| < 2σ). Numbers as in the table.",
+        )
+    )
+    cov = np.asarray(params.cov, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = np.nan_to_num(cov / np.outer(std, std))
+    out.append(
+        (
+            "correlation",
+            figures.correlation_chart(corr),
+            "Correlation matrix of the base-parameter estimate (from its covariance); strong off-diagonal colour "
+            "marks pairs of parameters the data tell apart poorly.",
+        )
+    )
+    runs = range(len(validation.runs))
+    if validation.q and validation.qd and validation.runs:
+        qd = np.concatenate([validation.qd[i] for i in runs])
+        q = np.concatenate([validation.q[i] for i in runs])
+        res = np.concatenate([validation.measured[i] - validation.predicted[i] for i in runs])
+        n = res.shape[1]
+        if qd.shape[1] == n:
+            curves: list[tuple | None] = []
+            points = np.empty_like(res)
+            for j in range(n):
+                f_data = friction_torque(params, j + 1, qd[:, j])
+                if f_data is None:
+                    curves.append(None)
+                    points[:, j] = res[:, j]
+                    continue
+                v = np.linspace(float(qd[:, j].min()), float(qd[:, j].max()), 400)
+                curves.append((v, friction_torque(params, j + 1, v)))
+                points[:, j] = res[:, j] + f_data
+            if any(c is not None for c in curves):
+                out.append(
+                    (
+                        "friction",
+                        figures.friction_chart(qd, points, curves, joint_names),
+                        "Friction per joint: the measured torque less the model's predicted torque other than "
+                        "friction (points) against the joint velocity, and the identified friction curve (red).",
+                    )
+                )
+            out.append(
+                (
+                    "residual_velocity",
+                    figures.residual_chart(qd, res, joint_names, "velocity [rad/s]"),
+                    "Torque residual (measured - predicted) against each joint's velocity, with its median in 20 "
+                    "velocity bins (blue): a trend is friction the model does not capture.",
+                )
+            )
+            out.append(
+                (
+                    "residual_position",
+                    figures.residual_chart(q, res, joint_names, "position [rad]"),
+                    "Torque residual (measured - predicted) against each joint's position, with its median in 20 "
+                    "position bins (blue): a trend is a position-dependent effect the model misses "
+                    "(gravity, a spring, a cable).",
+                )
+            )
+        if not held_out:
+            out.append(
+                (
+                    "spectrum",
+                    figures.spectrum_chart(validation.t[0], validation.q[0], joint_names),
+                    f"Amplitude spectrum of the joint positions of the identification data "
+                    f"({os.path.basename(str(validation.runs[0]['source']))}): the frequencies the excitation "
+                    "puts its energy at.",
+                )
+            )
+    if held_out:
+        for i in runs:
+            run = validation.runs[i]
+            label = os.path.basename(str(run["source"]))
+            out.append(
+                (
+                    "prediction" if i == 0 else f"prediction_{i + 1}",
+                    figures.prediction_chart(
+                        validation.t[i],
+                        validation.measured[i],
+                        validation.predicted[i],
+                        joint_names,
+                        run.get("nrmse", {}).get("per_joint"),
+                    ),
+                    f"Held-out run {label}: measured (black) and predicted (orange) torque per joint, "
+                    "with each joint's NRMSE.",
+                )
+            )
+    return out
+
+
+def _run_label(run) -> str:
+    return os.path.basename(str(run["source"]))
+
+
 def identification_document(
     params,
     validation,
@@ -452,6 +707,9 @@ def identification_document(
     joint_names: Sequence[str] | None = None,
     title: str | None = None,
     held_out: bool = False,
+    nominal: dict | None = None,
+    command: Sequence[str] | None = None,
+    vector_figures: bool = True,
 ) -> Document:
     """The report of an identification as a :class:`Document`.
 
@@ -459,11 +717,15 @@ def identification_document(
     validation: ``jaxid.workflow.Validation`` of the torques the parameters predict, on the
         identification's own runs (``held_out=False``) or on held-out runs (``held_out=True``).
     joint_types: 'R'/'P' per joint for the units (default revolute); joint_names: for the
-        tables and figures (default joint1..n).
-    Sections: summary and physics verdict, the base parameters (full names, units, value, std,
-    relative std, flags), conditioning (condition number, singular values where
-    ``params.estimation`` records them), the iterative fit's convergence (consistent fits), per run the torque
-    metrics, measured vs predicted torque with a zoom, and residual histograms.
+        tables and figures (default joint1..n). nominal: the model's standard parameters
+        (name -> value) for the bodies' table; command: the command line that made the report
+        (its Commands section); vector_figures: draw the figures for print (:func:`print_figures`).
+    Sections: the held-out result first (``held_out``), a summary that names the worst joint and
+    the flagged ones, the per-joint table, the physics checks, the bodies (identified vs nominal),
+    the figures for print, the base parameters (full names, units, value, std, relative std,
+    flags), conditioning, the iterative fit's convergence (consistent fits), per run the torque
+    diagnostics (measured vs predicted with a zoom, residual histograms: PNG), data preparation
+    and the commands.
     """
     est, con = params.estimation, params.consistency
     get = lambda key, default=None: default if est is None else getattr(est, key)
@@ -471,8 +733,44 @@ def identification_document(
     joint_names = list(joint_names or [f"joint{j + 1}" for j in range(n)])
     what = "held-out validation" if held_out else "identification"
     doc = Document(title or f"jaxid {what}: {params.model.get('name', 'robot')}")
+    figs = print_figures(params, validation, joint_names=joint_names, held_out=held_out) if vector_figures else []
+    by_name = {name: (fig, caption) for name, fig, caption in figs}
+
+    def show(name):
+        if name in by_name:
+            fig, caption = by_name.pop(name)
+            doc.vector_figure(name, fig, caption)
+
+    def run_tables():
+        for run in validation.runs:
+            doc.text(f"{_run_label(run)}, {run['samples']} samples: {worst_joint_line(run, joint_names)}.")
+            doc.table(*joint_rows(run, joint_names))
+            flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
+            doc.bullets(
+                [f"flagged: {f['line']}" for f in flags]
+                or [
+                    f"no joint flagged (each joint's NRMSE within {NRMSE_FACTOR:g}x the median of the others, "
+                    f"R^2 >= {R2_MIN:g})"
+                ]
+            )
+
+    if held_out:  # the held-out result leads
+        doc.heading("Held-out torque prediction")
+        doc.text(
+            f"The parameters of {params.method or '?'} identification predict the torque of runs they were not "
+            "fitted to; per joint: " + ", ".join(m[1] for m in METRIC_COLUMNS) + "."
+        )
+        run_tables()
+        for i in range(len(validation.runs)):
+            show("prediction" if i == 0 else f"prediction_{i + 1}")
+
     doc.heading("Summary")
-    items = [
+    items = []
+    for run in validation.runs:
+        items.append(f"{'held-out ' if held_out else ''}{_run_label(run)}: {worst_joint_line(run, joint_names)}")
+        flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
+        items += [f"flagged: {f['line']}" for f in flags]
+    items += [
         f"model: {params.model.get('name')} ({params.model.get('n')} joints, joint terms "
         f"{', '.join(params.model.get('joint_terms') or []) or 'none'})",
         f"estimator: {params.method or '?'}, {get('n_samples', '?')} samples from "
@@ -483,20 +781,64 @@ def identification_document(
     if params.screening is not None and params.screening.message:
         items.append(params.screening.message)
     if params.physics is not None:
+        verdict = (
+            verdict_lines(params.physics.checks, indent="")[-1] if params.physics.checks else "checks: not recorded"
+        )
+        items.append(f"physics: {len(params.physics.problems or [])} problem(s); {verdict} (see Physics)")
+    items += [f"warning: {w}" for w in validation.warnings]
+    doc.bullets(items)
+
+    if not held_out:
+        doc.heading("Per-joint torque fit")
+        run_tables()
+
+    if params.physics is not None:
+        doc.heading("Physics")
         problems = params.physics.problems or []
-        items += [f"problem: {p}" for p in problems]
         if params.physics.checks is not None:  # the named checks, each with its numbers
-            items += [line.strip() for line in verdict_lines(params.physics.checks, indent="")]
+            word = {True: "pass", False: "FAIL", None: "not judged"}
+            doc.table(
+                ("check", "result", "numbers"),
+                [[c["name"], word[c["passed"]], c["detail"]] for c in params.physics.checks],
+            )
+            doc.bullets([line.strip() for line in verdict_lines(params.physics.checks, indent="")])
         else:  # a params.json written before the named checks
-            items.append(
+            doc.text(
                 "checks: not recorded (params.json written before the named checks consistent, converged, "
                 "plausible); standard parameters "
                 + ("consistent" if params.physics.consistent else "not shown to be consistent")
             )
-    if held_out:
-        items.append(f"validated on {', '.join(os.path.basename(str(r['source'])) for r in validation.runs)}")
-    items += [f"warning: {w}" for w in validation.warnings]
-    doc.bullets(items)
+        if problems:
+            doc.text(f"{len(problems)} problem(s):")
+            doc.bullets(f"problem: {p}" for p in problems)
+        else:
+            doc.text("no problems found")
+
+    doc.heading("Bodies: identified vs nominal")
+    if params.standard is None:
+        doc.text(
+            "Identified bodies: not determined (this fit holds no physically consistent standard parameters; "
+            "base parameters alone do not determine each link's mass and centre of mass: identify with "
+            "--consistent)."
+        )
+    else:
+        doc.text(f"Identified: {params.standard_source or 'physically consistent standard parameters'}.")
+    if nominal is None and params.standard is None:
+        doc.text("No nominal model given.")
+    else:
+        doc.table(*body_rows(params, nominal))
+
+    if figs:
+        doc.heading("Figures")
+        for name in (
+            "parameters",
+            "correlation",
+            "friction",
+            "residual_velocity",
+            "residual_position",
+            "spectrum",
+        ):
+            show(name)
 
     doc.heading("Base parameters")
     doc.text(
@@ -566,24 +908,11 @@ def identification_document(
                 ],
             )
 
-    doc.heading("Held-out torque prediction" if held_out else "Torque fit")
+    doc.heading("Held-out torque diagnostics" if held_out else "Torque fit")
     for i, (run, t, real, pred) in enumerate(
         zip(validation.runs, validation.t, validation.measured, validation.predicted)
     ):
-        label = os.path.basename(str(run["source"]))
-        doc.text(
-            f"{label}: {run['samples']} samples, relative error ||e|| / ||tau|| = "
-            f"{_fmt(run.get('relative_error'), '.3g')} %."
-        )
-        doc.table(*metrics_rows(run, joint_names))
-        flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
-        doc.bullets(
-            [f"flagged: {f['line']}" for f in flags]
-            or [
-                f"no joint flagged (each joint's NRMSE within {NRMSE_FACTOR:g}x the median of the others, "
-                f"R^2 >= {R2_MIN:g})"
-            ]
-        )
+        label = _run_label(run)
         doc.figure(
             f"torque_{i + 1}.png",
             torque_figure(None, t, real, pred, joint_names, title=label),
@@ -600,6 +929,11 @@ def identification_document(
     if prep:
         doc.heading("Data preparation")
         doc.bullets(describe_run(dataclasses.replace(c, source=os.path.basename(str(c.source)))) for c in prep)
+    doc.heading("Commands")
+    if command:
+        doc.code(shlex.join(str(a) for a in command))
+    else:
+        doc.text("Written by the library (jaxid.report.write_report), not by a jaxid command.")
     return doc
 
 

@@ -131,7 +131,9 @@ def written(tmp_path_factory):
         "samples": len(t),
         **results.validation_metrics(real, pred, np.array([50.0, 20.0])),
     }
-    val = workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred])
+    q = np.stack([np.sin(0.5 * t), 0.4 * np.cos(1.5 * t)], axis=1)
+    qd = np.stack([0.5 * np.cos(0.5 * t), -0.6 * np.sin(1.5 * t)], axis=1)
+    val = workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred], q=[q], qd=[qd])
     out = tmp_path_factory.mktemp("report")
     paths = report.write_report(out, constructed_params(), val, joint_types=("R", "R"))
     return out, paths
@@ -152,9 +154,11 @@ def test_html_is_self_contained_and_every_figure_decodes(written):
     page = (out / "report.html").read_text()
     parser = _Images()
     parser.feed(page)
-    assert len(parser.images) == len(paths["figures"]) == 4 and parser.tables >= 3
+    png = [img for img in parser.images if img["data-name"].endswith(".png")]
+    assert len(png) == len(paths["figures"]) == 4 and parser.tables >= 3
+    assert len(parser.images) == len(png) + len(paths["vector"]) // 2  # and the figures for print, as SVG
     assert "convergence.png" in [img["data-name"] for img in parser.images]  # the iterative fit's convergence
-    for img in parser.images:
+    for img in png:
         head, data = img["src"].split(",", 1)
         assert head == "data:image/png;base64"
         png = base64.b64decode(data, validate=True)
@@ -260,7 +264,9 @@ def test_html_report_renders_in_a_headless_browser(written):
         )
         browser.close()
     assert not errors
-    assert len(shown) == len(paths["figures"]) and all(ok and w > 0 and box > 0 for ok, w, box in shown), shown
+    assert len(shown) == len(paths["figures"]) + len(paths["vector"]) // 2 and all(
+        ok and w > 0 and box > 0 for ok, w, box in shown
+    ), shown
 
 
 def test_missing_matplotlib_is_one_line_naming_the_extra(tmp_path):
@@ -289,3 +295,171 @@ def test_missing_matplotlib_is_one_line_naming_the_extra(tmp_path):
     assert r.stderr.strip().splitlines() == [
         "jaxid validate: error: figures and reports need matplotlib: pip install 'jaxid[report]'"
     ]
+
+
+#: The figures for print of an identification's report (``report.print_figures``).
+PRINT_FIGURES = ("parameters", "correlation", "friction", "residual_velocity", "residual_position", "spectrum")
+
+
+def _font_sizes(svg: bytes) -> list[float]:
+    """The font sizes (pt: matplotlib's SVG user unit is the point) of every text element of an SVG."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    sizes = []
+    ns = "{http://www.w3.org/2000/svg}"
+    for el in root.iter(f"{ns}text"):
+        styled = [el] if el.get("style") else list(el.iter(f"{ns}tspan"))  # mathtext: the sizes on its tspans
+        assert styled, ET.tostring(el)
+        for part in styled:
+            m = re.search(r"font-size:\s*([0-9.]+)px", part.get("style", ""))
+            assert m, part.get("style")
+            sizes.append(float(m.group(1)))
+    return sizes
+
+
+def test_figures_for_print_are_svg_and_pdf_with_text_of_at_least_9_pt(written):
+    out, paths = written
+    for name in PRINT_FIGURES:
+        svg, pdf = out / "figures" / f"{name}.svg", out / "figures" / f"{name}.pdf"
+        assert str(svg) in paths["vector"] and str(pdf) in paths["vector"]
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+        data = svg.read_bytes()
+        root_tag = __import__("xml.etree.ElementTree").etree.ElementTree.fromstring(data).tag
+        assert root_tag == "{http://www.w3.org/2000/svg}svg"
+        sizes = _font_sizes(data)
+        assert len(sizes) >= 5, name  # svg.fonttype 'none': the labels are text, not paths
+        assert min(sizes) >= 9, (name, min(sizes))
+        assert len(data) < 1_500_000, (name, len(data))
+
+
+def test_report_html_references_every_figure(written):
+    out, paths = written
+    page = (out / "report.html").read_text()
+    parser = _Images()
+    parser.feed(page)
+    shown = {img["data-name"] for img in parser.images}
+    for name in PRINT_FIGURES:
+        assert f"{name}.svg" in shown and f'href="figures/{name}.pdf"' in page and f'href="figures/{name}.svg"' in page
+    for path in paths["figures"]:
+        assert path.rsplit("/", 1)[-1] in shown
+    md = (out / "report.md").read_text()
+    assert all(f"figures/{name}.svg" in md and f"figures/{name}.pdf" in md for name in PRINT_FIGURES)
+
+
+def _sections(markdown_text: str) -> list[tuple[str, str]]:
+    """(heading, body) of each '## ' section of a report.md."""
+    parts = markdown_text.split("\n## ")[1:]
+    return [(p.split("\n", 1)[0], p.split("\n", 1)[1] if "\n" in p else "") for p in parts]
+
+
+def _bad_joint_validation(n=3, bad=2, seed=2):
+    """A run of n joints whose joint ``bad`` (1-based) is predicted far worse than the others, though
+    the run's overall relative error stays small (the big joints dominate it)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(400) / 100.0
+    real = np.stack([(20.0 / (j + 1)) * np.sin((j + 1) * t) for j in range(n)], axis=1)
+    real[:, bad - 1] *= 0.05  # a small torque: its errors barely move the overall number
+    pred = real + rng.normal(scale=0.02, size=real.shape)
+    pred[:, bad - 1] = 0.2 * real[:, bad - 1]
+    q = np.stack([np.sin(0.3 * (j + 1) * t) for j in range(n)], axis=1)
+    qd = np.gradient(q, t, axis=0)
+    run = {"source": "/x/held_out.csv", "samples": len(t), **results.validation_metrics(real, pred)}
+    return workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred], q=[q], qd=[qd])
+
+
+def _three_joint_params():
+    names = tuple(f"{k}{j}" for j in (1, 2, 3) for k in INERTIAL_NAMES) + ("fv1", "fv2", "fv3")
+    lead = [names.index(x) for x in ("m1", "mx2", "Izz3", "fv1", "fv2", "fv3")]
+    dependent = [i for i in range(len(names)) if i not in lead]
+    base = BaseParameters(
+        indices=jnp.asarray(lead, dtype=jnp.int32),
+        dependent=jnp.asarray(dependent, dtype=jnp.int32),
+        K=jnp.zeros((len(lead), len(dependent))),
+        r_diag=jnp.ones(len(names)),
+        gap=1e6,
+        rank=len(lead),
+        names=tuple(names[i] for i in lead),
+        standard_names=names,
+    )
+    standard = np.zeros(len(names))
+    for j, (m, c) in enumerate(((2.0, 0.1), (1.5, 0.05), (1.0, 0.02))):
+        standard[10 * j : 10 * j + 10] = [m, m * c, 0, 0, 0.05, 0, 0.05, 0, 0, 0.05]
+    return results.Params(
+        model={"name": "three", "n": 3, "joint_terms": ["fv"], "coulomb_eps": 0.01},
+        parameter_names=names,
+        base=base,
+        theta=jnp.asarray([2.0, 0.15, 0.05, 0.3, 0.2, 0.1]),
+        cov=jnp.diag(jnp.asarray([0.01, 0.001, 0.001, 0.01, 0.01, 0.01]) ** 2),
+        fit={"method": "wls", "cond": 10.0, "n_samples": 400, "sources": ["id.csv"]},
+        standard=jnp.asarray(standard),
+        standard_source="constructed",
+    )
+
+
+def test_summary_names_the_worst_joint_behind_a_small_overall_error():
+    val = _bad_joint_validation()
+    run = val.runs[0]
+    assert run["relative_error"] < 5 and run["nrmse"]["per_joint"][1] > 20  # the headline alone hides it
+    doc = report.identification_document(_three_joint_params(), val, joint_names=["a", "b", "c"], vector_figures=False)
+    sections = dict(_sections(doc.markdown()))
+    summary = sections["Summary"]
+    assert "worst joint 2 (b): NRMSE" in summary and "flagged: joint 2 (b)" in summary
+    # The per-joint table says it on the joint's row.
+    table = sections["Per-joint torque fit"]
+    row_b = next(line for line in table.splitlines() if line.startswith("| b |"))
+    assert "FLAGGED" in row_b and "FLAGGED" not in next(line for line in table.splitlines() if line.startswith("| a |"))
+
+
+def test_validate_report_leads_with_the_held_out_result(tmp_path):
+    val = _bad_joint_validation()
+    params = _three_joint_params()
+    nominal = dict(zip(params.parameter_names, np.asarray(params.standard) * 1.1))
+    paths = report.write_report(
+        tmp_path,
+        params,
+        val,
+        joint_names=["a", "b", "c"],
+        held_out=True,
+        nominal=nominal,
+        command=["jaxid", "validate"],
+    )
+    text = (tmp_path / "report.md").read_text()
+    sections = _sections(text)
+    heading, body = sections[0]
+    assert heading == "Held-out torque prediction" and "held_out.csv" in body and "worst joint 2 (b)" in body
+    assert "figures/prediction.svg" in body  # measured vs predicted on the held-out run, in the first section
+    order = [h for h, _ in sections]
+    assert order.index("Base parameters") > order.index("Summary") > 0
+    assert str(tmp_path / "figures" / "prediction.pdf") in paths["vector"]
+    assert "spectrum.svg" not in text  # the spectrum is the identification data's
+    # Identified vs nominal bodies: mass and centre of mass per link from the standard parameters.
+    bodies = dict(sections)["Bodies: identified vs nominal"]
+    assert "| 1 | 2.2 | 2 | 0.909 | (100.0, 0.0, 0.0) | (100.0, 0.0, 0.0) |" in bodies
+
+
+def test_commands_section_is_not_empty(tmp_path):
+    val = _bad_joint_validation()
+    cmd = ["jaxid", "identify", "--robot", "planar3", "data file.csv", "--report", "r"]
+    doc = report.identification_document(_three_joint_params(), val, command=cmd, vector_figures=False)
+    sections = dict(_sections(doc.markdown()))
+    assert "jaxid identify --robot planar3 'data file.csv' --report r" in sections["Commands"]
+    assert "jaxid identify" in doc.html()
+    # Without a command (the library), the section says where the report came from.
+    doc = report.identification_document(_three_joint_params(), val, vector_figures=False)
+    assert dict(_sections(doc.markdown()))["Commands"].strip()
+    # The demo's report lists the commands it ran.
+    from jaxid.cli import demo
+
+    steps = [("identify", ["identify", "--robot", "ur5", "d.csv"]), ("validate", ["validate", "d2.csv"])]
+    text = demo.commands_text(steps)
+    assert "jaxid identify --robot ur5 d.csv" in text and "jaxid validate d2.csv" in text
+
+
+def test_reports_do_not_import_pyplot_until_drawn():
+    code = (
+        "import sys, jaxid.report, jaxid.figures, jaxid.cli\n"
+        "assert 'matplotlib.pyplot' not in sys.modules and 'matplotlib' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -107,7 +107,9 @@ def _join_negative_lists(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(_join_negative_lists(sys.argv[1:] if argv is None else list(argv)))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(_join_negative_lists(argv))
+    args.command_line = ["jaxid", *argv]  # as given, for the reports' Commands section
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

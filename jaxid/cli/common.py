@@ -344,8 +344,11 @@ def write_report(args, robot, params, validation, held_out: bool):
     the HTML path, or None without --report."""
     if not args.report:
         return None
+    import numpy as np
+
     from jaxid import report
 
+    names, values = robot.parameter_names(), np.asarray(robot.parameter_vector())
     return report.write_report(
         args.report,
         params,
@@ -353,6 +356,8 @@ def write_report(args, robot, params, validation, held_out: bool):
         joint_types=robot.joint_types,
         joint_names=robot.coordinate_names,
         held_out=held_out,
+        nominal=dict(zip(names, values.tolist())),
+        command=getattr(args, "command_line", None),
     )["html"]
 
 

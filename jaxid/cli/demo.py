@@ -177,7 +177,7 @@ def run(args) -> int:
         timings[f"{i + 1} {argv[0]}"] = time.perf_counter() - t0
         if code not in (0, 1) or (code == 1 and argv[0] != "excite"):
             raise UserError(f"step {i + 1} ('jaxid {shlex.join(argv)}') failed with status {code}")
-    summary = report_files(out, args.robot, timings)
+    summary = report_files(out, args.robot, timings, commands(args, out))
     if args.json is not None:
         from jaxid.cli.common import emit_json
 
@@ -191,8 +191,18 @@ def run(args) -> int:
     return 0
 
 
-def report_files(out: Path, robot_name: str, timings: dict) -> dict:
-    """Write the demo's report from the files its commands wrote; returns the JSON summary."""
+def commands_text(steps) -> str:
+    """The Markdown of the demo's Commands section: each step (what, jaxid arguments) in words
+    and as the command line a user types (an indented code block)."""
+    lines = ["Every step is a command a user runs (every option not shown is its default):", ""]
+    for i, (what, argv) in enumerate(steps):
+        lines += [f"{i + 1}. {what}:", "", f"        jaxid {shlex.join(argv)}", ""]
+    return "\n".join(lines).rstrip()
+
+
+def report_files(out: Path, robot_name: str, timings: dict, steps=()) -> dict:
+    """Write the demo's report from the files its commands wrote (``steps``: the commands run,
+    (what, jaxid arguments), for its Commands section); returns the JSON summary."""
     import numpy as np
 
     from jaxid import report, results, workflow
@@ -234,7 +244,7 @@ def report_files(out: Path, robot_name: str, timings: dict) -> dict:
     figs = report.parameter_figure(out, estimate, std, truth)
     table = lambda rows: report.markdown_table(*rows)
     sections = {
-        "Commands": "Every step is a command a user runs; see `jaxid demo --help`.",
+        "Commands": commands_text(steps) if steps else "Every step is a command a user runs; see `jaxid demo --help`.",
         "Data preparation": "\n".join(f"- {workflow.describe_run(c)}" for c in runs),
         "Base parameters": report.FLAG_LEGEND
         + "\n\n"

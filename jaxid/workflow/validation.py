@@ -168,6 +168,8 @@ class Validation:
         relative_error %, nrms_limits % where the model has torque limits, on the joints' side)
         and ``flagged``: the joints far from the others (:func:`joint_flags`).
     t, measured, predicted: per run, (N,) s and (N, n) N m, in the run's ``space``.
+    q, qd: per run, the prepared joint positions and velocities (N, n) (rad, rad/s), for the
+        report's residual and friction figures; empty when not recorded.
     warnings: model mismatches found between the parameters and the given robot.
     """
 
@@ -176,6 +178,8 @@ class Validation:
     measured: list
     predicted: list
     warnings: list = field(default_factory=list)
+    q: list = field(default_factory=list)
+    qd: list = field(default_factory=list)
 
     def worst(self, metric: str = "nrmse") -> float:
         """The largest per-joint value of ``metric`` over all runs."""
@@ -239,4 +243,6 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
         val.t.append(np.asarray(ds.t))
         val.measured.append(real)
         val.predicted.append(pred)
+        val.q.append(np.asarray(ds.q))
+        val.qd.append(np.asarray(ds.qd))
     return val
