@@ -1,13 +1,18 @@
 """Reports a person reads: parameter tables with units and flags, figures, and
 ``report.html`` + ``report.md`` of an identification (:func:`write_report`).
 
-The HTML page is one self-contained file: its figures are inline base64 PNG images drawn by
-matplotlib. PNG rather than inline SVG or plotly because a torque trace has N x n points
-(35 000 for a KUKA run): as SVG that is megabytes of path data for the browser to lay out,
-as PNG about 100 kB whatever N; plotly would add a 3 MB script to every page; and the same
-PNG files serve the Markdown twin ``report.md`` (in ``figures/``), which GitHub, an editor or
-mkdocs renders with its real Markdown tables. matplotlib is the optional ``report`` extra
-(``pip install 'jaxid[report]'``): :func:`pyplot` says so in one line when it is missing.
+Two kinds of figure. The figures for print (:func:`print_figures`: parameters ± 2σ, their
+correlation, friction, residuals vs velocity and position, the excitation's spectrum, the
+held-out prediction) are drawn by :mod:`jaxid.figures` at their printed size with text of at
+least 9 pt and saved as ``figures/NAME.svg`` and ``.pdf`` (text kept as text; the point clouds
+rasterised, so that 35 000 samples stay a few hundred kB); the page shows the SVG inline. The
+diagnostics on screen (the torque trace with a zoom, residual histograms, singular values,
+convergence) are PNG: a torque trace has N x n points (35 000 for a KUKA run), as SVG megabytes
+of path data for the browser to lay out, as PNG about 100 kB whatever N. ``report.html`` is one
+self-contained file (figures inline, base64); its Markdown twin ``report.md`` refers to the files
+in ``figures/``, which GitHub, an editor or mkdocs renders with its real Markdown tables.
+matplotlib is the optional ``report`` extra (``pip install 'jaxid[report]'``), imported only when
+a figure is drawn: :func:`pyplot` says so in one line when it is missing.
 """
 
 from __future__ import annotations
@@ -939,8 +944,9 @@ def identification_document(
 
 def write_report(out_dir, params, validation, **kw) -> dict:
     """Write :func:`identification_document` (keywords passed on) into ``out_dir`` as
-    ``report.html`` (self-contained), ``report.md`` and ``figures/*.png``; returns the paths
-    (``html``, ``markdown``, ``figures``)."""
+    ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and the figures for print
+    ``figures/*.svg`` and ``*.pdf``; returns the paths (``html``, ``markdown``, ``figures``: the
+    PNG files, ``vector``: the SVG and PDF files)."""
     return identification_document(params, validation, **kw).write(out_dir)
 
 

@@ -334,8 +334,8 @@ def add_report_argument(p, what: str):
         "--report",
         metavar="DIR",
         help=f"write a report of {what} to DIR: report.html (one self-contained page, figures "
-        "embedded), report.md (Markdown tables) and figures/*.png; needs matplotlib "
-        "(pip install 'jaxid[report]')",
+        "embedded), report.md (Markdown tables), figures for print figures/*.svg and *.pdf, and "
+        "figures/*.png; needs matplotlib (pip install 'jaxid[report]')",
     )
 
 
