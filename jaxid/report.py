@@ -304,8 +304,9 @@ def convergence_figure(path, cost, gap_bound=None, converged=None, title="iterat
 def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
     """parameters.png in out_dir: estimates with 3-sigma error bars (and the truth) normalised by
     |estimate|, the axis cut at +-5 so that the few poorly excited parameters do not flatten the
-    rest; the x axis is the parameter number of the tables (1-based). estimate, std, truth: (b,).
-    Returns the file names written."""
+    rest; the x axis is the parameter number of the tables (1-based); and for print
+    parameters.svg and parameters.pdf (:func:`jaxid.figures.parameter_chart`, ± 2σ). estimate,
+    std, truth: (b,). Returns the file names of the figures for report.md (PNG and SVG)."""
     plt = pyplot()
     os.makedirs(out_dir, exist_ok=True)
     estimate, std = np.asarray(estimate), np.asarray(std)
@@ -321,7 +322,14 @@ def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     _save(fig, os.path.join(out_dir, "parameters.png"))
-    return ["parameters.png"]
+    # For print: the same estimates, ± 2σ, one row per parameter (parameters.svg and .pdf).
+    from jaxid.atomic import atomic_write
+    from jaxid.figures import parameter_chart, save_vector
+
+    for fmt, data in save_vector(parameter_chart([str(i) for i in k], estimate, std, truth)).items():
+        with atomic_write(os.path.join(out_dir, f"parameters.{fmt}"), "wb") as fh:
+            fh.write(data)
+    return ["parameters.png", "parameters.svg"]
 
 
 # ------------------------------------------------------------------------------ reports
