@@ -316,6 +316,12 @@ def test_identify_and_validate_write_reports(run, capsys):
         page = (run / d / "report.html").read_text()
         assert heading in md and "| base parameter | unit |" in md and "```" not in md
         assert page.count("data:image/png;base64,") == 3 == len(list((run / d / "figures").glob("*.png")))
+        assert page.count("data:image/svg+xml;base64,") == len(list((run / d / "figures").glob("*.svg"))) >= 5
+        assert f"jaxid {'identify' if d == 'fit_report' else 'validate'} " in md.split("## Commands", 1)[1]
+    # The held-out result leads the validate report; the spectrum is the identification data's.
+    assert (run / "val_report" / "report.md").read_text().split("\n## ")[1].startswith("Held-out torque prediction")
+    assert (run / "val_report" / "figures" / "prediction.pdf").exists()
+    assert (run / "fit_report" / "figures" / "spectrum.svg").exists()
 
 
 def test_help_has_an_example(capsys):
