@@ -825,7 +825,7 @@ def identification_document(
             doc.text(f"{len(problems)} problem(s):")
             doc.bullets(f"problem: {p}" for p in problems)
         else:
-            doc.text("no problems found")
+            doc.text("problems: none (no impossible estimate; the checks above give the verdict)")
 
     doc.heading("Bodies: identified vs nominal")
     if params.standard is None:
