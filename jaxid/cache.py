@@ -416,6 +416,8 @@ def _compile(fn, path: Path, treedef, leaves, dynamic) -> _Program:
         outs["static"] = [(a, None if a else y) for y, a in zip(out_leaves, is_array)]
         return [jnp.asarray(y) for y, a in zip(out_leaves, is_array) if a]
 
+    # JAX_LOG_COMPILES and profiles then name the function, not "flat".
+    flat.__name__ = flat.__qualname__ = getattr(fn, "__name__", "flat")
     specs = [
         jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
         for a in (jax.typeof(x) for x, d in zip(leaves, dynamic) if d)

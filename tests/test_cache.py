@@ -385,3 +385,22 @@ def test_import_turns_the_cache_on_for_library_use(tmp_path):
     (tmp_path / "file").write_text("")
     out = _library_process(tmp_path, JAXID_CACHE_DIR=str(tmp_path / "file" / "cache"))
     assert out["dir"] == "None" and out["warned"] == "True"
+
+
+def test_robot_leaves_are_strong_typed_whatever_limits_were_given():
+    """A limit left unset (a URDF has no acceleration limit) is a strong-typed array like a
+    given one: a weak-typed leaf keyed a second stored program of every function the robot
+    goes through (the nominal torques compiled twice in one cold identify)."""
+    import jax
+
+    import jaxid
+
+    urdf = jaxid.Robot.from_urdf("examples/data/kuka_lwr4/kuka_lwr4.urdf")
+    built = jaxid.models.planar(2)
+    for robot in (urdf, built, urdf.with_joint_terms(("fv", "fc"))):
+        weak = [
+            jax.tree_util.keystr(path)
+            for path, x in jax.tree_util.tree_flatten_with_path(robot)[0]
+            if isinstance(x, jax.Array) and x.weak_type
+        ]
+        assert weak == [], weak

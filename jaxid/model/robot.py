@@ -175,7 +175,9 @@ class Robot(eqx.Module):
         self.tip_joint = int(tip_joint) % n
         self.gravity = jnp.asarray(gravity, dtype=float)
         nq = self.n
-        inf = jnp.full((nq,), jnp.inf)
+        inf = jnp.full(
+            (nq,), jnp.inf, dtype=float
+        )  # strong-typed, as the given limits are: one stored program for both
         lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (nq,))
         self.q_min, self.q_max = lim(q_min, -inf), lim(q_max, inf)
         if not arrays.is_traced(self.q_min, self.q_max):  # (dataclasses.replace under jit rebuilds a Robot of tracers)
