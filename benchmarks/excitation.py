@@ -125,7 +125,7 @@ def main(argv=None):
                     feasible=res.feasible,
                     usage=res.feasibility.usage,
                     violation=res.feasibility.violation,
-                    margin_m={k: dict(margin=m, where=w) for k, (m, w) in check.margin.items()},
+                    margin_m={k: dict(margin=m, where=w, clearance=c) for k, (m, w, c) in check.margin.items()},
                     collision_free=check.feasible,
                     final_feasible=int(res.final_feasible.sum()),
                     time_s=res.time_s,

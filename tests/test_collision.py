@@ -121,7 +121,7 @@ def test_a_pose_in_collision_is_rejected_by_name(ur5, ur5_constraints):
         limits=dict(q_min=geometry.UR5_RANGES[0], q_max=geometry.UR5_RANGES[1]),
     )
     assert not rep.feasible
-    bad = {k: w for k, (m, w) in rep.margin.items() if m < 0}
+    bad = {k: w for k, (m, w, _) in rep.margin.items() if m < 0}
     assert "floor" in bad and bad["floor"].endswith("_link")
     ok = check_limits(
         ur5,

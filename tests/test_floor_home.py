@@ -164,6 +164,13 @@ def test_never_clear_pairs_keep_a_weaker_clearance_of_their_own():
     m = np.asarray(con.margins(robot, q))[:, 0]
     np.testing.assert_allclose(m, gap(q[:, 2]) - c, atol=1e-12)
     assert m[0] > 0 and m[1] > 0 and m[2] < 0  # protective: the deepest overlap is refused
+    # The report prints the distance against the pair's own clearance, not the global one.
+    from jaxid.excitation.optimize import Feasibility
+
+    (worst, where, kept) = con.report(robot.parents, m[2:])["self-collision"]
+    assert kept == c and worst == m[2]
+    line = Feasibility({}, {}, con.report(robot.parents, m[2:])).lines()[0]
+    assert f"{1e3 * (m[2] + c):.0f} mm  VIOLATED: {-1e3 * m[2]:.0f} mm short of {1e3 * c:.0f} mm" in line, line
     # Apart in most poses (gap in [0, 0.2] m, clearance 0.25 m never met, lower quartile 0.032 m):
     # kept from touching.
     robot, caps = _planar_spheres(0.1, 0.9)
@@ -211,12 +218,9 @@ def test_capsules_never_clear_of_the_floor_are_kept_out_of_it_or_stop(ur5):
 
 
 def test_the_home_note_says_how_short_of_an_own_clearance_it_is():
-    """A pair on a clearance of its own is described by its shortfall, not by the global clearance
-    it was never asked to keep; other constraints by their clearance and the required one."""
-    from types import SimpleNamespace
-
+    """A pair on a clearance of its own is judged by that one, not by the global clearance it was
+    never asked to keep; other constraints by the global one."""
     from jaxid.workflow.commands.excite import _shortfall
 
-    c = SimpleNamespace(clearance=0.02)
-    assert _shortfall(-0.002, "wrist/jaw (mesh points, own clearance 7 mm)", c) == "2 mm short of its own clearance"
-    assert _shortfall(-0.005, "forearm/wrist_2", c) == "clearance 15 mm, 20 mm required"
+    assert _shortfall(-0.002, 0.007) == "clearance 5 mm, 7 mm required"
+    assert _shortfall(-0.005, 0.02) == "clearance 15 mm, 20 mm required"

@@ -235,7 +235,7 @@ def run(args) -> int:
     objective, t, t_approach, description = req.chosen_objective, out.t, out.t_approach, out.description
     if not out.written:
         lines = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in res.feasibility.violation.items() if v > 0]
-        lines += [ln for ln in res.feasibility.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
+        lines += [ln for ln in res.feasibility.lines() if "VIOLATED" in ln]
         print(
             f"jaxid excite: error: no start meets every limit and constraint on the dense check "
             f"({'; '.join(lines)}); not writing {args.output} (more --steps or --starts, a smaller "
@@ -299,7 +299,7 @@ def run(args) -> int:
             )
     if constraints is not None:
         print(f"  least clearance on the capsule model (>= {1e3 * constraints.clearance:.0f} mm required):")
-        for line in res.feasibility.lines(constraints.clearance):
+        for line in res.feasibility.lines():
             print(f"    {line}")
     verdict = (
         "all limits and constraints met"

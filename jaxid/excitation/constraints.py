@@ -171,6 +171,17 @@ class Constraints:
             labels += [f"{o}/{c.names[k]}" for k in moving]
         return kinds, labels
 
+    def required(self, parents):
+        """(M,) m: the clearance each margin of ``margins`` keeps (its own where it has one), in
+        the order of ``labels``: the distance itself is the margin + this."""
+        c = self.capsules
+        moving = int(np.sum(np.asarray(c.link) >= 0))
+        parts = [self.pair_clearances(parents), [mp.clearance for mp in self.mesh_pairs]]
+        if self.floor is not None:
+            parts.append(self.floor_clearances())
+        parts.append([self.clearance] * moving * ((self.workspace is not None) + len(self.obstacles)))
+        return np.concatenate([np.asarray(x, dtype=float) for x in parts])
+
     def margins(self, robot, q):
         """Signed margins (..., M), m, >= 0 when met, at joint positions q (..., n), rad;
         in the order of ``labels``. Pure JAX: jit-, vmap- and grad-able."""
@@ -215,16 +226,18 @@ class Constraints:
         return m.reshape(q.shape[:-1] + (m.shape[-1],))
 
     def report(self, parents, worst):
-        """{kind: (worst margin m, label)} from the per-margin minima ``worst`` (M,) over a
-        trajectory; the clearance itself is the margin + ``clearance``."""
+        """{kind: (worst margin m, label, required clearance c)} from the per-margin minima
+        ``worst`` (M,) over a trajectory; the distance itself is m + c (c is the pair's or
+        capsule's own clearance where it has one, else ``clearance``)."""
         kinds, labels = self.labels(parents)
+        required = self.required(parents)
         worst = np.asarray(worst)
         out = {}
         for kind in KINDS:
             idx = [k for k, kd in enumerate(kinds) if kd == kind]
             if idx:
                 k = idx[int(np.argmin(worst[idx]))]
-                out[kind] = (float(worst[k]), labels[k])
+                out[kind] = (float(worst[k]), labels[k], float(required[k]))
         return out
 
 
@@ -453,7 +466,7 @@ def search_home(constraints, robot, q_min, q_max, *, room=0.01, reach=0.9, radii
 
 
 def blocking_constraint(constraints, robot, q_min, q_max, samples=2000, seed=0):
-    """(kind, label, best margin m) of the constraint least met over ``samples`` poses uniform in
+    """(kind, label, best margin m, required clearance m) of the constraint least met over ``samples`` poses uniform in
     the ranges q_min, q_max (n,), rad (+-pi about 0 where infinite): the one that blocks every
     home when its best margin is < 0 (e.g. two skeleton capsules that can never be apart by
     the clearance)."""
@@ -464,7 +477,7 @@ def blocking_constraint(constraints, robot, q_min, q_max, samples=2000, seed=0):
     best = np.max(np.asarray(jax.jit(lambda q: constraints.margins(robot, q))(jnp.asarray(q))), axis=0)
     kinds, labels = constraints.labels(robot.parents)
     k = int(np.argmin(best))
-    return kinds[k], labels[k], float(best[k])
+    return kinds[k], labels[k], float(best[k]), float(constraints.required(robot.parents)[k])
 
 
 def _pull_back(least, centre, half, U, ok, need):

@@ -169,9 +169,10 @@ class Feasibility:
         N m); 0 when met. usage: largest fraction of each limit used (<= 1 when met; the
         position fraction is of the half range about its centre); 0 for absent limits.
     margin: per geometric constraint kind (``constraints.KINDS``) present, (worst margin
-        in m, where): the least distance beyond the required clearance along the
-        trajectory (>= 0 when met) and the pair or link it is at, e.g.
-        ``{"self-collision": (0.012, "wrist_3_link/forearm_link"), "floor": (0.04, "wrist_1_link")}``.
+        in m, where, required clearance in m): the least distance beyond the required clearance
+        along the trajectory (>= 0 when met), the pair or link it is at and the clearance it
+        keeps (its own where it has one), e.g. ``{"self-collision": (0.012,
+        "wrist_3_link/forearm_link", 0.02), "floor": (0.04, "wrist_1_link", 0.02)}``.
     """
 
     violation: dict
@@ -184,15 +185,16 @@ class Feasibility:
 
     @property
     def feasible(self) -> bool:
-        return all(v == 0.0 for v in self.violation.values()) and all(m >= 0 for m, _ in self.margin.values())
+        return all(v == 0.0 for v in self.violation.values()) and all(m[0] >= 0 for m in self.margin.values())
 
-    def lines(self, clearance=0.0):
-        """The worst margins as text, e.g. "self-collision wrist_3_link/forearm_link: 32 mm
-        (clearance 20 mm kept)"."""
+    def lines(self):
+        """The worst margins as text, e.g. "self-collision wrist_3_link/forearm_link: 32 mm", or
+        "...: 17 mm  VIOLATED: 3 mm short of 20 mm" (the distance against the clearance that
+        margin keeps: a pair on its own clearance is judged by that one)."""
         return [
-            f"{kind} {where}: {1e3 * (m + clearance):.0f} mm"
-            + ("" if m >= 0 else f"  VIOLATED: {-1e3 * m:.0f} mm short of {1e3 * clearance:.0f} mm")
-            for kind, (m, where) in self.margin.items()
+            f"{kind} {where}: {1e3 * (m + c):.0f} mm"
+            + ("" if m >= 0 else f"  VIOLATED: {-1e3 * m:.0f} mm short of {1e3 * c:.0f} mm")
+            for kind, (m, where, c) in self.margin.items()
         ]
 
 
@@ -389,7 +391,9 @@ class Excitation:
             "feasible": self.feasible,
             "violation": self.feasibility.violation,
             "usage": self.feasibility.usage,
-            "margin_m": {k: {"margin": m, "where": w} for k, (m, w) in self.feasibility.margin.items()},
+            "margin_m": {
+                k: {"margin": m, "where": w, "clearance": c} for k, (m, w, c) in self.feasibility.margin.items()
+            },
             "random_cond_median": float(np.median(init)),
             "random_cond_best": float(init.min()),
             "harmonics": int(self.a.shape[1]),
@@ -567,7 +571,7 @@ def optimize(
         target = np.clip(0.5 * worst, 0.0, GEOMETRY_EXTRA)
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
-            kind, (m, where) = next(iter(bad.items()))
+            kind, (m, where, _) = next(iter(bad.items()))
             fix = {
                 "self-collision": "or, if the two links cannot touch, exclude the pair (an SRDF's "
                 "disable_collisions, --srdf)",

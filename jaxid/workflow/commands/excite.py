@@ -170,7 +170,7 @@ def with_approach(res, robot, start, fs, periods, limits, constraints):
     )
     if not rep.feasible:
         bad = [f"{k} {v:.3g} {LIMITS[k]}" for k, v in rep.violation.items() if v > 0]
-        bad += [ln for ln in rep.lines(constraints.clearance if constraints else 0.0) if "VIOLATED" in ln]
+        bad += [ln for ln in rep.lines() if "VIOLATED" in ln]
         raise WorkflowError(
             f"--start-from: the {T:g} s move to home violates {'; '.join(bad)}; start from "
             "another pose or move the robot to home first"
@@ -333,16 +333,18 @@ def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
     if constraints is None:
         return centre, None
     worst = np.asarray(_worst_margins(constraints, robot, centre[None]))
-    bad = sorted((m, kind, where) for kind, (m, where) in constraints.report(robot.parents, worst).items() if m < 0)
+    bad = sorted(
+        (m, kind, where, c) for kind, (m, where, c) in constraints.report(robot.parents, worst).items() if m < 0
+    )
     if not bad:
         return centre, None
-    m, kind, where = bad[0]
-    what = f"the range centres violate the {kind} constraint at {where} ({_shortfall(m, where, constraints)})"
+    m, kind, where, c = bad[0]
+    what = f"the range centres violate the {kind} constraint at {where} ({_shortfall(m, c)})"
     found = search_home(constraints, robot, lim["q_min"], lim["q_max"])
     if found is None:
-        kind, where, best = blocking_constraint(constraints, robot, lim["q_min"], lim["q_max"])
+        kind, where, best, c = blocking_constraint(constraints, robot, lim["q_min"], lim["q_max"])
         if best < 0:  # one constraint alone is never met: name it rather than the centres' worst
-            what = f"the {kind} constraint at {where} is not met in any pose (at best {_shortfall(best, where, constraints)})"
+            what = f"the {kind} constraint at {where} is not met in any pose (at best {_shortfall(best, c)})"
         raise WorkflowError(
             f"home: {what}, and no pose within 90 % of the ranges about the centres is clear; give a clear "
             "--home Q1,..., move the floor (--floor Z, m in the base frame) or drop it (--no-floor), "
@@ -355,13 +357,10 @@ def default_home(robot, lim, constraints) -> tuple[np.ndarray, str | None]:
     )
 
 
-def _shortfall(margin: float, label: str, constraints) -> str:
-    """How far a margin (m, < 0 when short) is from its constraint, in words: the clearance and the
-    required one, or, for a pair or capsule on a clearance of its own (its label says "own
-    clearance"), how far short of that one it is (the global clearance would mislead there)."""
-    if "own clearance" in label:
-        return f"{1e3 * -margin:.0f} mm short of its own clearance"
-    return f"clearance {1e3 * (margin + constraints.clearance):.0f} mm, {1e3 * constraints.clearance:.0f} mm required"
+def _shortfall(margin: float, required: float) -> str:
+    """How far a margin (m, < 0 when short) is from its constraint, in words: the distance and the
+    clearance it keeps (a pair or capsule on a clearance of its own is judged by that one)."""
+    return f"clearance {1e3 * (margin + required):.0f} mm, {1e3 * required:.0f} mm required"
 
 
 def _payload_rows(robot, lim):
