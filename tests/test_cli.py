@@ -593,7 +593,7 @@ def test_an_infeasible_excitation_is_not_written(tmp_path, capsys, monkeypatch):
 
     def infeasible(robot, **kwargs):
         seen.update(kwargs, model=robot)
-        margin = {"self-collision": (0.01, "base_link/forearm_link"), "floor": (-0.03, "wrist_1_link")}
+        margin = {"self-collision": (0.01, "base_link/forearm_link", 0.02), "floor": (-0.03, "wrist_1_link", 0.02)}
         feasibility = opt.Feasibility.from_arrays(np.zeros(5), np.zeros(5), margin)
         return SimpleNamespace(feasible=False, feasibility=feasibility)
 
