@@ -18,7 +18,21 @@ BLAS threads (``blas_threads.py``), load average, us/sample and ratios (Pinocchi
 jaxid faster).
 Usage: python benchmarks/dynamics.py [--n 2 4 6 8 12 16 20] [--samples 2000] [--repeat 5]
 
-Last figures: FIGURES
+Last figures (2026-12-06 13:47, at 084ba75, ``--n 2 6 12 20 --samples 2000 --repeat 9``, load
+3.6-4.2, 2 shared cores, OPENBLAS_NUM_THREADS=2; us/sample of the public functions, then
+Pinocchio / jaxid: Python loop wall, C++ loop, Python loop CPU; > 1: jaxid faster):
+
+      n  rnea     M      Y   pin Py rnea  M    Y   C++ rnea  M    Y   CPU rnea  M    Y
+      2  0.73  0.40   0.92       1.84  2.59 1.55      0.34 0.27 0.29      1.77 2.23 1.23
+      6  2.06  1.56   3.47       0.97  0.95 1.17      0.36 0.24 0.39      0.72 0.76 0.83
+     12  3.00  3.73  11.11       1.01  0.73 1.01      0.53 0.27 0.40      0.86 0.61 0.78
+     20  5.58  7.97  62.49       0.87  0.71 0.47      0.48 0.23 0.17      1.10 0.73 0.46
+
+Inner formulations, same run (us/sample, wide / recursive RNEA; jacfwd / CRBA mass matrix):
+n = 2 0.50 / 0.35, 0.42 / 0.22; n = 6 1.65 / 0.96, 2.44 / 0.99; n = 12 4.54 / 2.14, 15.48 /
+4.04; n = 20 30.0 / 4.96, 71.4 / 9.42. The recursive RNEA is the faster at every n here,
+also below ``RECURSIVE_FROM`` = 8, where the public ``jaxid.rnea`` takes the wide one (n = 6:
+2.06 us public vs 0.96 recursive): that threshold wants re-measuring (not changed here).
 
 Earlier (f837483, 2026-12-02; internal formulations only, not the public functions):
 2000 samples, --repeat 7, idle 2-core machine; us/sample; ratios > 1: jaxid faster; the CRBA
