@@ -20,19 +20,20 @@ threads (``blas_threads.py``), load average, a table and JSON:
   peak_rss_mb: the process's peak resident memory after each size.
 Usage: python benchmarks/regressor.py [--sizes 1000 10000 100000] [--repeat 5]
 
-Last figures (2026-12-06 13:46, at 084ba75, ``--sizes 1000 10000 100000 --repeat 7``, load
-4.2, 2 shared cores, OPENBLAS_NUM_THREADS=2, C++ loop built with the cmeel-eigen headers;
-us/sample, interleaved medians):
+Last figures (2026-12-06, ``--sizes 1000 10000 100000 --repeat 7``, 2 shared cores,
+OPENBLAS_NUM_THREADS=2, C++ loop built with the cmeel-eigen headers; us/sample, interleaved
+medians; run A at 084ba75, load 4.2; run B at 5adf47a, load 4.9-5.2):
 
-         N  jaxid wall  jaxid CPU  pin Py loop  pin/jaxid wall  CPU  C++   C++/jaxid  write
-      1000     3.79       3.66        2.8           0.73        0.76  1.36    0.36     0.43
-     10000     5.97       4.01        5.1           0.86        0.68  1.77    0.30     0.64
-    100000     5.63       3.97        4.2           0.75        0.68  1.41    0.25     2.00
+         N  jaxid wall  jaxid CPU  pin Py loop  pin/jaxid wall   CPU        C++   C++/jaxid
+           (A / B)     (A / B)     (A / B)      (A / B)          (A / B)          (A / B)
+      1000  3.79 / 6.82  3.66 / 4.09  2.8 / 2.9   0.73 / 0.42  0.76 / 0.68  1.36  0.36 / 0.20
+     10000  5.97 / 7.03  4.01 / 4.19  5.1 / 5.1   0.86 / 0.73  0.68 / 0.66  1.77  0.30 / 0.22
+    100000  5.63 / 4.73  3.97 / 3.86  4.2 / 2.8   0.75 / 0.59  0.68 / 0.73  1.41  0.25 / 0.29
 
-i.e. jaxid's regressor is 0.7-0.9x Pinocchio's Python loop (slower) and 0.25-0.36x its C++
-loop here; peak RSS 1.07 GB at 1e5. The compile (``JAXID_CACHE_DIR=off``, N = 1000, load 5.9):
-1.40 s. The CHANGELOG 0.1.0's "1.4-2.5x Pinocchio's Python loop" (best-of, 2026-11-29) is not
-reproduced.
+i.e. jaxid's regressor is 0.42-0.86x Pinocchio's Python loop in wall time (0.66-0.76x in CPU
+time: slower) and 0.20-0.36x its C++ loop here; write floor 0.4-2.0 us/sample; peak RSS about
+1.0-1.1 GB at 1e5. The compile (``JAXID_CACHE_DIR=off``, N = 1000, load 5.9): 1.40 s. The
+CHANGELOG 0.1.0's "1.4-2.5x Pinocchio's Python loop" (best-of, 2026-11-29) is not reproduced.
 
 Its row in benchmarks/README.md lists its last figures; cited by the CHANGELOG; dynamics.py and
 pinocchio_cpp.py import its ``pinocchio_model``.

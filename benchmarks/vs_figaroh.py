@@ -56,27 +56,30 @@ Usage: python benchmarks/vs_figaroh.py [--repeat 5] [--cold 3]
 Needs pin and example-robot-data (the ``bench`` extra adds figaroh); skips with a message
 without them.
 
-Last figures (2026-12-06 13:37, at 084ba75, ``--repeat 5 --cold 3``, figaroh 1.0.2, 2 shared
-cores, OPENBLAS_NUM_THREADS=2; medians):
+Last figures (2026-12-06, figaroh 1.0.2, ``--repeat 5 --cold 3``, 2 shared cores,
+OPENBLAS_NUM_THREADS=2; medians; two runs: A at 5adf47a, load 2.4-5.0; B at 084ba75, load
+6.6-7.7; the script unchanged between them):
 
-    warm, in-process (load 6.6-7.7)   wall s   CPU s   FIGAROH / jaxid (wall, CPU)
-      FIGAROH solve(wls=True)         1.78     0.82    3.2x  2.5x
-      FIGAROH helper (dense W)        9.87     4.85    17.9x 14.8x
-      jaxid                           0.552    0.328
-    whole processes, start to exit (load 6.8-7.7)
-      FIGAROH solve 4.06 s, helper 19.0 s, jaxid empty cache 14.95 s, filled cache 3.45 s:
-      jaxid is 1.18x faster than FIGAROH solve with a filled cache, 3.7x slower with an empty one
-    accuracy: max |error| / jaxid's std vs the true base parameters: jaxid 1.65, FIGAROH solve
-      5.72 (1.25 in its own std), helper = solve to 9.8e-10; per-joint sigma_j (N m) for joints
-      4-6: noise 1.5e-3 4.3e-5 7.6e-6, jaxid 1.5e-3 1.0e-4 1.0e-4 (floored), FIGAROH 3.1e-3
-      2.3e-3 1.9e-3; torque rel. RMS error vs noise-free 6.35e-5 (jaxid), 6.36e-5 (FIGAROH)
+    warm, in-process               wall s (A / B)    CPU s (A / B)   FIGAROH / jaxid wall (CPU)
+      FIGAROH solve(wls=True)      1.75 / 1.78       0.89 / 0.82     A 6.8x (5.2x), B 3.2x (2.5x)
+      FIGAROH helper (dense W)     8.14 / 9.87       4.62 / 4.85     A 31x (27x), B 18x (15x)
+      jaxid                        0.259 / 0.552     0.171 / 0.328
+    whole processes, start to exit (A / B)
+      FIGAROH solve 4.29 / 4.06 s, helper 14.0 / 19.0 s, jaxid with an empty compile cache
+      12.4 / 14.95 s, with a filled one 2.64 / 3.45 s: jaxid is 1.6x / 1.2x faster than
+      FIGAROH solve with a filled cache, 2.9x / 3.7x slower with an empty one
+    accuracy (the same in both): max |error| / jaxid's std vs the true base parameters: jaxid
+      1.65, FIGAROH solve 5.72 (1.25 in its own std), helper = solve to 9.8e-10; per-joint
+      sigma_j (N m) for joints 4-6: noise 1.5e-3 4.3e-5 7.6e-6, jaxid 1.5e-3 1.0e-4 1.0e-4
+      (floored), FIGAROH 3.1e-3 2.3e-3 1.9e-3; torque rel. RMS error vs noise-free 6.35e-5
+      (jaxid), 6.36e-5 (FIGAROH)
 
-The FIGAROH rows swing with the load: a quick run (``--repeat 2 --cold 1``, load 5-8) had
-solve 5.1 s warm (10.6x jaxid), helper 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty
-cache) and 3.0 s (filled). The earlier "25x" (CHANGELOG 0.2.0) was against the helper only.
+A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
+13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
+earlier "25x" (CHANGELOG 0.2.0) was against the helper only.
 
-Its row in benchmarks/README.md lists its last figures; cited by ``jaxid/workflow/__init__.py``
-and ``pyproject.toml``'s bench extra.
+Its row in benchmarks/README.md lists its last figures; cited by ``jaxid/workflow/regress.py``
+(``base_of``), ``pyproject.toml``'s bench extra and the CHANGELOG.
 """
 
 from __future__ import annotations
