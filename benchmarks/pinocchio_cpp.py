@@ -3,15 +3,21 @@
 The Python-loop baselines of ``benchmarks/dynamics.py`` and ``benchmarks/regressor.py`` pay
 ~1-3 us of Python per call; a C++ user of Pinocchio does not. This module compiles (once,
 into ``build/pinocchio_cpp/``) a small C++ program against the headers and libraries that the
-``pin`` wheel ships (cmeel prefix) and Eigen (Debian's ``libeigen3-dev``), loads the *same*
-``pinocchio.Model`` that the Python benchmarks build (written with ``Model.saveToBinary``),
-runs each algorithm over the samples in a plain loop, best of ``repeat`` runs, and returns
-us/sample plus sample 0's outputs (checked against Pinocchio's Python bindings).
+``pin`` wheel ships (its cmeel prefix, ``site-packages/cmeel.prefix``: Pinocchio, Boost, coal)
+and Eigen, loads the *same* model that the Python benchmarks build, runs each algorithm over
+the samples in a plain loop, best of ``repeat`` runs, and returns us/sample plus sample 0's
+outputs (checked against Pinocchio's Python bindings).
+
+Eigen is looked for in ``$EIGEN3_INCLUDE_DIR``, then ``include/eigen3`` of every cmeel prefix
+on ``sys.path`` (the ``cmeel-eigen`` wheel puts it there; ``pin`` 4.1's dependencies do not
+include it: ``pip install cmeel-eigen`` gives it), ``$CONDA_PREFIX/include/eigen3``,
+``/usr/include/eigen3`` and ``/usr/local/include/eigen3`` (``apt-get install libeigen3-dev``).
 
     python benchmarks/pinocchio_cpp.py [--n 6] [--samples 10000]
 
-Where no C++ compiler, Eigen or the pin wheel's headers are present, :func:`available`
-says why and the calling benchmark skips the C++ column.
+:func:`why_not` builds the program if it can and otherwise says why not in one line (no
+compiler, no Eigen with the places searched, no pin headers, or the compiler's first error);
+the calling benchmarks print that line in place of the C++ column, never drop it silently.
 
 A helper row in benchmarks/README.md; its figures are the C++ columns of dynamics.py and
 regressor.py, which import it.
@@ -20,6 +26,7 @@ regressor.py, which import it.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +37,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "pinocchio_cpp"
-EIGEN = Path("/usr/include/eigen3")
 
 SOURCE = r"""
 #include <pinocchio/multibody.hpp>
@@ -109,25 +115,74 @@ int main(int argc, char **argv) {
 """
 
 
-def _prefix() -> Path | None:
+def _prefixes() -> list[Path]:
+    """Every cmeel prefix (``<site-packages>/cmeel.prefix``) on sys.path, pinocchio's first."""
+    dirs = []
     try:
         import pinocchio
+
+        dirs += list(Path(pinocchio.__file__).resolve().parents)
     except ImportError:
-        return None
-    for parent in Path(pinocchio.__file__).resolve().parents:
-        if (parent / "cmeel.prefix" / "include" / "pinocchio").is_dir():
-            return parent / "cmeel.prefix"
+        pass
+    dirs += [Path(p) for p in sys.path if p]
+    out = []
+    for d in dirs:
+        c = d / "cmeel.prefix"
+        if c.is_dir() and c.resolve() not in out:
+            out.append(c.resolve())
+    return out
+
+
+def _prefix() -> Path | None:
+    """The cmeel prefix holding Pinocchio's C++ headers and libpinocchio_default (the pin wheel's)."""
+    for c in _prefixes():
+        if (c / "include" / "pinocchio").is_dir():
+            return c
     return None
 
 
+def _eigen_candidates() -> list[Path]:
+    env = [
+        os.environ.get("EIGEN3_INCLUDE_DIR"),
+        os.environ.get("CONDA_PREFIX") and f"{os.environ['CONDA_PREFIX']}/include/eigen3",
+    ]
+    return (
+        [Path(e) for e in env[:1] if e]
+        + [c / "include" / "eigen3" for c in _prefixes()]
+        + [Path(e) for e in env[1:] if e]
+        + [Path("/usr/include/eigen3"), Path("/usr/local/include/eigen3")]
+    )
+
+
+def eigen() -> Path | None:
+    """The first folder holding ``Eigen/Dense`` among :func:`_eigen_candidates`."""
+    return next((d for d in _eigen_candidates() if (d / "Eigen" / "Dense").is_file()), None)
+
+
 def available() -> str | None:
-    """None when the C++ loop can be built here, else why not (one line)."""
+    """None when the C++ loop's inputs are here (compiler, Eigen, the pin wheel's headers), else
+    why not (one line). :func:`why_not` also compiles."""
     if shutil.which("g++") is None:
         return "no C++ compiler (g++) on PATH"
-    if not (EIGEN / "Eigen" / "Dense").is_file():
-        return f"no Eigen headers at {EIGEN} (apt-get install libeigen3-dev)"
     if _prefix() is None:
-        return "the pin wheel's C++ headers were not found (pip install pin)"
+        return "the pin wheel's C++ headers (cmeel.prefix/include/pinocchio) were not found (pip install pin)"
+    if eigen() is None:
+        where = ", ".join(str(d) for d in _eigen_candidates())
+        return f"no Eigen headers (Eigen/Dense) in {where} (pip install cmeel-eigen, or apt-get install libeigen3-dev)"
+    return None
+
+
+def why_not() -> str | None:
+    """None when the C++ loop program is built (compiling it now if needed), else why not, one line:
+    what :func:`available` reports, or the compiler's first error."""
+    why = available()
+    if why:
+        return why
+    try:
+        binary()
+    except subprocess.CalledProcessError as e:
+        lines = [ln for ln in (e.stderr or "").splitlines() if "error" in ln] or (e.stderr or "").splitlines()[-1:]
+        return f"g++ failed building {BUILD / 'loop.cpp'}: {(lines or ['(no output)'])[0].strip()[:300]}"
     return None
 
 
@@ -156,7 +211,7 @@ def binary() -> Path:
         "-std=c++17",
         *defs,
         f"-I{prefix / 'include'}",
-        f"-I{EIGEN}",
+        f"-I{eigen()}",
         str(BUILD / "loop.cpp"),
         "-o",
         str(exe),
@@ -214,10 +269,10 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=6, help="joints of a planar chain (default 6)")
     parser.add_argument("--samples", type=int, default=10000)
     args = parser.parse_args(argv)
-    why = available()
+    why = why_not()
     if why:
-        print(f"skipped: {why}")
-        return 0
+        print(f"C++ loop not built: {why}")
+        return 1
     import pinocchio as pin
     from regressor import pinocchio_model  # benchmarks/regressor.py (this folder is on sys.path)
 
@@ -230,7 +285,7 @@ def main(argv=None):
     data = model.createData()
     err = np.abs(res["tau"] - pin.rnea(model, data, q[0], qd[0], qdd[0])).max()
     print(
-        f"planar {args.n}: "
+        f"planar {args.n} (Eigen {eigen()}, pin {_prefix()}): "
         + "  ".join(f"{k} {v:.3f} us" for k, v in res["us_per_sample"].items())
         + f"  (|tau - Python bindings| = {err:.1e})"
     )
