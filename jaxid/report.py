@@ -905,7 +905,28 @@ def identification_document(
                 "its final value, and the solver's bound on the distance to the optimum (log scale).",
             )
         choice = params.extra.get("prior_weight_choice")
-        if choice:
+        if choice and "rotations" in choice:
+            rot = choice["rotations"]
+            doc.text(
+                f"Prior weight chosen by cross-validation over {len(rot)} folds (held out: "
+                + "; ".join(r["test"] for r in rot)
+                + "): the largest weight whose mean held-out NRMS is within one standard error of the least "
+                "(Hastie et al., The Elements of Statistical Learning, 7.10)."
+            )
+            doc.table(
+                ("prior weight", *(f"fold {k + 1} [%]" for k in range(len(rot))), "mean [%]", "std error", "chosen"),
+                [
+                    [
+                        _fmt(w, ".3g"),
+                        *(_fmt(r["rows"][1 + k]["nrms_limits"], ".4g") for r in rot),
+                        _fmt(choice["mean_nrms_limits"][str(w)], ".4g"),
+                        _fmt(choice["se_nrms_limits"][str(w)], ".2g"),
+                        "yes" if w == choice["chosen"] else "",
+                    ]
+                    for k, w in enumerate(choice["weights"])
+                ],
+            )
+        elif choice:
             doc.text("Prior weight chosen on held-out runs (the lowest held-out error):")
             doc.table(
                 ("model", "prior weight", "held-out NRMS lim [%]", "converged", "steps"),

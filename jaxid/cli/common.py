@@ -447,9 +447,10 @@ def add_weights_argument(p):
     """--prior-weights: the prior weights the held-out protocol tries."""
     p.add_argument(
         "--prior-weights",
-        default="0,1e-4,1e-3,1e-2,1e-1,1",
+        default=None,
         metavar="LIST",
-        help="--validate-on: the prior weights tried (default 0,1e-4,1e-3,1e-2,1e-1,1)",
+        help="the prior weights tried: by --validate-on (default 0,1e-4,1e-3,1e-2,1e-1,1) and by the "
+        "cross-validation (default 7 log-spaced from 1e-3 to the training samples x joints)",
     )
 
 

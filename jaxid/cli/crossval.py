@@ -34,7 +34,9 @@ def register(sub):
         description="Leave-one-run-out cross-validation: for every run, identify on the others (two-step WLS, and "
         "the physically consistent fit for each prior weight) and predict the held-out run; prints the "
         "held-out RMS normalised by the torque limits (mean over joints of RMSE / (2 tau_max), %, as "
-        "'jaxid validate' prints it) per rotation and the prior weight with the least mean. Runs jaxid.workflow.crossval.",
+        "'jaxid validate' prints it) per rotation and the prior weight chosen: the largest whose mean is "
+        "within one standard error of the least (default weights: 7 log-spaced from 1e-3 to the training "
+        "samples x joints). Runs jaxid.workflow.crossval.",
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -66,7 +68,7 @@ def run(args) -> int:
         return 0
     weights = cv["weights"]
     print(f"{robot.name}: held-out NRMS over the torque limits (%), fit on the other runs")
-    print(f"  {'held out':<28}{'wls':>9}" + "".join(f"{f'w={w:g}':>10}" for w in weights) + f"{'best/wls':>10}")
+    print(f"  {'held out':<28}{'wls':>9}" + "".join(f"{f'w={w:.3g}':>10}" for w in weights) + f"{'best/wls':>10}")
     for r in cv["rotations"]:
         cells = "".join(f"{x['nrms_limits']:>9.4g}{'*' if not x['converged'] else ' '}" for x in r["rows"][1:])
         print(
@@ -79,8 +81,11 @@ def run(args) -> int:
         f"  {'mean':<28}{sum(r['rows'][0]['nrms_limits'] for r in cv['rotations']) / len(cv['rotations']):>9.4g}"
         + "".join(f"{mean[str(w)]:>9.4g} " for w in weights)
     )
+    se = cv["se_nrms_limits"]
+    print(f"  {'std error':<28}{'':>9}" + "".join(f"{se[str(w)]:>9.2g} " for w in weights))
     print(
-        f"  chosen prior weight (least mean): {cv['chosen']:g}"
+        f"  chosen prior weight: {cv['chosen']:.3g} (the largest within one standard error of the least mean, "
+        f"{cv['least']:.3g}; Hastie et al., ESL 7.10)"
         + ("   (* not converged)" if any(not x["converged"] for r in cv["rotations"] for x in r["rows"][1:]) else "")
     )
     return 0

@@ -108,10 +108,13 @@ def register(sub):
     p.add_argument(
         "--prior-weight",
         type=float,
-        default=1e-3,
+        default=None,
         metavar="W",
         help="--consistent: weight of the prior toward the nominal links, in units of one whitened "
-        "sample (default 1e-3; larger trusts the nominal model more)",
+        "sample (larger trusts the nominal model more). Default: chosen by cross-validation over the "
+        "runs given (leave one run out; one run: 3 time blocks) on a log grid from 1e-3 to the "
+        "training samples x joints, the largest weight within one standard error of the least "
+        "held-out error (table printed); W fixes it (no cross-validation)",
     )
     add_bounds_arguments(p)
     add_gravity_argument(p)
@@ -197,6 +200,29 @@ def _lugre_cell(value, rel, fit, j, name) -> str:
     if status == "not determined":
         return f"{'not determined':>13s} {100 * rel:7.3g}%"
     return f"{value:13.5g} {100 * rel:7.3g}%" + ("?" if status == "poorly determined" else "")
+
+
+def crossval_table(cv: dict) -> str:
+    """The cross-validation curve that chose the prior weight (``jaxid.workflow.crossval``): per
+    weight the held-out NRMS of each fold, their mean and standard error, the chosen one marked."""
+    rot = cv["rotations"]
+    lines = [
+        f"prior weight chosen by cross-validation ({len(rot)} folds; held-out NRMS over the torque limits, %): "
+        "the largest within one standard error of the least mean (Hastie et al., ESL 7.10)",
+        f"  {'weight':>10}" + "".join(f"{f'fold {k + 1}':>10}" for k in range(len(rot))) + f"{'mean':>10}{'se':>9}",
+        f"  {'wls':>10}" + "".join(f"{r['rows'][0]['nrms_limits']:>10.4g}" for r in rot),
+    ]
+    for k, w in enumerate(cv["weights"]):
+        cells = "".join(
+            f"{r['rows'][1 + k]['nrms_limits']:>9.4g}{' ' if r['rows'][1 + k]['converged'] else '*'}" for r in rot
+        )
+        mean, se = cv["mean_nrms_limits"][str(w)], cv["se_nrms_limits"][str(w)]
+        mark = "  <- chosen" if w == cv["chosen"] else ("  (least mean)" if w == cv["least"] else "")
+        lines.append(f"  {w:>10.3g}{cells}{mean:>10.4g}{se:>9.2g}{mark}")
+    lines.append("  folds (held out): " + "; ".join(f"{k + 1} {r['test']}" for k, r in enumerate(rot)))
+    if any(not x["converged"] for r in rot for x in r["rows"][1:]):
+        lines.append("  (* not converged; a weight is chosen only where every fold converged)")
+    return "\n".join(lines)
 
 
 def request(args) -> requests.IdentifyRequest:
@@ -293,7 +319,9 @@ def run(args) -> int:
         doc[key] = path if path and path == out.model_out else None
     if args.json is not None and emit_json(doc, args.json):
         return code
-    if choice is not None:
+    if choice is not None and "rotations" in choice:
+        print(crossval_table(choice))
+    elif choice is not None:
         print(f"prior weight chosen on {', '.join(args.validate_on)} (held-out NRMS over the torque limits):")
         print(f"  {'model':<12}{'weight':>10}{'NRMS lim %':>12}{'converged':>11}{'steps':>7}")
         for r in choice["rows"]:

@@ -38,7 +38,14 @@ from jaxid.workflow.check import (  # noqa: F401
     physics_report,
     scale_vs_model,
 )
-from jaxid.workflow.consistency import choose_prior_weight, crossval, fit_consistent  # noqa: F401
+from jaxid.workflow.consistency import (  # noqa: F401
+    DEFAULT_PRIOR_WEIGHT,
+    choose_prior_weight,
+    crossval,
+    fit_consistent,
+    one_se_choice,
+    prior_grid,
+)
 from jaxid.workflow.estimate import (  # noqa: F401
     GRAM_COND_BAD,
     GRAM_COND_GOOD,

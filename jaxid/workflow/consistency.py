@@ -1,6 +1,7 @@
 """Physically consistent identification: the consistent fit of the standard parameters
 (:func:`fit_consistent`), the held-out choice of its prior weight (:func:`choose_prior_weight`) and
-leave-one-run-out cross-validation (:func:`crossval`)."""
+cross-validation over runs or time blocks (:func:`crossval`), which chooses it by the
+one-standard-error rule (:func:`one_se_choice`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,17 @@ from jaxid.workflow.gravity import fit_gravity
 from jaxid.workflow.preprocess import Prepared
 from jaxid.workflow.records import Consistency, WorkflowError
 from jaxid.workflow.regress import _holdout_rows, regressor_rows
+
+#: The prior weight the command line used before it was chosen from the data, and the smallest
+#: weight of the cross-validation grid: a thousandth of one whitened sample, which only fixes the
+#: directions the data cannot see.
+DEFAULT_PRIOR_WEIGHT = 1e-3
+#: The weights :func:`choose_prior_weight` tries by default.
+HELD_OUT_WEIGHTS = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: Points of the cross-validation grid of prior weights (:func:`prior_grid`).
+GRID_POINTS = 7
+#: Contiguous time blocks that cross-validate a single run (K-fold over time).
+BLOCKS = 3
 
 
 def fit_consistent(
@@ -90,14 +102,15 @@ def choose_prior_weight(
     train: Prepared,
     test: Prepared,
     *,
-    weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    weights=None,
     method: str = "wls",
     bounds=None,
     progress: Callable | None = None,
 ) -> dict:
     """The held-out protocol for consistent identification: fit on the runs of ``train``,
     score on those of ``test``, for the unconstrained WLS model and a consistent model per
-    prior weight (``jaxid.identification.consistent.holdout``).
+    prior weight (``jaxid.identification.consistent.holdout``) of ``weights`` (default
+    :data:`HELD_OUT_WEIGHTS`).
 
     Returns ``{"rows": [...], "best": row}``: each row ``model`` ("wls" or "consistent"),
     ``weight``, ``rmse`` per joint (N m), ``nrms_limits`` (mean over joints of
@@ -107,6 +120,7 @@ def choose_prior_weight(
     from jaxid import memory
     from jaxid.identification.consistent import holdout
 
+    weights = HELD_OUT_WEIGHTS if weights is None else weights
     memory.check_identify(train.n_samples + test.n_samples, robot.n, len(robot.parameter_names()))
     runs = _holdout_rows(robot, train, progress)
     test_rows = regressor_rows(robot, list(test.datasets), None, progress, [c.get("parallel") for c in test.choices])
@@ -115,41 +129,108 @@ def choose_prior_weight(
     return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)
 
 
+def prior_grid(rows: int, points: int = GRID_POINTS) -> tuple[float, ...]:
+    """The prior weights that cross-validation tries: ``points`` log-spaced from
+    :data:`DEFAULT_PRIOR_WEIGHT` to ``rows``, the number of whitened residuals (samples x joints)
+    the smallest training fold holds. The weight is counted in whitened samples, so the grid runs
+    from a negligible fraction of one sample to the prior weighing as much as all the training
+    data together, beyond which the fit is the nominal model whatever the data say."""
+    top = max(float(rows), 10 * DEFAULT_PRIOR_WEIGHT)
+    return tuple(float(w) for w in np.geomspace(DEFAULT_PRIOR_WEIGHT, top, points))
+
+
+def one_se_choice(weights, errors, eligible=None) -> dict:
+    """The one-standard-error rule (Hastie, Tibshirani and Friedman, "The Elements of Statistical
+    Learning", 2nd ed., 2009, sec. 7.10): of the weights whose mean held-out error over the folds is
+    within one standard error of the least mean (the standard error of that least mean, from the
+    spread of its errors over the folds), the largest, i.e. the most regularised model the data
+    cannot tell apart from the best one.
+
+    weights: (G,) increasing; errors: (G, K) held-out error per weight and fold, K >= 2;
+    eligible: (G,) bool, the weights that may be chosen (e.g. converged in every fold; default
+    all; none eligible: all are). Returns ``{"mean", "se" (per weight), "least": the weight of
+    the least mean, "tolerance": the error allowed, "chosen"}``."""
+    w = np.asarray(weights, dtype=float)
+    e = np.asarray(errors, dtype=float)
+    if e.ndim != 2 or e.shape[0] != w.size or e.shape[1] < 2:
+        raise ValueError(f"errors must be (weights, folds) with at least two folds, got {e.shape}")
+    ok = np.ones(w.size, bool) if eligible is None else np.asarray(eligible, bool)
+    ok = ok if ok.any() else np.ones(w.size, bool)
+    mean, se = e.mean(axis=1), e.std(axis=1, ddof=1) / np.sqrt(e.shape[1])
+    least = int(np.argmin(np.where(ok, mean, np.inf)))
+    tol = mean[least] + se[least]
+    chosen = int(np.flatnonzero(ok & (mean <= tol)).max())  # the least is among them
+    return dict(
+        mean=mean.tolist(), se=se.tolist(), least=float(w[least]), tolerance=float(tol), chosen=float(w[chosen])
+    )
+
+
+def folds(prepared: Prepared, blocks: int = BLOCKS) -> Prepared:
+    """The folds of cross-validation: the runs themselves when there are at least two (leave one
+    run out), else ``blocks`` contiguous time blocks of equal length of the one run (the last
+    samples that do not fill a block are left out), each a run of its own."""
+    if len(prepared.datasets) != 1:
+        return prepared
+    (run,), (choice,) = prepared.datasets, prepared.choices
+    size = len(run) // blocks
+    return dataclasses.replace(
+        prepared,
+        datasets=tuple(run.slice(k * size, (k + 1) * size) for k in range(blocks)),
+        choices=tuple(
+            {**choice, "source": f"{choice['source']} [block {k + 1}/{blocks}]", "samples": size} for k in range(blocks)
+        ),
+    )
+
+
 def crossval(
     robot,
     prepared: Prepared,
     *,
-    weights=(0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    weights=None,
     method: str = "wls",
     bounds=None,
     gravity: str | None = None,
+    max_steps: int | None = None,
     progress: Callable | None = None,
 ) -> dict:
-    """Leave-one-run-out cross-validation of consistent identification: for every run, fit
-    on all the others and score on it (``jaxid.identification.consistent.holdout``), for
-    the unconstrained WLS model and a consistent model per prior weight.
+    """Cross-validation of consistent identification: leave one run out (or, of one run,
+    :data:`BLOCKS` contiguous time blocks, :func:`folds`): for every fold, fit on the others and
+    score on it (``jaxid.identification.consistent.holdout``), for the unconstrained WLS model
+    and a consistent model per prior weight.
 
-    prepared: at least two runs (:func:`prepare`). weights, method, bounds: as
+    prepared: the runs (:func:`prepare`). weights: the prior weights (default
+    :func:`prior_grid` of the smallest training fold); method, bounds: as
     :func:`choose_prior_weight`. gravity: "fit": in each rotation the direction of gravity is
     identified on the training runs (:func:`fit_gravity`) and both models use it; the
-    rotation's ``gravity`` entry records it.
+    rotation's ``gravity`` entry records it. A joint without a torque limit is scored over the
+    largest torque measured on it in any run. max_steps: the consistent fits' Newton steps (None:
+    their default).
 
     Returns ``{"rotations": [{"test": source, "train": [sources], "rows": [...], "best": row}],
-    "weights": [...], "mean_nrms_limits": {weight: mean over rotations}, "chosen": the weight with
-    the least mean held-out NRMS (%, 100 RMSE / (2 tau_max))}``; rows as :func:`choose_prior_weight`.
+    "weights": [...], "mean_nrms_limits": {weight: mean over rotations}, "se_nrms_limits":
+    {weight: its standard error over rotations}, "least": the weight with the least mean held-out
+    NRMS (%, 100 RMSE / (2 tau_max)), "tolerance", "chosen": the largest weight within one
+    standard error of it (:func:`one_se_choice`; only weights whose fits converged in every fold
+    are chosen), "rule"}``; rows as :func:`choose_prior_weight`.
     """
     from jaxid import memory
     from jaxid.identification.consistent import holdout
 
-    if len(prepared.datasets) < 2:
-        raise WorkflowError(
-            f"cross-validation needs at least two runs (fit on the others, score on one); got {len(prepared.datasets)}"
-        )
+    prepared = folds(prepared)
+    tau_max = np.asarray(robot.tau_max, dtype=float)
+    if not np.all(np.isfinite(tau_max)):  # no torque limits: the largest torque measured scores instead
+        measured = np.max([np.max(np.abs(np.asarray(d.tau)), axis=0) for d in prepared.datasets], axis=0)
+        robot = dataclasses.replace(robot, tau_max=np.where(np.isfinite(tau_max), tau_max, measured))
     if bounds is not None:
         bounds.check()
     memory.check_identify(prepared.n_samples, robot.n, len(robot.parameter_names()))
     if gravity not in (None, "fit"):
         raise WorkflowError(f"gravity must be None or 'fit', got {gravity!r}")
+    if weights is None:
+        step = [max(1, int((c.get("parallel") or {}).get("step", 1))) for c in prepared.choices]
+        n_rows = [len(d) // s * robot.n for d, s in zip(prepared.datasets, step)]
+        weights = prior_grid(sum(n_rows) - max(n_rows))
+    weights = tuple(sorted(float(w) for w in weights))
     rows = [] if gravity == "fit" else _holdout_rows(robot, prepared, progress)  # with a fit: per rotation
     sources = [c["source"] for c in prepared.choices]
     rotations = []
@@ -161,18 +242,25 @@ def crossval(
             )
             model, fitted = fit_gravity(robot, train)
             rows = _holdout_rows(model, prepared, progress)
-        res = holdout(model, rows[:i] + rows[i + 1 :], rows[i], weights=tuple(weights), bounds=bounds, method=method)
+        res = holdout(
+            model, rows[:i] + rows[i + 1 :], rows[i], weights=weights, bounds=bounds, method=method, max_steps=max_steps
+        )
         for r in res["rows"]:
             r.pop("theta", None)
         rotations.append(dict(test=sources[i], train=sources[:i] + sources[i + 1 :], gravity=fitted, **res))
-    mean = {
-        float(w): float(np.mean([r["rows"][1 + k]["nrms_limits"] for r in rotations])) for k, w in enumerate(weights)
-    }
+    errors = [[r["rows"][1 + k]["nrms_limits"] for r in rotations] for k in range(len(weights))]
+    converged = [all(r["rows"][1 + k]["converged"] for r in rotations) for k in range(len(weights))]
+    rule = one_se_choice(weights, errors, converged)
     return dict(
         rotations=rotations,
-        weights=[float(w) for w in weights],
-        mean_nrms_limits=mean,
-        chosen=min(mean, key=mean.__getitem__),
+        weights=list(weights),
+        mean_nrms_limits=dict(zip(weights, rule["mean"])),
+        se_nrms_limits=dict(zip(weights, rule["se"])),
+        least=rule["least"],
+        tolerance=rule["tolerance"],
+        chosen=rule["chosen"],
+        rule="the largest prior weight whose mean held-out NRMS is within one standard error (over the folds) "
+        "of the least (Hastie et al., The Elements of Statistical Learning, 2009, sec. 7.10)",
     )
 
 

@@ -347,8 +347,10 @@ class IdentifyRequest:
     """``jaxid identify``: base parameters (and joint friction) from the dataset files ``data``,
     written to ``output`` (params.json) and, with ``urdf_out``/``mjcf_out``, as a model file.
     ``reference``: the commanded trajectory of each data file (method iv/didim).
-    ``validate_on``: held-out runs that choose the prior weight of a consistent fit among
-    ``prior_weights``. ``validation``: also validate the fit on its own data (for a report).
+    ``prior_weight``: the consistent fit's prior weight; None (default): chosen by
+    cross-validation over the runs (``jaxid.workflow.crossval``, the one-standard-error rule), or
+    with ``validate_on`` (held-out runs) the weight of ``prior_weights`` with the least error on
+    them. ``validation``: also validate the fit on its own data (for a report).
     ``json``: a further output path checked with the others ('-' is stdout); ``report``: the
     folder of the caller's report (``jaxid.report``), checked with them."""
 
@@ -361,12 +363,12 @@ class IdentifyRequest:
     consistent: bool = False
     accept_unconverged: bool = False
     max_steps: int | None = None
-    prior_weight: float = 1e-3
+    prior_weight: float | None = None
     bounds: BoundsSpec = field(default_factory=BoundsSpec)
     fit_gravity: bool = False
     sdp_check: bool = False
     validate_on: tuple[str, ...] | None = None
-    prior_weights: tuple[float, ...] | str = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    prior_weights: tuple[float, ...] | str | None = None
     urdf_out: str | None = None
     mjcf_out: str | None = None
     urdf_lump: bool = False
@@ -415,9 +417,18 @@ class IdentifyRequest:
                 raise WorkflowError("--max-steps limits the Newton steps of --consistent; add --consistent")
             if int(self.max_steps) != self.max_steps or self.max_steps < 1:
                 raise WorkflowError(f"--max-steps must be an integer >= 1, got {self.max_steps}")
-        if self.validate_on:
-            if not self.consistent:
-                raise WorkflowError("--validate-on chooses the prior weight of --consistent; add --consistent")
+        if self.prior_weight is not None:
+            if not (math.isfinite(self.prior_weight) and self.prior_weight >= 0):
+                raise WorkflowError(f"--prior-weight must be a finite number >= 0, got {self.prior_weight}")
+            if self.validate_on:
+                raise WorkflowError("--prior-weight fixes the weight that --validate-on chooses: give one of them")
+        if self.validate_on and not self.consistent:
+            raise WorkflowError("--validate-on chooses the prior weight of --consistent; add --consistent")
+        if self.prior_weights is not None:
+            if not self.consistent or self.prior_weight is not None:
+                raise WorkflowError(
+                    "--prior-weights are the weights --consistent tries when it chooses its prior weight"
+                )
             _set(self, "prior_weights", parse_weights(self.prior_weights))
         if self.reference is not None and self.method not in ("iv", "didim"):
             raise WorkflowError("--reference gives the instruments of --method iv or didim; add one of them")
@@ -450,7 +461,7 @@ class IdentifyRequest:
 @dataclass(frozen=True)
 class CrossvalRequest:
     """``jaxid crossval``: leave-one-run-out cross-validation of WLS (or OLS) and the consistent
-    fit at each of ``prior_weights`` over at least two dataset files."""
+    fit at each of ``prior_weights`` (None: ``jaxid.workflow.prior_grid``) over at least two dataset files."""
 
     data: tuple[str, ...]
     model: ModelSpec = field(default_factory=ModelSpec)
@@ -458,7 +469,7 @@ class CrossvalRequest:
     method: Literal["wls", "ols"] = "wls"
     bounds: BoundsSpec = field(default_factory=BoundsSpec)
     fit_gravity: bool = False
-    prior_weights: tuple[float, ...] | str = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    prior_weights: tuple[float, ...] | str | None = None
     json: str | None = None
 
     def __post_init__(self):
@@ -468,7 +479,8 @@ class CrossvalRequest:
             raise WorkflowError(f"crossval needs at least two dataset files, got {len(self.data)}")
         if self.method not in ("wls", "ols"):
             raise WorkflowError(f"crossval's method is wls or ols, got {self.method!r}")
-        _set(self, "prior_weights", parse_weights(self.prior_weights))
+        if self.prior_weights is not None:
+            _set(self, "prior_weights", parse_weights(self.prior_weights))
         check_names(*self.paths())
 
     def paths(self) -> tuple[list[Arg], list[Arg]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxid import workflow
+from jaxid import memory, workflow
 from jaxid.workflow import WorkflowError, plausibility
 from jaxid.workflow import export as _export
 from jaxid.workflow import params as _params
@@ -35,7 +35,8 @@ class IdentifyOutcome:
 
     robot: the model of the fit (with the fitted Stribeck velocity and gravity where asked);
     params: the ``_params.Params`` written to ``output``; prepared: the prepared runs;
-    choice: the prior-weight table of ``validate_on`` (JSON-ready) or None; unconverged: a
+    choice: the prior-weight table (JSON-ready; its ``chosen`` weight was fitted) of ``validate_on``, or
+    of the cross-validation over the runs of a ``consistent`` fit without ``prior_weight``, or None; unconverged: a
     consistent fit that did not converge and was not accepted (no model file written);
     model_out: the model file written, or None; validation: the fit validated on its own data
     (``request.validation``), or None."""
@@ -67,13 +68,24 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     prepared = read_runs(r.data, robot, r.prepare, r.model)
     log_data(prepared, log)
     body_bounds = bounds(r.bounds, robot, r.model)
-    choice = _choose_prior_weight(r, robot, prepared, body_bounds, progress) if r.validate_on else None
-    prior_weight = r.prior_weight if choice is None else float(choice["best"]["weight"])
+    choice = None
+    if r.validate_on:
+        choice = _choose_prior_weight(r, robot, prepared, body_bounds, progress)
+    elif r.consistent and r.prior_weight is None and not lugre:
+        try:
+            choice = _crossval_prior_weight(r, robot, prepared, body_bounds, progress)
+        except memory.MemoryLimitError as e:  # the folds hold their regressors; the fit itself may stream
+            warnings.warn(
+                f"the prior weight is not cross-validated ({e}); fitting at {workflow.DEFAULT_PRIOR_WEIGHT:g}: "
+                "give --prior-weight W to choose it",
+                stacklevel=2,
+            )
+    prior_weight = r.prior_weight if r.prior_weight is not None else workflow.DEFAULT_PRIOR_WEIGHT
+    prior_weight = prior_weight if choice is None else float(choice["chosen"])
     params = _fit(r, robot, desc, prepared, body_bounds, prior_weight, progress)
-    if r.validate_on:  # choice was made
-        params = dataclasses.replace(
-            params, extra={**params.extra, "validate_on": list(r.validate_on), "prior_weight_choice": choice}
-        )
+    if choice is not None:
+        extra = {"validate_on": list(r.validate_on)} if r.validate_on else {}
+        params = dataclasses.replace(params, extra={**params.extra, **extra, "prior_weight_choice": choice})
     robot = dataclasses.replace(
         robot,
         stribeck_vs=params.model["stribeck_vs"],  # fitted where asked
@@ -107,14 +119,25 @@ def _choose_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progr
     model_out, _ = r.model_out
     check_outputs(r.validate_on, [r.output, model_out, r.json])
     held_out = read_runs(r.validate_on, robot, r.prepare, r.model)
+    choice = workflow.choose_prior_weight(
+        robot, prepared, held_out, weights=r.prior_weights, method=r.method, bounds=body_bounds, progress=progress
+    )
+    return jsonable({**choice, "chosen": choice["best"]["weight"]})
+
+
+def _crossval_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progress) -> dict:
+    """The JSON-ready table of :func:`jaxid.workflow.crossval` over the runs ``r.data`` (or time
+    blocks of the one run) that chooses the prior weight by the one-standard-error rule (the
+    default of ``--consistent`` without ``--prior-weight``)."""
     return jsonable(
-        workflow.choose_prior_weight(
+        workflow.crossval(
             robot,
             prepared,
-            held_out,
             weights=r.prior_weights,
             method=r.method,
             bounds=body_bounds,
+            gravity="fit" if r.fit_gravity else None,
+            max_steps=r.max_steps,
             progress=progress,
         )
     )

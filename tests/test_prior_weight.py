@@ -1,0 +1,112 @@
+"""The prior weight of a consistent fit chosen from the data: cross-validation over the runs (or
+time blocks of one run) and the one-standard-error rule (Hastie et al., ESL 7.10)."""
+
+import json
+
+import numpy as np
+import pytest
+from test_consistent import arm3
+
+import jaxid
+from jaxid import workflow
+from jaxid.cli import main
+from jaxid.data import Dataset
+from jaxid.model.description import builtin_model
+
+
+def test_one_se_rule_takes_the_largest_weight_within_one_standard_error():
+    weights = [1e-3, 1e-2, 1e-1, 1.0, 10.0]
+    # Least mean at 1e-2 (1.0), its fold spread (0.9, 1.1): standard error 0.1 / sqrt(2)... per
+    # fold pair std (ddof 1) 0.1414 / sqrt(2) = 0.1; 1e-1 (1.05) and 1 (1.09) are within 1.1,
+    # 10 (1.5) is not.
+    errors = [[1.2, 1.2], [0.9, 1.1], [1.0, 1.1], [1.04, 1.14], [1.4, 1.6]]
+    rule = workflow.one_se_choice(weights, errors)
+    assert rule["least"] == 1e-2 and rule["tolerance"] == pytest.approx(1.1)
+    assert rule["se"][1] == pytest.approx(0.1) and rule["chosen"] == 1.0
+    # Only eligible weights (converged in every fold) are chosen.
+    assert workflow.one_se_choice(weights, errors, [True, True, True, False, True])["chosen"] == 1e-1
+    # No spread at the least mean: nothing else is within it.
+    flat = [[1.2, 1.2], [1.0, 1.0], [1.01, 1.01], [1.0, 1.0], [1.5, 1.5]]
+    assert workflow.one_se_choice(weights, flat)["chosen"] == 1.0  # ties with the least count
+    assert workflow.one_se_choice(weights, [[1.2, 1.2], [1.0, 1.0], [1.01, 1.01], [1.1, 1.1], [1.5, 1.5]])[
+        "chosen"
+    ] == pytest.approx(1e-2)
+    with pytest.raises(ValueError, match="at least two folds"):
+        workflow.one_se_choice(weights, [[1.0]] * 5)
+
+
+def test_prior_grid_runs_from_the_default_to_the_data():
+    grid = workflow.prior_grid(35_000)
+    assert len(grid) == 7 and grid[0] == workflow.DEFAULT_PRIOR_WEIGHT and grid[-1] == pytest.approx(35_000)
+    assert np.allclose(np.diff(np.log(grid)), np.log(grid[1] / grid[0]))
+
+
+@pytest.fixture(scope="module")
+def unexcited():
+    """arm3 (nominal = truth) on two short noisy runs of random states: the mass of link 2 is not a
+    base parameter (it lumps into link 1's and its own first moments), and the data leave it free."""
+    robot = arm3()
+    rng = np.random.default_rng(0)
+    runs = []
+    for i in range(2):
+        q, qd, qdd = (rng.normal(size=(80, 3)) for _ in range(3))
+        tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.3 * rng.normal(size=(80, 3))
+        runs.append(Dataset(t=np.arange(80) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source=f"run{i + 1}"))
+    prepared = workflow.Prepared(tuple(runs), tuple(dict(source=r.source, parallel=None) for r in runs))
+    nominal = np.asarray(robot.parameter_vector())[:30].reshape(3, 10)[:, 0]
+
+    def masses(weight):
+        p = workflow.identify_experiment(robot, prepared, consistent=True, prior_weight=weight)
+        return np.asarray(p.standard)[:30].reshape(3, 10)[:, 0] / nominal
+
+    cv = workflow.crossval(robot, prepared)
+    return cv, masses(cv["chosen"]), masses(1e-8)
+
+
+def test_cross_validated_weight_keeps_an_unexcited_mass_near_nominal(unexcited):
+    cv, chosen, tiny = unexcited
+    assert [r["test"] for r in cv["rotations"]] == ["run1", "run2"]
+    assert cv["chosen"] >= cv["least"] and cv["weights"][0] == workflow.DEFAULT_PRIOR_WEIGHT
+    assert cv["mean_nrms_limits"][cv["chosen"]] <= cv["tolerance"]
+    assert tiny[1] > 10  # a tiny weight lets the free mass run off (hundreds of times its nominal)
+    assert np.all((chosen > 0.8) & (chosen < 1.25))  # the chosen weight holds every mass
+
+
+def test_one_run_is_cross_validated_over_three_time_blocks():
+    robot = arm3()
+    rng = np.random.default_rng(1)
+    q, qd, qdd = (rng.normal(size=(91, 3)) for _ in range(3))
+    tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.1 * rng.normal(size=(91, 3))
+    run = Dataset(t=np.arange(91) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source="one")
+    prepared = workflow.Prepared((run,), (dict(source="one", parallel=None),))
+    cv = workflow.crossval(robot, prepared, weights=(1e-3, 1.0))
+    assert [r["test"] for r in cv["rotations"]] == [f"one [block {k}/3]" for k in (1, 2, 3)]
+    assert all(len(r["train"]) == 2 for r in cv["rotations"]) and cv["chosen"] in (1e-3, 1.0)
+
+
+def test_prior_weight_given_skips_the_cross_validation(tmp_path, capsys):
+    """identify --consistent chooses its weight by cross-validation (table printed, kept in
+    params.json); --prior-weight W fixes it and runs none."""
+    robot = builtin_model("planar2")
+    rng = np.random.default_rng(2)
+    paths = []
+    for k in range(2):
+        t = np.arange(300) * 0.01
+        a, w = rng.uniform(0.5, 1.5, size=(2, 2))
+        q, qd, qdd = a * np.sin(w * t[:, None]), a * w * np.cos(w * t[:, None]), -a * w**2 * np.sin(w * t[:, None])
+        tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.05 * rng.normal(size=(300, 2))
+        path = tmp_path / f"run{k}.csv"
+        jaxid.data.write(Dataset(t=t, q=q, tau=tau, qd=qd, qdd=qdd), path)
+        paths.append(str(path))
+    args = ["identify", "--robot", "planar2", *paths, "--consistent", "--quiet"]
+    assert main([*args, "-o", str(tmp_path / "cv.json")]) == 0
+    out = capsys.readouterr().out
+    assert "prior weight chosen by cross-validation (2 folds" in out and "<- chosen" in out
+    choice = json.loads((tmp_path / "cv.json").read_text())["extra"]["prior_weight_choice"]
+    assert choice["chosen"] in choice["weights"] and len(choice["rotations"]) == 2
+    assert main([*args, "--prior-weight", "0.01", "-o", str(tmp_path / "fixed.json")]) == 0
+    out = capsys.readouterr().out
+    assert "cross-validation" not in out
+    doc = json.loads((tmp_path / "fixed.json").read_text())
+    assert "prior_weight_choice" not in doc.get("extra", {})
+    assert main([*args, "--prior-weight", "0.01", "--prior-weights", "1,2", "-o", str(tmp_path / "x.json")]) != 0
