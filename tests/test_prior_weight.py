@@ -16,9 +16,8 @@ from jaxid.model.description import builtin_model
 
 def test_one_se_rule_takes_the_largest_weight_within_one_standard_error():
     weights = [1e-3, 1e-2, 1e-1, 1.0, 10.0]
-    # Least mean at 1e-2 (1.0), its fold spread (0.9, 1.1): standard error 0.1 / sqrt(2)... per
-    # fold pair std (ddof 1) 0.1414 / sqrt(2) = 0.1; 1e-1 (1.05) and 1 (1.09) are within 1.1,
-    # 10 (1.5) is not.
+    # Least mean at 1e-2 (1.0) with folds 0.9, 1.1: standard error std (ddof 1) / sqrt(2) = 0.1;
+    # 1e-1 (mean 1.05) and 1 (1.09) are within 1.1 of it, 10 (1.5) is not: 1 is chosen.
     errors = [[1.2, 1.2], [0.9, 1.1], [1.0, 1.1], [1.04, 1.14], [1.4, 1.6]]
     rule = workflow.one_se_choice(weights, errors)
     assert rule["least"] == 1e-2 and rule["tolerance"] == pytest.approx(1.1)
@@ -99,11 +98,11 @@ def test_prior_weight_given_skips_the_cross_validation(tmp_path, capsys):
         jaxid.data.write(Dataset(t=t, q=q, tau=tau, qd=qd, qdd=qdd), path)
         paths.append(str(path))
     args = ["identify", "--robot", "planar2", *paths, "--consistent", "--quiet"]
-    assert main([*args, "-o", str(tmp_path / "cv.json")]) == 0
+    assert main([*args, "--prior-weights", "1e-3,1", "-o", str(tmp_path / "cv.json")]) == 0
     out = capsys.readouterr().out
     assert "prior weight chosen by cross-validation (2 folds" in out and "<- chosen" in out
     choice = json.loads((tmp_path / "cv.json").read_text())["extra"]["prior_weight_choice"]
-    assert choice["chosen"] in choice["weights"] and len(choice["rotations"]) == 2
+    assert choice["weights"] == [1e-3, 1.0] and choice["chosen"] in choice["weights"] and len(choice["rotations"]) == 2
     assert main([*args, "--prior-weight", "0.01", "-o", str(tmp_path / "fixed.json")]) == 0
     out = capsys.readouterr().out
     assert "cross-validation" not in out
