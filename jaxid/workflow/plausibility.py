@@ -432,9 +432,9 @@ def _time(ds, q, robot, source: str) -> list[Finding]:
 # ------------------------------------------------------------------------- the torques
 def _nominal_torques(robot, q, qd, qdd) -> np.ndarray:
     """(M, n) N m: the nominal model's torque (rigid body and its joint terms) at the samples."""
-    from jaxid.workflow.validation import _torques
+    from jaxid.workflow.validation import model_torques
 
-    return np.asarray(_torques((robot, robot.parameter_vector()), q, qd, qdd))
+    return model_torques(robot, robot.parameter_vector(), q, qd, qdd)
 
 
 def check_torques(prepared, robot) -> tuple[Finding, ...]:
