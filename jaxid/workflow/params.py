@@ -116,9 +116,9 @@ class Params(eqx.Module):
             ``standard_source`` says how they were found.
         lugre: per-joint LuGre friction (``jaxid.friction.LuGre``, fields (n,)) added to the
             predicted torques, or None; its std (n, 8) is in ``lugre_fit.std``.
-        estimation, preprocessing (one [`Preprocessing`][jaxid.workflow.records.Preprocessing] per run),
-            screening, instrumental, gravity_fit, consistency, lugre_fit, physics: the records
-            of the stages (``jaxid.workflow.records``), None where a stage did not run; static.
+        estimation, preprocessing, screening, instrumental, gravity_fit, consistency, lugre_fit, physics: the
+            records of the stages (``jaxid.workflow.records``; preprocessing holds one
+            [`Preprocessing`][jaxid.workflow.records.Preprocessing] per run), None where a stage did not run; static.
         extra: entries a caller added (a dict of plain values), static.
 
     ``fit`` (read-only) is the version-1 dict of all of them; ``Params(..., fit=d)`` and
