@@ -227,3 +227,8 @@ def test_docs_build_strict(site):
     for page in ("getting-started", "your-robot", "friction", "payload", "batches", "conventions", "design"):
         assert (site / page / "index.html").is_file(), page
     assert ":func:" not in api and ":class:" not in api
+    # the figures the pages show: committed files, small (docs/figures/make_figures.py redraws them)
+    for name in ("pipeline.svg", "excitation-preview.png", "report-parameters.svg", "friction.svg", "lugre.svg"):
+        figure = site / "figures" / name
+        assert figure.is_file() and figure.stat().st_size < 200_000, name
+    assert "figures/lugre.svg" in (site / "friction/index.html").read_text()
