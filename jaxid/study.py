@@ -39,7 +39,7 @@ __all__ = ["Study", "run_study", "cramer_rao"]
 
 
 class Study(eqx.Module):
-    """Result of :func:`run_study` for one estimator; R runs, b parameters.
+    """Result of [`run_study`][jaxid.study.run_study] for one estimator; R runs, b parameters.
 
     Attributes:
         estimates: the R estimates, shape (R, b).
@@ -175,7 +175,7 @@ def run_study(
             length, 5 std for 6 joints, could not be caught), not needed with a 3-D W.
 
     Returns:
-        A :class:`Study`, or a dict name -> Study when ``estimators`` is a dict.
+        A [`Study`][jaxid.study.Study], or a dict name -> Study when ``estimators`` is a dict.
     """
     b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))

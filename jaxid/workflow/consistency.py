@@ -1,6 +1,7 @@
 """Physically consistent identification: the consistent fit of the standard parameters
-(:func:`fit_consistent`), the held-out choice of its prior weight (:func:`choose_prior_weight`) and
-leave-one-run-out cross-validation (:func:`crossval`)."""
+([`fit_consistent`][jaxid.workflow.consistency.fit_consistent]), the held-out choice of its prior weight
+([`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight]) and
+leave-one-run-out cross-validation ([`crossval`][jaxid.workflow.consistency.crossval])."""
 
 from __future__ import annotations
 
@@ -129,14 +130,14 @@ def crossval(
     on all the others and score on it (``jaxid.identification.consistent.holdout``), for
     the unconstrained WLS model and a consistent model per prior weight.
 
-    prepared: at least two runs (:func:`prepare`). weights, method, bounds: as
-    :func:`choose_prior_weight`. gravity: "fit": in each rotation the direction of gravity is
-    identified on the training runs (:func:`fit_gravity`) and both models use it; the
+    prepared: at least two runs ([`prepare`][jaxid.workflow.preprocess.prepare]). weights, method, bounds: as
+    [`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight]. gravity: "fit": in each rotation the direction of gravity is
+    identified on the training runs ([`fit_gravity`][jaxid.workflow.gravity.fit_gravity]) and both models use it; the
     rotation's ``gravity`` entry records it.
 
     Returns ``{"rotations": [{"test": source, "train": [sources], "rows": [...], "best": row}],
     "weights": [...], "mean_nrms_limits": {weight: mean over rotations}, "chosen": the weight with
-    the least mean held-out NRMS (%, 100 RMSE / (2 tau_max))}``; rows as :func:`choose_prior_weight`.
+    the least mean held-out NRMS (%, 100 RMSE / (2 tau_max))}``; rows as [`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight].
     """
     from jaxid import memory
     from jaxid.identification.consistent import holdout

@@ -1,5 +1,6 @@
-"""Held-out torque prediction from identified parameters (:func:`validate`, :func:`predict`) and its
-metrics (:func:`validation_metrics`)."""
+"""Held-out torque prediction from identified parameters ([`validate`][jaxid.workflow.validation.validate],
+[`predict`][jaxid.workflow.validation.predict]) and its
+metrics ([`validation_metrics`][jaxid.workflow.validation.validation_metrics])."""
 
 from __future__ import annotations
 
@@ -90,9 +91,9 @@ def predict(model, params: Params, dataset) -> jax.Array:
     """Torques (N, n), N m, that the identified parameters predict along ``dataset``.
 
     model: the model ``params`` was identified for (same parameter names; e.g.
-    :func:`model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
+    `model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
     with ``qd`` and ``qdd``. Base parameters determine the torques: the prediction is
-    ``W_base @ theta_base``, computed as the model's torque at :meth:`Params.full`, plus, for
+    ``W_base @ theta_base``, computed as the model's torque at [`Params.full`][jaxid.workflow.params.Params.full], plus, for
     parameters with LuGre friction (``params.lugre``), each joint's LuGre torque with its
     bristle state integrated along the run from rest (``jaxid.friction.lugre_joint_torque``;
     the run must be uniformly sampled).
@@ -141,16 +142,16 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
 
 
 #: A joint whose NRMSE is more than this many times the median NRMSE of the run's other joints is
-#: flagged (:func:`joint_flags`): one overall figure hides a joint the model does not fit.
+#: flagged ([`joint_flags`][jaxid.workflow.validation.joint_flags]): one overall figure hides a joint the model does not fit.
 NRMSE_FACTOR = 3.0
-#: A joint whose R^2 is below this is flagged (:func:`joint_flags`).
+#: A joint whose R^2 is below this is flagged ([`joint_flags`][jaxid.workflow.validation.joint_flags]).
 R2_MIN = 0.8
 
 
 def joint_flags(run: dict, names: Sequence[str] | None = None) -> list[dict]:
-    """The joints of one run's metrics (:func:`validation_metrics`) that are far from the others:
-    NRMSE above :data:`NRMSE_FACTOR` times the median NRMSE of the run's other joints, or R^2 below
-    :data:`R2_MIN`. One dict per flagged joint: ``joint`` (1-based), ``name``, ``nrmse`` (%),
+    """The joints of one run's metrics ([`validation_metrics`][jaxid.workflow.validation.validation_metrics]) that are far from the others:
+    NRMSE above [`NRMSE_FACTOR`][jaxid.workflow.validation.NRMSE_FACTOR] times the median NRMSE of the run's other joints, or R^2 below
+    [`R2_MIN`][jaxid.workflow.validation.R2_MIN]. One dict per flagged joint: ``joint`` (1-based), ``name``, ``nrmse`` (%),
     ``r2``, ``median_nrmse`` (% of the other joints), ``why`` (the reasons in words) and ``line``
     (all of it in one line)."""
     nrmse = [math.nan if v is None else float(v) for v in run.get("nrmse", {}).get("per_joint", [])]
@@ -190,13 +191,13 @@ def joint_flags(run: dict, names: Sequence[str] | None = None) -> list[dict]:
 
 @dataclass(frozen=True)
 class Validation:
-    """Held-out prediction of :func:`validate`.
+    """Held-out prediction of [`validate`][jaxid.workflow.validation.validate].
 
     runs: one dict per run: ``source``, ``samples``, ``space`` ("joint", or "motor" for a run
         logged on the motors' side: its torques compared as the motors' ``tau_m = R^T tau``), the
-        metrics of :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
+        metrics of [`validation_metrics`][jaxid.workflow.validation.validation_metrics] (rmse N m, nrmse %, r2, wape %, max_pe %,
         relative_error %, nrms_limits % where the model has torque limits, on the joints' side)
-        and ``flagged``: the joints far from the others (:func:`joint_flags`).
+        and ``flagged``: the joints far from the others ([`joint_flags`][jaxid.workflow.validation.joint_flags]).
     t, measured, predicted: per run, (N,) s and (N, n) N m, in the run's ``space``.
     q, qd: per run, the prepared joint positions and velocities (N, n) (rad, rad/s), for the
         report's residual and friction figures; empty when not recorded.
@@ -216,7 +217,7 @@ class Validation:
         return max(max(v for v in r[metric]["per_joint"] if v is not None) for r in self.runs)
 
     def flagged(self) -> list[tuple[str, dict]]:
-        """(run source, flag) of every joint :func:`joint_flags` flags, over all runs (each run's
+        """(run source, flag) of every joint [`joint_flags`][jaxid.workflow.validation.joint_flags] flags, over all runs (each run's
         ``flagged`` entry)."""
         return [(r["source"], f) for r in self.runs for f in r.get("flagged", [])]
 
@@ -226,14 +227,14 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
 
     robot: the model the parameters were identified for
         (``jaxid.model.description.model_from_description(params.model)`` rebuilds it).
-    params: :class:`~jaxid.workflow.params.Params`. prepared: :func:`prepare`'s result.
+    params: [`Params`][jaxid.workflow.params.Params]. prepared: [`prepare`][jaxid.workflow.preprocess.prepare]'s result.
     truth: optional torques per run (N_read, n) N m to compare with instead of the measured
         ones (e.g. the noise-free torques of a simulation), aligned with ``Prepared.align``; on
         the joints' side.
     A run logged on the motors' side (``Dataset.motor_side``: read through the robot's
     ``transmission``) is compared in the log's space: measured and predicted torques as the
     motors' ``tau_m = R^T tau`` (WorkflowError when the robot has no transmission).
-    Returns :class:`Validation`.
+    Returns [`Validation`][jaxid.workflow.validation.Validation].
     """
     mismatches = model_mismatches(robot, params)
     if params.model.get("n") not in (None, robot.n):  # predictions would not even have the data's shape
