@@ -57,9 +57,10 @@ def _torques(model_theta, q, qd, qdd):
     return batched(lambda m, *x: m.torque(theta, *x), model, q, qd, qdd)
 
 
-#: Up to this many samples :func:`model_torques` goes through the regressor's program (chunks of
-#: ``jaxid.identification.base.SAMPLES``), which identify, base_parameters and excite compile
-#: anyway, instead of compiling the model's torque as a program of its own. Measured on a UR10 with
+#: Up to this many samples [`model_torques`][jaxid.workflow.validation.model_torques] goes
+#: through the regressor's program (chunks of ``jaxid.identification.base.SAMPLES``), which
+#: identify, base_parameters and excite compile anyway, instead of compiling the model's torque
+#: as a program of its own. Measured on a UR10 with
 #: joint terms (2 shared cores, 2026-12-06): that program compiles in ~1.1 s, while the regressor
 #: costs ~2.2 us per sample more than the torque: even from about 500 000 samples on.
 REGRESSOR_TORQUES_MAX = 200_000
@@ -68,8 +69,9 @@ REGRESSOR_TORQUES_MAX = 200_000
 def model_torques(model, theta, q, qd, qdd) -> np.ndarray:
     """The model's torques (N, n), N m, at the parameters theta (p,) (``model.parameter_vector``
     order) and the samples q, qd, qdd (N, n), rad, rad/s, rad/s^2: ``Y(q, qd, qdd) @ theta`` by
-    the regressor's chunked program for up to :data:`REGRESSOR_TORQUES_MAX` samples (no program of
-    its own to compile on a first run), else the model's torque directly (``rnea`` with the joint
+    the regressor's chunked program for up to
+    [`REGRESSOR_TORQUES_MAX`][jaxid.workflow.validation.REGRESSOR_TORQUES_MAX] samples (no
+    program of its own to compile on a first run), else the model's torque directly (``rnea`` with the joint
     terms), which is cheaper per sample. The same numbers either way (``Y @ theta == torque``)."""
     from jaxid.identification.base import SAMPLES as CHUNK
     from jaxid.identification.regressor import regressor
