@@ -404,3 +404,29 @@ def test_robot_leaves_are_strong_typed_whatever_limits_were_given():
             if isinstance(x, jax.Array) and x.weak_type
         ]
         assert weak == [], weak
+
+
+def test_robots_of_one_topology_share_the_stored_programs(on):
+    """The per-sample dynamics compiled for one robot serve another of the same topology whatever
+    its robot and joints are called (names are static fields, so they keyed a program each); the
+    numbers are each robot's own."""
+    import jaxid
+
+    base = jaxid.models.planar(3)
+    renamed = jaxid.Robot(
+        base.placements,
+        base.axes,
+        base.inertial * 1.5,
+        joint_types=base.joint_types,
+        parents=base.parents,
+        names=("hip", "knee", "ankle"),
+        name="leg",
+    )
+    q, qd, qdd = np.random.default_rng(0).normal(size=(3, 40, 3))
+    jaxid.rnea(base, q, qd, qdd)
+    stored = set(on.iterdir())
+    tau = jaxid.rnea(renamed, q, qd, qdd)
+    assert set(on.iterdir()) == stored  # nothing new compiled
+    Y = jaxid.regressor(renamed, q, qd, qdd)
+    np.testing.assert_allclose(tau, Y @ renamed.parameter_vector(), rtol=1e-10, atol=1e-10)
+    assert renamed.anonymous().names == ("joint1", "joint2", "joint3") and renamed.names == ("hip", "knee", "ankle")

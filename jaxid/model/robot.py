@@ -300,6 +300,23 @@ class Robot(eqx.Module):
         return self.to_coordinates(jnp.sum(columns * joint_params, axis=-1))
 
     # ---- variants ------------------------------------------------------------------------
+    def anonymous(self) -> Robot:
+        """This robot with placeholder names (joints ``joint1``..., robot ``robot``) and everything
+        else the same: a program compiled for it (``jaxid.cache``) is then shared by every robot of
+        the same topology, joint types and joint terms, whatever it and its joints are called (a
+        UR10 read from a URDF reuses what the built-in UR5 compiled). For functions whose outputs
+        do not carry the names (per-sample dynamics: ``jaxid.dynamics.batching.bucketed_jit``).
+        No check is run again (the fields are copied, not rebuilt)."""
+        placeholder = tuple(f"joint{i + 1}" for i in range(len(self.names)))
+        if self.names == placeholder and self.name == "robot":
+            return self
+        new = object.__new__(type(self))
+        for f in dataclasses.fields(self):
+            object.__setattr__(new, f.name, getattr(self, f.name))
+        object.__setattr__(new, "names", placeholder)
+        object.__setattr__(new, "name", "robot")
+        return new
+
     def with_parameters(self, theta):
         """The same robot with parameter vector theta (p,)."""
         inertial, joint_params = self.split(jnp.asarray(theta, dtype=float))

@@ -89,7 +89,7 @@ def model_torques(model, theta, q, qd, qdd) -> np.ndarray:
     return out
 
 
-def predict(model, params: Params, dataset) -> jax.Array:
+def predict(model, params: Params, dataset) -> np.ndarray:
     """Torques (N, n), N m, that the identified parameters predict along ``dataset``.
 
     model: the model ``params`` was identified for (same parameter names; e.g.
