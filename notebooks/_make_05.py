@@ -98,9 +98,9 @@ fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=rob
 fig.tight_layout(rect=(0, 0.05, 1, 1))
 plt.show()"""),
     new_markdown_cell(r"""Here every joint moves, the torques are smooth, and joint 2 (lwr_1_joint, the shoulder, holding the
-arm against gravity) carries by far the largest torque; the wrist torques are a few tenths of a N m. The first two runs are different excitations;
-the held-out run repeats the trajectory of `measurements_2` (measured again), so this is a fair but
-friendly test: check your model on a *different* motion too before you trust it far from the data.
+arm against gravity) carries by far the largest torque; the wrist torques are a few tenths of a N m.
+The two training runs are different excitations; the held-out run repeats the trajectory of
+`measurements_2` (measured again), so this is a fair but friendly test: check your model on a *different* motion too before you trust it far from the data.
 
 ## 3. Preparing the runs
 
@@ -180,8 +180,11 @@ print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, consistent
     new_markdown_cell(r"""Read it line by line. The fit is consistent and converged, and the verdict is still **not plausible**.
 To explain these torques with valid bodies, it made link 2 weigh 314 kg (116x the URDF's 2.7 kg;
 378 kg in all against 14.4 kg), put three centres of mass 0.13-0.44 m outside their links, and
-squashed every body nearly flat (its smallest principal moment near zero). The torques of these runs
-do not pin those parameters down; the data leave them free, and the fit used that freedom.
+squashed every body nearly flat (its smallest principal moment near zero). The least-squares optimum of
+section 4 is not a set of bodies, and the consistent fit goes as near it as bodies allow: to the edge,
+where a body is flat, with masses and centres of mass moving along directions these torques barely
+see. The checks say *that* the result is implausible, not why: a friction or offset model the joints
+do not follow, a sensor, or too little excitation are all candidates.
 
 When `plausible` fails, do not write that URDF. What to try:
 
@@ -198,10 +201,9 @@ print(f"consistent fit with mass bounds: {bounded.consistency.steps} Newton step
 print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, bounded))))"""),
     new_markdown_cell(r"""The masses are now within 1/1.43x-1.3x of the URDF's (16.5 kg in all), and the verdict is still
 **not plausible**: the centres of mass of links 3 and 5 sit 0.08-0.10 m outside their links, and every
-body's smallest principal moment is still near zero (a body squashed onto a plane or a line). These torques do not
-determine those moments, and nothing in the fit holds them up. The honest conclusion: this model is
-consistent and predicts torques (next section), and its individual link inertias are not to be
-trusted; bound the bodies by their geometry, or excite more, before you use them on their own
+body's smallest principal moment is still near zero (a body squashed onto a plane or a line). So:
+this model is consistent and predicts torques (next section), but its individual link inertias are
+not believable. Bound the bodies by their geometry, or excite more, before you use them on their own
 (in a simulator, say).
 
 ## 6. Validation on the held-out run
@@ -251,8 +253,8 @@ plt.show()"""),
 
 * the overall figure hides joints: the large shoulder torque dominates it (overall NRMSE 2.6 % for
   least squares, R² 0.999). Read the table per joint;
-* "URDF as given" is the CAD inertials with the URDF's `<dynamics damping="1.0" friction="0.5">`
-  and no offsets: 0.98 N m RMSE overall. Least squares cuts each joint's RMSE by 1.4x (joint 7) to 7x
+* "URDF as given" is the CAD inertials with the URDF's `<dynamics damping friction>` as fv, fc and
+  no offsets: 0.98 N m RMSE overall. Least squares cuts each joint's RMSE by 1.4x (joint 7) to 7x
   (joint 2), to 0.19-0.37 N m; the consistent model predicts almost as well as least
   squares (0.28 against 0.27 N m overall: it gives up a little fit to be a body);
 * joints 6 and 7 are flagged (least squares: R² 0.54 and 0.39; joint 7's NRMSE 73 %): their torques
