@@ -72,7 +72,7 @@ def blas_threads():
     return f"default ({os.cpu_count()} cores)"
 
 
-def compare(runs=1000, loop_runs=50, repeat=5):
+def compare(runs=1000, loop_runs=20, repeat=5):
     """R = ``runs`` OLS and WLS re-fits of the UR5 regressor (6000 x 48): run_study (compiled)
     against numpy solving all runs against one factorisation and numpy's lstsq run by run
     (``loop_runs`` of them, rates scaled per identification), interleaved medians. Every

@@ -10,13 +10,28 @@ Signal Processing: Estimation Theory", 1993, ch. 3): an efficient unbiased estim
 spread / bound = 1 (weighted least squares with the true weights is efficient here;
 OLS is not when the joints' noise levels differ).
 
-All runs are one jitted call: the per-run keys are mapped (``jax.lax.map`` in chunks of
+"ols" and Gautier's two-step "wls" (``identify``'s; Gautier and Poignet 2001) factorise W
+once for all runs (``_factored_program``): the R runs' noise is projected in one matmul on a
+few fixed vectors per joint, and each run's estimate is then a b x b solve (OLS: none), equal
+to ``identify``'s run by run to rounding (~1e-12 relative); they run on one device of this
+process (every process of a ``jax.distributed`` run computes them all), the runs' order and
+noise as below. On the UR5 (6000 x 48, 1000 runs) this is 2-3x numpy solving all runs against
+one factorisation (``benchmarks/monte_carlo.py --compare``).
+
+Other estimators run one jitted call: the per-run keys are mapped (``jax.lax.map`` in chunks of
 ``batch_size`` vmapped runs, which bounds memory) and, with several devices, split over a
 1-D mesh by ``jax.shard_map`` so that each device works on its own block of runs. A run's
 noise depends only on its key, so sharded and unsharded studies give the same numbers.
 The mesh may span several processes (``jax.distributed.initialize()`` first, the same
 call in every process): inputs are built shard by shard from each process's identical
 host values and the estimates are gathered back to every process.
+
+jaxlib 0.10's batched LAPACK kernels (QR, SVD, Cholesky of a batch of matrices) split the
+batch over XLA:CPU's thread pool and block a pool thread until the parts finish: as many such
+calls at once as the pool has threads (one per core) deadlock the process. Several host devices
+running the vmapped runs at once did (two devices, 1000 runs, 2 cores: ``run_study`` never
+returned). The factored programs make one chain of such calls, each waiting for the last, and
+finish before the next program starts; other estimators on several host CPU devices still can.
 """
 
 from __future__ import annotations
@@ -72,11 +87,18 @@ def cramer_rao(W, sigma):
     independent Gaussian noise of standard deviation sigma (n,) per joint; W: (N*n, b)
     sample-major. Same units as theta."""
     # WLS with the noise covariance known has exactly this covariance (Gauss-Markov):
-    # identify's standard deviations, which do not depend on the torques.
-    sigma = jnp.asarray(sigma)
-    W = jnp.asarray(W)
-    # (Any torques do: ones, since identify refuses all-zero torques as a fit with nothing to estimate.)
-    return identify(W, jnp.ones(W.shape[0]), "wls", cov=sigma**2, n_joints=sigma.shape[0]).std
+    # sqrt(diag((W^T Sigma^-1 W)^-1)), from the SVD of the R of the whitened rows, columns scaled
+    # (identify's "wls" with cov = sigma**2, without its checks and row passes).
+    return _crb(jnp.asarray(W, dtype=float), jnp.asarray(sigma, dtype=float))
+
+
+@jax.jit
+def _crb(W, sigma):
+    """:func:`cramer_rao` of W (N*n, b) and sigma (n,), arrays."""
+    A = (W.reshape(-1, sigma.shape[0], W.shape[1]) / sigma[:, None]).reshape(W.shape)
+    d = jnp.linalg.norm(A, axis=0)
+    _, s, Vt = jnp.linalg.svd(r_factor(A / d, jnp))
+    return jnp.sqrt(jnp.sum((Vt / s[:, None]) ** 2, axis=0)) / d
 
 
 def _estimator(est, n):
@@ -168,9 +190,10 @@ def run_study(
         names: b parameter names for the tables (default ``theta0 ...``).
         devices: devices to split the runs over (default ``jax.devices()``, all devices
             of all processes); a 1-D mesh of them shards the runs, padded to equal chunks
-            per device with repeated keys whose runs are dropped.
+            per device with repeated keys whose runs are dropped. "ols" and "wls" run on the
+            first of them in this process (module docstring).
         batch_size: runs vmapped together on one device (default: as many as fit in
-            about 256 MB of working arrays).
+            about 256 MB of working arrays); for "ols" and "wls", runs solved at once.
         n_joints: the robot's joint count n, checked against ``sigma``; required with a stacked
             (N*n, b) W and more than one joint (such a W does not say n, so a sigma of the wrong
             length, 5 std for 6 joints, could not be caught), not needed with a 3-D W.
