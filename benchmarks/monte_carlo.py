@@ -11,7 +11,20 @@ Timing: first_s is the first call (trace, compile, run), compile_s that minus a 
 call; s_per_id is a steady call / R (a second study with other noise).
 
 Usage: python benchmarks/monte_carlo.py [--runs 1000] [--estimators wls ols consistent]
-                                        [--batch-size B] [--json out.json]
+                                        [--batch-size B] [--json out.json] [--compare]
+
+--compare (``compare()``): R = 1000 WLS and OLS re-fits of the same 6000 x 48 regressor,
+interleaved medians in one process (``timing.interleaved_medians``): run_study (compiled; ols
+and wls factorise W once for all runs) against numpy solving all runs against one
+factorisation (OLS: one solve of W^T W with all right-hand sides; WLS: each joint's residual
+variance from its own range, then a batched b x b solve of sum_j w_j W_j^T W_j) and against
+numpy's lstsq run by run (20 runs, per identification). Every function draws its own noise.
+Measured (2026-12-06, branch mc, 2 shared cores at load 7-12, BLAS threads default):
+WLS run_study 354 per s, numpy batched 237 per s (1.49x), numpy loop 1 per s; OLS 241 per s,
+numpy batched 241 per s (1.00x), loop 5 per s. Before (the vmapped per-run path): 166-215 WLS
+re-fits per s (issue 38); in a second run at load 7-9 it did not finish its compile and 8 timed
+1000-run calls within 400 s, where the factored path gave 126 (WLS) and 214 (OLS) per s: on
+this machine the figures move 2-3x with the load, their ratios less.
 
 Measured (2026-12-03, commit cf3f8c0, defaults: 1000 runs, wls, 1000 samples, 48 base
 parameters; one CPU device, 2 shared cores at load 6-9): spread / CRB median 0.997, range
