@@ -11,6 +11,9 @@ starts; ``import jaxid`` calls it, and so does ``run_study`` (for a device count
 ``XLA_FLAGS`` when the backend starts, so a backend started before jaxid was imported keeps
 its scheduler: [`warn_if_unsafe`][jaxid.hostdevices.warn_if_unsafe] says so. Across processes the collectives are JAX's
 default for CPU, gloo (``jax_cpu_collectives_implementation``), which jaxid leaves as it is.
+A second hang the flag does not cure: jaxlib 0.10's batched LAPACK kernels block XLA:CPU's
+thread pool when as many run at once as it has threads, e.g. one per host device on as many
+cores (``jaxid.study``'s module docstring says what ``run_study`` does about it).
 """
 
 from __future__ import annotations
