@@ -8,7 +8,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import jax
 import numpy as np
 
 from jaxid.dynamics.batching import batched, bucketed_jit
