@@ -94,7 +94,7 @@ def cramer_rao(W, sigma):
 
 @jax.jit
 def _crb(W, sigma):
-    """:func:`cramer_rao` of W (N*n, b) and sigma (n,), arrays."""
+    """[`cramer_rao`][jaxid.study.cramer_rao] of W (N*n, b) and sigma (n,), arrays."""
     A = (W.reshape(-1, sigma.shape[0], W.shape[1]) / sigma[:, None]).reshape(W.shape)
     d = jnp.linalg.norm(A, axis=0)
     _, s, Vt = jnp.linalg.svd(r_factor(A / d, jnp))
