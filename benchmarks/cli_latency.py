@@ -3,7 +3,9 @@
 Each subcommand of the README's walk-through (excite -> simulate -> identify -> validate ->
 payload, and identify/validate on the KUKA example) runs twice in a new process; the first
 run starts with an empty compilation cache (a fresh ``JAXID_CACHE_DIR``), the second reuses
-it. CPU time is the child's user + system time. Prints a table and the ratios second/first.
+it. CPU time is the child's user + system time; programs: how many XLA compiled (JAX's own
+log, ``JAX_LOG_COMPILES``) and the seconds it spent on them. Prints a table and the ratios
+second/first.
 
     python benchmarks/cli_latency.py [--quick] [--no-cache] [--repeat R] [--only TEXT ...]
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -34,16 +37,22 @@ ROOT = Path(__file__).resolve().parents[1]
 KUKA = ROOT / "examples" / "data" / "kuka_lwr4"
 
 
+COMPILED = re.compile(r"Finished XLA compilation of .* in ([0-9.eE+-]+) sec")
+
+
 def timed(cmd, env, cwd):
+    """(wall s, CPU s, programs compiled, seconds XLA spent compiling them) of one process; the
+    compiles are counted from JAX's own log (JAX_LOG_COMPILES)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=dict(env, JAX_LOG_COMPILES="1"), cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return wall, cpu
+    compiles = [float(x) for x in COMPILED.findall(proc.stderr)]
+    return wall, cpu, len(compiles), sum(compiles)
 
 
 def main():
@@ -132,21 +141,30 @@ def main():
             # Each subcommand starts from its own empty cache: its first run is a cold start.
             run_env = env if args.no_cache else dict(env, JAXID_CACHE_DIR=str(work / f"cache{i}-{r}"))
             pairs.append((*timed(jaxid + cmd, run_env, work), *timed(jaxid + cmd, run_env, work)))
-        first, second = np.median(pairs, axis=0).reshape(2, 2)
+        first, second = np.median(pairs, axis=0).reshape(2, 4)
         rows.append((label, *first, *second))
         print(
-            f"  {label:<20} first {first[0]:6.1f} s wall {first[1]:6.1f} s CPU   "
-            f"second {second[0]:6.1f} s wall {second[1]:6.1f} s CPU",
+            f"  {label:<20} first {first[0]:6.1f} s wall {first[1]:6.1f} s CPU {first[2]:3.0f} programs "
+            f"({first[3]:.1f} s compiling)   second {second[0]:6.1f} s wall {second[1]:6.1f} s CPU "
+            f"{second[2]:3.0f} programs",
             flush=True,
         )
     print(
         f"\ncache: {'off' if args.no_cache else 'one fresh folder per subcommand'}; {os.cpu_count()} CPUs; "
-        f"medians of {args.repeat} first/second pair(s)"
+        f"medians of {args.repeat} first/second pair(s); load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    print(f"| {'subcommand':<20} | first wall s | first CPU s | second wall s | second CPU s | CPU 2nd/1st |")
-    print(f"|{'-' * 22}|--------------|-------------|---------------|--------------|-------------|")
-    for label, w1, c1, w2, c2 in rows:
-        print(f"| {label:<20} | {w1:12.1f} | {c1:11.1f} | {w2:13.1f} | {c2:12.1f} | {c2 / c1:11.2f} |")
+    print(
+        f"| {'subcommand':<20} | first wall s | first CPU s | programs | compiling s "
+        "| second wall s | second CPU s | programs | CPU 2nd/1st |"
+    )
+    print(
+        f"|{'-' * 22}|--------------|-------------|----------|-------------|---------------|--------------|----------|-------------|"
+    )
+    for label, w1, c1, n1, k1, w2, c2, n2, _ in rows:
+        print(
+            f"| {label:<20} | {w1:12.1f} | {c1:11.1f} | {n1:8.0f} | {k1:11.1f} | {w2:13.1f} | {c2:12.1f} "
+            f"| {n2:8.0f} | {c2 / c1:11.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,20 @@ Timing: first_s is the first call (trace, compile, run), compile_s that minus a 
 call; s_per_id is a steady call / R (a second study with other noise).
 
 Usage: python benchmarks/monte_carlo.py [--runs 1000] [--estimators wls ols consistent]
-                                        [--batch-size B] [--json out.json]
+                                        [--batch-size B] [--json out.json] [--compare]
+
+--compare (``compare()``): R = 1000 WLS and OLS re-fits of the same 6000 x 48 regressor,
+interleaved medians in one process (``timing.interleaved_medians``): run_study (compiled; ols
+and wls factorise W once for all runs) against numpy solving all runs against one
+factorisation (OLS: one solve of W^T W with all right-hand sides; WLS: each joint's residual
+variance from its own range, then a batched b x b solve of sum_j w_j W_j^T W_j) and against
+numpy's lstsq run by run (20 runs, per identification). Every function draws its own noise.
+Measured (2026-12-06, branch mc, 2 shared cores at load 7-12, BLAS threads default):
+WLS run_study 354 per s, numpy batched 237 per s (1.49x), numpy loop 1 per s; OLS 241 per s,
+numpy batched 241 per s (1.00x), loop 5 per s. Before (the vmapped per-run path): 166-215 WLS
+re-fits per s (issue 38); in a second run at load 7-9 it did not finish its compile and 8 timed
+1000-run calls within 400 s, where the factored path gave 126 (WLS) and 214 (OLS) per s: on
+this machine the figures move 2-3x with the load, their ratios less.
 
 Measured (2026-12-03, commit cf3f8c0, defaults: 1000 runs, wls, 1000 samples, 48 base
 parameters; one CPU device, 2 shared cores at load 6-9): spread / CRB median 0.997, range
@@ -26,6 +39,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
 
 import jax
@@ -35,6 +50,9 @@ import jaxid
 from jaxid.excitation import fourier
 from jaxid.identification.consistent import consistent_estimator
 from jaxid.study import run_study
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import interleaved_medians  # noqa: E402
 
 FRICTION = np.array([[2.0, 4.0], [2.5, 5.0], [1.5, 3.5], [0.4, 1.2], [0.3, 1.0], [0.3, 0.8]])  # fv, fc
 SIGMA = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05])  # torque noise per joint, N m
@@ -59,6 +77,90 @@ def experiment(rate=100.0):
     return robot, base, W, base.to_base(robot.parameter_vector())
 
 
+def blas_threads():
+    """BLAS threads numpy uses, as its environment sets them (None: the library's default)."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(var):
+            return f"{var}={os.environ[var]}"
+    return f"default ({os.cpu_count()} cores)"
+
+
+def compare(runs=1000, loop_runs=20, repeat=5):
+    """R = ``runs`` OLS and WLS re-fits of the UR5 regressor (6000 x 48): run_study (compiled)
+    against numpy solving all runs against one factorisation and numpy's lstsq run by run
+    (``loop_runs`` of them, rates scaled per identification), interleaved medians. Every
+    function draws its own noise. Returns {name: identifications per second}."""
+    robot, _, W, theta = experiment()
+    n, (M, b) = robot.n, W.shape
+    N, sig = M // n, np.asarray(SIGMA)
+    tau0 = (W @ theta).reshape(N, n)
+    Wj = W.reshape(N, n, b).transpose(1, 0, 2)  # (n, N, b)
+    G = np.einsum("jkb,jkc->jbc", Wj, Wj)
+
+    def joint_bases():  # each joint's own range (its rows may be rank deficient)
+        out = []
+        for j in range(n):
+            U, s, _ = np.linalg.svd(Wj[j], full_matrices=False)
+            out.append(U[:, s > 1e-8 * s[0]])
+        return out
+
+    def noisy(seed, r):
+        return tau0 + sig * np.random.default_rng(seed).standard_normal((r, N, n))  # (r, N, n)
+
+    def np_ols(T):  # one factorisation of W^T W, all right-hand sides
+        return np.linalg.solve(W.T @ W, W.T @ T.reshape(len(T), M).T).T
+
+    def np_wls(T):
+        Q = joint_bases()
+        Tj = [np.ascontiguousarray(T[:, :, j]) for j in range(n)]  # (R, N) each
+        var = np.stack([(np.sum(t**2, 1) - np.sum((t @ q) ** 2, 1)) / (N - q.shape[1]) for t, q in zip(Tj, Q)], 1)
+        w = 1 / var  # (R, n)
+        h = sum(w[:, j, None] * (Tj[j] @ Wj[j]) for j in range(n))
+        return np.linalg.solve(np.einsum("rj,jbc->rbc", w, G), h[..., None])[..., 0]
+
+    def loop_wls(T):
+        out = []
+        for t in T:
+            var = [np.sum((t[:, j] - Wj[j] @ np.linalg.lstsq(Wj[j], t[:, j], rcond=None)[0]) ** 2) for j in range(n)]
+            sw = np.tile(1 / np.sqrt(np.maximum(var, 1e-300) / N), N)
+            out.append(np.linalg.lstsq(W * sw[:, None], t.reshape(M) * sw, rcond=None)[0])
+        return np.array(out)
+
+    def study(est):
+        return lambda: run_study(W, theta, sig, runs, estimators=est, key=jax.random.PRNGKey(1), n_joints=n).estimates
+
+    fns = {
+        "run_study wls": study("wls"),
+        "numpy batched wls": lambda: np_wls(noisy(1, runs)),
+        "numpy loop wls": lambda: loop_wls(noisy(1, loop_runs)),
+        "run_study ols": study("ols"),
+        "numpy batched ols": lambda: np_ols(noisy(1, runs)),
+        "numpy loop ols": lambda: np.array(
+            [np.linalg.lstsq(W, t.reshape(M), rcond=None)[0] for t in noisy(1, loop_runs)]
+        ),
+    }
+    t0 = time.perf_counter()
+    for f in fns.values():
+        jax.block_until_ready(f())  # compile
+    print(f"compile and first calls {time.perf_counter() - t0:.1f} s")
+    load0 = os.getloadavg()
+    med = interleaved_medians(fns, repeat=repeat)
+    load1 = os.getloadavg()
+    rate = {k: (loop_runs if "loop" in k else runs) / t for k, t in med.items()}
+    print(
+        f"{runs} re-fits of a {M} x {b} W; load average {load0[0]:.1f} -> {load1[0]:.1f}; BLAS threads {blas_threads()}"
+    )
+    for k, t in med.items():
+        print(f"{k:<20} {1e3 * t:9.1f} ms  {rate[k]:9.0f} identifications/s")
+    for est in ("wls", "ols"):
+        r = rate[f"run_study {est}"]
+        print(
+            f"{est}: run_study / numpy batched {r / rate[f'numpy batched {est}']:.2f}x, "
+            f"/ numpy loop {r / rate[f'numpy loop {est}']:.1f}x"
+        )
+    return rate
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=1000)
@@ -67,7 +169,10 @@ def main(argv=None):
     parser.add_argument("--estimators", nargs="+", default=["wls"], help="identify methods and/or 'consistent'")
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the JSON here")
+    parser.add_argument("--compare", action="store_true", help="only time run_study against numpy (compare())")
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare(args.runs)
 
     robot, base, W, theta = experiment(args.rate)
     sigma = np.asarray(args.sigma)

@@ -3,7 +3,7 @@
 A concrete (numpy) array passed to a jitted function enters it as it is; ``jnp.asarray`` or a
 ``jnp`` operation on it outside a jit instead compiles a small program for its shape (a
 transfer, a reshape, a square root), and a new process lowers each of those again, uncached by
-:mod:`jaxid.cache`. So code that runs both under a trace and on concrete values does its
+[`jaxid.cache`][jaxid.cache]. So code that runs both under a trace and on concrete values does its
 bookkeeping in numpy when nothing is traced.
 """
 

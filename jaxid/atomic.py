@@ -1,11 +1,11 @@
 """Atomic file writes: a reader never sees a half-written file, and a failed write leaves the
 previous file as it was.
 
-:func:`atomic_write` writes into a temporary file in the target's directory, flushes and
-fsyncs it, and then renames it onto the target with :func:`os.replace` (atomic on POSIX and on
+[`atomic_write`][jaxid.atomic.atomic_write] writes into a temporary file in the target's directory, flushes and
+fsyncs it, and then renames it onto the target with `os.replace` (atomic on POSIX and on
 Windows within one file system). On any error the temporary file is removed. Problems with the
 output path itself (a directory, a missing or non-writable directory, a full disk) raise
-:class:`OutputPathError`, a ``ValueError`` whose message names the path.
+[`OutputPathError`][jaxid.atomic.OutputPathError], a ``ValueError`` whose message names the path.
 
 This module imports nothing but the standard library, so any writer (datasets, params.json,
 metrics.json, trajectories) can use it cheaply.
@@ -68,7 +68,7 @@ def _umask() -> int:
 def atomic_write(path, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None):
     """Context manager yielding a file object whose content replaces ``path`` on success.
 
-    path: the final file. mode: "w" (text, ``encoding``/``newline`` as for :func:`open`) or
+    path: the final file. mode: "w" (text, ``encoding``/``newline`` as for `open`) or
     "wb" (binary). The data go to a temporary file ``.NAME.XXXX.tmp`` beside ``path``; on
     leaving the block without an exception it is flushed, fsynced and renamed onto ``path``
     (the directory is fsynced too, where the platform allows). The new file gets the mode bits

@@ -1,19 +1,19 @@
 """JAX's persistent compilation cache for jaxid: compiled code is reused by the next process.
 
-On by default: ``import jaxid`` turns it on (:func:`enable`) for a Python program as the command
+On by default: ``import jaxid`` turns it on ([`enable`][jaxid.cache.enable]) for a Python program as the command
 line does for a command, so a second process reuses what the first compiled (the README's first
 snippet on 2 cores: 26 s cold, 5 s warm). Where: ``$JAXID_CACHE_DIR`` if set (``off``, ``0``,
 ``none``, ``false`` or empty turns the cache off), else ``$XDG_CACHE_HOME/jaxid/xla`` (default
 ``~/.cache/jaxid/xla``). An unwritable folder gives one warning and the run goes on without the
 cache. To opt out: ``JAXID_CACHE_DIR=off`` in the environment (before ``import jaxid``), or
-:func:`disable` in the program (before the computations to run uncached).
+[`disable`][jaxid.cache.disable] in the program (before the computations to run uncached).
 
 Every compiled function is cached (``jax_persistent_cache_min_compile_time_secs = 0``): a jaxid
 run compiles many small functions whose compile times add up to most of a cold start.
 
 In the same folder, while the cache is on: ``compiled/`` holds the executables of the functions
-wrapped by :func:`jit`, for this host's CPU (a warm process then skips their Python tracing and
-lowering as well), and ``values/`` the results of :func:`memo` (model analyses). Deleting the
+wrapped by [`jit`][jaxid.cache.jit], for this host's CPU (a warm process then skips their Python tracing and
+lowering as well), and ``values/`` the results of [`memo`][jaxid.cache.memo] (model analyses). Deleting the
 folder is always safe.
 """
 
@@ -55,7 +55,7 @@ def directory() -> Path | None:
 
 
 def enable(path=None, *, warn=None) -> Path | None:
-    """Turn on JAX's persistent compilation cache in ``path`` (default :func:`directory`).
+    """Turn on JAX's persistent compilation cache in ``path`` (default [`directory`][jaxid.cache.directory]).
 
     Returns the folder in use, or None when the cache is off or the folder cannot be written
     (then ``warn(message)`` is called once, if given). Call it before the first computation.
@@ -89,9 +89,9 @@ def enable(path=None, *, warn=None) -> Path | None:
 
 def disable() -> None:
     """Turn the cache off for the rest of this process: JAX's persistent compilation cache, the
-    stored programs of :func:`jit` and the values of :func:`memo` (what this process already
+    stored programs of [`jit`][jaxid.cache.jit] and the values of [`memo`][jaxid.cache.memo] (what this process already
     compiled stays in memory). ``import jaxid`` turns it on unless ``JAXID_CACHE_DIR=off``;
-    :func:`enable` turns it on again."""
+    [`enable`][jaxid.cache.enable] turns it on again."""
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
@@ -317,7 +317,7 @@ def _compile_fresh(lowered):
 
     An executable that XLA's cache loaded, or one compiled again in a process that loaded it,
     serialises (jaxlib 0.10) into a payload that fails when it is loaded ("Function ... not
-    found"). So the programs that :func:`jit` stores are compiled afresh: one compile per
+    found"). So the programs that [`jit`][jaxid.cache.jit] stores are compiled afresh: one compile per
     stored program after its key changed (a new jaxid), which the next process never pays.
     """
     import jax
@@ -443,13 +443,13 @@ def jit(fn=None, *, static_argnames=None):
     Arrays (jax or numpy) among the arguments are traced; every other leaf is static, as with
     ``equinox.filter_jit``. With ``static_argnames`` it is ``jax.jit(fn, static_argnames=...)``
     instead: every leaf of the other arguments is traced, Python numbers included (weakly
-    typed). When the cache is on (:func:`enable`) and no argument is a tracer, the program
+    typed). When the cache is on ([`enable`][jaxid.cache.enable]) and no argument is a tracer, the program
     is looked up in ``<cache>/compiled`` under a key of: fn's module and qualified name, a
     hash of the jaxid package's source, the versions of jax, jaxlib and the libraries traced
     through (equinox, optax, ...), the backend, x64 and the other tracing options, the pytree
     structure of the arguments with equinox's static fields, every static value, each array's
     shape, dtype and weak type, and a hash of this host's CPU and ``XLA_FLAGS``
-    (:func:`_host`). A hit is loaded (``jax.experimental.serialize_executable``) and run: no
+    (`_host`). A hit is loaded (``jax.experimental.serialize_executable``) and run: no
     Python tracing, no lowering, no compiling. A miss traces, compiles and stores once. Only
     for module-level functions whose closure holds no values that vary (constants of the
     jaxid source are in the key); a static value without a value-based description (a local
@@ -530,7 +530,7 @@ def memo(fn):
     """fn(*args, **kwargs) remembered in ``<cache>/values`` by value, for a pure function of
     its arguments' values whose result pickles (e.g. a model analysis in numpy).
 
-    The key is that of :func:`jit` with every array taken by its content (dtype, shape and a
+    The key is that of [`jit`][jaxid.cache.jit] with every array taken by its content (dtype, shape and a
     hash of its bytes). Warnings fn gave are stored with the result and given again on a hit.
     Off with the cache, under a trace, for arguments without a value-based description, and on
     any failure to read or write (then fn runs, with one debug-level log line).

@@ -20,7 +20,7 @@ File formats (see DESIGN.md, "Dataset files"):
 - ROS 2 bags (rosbag2: a directory with ``metadata.yaml``, or a ``.mcap`` / ``.db3`` file),
   only with the optional ``rosbags`` package (``pip install 'jaxid[ros]'``): the
   ``sensor_msgs/msg/JointState`` messages of one topic (``topic``; default the only JointState
-  topic, else ``/joint_states``), read by :mod:`jaxid.rosbag`: t from the header stamps (the
+  topic, else ``/joint_states``), read by [`jaxid.rosbag`][jaxid.rosbag]: t from the header stamps (the
   bag's receive time when they are zero), q = position, qd = velocity (when every message
   has it), tau = effort (required). The notes name the joints (``joints: names ...``), in the
   first message's order (messages listing them in another order are reordered by name).
@@ -32,26 +32,26 @@ Logs of real robots name their columns otherwise and use other units. ``read`` t
   pattern matches are ordered by the numbers in their names (``pos_2`` before ``pos_10``). For
   any CSV, also 0-based column indices or ranges ``[1, 2, 3]``, ``"1:7"`` (stop excluded).
   For NPZ and HDF5, signal -> array (dataset) name. Signals left out keep the default names.
-  Columns not mapped are ignored. :func:`parse_columns` reads the command-line form
+  Columns not mapped are ignored. [`parse_columns`][jaxid.data.parse_columns] reads the command-line form
   ``"q=pos_*,qd=vel_*,tau=effort_*,t=time"`` (``"t=0,q=1:7,tau=7:13"`` without a header).
-- ``units``: signal -> unit, converted to SI on reading (known units in :data:`UNITS`:
+- ``units``: signal -> unit, converted to SI on reading (known units in [`UNITS`][jaxid.data.UNITS]:
   ``t`` s, ms, us, ns; ``q`` rad, deg; ``qd`` rad/s, deg/s; ``qdd`` rad/s^2, deg/s^2; ``tau``
-  Nm, N m, mNm, A). :func:`parse_units` reads ``"q=deg,t=ms"``.
+  Nm, N m, mNm, A). [`parse_units`][jaxid.data.parse_units] reads ``"q=deg,t=ms"``.
 - ``gains``: for a ``tau`` column of motor currents (``units tau=A``, implied by ``gains``),
   the n per-joint torque constants in N·m/A, gear ratio included: ``tau = gains * current``.
-  :func:`parse_gains` reads ``"10,10.7,..."``.
+  [`parse_gains`][jaxid.data.parse_gains] reads ``"10,10.7,..."``.
 - ``transmission``: a log of the motors' side (motor angles and motor torques or currents, as
   industrial controllers record them) with the ``jaxid.model.transmission.Transmission`` from
   the motors to the joints (gear ratios, signs, offsets, a coupled wrist): after units and gains
   (then per motor, without the gear), ``q = R q_m + offset``, ``qd = R qd_m``, ``qdd = R qdd_m``,
   ``tau = R^{-T} tau_m``; the dataset holds the joints' side and says so (``motor_side``).
-  :func:`motor_log` goes the other way (a simulated controller's log).
+  [`motor_log`][jaxid.data.motor_log] goes the other way (a simulated controller's log).
 
-:func:`load_mapping` reads the three from a small JSON or TOML file, to pass on as
+[`load_mapping`][jaxid.data.load_mapping] reads the three from a small JSON or TOML file, to pass on as
 ``read(path, **load_mapping(mapping_file))``. Every conversion made is recorded in the
 dataset's static ``notes`` (a tuple of strings) so that a caller can print what was done.
 
-Every problem in a file raises :class:`DatasetError` (a ``ValueError``) whose message names
+Every problem in a file raises [`DatasetError`][jaxid.data.DatasetError] (a ``ValueError``) whose message names
 the file, the column and the row. Rows are counted from 1 over the data rows; for CSV the line
 of the file is given too (the header is line 1). NPZ and HDF5 rows are 0-based array indices.
 A CSV whose last line has fewer cells than the header, or whose last line does not end in a
@@ -70,16 +70,16 @@ magnitude, 2.4e-7 s at 1.7e9 s; 1 ns for integer stamps; 10^-k for stamps all pr
 decimals, such as PlotJuggler's 6, when that is under 1 % of a step), they are put on that grid:
 the rounding of the stored or printed number is no jitter. A log without a time column is read with its
 sampling ``rate`` (t = k / rate); a rate given for a log with stamps must agree with their
-mean rate within :data:`RATE_TOL`. ``window=(T0, T1)`` (or ``"T0:T1"``, s from the log's
+mean rate within [`RATE_TOL`][jaxid.data.RATE_TOL]. ``window=(T0, T1)`` (or ``"T0:T1"``, s from the log's
 start, either side open) keeps the samples in it before anything else is checked or done;
 error messages still count rows from the file's start. Each is recorded in ``notes``.
 
-Time stamps must increase strictly. :func:`read` also rejects a mean sampling rate outside
-:data:`RATE_RANGE` (a time column in ms, us or ns read as seconds; the message names the
-likely unit) and a step larger than :data:`GAP_FACTOR` median steps (an interrupted
+Time stamps must increase strictly. [`read`][jaxid.data.read] also rejects a mean sampling rate outside
+[`RATE_RANGE`][jaxid.data.RATE_RANGE] (a time column in ms, us or ns read as seconds; the message names the
+likely unit) and a step larger than [`GAP_FACTOR`][jaxid.data.GAP_FACTOR] median steps (an interrupted
 recording: split the file there), unless it is at most ``max_gap`` s (a few dropped samples
 of a fast log, which resampling bridges). A time axis is *irregular*
-when the relative standard deviation of its steps exceeds :data:`JITTER_TOL`. Filtered
+when the relative standard deviation of its steps exceeds [`JITTER_TOL`][jaxid.data.JITTER_TOL]. Filtered
 differentiation needs a uniform grid, so when velocities or accelerations have to be computed
 from an irregular ``q`` the reader refuses unless ``resample=True``, which interpolates every
 signal onto a uniform grid with the same number of samples and the same end points
@@ -91,14 +91,14 @@ Excitation metadata: a periodic excitation's base frequency and harmonics (``jax
 writes them, ``jaxid simulate`` carries them to the data file) live in a JSON sidecar next to
 the file, ``<file>.json`` (``traj.csv.json``): ``{"jaxid": "excitation", "base_frequency_hz":
 0.05, "harmonics": 5}``, so that the data file itself stays a plain table any tool reads.
-:func:`read` returns them in ``Dataset.base_frequency`` / ``harmonics``; :func:`write` writes
+[`read`][jaxid.data.read] returns them in ``Dataset.base_frequency`` / ``harmonics``; [`write`][jaxid.data.write] writes
 the sidecar when they are set and removes a stale jaxid sidecar when they are not. The sidecar of
 a file ``jaxid simulate`` wrote also records the model that was simulated, ``"model": {...}``
 (the ``model`` entry of params.json, ``jaxid.model.description``; ``base_frequency_hz`` is then
-null when the excitation is unknown): :func:`read_model` returns it, so that the commands that fit
+null when the excitation is unknown): [`read_model`][jaxid.data.read_model] returns it, so that the commands that fit
 a log take the model from it when none is named.
 
-:func:`write` writes atomically (:func:`jaxid.atomic.atomic_write`): a temporary file in the
+[`write`][jaxid.data.write] writes atomically ([`jaxid.atomic.atomic_write`][jaxid.atomic.atomic_write]): a temporary file in the
 same directory, fsynced, then renamed onto the target, so that an interrupted or failed write
 leaves the previous file intact.
 """
@@ -139,7 +139,7 @@ JITTER_TOL = 1e-6
 Time stamps written with 17 significant digits stay far below it (about 1e-12)."""
 
 RATE_RANGE = (1.0, 1e5)
-"""Plausible mean sampling rates, Hz, of a file read by :func:`read`; outside them the time
+"""Plausible mean sampling rates, Hz, of a file read by [`read`][jaxid.data.read]; outside them the time
 column is taken to be in another unit than seconds."""
 
 DECIMAL_QUANTUM = 0.01
@@ -199,7 +199,7 @@ class Dataset(eqx.Module):
     motor_side: the log was recorded on the motors' side and converted to the joints through a
         transmission on reading (``read(..., transmission=)``; the samples are joint-side); its
         residuals are reported on the motors' side (``jaxid.workflow.validate``). Static.
-    file_rows: where sample 0 sits in the file it was read from, for messages (:meth:`row`):
+    file_rows: where sample 0 sits in the file it was read from, for messages ([`row`][jaxid.data.Dataset.row]):
         (rows of the file's data before it (a time window), the line of the file's first data row
         for CSV (2 after a header, 1 without) or 0 for array files (NPZ, HDF5, bags: 0-based
         indices)); None when unknown (arrays, or a slice with a step). Static.
@@ -208,7 +208,7 @@ class Dataset(eqx.Module):
         torques). Kept so that a log already in N m given gains can be told (``jaxid.workflow.
         plausibility``). Static.
 
-    Build one with :func:`read` or :func:`from_arrays`, which check their input; the bare
+    Build one with [`read`][jaxid.data.read] or [`from_arrays`][jaxid.data.from_arrays], which check their input; the bare
     constructor does not.
     """
 
@@ -229,7 +229,7 @@ class Dataset(eqx.Module):
     def row(self, k: int) -> str:
         """Sample k (0-based, of this dataset) as the user finds it in the file: "row R (line L)"
         for CSV (R 1-based over the data rows, L the file's line), "row K" (0-based index) for array
-        files, "sample k+1" when the file is unknown (:attr:`file_rows`)."""
+        files, "sample k+1" when the file is unknown ([`file_rows`][jaxid.data.Dataset.file_rows])."""
         if self.file_rows is None:
             return f"sample {k + 1}"
         offset, first_line = self.file_rows
@@ -458,7 +458,7 @@ def parse_columns(text: str) -> dict:
     Each ``signal=value`` item maps one of t, q, qd, qdd, tau to a header name or glob pattern,
     a 0-based column index or a range ``a:b`` (stop excluded); items without ``=`` continue the
     previous signal (``"q=1,2,3,tau=4:7"``). Returns {signal: str or list of str}, as
-    :func:`read` takes it. Raises DatasetError for an unknown signal, a signal given twice, an
+    [`read`][jaxid.data.read] takes it. Raises DatasetError for an unknown signal, a signal given twice, an
     empty value or an item without a signal.
     """
     out: dict[str, str | list[str]] = {}
@@ -507,7 +507,7 @@ def _normalise_units(units) -> dict:
 def parse_units(text: str) -> dict:
     """Units from their command-line form, e.g. ``"q=deg,qd=deg/s,t=ms"`` -> {signal: unit}.
 
-    Known units are the keys of :data:`UNITS`. Raises DatasetError naming an unknown signal or
+    Known units are the keys of [`UNITS`][jaxid.data.UNITS]. Raises DatasetError naming an unknown signal or
     an unknown unit (listing the known ones), or an item that is not ``signal=unit``.
     """
     out = {}
@@ -567,7 +567,7 @@ def load_mapping(path) -> dict:
     """Read ``columns``, ``units`` and ``gains`` from a small ``.json`` or ``.toml`` file.
 
     The file holds a table with any of the keys ``columns`` (table signal -> pattern, list of
-    names or indices, or the text form of :func:`parse_columns`), ``units`` (table signal ->
+    names or indices, or the text form of [`parse_columns`][jaxid.data.parse_columns]), ``units`` (table signal ->
     unit, or text) and ``gains`` (list of numbers, or text). Returns a dict of those present,
     ready for ``read(data_file, **load_mapping(path))``. Raises DatasetError naming the file
     for an unreadable file, a syntax error, an unknown key or a bad value.
@@ -752,7 +752,7 @@ def _mapped_columns(
     """signal -> 0-based column indices from a ``columns`` mapping (defaults for the rest).
     joint_names: the model's coordinate names; the columns a glob pattern matched for a signal
     are then put in the model's joint order by the names in their headers
-    (:func:`order_by_joint_names`), or kept in name order with a line in ``notes`` saying so.
+    ([`order_by_joint_names`][jaxid.data.order_by_joint_names]), or kept in name order with a line in ``notes`` saying so.
     Time stamps split into whole seconds and nanoseconds (``t=SEC+NANOSEC``, or found as a
     ``sec``/``nanosec`` pair of the header) give t two columns, [sec, nanosec]. need_t: False
     when a sampling rate gives the time, so that a log without a time column is read."""
@@ -833,7 +833,7 @@ def _mapped_columns(
 
 
 def _by_joint_names(s: str, idx: list[int], header: list[str], joint_names, where: _Where, notes) -> list[int]:
-    """The columns ``idx`` of signal ``s`` in the model's joint order (:func:`order_by_joint_names`),
+    """The columns ``idx`` of signal ``s`` in the model's joint order ([`order_by_joint_names`][jaxid.data.order_by_joint_names]),
     or in name order when their headers name none of the joints (said in ``notes``)."""
     try:
         perm = order_by_joint_names([header[c] for c in idx], joint_names)
@@ -953,7 +953,7 @@ def _check_last_line(text: str, delimiter: str | None, usecols: list[int], label
 def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joint_names=None, need_t: bool = True):
     """(arrays, where, notes) of a CSV file. fast=False skips numpy's parser and scans every
     cell in Python (the reader before numpy's, kept as the fallback; benchmarks/read_csv.py).
-    joint_names: the model's coordinate names, to order globbed columns by (:func:`_mapped_columns`).
+    joint_names: the model's coordinate names, to order globbed columns by (`_mapped_columns`).
     need_t: False when a sampling rate gives the time (a log without a time column)."""
     where = _Where(str(path))
     raw = _read_bytes(path)
@@ -1053,7 +1053,7 @@ def _read_csv(path: Path, n: int | None, columns=None, *, fast: bool = True, joi
 def _integer_stamps(stamps: np.ndarray, notes: list) -> np.ndarray:
     """Integer time stamps (N,) as float64: shifted to start at 0 in integer arithmetic first
     when they are beyond float64's exact integers (2**53), which the Sterbenz shift of
-    :func:`_shift_clock` could not recover."""
+    `_shift_clock` could not recover."""
     stamps = stamps.astype(np.int64)
     if np.abs(stamps).max() <= 2**53:
         return stamps.astype(np.float64)
@@ -1129,7 +1129,7 @@ def _pick_arrays(path: Path, names: list[str], get, columns, kind: str, need_t: 
     return arrays, where, notes
 
 
-#: What an NPZ dataset holds, for the messages of :func:`_read_npz`.
+#: What an NPZ dataset holds, for the messages of `_read_npz`.
 NPZ_FORMAT = "an NPZ dataset is np.savez(PATH, t=(N,), q=(N, n), tau=(N, n)[, qd=, qdd=]) of numeric arrays"
 
 
@@ -1186,9 +1186,9 @@ def _read_hdf5(path: Path, columns=None, need_t: bool = True):
 
 
 def _read_bag(path: Path, topic: str | None, columns, joint_names=None):
-    """(arrays, where, notes) of the JointState messages of a ROS 2 bag (:mod:`jaxid.rosbag`);
+    """(arrays, where, notes) of the JointState messages of a ROS 2 bag ([`jaxid.rosbag`][jaxid.rosbag]);
     joint_names: the model's coordinate names, to put the joints in the model's order by the
-    messages' ``name`` arrays (:func:`order_by_joint_names`)."""
+    messages' ``name`` arrays ([`order_by_joint_names`][jaxid.data.order_by_joint_names])."""
     if columns is not None:
         raise DatasetError(
             f"{path}: columns are for CSV, NPZ and HDF5 files; a bag's JointState fields are fixed "
@@ -1327,7 +1327,7 @@ def _check_gaps(t: np.ndarray, step: np.ndarray, where: _Where, max_gap: float |
 
 
 RATE_TOL = 0.01
-"""Largest relative difference between a sampling rate given to :func:`read` and the mean rate
+"""Largest relative difference between a sampling rate given to [`read`][jaxid.data.read] and the mean rate
 of the log's own time stamps."""
 
 
@@ -1357,7 +1357,7 @@ def _shift_clock(arrays: dict, where: _Where, units: dict, notes: list) -> tuple
 def _decimal_quantum(t: np.ndarray) -> float:
     """The resolution of float stamps, in t's unit: 10^-k for the fewest decimals k <= 9 that
     every stamp is written with (PlotJuggler writes Unix time with 6: 1 us), when that is at
-    most :data:`DECIMAL_QUANTUM` of the median step; else float64's spacing at the largest |t|.
+    most [`DECIMAL_QUANTUM`][jaxid.data.DECIMAL_QUANTUM] of the median step; else float64's spacing at the largest |t|.
 
     Stamps printed to k decimals are off their true values by up to 10^-k / 2, a "jitter" that
     is only the print's; a resolution near the step itself would hide a real clock's jitter, so
@@ -1673,8 +1673,8 @@ def read(
     topic: a bag's ``sensor_msgs/msg/JointState`` topic, or None for the only one (or
         ``/joint_states`` among several); for bags only.
     rate: sampling rate, Hz, of a log without a time column (t = k / rate); for a log with
-        time stamps it is checked against their mean rate (within :data:`RATE_TOL`).
-    window: (T0, T1) s from the log's start, or text ``"T0:T1"`` (:func:`parse_window`;
+        time stamps it is checked against their mean rate (within [`RATE_TOL`][jaxid.data.RATE_TOL]).
+    window: (T0, T1) s from the log's start, or text ``"T0:T1"`` ([`parse_window`][jaxid.data.parse_window];
         either side may be left out): only the samples in it are kept, chosen before any
         other check, resampling or filtering.
     resample: interpolate irregular time stamps onto a uniform grid (cubic spline, same N);
@@ -1689,16 +1689,16 @@ def read(
         None to leave them missing.
     cutoff: filter cutoff frequency, Hz, passed to ``jaxid.signals.derivatives``.
     columns: signal -> header glob(s) / 0-based column indices (CSV) or array name (NPZ,
-        HDF5), or the text form of :func:`parse_columns`; None for the default names.
-    units: signal -> unit (keys of :data:`UNITS`), or the text form of :func:`parse_units`;
+        HDF5), or the text form of [`parse_columns`][jaxid.data.parse_columns]; None for the default names.
+    units: signal -> unit (keys of [`UNITS`][jaxid.data.UNITS]), or the text form of [`parse_units`][jaxid.data.parse_units];
         the signals are converted to SI (t s, q rad, qd rad/s, qdd rad/s², tau N·m).
     gains: n torque constants, N·m/A (gear ratio included), for a tau column of motor
-        currents: tau = gains * current, shape (n,); or the text of :func:`parse_gains`.
+        currents: tau = gains * current, shape (n,); or the text of [`parse_gains`][jaxid.data.parse_gains].
         With a ``transmission``, per motor and without the gear: tau_m = gains * current.
     joint_names: the model's coordinate names (``Robot.coordinate_names``), n strings, or None.
         When given, the columns a glob pattern of ``columns`` matched for a signal are put in
         the model's joint order by the joint names in their headers
-        (:func:`order_by_joint_names`; a name matching no column or two, or a column naming two
+        ([`order_by_joint_names`][jaxid.data.order_by_joint_names]; a name matching no column or two, or a column naming two
         joints, is an error); headers that name none of the joints keep their name order, noted
         in ``notes``. NPZ and HDF5 arrays keep their layout (they carry no names).
     transmission: None (the log is on the joints' side), or the
@@ -1732,7 +1732,7 @@ def read(
 
 
 def _read_file(path: Path, n, columns, joint_names, topic, rate):
-    """(arrays, where, notes) of a CSV, NPZ or HDF5 file (:func:`read`), after checking that it
+    """(arrays, where, notes) of a CSV, NPZ or HDF5 file ([`read`][jaxid.data.read]), after checking that it
     is one and can be read."""
     suffix = path.suffix.lower()
     if topic is not None:
@@ -1778,8 +1778,8 @@ def _finish(
     window,
     transmission,
 ):
-    """The Dataset of a reader's arrays (:func:`read`): the time of a log without stamps from
-    its rate, then :func:`_build`, then the excitation sidecar."""
+    """The Dataset of a reader's arrays ([`read`][jaxid.data.read]): the time of a log without stamps from
+    its rate, then `_build`, then the excitation sidecar."""
     notes = list(notes)
     if "t" not in arrays:  # no time column: the readers allow that only with a rate
         if "t" in units:
@@ -1871,10 +1871,10 @@ def from_arrays(
     transmission=None,
 ) -> Dataset:
     """A checked Dataset from arrays: t (N,) s, q (N, n) rad, tau (N, n) N·m, optional
-    qd (N, n) rad/s and qdd (N, n) rad/s². The other arguments are those of :func:`read`,
+    qd (N, n) rad/s and qdd (N, n) rad/s². The other arguments are those of [`read`][jaxid.data.read],
     except that missing derivatives are left missing unless ``derivatives`` names a method,
     and that the sampling rate and gaps are not checked (arrays are not log files). transmission:
-    the arrays are the motors' (as in :func:`read`).
+    the arrays are the motors' (as in [`read`][jaxid.data.read]).
     """
     arrays = {
         s: np.asarray(a, dtype=np.float64) for s, a in dict(t=t, q=q, tau=tau, qd=qd, qdd=qdd).items() if a is not None
@@ -1917,7 +1917,7 @@ def write(dataset: Dataset, path, *, model: dict | None = None) -> None:
     Optional signals that are None are left out; the excitation's base frequency and
     harmonics, when set, and ``model`` (a JSON-able table: the params.json ``model`` entry of
     the robot the data are of), when given, go to the sidecar ``<path>.json`` (module docstring). The write is atomic (see
-    :func:`jaxid.atomic.atomic_write`): on any failure the previous file is left as it was and
+    [`jaxid.atomic.atomic_write`][jaxid.atomic.atomic_write]): on any failure the previous file is left as it was and
     no temporary file remains. Raises DatasetError naming the path for an unknown suffix, a
     directory as output, a missing or non-writable directory, or a failed write.
     """

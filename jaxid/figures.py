@@ -38,7 +38,7 @@ def save_png(fig: Any, path: Any = None) -> bytes:
 
 
 # --------------------------------------------------------------- figures for print (SVG, PDF)
-#: matplotlib settings of the figures for print (:func:`print_style`): every text at least
+#: matplotlib settings of the figures for print ([`print_style`][jaxid.figures.print_style]): every text at least
 #: 9 pt at the figure's own size (its size in inches is its printed size: 7 in a page width,
 #: 3.5 in a column), kept as text in the SVG (``svg.fonttype`` none) and as TrueType in the PDF
 #: (``pdf.fonttype`` 42, editable and searchable), stable ids in the SVG.
@@ -77,7 +77,7 @@ def print_style() -> Any:
 
 
 def save_vector(fig: Any) -> dict[str, bytes]:
-    """{"svg": bytes, "pdf": bytes} of a figure drawn under :func:`print_style` (closed after)."""
+    """{"svg": bytes, "pdf": bytes} of a figure drawn under [`print_style`][jaxid.figures.print_style] (closed after)."""
     out = {}
     with print_style():
         for fmt in ("svg", "pdf"):

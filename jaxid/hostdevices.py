@@ -4,13 +4,16 @@ With more than one CPU device in a process (``XLA_FLAGS=--xla_force_host_platfor
 ``JAX_NUM_CPU_DEVICES=K`` or ``jax.config.update("jax_num_cpu_devices", K)``), e.g. to shard a
 ``jaxid.study.run_study`` over the cores of one machine or of each process of a
 ``jax.distributed`` run, XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two
-host devices run at once (jaxlib 0.10): the program hangs. :func:`configure` switches that
+host devices run at once (jaxlib 0.10): the program hangs. [`configure`][jaxid.hostdevices.configure] switches that
 scheduler off (``--xla_cpu_enable_concurrency_optimized_scheduler=false``) before the backend
 starts; ``import jaxid`` calls it, and so does ``run_study`` (for a device count set through
 ``jax.config`` after the import). A flag the user set either way is left alone. XLA reads
 ``XLA_FLAGS`` when the backend starts, so a backend started before jaxid was imported keeps
-its scheduler: :func:`warn_if_unsafe` says so. Across processes the collectives are JAX's
+its scheduler: [`warn_if_unsafe`][jaxid.hostdevices.warn_if_unsafe] says so. Across processes the collectives are JAX's
 default for CPU, gloo (``jax_cpu_collectives_implementation``), which jaxid leaves as it is.
+A second hang the flag does not cure: jaxlib 0.10's batched LAPACK kernels block XLA:CPU's
+thread pool when as many run at once as it has threads, e.g. one per host device on as many
+cores (``jaxid.study``'s module docstring says what ``run_study`` does about it).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def requested_devices(env=None) -> int:
 
 
 def configure(env=None) -> bool:
-    """Add :data:`SCHEDULER_FLAG` to ``env["XLA_FLAGS"]`` (default ``os.environ``) when more
+    """Add [`SCHEDULER_FLAG`][jaxid.hostdevices.SCHEDULER_FLAG] to ``env["XLA_FLAGS"]`` (default ``os.environ``) when more
     than one CPU device per process is asked for, the user has not set the flag, and (for
     ``os.environ``) the JAX backend has not started. True when it was added."""
     env = os.environ if env is None else env

@@ -4,8 +4,8 @@ A least-squares identification holds its stacked regressor W, N samples x n join
 columns of float64, several times over: the chunks and their concatenation, the OLS fit
 of the residual screening (QR workspace), the weighted copy of two-step WLS, the refit.
 Measured on a UR5 (54 base columns, 40 000 samples): 20.8 KB per sample, 8.2 times the
-2.6 KB of W itself; :data:`COPIES` is that factor. A request that would not fit fails at
-once with one line (:class:`MemoryLimitError`) instead of swapping for minutes and dying in
+2.6 KB of W itself; [`COPIES`][jaxid.memory.COPIES] is that factor. A request that would not fit fails at
+once with one line ([`MemoryLimitError`][jaxid.memory.MemoryLimitError]) instead of swapping for minutes and dying in
 an out-of-memory traceback.
 
 The memory available is the least of the system's ``MemAvailable`` (``/proc/meminfo``),
@@ -165,7 +165,7 @@ def identify_bytes(n_samples: int, n_joints: int, columns: int, *, all_columns: 
 
 
 def check_identify(n_samples: int, n_joints: int, columns: int, *, all_columns: int | None = None) -> None:
-    """:func:`check` for an identification (``jaxid.workflow.identify_experiment``)."""
+    """[`check`][jaxid.memory.check] for an identification (``jaxid.workflow.identify_experiment``)."""
     need = identify_bytes(n_samples, n_joints, columns, all_columns=all_columns)
     check(
         need,
@@ -186,7 +186,7 @@ def study_bytes(rows: int, columns: int, n_runs: int, batch: int, n_estimators: 
 
 
 def check_study(rows: int, columns: int, n_runs: int, batch: int, n_estimators: int, local_devices: int) -> None:
-    """:func:`check` for a Monte-Carlo study (``jaxid.study.run_study``)."""
+    """[`check`][jaxid.memory.check] for a Monte-Carlo study (``jaxid.study.run_study``)."""
     check(
         study_bytes(rows, columns, n_runs, batch, n_estimators, local_devices),
         f"a study of {n_runs} runs on a {rows} x {columns} regressor ({batch} runs at once per device, "

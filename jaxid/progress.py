@@ -2,7 +2,7 @@
 
 A tqdm bar redraws one line with carriage returns, which a log file, a CI job or ``nohup`` shows
 as nothing (tqdm turns itself off without a terminal) or as one endless line. Without a terminal
-:func:`bar` writes a complete line instead, at most every :data:`INTERVAL` seconds and only once
+[`bar`][jaxid.progress.bar] writes a complete line instead, at most every [`INTERVAL`][jaxid.progress.INTERVAL] seconds and only once
 the computation has run that long (a short one prints nothing), e.g.
 ``excitation: 1200/3000 steps (40 %), cond 12.3, 25 s``.
 """
@@ -108,8 +108,8 @@ class Lines:
 
 def bar(iterable: Iterable | None = None, *, total=None, desc=None, unit="it", enabled=True, file=None, interval=None):
     """Progress over ``iterable`` (or ``update``-d by hand, with ``total``) on ``file`` (default
-    stderr): a tqdm bar where it is a terminal, :class:`Lines` otherwise, nothing unless
-    ``enabled``. interval: seconds between lines (default :data:`INTERVAL`)."""
+    stderr): a tqdm bar where it is a terminal, [`Lines`][jaxid.progress.Lines] otherwise, nothing unless
+    ``enabled``. interval: seconds between lines (default [`INTERVAL`][jaxid.progress.INTERVAL])."""
     file = sys.stderr if file is None else file
     interval = INTERVAL if interval is None else interval
     if enabled and not _terminal(file):

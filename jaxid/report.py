@@ -1,9 +1,9 @@
 """Reports a person reads: parameter tables with units and flags, figures, and
-``report.html`` + ``report.md`` of an identification (:func:`write_report`).
+``report.html`` + ``report.md`` of an identification ([`write_report`][jaxid.report.write_report]).
 
-Two kinds of figure. The figures for print (:func:`print_figures`: parameters ± 2σ, their
+Two kinds of figure. The figures for print ([`print_figures`][jaxid.report.print_figures]: parameters ± 2σ, their
 correlation, friction, residuals vs velocity and position, the excitation's spectrum, the
-held-out prediction) are drawn by :mod:`jaxid.figures` at their printed size with text of at
+held-out prediction) are drawn by [`jaxid.figures`][jaxid.figures] at their printed size with text of at
 least 9 pt and saved as ``figures/NAME.svg`` and ``.pdf`` (text kept as text; the point clouds
 rasterised, so that 35 000 samples stay a few hundred kB); the page shows the SVG inline. The
 diagnostics on screen (the torque trace with a zoom, residual histograms, singular values,
@@ -12,7 +12,7 @@ of path data for the browser to lay out, as PNG about 100 kB whatever N. ``repor
 self-contained file (figures inline, base64); its Markdown twin ``report.md`` refers to the files
 in ``figures/``, which GitHub, an editor or mkdocs renders with its real Markdown tables.
 matplotlib is the optional ``report`` extra (``pip install 'jaxid[report]'``), imported only when
-a figure is drawn: :func:`pyplot` says so in one line when it is missing.
+a figure is drawn: [`pyplot`][jaxid.figures.pyplot] says so in one line when it is missing.
 """
 
 from __future__ import annotations
@@ -140,8 +140,8 @@ PARAMETER_HEADERS = ("#", "base parameter", "unit", "value", "std", "std [%]", "
 
 def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=None) -> tuple[tuple, list]:
     """(headers, rows) of the base-parameter table of ``params``: number (1-based, the order
-    of ``params.theta``), the full base combination, its unit (:func:`parameter_unit`),
-    value, std, relative std 100 std/|value| (%), and the :func:`parameter_flags`; with
+    of ``params.theta``), the full base combination, its unit ([`parameter_unit`][jaxid.report.parameter_unit]),
+    value, std, relative std 100 std/|value| (%), and the [`parameter_flags`][jaxid.workflow.check.parameter_flags]; with
     ``truth`` (b,) also the true value and |value - true| / std."""
     theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -305,7 +305,7 @@ def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
     """parameters.png in out_dir: estimates with 3-sigma error bars (and the truth) normalised by
     |estimate|, the axis cut at +-5 so that the few poorly excited parameters do not flatten the
     rest; the x axis is the parameter number of the tables (1-based); and for print
-    parameters.svg and parameters.pdf (:func:`jaxid.figures.parameter_chart`, ± 2σ). estimate,
+    parameters.svg and parameters.pdf ([`jaxid.figures.parameter_chart`][jaxid.figures.parameter_chart], ± 2σ). estimate,
     std, truth: (b,). Returns the file names of the figures for report.md (PNG and SVG)."""
     plt = pyplot()
     os.makedirs(out_dir, exist_ok=True)
@@ -334,8 +334,8 @@ def parameter_figure(out_dir, estimate, std, truth=None) -> list[str]:
 
 # ------------------------------------------------------------------------------ reports
 class Document:
-    """The content of a report as blocks, rendered to Markdown (:meth:`markdown`) and to one
-    self-contained HTML page (:meth:`html`): headings, paragraphs, bullet lists, tables and
+    """The content of a report as blocks, rendered to Markdown ([`markdown`][jaxid.report.Document.markdown]) and to one
+    self-contained HTML page ([`html`][jaxid.report.Document.html]): headings, paragraphs, bullet lists, tables and
     PNG figures (files in ``figures/`` for the Markdown, inline base64 in the HTML)."""
 
     def __init__(self, title: str):
@@ -501,7 +501,7 @@ CONVERGENCE_FIELDS = (
 
 def worst_joint_line(run: dict, joint_names: Sequence[str]) -> str:
     """One line that a run's overall number cannot hide: its relative error and its worst joint
-    by NRMSE (with that joint's R²), and how many joints :func:`joint_flags` flags."""
+    by NRMSE (with that joint's R²), and how many joints [`joint_flags`][jaxid.workflow.validation.joint_flags] flags."""
     nrmse = [math.nan if v is None else float(v) for v in run.get("nrmse", {}).get("per_joint", [])]
     r2 = run.get("r2", {}).get("per_joint", [])
     line = f"relative error ||e|| / ||tau|| = {_fmt(run.get('relative_error'), '.3g')} %"
@@ -520,8 +520,8 @@ def worst_joint_line(run: dict, joint_names: Sequence[str]) -> str:
 
 
 def joint_rows(run: dict, joint_names: Sequence[str]) -> tuple[tuple, list]:
-    """(headers, rows) of a run's per-joint metrics (:func:`metrics_rows`) with a last column
-    ``flag``: why :func:`joint_flags` flags the joint (NRMSE far above the others', low R²)."""
+    """(headers, rows) of a run's per-joint metrics ([`metrics_rows`][jaxid.report.metrics_rows]) with a last column
+    ``flag``: why [`joint_flags`][jaxid.workflow.validation.joint_flags] flags the joint (NRMSE far above the others', low R²)."""
     headers, rows = metrics_rows(run, joint_names)
     flags = run["flagged"] if "flagged" in run else joint_flags(run, joint_names)
     why = {f["joint"]: f.get("why", f["line"]) for f in flags}
@@ -724,7 +724,7 @@ def identification_document(
     command: Sequence[str] | None = None,
     vector_figures: bool = True,
 ) -> Document:
-    """The report of an identification as a :class:`Document`.
+    """The report of an identification as a [`Document`][jaxid.report.Document].
 
     params: ``jaxid.workflow.Params`` (e.g. from ``jaxid.workflow.identify_experiment``).
     validation: ``jaxid.workflow.Validation`` of the torques the parameters predict, on the
@@ -732,7 +732,7 @@ def identification_document(
     joint_types: 'R'/'P' per joint for the units (default revolute); joint_names: for the
         tables and figures (default joint1..n). nominal: the model's standard parameters
         (name -> value) for the bodies' table; command: the command line that made the report
-        (its Commands section); vector_figures: draw the figures for print (:func:`print_figures`).
+        (its Commands section); vector_figures: draw the figures for print ([`print_figures`][jaxid.report.print_figures]).
     Sections: the held-out result first (``held_out``), a summary that names the worst joint and
     the flagged ones, the per-joint table, the physics checks, the bodies (identified vs nominal),
     the figures for print, the base parameters (full names, units, value, std, relative std,
@@ -972,7 +972,7 @@ def identification_document(
 
 
 def write_report(out_dir, params, validation, **kw) -> dict:
-    """Write :func:`identification_document` (keywords passed on) into ``out_dir`` as
+    """Write [`identification_document`][jaxid.report.identification_document] (keywords passed on) into ``out_dir`` as
     ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and the figures for print
     ``figures/*.svg`` and ``*.pdf``; returns the paths (``html``, ``markdown``, ``figures``: the
     PNG files, ``vector``: the SVG and PDF files)."""

@@ -1,6 +1,7 @@
 """The compatibility module: the names ``jaxid.results`` held before they moved to their stages.
 
-- the params file (:class:`Params`, :func:`save_params`, :func:`load_params`, :func:`to_json`; the
+- the params file ([`Params`][jaxid.workflow.params.Params], [`save_params`][jaxid.workflow.params.save_params],
+[`load_params`][jaxid.workflow.params.load_params], [`to_json`][jaxid.workflow.params.to_json]; the
   format is documented in ``jaxid.workflow.params``): ``jaxid.workflow.params``;
 - the model's description, rebuilding and fingerprint: ``jaxid.model.description``;
 - prediction and validation metrics: ``jaxid.workflow.validation``;

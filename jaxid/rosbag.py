@@ -7,18 +7,18 @@ sqlite3, the default of ROS 2 Humble; ``.mcap``, the default from Iron on), or a
 definitions come from the bag (MCAP embeds them) or else from its ROS 2 Humble type store
 (``sensor_msgs/JointState`` has not changed since ROS 2 began).
 
-:func:`read_joint_states` returns a :class:`JointStates`: time stamps as int64 nanoseconds (the
+[`read_joint_states`][jaxid.rosbag.read_joint_states] returns a [`JointStates`][jaxid.rosbag.JointStates]: time stamps as int64 nanoseconds (the
 messages' ``header.stamp``, ``sec * 10**9 + nanosec`` in integer arithmetic; when the publisher
 left them zero, the bag's receive time, said so in ``notes``), ``position`` -> q (rad),
 ``velocity`` -> qd (rad/s; only when every message carries it for every joint), ``effort`` ->
 tau (N m, required). Joints are named by the messages' ``name`` lists; a message that lists the
 same joints in another order is reordered to the first message's order, one that lists other
-joints is an error. :func:`jaxid.data.read` turns the result into a ``Dataset``.
+joints is an error. [`jaxid.data.read`][jaxid.data.read] turns the result into a ``Dataset``.
 
-Which topic (:func:`choose_topic`): the one given; else the only JointState topic of the bag;
+Which topic ([`choose_topic`][jaxid.rosbag.choose_topic]): the one given; else the only JointState topic of the bag;
 else ``/joint_states`` when it is one of several; else an error listing them.
 
-Every problem raises :class:`BagError` (a ``ValueError``) with one line naming the bag, the
+Every problem raises [`BagError`][jaxid.rosbag.BagError] (a ``ValueError``) with one line naming the bag, the
 topic, the message (0-based, in the bag's order) and the fix.
 """
 
@@ -80,7 +80,7 @@ def _listing(topics: dict[str, str]) -> str:
 
 def choose_topic(topics: dict[str, str], topic: str | None, where: str = "bag") -> str:
     """The JointState topic to read among ``topics`` (name -> message type): ``topic`` when
-    given, else the only JointState topic, else :data:`DEFAULT_TOPIC` among several. Raises
+    given, else the only JointState topic, else [`DEFAULT_TOPIC`][jaxid.rosbag.DEFAULT_TOPIC] among several. Raises
     BagError listing the topics (and ``--topic``) when none fits."""
     states = sorted(name for name, kind in topics.items() if kind == JOINT_STATE)
     if topic is not None:
@@ -131,9 +131,9 @@ def read_joint_states(path, topic: str | None = None) -> JointStates:
     """The JointState messages of one topic of a rosbag2 bag (module docstring).
 
     path: bag directory (with metadata.yaml) or ``.mcap`` / ``.db3`` file. topic: the topic,
-    or None to choose it (:func:`choose_topic`).
+    or None to choose it ([`choose_topic`][jaxid.rosbag.choose_topic]).
 
-    Returns :class:`JointStates` with N messages of n joints. Raises BagError (one line) for a
+    Returns [`JointStates`][jaxid.rosbag.JointStates] with N messages of n joints. Raises BagError (one line) for a
     missing ``rosbags``, an unreadable bag, an unknown topic (listing the bag's), no messages,
     a message without effort, a message whose arrays differ in length from its names, or one
     that lists other joints than the first message.

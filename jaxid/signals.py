@@ -318,7 +318,7 @@ def period_average(x: ArrayLike, samples_per_period: int, axis: int = 0) -> jax.
 
 
 class PeriodicDerivatives(NamedTuple):
-    """Result of :func:`periodic_derivatives` (a pytree).
+    """Result of [`periodic_derivatives`][jaxid.signals.periodic_derivatives] (a pytree).
 
     q, qd, qdd: one averaged, band-limited period, shape (P, n), rad, rad/s, rad/s^2, at
         times t0 + arange(P) / fs (t0 the first sample of the record).
@@ -383,7 +383,7 @@ def periodic_derivatives(
     q: positions, shape (N,) or (N, n), rad, time along axis 0, N >= 2 P (>= P with
     ``harmonics`` given). fs: sample rate, Hz; f0: base
     frequency, Hz, with fs / f0 a whole number; harmonics: int < P / 2 or None (all static).
-    Returns :class:`PeriodicDerivatives` (1-D q gives (P,) signals and scalars per joint).
+    Returns [`PeriodicDerivatives`][jaxid.signals.PeriodicDerivatives] (1-D q gives (P,) signals and scalars per joint).
 
     Source: Pintelon & Schoukens, System Identification: A Frequency Domain Approach, 2nd
     ed., Wiley-IEEE 2012, sections 2.4 (nonparametric noise model from periods) and 5.2.
@@ -423,7 +423,7 @@ def periodic_derivatives(
 
 @partial(cache.jit, static_argnames=("harmonics",))
 def _periodic(x, f0, harmonics, false_alarm):
-    """x (M, P, c) -> (q, qd, qdd, var, noise, harmonics) of :func:`periodic_derivatives`."""
+    """x (M, P, c) -> (q, qd, qdd, var, noise, harmonics) of [`periodic_derivatives`][jaxid.signals.periodic_derivatives]."""
     m, p, _ = x.shape
     X = jnp.fft.rfft(x, axis=1)  # (M, B, c)
     mean = X.mean(axis=0)
@@ -498,8 +498,8 @@ def velocity_derivatives(
     velocity: str = "smoothed",
 ) -> tuple[jax.Array, jax.Array]:
     """Velocity and acceleration for the regressor from a logged (noisy) velocity: Savitzky-Golay
-    (:func:`savgol`, ``window`` samples, degree ``polyorder``) on qd, then the central
-    difference (:func:`central_diff`) of the smoothed velocity: what a drive logging
+    ([`savgol`][jaxid.signals.savgol], ``window`` samples, degree ``polyorder``) on qd, then the central
+    difference ([`central_diff`][jaxid.signals.central_diff]) of the smoothed velocity: what a drive logging
     velocity but no acceleration gives, the "naive" pipeline of ``benchmarks/six_dof.py``.
 
     qd: velocity, shape (N,) or (N, n) along ``axis``, rad/s; dt: sample spacing, s.
@@ -818,7 +818,7 @@ def estimate_offset(t_reference: ArrayLike, reference: ArrayLike, t_other: Array
 
     For two runs of one trajectory (e.g. with and without a payload) logged with their own clocks:
     both are resampled (cubic spline) onto the reference's mean sample step, and the offset is the
-    least-squares shift of :func:`estimate_delay` with all channels jointly (the sum of their
+    least-squares shift of [`estimate_delay`][jaxid.signals.estimate_delay] with all channels jointly (the sum of their
     squared differences; per-channel constant offsets a fitted, no gains), sub-sample, started at
     the peak of the cross-correlation, which on periodic motion picks the shift with the most
     overlap. Jittered stamps and records of different lengths are fine; the two clocks must run at

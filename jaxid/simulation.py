@@ -3,15 +3,15 @@
 Identification is judged on simulated data against a truth that the nominal model does not
 know, as in a real experiment where the CAD model is only a prior:
 
-- :func:`perturb` builds the true robot: every link's mass, centre of mass and inertia
+- [`perturb`][jaxid.simulation.perturb] builds the true robot: every link's mass, centre of mass and inertia
   about the centre of mass are changed at random in a way that keeps the body physically
   consistent (positive mass and positive second moments of the mass distribution, i.e. a
   positive definite pseudo-inertia; Wensing, Kim and Slotine, "Linear matrix inequalities
   for physically consistent inertial parameter identification", IEEE RA-L 3(1), 2018), and
   joint friction (viscous ``fv``, Coulomb ``fc``) and torque-sensor offsets are added;
-- :func:`measure` computes the true torques along a trajectory and adds noise to the
+- [`measure`][jaxid.simulation.measure] computes the true torques along a trajectory and adds noise to the
   positions (Gaussian, and/or encoder quantisation) and to the torques;
-- :func:`simulate` does both.
+- [`simulate`][jaxid.simulation.simulate] does both.
 
 Velocities and accelerations are *not* part of a measurement: a real sensor gives positions
 and torques, and ``qd``/``qdd`` come from filtered differentiation (``jaxid.signals``). The
@@ -141,8 +141,8 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
         physically consistent (positive definite pseudo-inertia);
       - centre of mass shifted by ``scale * r * u``, r the radius of gyration about the
         centre of mass (m), u uniform in [-1, 1]^3.
-    Joint terms in ``friction`` are drawn uniformly from :data:`FRICTION_RANGES` times the
-    torque scale of :func:`torque_scale`; other enabled joint terms (e.g. ``ia``) keep their values.
+    Joint terms in ``friction`` are drawn uniformly from [`FRICTION_RANGES`][jaxid.simulation.FRICTION_RANGES] times the
+    torque scale of [`torque_scale`][jaxid.simulation.torque_scale]; other enabled joint terms (e.g. ``ia``) keep their values.
     With a transmission (``robot.transmission``, terms on the motors) they are drawn as the
     same joint-side friction carried to the motor by its own gear (R's diagonal d: ``fv_m = d^2 fv``,
     ``fc_m = |d| fc``, ...), so that a 1:100 gear gets a motor's friction, not a joint's.
@@ -241,7 +241,7 @@ def measure(
 ) -> Measurement:
     """Torques of ``robot`` along a trajectory, with measurement noise.
 
-    robot: the true ``Robot`` (e.g. from :func:`perturb`).
+    robot: the true ``Robot`` (e.g. from [`perturb`][jaxid.simulation.perturb]).
     t: sample times (N,), s, strictly increasing. q, qd, qdd: the trajectory (N, n), rad,
         rad/s, rad/s^2. key: ``jax.random`` key.
     sigma_q: standard deviation of Gaussian position noise, rad (>= 0).
@@ -250,7 +250,7 @@ def measure(
     tau_sigma: torque noise standard deviation, N m, scalar or per joint (n,); or
     tau_rel: torque noise standard deviation as a fraction of each joint's true torque
         range (max - min along the trajectory). Give at most one; default tau_rel = 0.005.
-    payload: optional payload 10-vector in the flange frame (see :func:`payload_vector`),
+    payload: optional payload 10-vector in the flange frame (see [`payload_vector`][jaxid.simulation.payload_vector]),
         merged into the last link before the torques are computed.
     lugre: optional per-joint LuGre friction (``jaxid.friction.LuGre``, fields (n,) or
         scalars; rad, rad/s, N m): its torque along the true trajectory, bristle states
@@ -258,7 +258,7 @@ def measure(
         to the rigid-body torques. ``tau - rnea(robot, ...)`` is then the article's
         per-joint friction record F = tau - tau_dyn.
 
-    Returns :class:`Measurement` (noisy dataset and the noise-free truth).
+    Returns [`Measurement`][jaxid.simulation.Measurement] (noisy dataset and the noise-free truth).
     """
     from jaxid.dynamics.terms import rnea
 
@@ -323,8 +323,8 @@ def simulate(
     noise_key=None,
     **noise,
 ) -> Measurement:
-    """Perturb the nominal ``robot`` (:func:`perturb`) and measure the true one along the
-    trajectory (:func:`measure`; ``noise`` are its keyword arguments). The true robot is
+    """Perturb the nominal ``robot`` ([`perturb`][jaxid.simulation.perturb]) and measure the true one along the
+    trajectory ([`measure`][jaxid.simulation.measure]; ``noise`` are its keyword arguments). The true robot is
     ``result.robot``. Same key, same experiment.
 
     key: draws the true robot, and the noise unless ``noise_key`` is given: the same ``key``

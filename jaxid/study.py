@@ -10,13 +10,28 @@ Signal Processing: Estimation Theory", 1993, ch. 3): an efficient unbiased estim
 spread / bound = 1 (weighted least squares with the true weights is efficient here;
 OLS is not when the joints' noise levels differ).
 
-All runs are one jitted call: the per-run keys are mapped (``jax.lax.map`` in chunks of
+"ols" and Gautier's two-step "wls" (``identify``'s; Gautier and Poignet 2001) factorise W
+once for all runs (``_factored_program``): the R runs' noise is projected in one matmul on a
+few fixed vectors per joint, and each run's estimate is then a b x b solve (OLS: none), equal
+to ``identify``'s run by run to rounding (~1e-12 relative); they run on one device of this
+process (every process of a ``jax.distributed`` run computes them all), the runs' order and
+noise as below. On the UR5 (6000 x 48, 1000 runs) this is 2-3x numpy solving all runs against
+one factorisation (``benchmarks/monte_carlo.py --compare``).
+
+Other estimators run one jitted call: the per-run keys are mapped (``jax.lax.map`` in chunks of
 ``batch_size`` vmapped runs, which bounds memory) and, with several devices, split over a
 1-D mesh by ``jax.shard_map`` so that each device works on its own block of runs. A run's
 noise depends only on its key, so sharded and unsharded studies give the same numbers.
 The mesh may span several processes (``jax.distributed.initialize()`` first, the same
 call in every process): inputs are built shard by shard from each process's identical
 host values and the estimates are gathered back to every process.
+
+jaxlib 0.10's batched LAPACK kernels (QR, SVD, Cholesky of a batch of matrices) split the
+batch over XLA:CPU's thread pool and block a pool thread until the parts finish: as many such
+calls at once as the pool has threads (one per core) deadlock the process. Several host devices
+running the vmapped runs at once did (two devices, 1000 runs, 2 cores: ``run_study`` never
+returned). The factored programs make one chain of such calls, each waiting for the last, and
+finish before the next program starts; other estimators on several host CPU devices still can.
 """
 
 from __future__ import annotations
@@ -33,13 +48,14 @@ from jax.sharding import PartitionSpec as P
 
 from jaxid import hostdevices, memory
 from jaxid.arrays import plain
-from jaxid.identification.estimators import METHODS, _rank_error, identify
+from jaxid.identification.base import TOL, r_factor
+from jaxid.identification.estimators import METHODS, _rank_error, _variance_floor, identify
 
 __all__ = ["Study", "run_study", "cramer_rao"]
 
 
 class Study(eqx.Module):
-    """Result of :func:`run_study` for one estimator; R runs, b parameters.
+    """Result of [`run_study`][jaxid.study.run_study] for one estimator; R runs, b parameters.
 
     Attributes:
         estimates: the R estimates, shape (R, b).
@@ -71,11 +87,18 @@ def cramer_rao(W, sigma):
     independent Gaussian noise of standard deviation sigma (n,) per joint; W: (N*n, b)
     sample-major. Same units as theta."""
     # WLS with the noise covariance known has exactly this covariance (Gauss-Markov):
-    # identify's standard deviations, which do not depend on the torques.
-    sigma = jnp.asarray(sigma)
-    W = jnp.asarray(W)
-    # (Any torques do: ones, since identify refuses all-zero torques as a fit with nothing to estimate.)
-    return identify(W, jnp.ones(W.shape[0]), "wls", cov=sigma**2, n_joints=sigma.shape[0]).std
+    # sqrt(diag((W^T Sigma^-1 W)^-1)), from the SVD of the R of the whitened rows, columns scaled
+    # (identify's "wls" with cov = sigma**2, without its checks and row passes).
+    return _crb(jnp.asarray(W, dtype=float), jnp.asarray(sigma, dtype=float))
+
+
+@jax.jit
+def _crb(W, sigma):
+    """[`cramer_rao`][jaxid.study.cramer_rao] of W (N*n, b) and sigma (n,), arrays."""
+    A = (W.reshape(-1, sigma.shape[0], W.shape[1]) / sigma[:, None]).reshape(W.shape)
+    d = jnp.linalg.norm(A, axis=0)
+    _, s, Vt = jnp.linalg.svd(r_factor(A / d, jnp))
+    return jnp.sqrt(jnp.sum((Vt / s[:, None]) ** 2, axis=0)) / d
 
 
 def _estimator(est, n):
@@ -167,15 +190,16 @@ def run_study(
         names: b parameter names for the tables (default ``theta0 ...``).
         devices: devices to split the runs over (default ``jax.devices()``, all devices
             of all processes); a 1-D mesh of them shards the runs, padded to equal chunks
-            per device with repeated keys whose runs are dropped.
+            per device with repeated keys whose runs are dropped. "ols" and "wls" run on the
+            first of them in this process (module docstring).
         batch_size: runs vmapped together on one device (default: as many as fit in
-            about 256 MB of working arrays).
+            about 256 MB of working arrays); for "ols" and "wls", runs solved at once.
         n_joints: the robot's joint count n, checked against ``sigma``; required with a stacked
             (N*n, b) W and more than one joint (such a W does not say n, so a sigma of the wrong
             length, 5 std for 6 joints, could not be caught), not needed with a 3-D W.
 
     Returns:
-        A :class:`Study`, or a dict name -> Study when ``estimators`` is a dict.
+        A [`Study`][jaxid.study.Study], or a dict name -> Study when ``estimators`` is a dict.
     """
     b = np.shape(W)[-1] if np.ndim(W) else 0  # a wrong W is reported by _check
     names = tuple(names) if names is not None else tuple(f"theta{j}" for j in range(b))
@@ -204,17 +228,31 @@ def run_study(
     if not devices:
         raise ValueError("devices is empty")
     n_runs = _runs(n_runs)
+    chunk = batch_size  # of the factored runs (_factored)
     if batch_size is None:  # ~8 float64 copies of an (M, b + 1) system per vmapped run
         batch_size = max(1, int(2**28 // (8 * 8 * M * (b + 1))))
     batch_size = max(1, int(batch_size))
-    local = sum(d.process_index == jax.process_index() for d in devices)
-    memory.check_study(M, b, n_runs, min(batch_size, -(-n_runs // len(devices))), len(fns), max(local, 1))
+    n_local = sum(d.process_index == jax.process_index() for d in devices)
+    memory.check_study(M, b, n_runs, min(batch_size, -(-n_runs // len(devices))), len(fns), max(n_local, 1))
 
     keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, n_runs)
-    estimates = _batched(fns, W, theta, sigma, keys, devices, batch_size)
+    # ols and two-step wls: one factorisation of W for all runs, on one local device (the runs
+    # are then a few matmuls; nothing to shard). Other estimators: vmapped runs, sharded.
+    local = [d for d in devices if d.process_index == jax.process_index()]
+    factored = {k: v for k, v in estimators.items() if isinstance(v, str) and v in _FACTORED and local}
+    estimates, ran_on = {}, {}
+    if factored:
+        est = _factored(tuple(factored.values()), W, theta, sigma, keys, local[0], chunk)
+        estimates.update({k: est[v] for k, v in factored.items()})
+        ran_on.update(dict.fromkeys(factored, (str(local[0]),)))
+    rest = {k: f for k, f in fns.items() if k not in factored}
+    if rest:
+        estimates.update(_batched(rest, W, theta, sigma, keys, devices, batch_size))
+        ran_on.update(dict.fromkeys(rest, tuple(str(d) for d in devices)))
     crb = cramer_rao(W, sigma)
     out = {}
-    for k, est in estimates.items():
+    for k in fns:
+        est = estimates[k]
         mean = jnp.mean(est, axis=0)
         spread = jnp.std(est, axis=0, ddof=1)
         out[k] = Study(
@@ -227,7 +265,7 @@ def run_study(
             bias_z=(mean - theta) / (crb / np.sqrt(n_runs)),
             names=names,
             estimator=k,
-            devices=tuple(str(d) for d in devices),
+            devices=ran_on[k],
         )
     return out[next(iter(out))] if single else out
 
@@ -291,3 +329,100 @@ def _batched(fns: dict, W, theta, sigma, keys, devices, batch_size):
         return jnp.asarray(x.reshape(total, *x.shape[2:])[:R])
 
     return jax.tree.map(gather, out)
+
+
+#: ``identify`` methods that ``run_study`` solves for all runs against one factorisation of W.
+_FACTORED = ("ols", "wls")
+
+
+@functools.lru_cache(maxsize=32)
+def _factored_program(methods: tuple, n: int):
+    """Jitted ``(W, theta, sigma, keys (C, B, 2)) -> {method: (C, B, b)}`` for "ols" and
+    two-step "wls": ``identify``'s estimates of every run (same noise draws as the vmapped
+    path), from one factorisation of W.
+
+    With A = W / d (d: W's column norms, ``identify``'s scaling) = U S V^T once, a run's
+    OLS estimate is x = V S^-1 U^T tau (S^-1 cut at ``identify``'s rcond under vmap,
+    eps * max(M, b)). Two-step WLS (Gautier and Poignet 2001; ``identify``): each joint's
+    own OLS residual variance is the squared norm of its noise e_j = tau_j - W_j theta
+    projected off the range of its own column-normalised rows W_j (Q_j: their left singular
+    vectors above ``TOL``, once), floored as ``identify`` floors it
+    (``_variance_floor``); with the weights w_j = 1 / variance_j, the whitened normal
+    equations A^T D A x = A^T D tau become, in the basis of U,
+    (sum_j w_j U_j^T U_j) y = sum_j w_j U_j^T tau_j, x = V S^-1 y (U_j: joint j's rows of U).
+    That b x b matrix has condition number at most max w / min w, not cond(A)^2, so the
+    solve is as accurate as ``identify``'s. Per run this leaves one projection of the noise
+    on the (2b + 2) fixed vectors [U_j | Q_j | residual of W_j theta | W_j theta] of each
+    joint (one matmul over all the runs of a chunk) and a b x b Cholesky solve."""
+    wls = "wls" in methods
+
+    def program(W, theta, sigma, keys):
+        M, b = W.shape
+        N = M // n
+        d = jnp.linalg.norm(W, axis=0)
+        A = W / d
+        Aj = A.reshape(N, n, b).swapaxes(0, 1)  # (n, N, b): each joint's own rows
+        nj = jnp.linalg.norm(Aj, axis=1)  # (n, b); joint j's columns normalised as identify's
+        nj = jnp.where(nj > 0, nj, 1.0)
+        # One chain of LAPACK calls, each waiting for the last (module docstring: jaxlib 0.10's
+        # batched LAPACK kernels deadlock XLA:CPU's thread pool when several run at once): the
+        # R of each joint's rows, the R of all rows from those, one batched SVD of both.
+        Rj = r_factor(Aj, jnp)
+        R = r_factor(Rj.reshape(n * b, b), jnp)
+        _, sv, Vt = jnp.linalg.svd(jnp.concatenate([R[None], Rj / nj[:, None, :]]))
+        V = jnp.swapaxes(Vt, -1, -2)  # (n + 1, b, b)
+        # Singular values above the cut (identify's pinv cut under vmap, eps * max(M, b); TOL for
+        # a joint's own rank); U = A V / s, zero beyond the cut.
+        cut = jnp.append(jnp.finfo(W.dtype).eps * max(M, b), jnp.full(n, TOL))[:, None]
+        keep = sv > cut * sv[:, :1]
+        inv = jnp.where(keep, 1.0 / jnp.where(keep, sv, 1.0), 0.0)
+        g, V = inv[0], V[0]
+        Uj = jnp.einsum("jkb,bc->jkc", Aj, V * g)  # (n, N, b): joint j's rows of U
+        tau0 = (W @ theta).reshape(N, n).T  # (n, N) noise-free torques per joint
+        basis = Uj
+        if wls:
+            Q = jnp.einsum("jkb,jbc->jkc", Aj / nj[:, None, :], Vt[1:].swapaxes(1, 2) * inv[1:, None, :])
+            c = tau0 - jnp.einsum("jkb,jb->jk", Q, jnp.einsum("jkb,jk->jb", Q, tau0))  # (n, N)
+            basis = jnp.concatenate([Uj, Q, c[..., None], tau0[..., None]], axis=-1)  # (n, N, 2b + 2)
+            dof = jnp.maximum(N - jnp.sum(keep[1:], axis=1), 1)
+            G = jnp.einsum("jkb,jkc->jbc", Uj, Uj)
+        Utau0 = jnp.einsum("jkb,jk->jb", Uj, tau0)
+        solve = lambda y: (V @ (g * y)) / d
+
+        def chunk(ks):
+            E = sigma * jax.vmap(lambda k: jax.random.normal(k, (N, n)))(ks)  # (B, N, n): the runs' noise
+            proj = jnp.einsum("rkj,jkc->rjc", E, basis)  # (B, n, c): the one matmul
+            Utau = Utau0 + proj[..., :b]  # U_j^T tau_j
+            out = {}
+            if "ols" in methods:
+                out["ols"] = jax.vmap(solve)(jnp.sum(Utau, axis=1))
+            if wls:
+                e2 = jnp.sum(E**2, axis=1)  # (B, n)
+                cE, t0E = proj[..., 2 * b], proj[..., 2 * b + 1]
+                rss = jnp.sum(c**2, axis=1) + 2 * cE + e2 - jnp.sum(proj[..., b : 2 * b] ** 2, axis=-1)
+                rms = jnp.sqrt((jnp.sum(tau0**2, axis=1) + 2 * t0E + e2) / N)
+                w = 1.0 / jax.vmap(_variance_floor)(rss / dof, rms[:, None, :])
+                H = jnp.einsum("rj,jbc->rbc", w, G)
+                h = jnp.einsum("rj,rjb->rb", w, Utau)[..., None]
+                y = jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(H), True), h)[..., 0]
+                out["wls"] = jax.vmap(solve)(y)
+            return out
+
+        return jax.lax.map(chunk, keys)
+
+    return jax.jit(program)
+
+
+def _factored(methods: tuple, W, theta, sigma, keys, device, batch_size):
+    """{method: (R, b)} of "ols"/"wls" (``_factored_program``), chunks of at most
+    ``batch_size`` runs (default: about 256 MB of noise and its copies per chunk)."""
+    R, M = keys.shape[0], W.shape[0]
+    per = max(1, 2**28 // (4 * 8 * M) if batch_size is None else int(batch_size))
+    chunks = -(-R // per)
+    B = -(-R // chunks)
+    total = chunks * B
+    keys = jnp.concatenate([keys, keys[: total - R]]) if total > R else keys
+    program = _factored_program(tuple(sorted(set(methods))), sigma.shape[0])
+    out = program(*jax.device_put((W, theta, sigma, keys.reshape(chunks, B, *keys.shape[1:])), device))
+    # Finished before the next program starts (the Cramér-Rao bound's): see the module docstring.
+    return jax.block_until_ready({k: v.reshape(total, -1)[:R] for k, v in out.items()})

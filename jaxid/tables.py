@@ -1,7 +1,7 @@
 """Small settings files (``.json`` or ``.toml``) read into a dict, with one-line errors.
 
-Column mappings (:func:`jaxid.data.load_mapping`) and transmissions
-(:func:`jaxid.model.transmission.load`) are both such files; this is their one reader, so that
+Column mappings ([`jaxid.data.load_mapping`][jaxid.data.load_mapping]) and transmissions
+([`jaxid.model.transmission.load`][jaxid.model.transmission.load]) are both such files; this is their one reader, so that
 both say the same thing about a missing file, a directory, an unreadable file or a syntax error.
 Standard library only.
 """

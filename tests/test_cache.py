@@ -404,3 +404,49 @@ def test_robot_leaves_are_strong_typed_whatever_limits_were_given():
             if isinstance(x, jax.Array) and x.weak_type
         ]
         assert weak == [], weak
+
+
+def test_robots_of_one_topology_share_the_stored_programs(on):
+    """The per-sample dynamics compiled for one robot serve another of the same topology whatever
+    its robot and joints are called (names are static fields, so they keyed a program each); the
+    numbers are each robot's own."""
+    import jaxid
+
+    base = jaxid.models.planar(3)
+    renamed = jaxid.Robot(
+        base.placements,
+        base.axes,
+        base.inertial * 1.5,
+        joint_types=base.joint_types,
+        parents=base.parents,
+        names=("hip", "knee", "ankle"),
+        name="leg",
+    )
+    q, qd, qdd = np.random.default_rng(0).normal(size=(3, 40, 3))
+    jaxid.rnea(base, q, qd, qdd)
+    stored = set(on.iterdir())
+    tau = jaxid.rnea(renamed, q, qd, qdd)
+    assert set(on.iterdir()) == stored  # nothing new compiled
+    Y = jaxid.regressor(renamed, q, qd, qdd)
+    np.testing.assert_allclose(tau, Y @ renamed.parameter_vector(), rtol=1e-10, atol=1e-10)
+    assert renamed.anonymous().names == ("joint1", "joint2", "joint3") and renamed.names == ("hip", "knee", "ankle")
+
+
+def test_least_squares_compiles_once_for_every_record_length(on):
+    """ols, ridge and two-step wls of concrete rows are programs of the per-joint R's alone (n, p):
+    a record of another length (another padding bucket) compiles nothing new, and the residual
+    statistics are those of its own rows."""
+    import jaxid
+
+    rng = np.random.default_rng(0)
+    theta = rng.normal(size=8)
+    for k, N in enumerate((500, 3000)):
+        W = rng.normal(size=(N * 3, 8))
+        tau = W @ theta + rng.normal(size=N * 3) * np.tile([0.1, 1.0, 0.5], N)
+        fits = {m: jaxid.identify(W, tau, method=m, n_joints=3) for m in ("wls", "ols", "ridge")}
+        if k == 0:
+            stored = set(on.iterdir())
+        assert set(on.iterdir()) == stored
+        for fit in fits.values():
+            r2 = np.sum((tau - W @ np.asarray(fit.theta)).reshape(N, 3) ** 2, axis=0)
+            np.testing.assert_allclose(fit.residual_rms, np.sqrt(r2 / N), rtol=1e-12)

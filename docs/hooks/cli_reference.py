@@ -2,7 +2,7 @@
 
 The page holds the marker ``<!-- cli-reference -->``; this hook replaces it with the help of
 ``jaxid`` and of every subcommand, as ``jaxid SUBCOMMAND --help`` prints it (at 100 columns),
-so the reference cannot drift from the code. :func:`render` is also what the docs test uses.
+so the reference cannot drift from the code. ``render`` is also what the docs test uses.
 """
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 def terminal_warnings(command: str, *, strict: bool = False):
     """Within the block every warning is printed as one ``jaxid COMMAND: warning: ...`` line on
     stderr (a repeated text once), regardless of the interpreter's filters; with ``strict`` it
-    is raised instead (``main`` ends the run with :data:`STRICT_EXIT`). Deprecation, import and
+    is raised instead (``main`` ends the run with `STRICT_EXIT`). Deprecation, import and
     resource warnings are ignored."""
     seen: set[str] = set()
 
@@ -170,7 +170,7 @@ def _out_of_memory(exc: BaseException) -> str | None:
 
 
 def entry() -> None:
-    """The ``jaxid`` console script and ``python -m jaxid``: :func:`main`, then exit. After an
+    """The ``jaxid`` console script and ``python -m jaxid``: `main`, then exit. After an
     interruption the process ends at once (``os._exit``): a compile still running in XLA's
     threads can crash the interpreter's teardown, and every output is already complete or
     absent (atomic writes). SIGINT ends the run with status 130 even where the parent process

@@ -143,7 +143,7 @@ def model_spec(args) -> requests.ModelSpec:
 
 
 def model_from_args(args, *, joint_terms=None):
-    """(robot, description) of the model flags (:func:`model_spec`, ``jaxid.workflow.commands.build_model``);
+    """(robot, description) of the model flags (`model_spec`, ``jaxid.workflow.commands.build_model``);
     joint_terms overrides --joint-terms. (None, None) when no model is given and the subcommand has
     no default robot."""
     from jaxid.workflow import commands
@@ -272,7 +272,7 @@ def add_data_arguments(p):
 
 
 def data_spec(args) -> requests.DataSpec:
-    """The ``DataSpec`` of the flags of :func:`add_data_arguments`."""
+    """The ``DataSpec`` of the flags of `add_data_arguments`."""
     return requests.DataSpec(
         columns=args.columns,
         units=args.units,
@@ -455,7 +455,7 @@ def add_weights_argument(p):
 
 
 def bounds_spec(args) -> requests.BoundsSpec:
-    """The ``BoundsSpec`` of the flags of :func:`add_bounds_arguments`."""
+    """The ``BoundsSpec`` of the flags of `add_bounds_arguments`."""
     return requests.BoundsSpec(
         mass_tol=args.mass_tol,
         com_margin=args.com_margin,
@@ -471,7 +471,7 @@ def logger(args):
 
 
 def bar(args):
-    """The ``progress`` of a workflow command: :func:`progress` under the --quiet of args."""
+    """The ``progress`` of a workflow command: `progress` under the --quiet of args."""
     return lambda it, **kw: progress(it, quiet=args.quiet, **kw)
 
 

@@ -244,9 +244,9 @@ def crba(robot, inertial, q):
 
     A composite inertia is kept as mass m, first moment h (3,) and rotational inertia I (3, 3)
     about the link origin, and moved to the parent by 3x3 products (the parallel-axis theorem
-    written for h = m c: I' = E I E^T - [Eh][r] - [r][Eh] - m [r][r], h' = E h + m r), not as a
+    written for h = m c: ``I' = E I E^T - [Eh][r] - [r][Eh] - m [r][r]``, ``h' = E h + m r``), not as a
     6x6 spatial inertia X I X^T: a third of the flops, and 2-3x faster batched
-    (``benchmarks/dynamics.py``). From :data:`CRBA_WIDE_FROM` joints on, the columns
+    (``benchmarks/dynamics.py``). From [`CRBA_WIDE_FROM`][jaxid.dynamics.rnea.CRBA_WIDE_FROM] joints on, the columns
     ``M[j, i] = S_j . (I^c_i S_i)`` (j an ancestor of i) are not carried from frame to frame:
     every S_j and I^c_i S_i is expressed in the base frame once (a motion-force pairing does not
     depend on the frame) and M is one (n, 6) x (6, n) product masked by the ancestor matrix."""
@@ -310,8 +310,8 @@ def rnea_inertial(robot, inertial, q, qd, qdd):
     """Rigid-body generalised forces (n,) of one sample for inertial parameters (n_joints, 10).
 
     q, qd, qdd: coordinates, shape (n,), rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints).
-    Returns N m (N for prismatic joints). By :func:`rnea_recursive` from
-    :data:`RECURSIVE_FROM` joints on, else :func:`rnea_wide` (the same numbers).
+    Returns N m (N for prismatic joints). By [`rnea_recursive`][jaxid.dynamics.rnea.rnea_recursive] from
+    [`RECURSIVE_FROM`][jaxid.dynamics.rnea.RECURSIVE_FROM] joints on, else [`rnea_wide`][jaxid.dynamics.rnea.rnea_wide] (the same numbers).
     """
     return (rnea_recursive if robot.n_joints >= RECURSIVE_FROM else rnea_wide)(robot, inertial, q, qd, qdd)
 

@@ -4,7 +4,7 @@ Capsules (``jaxid.model.geometry``) enclose their meshes but are fatter: two hou
 overlap as capsules in every pose while their meshes stay millimetres apart (a jaw that closes
 onto its wrist). ``jaxid.excitation.constraints.relaxed_pairs`` then leaves such a pair on a
 weaker clearance of its own, or exempt, and nothing keeps the real meshes apart. A
-:class:`MeshPair` bounds the distance between the two meshes from below, in closed form and
+[`MeshPair`][jaxid.excitation.mesh_distance.MeshPair] bounds the distance between the two meshes from below, in closed form and
 differentiably, so that a constraint on the bound keeps the real meshes apart:
 
 - link A is covered by spheres: every point of its surface (its triangles, ``geometry.link_triangles``)
@@ -132,7 +132,7 @@ def _relative(Ra, pa, Rb, pb):
 
 
 def build_pair(names, links, tri_a, tri_b, frames, clearance, *, step=4e-4, spheres=SPHERES, nodes=NODES):
-    """A :class:`MeshPair` (its ``clearance`` set to ``clearance``) of links A, B (``names``, body
+    """A [`MeshPair`][jaxid.excitation.mesh_distance.MeshPair] (its ``clearance`` set to ``clearance``) of links A, B (``names``, body
     indices ``links``) with triangles tri_a, tri_b (T, 3, 3) in their body frames, m.
 
     frames: (R (N, 2, 3, 3), p (N, 2, 3)) the two bodies' rotations and origins in N sampled poses

@@ -106,7 +106,7 @@ def parameter_problems(p: LuGre, *, dissipative: bool = True) -> list[str]:
 
 def check_parameters(p: LuGre) -> None:
     """Raise ValueError if ``p`` is not a valid LuGre parameter set (called at the edge): the
-    first of :func:`parameter_problems` that breaks the model's definition (a negative
+    first of [`parameter_problems`][jaxid.friction.lugre.parameter_problems] that breaks the model's definition (a negative
     viscous or quadratic coefficient can be simulated; the fits' warnings name it)."""
     problems = parameter_problems(p, dissipative=False)
     if problems:

@@ -32,7 +32,8 @@ their parameter only:
   ``fc_pos (1 + s)/2 - fc_neg (1 - s)/2 = (fc_pos + fc_neg)/2 s + (fc_pos - fc_neg)/2``, the
   ``fc`` column plus a constant, i.e. the ``offset`` term. So ``fc`` is the mean Coulomb level
   and ``offset`` the Coulomb asymmetry, indistinguishable from a torque-sensor bias (both
-  are constants). :func:`asymmetric_terms` and :func:`asymmetric_from_terms` convert.
+  are constants). [`asymmetric_terms`][jaxid.friction.models.asymmetric_terms] and
+  [`asymmetric_from_terms`][jaxid.friction.models.asymmetric_from_terms] convert.
 - ``ks``, a joint stiffness, multiplies q: the elastic torque ``ks (q - q_rest)`` of cables,
   hoses or a balancing spring acting across the joint, whose constant part ``-ks q_rest``
   goes into ``offset``. On a trajectory with one frequency per joint, ``q = -qdd / w^2`` and
@@ -91,7 +92,7 @@ def stribeck(
     qd: rad/s. fc: Coulomb (sliding) level, N m. fs: static (breakaway) level, N m.
     vs: Stribeck velocity, rad/s. delta: shape exponent (2: Gaussian, 1: Tustin).
     eps: smooth-sign scale, rad/s. Olsson et al. (1998), eq. (5); Armstrong-Helouvry (1994).
-    Add :func:`viscous` for the full static curve.
+    Add [`viscous`][jaxid.friction.models.viscous] for the full static curve.
     """
     level = jnp.exp(-(jnp.abs(qd / vs) ** delta)) * (fs - fc) + fc
     return smooth_sign(qd, eps) * level
@@ -113,7 +114,7 @@ def asymmetric(
 
 
 def asymmetric_terms(fc_pos: Numeric, fc_neg: Numeric, fv_pos: Numeric, fv_neg: Numeric) -> dict[str, Numeric]:
-    """Joint-term values ``{"fv", "fva", "fc", "offset"}`` that reproduce :func:`asymmetric`
+    """Joint-term values ``{"fv", "fva", "fc", "offset"}`` that reproduce [`asymmetric`][jaxid.friction.models.asymmetric]
     exactly: fv = (fv_pos + fv_neg)/2, fva = (fv_pos - fv_neg)/2, fc = (fc_pos + fc_neg)/2,
     offset = (fc_pos - fc_neg)/2 (units as the arguments)."""
     return {
@@ -125,7 +126,7 @@ def asymmetric_terms(fc_pos: Numeric, fc_neg: Numeric, fv_pos: Numeric, fv_neg: 
 
 
 def asymmetric_from_terms(fv: Numeric, fva: Numeric, fc: Numeric, offset: Numeric) -> dict[str, Numeric]:
-    """Inverse of :func:`asymmetric_terms`: ``{"fc_pos", "fc_neg", "fv_pos", "fv_neg"}``.
+    """Inverse of [`asymmetric_terms`][jaxid.friction.models.asymmetric_terms]: ``{"fc_pos", "fc_neg", "fv_pos", "fv_neg"}``.
 
     An identified ``offset`` also holds any torque-sensor bias; only with the bias known
     (e.g. measured at rest) is the Coulomb asymmetry ``offset - bias``.

@@ -187,11 +187,11 @@ def gram_fold(G, W, tau, keep=None):
     """Per-joint Gram matrices with the rows ``[W_j | tau_j]`` added, by BLAS on the host.
 
     G: (n, k + 1, k + 1) Gram matrices of the rows added before (zeros for none); W, tau,
-    keep: as :func:`r_fold`. Returns a new float64 array G' with ``G'_j = G_j + X_j^T X_j``
+    keep: as [`r_fold`][jaxid.identification.base.r_fold]. Returns a new float64 array G' with ``G'_j = G_j + X_j^T X_j``
     for ``X_j = [W_j | tau_j]`` (kept rows): one symmetric rank-c update per joint and block
     (``numpy.dot`` of a matrix with its own transpose calls BLAS ``dsyrk``), C (k + 1)^2
-    flops per joint, half of :func:`r_fold`'s QR, and no Householder bookkeeping. The
-    Gram squares the condition number: :func:`gram_r` says when that costs accuracy."""
+    flops per joint, half of [`r_fold`][jaxid.identification.base.r_fold]'s QR, and no Householder bookkeeping. The
+    Gram squares the condition number: [`gram_r`][jaxid.identification.base.gram_r] says when that costs accuracy."""
     G = np.array(G, dtype=np.float64)
     W, tau = np.asarray(W, dtype=np.float64), np.asarray(tau, dtype=np.float64)
     for _, j, X in _joint_blocks(W, tau, keep, GRAM_BLOCK):

@@ -11,7 +11,7 @@ barrier's Hessian is constant, and solved through the SVD of the misfit's factor
 the ill-conditioning near the boundary stays out of the factorisations; a step goes at most
 half way to the boundary of any constraint), which reports a bound on its suboptimality
 (``gap_bound``).
-:mod:`jaxid.identification.sdp` solves the same problem with a conic solver as a
+[`jaxid.identification.sdp`][jaxid.identification.sdp] solves the same problem with a conic solver as a
 reference. The log-Cholesky Gauss-Newton fit described next is kept as
 ``solver="log-cholesky"``; measured against the SDP optimum it stops short of it (UR5
 simulation, weight 0: cost 1.6e-4 above; KUKA LWR4: 7.8e-3 above; "not converged" in
@@ -23,7 +23,7 @@ bodies out of the physical set (negative mass, an inertia that breaks the triang
 inequalities). Here every link is parametrised by the log-Cholesky factor of its 4x4
 pseudo-inertia ``J = U U^T`` (Rucker and Wensing, "Smooth parameterization of rigid-body
 inertia", IEEE RA-L 7(2), 2022), so each parameter value is a physical body, and the
-positive joint terms (:data:`POSITIVE_TERMS`: armature, friction, spring stiffness) are ``exp`` of a
+positive joint terms ([`POSITIVE_TERMS`][jaxid.identification.consistent_problem.POSITIVE_TERMS]: armature, friction, spring stiffness) are ``exp`` of a
 free variable; offsets stay free. A trust-region Gauss-Newton method (optimistix
 ``Dogleg``, Powell 1970) minimises
 
@@ -110,7 +110,7 @@ _OFF = np.triu_indices(4, 1)
 
 
 class ConsistentFit(eqx.Module):
-    """Result of :func:`identify_consistent`.
+    """Result of [`identify_consistent`][jaxid.identification.consistent.identify_consistent].
 
     Attributes:
         theta: standard parameters (p,): n inertial 10-vectors then the joint terms.
@@ -119,7 +119,7 @@ class ConsistentFit(eqx.Module):
         std_ls: its standard deviations, shape (b,).
         residual_rms: RMS of ``tau - W @ theta`` per joint, shape (n,), N m.
         link_consistent: pseudo-inertia of each link positive definite, shape (n,), bool.
-        joint_valid: every positive joint term (:data:`POSITIVE_TERMS`) >= 0, shape (n,), bool.
+        joint_valid: every positive joint term ([`POSITIVE_TERMS`][jaxid.identification.consistent_problem.POSITIVE_TERMS]) >= 0, shape (n,), bool.
         valid: all links consistent and all joints valid, bool.
         cost: final objective ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior`` (whitened
             misfit including ``rss``; comparable with ``SDPFit.cost``).
@@ -165,7 +165,7 @@ class ConsistentFit(eqx.Module):
 # ------------------------------------------------------------------------ parametrisation
 def _factor(z):
     """Upper-triangular U (4, 4) with ``J = U U^T`` and log|diag U| from log-Cholesky z (10,),
-    in the layout of :func:`jaxid.model.inertia.log_cholesky_to_inertial`."""
+    in the layout of [`jaxid.model.inertia.log_cholesky_to_inertial`][jaxid.model.inertia.log_cholesky_to_inertial]."""
     return inertia.log_cholesky_factor(z), z[0] + jnp.array([z[1], z[2], z[3], 0.0])
 
 
@@ -744,9 +744,9 @@ def consistent_estimator(
     max_steps: int = 100,
     rtol: float = 1e-8,
 ):
-    """A pure estimator ``f(W_b, tau, key) -> theta_b (b,)`` for :func:`jaxid.study.run_study`:
+    """A pure estimator ``f(W_b, tau, key) -> theta_b (b,)`` for [`jaxid.study.run_study`][jaxid.study.run_study]:
     two-step WLS on the reduced regressor W_b (M, b) = ``base.reduce(W)``, then the
-    consistent fit, returning its base parameters; arguments as :func:`identify_consistent`
+    consistent fit, returning its base parameters; arguments as [`identify_consistent`][jaxid.identification.consistent.identify_consistent]
     (key is unused). Jittable and vmappable over tau."""
     base = base_parameters(robot) if base is None else base
     nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
@@ -781,13 +781,13 @@ def identify_consistent(
     """Physically consistent standard parameters of ``robot`` from torque data.
 
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (whitened by the
-    two-step WLS noise variances, written in the sample-free form of :class:`DataTerm`)
+    two-step WLS noise variances, written in the sample-free form of [`DataTerm`][jaxid.identification.consistent_problem.DataTerm])
     over standard parameters whose links have positive semidefinite pseudo-inertias, whose
     positive joint terms (ia, fv, fc, fs, ks) are >= 0 and whose bodies satisfy ``bounds``: a
     convex problem. The default solver is a path-following barrier (interior-point)
     Newton method in JAX on the standard parameters, which converges to the constrained
     optimum and bounds its own suboptimality (``gap_bound``); ``reference=True`` also
-    solves the semidefinite program of :mod:`jaxid.identification.sdp` (needs the
+    solves the semidefinite program of [`jaxid.identification.sdp`][jaxid.identification.sdp] (needs the
     ``consistent-sdp`` extra) and reports its optimum in ``sdp_cost``.
 
     Args:
@@ -797,10 +797,10 @@ def identify_consistent(
         tau: measured torques, (N*n,) or (N, n), N m.
         reduced: instead of W and tau, their rows in reduced form
             (``jaxid.identification.streaming.Reduced`` of the base columns ``[W_b | tau]``,
-            e.g. from ``streaming.reduce_runs``; :func:`reduced_data_term`): the same fit
+            e.g. from ``streaming.reduce_runs``; [`reduced_data_term`][jaxid.identification.consistent_problem.reduced_data_term]): the same fit
             without holding W.
         nominal: prior (CAD) parameters (p,), default ``robot.parameter_vector()``; its
-            links, projected to consistent bodies (:func:`project_consistent`), are the
+            links, projected to consistent bodies ([`project_consistent`][jaxid.identification.consistent_problem.project_consistent]), are the
             ``J0`` of the prior and (moved inside ``bounds``) the starting bodies.
         base: base parameters to fit, default ``jaxid.base_parameters(robot)`` (structural).
         prior: ``"entropic"``, ``"euclidean"`` or None (module docstring).
@@ -823,7 +823,7 @@ def identify_consistent(
             ``body_max``, with mass bounds), give a finite optimum.
         method: unconstrained estimator giving the whitening and the data term: "wls"
             (two-step, Gautier and Poignet 2001) or "ols".
-        bounds: :class:`Bounds` (per-link mass interval, centre-of-mass box, body box, total mass),
+        bounds: [`Bounds`][jaxid.identification.consistent_problem.Bounds] (per-link mass interval, centre-of-mass box, body box, total mass),
             e.g. ``Bounds.from_nominal(robot, mass_tol=0.2)``; None: only consistency.
         solver: "barrier" (default) or "log-cholesky" (the earlier trust-region
             Gauss-Newton fit on log-Cholesky bodies with a continuation in the weight;
@@ -837,7 +837,7 @@ def identify_consistent(
             residual tolerance.
 
     Returns:
-        :class:`ConsistentFit`.
+        [`ConsistentFit`][jaxid.identification.consistent.ConsistentFit].
 
     Raises:
         ValueError: bad shapes, NaN/inf, unknown prior, method or solver, negative weight,
@@ -926,9 +926,9 @@ def _origin(parent, T):
     )
 
 
-#: Travel (rad or m) of a position limit the model does not have, as written by :func:`to_urdf`.
+#: Travel (rad or m) of a position limit the model does not have, as written by [`to_urdf`][jaxid.identification.consistent.to_urdf].
 PLACEHOLDER_TRAVEL = 1e3
-#: Effort (N m or N) and velocity (rad/s or m/s) limit written by :func:`to_urdf` when the model
+#: Effort (N m or N) and velocity (rad/s or m/s) limit written by [`to_urdf`][jaxid.identification.consistent.to_urdf] when the model
 #: has none: urdfdom refuses a <limit> without them.
 PLACEHOLDER_RATE = 1e6
 
@@ -1079,10 +1079,10 @@ def holdout(
     Args:
         robot: the ``Robot`` (its ``tau_max`` normalises the error).
         train: list of (W, tau) of the identification runs (standard regressor and torques,
-            shapes as :func:`identify_consistent`); they are stacked.
+            shapes as [`identify_consistent`][jaxid.identification.consistent.identify_consistent]); they are stacked.
         test: (W, tau) of the validation run.
         weights: prior weights to try (each a consistent fit).
-        nominal, base, prior, bounds, method, max_steps: as :func:`identify_consistent`.
+        nominal, base, prior, bounds, method, max_steps: as [`identify_consistent`][jaxid.identification.consistent.identify_consistent].
 
     Returns:
         dict with ``rows``: one dict per model -- ``{"model": "wls" | "consistent",

@@ -1,12 +1,16 @@
 """The physically consistent identification problem, shared by its two solvers
-(:mod:`jaxid.identification.consistent`: barrier Newton in JAX, log-Cholesky Gauss-Newton;
-:mod:`jaxid.identification.sdp`: the conic reference).
+([`jaxid.identification.consistent`][jaxid.identification.consistent]: barrier Newton in JAX, log-Cholesky Gauss-Newton;
+[`jaxid.identification.sdp`][jaxid.identification.sdp]: the conic reference).
 
-What is solved, not how: the priors (:data:`PRIORS`), the joint terms held >= 0
-(:data:`POSITIVE_TERMS`), the plausibility :class:`Bounds` on the bodies, the data misfit in
-b-vector form (:class:`DataTerm`, :func:`data_term`, :func:`reduced_data_term`), the prior's
-reference point (:func:`prior_reference`) and the checks of the inputs (:func:`check_inputs`,
-:func:`check_nominal`). The problem itself is stated in :mod:`jaxid.identification.consistent`.
+What is solved, not how: the priors ([`PRIORS`][jaxid.identification.consistent_problem.PRIORS]), the joint terms held >= 0
+([`POSITIVE_TERMS`][jaxid.identification.consistent_problem.POSITIVE_TERMS]), the plausibility
+[`Bounds`][jaxid.identification.consistent_problem.Bounds] on the bodies, the data misfit in
+b-vector form ([`DataTerm`][jaxid.identification.consistent_problem.DataTerm], [`data_term`][jaxid.identification.consistent_problem.data_term],
+[`reduced_data_term`][jaxid.identification.consistent_problem.reduced_data_term]), the prior's
+reference point ([`prior_reference`][jaxid.identification.consistent_problem.prior_reference]) and the checks of the inputs
+([`check_inputs`][jaxid.identification.consistent_problem.check_inputs],
+[`check_nominal`][jaxid.identification.consistent_problem.check_nominal]). The problem itself is stated in
+[`jaxid.identification.consistent`][jaxid.identification.consistent].
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ def check_nominal(robot, nominal):
     """Raise a one-line ValueError naming the first link whose nominal (CAD) body, the prior's
     reference, is not physically consistent: its pseudo-inertia has a negative eigenvalue
     (below -1e-9 of its largest). A massless link (J = 0) is allowed; it is lifted to a
-    small consistent body (:func:`project_consistent`)."""
+    small consistent body ([`project_consistent`][jaxid.identification.consistent_problem.project_consistent])."""
     pis = np.asarray(nominal[: 10 * robot.n], dtype=float).reshape(robot.n, 10)
     lam = np.linalg.eigvalsh(np.stack([np.asarray(inertia.pseudo_inertia(jnp.asarray(p))) for p in pis]))
     bad = np.flatnonzero(lam[:, 0] < -1e-9 * np.maximum(np.abs(lam).max(axis=1), 1e-300))
@@ -65,8 +69,8 @@ def check_nominal(robot, nominal):
 @dataclasses.dataclass(frozen=True)
 class Bounds:
     """Plausibility bounds on the identified bodies, shared by
-    :func:`~jaxid.identification.consistent.identify_consistent` and
-    :func:`jaxid.identification.sdp.identify_sdp`.
+    [`identify_consistent`][jaxid.identification.consistent.identify_consistent] and
+    [`jaxid.identification.sdp.identify_sdp`][jaxid.identification.sdp.identify_sdp].
 
     Attributes (numpy arrays; ``-inf``/``inf`` where a side is unbounded):
         mass_min, mass_max: per-link mass bounds (n,), kg.
@@ -113,7 +117,7 @@ class Bounds:
         body_max=None,
     ):
         """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
-        unbounded), checked (:meth:`check`)."""
+        unbounded), checked ([`check`][jaxid.identification.consistent_problem.Bounds.check])."""
         n = robot.n_joints
 
         def arr(x, shape, default):
@@ -287,7 +291,7 @@ class DataTerm(NamedTuple):
         std: its standard deviations (b,).
         L: lower Cholesky factor (b, b) of its correlation matrix ``cov / (std std^T)``.
         rss: the whitened residual of theta_ls (the least value of the misfit).
-        ls: the :class:`jaxid.identification.estimators.Identification` it came from.
+        ls: the [`jaxid.identification.estimators.Identification`][jaxid.identification.estimators.Identification] it came from.
     """
 
     theta_ls: jax.Array
@@ -298,7 +302,7 @@ class DataTerm(NamedTuple):
 
 
 def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataTerm:
-    """:class:`DataTerm` of standard regressor W (N*n, p) and torques tau (N*n,): the
+    """[`DataTerm`][jaxid.identification.consistent_problem.DataTerm] of standard regressor W (N*n, p) and torques tau (N*n,): the
     unconstrained fit of the reduced regressor ``base.reduce(W)`` by ``method`` ("wls":
     Gautier's two-step weights, "ols": one pooled variance) and its covariance."""
     from jaxid.identification.estimators import wls_variances
@@ -313,7 +317,7 @@ def data_term(robot, base: BaseParameters, W, tau, method: str = "wls") -> DataT
 
 
 def reduced_data_term(base: BaseParameters, reduced, method: str = "wls") -> DataTerm:
-    """:func:`data_term` of rows held only in reduced form: ``reduced`` is the
+    """[`data_term`][jaxid.identification.consistent_problem.data_term] of rows held only in reduced form: ``reduced`` is the
     ``jaxid.identification.streaming.Reduced`` of the base columns' rows ``[W_b | tau]`` (per-joint
     R's, N samples), as ``streaming.reduce_runs`` accumulates them chunk by chunk. The misfit
     ``||Sigma^-1/2 (W_b theta_b - tau)||^2`` depends on the rows only through the R's, so the
@@ -328,14 +332,14 @@ def reduced_data_term(base: BaseParameters, reduced, method: str = "wls") -> Dat
 
 
 def _data_term(ls, rss):
-    """:class:`DataTerm` of the unconstrained fit ``ls`` and the whitened residual rss of its estimate."""
+    """[`DataTerm`][jaxid.identification.consistent_problem.DataTerm] of the unconstrained fit ``ls`` and the whitened residual rss of its estimate."""
     std = jnp.where(ls.std > 0, ls.std, 1.0)
     return DataTerm(ls.theta, std, jnp.linalg.cholesky(ls.cov / jnp.outer(std, std)), rss, ls)
 
 
 def prior_reference(robot, base: BaseParameters, theta_ls, nominal):
     """The prior's reference point: nominal bodies projected to consistent ones
-    (:func:`project_consistent`), shape (n, 10), and the reference value x0 (n, k) of each
+    ([`project_consistent`][jaxid.identification.consistent_problem.project_consistent]), shape (n, 10), and the reference value x0 (n, k) of each
     positive joint term (its nominal value where positive, else |its WLS estimate|,
     at least 1e-12), with the mask (n, k) of positive terms."""
     n, k = robot.n_joints, len(robot.joint_terms)

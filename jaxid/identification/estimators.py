@@ -235,6 +235,7 @@ def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
 
 _joint_r_jit = cache.jit(_joint_r, static_argnames="n")
 _pooled_jit = cache.jit(_pooled)
+_reduced_jit = cache.jit(_reduced_fit, static_argnames=("method", "scale", "r2"))
 
 
 def _two_step_variances(R, N, sub_var=None):
@@ -771,6 +772,16 @@ def identify(
             variances,
             ~jnp.all(jnp.isfinite(1.0 / jnp.sqrt(variances))),
             "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT,
+        )
+    if not traced and R is not None and (method in ("ols", "ridge") or (method == "wls" and white is None)):
+        # The estimate needs only the per-joint R's: a program of (n, p) alone, shared by every
+        # record length (and robot) of that size; the residual is taken on the rows themselves.
+        out, sub_rank = _reduced_jit(R, np.asarray(N), variances, lam, rcond, method=method, scale=scale)
+        r2 = np.sum((np.asarray(tau) - np.asarray(W) @ np.asarray(out.theta)).reshape(N, n) ** 2, axis=0)
+        return eqx.tree_at(
+            lambda o: (o.residual_rms, o.sigma2),
+            out,
+            (jnp.asarray(np.sqrt(r2 / N)), jnp.asarray(r2 / np.maximum(N - np.asarray(sub_rank), 1))),
         )
     count = None
     if not traced:  # zero samples up to the bucket: one program for every N of a bucket

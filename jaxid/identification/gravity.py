@@ -36,7 +36,7 @@ __all__ = ["GravityFit", "fit_gravity", "gravity_regressors"]
 
 @dataclasses.dataclass(frozen=True)
 class GravityFit:
-    """Result of :func:`fit_gravity`.
+    """Result of [`fit_gravity`][jaxid.identification.gravity.fit_gravity].
 
     Attributes:
         gravity: the identified gravity vector in the base frame (3,), m/s^2, of the model's
@@ -108,7 +108,7 @@ def _nll(a, S, P, d, u, v, scale, N):
 
 @functools.partial(jax.jit, static_argnames=("rtol",))
 def _minimise(S, P, d, u, v, scale, N, rtol):
-    """The tilt (2,) minimising :func:`_nll` by BFGS from level, and whether it converged (one
+    """The tilt (2,) minimising `_nll` by BFGS from level, and whether it converged (one
     compiled program per Gram size)."""
     sol = optx.minimise(
         lambda a, _: _nll(a, S, P, d, u, v, scale, N),
@@ -129,7 +129,7 @@ def fit_gravity(robot, q, qd, qdd, tau, *, base=None, rtol: float = 1e-10) -> Gr
     sample). base: ``jaxid.base_parameters(robot)`` (default): the columns fitted. rtol: the
     optimiser's tolerance on the tilt.
 
-    Returns :class:`GravityFit` (use ``dataclasses.replace(robot, gravity=fit.gravity)``).
+    Returns [`GravityFit`][jaxid.identification.gravity.GravityFit] (use ``dataclasses.replace(robot, gravity=fit.gravity)``).
     Needs motion that moves the links' weight around (gravity torques that change with q);
     the data must identify the base parameters. Raises ValueError on bad shapes or values.
     """

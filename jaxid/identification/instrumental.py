@@ -25,7 +25,7 @@ the reference and of theta only, never of the measurement noise.
   simulated closed loop reproduces the robot's: the control law (gains) must be the robot's.
 
 The control law is ``tau = kp (q_r - q) + kd (qd_r - qd)`` (per-joint PD on the reference
-q_r, qd_r; :func:`closed_loop`, integrated by ``jaxid.simulate``), or, with no gains, a
+q_r, qd_r; [`closed_loop`][jaxid.identification.instrumental.closed_loop], integrated by ``jaxid.simulate``), or, with no gains, a
 controller that tracks the reference exactly (computed torque with the model, or the ideal
 tracking of ``jaxid simulate``'s data): the simulated motion is then the reference itself,
 the instruments ``Y(q_r, qd_r, qdd_r)`` need no simulation and one pass converges.
@@ -56,7 +56,7 @@ __all__ = ["InstrumentalFit", "closed_loop", "didim", "idim_iv", "iv", "pd_gains
 
 
 class InstrumentalFit(eqx.Module):
-    """Result of :func:`idim_iv` and :func:`didim`.
+    """Result of [`idim_iv`][jaxid.identification.instrumental.idim_iv] and [`didim`][jaxid.identification.instrumental.didim].
 
     fit: the final ``Identification`` (theta, cov, std, ... of the last solve; ``method``
         "iv" or "didim"). iterations: solves done. converged: the last relative change of
@@ -240,7 +240,7 @@ def idim_iv(
     closed-loop simulated motion at theta (rows matching W's). theta0: start (p,), e.g. the
     WLS estimate. iterate: False when Z does not depend on theta (a controller that tracks the
     reference exactly): one solve. max_iter, rtol: stop when the relative change of theta is
-    below rtol. Returns :class:`InstrumentalFit`.
+    below rtol. Returns [`InstrumentalFit`][jaxid.identification.instrumental.InstrumentalFit].
     """
     return _iterate(lambda Z: iv(W, tau, Z, n_joints), instruments, theta0, iterate, max_iter, rtol)
 
@@ -251,7 +251,8 @@ def didim(
     """DIDIM (Gautier, Janot & Vandanjon 2013): iterate ``theta <- WLS(Z(theta), tau)``, the
     measured torque regressed on the regressor of the model's closed-loop simulated motion
     (two-step WLS of ``jaxid.identification.estimators.identify``). Arguments as
-    :func:`idim_iv`. Returns :class:`InstrumentalFit` (``fit.method`` "didim")."""
+    [`idim_iv`][jaxid.identification.instrumental.idim_iv]. Returns [`InstrumentalFit`][jaxid.identification.instrumental.InstrumentalFit]
+    (``fit.method`` "didim")."""
 
     def solve(Z):
         return dataclasses.replace(identify(Z, tau, "wls", n_joints=n_joints), method="didim")

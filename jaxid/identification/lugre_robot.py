@@ -49,7 +49,7 @@ SAMPLES_PER_BRISTLE = 5
 
 
 class Fit(eqx.Module):
-    """Result of :func:`identify`.
+    """Result of [`identify`][jaxid.identification.lugre_robot.identify].
 
     theta: base parameters (b,). lugre: LuGre with fields of shape (n,), one set per joint.
     std_theta: (b,) and std_lugre: (n, 8) standard deviations (Gauss-Newton covariance of
@@ -305,7 +305,7 @@ def identify(W, runs, *, key=None, method="full", threshold=single.THRESHOLD, ma
       rounds: refinements at most, each with the weights of the previous one's residual.
 
     Returns:
-      :class:`Fit`; ``fit.warnings()`` names poorly determined or bounded LuGre parameters
+      [`Fit`][jaxid.identification.lugre_robot.Fit]; ``fit.warnings()`` names poorly determined or bounded LuGre parameters
       and a refinement that did not converge (also issued as RuntimeWarnings).
     """
     data = _check_runs(W, runs)

@@ -403,7 +403,7 @@ class PayloadFit(eqx.Module):
 
     @property
     def estimate_kind(self) -> str:
-        """What :attr:`estimate` is: "constrained" (least squares was not a body) or "least squares"."""
+        """What [`estimate`][jaxid.identification.payload.PayloadFit.estimate] is: "constrained" (least squares was not a body) or "least squares"."""
         return "constrained" if self.rank == 10 and not self.consistent else "least squares"
 
     @property

@@ -25,12 +25,12 @@ bandwidth, about 14 samples on a planar arm filtered at fs / 25, overstated the 
 half where the filter's memory (86 samples) got it right.
 
 Residuals at the estimate are not the errors: their scores sum to zero, and within a long
-window the fit has taken part of their variance. :func:`covariance` divides each variance by
+window the fit has taken part of their variance. [`covariance`][jaxid.identification.sandwich.covariance] divides each variance by
 the fraction that white errors would keep (exact for them; MacKinnon & White's HC2 idea over
 the lag window), which matters when L is not small against the run (93 % instead of 90 %
 coverage of +-2 std on planar3 at low noise, ``benchmarks/coverage.py``).
 
-M is accumulated chunk by chunk (:func:`update`, carrying the last scores), so a run that is
+M is accumulated chunk by chunk ([`update`][jaxid.identification.sandwich.update], carrying the last scores), so a run that is
 never held whole (``jaxid.identification.streaming``) gets the same M as one held whole.
 Everything is pure ``jnp`` with static shapes (jit, vmap).
 """
@@ -48,7 +48,7 @@ class Meat(eqx.Module):
     Attributes:
         M: (p, p), the Bartlett-weighted sum of score products so far (units of theta^-2).
         lost: (p,), the part of each white-noise variance diag(B) that the residuals at the
-            estimate lose to the fit within the lag window (:func:`update`; theta units^2).
+            estimate lose to the fit within the lag window ([`update`][jaxid.identification.sandwich.update]; theta units^2).
         lags: the lag window L of the current run, samples (int scalar).
         tail, tail_P: (K, p) and (K, p, p), K >= L (L rounded up to a power of two, so that
             one compiled program serves many windows): the last K scores and B A_t of the run so
@@ -107,7 +107,7 @@ def _lagged(tail, x, L):
 
 def update(meat: Meat, s, X, bread) -> Meat:
     """Add the next C samples of the current run to ``meat``: their scores s (C, p) and
-    whitened rows X (C, n, p) (:func:`scores`), with the bread B (p, p).
+    whitened rows X (C, n, p) ([`scores`][jaxid.identification.sandwich.scores]), with the bread B (p, p).
 
     ``lost`` gathers diag(sum_{t,u} k_{tu} B A_t B A_u B), k the Bartlett kernel and A_t =
     X_t^T X_t: for errors that are white with the weights' variances, the residuals at the

@@ -7,15 +7,15 @@ The checks here run on concrete arrays (numpy), before fitting, and each returns
 result object that is falsy when nothing was found and has a one-line ``message`` naming
 the joints and rows, for a caller to print:
 
-- :func:`dead_channels` -- a joint whose torque is all zero, constant, or takes fewer
+- [`dead_channels`][jaxid.identification.screening.dead_channels] -- a joint whose torque is all zero, constant, or takes fewer
   than ``min_distinct`` (5) distinct values;
-- :func:`implausible_values` -- samples with a non-finite value or ``|value| > bound``
+- [`implausible_values`][jaxid.identification.screening.implausible_values] -- samples with a non-finite value or ``|value| > bound``
   (1e6: no robot joint delivers a million N m or N);
-- :func:`outliers` -- samples whose residual has a robust z-score
+- [`outliers`][jaxid.identification.screening.outliers] -- samples whose residual has a robust z-score
   ``|r - median_j| / (1.4826 MAD_j) > k`` on some joint j (k = 8 by default);
-- :func:`screen_fit` -- the three in order around ``identify``, with the policy below.
+- [`screen_fit`][jaxid.identification.screening.screen_fit] -- the three in order around ``identify``, with the policy below.
 
-Policy of :func:`screen_fit`:
+Policy of [`screen_fit`][jaxid.identification.screening.screen_fit]:
 
 1. implausible values are an error naming their rows (``implausible="drop"`` drops
    those samples instead);
@@ -23,7 +23,7 @@ Policy of :func:`screen_fit`:
    joints' rows, with a warning; ``dead="keep"`` leaves them in, where the two-step wls
    variance floor bounds their weight but they still bias the parameters they act on);
 3. a least-squares fit (the requested method when it is "ols" or "wls", else OLS), and
-   :func:`outliers` on its residual. When it finds none, that fit is the answer (or the
+   [`outliers`][jaxid.identification.screening.outliers] on its residual. When it finds none, that fit is the answer (or the
    requested method is fitted). When it finds any, the default ``on_outliers="irls"``
    fits Huber IRLS instead (``identify(method="irls")``, 95 % efficient on Gaussian noise,
    bounded influence) and reports the outliers found on the IRLS residual (where they
@@ -105,7 +105,7 @@ def _check_names(names, n):
 
 @dataclasses.dataclass(frozen=True)
 class DeadChannels:
-    """Result of :func:`dead_channels`; iterates over (joint index, reason), falsy when none."""
+    """Result of [`dead_channels`][jaxid.identification.screening.dead_channels]; iterates over (joint index, reason), falsy when none."""
 
     channels: tuple[tuple[int, str], ...]
     names: tuple[str, ...] | None = None
@@ -139,7 +139,7 @@ def dead_channels(tau, names=None, *, n_joints=None, min_distinct: int = MIN_DIS
     1e-12 of its size counts as constant), or takes fewer than ``min(min_distinct, N)``
     distinct values (a relay-like or stuck-and-jumping signal; a moving joint's torque
     takes as many values as there are samples). Non-finite values are ignored here
-    (:func:`implausible_values` reports them).
+    ([`implausible_values`][jaxid.identification.screening.implausible_values] reports them).
     """
     t = _as_samples(tau, n_joints, "tau")
     names = _check_names(names, t.shape[1])
@@ -166,7 +166,7 @@ def dead_channels(tau, names=None, *, n_joints=None, min_distinct: int = MIN_DIS
 
 @dataclasses.dataclass(frozen=True)
 class Implausible:
-    """Result of :func:`implausible_values`: samples (rows of (N, n)) with a bad value."""
+    """Result of [`implausible_values`][jaxid.identification.screening.implausible_values]: samples (rows of (N, n)) with a bad value."""
 
     rows: np.ndarray  # sample indices, ascending
     joints: tuple[tuple[int, ...], ...]  # the offending joints of each row
@@ -221,7 +221,7 @@ def implausible_values(tau, bound: float = BOUND, *, n_joints=None, names=None, 
 
 @dataclasses.dataclass(frozen=True)
 class Outliers:
-    """Result of :func:`outliers`: samples whose residual is more than k robust std out."""
+    """Result of [`outliers`][jaxid.identification.screening.outliers]: samples whose residual is more than k robust std out."""
 
     rows: np.ndarray  # sample indices, ascending
     z: np.ndarray  # (count, n) robust z-scores |r - median_j| / scale_j of those rows
@@ -288,7 +288,7 @@ def outliers(residual, n_joints: int | None = None, k: float = OUTLIER_K, *, nam
 
 @dataclasses.dataclass(frozen=True)
 class Screened:
-    """Result of :func:`screen_fit`.
+    """Result of [`screen_fit`][jaxid.identification.screening.screen_fit].
 
     fit: the ``Identification`` (its per-joint arrays cover ``joints`` only).
     method: the method actually fitted ("irls" when the outlier alarm fired).
@@ -345,7 +345,7 @@ def screen_fit(
     on_outliers: "irls" (default), "drop" or "keep"; the policy is in the module docstring.
     identify_kw: passed to every ``identify`` call (e.g. ``scale``, ``rcond``).
 
-    Returns :class:`Screened`. Raises ValueError with the report's message for
+    Returns [`Screened`][jaxid.identification.screening.Screened]. Raises ValueError with the report's message for
     implausible values or dead channels (unless told to drop/exclude them), for an
     unknown option, and whatever ``identify`` raises (e.g. a parameter that only an
     excluded joint excites is then unidentifiable, and named).

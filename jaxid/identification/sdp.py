@@ -1,6 +1,6 @@
 """Physically consistent least squares as a semidefinite program: a certified reference.
 
-The constrained least-squares problem of :mod:`jaxid.identification.consistent` is convex
+The constrained least-squares problem of [`jaxid.identification.consistent`][jaxid.identification.consistent] is convex
 in the standard parameters theta: the data misfit is a convex quadratic, each link's
 4x4 pseudo-inertia ``J_i`` (linear in its 10 inertial parameters) must be positive
 semidefinite (Wensing, Kim and Slotine, "Linear matrix inequalities for physically
@@ -8,15 +8,15 @@ consistent inertial parameter identification", IEEE RA-L 3(1), 2018), the dissip
 joint terms, the rotor inertia and a spring's stiffness are non-negative (``ia, fv, fc, ks >= 0``;
 ``fs >= 0``, the Stribeck excess, i.e. static friction at least the Coulomb level), and mass bounds and a
 centre-of-mass box (``m lo <= h <= m hi``, h = m c) and a box holding the whole body
-(``S_aa <= (lo + hi) h_a - lo hi m``, :class:`~jaxid.identification.consistent_problem.Bounds`) are
+(``S_aa <= (lo + hi) h_a - lo hi m``, [`Bounds`][jaxid.identification.consistent_problem.Bounds]) are
 linear. The entropic prior
 ``tr(J0^-1 J) - log det(J0^-1 J) - 4`` (Lee, Wensing and Park 2020) and the barrier
 ``x/x0 - 1 - log(x/x0)`` on the positive joint terms are convex too, so the same objective
-as :func:`jaxid.identification.consistent.identify_consistent` (with any prior weight) is
+as [`jaxid.identification.consistent.identify_consistent`][jaxid.identification.consistent.identify_consistent] (with any prior weight) is
 solved here by an interior-point conic solver (Clarabel, Goulart and Chen 2024, through
 cvxpy; Diamond and Boyd 2016), which reports the optimum with a primal-dual gap.
 
-The misfit is written in the b-vector form of :class:`~jaxid.identification.consistent_problem.DataTerm`
+The misfit is written in the b-vector form of [`DataTerm`][jaxid.identification.consistent_problem.DataTerm]
 (the WLS base estimate, its Cholesky-factored covariance and the whitened WLS residual), so
 the program does not grow with the number of samples: ``b`` residuals, ``n`` 4x4 matrix
 variables and ``n k`` joint terms.
@@ -70,7 +70,7 @@ def require_cvxpy():
 
 @dataclasses.dataclass(frozen=True)
 class SDPFit:
-    """Result of :func:`identify_sdp` / :func:`solve_sdp` (numpy arrays).
+    """Result of [`identify_sdp`][jaxid.identification.sdp.identify_sdp] / [`solve_sdp`][jaxid.identification.sdp.solve_sdp] (numpy arrays).
 
     Attributes:
         theta: optimal standard parameters (p,).
@@ -116,8 +116,8 @@ def solve_sdp(
     solver_options: dict | None = None,
     passes: int = 2,
 ) -> SDPFit:
-    """Solve the constrained problem from its sample-free data term (:func:`identify_sdp`
-    documents the arguments; ``data`` is :func:`jaxid.identification.consistent_problem.data_term`)."""
+    """Solve the constrained problem from its sample-free data term ([`identify_sdp`][jaxid.identification.sdp.identify_sdp]
+    documents the arguments; ``data`` is [`jaxid.identification.consistent_problem.data_term`][jaxid.identification.consistent_problem.data_term])."""
     cp = require_cvxpy()
     n, k = robot.n_joints, len(robot.joint_terms)
     nominal = jnp.asarray(nominal, dtype=float)
@@ -346,7 +346,7 @@ def identify_sdp(
     """Globally optimal physically consistent standard parameters by semidefinite programming.
 
     Minimises ``||Sigma^-1/2 (W theta - tau)||^2 + weight * prior(theta)`` (the objective of
-    :func:`~jaxid.identification.consistent.identify_consistent`, same whitening and prior)
+    [`identify_consistent`][jaxid.identification.consistent.identify_consistent], same whitening and prior)
     subject to every link's pseudo-inertia ``J_i >= eps I``, the positive joint terms
     (ia, fv, fc, fs, ks) >= 0 and the optional ``bounds``.
 
@@ -354,7 +354,7 @@ def identify_sdp(
         robot, W, tau, nominal, base, method: as ``identify_consistent``.
         prior: None (no prior), "entropic" or "euclidean"; used only when weight > 0.
         weight: prior weight >= 0 (0: pure constrained least squares).
-        bounds: :class:`~jaxid.identification.consistent_problem.Bounds` (mass, centre-of-mass box, body box,
+        bounds: [`Bounds`][jaxid.identification.consistent_problem.Bounds] (mass, centre-of-mass box, body box,
             total mass), or None.
         eps: margin on the pseudo-inertia eigenvalues (kg m^2), default 0.
         solver: a cvxpy conic solver name with SDP support, "CLARABEL" (default) or "SCS".
@@ -362,7 +362,7 @@ def identify_sdp(
             feasibility 1e-8, absolute gap 1e-10, no chordal decomposition).
 
     Returns:
-        :class:`SDPFit`.
+        [`SDPFit`][jaxid.identification.sdp.SDPFit].
 
     Raises:
         ImportError: cvxpy/clarabel missing (the message names ``jaxid[consistent-sdp]``).

@@ -18,22 +18,23 @@ because everything the estimators need follows from them without another pass:
 - residuals: ``||tau_j - W_j theta||^2 = ||R_j [theta; -1]||^2`` per joint, so
   ``residual_rms``, ``sigma2`` and the OLS covariance come from the reduced form too.
 
-:func:`fit` returns the same ``Identification`` as ``estimators.identify`` ("ols", "wls"
-two-step or with per-joint variances, "ridge") to rounding. :func:`irls` reweighs by passes
+[`fit`][jaxid.identification.streaming.fit] returns the same ``Identification`` as ``estimators.identify`` ("ols", "wls"
+two-step or with per-joint variances, "ridge") to rounding. [`irls`][jaxid.identification.streaming.irls] reweighs by passes
 over rows generated again (the dense iteration, its weights and covariance).
 
 On CPU the rows are first accumulated as per-joint Gram matrices, the normal equations
-(:class:`Gram`, ``base.gram_fold``: BLAS ``dsyrk``, half the flops of QR), and turned into the
+([`Gram`][jaxid.identification.streaming.Gram], ``base.gram_fold``: BLAS ``dsyrk``, half the flops of QR), and turned into the
 R_j by a pivoted Cholesky (``base.gram_r``). The normal equations square the condition number
 (their error in theta is ~eps cond^2 against ~eps cond for QR) and get residual sums by a
-cancelling identity, so a condition check (:func:`_from_gram`) accepts them only when both
+cancelling identity, so a condition check (`_from_gram`) accepts them only when both
 errors are below stated tolerances; otherwise the rows are reduced again by LAPACK's
 incremental QR on the host (``base.r_fold``: ``dtpqrt``, blocked, about twice the speed of
 XLA's per-joint ``geqrf``): held rows directly, streamed runs by a second pass that generates
 the chunks again. ``benchmarks/streaming.py`` measures time and accuracy of both against the
 condition number. The regressor rows come from the program that ``jaxid.regressor`` compiles
-and stores; elsewhere :func:`update` (pure ``jnp``, QR, static shapes: jit, vmap, GPU) is one
-compiled step per chunk. Only :func:`reduce_runs`, :func:`irls` and :func:`screen` loop over
+and stores; elsewhere [`update`][jaxid.identification.streaming.update] (pure ``jnp``, QR, static shapes: jit, vmap, GPU) is one
+compiled step per chunk. Only [`reduce_runs`][jaxid.identification.streaming.reduce_runs], [`irls`][jaxid.identification.streaming.irls] and
+[`screen`][jaxid.identification.streaming.screen] loop over
 chunks in Python.
 """
 
@@ -102,7 +103,8 @@ def update(red: Reduced, Y, tau, mask=None, weights=None) -> Reduced:
     0/1, the samples that enter the fit (None: all). A masked-out sample is a zero row,
     which leaves R unchanged. weights: (C, n) factors of each row (the square roots of
     row weights; None: ones), as IRLS reweighs. Pure ``jnp``, fixed shapes: jit and vmap it
-    (on a GPU, say; on CPU :func:`from_rows` and :func:`reduce_runs` reduce rows on the host:
+    (on a GPU, say; on CPU [`from_rows`][jaxid.identification.streaming.from_rows] and [`reduce_runs`][jaxid.identification.streaming.reduce_runs]
+    reduce rows on the host:
     Gram matrices with a condition check, else LAPACK's incremental QR)."""
     Y, tau = jnp.asarray(Y, dtype=float), jnp.asarray(tau, dtype=float)
     count = Y.shape[0]
@@ -125,7 +127,7 @@ _update = jax.jit(update)
 class Gram(eqx.Module):
     """Rows ``[W | tau]`` accumulated as per-joint Gram matrices (the normal equations), on the
     host: the first, cheaper reduction on CPU (``base.gram_fold``), turned into a
-    :class:`Reduced` by :func:`_from_gram` when that is accurate.
+    [`Reduced`][jaxid.identification.streaming.Reduced] by `_from_gram` when that is accurate.
 
     Attributes:
         G: shape (n, k + 1, k + 1), ``G[j] = X_j^T X_j`` for joint j's rows ``X_j = [W_j | tau_j]``.
@@ -149,7 +151,7 @@ def _weighted(W, tau, weights):
 
 def _fold(acc, W, tau, keep=None):
     """Rows W (C, n, k), tau (C, n) of the samples where keep (C,) bool (None: all) added on the
-    host to ``acc``: a :class:`Gram` (``base.gram_fold``) or a :class:`Reduced` (LAPACK's
+    host to ``acc``: a [`Gram`][jaxid.identification.streaming.Gram] (``base.gram_fold``) or a [`Reduced`][jaxid.identification.streaming.Reduced] (LAPACK's
     incremental QR, ``base.r_fold``); returns the same kind."""
     N = len(W) if keep is None else int(np.sum(keep))
     if isinstance(acc, Gram):
@@ -169,7 +171,7 @@ def _kappa2(R, N):
 
 
 def _from_gram(acc: Gram, rows=None) -> Reduced | None:
-    """:class:`Reduced` from the Gram matrices when the normal equations are accurate, else None.
+    """[`Reduced`][jaxid.identification.streaming.Reduced] from the Gram matrices when the normal equations are accurate, else None.
 
     The condition check. The estimate from the normal equations has a relative error of about
     eps kappa^2 (kappa: the column-scaled W's condition number; Higham 2002, "Accuracy and
@@ -185,7 +187,7 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     nu_j^2); their sum must be below ``base.GRAM_RSS_RTOL`` (1e-6). Otherwise None: the caller
     reduces the rows by QR. Noise-free torques (nu_j ~ 0) never pass.
 
-    rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the :class:`Reduced`
+    rows: ``(W, tau, keep, start)`` of held rows (``from_rows``; start: the [`Reduced`][jaxid.identification.streaming.Reduced]
     they were added to): when the check fails, each joint's rho_j^2 is computed again from the
     rows at the joint's own solution x_j (one more read of W), which removes the cancellation
     term (it exceeds the minimum by ||W_j dx_j||^2, second order in the error), and checked
@@ -235,12 +237,12 @@ def from_rows(
 ) -> Reduced:
     """``Reduced`` of a stacked sample-major regressor W (N*n, k) (or (N, n, k)) and tau
     (N*n,) (or (N, n)) held in memory. mask: (N,) samples kept. start: rows reduced before,
-    to add these to (default none). weights: (N, n) row factors, as :func:`update`.
+    to add these to (default none). weights: (N, n) row factors, as [`update`][jaxid.identification.streaming.update].
 
     On CPU one pass of per-joint Gram matrices (``base.gram_fold``, half the flops of QR) and,
-    when the condition check of :func:`_from_gram` fails (an ill-conditioned W, a joint whose
+    when the condition check of `_from_gram` fails (an ill-conditioned W, a joint whose
     residual the Gram identity cannot resolve), a second pass by LAPACK's incremental QR
-    (``base.r_fold``). On other backends ``chunk`` samples at a time through :func:`update`
+    (``base.r_fold``). On other backends ``chunk`` samples at a time through [`update`][jaxid.identification.streaming.update]
     (the last chunk padded with masked-out samples, so every chunk has one shape)."""
     n = int(n_joints)
     W, tau = np.asarray(W, dtype=float), np.asarray(tau, dtype=float)
@@ -308,7 +310,7 @@ def fit(
 ) -> Identification:
     """``estimators.identify`` on reduced rows: the same estimate, covariance and statistics.
 
-    red: :class:`Reduced` (n joints, k columns, N samples). method: "wls" (default, as
+    red: [`Reduced`][jaxid.identification.streaming.Reduced] (n joints, k columns, N samples). method: "wls" (default, as
     ``estimators.identify``), "ols" or "ridge".
     variances: "wls" only: per-joint noise variances (n,) (units of tau squared); None:
         Gautier's two-step estimate from each joint's own OLS (``estimators.identify``).
@@ -395,12 +397,13 @@ def irls(
     ``max_iter`` times the residuals at the current estimate, a per-joint MAD scale s_j and
     Huber or Tukey weights w(r / s_j), then least squares on the rows scaled by
     sqrt(w) / s_j; Huber's (1981, 7.6) asymptotic covariance at the end. Each reweighting
-    is one pass of :func:`residuals` (inverse dynamics) and one of :func:`reduce_runs` with
+    is one pass of [`residuals`][jaxid.identification.streaming.residuals] (inverse dynamics) and one of
+    [`reduce_runs`][jaxid.identification.streaming.reduce_runs] with
     those row factors, so memory stays at a chunk of rows plus the residuals (N, n). Stops
     early once an iteration no longer moves the estimate (1e-13 of its largest entry).
 
-    model, runs, columns, masks, progress: as :func:`reduce_runs`; red: their unweighted
-    :class:`Reduced` (the column scaling, the start and the covariance's bread come from
+    model, runs, columns, masks, progress: as [`reduce_runs`][jaxid.identification.streaming.reduce_runs]; red: their unweighted
+    [`Reduced`][jaxid.identification.streaming.Reduced] (the column scaling, the start and the covariance's bread come from
     it). loss, c, max_iter, rcond, scale: as ``identify``. Returns ``Identification``."""
     if loss not in LOSS_C:
         raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
@@ -459,8 +462,8 @@ def _regressor_update(model, red, columns, q, qd, qdd, tau, mask, weights=None):
 def _fold_chunk(model, acc, columns, q, qd, qdd, tau, mask, weights=None):
     """One chunk of states folded into ``acc``: on CPU the regressor program that
     ``jaxid.regressor`` compiles (stored in the persistent cache; a host callback inside a
-    program would keep it out) and :func:`_fold` on the host (``acc`` a :class:`Gram` or a
-    :class:`Reduced`); elsewhere one compiled step, so on a GPU the rows never leave it."""
+    program would keep it out) and `_fold` on the host (``acc`` a [`Gram`][jaxid.identification.streaming.Gram] or a
+    [`Reduced`][jaxid.identification.streaming.Reduced]); elsewhere one compiled step, so on a GPU the rows never leave it."""
     if jax.default_backend() != "cpu":
         return _regressor_update(model, acc, columns, q, qd, qdd, tau, mask, weights)
     from jaxid.identification.regressor import regressor
@@ -482,7 +485,7 @@ def _chunks(runs, progress, desc):
 
 
 def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -> Reduced:
-    """:class:`Reduced` of the regressor rows of several runs, never holding more than a chunk of
+    """[`Reduced`][jaxid.identification.streaming.Reduced] of the regressor rows of several runs, never holding more than a chunk of
     them (``SAMPLES`` samples; the regressor is evaluated inside the compiled step, so on a GPU
     the rows never leave it).
 
@@ -493,7 +496,7 @@ def reduce_runs(model, runs, columns, masks=None, progress=None, weights=None) -
         parallel filtering along the whole run). columns: the k regressor columns kept (int
         array), e.g. the base indices. masks: per run (N_i,) bool, the samples that enter the fit
         (None: all). progress: optional ``progress(iterable, total=..., desc=...)``. weights:
-        per run (N_i, n) factors of each row (:func:`update`), or None.
+        per run (N_i, n) factors of each row ([`update`][jaxid.identification.streaming.update]), or None.
     """
     masks = [None] * len(runs) if masks is None else list(masks)
     columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
@@ -538,7 +541,7 @@ def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress
     ``W_t^T diag(weights) (tau_t - W_t theta)`` over lags up to ``lags[i]`` samples within run
     i, summed over runs, and the white-noise variance the residuals lose to the fit. weights:
     per-joint row weights (n,) of the fit (1 / noise variance for WLS, ones for OLS). model,
-    runs, columns, masks, progress: as :func:`reduce_runs` (a masked-out sample scores zero).
+    runs, columns, masks, progress: as [`reduce_runs`][jaxid.identification.streaming.reduce_runs] (a masked-out sample scores zero).
     Regressor rows are evaluated again, one chunk at a time; pass the result to
     ``sandwich.covariance``."""
     from jaxid.identification.regressor import regressor  # the regressor module imports models
@@ -616,10 +619,10 @@ def screen(
 ):
     """``screening.screen_fit`` on streamed rows: fit, screen the residual for outliers
     (robust z > k), and drop them and refit (``on_outliers="drop"``), fit by Huber IRLS
-    instead (``"irls"``, :func:`irls`) or report them (``"keep"``). Implausible torques and
+    instead (``"irls"``, [`irls`][jaxid.identification.streaming.irls]) or report them (``"keep"``). Implausible torques and
     dead channels are an error, as there.
 
-    model, runs, columns, masks, progress: as :func:`reduce_runs`. method: "ols", "wls",
+    model, runs, columns, masks, progress: as [`reduce_runs`][jaxid.identification.streaming.reduce_runs]. method: "ols", "wls",
     "ridge" or "irls". names: the k column names; joint_names: n joint names (messages).
     Outlier rows are numbered over the samples that enter the fit (the masks' True samples,
     run after run), as ``screen_fit`` numbers the rows it is given.

@@ -1,6 +1,6 @@
 """A robot's torque model as standalone code for a controller: a serialised JAX program
-(:func:`stablehlo`), a dependency-free numpy module (:func:`numpy_source`) and a C99 file
-(:func:`c_source`).
+([`stablehlo`][jaxid.model.codegen.stablehlo]), a dependency-free numpy module ([`numpy_source`][jaxid.model.codegen.numpy_source]) and a C99 file
+([`c_source`][jaxid.model.codegen.c_source]).
 
 Each computes ``Robot.torque(theta, q, qd, qdd)``: the rigid-body generalised forces by the
 recursive Newton-Euler algorithm (Luh, Walker and Paul 1980; Featherstone, "Rigid Body Dynamics
@@ -282,7 +282,7 @@ def c_source(robot, theta, *, about: str | None = None, name: str = "tau") -> st
     """Source (str) of a C99 file with ``void <name>(const double q[N], const double qd[N], const
     double qdd[N], double out[N])`` (N = robot.n; rad, rad/s, rad/s^2 in, N m out) and no
     dependency beyond libm (``sin``, ``cos``, ``tanh``, ``exp``): the same recursion and joint
-    terms as :func:`numpy_source`, for one sample. ``name`` must be a C identifier."""
+    terms as [`numpy_source`][jaxid.model.codegen.numpy_source], for one sample. ``name`` must be a C identifier."""
     if not name.isidentifier() or not name.isascii():
         raise ValueError(f"the C function name {name!r} is not a C identifier")
     k = model_constants(robot, theta)

@@ -1,5 +1,6 @@
 """How a model is described in params.json (``model``), rebuilt from it, and recognised again:
-:func:`model_description`, :func:`build_model`, :func:`model_from_description`, :func:`fingerprint`."""
+[`model_description`][jaxid.model.description.model_description], [`build_model`][jaxid.model.description.build_model],
+[`model_from_description`][jaxid.model.description.model_from_description], [`fingerprint`][jaxid.model.description.fingerprint]."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def model_description(
 ) -> dict:
     """The ``model`` entry of params.json for ``robot``: how to rebuild it (a built-in name,
     a URDF path, a DH description file (``jaxid.model.dh``), an MJCF path, or none for a model
-    built in code: then a reader must give the robot), its joint terms, the :func:`fingerprint`
+    built in code: then a reader must give the robot), its joint terms, the [`fingerprint`][jaxid.model.description.fingerprint]
     of its kinematics and, for a file, its SHA-256 (``urdf_sha256``, ``dh_sha256``,
     ``mjcf_sha256``); with a transmission (``Robot.transmission``), its matrix and offset
     (``transmission``: the model's joint terms act on the motors, and its logs are motor-side)."""
@@ -62,7 +63,7 @@ def fingerprint(robot) -> str:
 
 def model_mismatches(robot, params) -> list[str]:
     """Differences between the model ``params`` was identified for (``params.model``) and
-    ``robot``: joint count, :func:`fingerprint` (kinematics), name. Empty when they agree."""
+    ``robot``: joint count, [`fingerprint`][jaxid.model.description.fingerprint] (kinematics), name. Empty when they agree."""
     desc = params.model
     if desc.get("n") is not None and desc["n"] != robot.n:
         return [f"the parameters are for a {desc['n']}-joint model but this robot has {robot.n} joints"]
@@ -166,7 +167,7 @@ def build_model(
 
 
 def _with_transmission(robot, spec, urdf):
-    """``robot`` with the transmission of ``spec`` (see :func:`build_model`), its nominal joint terms
+    """``robot`` with the transmission of ``spec`` (see [`build_model`][jaxid.model.description.build_model]), its nominal joint terms
     carried to the motors."""
     from jaxid.model import transmission as tr
     from jaxid.model import urdf as urdf_reader
@@ -202,7 +203,7 @@ def model_from_description(
 ):
     """Rebuild the model a params.json file describes; ``builtin``/``urdf``/``dh``/``mjcf`` (and ``tip_link``)
     replace the file's robot while keeping its joint terms, Coulomb scale, Stribeck velocity, gravity and
-    transmission (``transmission``, as :func:`build_model` takes it, replaces the file's).
+    transmission (``transmission``, as [`build_model`][jaxid.model.description.build_model] takes it, replaces the file's).
     FileNotFoundError when the file names a URDF that is not there, ValueError when it names
     no robot (a model built in code) and none is given."""
     kw = dict(

@@ -74,7 +74,7 @@ def _numbers(value, count, what, path):
 
 
 def load(path, *, joint_terms=None) -> Robot:
-    """A :class:`Robot` from a DH description file (the format: the module docstring).
+    """A [`Robot`][jaxid.model.robot.Robot] from a DH description file (the format: the module docstring).
 
     joint_terms: enabled joint terms, replacing the file's ``joint_terms`` (None keeps them).
     """

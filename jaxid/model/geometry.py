@@ -2,11 +2,11 @@
 
 A capsule is a segment (end points ``a``, ``b`` in one link frame, m) swept by a sphere of
 radius r (m). Capsule k sits on ``link[k]``: a joint (link) frame index of the
-:class:`~jaxid.model.robot.Robot` (0..n-1, the frames of ``forward_kinematics``), or -1 for
+[`Robot`][jaxid.model.robot.Robot] (0..n-1, the frames of ``forward_kinematics``), or -1 for
 the fixed base. Names are link names (URDF / SRDF ones), so that an SRDF's
 ``disable_collisions`` pairs apply and reports can say which links come close.
 
-A URDF's meshes become capsules through :mod:`jaxid.model.meshes` (package:// lookup, STL /
+A URDF's meshes become capsules through [`jaxid.model.meshes`][jaxid.model.meshes] (package:// lookup, STL /
 OBJ / DAE, the minimum-volume capsule and how well it fits, ``Capsules.fits``).
 
 Sources: the segment-segment closest points of Ericson, "Real-Time Collision Detection"

@@ -30,7 +30,7 @@ def spatial_inertia(pi: AnyArray) -> jax.Array:
 
 
 def from_spatial(I6: AnyArray) -> jax.Array:
-    """Inverse of :func:`spatial_inertia`: 6x6 spatial inertia -> pi (10,)."""
+    """Inverse of [`spatial_inertia`][jaxid.model.inertia.spatial_inertia]: 6x6 spatial inertia -> pi (10,)."""
     I = I6[:3, :3]
     H = I6[:3, 3:]
     h = jnp.array([H[2, 1], H[0, 2], H[1, 0]])
@@ -55,7 +55,7 @@ def from_mass_com_inertia(m: Numeric, c: ArrayLike, I_c: ArrayLike) -> jax.Array
     )
 
 
-#: Tolerance of :func:`physical_problem`: relative to the largest principal moment, plus an
+#: Tolerance of [`physical_problem`][jaxid.model.inertia.physical_problem]: relative to the largest principal moment, plus an
 #: absolute kg m^2 floor. URDF and data-sheet inertias are rounded to a few digits, a thin rod
 #: or disc sits exactly on the triangle inequality's boundary, and exporters write "zero"
 #: inertias as +-1e-20.
@@ -115,7 +115,7 @@ def pseudo_inertia(pi: AnyArray) -> jax.Array:
 
 
 def from_pseudo_inertia(J: AnyArray) -> jax.Array:
-    """Inverse of :func:`pseudo_inertia`."""
+    """Inverse of [`pseudo_inertia`][jaxid.model.inertia.pseudo_inertia]."""
     Sigma = J[:3, :3]
     I = jnp.trace(Sigma) * jnp.eye(3) - Sigma
     return jnp.concatenate([J[3:4, 3], J[:3, 3], jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
@@ -154,7 +154,7 @@ def log_cholesky_factor(z: AnyArray) -> jax.Array:
 
 
 def inertial_to_log_cholesky(pi: AnyArray) -> jax.Array:
-    """Inverse of :func:`log_cholesky_to_inertial`; pi must be physically consistent."""
+    """Inverse of [`log_cholesky_to_inertial`][jaxid.model.inertia.log_cholesky_to_inertial]; pi must be physically consistent."""
     J = pseudo_inertia(pi)
     # Upper-triangular factor J = U U^T from the Cholesky factor of the index-reversed matrix.
     P = jnp.eye(4)[::-1]

@@ -1,7 +1,7 @@
 """Meshes of a URDF: where ``package://`` names point, reading STL / OBJ / DAE, and the
 minimum-volume capsule around a mesh with its error.
 
-Resolution of ``package://pkg/rest`` (:func:`find_package`), first match wins: the folders
+Resolution of ``package://pkg/rest`` ([`find_package`][jaxid.model.meshes.find_package]), first match wins: the folders
 given by the caller (``--package-dir``), the ``ROS_PACKAGE_PATH`` entries (ROS 1: each
 entry is a package or a folder searched for packages, as ``rospack`` crawls it, here to a
 depth of 4), the ament index of ``AMENT_PREFIX_PATH`` (ROS 2: ``<prefix>/share/<pkg>``, as
@@ -17,7 +17,7 @@ RViz and Gazebo do); the ``<up_axis>`` is not (ROS descriptions are Z-up whateve
 says; MoveIt's geometric_shapes and coal ignore it too). Without trimesh, binary and ASCII
 STL are still read (a reader here).
 
-The capsule (:func:`fit_capsule`) is the smallest-volume one found by a local search over the
+The capsule ([`fit_capsule`][jaxid.model.meshes.fit_capsule]) is the smallest-volume one found by a local search over the
 axis direction, started from each principal axis of the points (the least-squares line of
 Eberly's bounding capsule, Geometric Tools ``ContCapsule3``): for a direction, the axis passes
 through the centre of the smallest circle around the points projected on the orthogonal plane
@@ -28,7 +28,7 @@ shrinks to a point, and the segment ends are the closest that still cover every 
 direction is refined by Nelder-Mead (Nelder and Mead, Computer Journal 7, 1965). Only the
 convex hull's vertices matter: a capsule is convex, so it holds the hull (and every vertex)
 when it holds those. The result is a local optimum of a non-convex problem: tight in
-practice, not a certified global minimum; :func:`capsule_error` says how tight.
+practice, not a certified global minimum; [`capsule_error`][jaxid.model.meshes.capsule_error] says how tight.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ _FOUND: dict[tuple[str, str], str] = {}  # (searched folder, package) -> its fol
 
 
 def _crawl_cached(folder: str, pkg: str, depth: int) -> str | None:
-    """:func:`_crawl`, remembering what it found (a URDF names one package in many meshes); a
+    """`_crawl`, remembering what it found (a URDF names one package in many meshes); a
     miss is searched again, so a package created since is found."""
     hit = _FOUND.get((folder, pkg))
     if hit is not None and os.path.isdir(hit):
@@ -197,7 +197,7 @@ def _stl_vertices(path) -> np.ndarray:
 
 def _load(path, what: str, from_mesh, from_stl) -> np.ndarray:
     """``from_mesh(trimesh mesh)`` (or, without trimesh, ``from_stl(STL triangle vertices)`` of an
-    STL file) as an array in metres, with the errors of :func:`read_mesh`; ``what`` names the
+    STL file) as an array in metres, with the errors of [`read_mesh`][jaxid.model.meshes.read_mesh]; ``what`` names the
     array in the error of an empty or non-finite one."""
     path = str(path)
     ext = os.path.splitext(path)[1].lower()
@@ -459,8 +459,8 @@ def capsule_error(points, a, b, r) -> tuple[float, float]:
 
 @cache.memo  # about a second a mesh: kept on disk (the CLI's cache) by the vertices' value
 def fit_mesh(points) -> tuple[np.ndarray, np.ndarray, float, float, float]:
-    """(a (3,), b (3,), r m, volume ratio, excess m): :func:`fit_capsule` of ``points`` (M, 3), m,
-    and its :func:`capsule_error`."""
+    """(a (3,), b (3,), r m, volume ratio, excess m): [`fit_capsule`][jaxid.model.meshes.fit_capsule] of ``points`` (M, 3), m,
+    and its [`capsule_error`][jaxid.model.meshes.capsule_error]."""
     a, b, r = fit_capsule(points)
     ratio, excess = capsule_error(points, a, b, r)
     return a, b, r, ratio, excess

@@ -32,7 +32,7 @@ tendons, other equality constraints (closed loops). Not read: joint ``stiffness`
 jaxid's ``ks`` term up to the offset ``springref``) and ``gravcomp``; keep them zero when
 comparing with MuJoCo.
 
-:func:`write_back` patches identified parameters into a copy of the file: only the bodies'
+[`write_back`][jaxid.model.mjcf.write_back] patches identified parameters into a copy of the file: only the bodies'
 ``<inertial>`` and the joints' ``damping frictionloss armature`` attributes (and relative
 asset paths) change, every other byte stays; the conventions (MuJoCo's ``frictionloss`` is a
 constraint, not jaxid's smooth ``tanh``) are in its docstring.
@@ -343,7 +343,7 @@ def _compiled_inertials(r, world):
 
 
 def read(path, *, tool_site=None, check_inertia=True, joint_terms=(), joint_params=None, name=None) -> dict:
-    """The keyword arguments of :class:`~jaxid.model.robot.Robot` for the model in an MJCF file
+    """The keyword arguments of [`Robot`][jaxid.model.robot.Robot] for the model in an MJCF file
     (what is read: the module docstring); ``Robot.from_mjcf(path, ...)`` is ``Robot(**read(path, ...))``.
 
     tool_site: name of the ``<site>`` a payload is mounted on (``Robot.tip``); default a site
@@ -616,7 +616,7 @@ class _Patch:
 def write_back(robot, theta, source, out):
     """Write the identified parameters theta (p,) of ``robot`` into a copy of its MJCF file
     ``source`` at ``out``; returns the path of ``out`` (the MJCF twin of
-    :func:`jaxid.model.urdf.write_back`). MuJoCo loads the result, and its ``mj_inverse``
+    [`jaxid.model.urdf.write_back`][jaxid.model.urdf.write_back]). MuJoCo loads the result, and its ``mj_inverse``
     (constraints off) equals ``robot.torque(theta, ...)`` with the terms fv and ia (the tests
     check 1e-8 relative).
 
@@ -653,7 +653,7 @@ def write_back(robot, theta, source, out):
         ValueError: theta has the wrong shape or is not finite; ``source`` has other joints
             than ``robot``; a body (named) would not be physically consistent (Wensing et al.
             2017), or a joint between two of a body's joints has a body; a damping,
-            frictionloss or armature would be negative (MuJoCo and :func:`read` reject it);
+            frictionloss or armature would be negative (MuJoCo and [`read`][jaxid.model.mjcf.read] reject it);
             ``<compiler inertiafromgeom="true">`` (MuJoCo would ignore the written inertials);
             an element to patch is in an included file.
     """

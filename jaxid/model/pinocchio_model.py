@@ -30,7 +30,7 @@ def _pin():
 
 
 def read(model, *, tool_frame=None, joint_terms=(), name=None) -> dict:
-    """The keyword arguments of :class:`~jaxid.model.robot.Robot` for a ``pinocchio.Model`` (what
+    """The keyword arguments of [`Robot`][jaxid.model.robot.Robot] for a ``pinocchio.Model`` (what
     is read: the module docstring); ``Robot.from_pinocchio(model, ...)`` is ``Robot(**read(model, ...))``.
 
     tool_frame: name of the model frame a payload is mounted on (``Robot.tip``); default a
@@ -117,7 +117,7 @@ def read(model, *, tool_frame=None, joint_terms=(), name=None) -> dict:
 
 
 def to_pinocchio(robot, theta=None):
-    """A ``pinocchio.Model`` of ``robot`` (a :class:`~jaxid.model.robot.Robot`) with parameters
+    """A ``pinocchio.Model`` of ``robot`` (a [`Robot`][jaxid.model.robot.Robot]) with parameters
     theta (p,) (default its own).
 
     Joints become ``JointModelRevoluteUnaligned``/``PrismaticUnaligned`` about the robot's

@@ -4,7 +4,7 @@ The six-DOF article (seed 000, section 6.5) ends its model with a constant bias 
 absorbs gravity, sensor drift and electromagnetic forces, and warns that it is a constant only
 in one posture: identified across poses, a constant bias fits acceptably and then predicts
 another pose range badly; its remedy is to "model the pose variable explicitly in the basis
-functions". :class:`PoseBias` does that for any ``TorqueModel`` (``jaxid.models.Nonlinear6DOF``,
+functions". [`PoseBias`][jaxid.model.pose_bias.PoseBias] does that for any ``TorqueModel`` (``jaxid.models.Nonlinear6DOF``,
 a ``Robot``, a user's own ``equinox`` module): each coordinate i gets a bias that is linear in
 its coefficients over a basis of the positions, so the model stays linear in its parameters
 and the regressor is still ``jax.jacfwd`` of the torque.
@@ -95,7 +95,7 @@ class PoseBias(eqx.Module):
 def pose_bias(
     base, order: int = 1, basis: str = "fourier", coupled: bool = False, gamma: ArrayLike | None = None
 ) -> PoseBias:
-    """``base`` (any ``TorqueModel``) with a pose-dependent bias (:class:`PoseBias`): ``order`` >= 1
+    """``base`` (any ``TorqueModel``) with a pose-dependent bias ([`PoseBias`][jaxid.model.pose_bias.PoseBias]): ``order`` >= 1
     harmonics (fourier) or powers (poly) of each position, coordinate i's over q_i alone or, with
     ``coupled``, over every q_j; coefficients ``gamma`` (n, m, K), default zeros. Source: the
     six-DOF article's remedy for a bias that varies with the pose (seed 000, section 6.5)."""

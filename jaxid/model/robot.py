@@ -67,7 +67,7 @@ class Robot(eqx.Module):
             (ValueError naming the joint) when they are concrete.
         qd_max, qdd_max, tau_max: velocity, acceleration and torque limits, (n,).
         transmission: None (the joint terms act on the joints), or a
-            :class:`~jaxid.model.transmission.Transmission` from motors to joints, ``q = R q_m +
+            [`Transmission`][jaxid.model.transmission.Transmission] from motors to joints, ``q = R q_m +
             offset``: every joint term then acts on its motor's coordinate ``q_m = R^{-1} (q -
             offset)`` and reaches the joints as ``R^{-T} tau_m`` (rotor inertia and friction on the
             motor side; a coupled wrist's cross terms), and is named ``fv_m1``, ``ia_m5``, ...
@@ -258,11 +258,11 @@ class Robot(eqx.Module):
         return rnea_inertial(self, inertial, q, qd, qdd) + self.joint_torque(joint_params, q, qd, qdd)
 
     def regressor(self, theta, q, qd, qdd):
-        """Regressor (n, p) of one sample, ``jax.jacfwd`` of :meth:`torque` taken link by link.
+        """Regressor (n, p) of one sample, ``jax.jacfwd`` of [`torque`][jaxid.model.robot.Robot.torque] taken link by link.
 
         torque is a sum of independent link and joint terms, so its Jacobian is assembled
         from the Jacobian of each link's wrench in that link's 10 parameters, and the joint
-        terms' columns are written out (:func:`joint_columns`): the same
+        terms' columns are written out ([`joint_columns`][jaxid.model.robot.joint_columns]): the same
         numbers as ``jax.jacfwd(self.torque)`` (the tests check it) at a fraction of the cost.
         """
         from jaxid.dynamics.rnea import rigid_regressor
@@ -272,7 +272,7 @@ class Robot(eqx.Module):
         )
 
     def mass_matrix(self, theta, q):
-        """Mass matrix (n, n) of one sample, d :meth:`torque` / d qdd at qd = 0: by the
+        """Mass matrix (n, n) of one sample, d [`torque`][jaxid.model.robot.Robot.torque] / d qdd at qd = 0: by the
         composite-rigid-body algorithm (``jaxid.dynamics.rnea.crba``; faster than ``jax.jacfwd``
         of the torque at every n measured, 2 .. 20), plus the joint terms' part (rotor
         inertia). theta: (p,); q: (n,) rad."""
@@ -300,6 +300,23 @@ class Robot(eqx.Module):
         return self.to_coordinates(jnp.sum(columns * joint_params, axis=-1))
 
     # ---- variants ------------------------------------------------------------------------
+    def anonymous(self) -> Robot:
+        """This robot with placeholder names (joints ``joint1``..., robot ``robot``) and everything
+        else the same: a program compiled for it (``jaxid.cache``) is then shared by every robot of
+        the same topology, joint types and joint terms, whatever it and its joints are called (a
+        UR10 read from a URDF reuses what the built-in UR5 compiled). For functions whose outputs
+        do not carry the names (per-sample dynamics: ``jaxid.dynamics.batching.bucketed_jit``).
+        No check is run again (the fields are copied, not rebuilt)."""
+        placeholder = tuple(f"joint{i + 1}" for i in range(len(self.names)))
+        if self.names == placeholder and self.name == "robot":
+            return self
+        new = object.__new__(type(self))
+        for f in dataclasses.fields(self):
+            object.__setattr__(new, f.name, getattr(self, f.name))
+        object.__setattr__(new, "names", placeholder)
+        object.__setattr__(new, "name", "robot")
+        return new
+
     def with_parameters(self, theta):
         """The same robot with parameter vector theta (p,)."""
         inertial, joint_params = self.split(jnp.asarray(theta, dtype=float))
@@ -333,7 +350,7 @@ class Robot(eqx.Module):
 
     def with_transmission(self, transmission):
         """The same robot with its joint terms on the motors of ``transmission`` (a
-        :class:`~jaxid.model.transmission.Transmission`, or None: on the joints); the joint terms'
+        [`Transmission`][jaxid.model.transmission.Transmission], or None: on the joints); the joint terms'
         values are kept (their meaning changes: motor side)."""
         return dataclasses.replace(self, transmission=transmission)
 
@@ -441,7 +458,7 @@ class Robot(eqx.Module):
     # constructor's keyword arguments, so that the readers sit below the model they build.
     @classmethod
     def from_urdf(cls, path, *, base_link=None, tip_link=None, **kwargs):
-        """A chain or tree from a URDF file; see :func:`jaxid.model.urdf.read` (tip_link: a link
+        """A chain or tree from a URDF file; see [`jaxid.model.urdf.read`][jaxid.model.urdf.read] (tip_link: a link
         or a list of links; mimic=, check_inertia=, joint_terms=, ...)."""
         from jaxid.model import urdf
 
@@ -449,7 +466,7 @@ class Robot(eqx.Module):
 
     @classmethod
     def from_mjcf(cls, path, **kwargs):
-        """A chain or tree from a MuJoCo MJCF file; see :func:`jaxid.model.mjcf.read`
+        """A chain or tree from a MuJoCo MJCF file; see [`jaxid.model.mjcf.read`][jaxid.model.mjcf.read]
         (tool_site=, check_inertia=, joint_terms=)."""
         from jaxid.model import mjcf
 
@@ -457,14 +474,14 @@ class Robot(eqx.Module):
 
     @classmethod
     def from_pinocchio(cls, model, **kwargs):
-        """A robot from a ``pinocchio.Model``; see :func:`jaxid.model.pinocchio_model.read`."""
+        """A robot from a ``pinocchio.Model``; see [`jaxid.model.pinocchio_model.read`][jaxid.model.pinocchio_model.read]."""
         from jaxid.model import pinocchio_model
 
         return cls(**pinocchio_model.read(model, **kwargs))
 
     def to_pinocchio(self, theta=None):
         """This robot (parameters theta (p,), default its own) as a ``pinocchio.Model``; see
-        :func:`jaxid.model.pinocchio_model.to_pinocchio`."""
+        [`jaxid.model.pinocchio_model.to_pinocchio`][jaxid.model.pinocchio_model.to_pinocchio]."""
         from jaxid.model.pinocchio_model import to_pinocchio
 
         return to_pinocchio(self, theta)

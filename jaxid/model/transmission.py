@@ -14,7 +14,7 @@ joint 6: ``q6 = q_m6 / r6 + c q_m5 / r5``. Torques follow from the power balance
 gear: the motors' power ``tau_m . qd_m`` is the joints' ``tau . qd`` for every motion): ``tau_m =
 R^T tau``, so ``tau = R^{-T} tau_m``. The same conventions as ROS ``transmission_interface``
 (``SimpleTransmission``: ``q = q_m / reduction + offset``, ``tau = reduction tau_m``;
-``DifferentialTransmission``), which :func:`from_urdf` reads.
+``DifferentialTransmission``), which `from_urdf` reads.
 
 What the gear loses is friction, and the rotor's inertia acts on the motor's own acceleration:
 with a transmission on the model (``Robot.transmission``), every joint term of
@@ -23,7 +23,7 @@ with a transmission on the model (``Robot.transmission``), every joint term of
 Identification and Control of Robots", 2002, sec. 9.3.3 and 14.3: rotor inertia and friction of
 coupled joints are written on the motor side).
 
-A transmission file (``--transmission FILE``, :func:`load`) is JSON or TOML, with
+A transmission file (``--transmission FILE``, [`load`][jaxid.model.transmission.load]) is JSON or TOML, with
 
 - ``ratio`` (n,): motor turns per joint turn, ``q_m = ratio q`` for an independent joint
   (a negative ratio, or ``sign`` -1, flips the direction); default all 1;
@@ -54,7 +54,7 @@ from jaxid.tables import read_table
 #: the joints (a singular coupling: two joints driven by the same combination of motors).
 MAX_CONDITION = 1e12
 
-#: The keys of a transmission file (:func:`load`).
+#: The keys of a transmission file ([`load`][jaxid.model.transmission.load]).
 FILE_KEYS = ("joints", "ratio", "sign", "offset", "coupling", "matrix")
 
 
@@ -112,7 +112,7 @@ class Transmission(eqx.Module):
 
     @classmethod
     def from_dict(cls, doc: dict, names=None, where: str = "transmission") -> Transmission:
-        """The transmission of a file's table (keys :data:`FILE_KEYS`; module docstring). names: the
+        """The transmission of a file's table (keys [`FILE_KEYS`][jaxid.model.transmission.FILE_KEYS]; module docstring). names: the
         model's joint (coordinate) names, to check the size and a ``joints`` list against (and to
         reorder by it). TransmissionError naming ``where`` and the key for a bad table."""
         if not isinstance(doc, dict):
@@ -317,7 +317,7 @@ def joint_side_terms(transmission: Transmission, terms, values) -> dict:
 
 def motor_side_terms(transmission: Transmission, terms, values) -> np.ndarray:
     """Joint-side joint-term values (n, k) of ``terms`` (e.g. a URDF's ``<dynamics>``) as the
-    motor-side values with the same torque (the inverse of :func:`joint_side_terms`), where the
+    motor-side values with the same torque (the inverse of [`joint_side_terms`][jaxid.model.transmission.joint_side_terms]), where the
     transmission has no coupled joints and the term has an equivalent; 0 elsewhere (a coupled
     joint's friction is not one motor's). Nominal values only: what a prior starts from."""
     values = np.asarray(values, dtype=float)
@@ -334,7 +334,7 @@ def motor_side_terms(transmission: Transmission, terms, values) -> np.ndarray:
 def file_values(robot, joint_values) -> np.ndarray:
     """A robot's joint-term values (n_joints, k) as a joint-side model file (URDF ``<dynamics>``,
     MJCF, Pinocchio) holds them: as they are without a transmission; with one, each term's
-    joint-side equivalent (:func:`joint_side_terms`), NaN for a term without one, and all NaN with
+    joint-side equivalent ([`joint_side_terms`][jaxid.model.transmission.joint_side_terms]), NaN for a term without one, and all NaN with
     a warning for a coupled transmission (the writers then leave those values out)."""
     values = np.asarray(joint_values, dtype=float)
     t = getattr(robot, "transmission", None)

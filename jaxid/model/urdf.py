@@ -11,7 +11,7 @@ in document order, so that every joint's parent comes before it (``Robot.parents
 
 A kept ``<mimic joint multiplier offset>`` joint is coupled to its master by default
 (``mimic="coupled"``: ``q = multiplier * q_master + offset``, no variable of its own; the
-model's coordinates are the independent joints, see :class:`~jaxid.model.robot.Robot`), as
+model's coordinates are the independent joints, see [`Robot`][jaxid.model.robot.Robot]), as
 Pinocchio reads it with ``buildModelFromUrdf(path, mimic=True)``; ``mimic="independent"``
 gives it its own variable (Pinocchio's default). A mimic of a mimic is resolved to the
 independent joint. ``<dynamics damping friction>`` is read as the nominal viscous and
@@ -21,8 +21,8 @@ else a link named like a tool flange (``tool0``, ``flange``, ``..._flange``, ``.
 fixed to a kept link, else the last joint's link.
 
 Transmissions (``<transmission>``, ROS ``transmission_interface``) are not part of the model
-read by :func:`read`: a ROS ``/joint_states`` log is already on the joints' side. For a log of
-the motors, :func:`read_transmission` reads them (``SimpleTransmission``: ``<actuator>
+read by [`read`][jaxid.model.urdf.read]: a ROS ``/joint_states`` log is already on the joints' side. For a log of
+the motors, [`read_transmission`][jaxid.model.urdf.read_transmission] reads them (``SimpleTransmission``: ``<actuator>
 <mechanicalReduction>`` and the joint's ``<offset>``; ``DifferentialTransmission``: two actuators
 and two joints with their ``<role>``, ``<mechanicalReduction>`` and ``<offset>``) into a
 ``jaxid.model.transmission.Transmission``.
@@ -136,7 +136,7 @@ def _merged(link, links, joints, children, movable, path, check=True):
 
 
 def _attached(link, joints, children, movable):
-    """Names of the links merged into ``link`` (:func:`_merged`): hanging from it behind joints
+    """Names of the links merged into ``link`` (`_merged`): hanging from it behind joints
     not in ``movable``, recursively."""
     out = []
     for jname in children.get(link, []):
@@ -212,7 +212,7 @@ def read(
     name=None,
     gravity=(0.0, 0.0, -9.81),
 ) -> dict:
-    """The keyword arguments of :class:`~jaxid.model.robot.Robot` for the model in a URDF file
+    """The keyword arguments of [`Robot`][jaxid.model.robot.Robot] for the model in a URDF file
     (what is read: the module docstring); ``Robot.from_urdf(path, ...)`` is ``Robot(**read(path, ...))``.
 
     tip_link: None (every movable joint below ``base_link``), a link name, or a list of them.
@@ -521,7 +521,7 @@ def write_back(robot, theta, source, out, *, lump=False):
     (kg m^2 about the centre of mass, in that frame); a link without one gets one, indented
     as the file is. When ``fv``/``fc`` are joint terms, each joint's ``<dynamics damping=
     friction=>`` (N m s/rad, N m), added as the joint's last child when absent. A link's
-    identified body includes the links merged into it (fixed or locked joints, :func:`read`):
+    identified body includes the links merged into it (fixed or locked joints, [`read`][jaxid.model.urdf.read]):
     those (a gripper's fingers, a flange) keep their ``<inertial>`` untouched and the child link
     gets the rest. When the rest would not be physically consistent (the data see only the
     sum; e.g. a hand heavier in the file than the identified last link with it), the link is
@@ -852,7 +852,7 @@ def _unit(data: bytes, root: _Node) -> bytes:
 def _insert_child(data: bytes, node: _Node, lines: list[str], unit: bytes):
     """(start, end, bytes) of an edit adding an element (``lines``: its lines, nested ones
     starting with one ``\\t`` per level) as the first child of ``node``, indented as the file
-    is (``unit``: one indentation step, :func:`_unit`)."""
+    is (``unit``: one indentation step, `_unit`)."""
     outer = _indent(data, node.start)
     inner = outer + unit
 

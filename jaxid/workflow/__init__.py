@@ -4,22 +4,24 @@ One package for the library, the command line and the demo: ``jaxid identify`` i
 ``read`` + ``prepare`` + ``identify_experiment`` + ``save_params``, ``jaxid validate`` is
 ``read`` + ``prepare`` + ``validate``, and ``jaxid demo`` runs the subcommands
 ``excite -> simulate -> identify -> validate`` with the defaults a user gets. Each stage is a
-module of one job, and returns a typed record (``records``) that :class:`Params` holds:
+module of one job, and returns a typed record (``records``) that [`Params`][jaxid.workflow.params.Params] holds:
 
-- ``inputs``: :func:`model` (a robot and its params.json description), :func:`read` (one raw log),
-  :func:`align_runs` (two runs of one trajectory on one clock), :func:`torque_difference` (a payload's
+- ``inputs``: [`model`][jaxid.workflow.inputs.model] (a robot and its params.json description), [`read`][jaxid.workflow.inputs.read] (one raw log),
+  [`align_runs`][jaxid.workflow.inputs.align_runs] (two runs of one trajectory on one clock),
+  [`torque_difference`][jaxid.workflow.inputs.torque_difference] (a payload's
   own torque);
-- ``preprocess``: :func:`prepare` under a :class:`Policy` (cutoff from the position spectrum,
-  edge trim, periodic averaging) -> :class:`Prepared`, its choices per run (``Preprocessing``);
+- ``preprocess``: [`prepare`][jaxid.workflow.preprocess.prepare] under a [`Policy`][jaxid.workflow.preprocess.Policy] (cutoff from the position spectrum,
+  edge trim, periodic averaging) -> [`Prepared`][jaxid.workflow.preprocess.Prepared], its choices per run (``Preprocessing``);
 - ``regress``: regressor rows, the base parameters of a model; ``screen``: the rows a fit uses,
   implausible and dead channels, outliers (``Screening``); ``estimate``: the HAC covariance and the
   instrumental estimators (``Estimate``, ``Instrumental``); ``consistency``: physically consistent
   parameters and their prior weight (``Consistency``); ``gravity``: the direction of gravity;
-  ``check``: what is physically wrong (``PhysicsCheck``); ``pipeline``: :func:`identify` (also
-  :func:`identify_experiment`), the stages composed; ``lugre``: LuGre friction;
-- ``params``: the params.json file (:class:`Params`, :func:`save_params`, :func:`load_params`);
-  ``export``: consistent standard parameters as a model file; ``validation``: :func:`validate`,
-  :func:`predict` and the metrics.
+  ``check``: what is physically wrong (``PhysicsCheck``); ``pipeline``: [`identify`][jaxid.workflow.pipeline.identify] (also
+  [`identify_experiment`][jaxid.workflow.pipeline.identify_experiment]), the stages composed; ``lugre``: LuGre friction;
+- ``params``: the params.json file ([`Params`][jaxid.workflow.params.Params], [`save_params`][jaxid.workflow.params.save_params],
+[`load_params`][jaxid.workflow.params.load_params]);
+  ``export``: consistent standard parameters as a model file; ``validation``: [`validate`][jaxid.workflow.validation.validate],
+  [`predict`][jaxid.workflow.validation.predict] and the metrics.
 
 Every public name is importable from ``jaxid.workflow``.
 """

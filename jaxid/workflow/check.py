@@ -1,6 +1,6 @@
-"""What is physically wrong with an identification (:func:`physics_report`), the estimate's scale
-against the model's (:func:`scale_vs_model`), and the per-parameter flags of the sign rule
-(:func:`parameter_flags`)."""
+"""What is physically wrong with an identification ([`physics_report`][jaxid.workflow.check.physics_report]), the estimate's scale
+against the model's ([`scale_vs_model`][jaxid.workflow.check.scale_vs_model]), and the per-parameter flags of the sign rule
+([`parameter_flags`][jaxid.workflow.check.parameter_flags])."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _split_name(name: str) -> tuple[str, int]:
 
 def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
     """What is physically impossible or unidentified about each base parameter of ``params``
-    (a :class:`~jaxid.workflow.params.Params`): a tuple of flags per base parameter (b entries, empty when
+    (a [`Params`][jaxid.workflow.params.Params]): a tuple of flags per base parameter (b entries, empty when
     nothing is wrong).
 
     - ``"negative mass"``, ``"non-positive-definite inertia"``, ``"negative friction"``: the
@@ -96,7 +96,7 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
 
 
 #: Factor between the identified and the model's nominal inertial parameters from which
-#: :func:`check_physics` warns (a unit or gain error is 10^3, or a gear ratio; a model's
+#: [`check_physics`][jaxid.workflow.check.check_physics] warns (a unit or gain error is 10^3, or a gear ratio; a model's
 #: inertials are seldom 30x off the real robot's, placeholder ones may be).
 SCALE_WARN = 30.0
 
@@ -121,7 +121,7 @@ def scale_vs_model(robot, params) -> float | None:
 
 
 #: Standard deviations below zero from which viscous and Coulomb friction both negative are read
-#: as an inverted torque sign (:func:`physics_report`).
+#: as an inverted torque sign ([`physics_report`][jaxid.workflow.check.physics_report]).
 SIGN_Z = 10.0
 
 
@@ -130,12 +130,12 @@ def physics_report(robot, params) -> list[str]:
 
     Named: base parameters estimated below zero although they are positive combinations of
     quantities that are >= 0 for any physical robot (masses, diagonal moments of inertia,
-    rotor inertia, friction: :func:`parameter_flags`, the report's flags), with
+    rotor inertia, friction: [`parameter_flags`][jaxid.workflow.check.parameter_flags], the report's flags), with
     their distance to zero in standard deviations; bodies that are not physically consistent
     (non-positive mass, inertia not positive definite or violating the triangle inequality)
     in the standard parameters written; a constrained fit that did not converge; an
     ambiguous rank of the regressor; and a joint whose viscous and Coulomb friction are both more
-    than :data:`SIGN_Z` std below zero, as the sign of its logged torque (or position) inverted.
+    than [`SIGN_Z`][jaxid.workflow.check.SIGN_Z] std below zero, as the sign of its logged torque (or position) inverted.
     """
     return (
         _negative_parameters(robot, params)
@@ -163,9 +163,9 @@ _NEGATIVE_FLAG = {
 
 
 def _negative_parameters(robot, params) -> list[str]:
-    """The base parameters below zero that the sign rule flags (:func:`parameter_flags` without the
-    standard parameters; bad links are :func:`_inconsistent_links`), and then the joints whose
-    viscous and Coulomb friction are both more than :data:`SIGN_Z` std below zero."""
+    """The base parameters below zero that the sign rule flags ([`parameter_flags`][jaxid.workflow.check.parameter_flags] without the
+    standard parameters; bad links are `_inconsistent_links`), and then the joints whose
+    viscous and Coulomb friction are both more than [`SIGN_Z`][jaxid.workflow.check.SIGN_Z] std below zero."""
     theta, std = np.asarray(params.theta), np.asarray(params.std)
     problems = []
     negative = {}  # (term, joint number) -> std below zero, for the single-parameter names
@@ -247,12 +247,12 @@ def _fit_problems(params) -> list[str]:
 
 
 def check_physics(robot, params, *, scale: bool = True, capsules=None):
-    """``params`` with its :class:`~jaxid.workflow.records.PhysicsCheck`: the problems of
-    :func:`physics_report`, whether the standard parameters are a physical model with none of them
+    """``params`` with its [`PhysicsCheck`][jaxid.workflow.records.PhysicsCheck]: the problems of
+    [`physics_report`][jaxid.workflow.check.physics_report], whether the standard parameters are a physical model with none of them
     (and a consistent fit that converged), the named checks (consistent, converged, plausible:
-    :func:`jaxid.workflow.verdicts.verdict_checks`, the link geometry from ``capsules`` or the
-    model's URDF) and whether all pass, and, with ``scale``, :func:`scale_vs_model`, warned about
-    beyond :data:`SCALE_WARN` (a torque unit or gain off by that factor)."""
+    [`jaxid.workflow.verdicts.verdict_checks`][jaxid.workflow.verdicts.verdict_checks], the link geometry from ``capsules`` or the
+    model's URDF) and whether all pass, and, with ``scale``, [`scale_vs_model`][jaxid.workflow.check.scale_vs_model], warned about
+    beyond [`SCALE_WARN`][jaxid.workflow.check.SCALE_WARN] (a torque unit or gain off by that factor)."""
     from jaxid.workflow import verdicts
 
     problems = physics_report(robot, params)

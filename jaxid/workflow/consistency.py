@@ -1,7 +1,8 @@
 """Physically consistent identification: the consistent fit of the standard parameters
-(:func:`fit_consistent`), the held-out choice of its prior weight (:func:`choose_prior_weight`) and
-cross-validation over runs or time blocks (:func:`crossval`), which chooses it by the
-one-standard-error rule (:func:`one_se_choice`)."""
+([`fit_consistent`][jaxid.workflow.consistency.fit_consistent]), the held-out choice of its prior weight
+([`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight]), and cross-validation over runs or time blocks
+([`crossval`][jaxid.workflow.consistency.crossval]), which chooses it by the one-standard-error rule
+([`one_se_choice`][jaxid.workflow.consistency.one_se_choice])."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from jaxid.workflow.regress import _holdout_rows, regressor_rows
 #: weight of the cross-validation grid: a thousandth of one whitened sample, which only fixes the
 #: directions the data cannot see.
 DEFAULT_PRIOR_WEIGHT = 1e-3
-#: The weights :func:`choose_prior_weight` tries by default.
+#: The weights [`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight] tries by default.
 HELD_OUT_WEIGHTS = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
-#: Points of the cross-validation grid of prior weights (:func:`prior_grid`).
+#: Points of the cross-validation grid of prior weights ([`prior_grid`][jaxid.workflow.consistency.prior_grid]).
 GRID_POINTS = 7
 #: Contiguous time blocks that cross-validate a single run (K-fold over time).
 BLOCKS = 3
@@ -110,7 +111,7 @@ def choose_prior_weight(
     """The held-out protocol for consistent identification: fit on the runs of ``train``,
     score on those of ``test``, for the unconstrained WLS model and a consistent model per
     prior weight (``jaxid.identification.consistent.holdout``) of ``weights`` (default
-    :data:`HELD_OUT_WEIGHTS`).
+    [`HELD_OUT_WEIGHTS`][jaxid.workflow.consistency.HELD_OUT_WEIGHTS]).
 
     Returns ``{"rows": [...], "best": row}``: each row ``model`` ("wls" or "consistent"),
     ``weight``, ``rmse`` per joint (N m), ``nrms_limits`` (mean over joints of
@@ -131,7 +132,7 @@ def choose_prior_weight(
 
 def prior_grid(rows: int, points: int = GRID_POINTS) -> tuple[float, ...]:
     """The prior weights that cross-validation tries: ``points`` log-spaced from
-    :data:`DEFAULT_PRIOR_WEIGHT` to ``rows``, the number of whitened residuals (samples x joints)
+    [`DEFAULT_PRIOR_WEIGHT`][jaxid.workflow.consistency.DEFAULT_PRIOR_WEIGHT] to ``rows``, the number of whitened residuals (samples x joints)
     the smallest training fold holds. The weight is counted in whitened samples, so the grid runs
     from a negligible fraction of one sample to the prior weighing as much as all the training
     data together, beyond which the fit is the nominal model whatever the data say."""
@@ -194,24 +195,24 @@ def crossval(
     progress: Callable | None = None,
 ) -> dict:
     """Cross-validation of consistent identification: leave one run out (or, of one run,
-    :data:`BLOCKS` contiguous time blocks, :func:`folds`): for every fold, fit on the others and
+    [`BLOCKS`][jaxid.workflow.consistency.BLOCKS] contiguous time blocks, [`folds`][jaxid.workflow.consistency.folds]): for every fold, fit on the others and
     score on it (``jaxid.identification.consistent.holdout``), for the unconstrained WLS model
     and a consistent model per prior weight.
 
-    prepared: the runs (:func:`prepare`). weights: the prior weights (default
-    :func:`prior_grid` of the smallest training fold); method, bounds: as
-    :func:`choose_prior_weight`. gravity: "fit": in each rotation the direction of gravity is
-    identified on the training runs (:func:`fit_gravity`) and both models use it; the
-    rotation's ``gravity`` entry records it. A joint without a torque limit is scored over the
-    largest torque measured on it in any run. max_steps: the consistent fits' Newton steps (None:
-    their default).
+    prepared: the runs ([`prepare`][jaxid.workflow.preprocess.prepare]). weights: the prior
+    weights (default [`prior_grid`][jaxid.workflow.consistency.prior_grid] of the smallest training fold); method, bounds: as
+    [`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight]. gravity: "fit": in each rotation the direction of gravity is
+    identified on the training runs ([`fit_gravity`][jaxid.workflow.gravity.fit_gravity]) and both models
+    use it; the rotation's ``gravity`` entry records it. A joint without a torque limit is scored
+    over the largest torque measured on it in any run. max_steps: the consistent fits' Newton steps
+    (None: their default).
 
     Returns ``{"rotations": [{"test": source, "train": [sources], "rows": [...], "best": row}],
     "weights": [...], "mean_nrms_limits": {weight: mean over rotations}, "se_nrms_limits":
     {weight: its standard error over rotations}, "least": the weight with the least mean held-out
     NRMS (%, 100 RMSE / (2 tau_max)), "tolerance", "chosen": the largest weight within one
-    standard error of it (:func:`one_se_choice`; only weights whose fits converged in every fold
-    are chosen), "rule"}``; rows as :func:`choose_prior_weight`.
+    standard error of it ([`one_se_choice`][jaxid.workflow.consistency.one_se_choice]; only weights whose fits converged in every fold
+    are chosen), "rule"}``; rows as [`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight].
     """
     from jaxid import memory
     from jaxid.identification.consistent import holdout

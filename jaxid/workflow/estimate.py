@@ -1,7 +1,8 @@
 """Estimation beyond the screened least squares: the HAC sandwich covariance of filtered runs
-(:func:`covariance`) and the instrumental estimators IDIM-IV and DIDIM (:func:`instrumental_fit`,
-with the instruments' motion of :func:`instruments`); the conditioning of the unscaled regressor
-(:func:`gram_condition`, :func:`condition_rating`)."""
+([`covariance`][jaxid.workflow.estimate.covariance]) and the instrumental estimators IDIM-IV and DIDIM
+([`instrumental_fit`][jaxid.workflow.estimate.instrumental_fit],
+with the instruments' motion of [`instruments`][jaxid.workflow.estimate.instruments]); the conditioning of the unscaled regressor
+([`gram_condition`][jaxid.workflow.estimate.gram_condition], [`condition_rating`][jaxid.workflow.estimate.condition_rating])."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from jaxid.workflow.records import Instrumental, WorkflowError
 
 def covariance(robot, prepared: Prepared, base, rows, scr, *, method: str, progress=None):
     """The covariance (b, b) of a "wls" or "ols" fit that the screening kept (``scr``; not when it
-    switched to IRLS): the HAC sandwich of :func:`_sandwich` when some run was filtered (a ``memory``
+    switched to IRLS): the HAC sandwich of `_sandwich` when some run was filtered (a ``memory``
     > 0 in its choices), else None (the estimator's own white-noise covariance stands).
     rows: the fit's ``jaxid.workflow.screen.Rows``."""
     if method not in ("wls", "ols") or scr.method != method:
@@ -33,7 +34,7 @@ def covariance(robot, prepared: Prepared, base, rows, scr, *, method: str, progr
 def instrumental_fit(robot, prepared: Prepared, base, rows, kept, fit, *, method, reference, gains, progress=None):
     """IDIM-IV ("iv") or DIDIM ("didim") of the base parameters from the screened WLS ``fit``, on the
     held ``rows`` (``jaxid.workflow.screen.Rows``) the screening kept (``kept``: their indices, or
-    None for all). Returns (the fit, its :class:`~jaxid.workflow.records.Instrumental` record)."""
+    None for all). Returns (the fit, its [`Instrumental`][jaxid.workflow.records.Instrumental] record)."""
     at = np.repeat(rows.moving, robot.n).nonzero()[0]  # the rows of W among all samples' rows
     held = rows.take(kept)
     fit, doc = _instrumental(
@@ -58,7 +59,7 @@ def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None,
     no run has one (logged or periodic derivatives: the white covariance stands).
 
     moving, kept: (samples of all runs,) bool, the samples outside reversals
-    (:func:`outside_reversals`) and, of those, the ones fitted. dense: the moving samples' rows
+    ([`outside_reversals`][jaxid.workflow.regress.outside_reversals]) and, of those, the ones fitted. dense: the moving samples' rows
     ``(W, tau)`` held in memory, or None: the rows are evaluated again chunk by chunk from the
     runs, and ``reduced`` (``streaming.Reduced`` of the fit) gives the two-step weights."""
     import jax.numpy as jnp
@@ -153,7 +154,7 @@ def instruments(robot, prepared: Prepared, reference=None, gains=None):
 
 
 def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, rows, progress):
-    """IDIM-IV / DIDIM fit of the base parameters (:func:`instrumental_fit`), and its record."""
+    """IDIM-IV / DIDIM fit of the base parameters ([`instrumental_fit`][jaxid.workflow.estimate.instrumental_fit]), and its record."""
     from jaxid.identification import instrumental
     from jaxid.identification.base import lift
 
@@ -206,7 +207,7 @@ def gram_condition(rows, scr) -> float:
     their base columns ``Wb``); scr: the screening result, whose ``reduced`` R factors stand for
     streamed rows (``R_j^T R_j = X_j^T X_j``, so the stacked R's have Phi's singular values). Unlike
     the column-scaled ``cond`` the estimators report, it depends on the units of the parameters:
-    the figure the rule of thumb of :data:`GRAM_COND_GOOD` / :data:`GRAM_COND_BAD` speaks of."""
+    the figure the rule of thumb of `GRAM_COND_GOOD` / `GRAM_COND_BAD` speaks of."""
     if getattr(scr, "reduced", None) is not None:
         R = np.asarray(scr.reduced.R)
         b = R.shape[-1] - 1

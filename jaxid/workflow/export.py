@@ -1,5 +1,5 @@
-"""Identified parameters as a model file: consistent standard parameters (:func:`consistent_standard`)
-and the URDF or MJCF written with them (:func:`write_model`). In the workflow layer, not the model's:
+"""Identified parameters as a model file: consistent standard parameters ([`consistent_standard`][jaxid.workflow.export.consistent_standard])
+and the URDF or MJCF written with them ([`write_model`][jaxid.workflow.export.write_model]). In the workflow layer, not the model's:
 a new URDF is written by ``jaxid.identification.consistent.to_urdf``."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _lift_and_check(robot, base, theta_b, nominal):
 
 def write_model(robot, theta, path, source=None, *, lump=False) -> Path:
     """Write ``robot`` with standard parameters ``theta`` (p,) — or the ``standard``
-    parameters of a :class:`Params` — as a model file; returns its path.
+    parameters of a [`Params`][jaxid.workflow.params.Params] — as a model file; returns its path.
 
     With ``source`` (the URDF, or the MJCF ``.xml``, the robot was read from) the values go
     into a copy of that file, which otherwise keeps its visuals, collisions, frames and names:
@@ -67,7 +67,7 @@ def write_model(robot, theta, path, source=None, *, lump=False) -> Path:
 
 def with_nominal_standard(robot, params: Params) -> Params:
     """``params`` with standard parameters when the base estimate with the non-identifiable ones at
-    their nominal values is physically consistent (:func:`consistent_standard`); else unchanged."""
+    their nominal values is physically consistent ([`consistent_standard`][jaxid.workflow.export.consistent_standard]); else unchanged."""
     theta, ok = consistent_standard(robot, params)
     if not ok:
         return params

@@ -1,4 +1,4 @@
-"""The direction of gravity identified from prepared runs (:func:`fit_gravity`)."""
+"""The direction of gravity identified from prepared runs ([`fit_gravity`][jaxid.workflow.gravity.fit_gravity])."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The inputs of identification: the model (:func:`model`), a raw log (:func:`read`), two runs of
-one trajectory on one clock (:func:`align_runs`), and the payload's own torque of a loaded and an
-unloaded run (:func:`torque_difference`)."""
+"""The inputs of identification: the model ([`model`][jaxid.workflow.inputs.model]), a raw log ([`read`][jaxid.workflow.inputs.read]), two runs of
+one trajectory on one clock ([`align_runs`][jaxid.workflow.inputs.align_runs]), and the payload's own torque of a loaded and an
+unloaded run ([`torque_difference`][jaxid.workflow.inputs.torque_difference])."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def read(
     window=None,
     transmission=None,
 ):
-    """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: :func:`prepare` does).
+    """One raw log as a ``jaxid.data.Dataset`` (no derivatives computed: [`prepare`][jaxid.workflow.preprocess.prepare] does).
 
     path: ``.csv``/``.npz`` file or ROS 2 bag (formats in ``jaxid.data``). n: expected joints (checked).
     columns, units, gains: column mapping, unit conversion and current-to-torque gains of
@@ -100,17 +100,17 @@ def read(
 
 
 #: Fewest samples of the reference run that must have a partner in the other run after
-#: :func:`align_runs`, as a fraction of the reference: with less, most of the loaded run would be
+#: [`align_runs`][jaxid.workflow.inputs.align_runs], as a fraction of the reference: with less, most of the loaded run would be
 #: thrown away, which two runs of one trajectory recorded over its whole length never need.
 MIN_OVERLAP = 0.5
 #: How far (in the other run's median sample steps) a reference stamp may lie outside the other
-#: run's span and still keep its sample in :func:`align_runs`.
+#: run's span and still keep its sample in [`align_runs`][jaxid.workflow.inputs.align_runs].
 ALIGN_SLACK = 0.01
 
 
 @dataclass(frozen=True)
 class Alignment:
-    """How :func:`align_runs` put a run onto a reference run's clock.
+    """How [`align_runs`][jaxid.workflow.inputs.align_runs] put a run onto a reference run's clock.
 
     shift: s, added to the other run's stamps (counted from its first) to put its samples on the
     reference's (counted from its first); overlap: reference samples kept (those with the other
@@ -142,10 +142,10 @@ def align_runs(reference, other, *, min_overlap: float = MIN_OVERLAP):
     q, tau (and qd, qdd when both runs log them) are then resampled by cubic splines onto the
     reference's stamps, and both are cut to the reference samples the other run spans.
 
-    reference, other: ``jaxid.data.Dataset`` raw runs (:func:`read`), t (N,) and (M,) s, q and tau
+    reference, other: ``jaxid.data.Dataset`` raw runs ([`read`][jaxid.workflow.inputs.read]), t (N,) and (M,) s, q and tau
     (N, n), (M, n) rad and N m, the same joints. min_overlap: the fraction of the reference that
     must keep a partner. Returns the reference cut to the overlap, the other run on its stamps (t,
-    q, tau, qd, qdd of shape (K,) / (K, n)), and the :class:`Alignment`.
+    q, tau, qd, qdd of shape (K,) / (K, n)), and the [`Alignment`][jaxid.workflow.inputs.Alignment].
     Raises ValueError when the joints differ or the overlap is shorter than ``min_overlap``.
     """
     from jaxid import data, signals
@@ -204,11 +204,12 @@ def torque_difference(loaded, unloaded):
     torque noise variance of one run. Identify it with a zero robot model
     (``identification.payload.identify_payload(robot, zeros, ...)``; ``jaxid payload --unloaded``).
 
-    loaded, unloaded: ``jaxid.data.Dataset`` raw runs (:func:`read`) of one trajectory at the same
-    sample times (:func:`align_runs` puts two runs there), t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset with the loaded run's
-    t, q (and logged qd, qdd) and the torque difference (N, n), N m, for :func:`prepare`.
+    loaded, unloaded: ``jaxid.data.Dataset`` raw runs ([`read`][jaxid.workflow.inputs.read]) of one trajectory at the same
+    sample times ([`align_runs`][jaxid.workflow.inputs.align_runs] puts two runs there), t (N,) s, q and tau (N, n) rad and N m. Returns a Dataset
+    with the loaded run's
+    t, q (and logged qd, qdd) and the torque difference (N, n), N m, for [`prepare`][jaxid.workflow.preprocess.prepare].
     Raises ValueError when the runs differ in joints, length or time stamps, or when a joint's
-    RMS position difference exceeds :data:`SAME_TRAJECTORY` of its range.
+    RMS position difference exceeds [`SAME_TRAJECTORY`][jaxid.workflow.inputs.SAME_TRAJECTORY] of its range.
     """
     from jaxid import data
 

@@ -1,4 +1,4 @@
-"""Base parameters and per-joint LuGre friction identified together (:func:`identify_lugre`)."""
+"""Base parameters and per-joint LuGre friction identified together ([`identify_lugre`][jaxid.workflow.lugre.identify_lugre])."""
 
 from __future__ import annotations
 
@@ -37,15 +37,15 @@ def identify_lugre(
     Levenberg-Marquardt on all of them with the base parameters eliminated (variable
     projection), reweighted per joint; the Gauss-Newton covariance of both together.
 
-    robot: the model without the friction terms LuGre replaces (:data:`LUGRE_REPLACES`;
+    robot: the model without the friction terms LuGre replaces ([`LUGRE_REPLACES`][jaxid.workflow.lugre.LUGRE_REPLACES];
     ``ia``, ``offset`` may stay). prepared: runs with qd (logged, or filtered by
-    :func:`prepare`), uniformly sampled, one of them through zero velocity on every joint with
+    [`prepare`][jaxid.workflow.preprocess.prepare]), uniformly sampled, one of them through zero velocity on every joint with
     low-speed dwells (the S-curve friction experiment), fast enough for the bristle dynamics.
     key: PRNG key of the per-joint swarms; method: their staged method
     (``jaxid.identification.lugre.METHODS``).
 
-    Returns :class:`~jaxid.workflow.params.Params` with ``lugre`` (fields (n,)) and ``lugre_fit``
-    (:class:`~jaxid.workflow.records.LugreFit`: ``method``, ``converged``, ``steps``, ``std`` and
+    Returns [`Params`][jaxid.workflow.params.Params] with ``lugre`` (fields (n,)) and ``lugre_fit``
+    ([`LugreFit`][jaxid.workflow.records.LugreFit]: ``method``, ``converged``, ``steps``, ``std`` and
     ``rel_std`` (n, 8), ``warnings``, ``friction_run``, the run of the per-joint starting fits);
     ``physics`` names a
     refinement that did not converge. Raises WorkflowError for data that cannot identify it.

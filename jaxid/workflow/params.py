@@ -1,4 +1,5 @@
-"""Identified parameters on disk (``params.json``): :class:`Params`, their serialisation (schema version 2) and reading back (versions 1 and 2).
+"""Identified parameters on disk (``params.json``): [`Params`][jaxid.workflow.params.Params], their serialisation (schema version 2) and reading back
+(versions 1 and 2).
 
 A ``params.json`` file holds everything needed to predict torques again, or to check an
 identification later:
@@ -45,7 +46,7 @@ identification later:
     ``units``, ``values`` and ``std`` (n, 8); predictions then add each joint's LuGre torque,
     its bristle state integrated along the run from rest.
 
-:func:`load_params` rejects a malformed file with a :class:`ParamsError` (a ``ValueError``)
+[`load_params`][jaxid.workflow.params.load_params] rejects a malformed file with a [`ParamsError`][jaxid.workflow.params.ParamsError] (a ``ValueError``)
 that names the file and the field.
 """
 
@@ -83,10 +84,10 @@ from jaxid.workflow.records import (
 
 FORMAT = "jaxid.params"
 VERSION = 2
-#: The versions :func:`load_params` reads: 1 (the records as one ``fit`` object) and 2.
+#: The versions [`load_params`][jaxid.workflow.params.load_params] reads: 1 (the records as one ``fit`` object) and 2.
 VERSIONS = (1, 2)
 
-#: The records of :class:`Params`, by their params.json (version 2) key.
+#: The records of [`Params`][jaxid.workflow.params.Params], by their params.json (version 2) key.
 RECORDS: dict[str, type[_Record]] = dict(
     estimation=Estimate,
     screening=Screening,
@@ -115,9 +116,9 @@ class Params(eqx.Module):
             ``standard_source`` says how they were found.
         lugre: per-joint LuGre friction (``jaxid.friction.LuGre``, fields (n,)) added to the
             predicted torques, or None; its std (n, 8) is in ``lugre_fit.std``.
-        estimation, preprocessing (one :class:`~jaxid.workflow.records.Preprocessing` per run),
-            screening, instrumental, gravity_fit, consistency, lugre_fit, physics: the records
-            of the stages (``jaxid.workflow.records``), None where a stage did not run; static.
+        estimation, preprocessing, screening, instrumental, gravity_fit, consistency, lugre_fit, physics: the
+            records of the stages (``jaxid.workflow.records``; preprocessing holds one
+            [`Preprocessing`][jaxid.workflow.records.Preprocessing] per run), None where a stage did not run; static.
         extra: entries a caller added (a dict of plain values), static.
 
     ``fit`` (read-only) is the version-1 dict of all of them; ``Params(..., fit=d)`` and
@@ -247,7 +248,7 @@ class Params(eqx.Module):
         return jnp.zeros(len(self.parameter_names)).at[self.base.indices].set(self.theta)
 
     def full_cov(self):
-        """The covariance (p, p) of :meth:`full`: the base covariance on the leading parameters,
+        """The covariance (p, p) of [`full`][jaxid.workflow.params.Params.full]: the base covariance on the leading parameters,
         0 elsewhere."""
         i = np.asarray(self.base.indices)
         return jnp.zeros((len(self.parameter_names),) * 2).at[np.ix_(i, i)].set(self.cov)
@@ -263,7 +264,7 @@ _FIT_KEYS = (
 
 
 def records_from_fit(fit: dict) -> dict:
-    """The records (keyword arguments of :class:`Params`) of a version-1 ``fit`` dict; a field it
+    """The records (keyword arguments of [`Params`][jaxid.workflow.params.Params]) of a version-1 ``fit`` dict; a field it
     lacks (an older file, or a dict built by hand) is None."""
     screening, reversals = fit.get("screening"), fit.get("reversals") or {}
     physics = fit.get("physics")
@@ -322,7 +323,7 @@ def from_fit(
 
 
 def estimate_of(fit, *, n_samples: int, sources=(), **more) -> Estimate:
-    """The :class:`~jaxid.workflow.records.Estimate` of an ``Identification``; ``more``: its other fields."""
+    """The [`Estimate`][jaxid.workflow.records.Estimate] of an ``Identification``; ``more``: its other fields."""
     return Estimate(
         method=fit.method,
         cond=float(fit.cond),
@@ -343,7 +344,7 @@ def json_number(x):
 
 
 def to_json(params: Params) -> dict:
-    """The params.json document of ``params`` (a dict of plain Python values; version :data:`VERSION`)."""
+    """The params.json document of ``params`` (a dict of plain Python values; version [`VERSION`][jaxid.workflow.params.VERSION])."""
     arr = lambda a: [json_number(v) for v in np.ravel(np.asarray(a))]
     b = params.base
     theta = np.asarray(params.theta)
@@ -414,7 +415,7 @@ def save_params(path, params: Params) -> Path:
 
 
 def _records(doc, path) -> dict[str, Any]:
-    """The records of a version-2 document (keyword arguments of :class:`Params`)."""
+    """The records of a version-2 document (keyword arguments of [`Params`][jaxid.workflow.params.Params])."""
     out: dict[str, Any] = {}
     for key, record in RECORDS.items():
         value = doc.get(key)
@@ -476,7 +477,7 @@ def _names(value, path, name, count=None):
 
 
 def load_params(path) -> Params:
-    """Read a params.json file written by :func:`save_params`.
+    """Read a params.json file written by [`save_params`][jaxid.workflow.params.save_params].
 
     Raises ParamsError (a ValueError) naming the file and the field of any problem: missing
     file, invalid JSON, wrong format, missing fields, arrays of the wrong shape or with
@@ -599,7 +600,7 @@ def _base(base_doc, path: Path, names: tuple[str, ...]) -> BaseParameters:
 
 
 def _fit_records(doc: dict, path: Path) -> dict[str, Any]:
-    """The records (keyword arguments of :class:`Params`): a version-1 ``fit`` object's, or a version-2 document's."""
+    """The records (keyword arguments of [`Params`][jaxid.workflow.params.Params]): a version-1 ``fit`` object's, or a version-2 document's."""
     if doc["version"] != 1:
         return _records(doc, path)
     fit = doc.get("fit") or {}

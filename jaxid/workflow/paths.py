@@ -1,16 +1,16 @@
 """The output guard: every input and output path of a command, checked before any work.
 
-Each request (:mod:`jaxid.workflow.requests`) lists its paths as :class:`Arg` records, each
+Each request ([`jaxid.workflow.requests`][jaxid.workflow.requests]) lists its paths as [`Arg`][jaxid.workflow.paths.Arg] records, each
 with the flag that gave it (``-o``, ``--urdf-out``, ``DATA``, ...), through its ``paths()``
 method. Two checks run on them:
 
-- :func:`check_names`, when the request is made (its ``__post_init__``): no two outputs are
+- [`check_names`][jaxid.workflow.paths.check_names], when the request is made (its ``__post_init__``): no two outputs are
   the same file (``-o`` and ``--json``, simulate's ``--truth`` and ``-o``, ``--json`` onto
   excite's sidecar ``OUT.json``, a file inside a ``--report`` folder), no output is one of the
   inputs (a data file, its sidecar, the model file, ``--params``), and no data file is given
   twice (stacked with itself its std shrinks by sqrt(2) with no new information; a held-out
   run that is the training run scores the fit on its own data).
-- :func:`check_files`, at the start of the command (``jaxid.workflow.commands``): every input
+- [`check_files`][jaxid.workflow.paths.check_files], at the start of the command (``jaxid.workflow.commands``): every input
   that exists is a readable file (a ROS 2 bag folder where a data file is expected), every
   output can be written: its folder exists and is writable, it is not a folder, and an
   existing file there is not read-only (jaxid never replaces a file its owner made read-only,
@@ -19,8 +19,8 @@ method. Two checks run on them:
 
 Paths are compared as files, not as strings: two existing paths are the same when they are the
 same inode (symlinks, hard links, ``./a.csv`` and ``a.csv``), others after
-``os.path.realpath``. Every refusal is one :class:`jaxid.workflow.WorkflowError` line naming
-both flags and the path. Only :func:`check_files` reads content, and only of two runs of the same
+``os.path.realpath``. Every refusal is one [`jaxid.workflow.WorkflowError`][jaxid.workflow.records.WorkflowError] line naming
+both flags and the path. Only [`check_files`][jaxid.workflow.paths.check_files] reads content, and only of two runs of the same
 size: a run copied under another name (``cp run.csv run2.csv``) is the same run twice.
 """
 
@@ -65,7 +65,7 @@ class Arg:
 def data_args(
     flag: str, paths: Iterable[str | None] | None, run: Literal["train", "held-out"] | None = "train"
 ) -> list[Arg]:
-    """The :class:`Arg` of each data file of ``flag`` (a run, ``run``) and of each one's sidecar
+    """The [`Arg`][jaxid.workflow.paths.Arg] of each data file of ``flag`` (a run, ``run``) and of each one's sidecar
     ``FILE.json`` (an input too: an output over it would replace the excitation and model it
     records)."""
     out = []
@@ -258,7 +258,7 @@ def _readable(arg: Arg) -> None:
 
 def _copies(runs: list[Arg]) -> None:
     """Refuse two runs (regular files) with the same bytes: a copy under another name is the
-    same run given twice (:func:`check_names` compares only the files' identities). Files are
+    same run given twice ([`check_names`][jaxid.workflow.paths.check_names] compares only the files' identities). Files are
     read only when their sizes are equal."""
     by_size: dict[int, list[Arg]] = {}
     for r in runs:
@@ -300,7 +300,7 @@ def check_files(inputs: Iterable[Arg], outputs: Iterable[Arg]) -> None:
 
 
 def check(inputs: Iterable[Arg], outputs: Iterable[Arg]) -> None:
-    """:func:`check_names`, then :func:`check_files`."""
+    """[`check_names`][jaxid.workflow.paths.check_names], then [`check_files`][jaxid.workflow.paths.check_files]."""
     inputs, outputs = list(inputs), list(outputs)
     check_names(inputs, outputs)
     check_files(inputs, outputs)

@@ -1,4 +1,4 @@
-"""Identification of prepared runs, composed of the stages top to bottom (:func:`identify`):
+"""Identification of prepared runs, composed of the stages top to bottom ([`identify`][jaxid.workflow.pipeline.identify]):
 the model's Stribeck velocity and gravity, the rows and their screening (``screen``), the estimate and
 its covariance (``estimate``), the consistent fit (``consistency``), the physics check (``check``)."""
 
@@ -23,7 +23,7 @@ from jaxid.workflow.records import GravityFit, WorkflowError
 from jaxid.workflow.regress import base_of
 from jaxid.workflow.screen import fit_rows, outlier_free, screen, screening_record
 
-#: Estimators of :func:`identify`.
+#: Estimators of [`identify`][jaxid.workflow.pipeline.identify].
 METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")
 
 
@@ -47,7 +47,7 @@ def identify(
 ) -> Params:
     """Identify the base parameters (and enabled joint terms) from all prepared runs stacked.
 
-    robot: the model (``jaxid.Robot``). prepared: :func:`prepare`'s result.
+    robot: the model (``jaxid.Robot``). prepared: [`prepare`][jaxid.workflow.preprocess.prepare]'s result.
     method: "wls" (Gautier's two-step weighted LS, default), "ols", "irls" (Huber), "ridge", or
         "iv" (IDIM-IV) / "didim" (``jaxid.identification.instrumental``: the regressor noise of
         differentiated positions does not bias them), started from the WLS estimate, with
@@ -85,7 +85,7 @@ def identify(
     the estimator's own (white-noise) covariance. ``params.estimation.covariance`` is "hac" or
     "white", ``params.estimation.std_white`` the white-noise std (b,) in either case.
 
-    Returns :class:`~jaxid.workflow.params.Params` with the records of the stages
+    Returns [`Params`][jaxid.workflow.params.Params] with the records of the stages
     (``jaxid.workflow.records``): ``preprocessing`` (per run), ``estimation``, ``screening``,
     ``instrumental``, ``gravity_fit``, ``consistency`` (with ``consistent``: ``converged``,
     ``steps``, ...) and ``physics`` (``consistent``, ``problems``, ``scale_vs_model``).
@@ -149,12 +149,12 @@ def identify(
     return check_physics(robot, params)
 
 
-#: The library's name for :func:`identify` (the command line, notebooks and benchmarks call it).
+#: The library's name for [`identify`][jaxid.workflow.pipeline.identify] (the command line, notebooks and benchmarks call it).
 identify_experiment = identify
 
 
 def check_arguments(robot, prepared: Prepared, method, consistent, outliers, prior_weight, reference, gains, gravity):
-    """WorkflowError naming a setting of :func:`identify` it cannot use, or runs of another robot."""
+    """WorkflowError naming a setting of [`identify`][jaxid.workflow.pipeline.identify] it cannot use, or runs of another robot."""
     if method not in METHODS:
         raise WorkflowError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if method in ("iv", "didim") and reference is None and gains is None:
@@ -196,6 +196,6 @@ def with_stribeck_velocity(robot, prepared: Prepared, stribeck_vs):
 
 def with_gravity(robot, prepared: Prepared):
     """(the robot under the direction of gravity identified from the runs, its
-    :class:`~jaxid.workflow.records.GravityFit`): :func:`~jaxid.workflow.gravity.fit_gravity`."""
+    [`GravityFit`][jaxid.workflow.records.GravityFit]): [`fit_gravity`][jaxid.workflow.gravity.fit_gravity]."""
     robot, doc = fit_gravity(robot, prepared)
     return robot, GravityFit.from_dict(doc)

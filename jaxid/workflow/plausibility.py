@@ -1,8 +1,9 @@
 """Plausibility of each run's log against the model and the physics, before any fit (and of the fit's
 residual after it): the faults that real logs have and a least-squares fit would silently absorb.
 
-What is checked, per run (:func:`check_log` on the raw run as read, :func:`check_torques` on the
-prepared run, :func:`check_residuals` after the fit):
+What is checked, per run ([`check_log`][jaxid.workflow.plausibility.check_log] on the raw run as read,
+[`check_torques`][jaxid.workflow.plausibility.check_torques] on the
+prepared run, [`check_residuals`][jaxid.workflow.plausibility.check_residuals] after the fit):
 
 - ``still``: no joint moves beyond its position noise (or 1 mrad): the robot did not move, which
   the torque screening would otherwise report as stuck torque channels;
@@ -26,9 +27,9 @@ prepared run, :func:`check_residuals` after the fit):
   that the model and dissipating friction explain flipped far better than as logged is named;
 - ``residual`` (after the fit): a joint whose residual RMS is of the order of its torque RMS.
 
-Each :class:`Finding` names the run, the joint, the 1-based file rows where they matter
+Each [`Finding`][jaxid.workflow.plausibility.Finding] names the run, the joint, the 1-based file rows where they matter
 (``Dataset.row``), the factor and the flag that fixes it. Errors stop the command unless accepted
-(``--accept-fault NAME``, :data:`FAULTS`); warnings are printed and recorded (the run's notes,
+(``--accept-fault NAME``, [`FAULTS`][jaxid.workflow.plausibility.FAULTS]); warnings are printed and recorded (the run's notes,
 params.json ``plausibility``).
 """
 
@@ -44,7 +45,8 @@ import numpy as np
 
 from jaxid.workflow.records import WorkflowError
 
-#: The faults :func:`check_log`, :func:`check_torques` and :func:`check_residuals` find, and
+#: The faults [`check_log`][jaxid.workflow.plausibility.check_log], [`check_torques`][jaxid.workflow.plausibility.check_torques] and
+#: [`check_residuals`][jaxid.workflow.plausibility.check_residuals] find, and
 #: what each means (the names of ``--accept-fault``).
 FAULTS = {
     "still": "the robot did not move (positions constant within their noise)",
@@ -58,7 +60,7 @@ FAULTS = {
 }
 
 #: A joint's speed above this many times its velocity limit (``Robot.qd_max``, else
-#: :data:`SPEED_CEILING`) is a time-stamp fault: a robot overshoots its limit a little, a wrong time
+#: [`SPEED_CEILING`][jaxid.workflow.plausibility.SPEED_CEILING]) is a time-stamp fault: a robot overshoots its limit a little, a wrong time
 #: unit by 1000x (ms/s) or 60x.
 SPEED_FACTOR = 10.0
 
@@ -67,7 +69,7 @@ SPEED_FACTOR = 10.0
 SPEED_CEILING = (30.0, 10.0)
 
 #: Quantile of a joint's sample-to-sample speed compared with its limit: robust to the spikes and
-#: wraps that :func:`check_log` reports on their own (they are under 1 % of the samples).
+#: wraps that [`check_log`][jaxid.workflow.plausibility.check_log] reports on their own (they are under 1 % of the samples).
 SPEED_QUANTILE = 0.99
 
 #: Robust z (spread by the MAD) above which a sample off its neighbours' midpoint is a spike.
@@ -94,33 +96,33 @@ TORQUE_COSINE = 0.8
 
 #: A joint of a log read with ``--gains`` g whose torque without the gain, k / g, is at least this
 #: factor closer to the model's (in log scale) than with it, k, was already in N m: the gain is a
-#: fault (an error) even when k is within :data:`TORQUE_FACTOR` (a gain of 10 on a log in N m).
+#: fault (an error) even when k is within [`TORQUE_FACTOR`][jaxid.workflow.plausibility.TORQUE_FACTOR] (a gain of 10 on a log in N m).
 GAIN_EVIDENCE = 4.0
 
 #: A joint the nominal model alone does not explain is of inverted sign when the model's torque plus
 #: dissipating friction explains at least this share of its variance with the sign flipped (and more
-#: than twice the share as logged; :func:`_inverted`). A noise channel is explained by neither.
+#: than twice the share as logged; `_inverted`). A noise channel is explained by neither.
 SIGN_SHARE = 0.5
 
-#: A joint the model alone explains less of (cosine < :data:`TORQUE_COSINE`) has its sign and scale
-#: judged by :func:`_model_scale` (friction and an offset fitted beside the model) when the model's
+#: A joint the model alone explains less of (cosine < [`TORQUE_COSINE`][jaxid.workflow.plausibility.TORQUE_COSINE]) has its sign and scale
+#: judged by `_model_scale` (friction and an offset fitted beside the model) when the model's
 #: column explains at least this share of the torque's variance both alone (cosine^2) and beyond
 #: the friction columns, with one sign: a small model torque next to a large friction (a wrist) is
 #: then not judged, since the friction's leak into its scale is large.
 MODEL_SHARE = 0.25
 
-#: The nominal model's torque enters :func:`_explained` scaled by at most this factor either way.
+#: The nominal model's torque enters `_explained` scaled by at most this factor either way.
 MODEL_SLACK = 3.0
 
-#: Samples of a run used by :func:`check_torques` (evenly spaced): the check is on the scale and sign,
+#: Samples of a run used by [`check_torques`][jaxid.workflow.plausibility.check_torques] (evenly spaced): the check is on the scale and sign,
 #: not the detail.
 TORQUE_SAMPLES = 2000
 
-#: A run whose joints all span at most this many times their position noise, or :data:`STILL_SPAN`, is
+#: A run whose joints all span at most this many times their position noise, or [`STILL_SPAN`][jaxid.workflow.plausibility.STILL_SPAN], is
 #: a robot that did not move (its torque channels then look stuck: that is not a sensor fault).
 STILL_NOISE = 20.0
 STILL_SPAN = 1e-3  # rad or m
-#: The position noise :func:`_still` trusts at most, rad or m: a larger second difference is motion the
+#: The position noise `_still` trusts at most, rad or m: a larger second difference is motion the
 #: sampling does not resolve (a coarse log, or poses logged one by one), not encoder noise.
 STILL_NOISE_MAX = 1e-3
 
@@ -132,7 +134,7 @@ RESIDUAL_SHARE = 0.5
 class Finding:
     """One implausible thing about a run.
 
-    fault: a key of :data:`FAULTS`. source: the run's file. joint: the joint's name, or None (the
+    fault: a key of [`FAULTS`][jaxid.workflow.plausibility.FAULTS]. source: the run's file. joint: the joint's name, or None (the
     run). message: one sentence naming what, where (1-based file rows) and the fix. error: the
     command stops on it unless ``fault`` is accepted. rows: the file rows named (as
     ``Dataset.row`` says them). factor: the factor of a scale fault, or None. repaired: what was
@@ -175,7 +177,7 @@ def _revolute(robot) -> np.ndarray:
 
 def _speed_limits(robot) -> np.ndarray:
     """(n,) the velocity limit of each joint, rad/s or m/s: ``qd_max`` where finite and > 0, else
-    :data:`SPEED_CEILING`."""
+    [`SPEED_CEILING`][jaxid.workflow.plausibility.SPEED_CEILING]."""
     qd_max = np.asarray(robot.qd_max, dtype=float)
     ceiling = np.where(_revolute(robot), SPEED_CEILING[0], SPEED_CEILING[1])
     return np.where(np.isfinite(qd_max) & (qd_max > 0), qd_max, ceiling)
@@ -194,7 +196,7 @@ def _rows_text(rows, total: int) -> str:
 def check_log(ds, robot) -> tuple[object, tuple[Finding, ...]]:
     """The findings on a raw run ``ds`` (``jaxid.data.Dataset`` as read: t (N,) s, q (N, n) rad or
     m) against ``robot``: units, wraps (repaired: the returned run is unwrapped), jumps, time. Returns
-    (the run, findings); no exception (see :func:`raise_errors`)."""
+    (the run, findings); no exception (see [`raise_errors`][jaxid.workflow.plausibility.raise_errors])."""
     source = ds.source or "<dataset>"
     q = np.array(ds.q, dtype=float)
     findings: list[Finding] = []
@@ -216,9 +218,9 @@ def check_log(ds, robot) -> tuple[object, tuple[Finding, ...]]:
 
 
 def _still(ds, q, robot, source: str) -> list[Finding]:
-    """A ``still`` finding when every joint spans at most :data:`STILL_NOISE` x its position noise
-    (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5), at most :data:`STILL_NOISE_MAX`) or
-    :data:`STILL_SPAN`."""
+    """A ``still`` finding when every joint spans at most [`STILL_NOISE`][jaxid.workflow.plausibility.STILL_NOISE] x its position noise
+    (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5), at most [`STILL_NOISE_MAX`][jaxid.workflow.plausibility.STILL_NOISE_MAX]) or
+    [`STILL_SPAN`][jaxid.workflow.plausibility.STILL_SPAN]."""
     if q.shape[0] < 3:
         return []
     e = q[1:-1] - 0.5 * (q[:-2] + q[2:])
@@ -339,8 +341,8 @@ def _spikes(ds, q, robot) -> tuple[np.ndarray, np.ndarray]:
     """(spike (N, n) bool, offset (N, n) of each sample from its neighbours' midpoint; rad or m).
 
     A spike is a sample whose offset from the midpoint of samples k-1 and k+1 exceeds both
-    :data:`SPIKE_Z` robust spreads (1.4826 MAD) of that offset over the run and the distance the
-    joint moves in one sample at :data:`SPEED_FACTOR` x its limit, with the steps in and out of
+    [`SPIKE_Z`][jaxid.workflow.plausibility.SPIKE_Z] robust spreads (1.4826 MAD) of that offset over the run and the distance the
+    joint moves in one sample at [`SPEED_FACTOR`][jaxid.workflow.plausibility.SPEED_FACTOR] x its limit, with the steps in and out of
     opposite sign and as large (a step in the trajectory is no spike). The offset is minus half the
     second difference, which smooth motion keeps at qdd dt^2 / 2: far below either bound."""
     N = q.shape[0]
@@ -360,7 +362,7 @@ def _spikes(ds, q, robot) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _jumps(ds, q, robot, source: str) -> list[Finding]:
-    """A ``jump`` finding per joint with spikes (:func:`_spikes`), naming their file rows."""
+    """A ``jump`` finding per joint with spikes (`_spikes`), naming their file rows."""
     spike, e = _spikes(ds, q, robot)
     names = _labels(robot)
     found = []
@@ -384,7 +386,7 @@ def _jumps(ds, q, robot, source: str) -> list[Finding]:
 
 
 def bridge_jumps(ds, robot):
-    """The run ``ds`` with its spike samples (:func:`_spikes`) replaced by the midpoint of their
+    """The run ``ds`` with its spike samples (`_spikes`) replaced by the midpoint of their
     neighbours (each dropped and the gap bridged linearly), noted in its ``notes``."""
     q = np.array(ds.q, dtype=float)
     spike, e = _spikes(ds, q, robot)
@@ -432,21 +434,21 @@ def _time(ds, q, robot, source: str) -> list[Finding]:
 # ------------------------------------------------------------------------- the torques
 def _nominal_torques(robot, q, qd, qdd) -> np.ndarray:
     """(M, n) N m: the nominal model's torque (rigid body and its joint terms) at the samples."""
-    from jaxid.workflow.validation import _torques
+    from jaxid.workflow.validation import model_torques
 
-    return np.asarray(_torques((robot, robot.parameter_vector()), q, qd, qdd))
+    return model_torques(robot, robot.parameter_vector(), q, qd, qdd)
 
 
 def check_torques(prepared, robot) -> tuple[Finding, ...]:
     """Sign and scale of each run's logged torque against the nominal model's at its prepared
     motion (``Prepared``: q, qd, qdd, tau (N, n)): per joint k = <tau, tau_m> / <tau_m, tau_m> and the
-    (uncentred) cosine c between them, on up to :data:`TORQUE_SAMPLES` samples. Where |c| >=
-    :data:`TORQUE_COSINE` (the model explains the torque's shape: gravity, inertia), k < 0 is an
-    inverted sign and |k| beyond :data:`TORQUE_FACTOR` either way a scale error, and a run read with
-    gains (``Dataset.gains``) whose joint matches the model :data:`GAIN_EVIDENCE` x better without
+    (uncentred) cosine c between them, on up to [`TORQUE_SAMPLES`][jaxid.workflow.plausibility.TORQUE_SAMPLES] samples. Where |c| >=
+    [`TORQUE_COSINE`][jaxid.workflow.plausibility.TORQUE_COSINE] (the model explains the torque's shape: gravity, inertia), k < 0 is an
+    inverted sign and |k| beyond [`TORQUE_FACTOR`][jaxid.workflow.plausibility.TORQUE_FACTOR] either way a scale error, and a run read with
+    gains (``Dataset.gains``) whose joint matches the model [`GAIN_EVIDENCE`][jaxid.workflow.plausibility.GAIN_EVIDENCE] x better without
     its gain is an error too; elsewhere the
     nominal model cannot say the scale (friction-dominated joints, a rough model) and only a torque
-    that the model and friction explain flipped far better than as logged is found (:func:`_inverted`)."""
+    that the model and friction explain flipped far better than as logged is found (`_inverted`)."""
     from jaxid.identification import screening
 
     names = _labels(robot)
@@ -517,7 +519,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
 
 
 def _plausible(k: float) -> bool:
-    """A scale of the model's torque within :data:`MODEL_SLACK` of 1, either sign: what a rough
+    """A scale of the model's torque within [`MODEL_SLACK`][jaxid.workflow.plausibility.MODEL_SLACK] of 1, either sign: what a rough
     nominal model gives (where the model alone explains less, the scale is trusted only there)."""
     return 1 / MODEL_SLACK <= abs(k) <= MODEL_SLACK
 
@@ -543,7 +545,7 @@ def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | No
 
 
 def _friction_columns(qd) -> np.ndarray:
-    """(N, 3) unit columns beside the model's torque in :func:`_model_scale` and :func:`_explained`:
+    """(N, 3) unit columns beside the model's torque in `_model_scale` and `_explained`:
     Coulomb friction tanh(qd / (0.05 max|qd|)), viscous qd, an offset (the offset alone for a joint
     that does not move)."""
     scale = 0.05 * float(np.abs(qd).max())
@@ -558,8 +560,8 @@ def _model_scale(tau, model, qd) -> tuple[float, float]:
     fit of tau (N,) by a * model + b * tanh(qd / (0.05 max|qd|)) + c * qd + d (friction and an offset
     beside it, so that they do not leak into a); share, the part of tau's variance that only the
     model's column explains (the fit's residual without it less the residual with it, over the
-    variance). A joint the model alone explains little of (cosine < :data:`TORQUE_COSINE`) still has
-    a trustworthy scale when share >= :data:`MODEL_SHARE`."""
+    variance). A joint the model alone explains little of (cosine < [`TORQUE_COSINE`][jaxid.workflow.plausibility.TORQUE_COSINE]) still has
+    a trustworthy scale when share >= [`MODEL_SHARE`][jaxid.workflow.plausibility.MODEL_SHARE]."""
     F = _friction_columns(qd)
     mn = float(np.linalg.norm(model))
     total = float(np.sum((tau - tau.mean()) ** 2))
@@ -575,7 +577,7 @@ def _model_scale(tau, model, qd) -> tuple[float, float]:
 
 def _explained(tau, model, qd) -> float:
     """Share of the variance of one joint's torque tau (N,) explained by the nominal model's torque
-    (N,), scaled by a in [1/:data:`MODEL_SLACK`, :data:`MODEL_SLACK`] (the nominal masses roughly
+    (N,), scaled by a in [1/`MODEL_SLACK`, `MODEL_SLACK`] (the nominal masses roughly
     right), plus friction that dissipates, b * tanh(qd / (0.05 max|qd|)) + c * qd (b, c >= 0), and a
     free offset: 1 - |residual|^2 / |tau - mean|^2 of the bounded least-squares fit, in [0, 1]. A
     torque the model explains only at a scale far from its own (a spring, a log that is no robot's)
@@ -595,8 +597,8 @@ def _explained(tau, model, qd) -> float:
 def _inverted(tau, model, qd, name: str, source: str) -> list[Finding]:
     """A ``torque-sign`` finding for a joint the nominal model alone does not explain (friction-
     dominated, or the model only partly right) when the model's torque plus dissipating friction
-    (:func:`_explained`) explains the torque with its sign inverted, a share of at least
-    :data:`SIGN_SHARE` of its power, and more than twice the share it explains as logged: friction
+    (`_explained`) explains the torque with its sign inverted, a share of at least
+    [`SIGN_SHARE`][jaxid.workflow.plausibility.SIGN_SHARE] of its power, and more than twice the share it explains as logged: friction
     opposes motion and gravity pulls one way, so a flipped channel fits only flipped."""
     logged, flipped = _explained(tau, model, qd), _explained(-tau, model, qd)
     if not (flipped >= SIGN_SHARE and flipped > 2 * logged):
@@ -618,7 +620,7 @@ def _inverted(tau, model, qd, name: str, source: str) -> list[Finding]:
 
 def check_residuals(robot, params, prepared) -> tuple[Finding, ...]:
     """After the fit: a ``residual`` warning per joint whose residual RMS over the prepared runs is
-    at least :data:`RESIDUAL_SHARE` of its torque RMS (the model does not explain that joint)."""
+    at least [`RESIDUAL_SHARE`][jaxid.workflow.plausibility.RESIDUAL_SHARE] of its torque RMS (the model does not explain that joint)."""
     from jaxid.workflow.validation import predict
 
     names = _labels(robot)
@@ -652,7 +654,8 @@ def check_residuals(robot, params, prepared) -> tuple[Finding, ...]:
 # ------------------------------------------------------------------------- the verdict
 @dataclass(frozen=True)
 class Plausibility:
-    """The findings on the runs of one command (:func:`screen_logs`, :func:`screen_torques`) and the
+    """The findings on the runs of one command ([`screen_logs`][jaxid.workflow.plausibility.screen_logs],
+    [`screen_torques`][jaxid.workflow.plausibility.screen_torques]) and the
     faults accepted (``--accept-fault``). Stored in params.json (``plausibility``)."""
 
     findings: tuple[Finding, ...] = ()
@@ -694,8 +697,8 @@ def _warn(f: Finding, accepted: bool) -> None:
 
 
 def screen_logs(raw, robot, accept=()) -> tuple[list, Plausibility]:
-    """:func:`check_log` on every raw run: the runs (unwrapped; spikes bridged where ``jump`` is
-    accepted) and the record. WorkflowError (:func:`raise_errors`) on an error not accepted; the
+    """[`check_log`][jaxid.workflow.plausibility.check_log] on every raw run: the runs (unwrapped; spikes bridged where ``jump`` is
+    accepted) and the record. WorkflowError ([`raise_errors`][jaxid.workflow.plausibility.raise_errors]) on an error not accepted; the
     other findings warned and noted in their run's notes."""
     accept = check_accept(accept)
     out: list = []
@@ -722,7 +725,7 @@ def _noted(ds, findings, accept):
 
 
 def screen_torques(prepared, robot, accept=()) -> Plausibility:
-    """:func:`check_torques` on the prepared runs; WorkflowError on an error not accepted, the
+    """[`check_torques`][jaxid.workflow.plausibility.check_torques] on the prepared runs; WorkflowError on an error not accepted, the
     accepted ones warned."""
     accept = check_accept(accept)
     record = Plausibility(check_torques(prepared, robot), accept)

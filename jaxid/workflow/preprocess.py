@@ -1,4 +1,5 @@
-"""Raw runs -> the q, qd, qdd, tau identification uses (:func:`prepare` under a :class:`Policy`), and
+"""Raw runs -> the q, qd, qdd, tau identification uses ([`prepare`][jaxid.workflow.preprocess.prepare] under a
+[`Policy`][jaxid.workflow.preprocess.Policy]), and
 the choices made on the data (cutoff from the spectrum, edge trim, periodic averaging)."""
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import numpy as np
 from jaxid.workflow.records import Preprocessing, WorkflowError
 
 #: Signal-to-noise ratio of the smoothed position spectrum at the chosen cutoff
-#: (:func:`choose_cutoff`): 10, i.e. the cutoff is where the signal falls to 10 dB above the
+#: ([`choose_cutoff`][jaxid.workflow.preprocess.choose_cutoff]): 10, i.e. the cutoff is where the signal falls to 10 dB above the
 #: noise floor.
 SNR_CUTOFF = 10.0
 
 #: Cutoff of the derivative filter, in multiples of the signal band (the excitation's known
 #: base frequency x harmonics, or the band edge read from the spectrum by
-#: :func:`choose_cutoff`): the forward-backward 4th-order Butterworth passes the top of the band
+#: [`choose_cutoff`][jaxid.workflow.preprocess.choose_cutoff]): the forward-backward 4th-order Butterworth passes the top of the band
 #: at 1 / (1 + 3^-8) = 99.985 %; a cutoff at the band edge itself (the spectrum's first guess,
 #: 1.35 x band on a noisy planar arm) passes it at 92 % and biases the estimates by tens of std.
 EXCITATION_CUTOFF = 3.0
@@ -27,15 +28,16 @@ EXCITATION_CUTOFF = 3.0
 
 #: Share of a joint's position power that significant content above its band edge may hold where
 #: the spectrum meets no noise floor below fs/4 (noise-free or smoothed positions, whose roll-off
-#: is no motion): :func:`band_edges`.
+#: is no motion): [`band_edges`][jaxid.workflow.preprocess.band_edges].
 POWER_TAIL = 1e-5
 
-#: Bins the periodogram is averaged over before it is compared with the floor (:func:`band_edges`).
+#: Bins the periodogram is averaged over before it is compared with the floor ([`band_edges`][jaxid.workflow.preprocess.band_edges]).
 SMOOTH_BINS = 9
 
 #: Significant content that begins more than this factor above the band (the frequency below which
-#: all but :data:`LINE_SHARE` of the position power lies, or the band's top) is isolated: a line
-#: or cluster that counts as motion only when it holds :data:`LINE_SHARE` (:func:`band_edges`).
+#: all but [`LINE_SHARE`][jaxid.workflow.preprocess.LINE_SHARE] of the position power lies, or the band's top) is isolated: a line
+#: or cluster that counts as motion only when it holds [`LINE_SHARE`][jaxid.workflow.preprocess.LINE_SHARE]
+#: ([`band_edges`][jaxid.workflow.preprocess.band_edges]).
 #: Harmonics k and k + 1 of a Fourier excitation are never further apart than 2.
 ISOLATION = 2.0
 
@@ -44,17 +46,17 @@ ISOLATION = 2.0
 LINE_SHARE = 1e-3
 
 #: Share of a run that the derivative filter's trim may take at each end before the chosen cutoff
-#: is raised (:func:`raise_for_trim`).
+#: is raised ([`raise_for_trim`][jaxid.workflow.preprocess.raise_for_trim]).
 TRIM_SHARE = 0.1
 
-#: A cutoff above fs / (4 x this) is warned about as ambiguous (:func:`choose_cutoffs`).
+#: A cutoff above fs / (4 x this) is warned about as ambiguous ([`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs]).
 AMBIGUOUS_NYQUIST = 1.5
 
-#: Band edges spread over joints by more than this factor are warned about (:func:`choose_cutoffs`).
+#: Band edges spread over joints by more than this factor are warned about ([`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs]).
 AMBIGUOUS_SPREAD = 10.0
 
 #: Fraction of the filter's impulse-response mass that may reach past the kept edge samples
-#: (:func:`edge_trim`).
+#: ([`edge_trim`][jaxid.workflow.preprocess.edge_trim]).
 SETTLING_TOL = 1e-4
 
 
@@ -66,28 +68,28 @@ class Policy:
     derivatives: "butterworth" (zero-phase, then central differences) or "savgol": the
         method of ``jaxid.signals.derivatives`` for velocities/accelerations missing from a log.
     cutoff: low-pass cutoff, Hz, one for all joints or one per joint (a tuple), or None: chosen
-        per run and joint from the position spectrum (:func:`choose_cutoffs`), or from the
+        per run and joint from the position spectrum ([`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs]), or from the
         excitation's band where the run records it.
     order: Butterworth order.
     trim: samples dropped at each end of a differentiated run, or None: the filter's
-        settling time (:func:`edge_trim`). Runs whose qd and qdd were logged are not trimmed.
+        settling time ([`edge_trim`][jaxid.workflow.preprocess.edge_trim]). Runs whose qd and qdd were logged are not trimmed.
     step: keep every ``step``-th sample after filtering (decimation), >= 1.
     base_frequency: base frequency of a periodic excitation, Hz, or None: the run's own
         (``Dataset.base_frequency``, from ``jaxid excite``'s sidecar), if any.
     periodic: when the base frequency is known and a run without logged qd, qdd holds whole
         periods of it, differentiate in the frequency domain over the averaged period
-        (``jaxid.signals.periodic_derivatives``) instead of filtering (:func:`prepare`).
+        (``jaxid.signals.periodic_derivatives``) instead of filtering ([`prepare`][jaxid.workflow.preprocess.prepare]).
     parallel: parallel filtering (Gautier 1997): the regressor columns and tau of each run are
         low-pass filtered with the same zero-phase filter and then decimated by ``step``
-        (:func:`regressor_rows`), instead of decimating the prepared samples; the prepared
+        ([`regressor_rows`][jaxid.workflow.regress.regressor_rows]), instead of decimating the prepared samples; the prepared
         runs keep every sample.
     settings_from: where the cutoff, trim, order and method came from, for the description:
         None (given by the caller, "given") or a file name ("params.json": ``jaxid validate``
-        reusing the identification's, :func:`policy_from_preprocessing`).
+        reusing the identification's, [`policy_from_preprocessing`][jaxid.workflow.preprocess.policy_from_preprocessing]).
     reversal_band: rad/s, or None: samples at which some joint's |qd| is below it (velocity
         reversals and rest, where the Coulomb sign tanh(qd / eps) of an estimated qd can flip
         against the true one and give spikes of +-2 fc) are left out of the fit
-        (:func:`identify_experiment`); a few times the noise std of qd plus the model's
+        ([`identify_experiment`][jaxid.workflow.pipeline.identify_experiment]); a few times the noise std of qd plus the model's
         ``coulomb_eps`` (the periodic path prints that std). The runs keep them (validation).
     """
 
@@ -131,17 +133,17 @@ class Prepared:
     choices: one dict per run: ``source``, ``samples_read``, ``samples`` (kept), ``fs_hz``,
         ``derivatives`` ("logged" or the method), ``cutoff_hz`` (the highest over joints) and
         ``cutoffs_hz`` (per joint, (n,)), ``cutoff_from`` ("spectrum", "excitation":
-        :data:`EXCITATION_CUTOFF` x the known band, "policy", or "params": reused from a
+        [`EXCITATION_CUTOFF`][jaxid.workflow.preprocess.EXCITATION_CUTOFF] x the known band, "policy", or "params": reused from a
         params.json), ``order`` (Butterworth order), ``logged`` (the logged signals kept as
         they are: "qd", "qdd"), ``trim`` (samples per end) and ``trim_from`` ("settling":
-        :func:`edge_trim`, or "policy"), ``step``, ``index``
+        [`edge_trim`][jaxid.workflow.preprocess.edge_trim], or "policy"), ``step``, ``index``
         ``[start, stop, step]`` into the run as read, ``notes``; ``parallel`` (None, or with
-        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of :func:`parallel_cutoff`),
+        ``Policy.parallel`` ``{"cutoff_hz", "order", "step"}`` of [`parallel_cutoff`][jaxid.workflow.preprocess.parallel_cutoff]),
         ``reversal_band`` (rad/s or None, ``Policy.reversal_band``), ``memory`` (samples, as
-        fitted: the settling length :func:`edge_trim` of the derivative filter, plus that of the
+        fitted: the settling length [`edge_trim`][jaxid.workflow.preprocess.edge_trim] of the derivative filter, plus that of the
         parallel filter, over which the filters correlate the equation errors; 0 for logged and
         periodic runs without parallel filtering: the lag window of the covariance of
-        :func:`identify_experiment`); with ``derivatives``
+        [`identify_experiment`][jaxid.workflow.pipeline.identify_experiment]); with ``derivatives``
         "periodic" (the run averaged into one period) also ``base_frequency_hz``,
         ``base_frequency_from`` ("data" or "policy"), ``periods``, ``samples_per_period``,
         ``harmonics`` (per joint) and ``harmonics_from`` ("excitation" or "noise floor"),
@@ -168,16 +170,16 @@ class Prepared:
 
     @property
     def preprocessing(self) -> tuple[Preprocessing, ...]:
-        """The choices as typed records (:class:`~jaxid.workflow.records.Preprocessing`), one per run."""
+        """The choices as typed records ([`Preprocessing`][jaxid.workflow.records.Preprocessing]), one per run."""
         return tuple(map(Preprocessing.from_partial, self.choices))
 
     def describe(self) -> list[str]:
-        """One line per run: what was done to it (:func:`describe_run`)."""
+        """One line per run: what was done to it ([`describe_run`][jaxid.workflow.preprocess.describe_run])."""
         return [describe_run(c) for c in self.choices]
 
 
 def describe_run(c: dict | Preprocessing) -> str:
-    """One line: what :func:`prepare` did to a run, from its choices (``Prepared.choices[i]``, or
+    """One line: what [`prepare`][jaxid.workflow.preprocess.prepare] did to a run, from its choices (``Prepared.choices[i]``, or
     the record ``params.preprocessing[i]``)."""
     if isinstance(c, Preprocessing):
         c = c.to_dict()
@@ -237,14 +239,14 @@ def _describe_filtered(c: dict) -> str:
 
 def choose_cutoff(q, fs: float, snr: float = SNR_CUTOFF, margin: float = EXCITATION_CUTOFF) -> float:
     """One low-pass cutoff, Hz, for differentiating sampled positions q (N, n) rad at fs Hz: the
-    highest of the per-joint cutoffs of :func:`choose_cutoffs` (``margin`` times each joint's band
-    edge, clipped to [fs/1000, fs/4]), which :func:`prepare` uses joint by joint."""
+    highest of the per-joint cutoffs of [`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs] (``margin`` times each joint's band
+    edge, clipped to [fs/1000, fs/4]), which [`prepare`][jaxid.workflow.preprocess.prepare] uses joint by joint."""
     return max(choose_cutoffs(q, fs, snr, margin).cutoffs)
 
 
 @dataclass(frozen=True)
 class CutoffChoice:
-    """What :func:`choose_cutoffs` read from the position spectrum of a run.
+    """What [`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs] read from the position spectrum of a run.
 
     cutoffs: (n,) Hz, the derivative filter's cutoff of each joint. edges: (n,) Hz, each
     joint's band edge (nan for a joint that does not move, or whose motion nowhere stands above
@@ -267,7 +269,7 @@ def choose_cutoffs(
     names=None,
 ) -> CutoffChoice:
     """Low-pass cutoff per joint, Hz, for differentiating sampled positions: ``margin`` times
-    the joint's band edge (:func:`band_edges`), clipped to [fs/1000, fs/4].
+    the joint's band edge ([`band_edges`][jaxid.workflow.preprocess.band_edges]), clipped to [fs/1000, fs/4].
 
     Per joint, because joints are filtered one by one (``jaxid.signals.derivatives`` takes a
     cutoff per joint) and the error of each joint's acceleration is smallest at its own band's
@@ -275,19 +277,19 @@ def choose_cutoffs(
     of every torque they enter (a cutoff common to all joints, the highest band edge over them,
     let one joint's wide band, or one misread line, set the noise of all: a 5 kHz log whose
     one joint showed a line at 184 Hz was cut at 553 Hz everywhere). The margin (default
-    :data:`EXCITATION_CUTOFF`, 3) makes the zero-phase filter pass the whole band unattenuated
+    [`EXCITATION_CUTOFF`][jaxid.workflow.preprocess.EXCITATION_CUTOFF], 3) makes the zero-phase filter pass the whole band unattenuated
     (at the edge itself it would take 8 % off the top of the band, a bias the reported std does
     not cover).
 
     Warned (``warnings``, each naming ``--cutoff HZ``), where the spectrum does not settle the
-    choice: a cutoff within a factor :data:`AMBIGUOUS_NYQUIST` of fs/4 (little or no filtering);
+    choice: a cutoff within a factor [`AMBIGUOUS_NYQUIST`][jaxid.workflow.preprocess.AMBIGUOUS_NYQUIST] of fs/4 (little or no filtering);
     no noise floor below fs/4 (noise-free or smoothed positions: the edge then rests on the
-    power criterion alone); band edges spread by more than :data:`AMBIGUOUS_SPREAD` over joints;
+    power criterion alone); band edges spread by more than [`AMBIGUOUS_SPREAD`][jaxid.workflow.preprocess.AMBIGUOUS_SPREAD] over joints;
     a band edge within a few bins of zero frequency (the run too short to resolve its band).
 
-    :func:`prepare` then raises the cutoffs of a short run (:func:`raise_for_trim`).
+    [`prepare`][jaxid.workflow.preprocess.prepare] then raises the cutoffs of a short run ([`raise_for_trim`][jaxid.workflow.preprocess.raise_for_trim]).
 
-    q: positions (N, n), rad. fs: sample rate, Hz. snr, tail: of :func:`band_edges`.
+    q: positions (N, n), rad. fs: sample rate, Hz. snr, tail: of [`band_edges`][jaxid.workflow.preprocess.band_edges].
     margin: cutoff / band edge. names: the joints' names for the sentences (default q1..qn).
     """
     q = np.asarray(q, dtype=float)
@@ -349,9 +351,9 @@ def choose_cutoffs(
 
 
 def raise_for_trim(choice: CutoffChoice, fs: float, N: int, order: int = 4, names=None) -> CutoffChoice:
-    """The choice with the cutoffs of a short run raised, and noted: the trim (:func:`edge_trim` of
+    """The choice with the cutoffs of a short run raised, and noted: the trim ([`edge_trim`][jaxid.workflow.preprocess.edge_trim] of
     the lowest cutoff, about 3.4 / cutoff seconds at each end) may take at most
-    :data:`TRIM_SHARE` of the N samples at each end; lower cutoffs are raised to the cutoff that
+    [`TRIM_SHARE`][jaxid.workflow.preprocess.TRIM_SHARE] of the N samples at each end; lower cutoffs are raised to the cutoff that
     trims that much (a 10 s run of a 0.5 Hz band would otherwise lose 1.9 s at each end, and the
     motion those seconds held: on planar3 at 100 Hz that doubled the held-out error; the noise a
     cutoff of 3.4 Hz instead of 1.8 Hz adds to the accelerations is the smaller loss).
@@ -373,8 +375,8 @@ def raise_for_trim(choice: CutoffChoice, fs: float, N: int, order: int = 4, name
 
 
 def _trim_floor(fs: float, N: int, order: int, low: float, hi: float) -> float:
-    """The lowest cutoff (Hz, at least ``low``, at most ``hi``) whose :func:`edge_trim` takes at
-    most :data:`TRIM_SHARE` of N samples at each end; the trim falls as 1 / cutoff, so a few
+    """The lowest cutoff (Hz, at least ``low``, at most ``hi``) whose [`edge_trim`][jaxid.workflow.preprocess.edge_trim] takes at
+    most [`TRIM_SHARE`][jaxid.workflow.preprocess.TRIM_SHARE] of N samples at each end; the trim falls as 1 / cutoff, so a few
     rescaled steps find it."""
     c = low
     for _ in range(8):
@@ -393,7 +395,7 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
     The spectrum: the periodogram of q (linear trend removed, Hann window) averaged over 9
     neighbouring bins (a mean of 9 exponential variables: noise alone exceeds 10 times its mean
     with probability below 1e-20). The noise floor at each frequency f is read from the raw
-    periodogram over [f / 2, 2 f] (:func:`_local_floor`: its median, so that noise that is not
+    periodogram over [f / 2, 2 f] (`_local_floor`: its median, so that noise that is not
     white, as on a resampled, drive-filtered or random-walk log, is still noise). A bin is
     significant where the averaged spectrum exceeds ``snr`` times the floor (the signal-to-noise
     ratio of the positions, and so of their derivatives, falls to about one a little above:
@@ -409,11 +411,12 @@ def band_edges(q, fs: float, snr: float = SNR_CUTOFF, tail: float = POWER_TAIL) 
     commanded motion is slow and its spectrum contiguous: Fourier harmonics k and k + 1 are
     never more than a factor 2 apart, and its top harmonic holds ~1/H^2 of the position power.
     So the significant bins are split into runs at gaps; the band is the runs up to
-    :data:`ISOLATION` (2) times the frequency below which all but :data:`LINE_SHARE` (1e-3) of
+    [`ISOLATION`][jaxid.workflow.preprocess.ISOLATION] (2) times the frequency below which all but
+    [`LINE_SHARE`][jaxid.workflow.preprocess.LINE_SHARE] (1e-3) of
     the position power lies, and each run that follows within 2 times the band's top (the
     roll-off of the top lines meeting the floor, which the edge follows, so a noisier log gets a
     lower edge); a run beyond that is isolated, and counts as motion only when it, with all
-    above it, holds :data:`LINE_SHARE` of the position power (a second band of real motion
+    above it, holds [`LINE_SHARE`][jaxid.workflow.preprocess.LINE_SHARE] of the position power (a second band of real motion
     does; a resonance line, whose acceleration would swamp the motion's long before it holds
     that much of the position, does not). The idea of the occupied bandwidth (the band holding
     all but a given share of the power; ITU-R SM.328). Where the runs reach fs/4 (no floor:
@@ -515,8 +518,8 @@ def _local_floor(X, f, fs: float, points: int = 200):
 
 
 def policy_from_preprocessing(records, base: Policy | None = None, source: str = "params.json") -> Policy | None:
-    """The :class:`Policy` that repeats on other runs what :func:`prepare` did to the filtered
-    runs of ``records`` (``Params.preprocessing``: one :class:`Preprocessing` per identification
+    """The [`Policy`][jaxid.workflow.preprocess.Policy] that repeats on other runs what [`prepare`][jaxid.workflow.preprocess.prepare] did to the filtered
+    runs of ``records`` (``Params.preprocessing``: one [`Preprocessing`][jaxid.workflow.records.Preprocessing] per identification
     run): their derivative method, Butterworth order, cutoff per joint (the median over runs
     where they differ) and trim policy (the samples given, or the filter's settling time); the
     rest (step, base frequency, periodic, parallel, reversal band) from ``base``. Its
@@ -568,7 +571,7 @@ def edge_trim(fs: float, cutoff: float, order: int = 4, tol: float = SETTLING_TO
 
 
 def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
-    """Raw runs (``jaxid.data.Dataset``, as :func:`read` returns them) -> :class:`Prepared`.
+    """Raw runs (``jaxid.data.Dataset``, as [`read`][jaxid.workflow.inputs.read] returns them) -> [`Prepared`][jaxid.workflow.preprocess.Prepared].
 
     Runs with logged qd and qdd are used sample by sample as they are. A run of a periodic
     excitation of known base frequency (``policy.base_frequency``, else the run's own, from
@@ -578,16 +581,16 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
     periodic motion, no edge trim, a noise estimate per joint); so identification uses N =
     samples per period. Otherwise q is
     low-pass filtered and differentiated (``jaxid.signals.derivatives``) with the policy's
-    cutoff, else :data:`EXCITATION_CUTOFF` times the excitation's band (base frequency x
+    cutoff, else [`EXCITATION_CUTOFF`][jaxid.workflow.preprocess.EXCITATION_CUTOFF] times the excitation's band (base frequency x
     harmonics) when the run records it, else one per joint chosen from the data
-    (:func:`choose_cutoffs`, whose warnings are warned and noted); a logged qd or qdd is kept,
-    and :func:`edge_trim` samples (the lowest cutoff's) are dropped at each end; then every
+    ([`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs], whose warnings are warned and noted); a logged qd or qdd is kept,
+    and [`edge_trim`][jaxid.workflow.preprocess.edge_trim] samples (the lowest cutoff's) are dropped at each end; then every
     ``step``-th sample.
     Each run is processed on its own (never across the join of two runs).
 
     robot: the model (or None), to check the joint count and the positions: a joint that does not
     move, or positions outside the model's range, are warned about and noted in the run's
-    description (:func:`_position_problems`). policy: :class:`Policy`.
+    description (`_position_problems`). policy: [`Policy`][jaxid.workflow.preprocess.Policy].
     Raises WorkflowError naming the run when it is too short or irregularly sampled.
     """
     from jaxid import data
@@ -606,7 +609,7 @@ def prepare(datasets, robot=None, policy: Policy | None = None) -> Prepared:
 
 
 def _prepare_run(ds, robot, policy: Policy):
-    """One run of :func:`prepare`: the prepared run and its choices (``Prepared.choices[i]``)."""
+    """One run of [`prepare`][jaxid.workflow.preprocess.prepare]: the prepared run and its choices (``Prepared.choices[i]``)."""
     from jaxid import data
 
     name = ds.source or "<dataset>"
@@ -651,7 +654,8 @@ def _prepare_run(ds, robot, policy: Policy):
 def _cutoff(ds, policy: Policy, name: str, names=None) -> tuple[np.ndarray, str, CutoffChoice | None]:
     """The cutoffs (n,) Hz for differentiating the positions of a run, where they came from:
     "policy" (or "params" when the policy's settings came from a params.json), "excitation"
-    (:data:`EXCITATION_CUTOFF` times the recorded band) or "spectrum" (:func:`choose_cutoffs`,
+    ([`EXCITATION_CUTOFF`][jaxid.workflow.preprocess.EXCITATION_CUTOFF] times the recorded band) or "spectrum"
+    ([`choose_cutoffs`][jaxid.workflow.preprocess.choose_cutoffs],
     whose choice is returned too, else None). WorkflowError when a cutoff is not below the
     Nyquist frequency or a per-joint policy cutoff does not have one value per joint."""
     fs, n = 1.0 / ds.dt, ds.n
@@ -683,8 +687,8 @@ def _cutoff(ds, policy: Policy, name: str, names=None) -> tuple[np.ndarray, str,
 
 def _at_least_the_runs_own(ds, stored, band, fs: float, names, source: str):
     """The cutoffs (n,) Hz of a run prepared as other runs were (``stored``, from ``source``,
-    :func:`policy_from_preprocessing`), each raised to what the run's own band needs, and a
-    :class:`CutoffChoice` noting the joints raised (None when none was).
+    [`policy_from_preprocessing`][jaxid.workflow.preprocess.policy_from_preprocessing]), each raised to what the run's own band needs, and a
+    [`CutoffChoice`][jaxid.workflow.preprocess.CutoffChoice] noting the joints raised (None when none was).
 
     A stored cutoff passes the band of the runs it was chosen on; a held-out run whose motion
     reaches higher (another excitation, a faster trajectory) would have its accelerations
@@ -790,7 +794,7 @@ RANGE_SLACK = 0.1
 def _position_problems(q, robot) -> list[str]:
     """Sentences naming what is implausible about the positions q (N, n) of a run: joints that
     do not move at all (a dead encoder channel, or a joint left at rest), and joints that leave
-    the model's [q_min, q_max] by more than :data:`RANGE_SLACK` of its width (suggesting degrees
+    the model's [q_min, q_max] by more than [`RANGE_SLACK`][jaxid.workflow.preprocess.RANGE_SLACK] of its width (suggesting degrees
     where q / 57.3 fits; joints without finite limits are not checked)."""
     lo, hi = np.asarray(robot.q_min, dtype=float), np.asarray(robot.q_max, dtype=float)
     slack = RANGE_SLACK * np.where(np.isfinite(hi - lo), hi - lo, np.inf)
@@ -821,7 +825,7 @@ def _position_problems(q, robot) -> list[str]:
 
 #: Periods averaged into one may differ, per joint, by at most this many times the position noise
 #: (read off the run's sample-to-sample roughness) and this share of the joint's range
-#: (:func:`_periods_disagree`): repeated motion repeats within its noise and tracking error.
+#: (`_periods_disagree`): repeated motion repeats within its noise and tracking error.
 PERIOD_NOISE = 10.0
 PERIOD_SHARE = 0.01
 
@@ -829,8 +833,8 @@ PERIOD_SHARE = 0.01
 def _periods_disagree(q, M: int, P: int) -> str | None:
     """Why the M periods of P samples of the positions q (N, n) rad are not one motion repeated, or
     None: some joint's RMS deviation of the periods from their average exceeds both
-    :data:`PERIOD_NOISE` x its noise std (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5): the white
-    noise of q; the motion's qdd dt^2 / 2 is far below it) and :data:`PERIOD_SHARE` of its range (a stale
+    [`PERIOD_NOISE`][jaxid.workflow.preprocess.PERIOD_NOISE] x its noise std (1.4826 MAD of q_k - (q_k-1 + q_k+1) / 2, / sqrt(1.5): the white
+    noise of q; the motion's qdd dt^2 / 2 is far below it) and [`PERIOD_SHARE`][jaxid.workflow.preprocess.PERIOD_SHARE] of its range (a stale
     base frequency, from the sidecar of another log, averages different motions into one)."""
     if M < 2:
         return None

@@ -1,4 +1,4 @@
-"""The typed records the identification stages return and :class:`jaxid.workflow.params.Params` holds.
+"""The typed records the identification stages return and [`jaxid.workflow.params.Params`][jaxid.workflow.params.Params] holds.
 
 Frozen dataclasses of plain Python values (numbers, strings, lists), so that each is its own
 JSON serialisation (``to_dict``, ``from_dict``: the version-2 params.json) and renders the part of
@@ -34,7 +34,7 @@ class _Record:
 
     @classmethod
     def from_partial(cls, doc: dict[str, Any]) -> Self:
-        """Like :meth:`from_dict`, a missing field None (its default where it has one): the parts of
+        """Like `from_dict`, a missing field None (its default where it has one): the parts of
         a version-1 ``fit`` dict, which readers also built by hand."""
         fields = [f for f in dataclasses.fields(cls) if f.name in doc or f.default is dataclasses.MISSING]
         return cls(**{f.name: doc.get(f.name) for f in fields})
@@ -63,7 +63,7 @@ class Periodic(_Record):
 
 @dataclass(frozen=True)
 class Preprocessing(_Record):
-    """What :func:`jaxid.workflow.prepare` did to one run (``Prepared.choices[i]``, documented there)."""
+    """What [`jaxid.workflow.prepare`][jaxid.workflow.preprocess.prepare] did to one run (``Prepared.choices[i]``, documented there)."""
 
     source: str
     samples_read: int

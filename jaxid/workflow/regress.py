@@ -1,5 +1,6 @@
-"""Regressor rows of prepared runs: dense (:func:`regressor_rows`) or per run for streaming, the samples
-that enter the fit (:func:`outside_reversals`), and the base parameters of a model (:func:`base_of`)."""
+"""Regressor rows of prepared runs: dense ([`regressor_rows`][jaxid.workflow.regress.regressor_rows]) or per run for streaming, the samples
+that enter the fit ([`outside_reversals`][jaxid.workflow.regress.outside_reversals]), and the base parameters of a model
+([`base_of`][jaxid.workflow.regress.base_of])."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
     identification of robots with power model", ICRA 1997; Gautier & Poignet, 2001.
 
     columns: regressor columns kept (e.g. the base indices), default all. The regressor is
-    evaluated in chunks of :data:`CHUNK` samples (the last one padded by repeating its last
+    evaluated in chunks of [`CHUNK`][jaxid.identification.base.SAMPLES] samples (the last one padded by repeating its last
     sample) so that it compiles once for every data length. progress: optional wrapper
     ``progress(iterable, total=..., desc=...)`` (e.g. a tqdm bar).
     """
@@ -88,7 +89,7 @@ def _streamed_runs(robot, prepared: Prepared, columns):
 
 
 def outside_reversals(prepared: Prepared) -> np.ndarray:
-    """Which rows of :func:`regressor_rows` (one per sample, after parallel decimation) enter
+    """Which rows of [`regressor_rows`][jaxid.workflow.regress.regressor_rows] (one per sample, after parallel decimation) enter
     the fit: those at which every joint's |qd| is at least the run's ``reversal_band``
     (``Policy.reversal_band``; all where it is None). Near a velocity reversal or at rest the
     smooth Coulomb sign of an estimated qd may have the wrong sign; such samples are dropped,
@@ -102,14 +103,14 @@ def outside_reversals(prepared: Prepared) -> np.ndarray:
     return np.concatenate(keep)
 
 
-#: Base parameters of the models identified in this process, by model value (:func:`base_of`).
+#: Base parameters of the models identified in this process, by model value ([`base_of`][jaxid.workflow.regress.base_of]).
 _BASES: dict = {}
 _BASES_KEPT = 8
 
 
 def base_of(robot):
     """``jaxid.base_parameters(robot)``, its ambiguous-rank warning off (reported by
-    :func:`physics_report`, from ``base.gap``), remembered for the last few models by value.
+    [`physics_report`][jaxid.workflow.check.physics_report], from ``base.gap``), remembered for the last few models by value.
 
     They depend on the model alone, not on the data: structure, evaluated on fixed random
     states (in chunks of the data's shape, so the regressor compiles once). Recomputing them

@@ -2,13 +2,13 @@
 tuples, names), checked when it is made.
 
 A request holds the flags of a ``jaxid`` subcommand as the Python API spells them; its
-``__post_init__`` refuses a bad combination with :class:`jaxid.workflow.WorkflowError` and the
+``__post_init__`` refuses a bad combination with [`jaxid.workflow.WorkflowError`][jaxid.workflow.records.WorkflowError] and the
 message the command line prints, so a library user gets the same error as the command. The
-functions that carry a request out are in :mod:`jaxid.workflow.commands`. Each request lists
+functions that carry a request out are in [`jaxid.workflow.commands`][jaxid.workflow.commands]. Each request lists
 its input and output paths with their flags (``paths()``), and the output guard
-(:func:`jaxid.workflow.paths.check_names`) refuses outputs that would clobber each other or an
+([`jaxid.workflow.paths.check_names`][jaxid.workflow.paths.check_names]) refuses outputs that would clobber each other or an
 input, and a run given twice, when the request is made; the commands check the files themselves
-(:func:`jaxid.workflow.paths.check_files`) before any work. Nothing here reads a file's content
+([`jaxid.workflow.paths.check_files`][jaxid.workflow.paths.check_files]) before any work. Nothing here reads a file's content
 or imports JAX.
 """
 
@@ -114,8 +114,8 @@ class ModelSpec:
     ``coulomb_eps`` (rad/s) and the Stribeck velocity ``stribeck_vs`` (rad/s, or "fit" where
     the command identifies it). ``default_robot`` is used when neither a name nor a file is given
     (``jaxid excite`` and ``jaxid simulate``: "ur5"); None (the default): the model is the one a
-    params.json or the data's sidecar records (:meth:`with_recorded`), else the command refuses
-    with :data:`NO_MODEL` — a log is never fitted to a model nobody named. ``transmission``: a transmission file
+    params.json or the data's sidecar records ([`with_recorded`][jaxid.workflow.requests.ModelSpec.with_recorded]), else the command refuses
+    with [`NO_MODEL`][jaxid.workflow.requests.NO_MODEL] — a log is never fitted to a model nobody named. ``transmission``: a transmission file
     (.json/.toml, ``jaxid.model.transmission``) or ``"urdf"`` (the URDF's ``<transmission>``
     elements): the logs are then motor-side and the joint terms act on the motors.
     ``package_dirs``: folders where a URDF's ``package://`` mesh names are looked up first
@@ -189,7 +189,7 @@ class ModelSpec:
         ``recorded`` maps each data file to its recorded model entry (a params.json ``model``
         table) or None. Returns this spec with the recorded built-in name or file (its joint
         terms and the rest kept), or itself when it names a model. Raises WorkflowError
-        (:data:`NO_MODEL`) when a file records no model, or when the files record different ones."""
+        ([`NO_MODEL`][jaxid.workflow.requests.NO_MODEL]) when a file records no model, or when the files record different ones."""
         if self.named:
             return self
         models = {}

@@ -1,6 +1,6 @@
 """The rows a fit uses and their screening: the size and memory checks, implausible or dead torque
 channels (errors), samples at velocity reversals left out, and gross outliers on the residual of a
-first fit dropped (or the fit switched to IRLS) before the estimator (:func:`screen`)."""
+first fit dropped (or the fit switched to IRLS) before the estimator ([`screen`][jaxid.workflow.screen.screen])."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class Rows:
     """The samples of the prepared runs that a fit uses.
 
     moving: (samples of all runs,) bool: outside velocity reversals
-    (:func:`~jaxid.workflow.regress.outside_reversals`). stream: the rows are reduced run by run
+    ([`outside_reversals`][jaxid.workflow.regress.outside_reversals]). stream: the rows are reduced run by run
     (``jaxid.identification.streaming``) instead of held. W (M, k), tau (M,): the held rows of the
     moving samples, sample-major (standard columns for a consistent fit, else the base ones); Wb:
     their base columns. None when streamed.
@@ -73,7 +73,7 @@ def _in_file(ds, rows) -> str:
 
 
 def fit_rows(robot, prepared: Prepared, base, *, method: str, consistent: bool, progress=None) -> Rows:
-    """The :class:`Rows` of the prepared runs: held in memory, or streamed above
+    """The [`Rows`][jaxid.workflow.screen.Rows] of the prepared runs: held in memory, or streamed above
     ``streaming.STREAM_BYTES`` of W (for the streamed estimators; the instrumental ones hold W).
     WorkflowError when the samples cannot identify the base parameters or do not fit in memory."""
     N = prepared.n_samples
@@ -154,7 +154,7 @@ def outlier_free(robot, scr, outliers: str):
 
 
 def screening_record(prepared: Prepared, rows: Rows, scr) -> Screening:
-    """The :class:`~jaxid.workflow.records.Screening` of a screened fit."""
+    """The [`Screening`][jaxid.workflow.records.Screening] of a screened fit."""
     return Screening(
         message=scr.message,
         method=scr.method,

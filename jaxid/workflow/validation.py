@@ -1,5 +1,6 @@
-"""Held-out torque prediction from identified parameters (:func:`validate`, :func:`predict`) and its
-metrics (:func:`validation_metrics`)."""
+"""Held-out torque prediction from identified parameters ([`validate`][jaxid.workflow.validation.validate],
+[`predict`][jaxid.workflow.validation.predict]) and its
+metrics ([`validation_metrics`][jaxid.workflow.validation.validation_metrics])."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import jax
 import numpy as np
 
 from jaxid.dynamics.batching import batched, bucketed_jit
@@ -56,13 +56,45 @@ def _torques(model_theta, q, qd, qdd):
     return batched(lambda m, *x: m.torque(theta, *x), model, q, qd, qdd)
 
 
-def predict(model, params: Params, dataset) -> jax.Array:
+#: Up to this many samples [`model_torques`][jaxid.workflow.validation.model_torques] goes
+#: through the regressor's program (chunks of ``jaxid.identification.base.SAMPLES``), which
+#: identify, base_parameters and excite compile anyway, instead of compiling the model's torque
+#: as a program of its own. Measured on a UR10 with
+#: joint terms (2 shared cores, 2026-12-06): that program compiles in ~1.1 s, while the regressor
+#: costs ~2.2 us per sample more than the torque: even from about 500 000 samples on.
+REGRESSOR_TORQUES_MAX = 200_000
+
+
+def model_torques(model, theta, q, qd, qdd) -> np.ndarray:
+    """The model's torques (N, n), N m, at the parameters theta (p,) (``model.parameter_vector``
+    order) and the samples q, qd, qdd (N, n), rad, rad/s, rad/s^2: ``Y(q, qd, qdd) @ theta`` by
+    the regressor's chunked program for up to
+    [`REGRESSOR_TORQUES_MAX`][jaxid.workflow.validation.REGRESSOR_TORQUES_MAX] samples (no
+    program of its own to compile on a first run), else the model's torque directly (``rnea`` with the joint
+    terms), which is cheaper per sample. The same numbers either way (``Y @ theta == torque``)."""
+    from jaxid.identification.base import SAMPLES as CHUNK
+    from jaxid.identification.regressor import regressor
+
+    q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+    N = q.shape[0]
+    if N > REGRESSOR_TORQUES_MAX:
+        return np.asarray(_torques((model, theta), q, qd, qdd))
+    theta = np.asarray(theta, dtype=float)
+    out = np.empty(q.shape)
+    for s in range(0, N, CHUNK):
+        k = min(CHUNK, N - s)
+        pad = lambda x: np.concatenate([x[s : s + k], np.repeat(x[s + k - 1 : s + k], CHUNK - k, axis=0)])
+        out[s : s + k] = (np.asarray(regressor(model, pad(q), pad(qd), pad(qdd))) @ theta)[:k]
+    return out
+
+
+def predict(model, params: Params, dataset) -> np.ndarray:
     """Torques (N, n), N m, that the identified parameters predict along ``dataset``.
 
     model: the model ``params`` was identified for (same parameter names; e.g.
-    :func:`model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
+    `model_from_description` of ``params.model``). dataset: a ``jaxid.data.Dataset``
     with ``qd`` and ``qdd``. Base parameters determine the torques: the prediction is
-    ``W_base @ theta_base``, computed as the model's torque at :meth:`Params.full`, plus, for
+    ``W_base @ theta_base``, computed as the model's torque at [`Params.full`][jaxid.workflow.params.Params.full], plus, for
     parameters with LuGre friction (``params.lugre``), each joint's LuGre torque with its
     bristle state integrated along the run from rest (``jaxid.friction.lugre_joint_torque``;
     the run must be uniformly sampled).
@@ -75,7 +107,7 @@ def predict(model, params: Params, dataset) -> jax.Array:
         )
     if dataset.n != model.n:
         raise ValueError(f"{dataset.source}: {dataset.n} joints in the data but the model has {model.n}")
-    tau = _torques((model, params.full()), dataset.q, dataset.qd, dataset.qdd)
+    tau = model_torques(model, params.full(), dataset.q, dataset.qd, dataset.qdd)
     if params.lugre is None:
         return tau
     from jaxid.friction.lugre import joint_torque
@@ -111,16 +143,16 @@ def validation_metrics(real, pred, tau_max=None) -> dict:
 
 
 #: A joint whose NRMSE is more than this many times the median NRMSE of the run's other joints is
-#: flagged (:func:`joint_flags`): one overall figure hides a joint the model does not fit.
+#: flagged ([`joint_flags`][jaxid.workflow.validation.joint_flags]): one overall figure hides a joint the model does not fit.
 NRMSE_FACTOR = 3.0
-#: A joint whose R^2 is below this is flagged (:func:`joint_flags`).
+#: A joint whose R^2 is below this is flagged ([`joint_flags`][jaxid.workflow.validation.joint_flags]).
 R2_MIN = 0.8
 
 
 def joint_flags(run: dict, names: Sequence[str] | None = None) -> list[dict]:
-    """The joints of one run's metrics (:func:`validation_metrics`) that are far from the others:
-    NRMSE above :data:`NRMSE_FACTOR` times the median NRMSE of the run's other joints, or R^2 below
-    :data:`R2_MIN`. One dict per flagged joint: ``joint`` (1-based), ``name``, ``nrmse`` (%),
+    """The joints of one run's metrics ([`validation_metrics`][jaxid.workflow.validation.validation_metrics]) that are far from the others:
+    NRMSE above [`NRMSE_FACTOR`][jaxid.workflow.validation.NRMSE_FACTOR] times the median NRMSE of the run's other joints, or R^2 below
+    [`R2_MIN`][jaxid.workflow.validation.R2_MIN]. One dict per flagged joint: ``joint`` (1-based), ``name``, ``nrmse`` (%),
     ``r2``, ``median_nrmse`` (% of the other joints), ``why`` (the reasons in words) and ``line``
     (all of it in one line)."""
     nrmse = [math.nan if v is None else float(v) for v in run.get("nrmse", {}).get("per_joint", [])]
@@ -160,13 +192,13 @@ def joint_flags(run: dict, names: Sequence[str] | None = None) -> list[dict]:
 
 @dataclass(frozen=True)
 class Validation:
-    """Held-out prediction of :func:`validate`.
+    """Held-out prediction of [`validate`][jaxid.workflow.validation.validate].
 
     runs: one dict per run: ``source``, ``samples``, ``space`` ("joint", or "motor" for a run
         logged on the motors' side: its torques compared as the motors' ``tau_m = R^T tau``), the
-        metrics of :func:`validation_metrics` (rmse N m, nrmse %, r2, wape %, max_pe %,
+        metrics of [`validation_metrics`][jaxid.workflow.validation.validation_metrics] (rmse N m, nrmse %, r2, wape %, max_pe %,
         relative_error %, nrms_limits % where the model has torque limits, on the joints' side)
-        and ``flagged``: the joints far from the others (:func:`joint_flags`).
+        and ``flagged``: the joints far from the others ([`joint_flags`][jaxid.workflow.validation.joint_flags]).
     t, measured, predicted: per run, (N,) s and (N, n) N m, in the run's ``space``.
     q, qd: per run, the prepared joint positions and velocities (N, n) (rad, rad/s), for the
         report's residual and friction figures; empty when not recorded.
@@ -186,7 +218,7 @@ class Validation:
         return max(max(v for v in r[metric]["per_joint"] if v is not None) for r in self.runs)
 
     def flagged(self) -> list[tuple[str, dict]]:
-        """(run source, flag) of every joint :func:`joint_flags` flags, over all runs (each run's
+        """(run source, flag) of every joint [`joint_flags`][jaxid.workflow.validation.joint_flags] flags, over all runs (each run's
         ``flagged`` entry)."""
         return [(r["source"], f) for r in self.runs for f in r.get("flagged", [])]
 
@@ -196,14 +228,14 @@ def validate(robot, params, prepared: Prepared, *, truth: Sequence | None = None
 
     robot: the model the parameters were identified for
         (``jaxid.model.description.model_from_description(params.model)`` rebuilds it).
-    params: :class:`~jaxid.workflow.params.Params`. prepared: :func:`prepare`'s result.
+    params: [`Params`][jaxid.workflow.params.Params]. prepared: [`prepare`][jaxid.workflow.preprocess.prepare]'s result.
     truth: optional torques per run (N_read, n) N m to compare with instead of the measured
         ones (e.g. the noise-free torques of a simulation), aligned with ``Prepared.align``; on
         the joints' side.
     A run logged on the motors' side (``Dataset.motor_side``: read through the robot's
     ``transmission``) is compared in the log's space: measured and predicted torques as the
     motors' ``tau_m = R^T tau`` (WorkflowError when the robot has no transmission).
-    Returns :class:`Validation`.
+    Returns [`Validation`][jaxid.workflow.validation.Validation].
     """
     mismatches = model_mismatches(robot, params)
     if params.model.get("n") not in (None, robot.n):  # predictions would not even have the data's shape

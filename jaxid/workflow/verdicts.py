@@ -1,24 +1,25 @@
-"""Named verdicts on an identification's bodies (:func:`verdict_checks`), instead of one word.
+"""Named verdicts on an identification's bodies ([`verdict_checks`][jaxid.workflow.verdicts.verdict_checks]), instead of one word.
 
 Three checks, each with its numbers, stored in params.json (``physics.checks``) and printed
-(:func:`verdict_lines`):
+([`verdict_lines`][jaxid.workflow.verdicts.verdict_lines]):
 
 - ``consistent``: every body's pseudo-inertia is positive semi-definite (Wensing, Kim and
   Slotine 2017) and every friction coefficient (viscous, Coulomb, Stribeck) is >= 0.
 - ``converged``: the consistent fit converged (not judged where none was run).
-- ``plausible``: per link, the mass within a factor of the nominal's (:data:`MASS_FACTOR`), or,
-  for a placeholder nominal (:func:`is_placeholder`), below the link's geometry-based bound
-  (:data:`MAX_DENSITY` times the volume of its capsules); the centre of mass inside the link's
-  geometry (its capsules, grown by :data:`COM_MARGIN`, and by as much as the nominal centre of
+- ``plausible``: per link, the mass within a factor of the nominal's ([`MASS_FACTOR`][jaxid.workflow.verdicts.MASS_FACTOR]), or,
+  for a placeholder nominal ([`is_placeholder`][jaxid.workflow.verdicts.is_placeholder]), below the link's geometry-based bound
+  ([`MAX_DENSITY`][jaxid.workflow.verdicts.MAX_DENSITY] times the volume of its capsules); the centre of mass inside the link's
+  geometry (its capsules, grown by [`COM_MARGIN`][jaxid.workflow.verdicts.COM_MARGIN], and by as much as the nominal centre of
   mass lies outside them); no degenerate body (the smallest
-  principal moment about the centre of mass at least :data:`DEGENERATE_FRACTION` of m size^2,
+  principal moment about the centre of mass at least [`DEGENERATE_FRACTION`][jaxid.workflow.verdicts.DEGENERATE_FRACTION] of m size^2,
   size the largest extent of the link's geometry); and the total mass within
-  :data:`TOTAL_MASS_FACTOR` of the nominal total (a placeholder's: below the sum of the bounds).
+  [`TOTAL_MASS_FACTOR`][jaxid.workflow.verdicts.TOTAL_MASS_FACTOR] of the nominal total (a placeholder's: below the sum of the bounds).
 
-The verdict is "plausible" only when every check passes (:func:`overall`). The link's geometry
+The verdict is "plausible" only when every check passes ([`overall`][jaxid.workflow.verdicts.overall]). The link's geometry
 is its collision (else visual) capsules from the URDF the model was read from
 (``jaxid.model.geometry.from_urdf``), the built-in UR5's capsules, or else the kinematic skeleton
-(``jaxid.model.geometry.skeleton``, radius :data:`SKELETON_RADIUS` or :data:`SKELETON_RADIUS_FRACTION`
+(``jaxid.model.geometry.skeleton``, radius [`SKELETON_RADIUS`][jaxid.workflow.verdicts.SKELETON_RADIUS] or
+[`SKELETON_RADIUS_FRACTION`][jaxid.workflow.verdicts.SKELETON_RADIUS_FRACTION]
 of the link's length), and every check says which.
 """
 
@@ -51,15 +52,15 @@ COM_MARGIN = 0.05
 #: (size: the largest extent of the link's geometry), below which a body is degenerate (a point
 #: mass or a rod of no thickness). A solid cylinder 0.12 m across and 0.5 m long has 0.007; a
 #: body collapsed onto a bound has ~1e-8. Where the nominal body is itself thinner (a thin-rod
-#: model), the bound is :data:`NOMINAL_SHARE` of the nominal's fraction instead.
+#: model), the bound is [`NOMINAL_SHARE`][jaxid.workflow.verdicts.NOMINAL_SHARE] of the nominal's fraction instead.
 DEGENERATE_FRACTION = 1e-3
 #: Share of the nominal body's own fraction (smallest principal moment / m size^2) that the
-#: identified body must keep where the nominal is below :data:`DEGENERATE_FRACTION`.
+#: identified body must keep where the nominal is below [`DEGENERATE_FRACTION`][jaxid.workflow.verdicts.DEGENERATE_FRACTION].
 NOMINAL_SHARE = 0.1
 #: Radius of the skeleton capsules of a link with no geometry of its own, m: the largest of this
-#: and :data:`SKELETON_RADIUS_FRACTION` of the link's length (joint to child joint).
+#: and [`SKELETON_RADIUS_FRACTION`][jaxid.workflow.verdicts.SKELETON_RADIUS_FRACTION] of the link's length (joint to child joint).
 SKELETON_RADIUS = 0.05
-#: See :data:`SKELETON_RADIUS`.
+#: See [`SKELETON_RADIUS`][jaxid.workflow.verdicts.SKELETON_RADIUS].
 SKELETON_RADIUS_FRACTION = 0.25
 
 #: The check names, in the order printed.
@@ -114,7 +115,7 @@ _URDF_CAPSULES: dict = {}
 
 def _urdf_capsules(path, tip_link, robot):
     """(capsules of the URDF at ``path`` on ``robot``'s chain, where they came from), or (None, None)
-    when the file cannot be read; cached in :data:`_URDF_CAPSULES`."""
+    when the file cannot be read; cached in `_URDF_CAPSULES`."""
     from jaxid.model import geometry
 
     try:
@@ -195,7 +196,7 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
     """The ``plausible`` check of standard parameters (p,) of ``robot`` (see the module docstring):
     ``{"name", "passed", "detail", "failures" (one line per failing link or total), "nominal"
     ("CAD" or "placeholder"), "geometry" (where the link geometry came from), "links" (per link
-    its numbers and which sub-checks pass), "total_mass"}``. geometry: :func:`link_geometry`'s
+    its numbers and which sub-checks pass), "total_mass"}``. geometry: [`link_geometry`][jaxid.workflow.verdicts.link_geometry]'s
     result, where already computed (else from ``model`` or ``capsules``)."""
     n = robot.n_joints
     m, c, I_c, _ = _bodies(np.asarray(standard, dtype=float)[: 10 * n].reshape(n, 10))
@@ -350,9 +351,9 @@ def converged_check(params) -> dict:
 
 
 def verdict_checks(robot, params, *, capsules=None) -> list[dict]:
-    """The named checks (:data:`CHECKS`) of ``params`` (a ``jaxid.workflow.Params``) for ``robot``:
+    """The named checks ([`CHECKS`][jaxid.workflow.verdicts.CHECKS]) of ``params`` (a ``jaxid.workflow.Params``) for ``robot``:
     plain JSON values, each ``{"name", "passed" (True, False, or None: not judged), "detail",
-    "failures"}``; ``plausible`` has its per-link numbers (:func:`plausible_check`). capsules:
+    "failures"}``; ``plausible`` has its per-link numbers ([`plausible_check`][jaxid.workflow.verdicts.plausible_check]). capsules:
     the link geometry (default: from ``params.model``'s URDF, else the skeleton)."""
     geometry = None if params.standard is None else link_geometry(robot, params.model, capsules)
     checks = [consistent_check(robot, params, None if geometry is None else geometry[2]), converged_check(params)]
@@ -380,7 +381,7 @@ def overall(checks) -> bool:
 def verdict_lines(checks, indent: str = "  ") -> list[str]:
     """The checks in words: one line per check (its name, pass / FAIL / not judged, its numbers),
     each failing link or total on a line of its own below, and the verdict last: "plausible" only
-    when every check passes (:func:`overall`), else "not plausible" with the failing checks named."""
+    when every check passes ([`overall`][jaxid.workflow.verdicts.overall]), else "not plausible" with the failing checks named."""
     if not checks:
         return []
     word = {True: "pass", False: "FAIL", None: "not judged"}

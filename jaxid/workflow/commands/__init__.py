@@ -1,11 +1,11 @@
 """The commands of ``jaxid``, as library functions: each runs one request
-(:mod:`jaxid.workflow.requests`) through the workflow and returns a frozen outcome record
+([`jaxid.workflow.requests`][jaxid.workflow.requests]) through the workflow and returns a frozen outcome record
 that the command line formats.
 
 ``run_identify(IdentifyRequest) -> IdentifyOutcome`` and its kin build the model, read and
 prepare the data, run the workflow's stages, decide and write the output files (params.json, a
 model file, datasets, JSON) and return what was computed. Bad input is a
-:class:`jaxid.workflow.WorkflowError` (a ``ValueError``) naming the flag and the fix. Progress
+[`jaxid.workflow.WorkflowError`][jaxid.workflow.records.WorkflowError] (a ``ValueError``) naming the flag and the fix. Progress
 is reported through the optional callables ``log(line)`` (a line of progress on the data) and
 ``progress(iterable, total=, desc=)`` (a progress bar); ``warn(line)`` receives warnings
 (default: ``warnings.warn``). Figures and reports (``jaxid.report``) are the caller's.

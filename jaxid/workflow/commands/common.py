@@ -1,6 +1,6 @@
-"""What several commands of :mod:`jaxid.workflow.commands` use: the model of a
-:class:`~jaxid.workflow.requests.ModelSpec` (or of a params.json), the runs of a
-:class:`~jaxid.workflow.requests.DataSpec`, body bounds, the payload vector, trajectory files,
+"""What several commands of [`jaxid.workflow.commands`][jaxid.workflow.commands] use: the model of a
+[`ModelSpec`][jaxid.workflow.requests.ModelSpec] (or of a params.json), the runs of a
+[`DataSpec`][jaxid.workflow.requests.DataSpec], body bounds, the payload vector, trajectory files,
 the checks of output paths and the JSON helpers. No command module imports another: what two
 share lives here.
 """
@@ -64,7 +64,7 @@ def check_outputs(inputs, outputs) -> None:
 
 def check_paths(request) -> None:
     """Before the work: the output guard on every path of ``request`` (its ``paths()``,
-    :func:`jaxid.workflow.paths.check`): no output over another or over an input, no run given
+    [`jaxid.workflow.paths.check`][jaxid.workflow.paths.check]): no output over another or over an input, no run given
     twice, every input readable, every output writable and not read-only. WorkflowError naming
     the flags and the path."""
     from jaxid.workflow import paths
@@ -75,7 +75,7 @@ def check_paths(request) -> None:
 def named_model(spec: ModelSpec, paths, *, log: Log = None) -> ModelSpec:
     """The spec of the model a command fits the data files ``paths`` to: ``spec`` when it names
     one, else the model their sidecars record (``jaxid simulate`` writes it;
-    ``jaxid.data.read_model``, :meth:`ModelSpec.with_recorded`), said through ``log``. Raises
+    ``jaxid.data.read_model``, [`ModelSpec.with_recorded`][jaxid.workflow.requests.ModelSpec.with_recorded]), said through ``log``. Raises
     WorkflowError (``requests.NO_MODEL``) when neither names one, when the files record different
     models, or when the recorded model's file no longer builds the recorded kinematics."""
     from jaxid import data
@@ -108,7 +108,7 @@ def named_model(spec: ModelSpec, paths, *, log: Log = None) -> ModelSpec:
 
 
 def build_model(spec: ModelSpec, *, joint_terms: Sequence[str] | None = None):
-    """(robot, description) of ``spec`` (:func:`jaxid.workflow.model`); joint_terms overrides
+    """(robot, description) of ``spec`` ([`jaxid.workflow.model`][jaxid.workflow.inputs.model]); joint_terms overrides
     the spec's. (None, None) when the spec names no model and has no default robot."""
     flag, path = spec.file
     builtin = spec.builtin
@@ -171,7 +171,7 @@ def model_for_params(spec: ModelSpec, params, params_path=None, *, warn: Callabl
 
 
 def policy(spec: DataSpec) -> workflow.Policy:
-    """The :class:`jaxid.workflow.Policy` of the data spec."""
+    """The [`jaxid.workflow.Policy`][jaxid.workflow.preprocess.Policy] of the data spec."""
     return workflow.Policy(
         cutoff=spec.cutoff,
         trim=spec.trim,
@@ -202,9 +202,10 @@ def _mapping(spec: DataSpec):
 
 
 def read_runs(paths, robot, spec: DataSpec, model: ModelSpec | None = None, *, prepare: bool = True, chosen=None):
-    """Read dataset files for ``robot`` (:func:`jaxid.workflow.read`, columns a glob maps ordered
+    """Read dataset files for ``robot`` ([`jaxid.workflow.read`][jaxid.workflow.inputs.read], columns a glob maps ordered
     by the robot's joint names) and, unless ``prepare`` is False, prepare them
-    (:func:`jaxid.workflow.prepare` with the ``chosen`` Policy, default the spec's :func:`policy`);
+    ([`jaxid.workflow.prepare`][jaxid.workflow.preprocess.prepare] with the ``chosen`` Policy, default the spec's
+    [`policy`][jaxid.workflow.commands.common.policy]);
     returns the ``Prepared`` runs (or the list of raw datasets). ``model``: the spec the robot came
     from (accepted for the callers' sake; the messages name the robot). A robot with a
     transmission (``--transmission``, or params.json's) has motor-side logs: they are read through it."""

@@ -1,4 +1,4 @@
-"""``jaxid crossval`` as a library function: :func:`run_crossval`."""
+"""``jaxid crossval`` as a library function: [`run_crossval`][jaxid.workflow.commands.crossval.run_crossval]."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from jaxid.workflow.requests import CrossvalRequest
 
 @dataclass(frozen=True)
 class CrossvalOutcome:
-    """robot, prepared runs and the JSON-ready result of :func:`jaxid.workflow.crossval`."""
+    """robot, prepared runs and the JSON-ready result of [`jaxid.workflow.crossval`][jaxid.workflow.consistency.crossval]."""
 
     request: CrossvalRequest
     robot: Any
@@ -32,7 +32,7 @@ class CrossvalOutcome:
 
 
 def run_crossval(request: CrossvalRequest, *, log: Log = None, progress: Callable | None = None) -> CrossvalOutcome:
-    """``jaxid crossval``: leave-one-run-out cross-validation; see :class:`CrossvalRequest`."""
+    """``jaxid crossval``: leave-one-run-out cross-validation; see [`CrossvalRequest`][jaxid.workflow.requests.CrossvalRequest]."""
     check_paths(request)
     r = dataclasses.replace(request, model=named_model(request.model, request.data, log=log))
     robot, _ = build_model(r.model)

@@ -1,4 +1,4 @@
-"""``jaxid excite`` as a library function: :func:`run_excite`, with its constraints, the approach
+"""``jaxid excite`` as a library function: [`run_excite`][jaxid.workflow.commands.excite.run_excite], with its constraints, the approach
 from a start pose and the ROS 2 trajectory file."""
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class ExciteOutcome:
 
 def run_excite(request: ExciteRequest, *, progress: bool = False) -> ExciteOutcome:
     """``jaxid excite``: optimise the excitation, draw the preview, write the trajectory when it
-    meets every limit and constraint (or ``allow_infeasible``); see :class:`ExciteRequest`."""
+    meets every limit and constraint (or ``allow_infeasible``); see [`ExciteRequest`][jaxid.workflow.requests.ExciteRequest]."""
     from jaxid.excitation.optimize import model_limits
 
     r = request
@@ -397,7 +397,7 @@ def _optimize(r: ExciteRequest, robot, regressor_fn, limits, constraints, home, 
 
 def _write_trajectory(output: str, robot, res, samples, t_approach: float) -> None:
     """Write samples (t, q, qd, qdd) of the excitation ``res`` to ``output``: a ROS 2 trajectory
-    (.json, :func:`joint_trajectory`) or a dataset with the robot's torques, which carries the
+    (.json, [`joint_trajectory`][jaxid.workflow.commands.excite.joint_trajectory]) or a dataset with the robot's torques, which carries the
     base frequency when it holds whole periods (no approach)."""
     from jaxid import data
     from jaxid.dynamics.terms import rnea

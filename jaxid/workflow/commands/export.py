@@ -1,4 +1,4 @@
-"""``jaxid export`` as a library function: :func:`run_export`."""
+"""``jaxid export`` as a library function: [`run_export`][jaxid.workflow.commands.export.run_export]."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class ExportOutcome:
 
 def run_export(request: ExportRequest, *, warn: Callable[[str], None] | None = None) -> ExportOutcome:
     """``jaxid export``: write the identified torque model of ``request.params`` as a standalone
-    artefact (``jaxid.workflow.export_control.write_control``); see :class:`ExportRequest`."""
+    artefact (``jaxid.workflow.export_control.write_control``); see [`ExportRequest`][jaxid.workflow.requests.ExportRequest]."""
     from jaxid.workflow.export_control import write_control
 
     r = request

@@ -1,4 +1,4 @@
-"""``jaxid identify`` as a library function: :func:`run_identify`."""
+"""``jaxid identify`` as a library function: [`run_identify`][jaxid.workflow.commands.identify.run_identify]."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from jaxid.workflow.requests import IdentifyRequest
 
 @dataclass(frozen=True)
 class IdentifyOutcome:
-    """What :func:`run_identify` computed and wrote.
+    """What [`run_identify`][jaxid.workflow.commands.identify.run_identify] computed and wrote.
 
     robot: the model of the fit (with the fitted Stribeck velocity and gravity where asked);
     params: the ``_params.Params`` written to ``output``; prepared: the prepared runs;
@@ -52,8 +52,8 @@ class IdentifyOutcome:
 
 
 def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callable | None = None) -> IdentifyOutcome:
-    """``jaxid identify``: read, prepare, :func:`jaxid.workflow.identify_experiment` (or
-    ``identify_lugre``), write params.json and the model file; see :class:`IdentifyRequest`."""
+    """``jaxid identify``: read, prepare, [`jaxid.workflow.identify_experiment`][jaxid.workflow.pipeline.identify_experiment] (or
+    ``identify_lugre``), write params.json and the model file; see [`IdentifyRequest`][jaxid.workflow.requests.IdentifyRequest]."""
 
     r = request
     check_paths(r)
@@ -114,7 +114,7 @@ def _plausibility(robot, params, prepared):
 
 
 def _choose_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progress) -> dict:
-    """The JSON-ready prior-weight table of :func:`jaxid.workflow.choose_prior_weight` on the
+    """The JSON-ready prior-weight table of [`jaxid.workflow.choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight] on the
     held-out runs ``r.validate_on``."""
     model_out, _ = r.model_out
     check_outputs(r.validate_on, [r.output, model_out, r.json])
@@ -126,7 +126,7 @@ def _choose_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progr
 
 
 def _crossval_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progress) -> dict:
-    """The JSON-ready table of :func:`jaxid.workflow.crossval` over the runs ``r.data`` (or time
+    """The JSON-ready table of [`jaxid.workflow.crossval`][jaxid.workflow.consistency.crossval] over the runs ``r.data`` (or time
     blocks of the one run) that chooses the prior weight by the one-standard-error rule (the
     default of ``--consistent`` without ``--prior-weight``)."""
     return jsonable(

@@ -1,4 +1,4 @@
-"""``jaxid lugre`` as a library function: :func:`run_lugre`, and the friction CSV it reads."""
+"""``jaxid lugre`` as a library function: [`run_lugre`][jaxid.workflow.commands.lugre.run_lugre], and the friction CSV it reads."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def _force_metrics(real, pred):
 
 @dataclass(frozen=True)
 class LugreOutcome:
-    """result: the JSON-ready document of :func:`run_lugre` (per axis: parameters, std, warnings,
+    """result: the JSON-ready document of [`run_lugre`][jaxid.workflow.commands.lugre.run_lugre] (per axis: parameters, std, warnings,
     WAPE / max PE of the simulated force and of a Coulomb + viscous model); NaN and inf are None."""
 
     request: LugreRequest
@@ -93,7 +93,7 @@ class LugreOutcome:
 
 def run_lugre(request: LugreRequest, *, log: Log = None) -> LugreOutcome:
     """``jaxid lugre``: LuGre friction per axis of a friction experiment; writes ``output``; see
-    :class:`LugreRequest`."""
+    [`LugreRequest`][jaxid.workflow.requests.LugreRequest]."""
     import jax
 
     from jaxid.identification import lugre as ident

@@ -1,4 +1,4 @@
-"""``jaxid payload`` as a library function: :func:`run_payload`."""
+"""``jaxid payload`` as a library function: [`run_payload`][jaxid.workflow.commands.payload.run_payload]."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class PayloadOutcome:
     fit: the ``jaxid.identification.payload.PayloadFit``; warnings: the messages of the
     warnings the fit raised; alignment: the ``workflow.Alignment`` of the unloaded run on the
     loaded run's stamps, or None (no unloaded run, or not aligned); noise: the
-    :class:`NoiseFigures` of the record (the torque-noise RMS beside the residual RMS, the
+    [`NoiseFigures`][jaxid.workflow.commands.payload.NoiseFigures] of the record (the torque-noise RMS beside the residual RMS, the
     smoothing's information loss, the design's expected stds)."""
 
     request: PayloadRequest
@@ -64,7 +64,7 @@ class NoiseFigures:
 def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str], None] | None = None):
     """``jaxid payload``: a payload's 10 inertial parameters on top of an identified robot (or
     against an unloaded run); writes ``output`` (JSON, by the caller's formatter: see
-    :func:`payload_document`); see :class:`PayloadRequest`."""
+    `payload_document`); see [`PayloadRequest`][jaxid.workflow.requests.PayloadRequest]."""
     from jaxid.identification import payload as P
 
     r = request
@@ -108,7 +108,7 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
 
 
 def _noise_figures(r: PayloadRequest, robot, record, samples, fit) -> NoiseFigures:
-    """The :class:`NoiseFigures` of the logged ``record`` (a Dataset: t, q, tau) and the fitted
+    """The [`NoiseFigures`][jaxid.workflow.commands.payload.NoiseFigures] of the logged ``record`` (a Dataset: t, q, tau) and the fitted
     ``samples`` (q, qd, qdd, tau) of ``fit``."""
     from jaxid import signals
     from jaxid.identification import payload_design as D

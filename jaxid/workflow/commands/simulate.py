@@ -1,4 +1,4 @@
-"""``jaxid simulate`` as a library function: :func:`run_simulate`."""
+"""``jaxid simulate`` as a library function: [`run_simulate`][jaxid.workflow.commands.simulate.run_simulate]."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class SimulateOutcome:
 
 def run_simulate(request: SimulateRequest) -> SimulateOutcome:
     """``jaxid simulate``: measure a perturbed robot along a trajectory; writes ``output``,
-    ``truth`` and ``true_params``; see :class:`SimulateRequest`."""
+    ``truth`` and ``true_params``; see [`SimulateRequest`][jaxid.workflow.requests.SimulateRequest]."""
     import jax
 
     from jaxid import data, simulation

@@ -1,4 +1,4 @@
-"""``jaxid validate`` as a library function: :func:`run_validate`."""
+"""``jaxid validate`` as a library function: [`run_validate`][jaxid.workflow.commands.validate.run_validate]."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from jaxid.workflow.requests import ValidateRequest
 @dataclass(frozen=True)
 class ValidateOutcome:
     """model, params (``_params.Params``), prepared runs and the
-    :class:`jaxid.workflow.Validation` of :func:`run_validate`."""
+    [`jaxid.workflow.Validation`][jaxid.workflow.validation.Validation] of [`run_validate`][jaxid.workflow.commands.validate.run_validate]."""
 
     request: ValidateRequest
     model: Any
@@ -30,9 +30,9 @@ class ValidateOutcome:
 def run_validate(
     request: ValidateRequest, *, log: Log = None, warn: Callable[[str], None] | None = None
 ) -> ValidateOutcome:
-    """``jaxid validate``: predict the held-out runs from params.json; see :class:`ValidateRequest`.
+    """``jaxid validate``: predict the held-out runs from params.json; see [`ValidateRequest`][jaxid.workflow.requests.ValidateRequest].
 
-    The held-out runs are prepared as the identification runs were (:func:`reused_policy`):
+    The held-out runs are prepared as the identification runs were (`reused_policy`):
     their derivative method, order, cutoff per joint and trim policy from params.json, unless
     ``--cutoff`` or ``--trim`` is given (each flag replaces its own setting)."""
 
@@ -56,9 +56,9 @@ def run_validate(
 
 
 def reused_policy(spec, params) -> tuple[Any, str]:
-    """(the :class:`jaxid.workflow.Policy` for the held-out runs, one line saying where its cutoff
+    """(the [`jaxid.workflow.Policy`][jaxid.workflow.preprocess.Policy] for the held-out runs, one line saying where its cutoff
     came from): the identification's preprocessing recorded in ``params`` (``params.preprocessing``,
-    :func:`jaxid.workflow.policy_from_preprocessing`) with ``spec``'s (the ``DataSpec``'s) cutoff or
+    [`jaxid.workflow.policy_from_preprocessing`][jaxid.workflow.preprocess.policy_from_preprocessing]) with ``spec``'s (the ``DataSpec``'s) cutoff or
     trim in its place where the flag was given; the spec's own policy when params.json records no
     filtered run (logged or periodic identification runs, or a file without preprocessing)."""
     import dataclasses
