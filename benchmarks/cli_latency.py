@@ -15,7 +15,7 @@ second/first.
     printed (one run's CPU time varies by +-15 % on a 2-core machine).
 --only TEXT: the subcommands whose label contains TEXT (their inputs are still made first).
 
-Its row in benchmarks/README.md has no figures yet (record them there). No document cites it;
+Its figures are in its row of benchmarks/README.md. No document cites it;
 it checks the cold/warm claims of docs/design.md's "Compiled code".
 """
 
