@@ -567,8 +567,13 @@ def optimize(
         worst = np.asarray(_worst_margins(constraints, model, np.asarray(rest)[None]))
         # The targets are for the loss's margins, whose mesh bound is the fast one (a few mm under
         # the full one in some poses): from the fast margins at the rest pose, or a margin met at
-        # rest would be a penalty there that no trajectory (all start at rest) could remove.
-        fast = np.asarray(_worst_margins(constraints, model, np.asarray(rest)[None], True))
+        # rest would be a penalty there that no trajectory (all start at rest) could remove. (Without
+        # mesh pairs the two are the same: no second program to compile.)
+        fast = (
+            np.asarray(_worst_margins(constraints, model, np.asarray(rest)[None], True))
+            if constraints.mesh_pairs
+            else worst
+        )
         target = np.clip(0.5 * fast, 0.0, GEOMETRY_EXTRA)
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
