@@ -111,3 +111,38 @@ def test_surface_samples_cover_the_triangles():
     x = np.einsum("tsk,tkd->tsd", w, tri).reshape(-1, 3)
     d = np.min(np.linalg.norm(x[:, None] - P[None], axis=-1), axis=1)
     assert np.max(d) <= eps
+
+
+def test_the_optimisers_two_level_bound_is_a_bound_below_the_full_one():
+    """The loss's cheaper bound (parents of sphere groups, the closest few expanded): never above
+    the exact distance, at or below the full bound, and the full bound once every group is expanded."""
+    ta, tb = _box_triangles([0.04, 0.04, 0.01]), _box_triangles([0.03, 0.03, 0.01])
+    rng = np.random.default_rng(7)
+    N = 16
+    # B over A: yaw anywhere, tilt <= 0.2 rad, height 16-40 mm (the plates never cut each other).
+    yaw, tilt, z = rng.uniform(-np.pi, np.pi, N), rng.uniform(-0.2, 0.2, N), rng.uniform(0.016, 0.04, N)
+    cz, sz, cx, sx = np.cos(yaw), np.sin(yaw), np.cos(tilt), np.sin(tilt)
+    Rz = np.stack([np.stack([cz, -sz, 0 * cz], -1), np.stack([sz, cz, 0 * cz], -1), np.tile([0.0, 0, 1], (N, 1))], -2)
+    Rx = np.stack([np.tile([1.0, 0, 0], (N, 1)), np.stack([0 * cx, cx, -sx], -1), np.stack([0 * cx, sx, cx], -1)], -2)
+    R = np.stack([np.broadcast_to(np.eye(3), (N, 3, 3)), Rz @ Rx], axis=1)  # (N, 2, 3, 3)
+    p = np.stack([np.zeros((N, 3)), np.stack([0 * z, 0 * z, z], -1)], axis=1)
+    mp = mesh_distance.build_pair(("a", "b"), (0, 1), ta, tb, (R, p), 0.01, spheres=96)
+    P, size = mp.children.shape
+    assert P < len(mp.radii) and size == mesh_distance.GROUP
+    # Each parent holds its group's spheres, hence the surface they cover.
+    for k in range(P):
+        c = mp.children[k]
+        assert np.all(np.linalg.norm(mp.centres[c] - mp.parents[k], axis=1) + mp.radii[c] <= mp.parent_radii[k] + 1e-12)
+    assert sorted(set(mp.children.ravel().tolist())) == list(range(len(mp.radii)))
+    Rj, pj = jnp.asarray(R), jnp.asarray(p)
+    full = np.asarray(mesh_distance.pair_bound(mp, Rj, pj))
+    exact = np.array([_exact(ta @ R[k, 0].T + p[k, 0], tb @ R[k, 1].T + p[k, 1]) for k in range(N)])
+    assert np.all(full <= exact + 1e-9)
+    for expand in (0, 1, 2, mesh_distance.EXPAND):
+        fast = np.asarray(mesh_distance.pair_bound(mp, Rj, pj, expand))
+        assert np.all(fast <= exact + 1e-9), (expand, fast - exact)
+        assert np.all(fast <= full + 1e-12), (expand, fast - full)
+    np.testing.assert_array_equal(np.asarray(mesh_distance.pair_bound(mp, Rj, pj, P)), full)
+    # Differentiable: the gradient is the closest candidate's, finite.
+    g = jax.grad(lambda p: jnp.sum(mesh_distance.pair_bound(mp, Rj, p, 2)))(pj)
+    assert np.all(np.isfinite(np.asarray(g))) and np.any(np.asarray(g) != 0)

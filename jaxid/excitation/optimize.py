@@ -226,9 +226,10 @@ def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraint
 
 
 @cache.jit
-def _worst_margins(constraints, model, q):
-    """The least margin of each geometric constraint (M,), m, over the samples q (N, n), rad."""
-    return jnp.min(constraints.margins(model, q), axis=0)
+def _worst_margins(constraints, model, q, fast=False):
+    """The least margin of each geometric constraint (M,), m, over the samples q (N, n), rad
+    (fast: the loss's mesh bound, ``Constraints.margins``)."""
+    return jnp.min(constraints.margins(model, q, fast=fast), axis=0)
 
 
 # ---- objective ---------------------------------------------------------------------------
@@ -568,7 +569,16 @@ def optimize(
     target = np.zeros(0)
     if constraints is not None:
         worst = np.asarray(_worst_margins(constraints, model, np.asarray(rest)[None]))
-        target = np.clip(0.5 * worst, 0.0, GEOMETRY_EXTRA)
+        # The targets are for the loss's margins, whose mesh bound is the fast one (a few mm under
+        # the full one in some poses): from the fast margins at the rest pose, or a margin met at
+        # rest would be a penalty there that no trajectory (all start at rest) could remove. (Without
+        # mesh pairs the two are the same: no second program to compile.)
+        fast = (
+            np.asarray(_worst_margins(constraints, model, np.asarray(rest)[None], True))
+            if constraints.mesh_pairs
+            else worst
+        )
+        target = np.clip(0.5 * fast, 0.0, GEOMETRY_EXTRA)
         bad = {k: v for k, v in constraints.report(model.parents, worst).items() if v[0] < 0}
         if bad and home is not None:
             kind, (m, where, _) = next(iter(bad.items()))
@@ -742,15 +752,16 @@ class _Problem(eqx.Module):
         q, qd, qdd = fourier(a, b, q0_, self.omega, t, zero_start=True)
         return q, qd, qdd, _fourier_jerk(*_zero_start(a, b), self.omega, t)
 
-    def geometry(self, q):
-        """(N, M) margins, m, or (N, 0)."""
+    def geometry(self, q, fast=False):
+        """(N, M) margins, m, or (N, 0); fast: the mesh pairs' cheaper bound (``Constraints.margins``),
+        on the coarse grid of the loss and the starts' scaling, where the step's cost is."""
         c = self.constraints
-        return c.margins(self.model, q) if c is not None else jnp.zeros((q.shape[0], 0))
+        return c.margins(self.model, q, fast=fast) if c is not None else jnp.zeros((q.shape[0], 0))
 
-    def usage(self, z, t):
+    def usage(self, z, t, fast=False):
         """(fractions of the limits (5, N, n), geometric margins (N, M))."""
         q, qd, qdd, qddd = self.trajectory(z, t)
-        return _usage(q, qd, qdd, qddd, rnea(self.model, q, qd, qdd), self.centre, self.bound), self.geometry(q)
+        return _usage(q, qd, qdd, qddd, rnea(self.model, q, qd, qdd), self.centre, self.bound), self.geometry(q, fast)
 
     def torques(self, q, qd, qdd, Y):
         return Y @ self.theta if self.theta is not None else rnea(self.model, q, qd, qdd)
@@ -761,7 +772,7 @@ class _Problem(eqx.Module):
         value = _singular_measures(_stacked(Y)[:, self.columns])[OBJECTIVES.index(self.objective)]
         u = _usage(q, qd, qdd, qddd, self.torques(q, qd, qdd, Y), self.centre, self.bound)
         excess = jnp.sum(jax.nn.relu(u - (1 - self.margin)) ** 2)
-        excess += jnp.sum(jax.nn.relu((self.target - self.geometry(q)) / GEOMETRY_SCALE) ** 2)
+        excess += jnp.sum(jax.nn.relu((self.target - self.geometry(q, fast=True)) / GEOMETRY_SCALE) ** 2)
         return value + self.penalty * excess, value
 
 
@@ -844,7 +855,7 @@ def _scale_starts(problem, z):
         return {"a": zi["a"] * s, "b": zi["b"] * s, "q0": zi["q0"]}
 
     def meets(zi):
-        u, m = problem.usage(zi, t)
+        u, m = problem.usage(zi, t, fast=True)
         # s_lin puts each joint's binding linear limit at frac exactly: at rounding level above
         # or below it, by the coefficients' units, so the first rung is accepted within 1e-9.
         return jnp.all(u <= frac * (1 + 1e-9)) & jnp.all(m >= problem.target)
