@@ -303,6 +303,8 @@ def _candidates(pair: MeshPair, M, o, expand):
     if expand is None:
         ids = jnp.broadcast_to(jnp.arange(S), M.shape[:-2] + (S,))
         return _bound_b(jnp, pair, _in_b(jnp, M, o, centres)) - radii, ids
+    if pair.children is None or pair.parents is None or pair.parent_radii is None:
+        raise ValueError("a two-level bound (expand) needs the pair's sphere groups (mesh_distance.groups)")
     P, size = pair.children.shape
     k = min(int(expand), P)
     bp = _bound_b(jnp, pair, _in_b(jnp, M, o, jnp.asarray(pair.parents))) - jnp.asarray(pair.parent_radii)
