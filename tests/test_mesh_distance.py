@@ -138,7 +138,7 @@ def test_the_optimisers_two_level_bound_is_a_bound_below_the_full_one():
     full = np.asarray(mesh_distance.pair_bound(mp, Rj, pj))
     exact = np.array([_exact(ta @ R[k, 0].T + p[k, 0], tb @ R[k, 1].T + p[k, 1]) for k in range(N)])
     assert np.all(full <= exact + 1e-9)
-    for expand in (0, 1, 2, mesh_distance.EXPAND):
+    for expand in (0, mesh_distance.EXPAND):  # parents only; the loss's own (each is a compile)
         fast = np.asarray(mesh_distance.pair_bound(mp, Rj, pj, expand))
         assert np.all(fast <= exact + 1e-9), (expand, fast - exact)
         assert np.all(fast <= full + 1e-12), (expand, fast - full)
