@@ -21,6 +21,14 @@ from jaxid.workflow.records import WorkflowError
 
 
 # -------------------------------------------------------------------------------- identify
+def chunk_regressor(robot, q, qd, qdd) -> np.ndarray:
+    """The regressor (k, n, p) of up to ``CHUNK`` samples q, qd, qdd (k, n), evaluated on a
+    whole chunk (padded by repeating the last sample): one compiled program for every length."""
+    k = q.shape[0]
+    pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
+    return np.asarray(regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
+
+
 def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None, parallel=None):
     """Stacked regressor (M, k) and torques (M,) of prepared datasets, M = samples * n,
     sample-major.
@@ -46,10 +54,9 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
         chunks = progress(chunks, total=len(chunks), desc="regressor")
     blocks: list[list[np.ndarray]] = [[] for _ in datasets]  # per run its chunks' rows
     for i, s in chunks:
-        q, qd, qdd = (np.asarray(x)[s : s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
-        k = q.shape[0]
-        pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
-        Y = np.asarray(regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
+        Y = chunk_regressor(
+            robot, *(np.asarray(x)[s : s + CHUNK] for x in (datasets[i].q, datasets[i].qd, datasets[i].qdd))
+        )
         blocks[i].append(Y if columns is None else Y[..., columns])
     Ws, taus = [], []
     for ds, b, f in zip(datasets, blocks, parallel):

@@ -72,8 +72,7 @@ def model_torques(model, theta, q, qd, qdd) -> np.ndarray:
     [`REGRESSOR_TORQUES_MAX`][jaxid.workflow.validation.REGRESSOR_TORQUES_MAX] samples (no
     program of its own to compile on a first run), else the model's torque directly (``rnea`` with the joint
     terms), which is cheaper per sample. The same numbers either way (``Y @ theta == torque``)."""
-    from jaxid.identification.base import SAMPLES as CHUNK
-    from jaxid.identification.regressor import regressor
+    from jaxid.workflow.regress import CHUNK, chunk_regressor
 
     q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     N = q.shape[0]
@@ -82,9 +81,7 @@ def model_torques(model, theta, q, qd, qdd) -> np.ndarray:
     theta = np.asarray(theta, dtype=float)
     out = np.empty(q.shape)
     for s in range(0, N, CHUNK):
-        k = min(CHUNK, N - s)
-        pad = lambda x: np.concatenate([x[s : s + k], np.repeat(x[s + k - 1 : s + k], CHUNK - k, axis=0)])
-        out[s : s + k] = (np.asarray(regressor(model, pad(q), pad(qd), pad(qdd))) @ theta)[:k]
+        out[s : s + CHUNK] = chunk_regressor(model, q[s : s + CHUNK], qd[s : s + CHUNK], qdd[s : s + CHUNK]) @ theta
     return out
 
 
