@@ -250,11 +250,9 @@ def _units(ds, q, robot, source: str) -> list[Finding]:
     for j in range(robot.n):
         if not (np.isfinite(lo[j]) and np.isfinite(hi[j]) and hi[j] > lo[j]):
             continue
-        centre, half = (hi + lo) / 2, (hi - lo) / 2
-        reach = max(abs(qmin[j] - centre[j]), abs(qmax[j] - centre[j])) / half[j]  # 1: the range's edge
-        degrees = (
-            revolute[j] and lo[j] - 0.1 * half[j] <= np.radians(qmin[j]) <= np.radians(qmax[j]) <= hi[j] + 0.1 * half[j]
-        )
+        centre, half = (hi[j] + lo[j]) / 2, (hi[j] - lo[j]) / 2  # this joint's only: another may have no limits
+        reach = max(abs(qmin[j] - centre), abs(qmax[j] - centre)) / half  # 1: the range's edge
+        degrees = revolute[j] and lo[j] - 0.1 * half <= np.radians(qmin[j]) <= np.radians(qmax[j]) <= hi[j] + 0.1 * half
         if reach <= RANGE_FACTOR:  # (a log in degrees reaching less moved under 2/57.3 of the range)
             continue
         unit = "rad" if revolute[j] else "m"
