@@ -45,6 +45,7 @@ from jaxid.workflow.consistency import (  # noqa: F401
     choose_prior_weight,
     crossval,
     fit_consistent,
+    geometry_bounds,
     one_se_choice,
     prior_grid,
 )
