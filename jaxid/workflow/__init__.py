@@ -35,6 +35,7 @@ from jaxid.workflow.check import (  # noqa: F401
     FLAG_UNIDENTIFIED,
     SCALE_WARN,
     SIGN_Z,
+    at_bound,
     check_physics,
     parameter_flags,
     physics_report,
