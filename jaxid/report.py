@@ -39,6 +39,7 @@ from jaxid.workflow.check import (  # noqa: F401  (the report's flags, named her
     FLAG_STIFFNESS,
     FLAG_UNIDENTIFIED,
     _split_name,
+    at_bound,
     parameter_flags,
 )
 from jaxid.workflow.commands import jsonable
@@ -88,12 +89,14 @@ def parameter_unit(name: str, joint_types: Sequence[str] | None = None) -> str:
     return units[1] if prismatic else units[0]
 
 
-def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None, indent="") -> str:
+def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None, indent="", at_bound=None) -> str:
     """Plain-text table of b parameters (estimate, std, truth: (b,) arrays, truth optional):
     readable name (in full unless ``width`` cuts it), estimate, std and relative std (%), and if
     the truth is known the true value and the error in standard deviations,
     |estimate - true| / std (about 1 when the std is honest; a relative error would explode on
-    the many near-zero base parameters). ``indent`` starts every line."""
+    the many near-zero base parameters). ``indent`` starts every line. ``at_bound`` (b,) bool:
+    estimates held at their bound 0 by a consistent fit (``jaxid.workflow.check.at_bound``), shown
+    as "at 0" in place of a std."""
     width = max([len("base parameter")] + [len(n) for n in names]) if width is None else width
     head = f"{'#':>3}  {'base parameter':<{width}} {'estimate':>12} {'std':>10} {'std %':>8}"
     head += f" {'true':>12} {'err/std':>8}" if truth is not None else ""
@@ -104,7 +107,10 @@ def parameter_table(names: Sequence[str], estimate, std, truth=None, width=None,
         err = None if truth is None else np.abs(estimate - np.asarray(truth)) / std
     for i, name in enumerate(names):
         short = name if len(name) <= width else name[: width - 3] + "..."
-        line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {std[i]:>10.3g} {rel_std[i]:>8.2f}"
+        if at_bound is not None and at_bound[i]:
+            line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {'at bound':>10} {'0':>8}"
+        else:
+            line = f"{i + 1:>3}  {short:<{width}} {estimate[i]:>12.5g} {std[i]:>10.3g} {rel_std[i]:>8.2f}"
         if err is not None:  # with the truth
             line += f" {truth[i]:>12.5g} {err[i]:>8.2f}"
         lines.append(line)
@@ -148,6 +154,7 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
         rel = 100 * std / np.abs(theta)
         err = None if truth is None else np.abs(theta - np.asarray(truth, dtype=float)) / std
     flags = parameter_flags(params)
+    bound = at_bound(params)
     lead = [params.parameter_names[int(i)] for i in np.asarray(params.base.indices)]
     headers = PARAMETER_HEADERS + (() if truth is None else ("true", "|err|/std"))
     rows = []
@@ -157,8 +164,8 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
             name,
             parameter_unit(lead[k], joint_types),
             _fmt(theta[k], ".6g"),
-            _fmt(std[k], ".3g"),
-            _fmt(rel[k], ".3g"),
+            "at bound" if bound[k] else _fmt(std[k], ".3g"),
+            "-" if bound[k] else _fmt(rel[k], ".3g"),
             "; ".join(flags[k]),
         ]
         if err is not None:  # with the truth

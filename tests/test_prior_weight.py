@@ -109,3 +109,31 @@ def test_prior_weight_given_skips_the_cross_validation(tmp_path, capsys):
     doc = json.loads((tmp_path / "fixed.json").read_text())
     assert "prior_weight_choice" not in doc.get("extra", {})
     assert main([*args, "--prior-weight", "0.01", "--prior-weights", "1,2", "-o", str(tmp_path / "x.json")]) != 0
+
+
+def test_an_estimate_held_at_its_bound_is_reported_as_such_not_with_a_std():
+    """Torques whose joint-1 viscous friction is negative (a model error the data insist on): the
+    consistent fit holds fv1 at 0, which is named "at bound" with no std (100 std / ~1e-8 would be
+    a relative std of ~1e9 %), while the other estimates keep theirs."""
+    from jaxid.report import parameter_rows
+    from jaxid.workflow.check import FLAG_AT_BOUND
+
+    robot = arm3()
+    theta = np.asarray(robot.parameter_vector()).copy()
+    fv1 = robot.parameter_names().index("fv1")
+    theta[fv1] = -0.3
+    rng = np.random.default_rng(2)
+    q, qd, qdd = (rng.normal(size=(80, 3)) for _ in range(3))
+    tau = np.asarray(jaxid.stack(jaxid.regressor(robot, q, qd, qdd)) @ theta).reshape(80, 3)
+    tau = tau + 0.05 * rng.normal(size=tau.shape)
+    run = Dataset(t=np.arange(80) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source="run")
+    prepared = workflow.Prepared((run,), (dict(source="run", parallel=None),))
+    params = workflow.identify_experiment(robot, prepared, consistent=True, prior_weight=1e-3)
+    bound = workflow.at_bound(params)
+    k = [robot.parameter_names()[int(i)] for i in np.asarray(params.base.indices)].index("fv1")
+    assert bound[k] and bound.sum() == 1
+    _, rows = parameter_rows(params)
+    assert rows[k][4] == "at bound" and FLAG_AT_BOUND in rows[k][6]
+    assert all(r[4] != "at bound" for i, r in enumerate(rows) if i != k)
+    # least squares alone has no bound: nothing is "at bound"
+    assert not workflow.at_bound(workflow.identify_experiment(robot, prepared)).any()

@@ -220,3 +220,25 @@ def test_a_body_on_the_boundary_keeps_a_finite_optimum(problem):
     assert ref.status == "optimal" and np.isfinite(ref.cost)
     fit = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=1e-3)
     assert bool(fit.converged) and abs(float(fit.cost) / ref.cost - 1) < 1e-6
+
+
+def test_bodies_in_their_ellipsoids_jax_equals_sdp(problem):
+    """The default bounds of a consistent fit (each body in its link's bounding ellipsoid,
+    tr(Q J) >= 0): the barrier fit meets the SDP, every returned body satisfies the LMI, and the
+    ellipsoids bind (the fit without them is cheaper)."""
+    from jaxid.model import inertia
+    from jaxid.workflow.consistency import geometry_bounds
+
+    robot, W, tau, base, nominal = problem
+    bounds = geometry_bounds(robot)
+    assert np.all(bounds.ellipsoid_links())
+    ref = S.identify_sdp(robot, W, tau, nominal=nominal, base=base, prior="entropic", weight=1e-3, bounds=bounds)
+    fit = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=1e-3, bounds=bounds)
+    assert ref.status == "optimal" and bool(fit.converged)
+    assert abs(float(fit.cost) / ref.cost - 1) < 1e-6
+    Q = bounds.ellipsoid_Q()
+    for theta, tol in ((ref.theta, 1e-7), (np.asarray(fit.theta), 0.0)):
+        J = np.stack([np.asarray(inertia.pseudo_inertia(p)) for p in np.asarray(theta[:30]).reshape(3, 10)])
+        assert np.all(np.einsum("nij,nji->n", Q, J) >= -tol * np.abs(J).max())
+    free = C.identify_consistent(robot, W, tau, nominal=nominal, base=base, weight=1e-3)
+    assert float(free.cost) < float(fit.cost) * (1 - 1e-6)

@@ -401,8 +401,8 @@ def add_gravity_argument(p):
 
 
 def add_bounds_arguments(p):
-    """--mass-tol, --com-margin, --total-mass, --com-in-geometry, --body-in-geometry: bounds on the
-    consistent bodies."""
+    """--mass-tol, --com-margin, --total-mass, --com-in-geometry, --body-in-geometry, --no-ellipsoid:
+    bounds on the consistent bodies."""
     p.add_argument(
         "--mass-tol",
         type=float,
@@ -427,6 +427,13 @@ def add_bounds_arguments(p):
         action="store_true",
         help="--consistent: as --com-in-geometry for each link's whole body, which also bounds its "
         "second moments (with --mass-tol, --prior-weight 0 then has a finite optimum)",
+    )
+    p.add_argument(
+        "--no-ellipsoid",
+        dest="ellipsoid",
+        action="store_false",
+        help="--consistent: do not hold each link's body inside the bounding ellipsoid of its geometry "
+        "(the URDF's collision/visual shapes, else the kinematic skeleton, and the nominal body; default: held)",
     )
     add_package_dir_argument(p)
 
@@ -462,6 +469,7 @@ def bounds_spec(args) -> requests.BoundsSpec:
         total_mass=args.total_mass,
         com_in_geometry=args.com_in_geometry,
         body_in_geometry=args.body_in_geometry,
+        ellipsoid=args.ellipsoid,
     )
 
 

@@ -27,7 +27,7 @@ from jaxid.cli.common import (
     write_report,
 )
 from jaxid.results import json_number
-from jaxid.workflow import commands, condition_rating, requests, verdicts
+from jaxid.workflow import at_bound, commands, condition_rating, requests, verdicts
 
 EXAMPLE = """examples:
   jaxid identify --robot ur5 data.csv more.csv -o params.json
@@ -292,8 +292,14 @@ def run(args) -> int:
         "stribeck_vs_fitted": args.stribeck_vs == "fit",
         "gravity": None if params.gravity_fit is None else params.gravity_fit.to_dict(),
         "base": [
-            {"name": s, "estimate": json_number(v), "std": json_number(d), "rel_std_percent": json_number(r)}
-            for s, v, d, r in zip(base.names, theta, std, rel)
+            {
+                "name": s,
+                "estimate": json_number(v),
+                "std": None if b else json_number(d),
+                "rel_std_percent": None if b else json_number(r),
+                "at_bound": bool(b),
+            }
+            for s, v, d, r, b in zip(base.names, theta, std, rel, at_bound(params))
         ],
     }
     if choice is not None:
@@ -340,7 +346,17 @@ def run(args) -> int:
             f"{condition_rating(est.cond_gram)} [rule of thumb: < 1e3 good, > 1e6 poor]"
         )
     width = min(NAME_WIDTH, max(len(name) for name in base.names))
-    print(report.parameter_table(base.names, theta, std, width=max(width, len("base parameter")), indent="  "))
+    bound = at_bound(params)
+    print(
+        report.parameter_table(
+            base.names, theta, std, width=max(width, len("base parameter")), indent="  ", at_bound=bound
+        )
+    )
+    if bound.any():
+        print(
+            f"  at bound: {', '.join(base.names[k] for k in np.flatnonzero(bound))} held at 0 by the consistent fit "
+            "(the data put them below 0): no std; the unconstrained fit's is in params.json"
+        )
     if any(len(name) > NAME_WIDTH for name in base.names):
         print(f"  (combinations cut at {NAME_WIDTH} characters; in full in {args.output}, base.names)")
     if est.covariance == "hac":

@@ -312,6 +312,8 @@ class _Barrier(eqx.Module):
     body_lo: jax.Array  # (n, 3), 0 where the body box does not bound the axis
     body_hi: jax.Array
     body_axes: jax.Array  # (n, 3) float 0/1
+    ell_Q: jax.Array  # (n, 4, 4) bounding-ellipsoid matrices (Bounds.ellipsoid_Q), tr(Q J) >= 0
+    ell_on: jax.Array  # (n,) float 0/1: the links that have one
     total: jax.Array  # (2,)
     nu: jax.Array  # barrier parameter: number of (scalar-equivalent) constraints
     n: int = eqx.field(static=True)
@@ -340,6 +342,8 @@ class _Barrier(eqx.Module):
         S = jnp.diagonal(jax.vmap(inertia.pseudo_inertia)(pis), axis1=1, axis2=2)[:, :3]
         lo, hi = self.body_lo, self.body_hi
         s.append(jnp.where(self.body_axes > 0, (lo + hi) * h - lo * hi * m[:, None] - S, 1.0).ravel())
+        J = jax.vmap(inertia.pseudo_inertia)(pis)
+        s.append(jnp.where(self.ell_on > 0, jnp.einsum("nij,nji->n", self.ell_Q, J), 1.0))
         return jnp.concatenate(s)
 
     def frame(self, theta):
@@ -597,17 +601,54 @@ def _interior_start(robot, pis, bounds: Bounds | None):
                 )
     axes = bounds.body_axes()
     body_min, body_max = bounds.body_box()
+    ellipsoid = bounds.ellipsoid_links()
     for i in range(n):
         m, c, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pis[i])))
         lo, hi = np.maximum(bounds.com_min[i], body_min[i]), np.minimum(bounds.com_max[i], body_max[i])
-        c = np.array([inside(c[a], lo[a], hi[a]) for a in range(3)])
+        box = [inside(c[a], lo[a], hi[a]) for a in range(3)]
+        c_box = np.array(box)
+        cov = (np.trace(I_c) / 2 * np.eye(3) - I_c) / m  # spread about c, m^2 (second moment / m)
         # a body in its box spreads at most (hi - c)(c - lo) along an axis (the second-moment
         # bound about c): shrink the spread (the inertia about c) to 0.9 of that
-        var = np.diag(np.trace(I_c) / 2 - I_c) / m  # per-axis spread about c, m^2
-        room = (body_max[i] - c) * (c - body_min[i])
-        shrink = min([1.0] + [0.9 * room[a] / var[a] for a in range(3) if axes[i, a] and var[a] > 0.9 * room[a]])
-        pis[i] = np.asarray(inertia.from_mass_com_inertia(m_new[i], c, I_c * (shrink * m_new[i] / m)))
+        shrink = 1.0
+        if ellipsoid[i]:
+            c_box, shrink = _into_ellipsoid(robot.names[i], bounds, i, c, c_box, lo, hi, cov)
+        var = np.diag(cov)
+        room = (body_max[i] - c_box) * (c_box - body_min[i])
+        shrink = min([shrink] + [0.9 * room[a] / var[a] for a in range(3) if axes[i, a] and var[a] > 0.9 * room[a]])
+        pis[i] = np.asarray(inertia.from_mass_com_inertia(m_new[i], c_box, I_c * (shrink * m_new[i] / m)))
     return pis
+
+
+def _into_ellipsoid(name, bounds: Bounds, i, c_nominal, c_box, lo, hi, cov):
+    """(centre of mass, spread factor) of link i's start strictly inside its bounding ellipsoid:
+    the centre ``c_box`` (the nominal one, moved into its boxes) moved toward the box point nearest
+    the ellipsoid's centre until its ellipsoid radius is at most 0.9, and the spread ``cov`` (3, 3)
+    scaled so that ``tr(Q J) >= 0.1 (1 - r^2) m`` (``Bounds`` class docstring). ValueError when the
+    nominal centre of mass ``c_nominal`` itself lies outside the ellipsoid."""
+    from scipy.optimize import lsq_linear
+
+    assert bounds.ellipsoid_axes is not None and bounds.ellipsoid_center is not None  # __post_init__
+    A, ce = bounds.ellipsoid_axes[i], bounds.ellipsoid_center[i]
+    Ainv = np.linalg.inv(A)
+    radius2 = lambda x: float(np.sum((Ainv @ (x - ce)) ** 2))
+    if radius2(c_nominal) >= 1.0:
+        raise ValueError(
+            f"link {name}: the nominal centre of mass {np.round(c_nominal, 4).tolist()} m lies outside its bounding "
+            f"ellipsoid ({np.sqrt(radius2(c_nominal)):.3g} radii from its centre {np.round(ce, 4).tolist()} m); "
+            "enlarge the ellipsoid (Bounds.ellipsoid_axes) or correct the nominal body"
+        )
+    if radius2(c_box) > 0.81:
+        span = np.where(np.isfinite(hi - lo), 0.05 * (hi - lo), 0.0)
+        nearest = lsq_linear(Ainv, Ainv @ ce, bounds=(lo + span, hi - span)).x if np.any(np.isfinite(lo + hi)) else ce
+        a, b = 0.0, 1.0  # the largest step from `nearest` toward c_box that stays within radius 0.9
+        for _ in range(50):
+            t = 0.5 * (a + b)
+            a, b = (t, b) if radius2(nearest + t * (c_box - nearest)) <= 0.81 else (a, t)
+        c_box = nearest + a * (c_box - nearest)
+    r2 = radius2(c_box)
+    spread = float(np.trace(Ainv.T @ Ainv @ cov))  # tr(P cov)
+    return c_box, min(1.0, 0.9 * (1.0 - r2) / spread) if spread > 0 else 1.0
 
 
 class _BarrierSetup(NamedTuple):
@@ -619,7 +660,9 @@ class _BarrierSetup(NamedTuple):
     S0: np.ndarray
     positive: np.ndarray
     B: np.ndarray
-    bounds: tuple  # mass_lo, mass_hi, com_lo, com_hi, total (numpy, -inf/inf where absent), body_lo, body_hi, axes
+    # mass_lo, mass_hi, com_lo, com_hi, total (numpy, -inf/inf where absent), body_lo, body_hi, axes,
+    # ellipsoid Q, ellipsoid on
+    bounds: tuple
     nu: float
 
 
@@ -642,6 +685,7 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
             np.array([-np.inf, np.inf]),
         )
         body = (np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)))
+        ell = (np.zeros((n, 4, 4)), np.zeros(n))
     else:
         bounds.check()
         lo = np.where(bounds.mass_min > 0, bounds.mass_min, -np.inf)
@@ -651,9 +695,10 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
         axes = bounds.body_axes()
         body_min, body_max = bounds.body_box()
         body = (np.where(axes, body_min, 0.0), np.where(axes, body_max, 0.0), axes.astype(float))
-    nu = 4.0 * n + positive.sum() + sum(float(np.isfinite(x).sum()) for x in b) + float(body[2].sum())
+        ell = (bounds.ellipsoid_Q(), bounds.ellipsoid_links().astype(float))
+    nu = 4.0 * n + positive.sum() + sum(float(np.isfinite(x).sum()) for x in b) + float(body[2].sum() + ell[1].sum())
     pis_start = _interior_start(robot, project_consistent(jnp.asarray(pis0), rel_floor=1e-3), bounds)
-    return _BarrierSetup(pis_start, np.linalg.inv(J0), np.linalg.slogdet(J0)[1], S0, positive, B, b + body, nu)
+    return _BarrierSetup(pis_start, np.linalg.inv(J0), np.linalg.slogdet(J0)[1], S0, positive, B, b + body + ell, nu)
 
 
 def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, nominal, prior):
@@ -667,7 +712,7 @@ def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, n
     pos = setup.positive > 0
     xs = jnp.where(pos, jnp.maximum(jnp.abs(joint_ls), 1e-3 * x0), joint_ls)
     theta0 = jnp.concatenate([jnp.asarray(setup.pis_start).ravel(), xs.ravel()])
-    mlo, mhi, clo, chi, tot, blo, bhi, axes = (jnp.asarray(x) for x in setup.bounds)
+    mlo, mhi, clo, chi, tot, blo, bhi, axes, ell_Q, ell_on = (jnp.asarray(x) for x in setup.bounds)
     problem = _Barrier(
         R,
         rhs,
@@ -683,6 +728,8 @@ def _barrier_problem(setup: _BarrierSetup, robot, base, data_theta_ls, std, L, n
         blo,
         bhi,
         axes,
+        ell_Q,
+        ell_on,
         tot,
         jnp.asarray(setup.nu),
         n,

@@ -85,6 +85,17 @@ class Bounds:
             beyond its box (the box case of the density realisability of Wensing, Kim
             and Slotine 2018). With mass bounds it bounds every body, so that pure
             constrained least squares (weight 0) has a finite optimum.
+        ellipsoid_center, ellipsoid_axes: per-link bounding ellipsoid
+            ``{c + A u : |u| <= 1}`` with centre c (n, 3) m and semi-axes A (n, 3, 3) m (its
+            columns), both in the link frame; a link whose A is all zero has none (None: no
+            link has one). Every point of the body lies in it: the density-realisability
+            condition ``tr(Q J) >= 0`` on the pseudo-inertia J, with
+            ``Q = [[-P, P c], [c^T P, 1 - c^T P c]]`` and ``P = (A A^T)^-1``, i.e.
+            ``int (1 - (x - c)^T P (x - c)) dm >= 0`` (Wensing, Kim and Slotine, "Linear
+            matrix inequalities for physically consistent inertial parameter identification:
+            a statistical perspective on the mass distribution", IEEE RA-L 3(1), 2018, eq. 11).
+            Linear in the parameters, it bounds the centre of mass and the spread of each body
+            to its link's space.
     """
 
     mass_min: np.ndarray
@@ -95,12 +106,21 @@ class Bounds:
     link_names: tuple = ()
     body_min: np.ndarray | None = None
     body_max: np.ndarray | None = None
+    ellipsoid_center: np.ndarray | None = None
+    ellipsoid_axes: np.ndarray | None = None
 
     def __post_init__(self):
         n = np.shape(self.mass_min)[0]
-        object.__setattr__(self, "body_min", np.full((n, 3), -np.inf) if self.body_min is None else self.body_min)
-        object.__setattr__(self, "body_max", np.full((n, 3), np.inf) if self.body_max is None else self.body_max)
-        for f in ("mass_min", "mass_max", "com_min", "com_max", "body_min", "body_max"):
+        defaults = {
+            "body_min": np.full((n, 3), -np.inf),
+            "body_max": np.full((n, 3), np.inf),
+            "ellipsoid_center": np.zeros((n, 3)),
+            "ellipsoid_axes": np.zeros((n, 3, 3)),
+        }
+        for f, default in defaults.items():
+            if getattr(self, f) is None:
+                object.__setattr__(self, f, default)
+        for f in ("mass_min", "mass_max", "com_min", "com_max", *defaults):
             object.__setattr__(self, f, np.array(getattr(self, f), dtype=float))
 
     @classmethod
@@ -115,9 +135,12 @@ class Bounds:
         total_mass=None,
         body_min=None,
         body_max=None,
+        ellipsoid_center=None,
+        ellipsoid_axes=None,
     ):
         """Bounds for ``robot`` from per-link arrays (a scalar applies to every link; None:
-        unbounded), checked ([`check`][jaxid.identification.consistent_problem.Bounds.check])."""
+        unbounded; the ellipsoid's centre (n, 3) and semi-axes (n, 3, 3), m, as in the class),
+        checked ([`check`][jaxid.identification.consistent_problem.Bounds.check])."""
         n = robot.n_joints
 
         def arr(x, shape, default):
@@ -137,6 +160,8 @@ class Bounds:
             tuple(robot.names),
             arr(body_min, (n, 3), -np.inf),
             arr(body_max, (n, 3), np.inf),
+            arr(ellipsoid_center, (n, 3), 0.0),
+            arr(ellipsoid_axes, (n, 3, 3), 0.0),
         )
         b.check()
         return b
@@ -204,7 +229,75 @@ class Bounds:
             self.link_names or other.link_names,
             np.maximum(self.body_box()[0], other.body_box()[0]),
             np.minimum(self.body_box()[1], other.body_box()[1]),
+            *self._ellipsoids_with(other),
         ).check()
+
+    def _ellipsoids_with(self, other: Bounds):
+        """(centre, axes) of both bounds' ellipsoids: one per link (two on one link: ValueError)."""
+        mine, theirs = self.ellipsoid_links(), other.ellipsoid_links()
+        both = np.flatnonzero(mine & theirs)
+        if both.size:
+            names = self.link_names or other.link_names or tuple(f"link{i + 1}" for i in range(mine.size))
+            raise ValueError(
+                f"link {names[both[0]]}: two bounding ellipsoids; give one per link (intersect their bodies' "
+                "constraints by hand: the intersection of two ellipsoids is not one)"
+            )
+        pick = lambda a, b: np.where(theirs.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+        return (
+            pick(self.ellipsoid_center, other.ellipsoid_center),
+            pick(self.ellipsoid_axes, other.ellipsoid_axes),
+        )
+
+    def ellipsoid_links(self) -> np.ndarray:
+        """(n,) bool: the links that have a bounding ellipsoid (semi-axes not all zero)."""
+        assert self.ellipsoid_axes is not None  # __post_init__ replaces None
+        return np.any(self.ellipsoid_axes != 0, axis=(1, 2))
+
+    def ellipsoid_Q(self) -> np.ndarray:
+        """(n, 4, 4) the matrices Q of the density-realisability condition ``tr(Q J) >= 0`` (see
+        the class), zero for a link without an ellipsoid."""
+        assert self.ellipsoid_center is not None and self.ellipsoid_axes is not None
+        n = self.ellipsoid_axes.shape[0]
+        Q = np.zeros((n, 4, 4))
+        for i in np.flatnonzero(self.ellipsoid_links()):
+            A, c = self.ellipsoid_axes[i], self.ellipsoid_center[i]
+            P = np.linalg.inv(A @ A.T)
+            Q[i, :3, :3], Q[i, :3, 3], Q[i, 3, :3], Q[i, 3, 3] = -P, P @ c, P @ c, 1.0 - c @ P @ c
+        return Q
+
+    def _check_ellipsoids(self, names):
+        """ValueError naming the link whose ellipsoid is not finite or flat, or misses its boxes."""
+        from scipy.optimize import lsq_linear
+
+        assert self.ellipsoid_center is not None and self.ellipsoid_axes is not None
+        n = self.mass_min.shape[0]
+        if self.ellipsoid_center.shape != (n, 3) or self.ellipsoid_axes.shape != (n, 3, 3):
+            raise ValueError("bounds: ellipsoid_center must have shape (n, 3) and ellipsoid_axes (n, 3, 3)")
+        for i in np.flatnonzero(self.ellipsoid_links()):
+            A, c = self.ellipsoid_axes[i], self.ellipsoid_center[i]
+            if not (np.all(np.isfinite(A)) and np.all(np.isfinite(c))):
+                raise ValueError(
+                    f"link {names[i]}: the bounding ellipsoid is not finite (NaN or inf in its centre or axes)"
+                )
+            s = np.linalg.svd(A, compute_uv=False)
+            if s[-1] <= 1e-9 * max(s[0], 1e-300) or s[-1] < 1e-6:
+                raise ValueError(
+                    f"link {names[i]}: the bounding ellipsoid is flat (semi-axes {', '.join(f'{v:.3g}' for v in s)} m); "
+                    "a body needs room along every axis: give three semi-axes of at least a millimetre"
+                )
+            # the centre of mass must fit in both its boxes and the ellipsoid: the box point
+            # nearest the centre in the ellipsoid's metric, a bounded least-squares problem
+            lo = np.maximum(self.com_min[i], self.body_box()[0][i])
+            hi = np.minimum(self.com_max[i], self.body_box()[1][i])
+            if np.any(np.isfinite(lo)) or np.any(np.isfinite(hi)):
+                Ainv = np.linalg.inv(A)
+                x = lsq_linear(Ainv, Ainv @ c, bounds=(lo, hi)).x
+                d = float(np.linalg.norm(Ainv @ (x - c)))
+                if d >= 1.0:
+                    raise ValueError(
+                        f"link {names[i]}: the centre-of-mass box does not meet the bounding ellipsoid (its nearest "
+                        f"point is {d:.3g} ellipsoid radii from the centre); widen the box or the ellipsoid"
+                    )
 
     def check(self):
         """Raise a one-line ValueError naming the link and the bound when bounds contradict
@@ -244,6 +337,7 @@ class Bounds:
                         f"link {names[i]}: the centre-of-mass box and body box do not overlap along "
                         f"{'xyz'[a]} ({lo:g} m > {hi:g} m)"
                     )
+        self._check_ellipsoids(names)
         if self.total_mass is not None:
             lo, hi = self.total_mass
             if not lo <= hi:
@@ -268,6 +362,7 @@ class Bounds:
             and not np.any(np.isfinite(self.com_max))
             and self.total_mass is None
             and not any(np.any(np.isfinite(x)) for x in self.body_box())
+            and not np.any(self.ellipsoid_links())
         )
 
     def body_box(self) -> tuple[np.ndarray, np.ndarray]:

@@ -8,8 +8,8 @@ consistent inertial parameter identification", IEEE RA-L 3(1), 2018), the dissip
 joint terms, the rotor inertia and a spring's stiffness are non-negative (``ia, fv, fc, ks >= 0``;
 ``fs >= 0``, the Stribeck excess, i.e. static friction at least the Coulomb level), and mass bounds and a
 centre-of-mass box (``m lo <= h <= m hi``, h = m c) and a box holding the whole body
-(``S_aa <= (lo + hi) h_a - lo hi m``, [`Bounds`][jaxid.identification.consistent_problem.Bounds]) are
-linear. The entropic prior
+(``S_aa <= (lo + hi) h_a - lo hi m``, [`Bounds`][jaxid.identification.consistent_problem.Bounds]) and a
+bounding ellipsoid (``tr(Q J) >= 0``, the density realisability of the same paper) are linear. The entropic prior
 ``tr(J0^-1 J) - log det(J0^-1 J) - 4`` (Lee, Wensing and Park 2020) and the barrier
 ``x/x0 - 1 - log(x/x0)`` on the positive joint terms are convex too, so the same objective
 as [`jaxid.identification.consistent.identify_consistent`][jaxid.identification.consistent.identify_consistent] (with any prior weight) is
@@ -211,6 +211,8 @@ def solve_sdp(
                     if bounds.body_axes()[i, a]:  # the body in its box (Bounds.body_min)
                         lo, hi = bounds.body_min[i, a], bounds.body_max[i, a]
                         cons.append(Js[i][a, a] <= (lo + hi) * h[a] - lo * hi * m)
+                if bounds.ellipsoid_links()[i]:  # the body in its ellipsoid (Bounds.ellipsoid_axes)
+                    cons.append(cp.trace(bounds.ellipsoid_Q()[i] @ Js[i]) >= 0)
             if bounds.total_mass is not None:
                 total = cp.sum(cp.hstack([Js[i][3, 3] for i in range(n)]))
                 lo, hi = bounds.total_mass

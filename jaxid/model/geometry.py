@@ -26,6 +26,7 @@ import numpy as np
 
 __all__ = [
     "Capsules",
+    "bounding_ellipsoid",
     "always_touching",
     "sample_poses",
     "segment_distance",
@@ -471,6 +472,60 @@ def _fallback_message(path, mesh_radius, links, kinds) -> str:
         + "To fix: "
         + "; ".join(fixes)
     )
+
+
+# ---- bounding ellipsoids -------------------------------------------------------------------
+def _sphere_directions(k: int = 32) -> np.ndarray:
+    """k unit vectors spread over the sphere (a Fibonacci lattice), (k, 3)."""
+    i = np.arange(k) + 0.5
+    z, phi = 1 - 2 * i / k, np.pi * (1 + 5**0.5) * i
+    rho = np.sqrt(1 - z**2)
+    return np.stack([rho * np.cos(phi), rho * np.sin(phi), z], axis=1)
+
+
+def bounding_ellipsoid(capsules, points=(), *, margin: float = 0.0, tol: float = 1e-7, max_iter: int = 5000):
+    """The ellipsoid ``{c + A u : |u| <= 1}`` that holds capsules and points, near the smallest
+    such: the minimum-volume ellipsoid of their sample points (Khachiyan's algorithm; Todd and
+    Yildirim, "On Khachiyan's algorithm for the computation of minimum-volume enclosing
+    ellipsoids", Discrete Applied Mathematics 155, 2007), scaled about its centre until it holds
+    each capsule's two end spheres (densely sampled; their hull, the capsule, follows by
+    convexity), then each semi-axis grown by ``margin`` m.
+
+    capsules: sequence of (a (3,), b (3,), r) in one frame, m. points: (k, 3) more points, m.
+    Returns (c (3,), A (3, 3)): centre and semi-axes (A's columns), m."""
+    caps = [(np.asarray(a, float), np.asarray(b, float), float(r)) for a, b, r in capsules]
+    pts = [np.asarray(points, float).reshape(-1, 3)]
+    dirs = _sphere_directions()
+    for a, b, r in caps:
+        pts += [a + max(r, 1e-4) * dirs, b + max(r, 1e-4) * dirs]
+    X = np.concatenate(pts)
+    if X.shape[0] == 0 or not np.all(np.isfinite(X)):
+        raise ValueError("bounding_ellipsoid needs finite capsules or points")
+    d = 3
+    Qm = np.vstack([X.T, np.ones(len(X))])  # (4, N) lifted points
+    u = np.full(len(X), 1.0 / len(X))
+    for _ in range(max_iter):
+        M = np.einsum("in,ij,jn->n", Qm, np.linalg.inv((Qm * u) @ Qm.T), Qm)
+        j = int(np.argmax(M))
+        step = (M[j] - d - 1) / ((d + 1) * (M[j] - 1))
+        new = (1 - step) * u
+        new[j] += step
+        done = np.linalg.norm(new - u) < tol
+        u = new
+        if done:
+            break
+    c = X.T @ u
+    S = d * ((X.T * u) @ X - np.outer(c, c))  # (x - c)^T S^-1 (x - c) <= 1 near every point
+    lam, V = np.linalg.eigh(S)
+    A = V * np.sqrt(np.maximum(lam, 1e-12))
+    # scaled to hold each capsule's end spheres sampled 16x more densely (2 x 512 points: a
+    # sphere point is then within 0.0015 r of its nearest, well inside any margin) and the points
+    fine = [np.asarray(points, float).reshape(-1, 3)]
+    fine += [p + r * _sphere_directions(512) for a, b, r in caps for p in (a, b)]
+    Y = np.concatenate(fine)
+    A = A * float(np.max(np.linalg.norm(np.linalg.solve(A, (Y - c).T), axis=0)))
+    lam, V = np.linalg.eigh(A @ A.T)
+    return c, V * (np.sqrt(np.maximum(lam, 0.0)) + margin)
 
 
 def sample_poses(robot, samples=500, seed=0):

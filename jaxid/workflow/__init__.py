@@ -35,6 +35,7 @@ from jaxid.workflow.check import (  # noqa: F401
     FLAG_UNIDENTIFIED,
     SCALE_WARN,
     SIGN_Z,
+    at_bound,
     check_physics,
     parameter_flags,
     physics_report,
@@ -45,6 +46,7 @@ from jaxid.workflow.consistency import (  # noqa: F401
     choose_prior_weight,
     crossval,
     fit_consistent,
+    geometry_bounds,
     one_se_choice,
     prior_grid,
 )

@@ -20,6 +20,11 @@ FLAG_INERTIA = "non-positive-definite inertia"
 FLAG_FRICTION = "negative friction"
 FLAG_STIFFNESS = "negative stiffness"
 FLAG_UNIDENTIFIED = "not identified"
+FLAG_AT_BOUND = "at its bound 0 (consistent fit): no std"
+#: A consistent estimate below this fraction of its std is at its bound 0
+#: ([`at_bound`][jaxid.workflow.check.at_bound]): the barrier keeps it strictly positive, at
+#: ~1e-8 of its scale, and 100 std / value is then a meaningless 1e7 %.
+AT_BOUND_FRACTION = 1e-3
 #: Standard parameters that a physical robot has >= 0, by kind: a mass, the diagonal moments
 #: of a body's inertia about any point (Ixx = Ixx_c + m (cy^2 + cz^2) >= 0 when the inertia is
 #: positive semi-definite), the rotor inertia, viscous, Coulomb and Stribeck friction, and the
@@ -46,6 +51,28 @@ def _split_name(name: str) -> tuple[str, int]:
     return m[1], int(m[2])
 
 
+def at_bound(params) -> np.ndarray:
+    """(b,) bool: the base parameters of a consistent fit held at their bound 0: a base parameter
+    that is one joint term kept >= 0 (rotor inertia, viscous, Coulomb or Stribeck friction, a
+    spring's stiffness; ``jaxid.identification.consistent_problem.POSITIVE_TERMS``), alone in its
+    combination, whose estimate is below [`AT_BOUND_FRACTION`][jaxid.workflow.check.AT_BOUND_FRACTION]
+    of its std. Its std (the unconstrained fit's) does not describe an estimate on a bound: the
+    data would put it below 0. All False without a consistent fit."""
+    from jaxid.identification.consistent_problem import POSITIVE_TERMS
+
+    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    if params.consistency is None or params.standard is None:
+        return np.zeros(theta.shape, dtype=bool)
+    K = np.asarray(params.base.K, dtype=float)
+    names = params.parameter_names
+    out = np.zeros(theta.shape, dtype=bool)
+    for k, i in enumerate(np.asarray(params.base.indices)):
+        alone = not K.size or not np.any(np.abs(K[k]) > 1e-12)
+        kind = _split_name(names[int(i)])[0]
+        out[k] = alone and kind in POSITIVE_TERMS and 0 <= theta[k] < AT_BOUND_FRACTION * std[k]
+    return out
+
+
 def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
     """What is physically impossible or unidentified about each base parameter of ``params``
     (a [`Params`][jaxid.workflow.params.Params]): a tuple of flags per base parameter (b entries, empty when
@@ -62,6 +89,8 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
       led by that link's parameters too.
     - ``"not identified"``: |estimate| < ``n_std`` standard deviations (the data cannot tell
       the value from 0).
+    - ``FLAG_AT_BOUND``: a consistent estimate held at its bound 0 ([`at_bound`][jaxid.workflow.check.at_bound]),
+      in place of "not identified".
     """
     base = params.base
     names = params.parameter_names
@@ -77,6 +106,7 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
         ok = np.asarray(inertia.is_consistent(links))
         bad_links = {int(j) + 1: (FLAG_MASS if links[j, 0] <= 0 else FLAG_INERTIA) for j in np.nonzero(~ok)[0]}
     scale = max(1.0, float(np.max(np.abs(K)))) if K.size else 1.0
+    bound = at_bound(params)
     flags = []
     for k in range(len(theta)):
         lead_kind, lead_joint = _split_name(names[int(indices[k])])
@@ -89,7 +119,9 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
             f.append(next(x for x in (FLAG_INERTIA, FLAG_MASS, FLAG_FRICTION, FLAG_STIFFNESS) if x in kinds))
         if lead_kind in INERTIAL_NAMES and bad_links.get(lead_joint) not in (None, *f):
             f.append(bad_links[lead_joint])
-        if not abs(theta[k]) >= n_std * std[k]:
+        if bound[k]:
+            f.append(FLAG_AT_BOUND)
+        elif not abs(theta[k]) >= n_std * std[k]:
             f.append(FLAG_UNIDENTIFIED)
         flags.append(tuple(f))
     return flags

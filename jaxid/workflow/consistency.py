@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 
 import jax.numpy as jnp
@@ -27,6 +28,93 @@ HELD_OUT_WEIGHTS = (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 GRID_POINTS = 7
 #: Contiguous time blocks that cross-validate a single run (K-fold over time).
 BLOCKS = 3
+#: How far each semi-axis of a link's bounding ellipsoid reaches beyond its geometry, m (cables,
+#: bolts and covers a CAD or collision model leaves out).
+ELLIPSOID_MARGIN = 0.02
+#: The default ``bounds`` of the consistent fits: each body in its link's bounding ellipsoid
+#: ([`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds]).
+GEOMETRY = "geometry"
+
+
+def geometry_bounds(robot, description: dict | None = None, nominal=None, *, margin: float = ELLIPSOID_MARGIN):
+    """Each link's body inside a bounding ellipsoid of its link
+    (``jaxid.identification.consistent.Bounds`` with ``ellipsoid_center``, ``ellipsoid_axes``;
+    the density-realisability LMI of Wensing, Kim and Slotine 2018): the near-minimum-volume
+    ellipsoid (``jaxid.model.geometry.bounding_ellipsoid``) of the link's geometry
+    (``jaxid.workflow.verdicts.link_geometry``: the collision, else visual, capsules of the URDF
+    ``description`` names, the built-in UR5's capsules, else the kinematic skeleton: the segment
+    to each child joint, radius at least ``verdicts.SKELETON_RADIUS``) and of the nominal centre
+    of mass (a CAD centre of mass off the geometry is kept feasible rather than refused), each
+    semi-axis grown by ``margin`` m; then scaled about its centre, by up to
+    [`ELLIPSOID_GROWTH`][jaxid.workflow.consistency.ELLIPSOID_GROWTH], until the nominal body fits
+    it (``tr(Q J0) >= 0.1 m0``), so that the prior's reference is a feasible body (on a skeleton,
+    a guess of the link's girth, as far as it takes). A nominal that needs more than that of a
+    link's own geometry is a placeholder inertia, not the link's (the KUKA LWR4+ file gives its 0.3 kg link
+    7 0.05 kg m^2 per axis, a radius of gyration of 0.41 m on a link 0.13 m long): the ellipsoid
+    stays at that growth, the fit starts from the nominal shrunk into it, and a warning names the
+    link.
+
+    robot: the model. description: its ``params.json`` model entry (None: the skeleton, or the
+    UR5's capsules for the built-in UR5). nominal: standard parameters (p,) (None: the robot's).
+    Returns the ``Bounds`` (no mass or box bounds)."""
+    from jaxid.identification.consistent import Bounds
+    from jaxid.model import geometry
+    from jaxid.workflow import verdicts
+
+    if description is None and robot.name == "ur5":
+        description = {"builtin": "ur5"}
+    links, _, names, skeletal = verdicts.link_geometry(robot, description)
+    theta = np.asarray(robot.parameter_vector() if nominal is None else nominal, dtype=float)
+    pis = theta[: 10 * robot.n].reshape(robot.n, 10)
+    centers, axes = np.zeros((robot.n, 3)), np.zeros((robot.n, 3, 3))
+    for i in range(robot.n):
+        points = [pis[i, 1:4] / pis[i, 0]] if pis[i, 0] > 0 else []
+        centers[i], axes[i] = geometry.bounding_ellipsoid(links[i], points, margin=margin)
+        if pis[i, 0] > 0:
+            axes[i] *= _nominal_growth(names[i], pis[i], centers[i], axes[i], i in skeletal)
+    return Bounds.make(robot, ellipsoid_center=centers, ellipsoid_axes=axes)
+
+
+#: Largest factor [`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds] scales a link's
+#: ellipsoid by so that its nominal body fits.
+ELLIPSOID_GROWTH = 1.5
+
+
+def _nominal_growth(name, pi, c, A, skeletal: bool) -> float:
+    """The factor s >= 1 that scales the ellipsoid (c, A) about c until the nominal body pi (10,)
+    fits it: ``m (1 - r^2 / s^2) - tr(P S) / s^2 >= 0.1 m`` (``r`` the centre of mass's ellipsoid
+    radius, ``S`` the spread about it; ``Bounds`` class docstring); at most ELLIPSOID_GROWTH where
+    the ellipsoid is the link's own geometry, unlimited on a skeleton (a guess of the link's girth,
+    which the nominal inertia knows better)."""
+    from jaxid.model import inertia
+
+    m, com, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pi)))
+    Ainv = np.linalg.inv(A)
+    spread = float(np.trace(Ainv @ (np.trace(I_c) / 2 * np.eye(3) - I_c) @ Ainv.T)) / m
+    need = float(np.sqrt((float(np.sum((Ainv @ (com - c)) ** 2)) + spread) / 0.9))
+    if skeletal:
+        return max(need, 1.0)
+    if need > ELLIPSOID_GROWTH:
+        warnings.warn(
+            f"link {name}: the nominal body does not fit its link's geometry (it needs the bounding ellipsoid "
+            f"{need:.3g}x larger, up to {ELLIPSOID_GROWTH:g}x is allowed): its inertia looks like a placeholder; "
+            f"the consistent fit holds the body to the link's ellipsoid x{ELLIPSOID_GROWTH:g} (--no-ellipsoid: none)",
+            stacklevel=3,
+        )
+    return float(np.clip(need, 1.0, ELLIPSOID_GROWTH))
+
+
+def resolve_bounds(robot, bounds, description: dict | None = None):
+    """``bounds`` as the consistent fits take them: [`GEOMETRY`][jaxid.workflow.consistency.GEOMETRY] becomes
+    [`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds] of ``robot`` (its ``description``);
+    a ``Bounds`` is checked; None stays None (consistency only)."""
+    if isinstance(bounds, str):
+        if bounds != GEOMETRY:
+            raise ValueError(f"bounds must be a Bounds, {GEOMETRY!r} or None, got {bounds!r}")
+        return geometry_bounds(robot, description)
+    if bounds is not None:
+        bounds.check()
+    return bounds
 
 
 def fit_consistent(
@@ -94,6 +182,12 @@ def bounds_record(bounds) -> dict:
         "com_max_m": [[_finite(v) for v in r] for r in bounds.com_max],
         "body_min_m": [[_finite(v) for v in r] for r in bounds.body_min],
         "body_max_m": [[_finite(v) for v in r] for r in bounds.body_max],
+        "ellipsoid_center_m": [
+            c.tolist() if on else None for c, on in zip(bounds.ellipsoid_center, bounds.ellipsoid_links())
+        ],
+        "ellipsoid_axes_m": [
+            A.tolist() if on else None for A, on in zip(bounds.ellipsoid_axes, bounds.ellipsoid_links())
+        ],
         "total_mass_kg": None if bounds.total_mass is None else list(bounds.total_mass),
     }
 
@@ -105,13 +199,16 @@ def choose_prior_weight(
     *,
     weights=None,
     method: str = "wls",
-    bounds=None,
+    bounds=GEOMETRY,
+    description: dict | None = None,
     progress: Callable | None = None,
 ) -> dict:
     """The held-out protocol for consistent identification: fit on the runs of ``train``,
     score on those of ``test``, for the unconstrained WLS model and a consistent model per
     prior weight (``jaxid.identification.consistent.holdout``) of ``weights`` (default
-    [`HELD_OUT_WEIGHTS`][jaxid.workflow.consistency.HELD_OUT_WEIGHTS]).
+    [`HELD_OUT_WEIGHTS`][jaxid.workflow.consistency.HELD_OUT_WEIGHTS]). bounds, description: the
+    bodies' bounds as [`resolve_bounds`][jaxid.workflow.consistency.resolve_bounds] takes them (default: each
+    body in its link's ellipsoid; None: consistency only).
 
     Returns ``{"rows": [...], "best": row}``: each row ``model`` ("wls" or "consistent"),
     ``weight``, ``rmse`` per joint (N m), ``nrms_limits`` (mean over joints of
@@ -125,8 +222,7 @@ def choose_prior_weight(
     memory.check_identify(train.n_samples + test.n_samples, robot.n, len(robot.parameter_names()))
     runs = _holdout_rows(robot, train, progress)
     test_rows = regressor_rows(robot, list(test.datasets), None, progress, [c.get("parallel") for c in test.choices])
-    if bounds is not None:
-        bounds.check()
+    bounds = resolve_bounds(robot, bounds, description)
     return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)
 
 
@@ -189,7 +285,8 @@ def crossval(
     *,
     weights=None,
     method: str = "wls",
-    bounds=None,
+    bounds=GEOMETRY,
+    description: dict | None = None,
     gravity: str | None = None,
     max_steps: int | None = None,
     progress: Callable | None = None,
@@ -200,7 +297,7 @@ def crossval(
     and a consistent model per prior weight.
 
     prepared: the runs ([`prepare`][jaxid.workflow.preprocess.prepare]). weights: the prior
-    weights (default [`prior_grid`][jaxid.workflow.consistency.prior_grid] of the smallest training fold); method, bounds: as
+    weights (default [`prior_grid`][jaxid.workflow.consistency.prior_grid] of the smallest training fold); method, bounds, description: as
     [`choose_prior_weight`][jaxid.workflow.consistency.choose_prior_weight]. gravity: "fit": in each rotation the direction of gravity is
     identified on the training runs ([`fit_gravity`][jaxid.workflow.gravity.fit_gravity]) and both models
     use it; the rotation's ``gravity`` entry records it. A joint without a torque limit is scored
@@ -222,8 +319,7 @@ def crossval(
     if not np.all(np.isfinite(tau_max)):  # no torque limits: the largest torque measured scores instead
         measured = np.max([np.max(np.abs(np.asarray(d.tau)), axis=0) for d in prepared.datasets], axis=0)
         robot = dataclasses.replace(robot, tau_max=np.where(np.isfinite(tau_max), tau_max, measured))
-    if bounds is not None:
-        bounds.check()
+    bounds = resolve_bounds(robot, bounds, description)
     memory.check_identify(prepared.n_samples, robot.n, len(robot.parameter_names()))
     if gravity not in (None, "fit"):
         raise WorkflowError(f"gravity must be None or 'fit', got {gravity!r}")

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxid.model.description import fingerprint, model_description
 from jaxid.workflow.check import check_physics
-from jaxid.workflow.consistency import fit_consistent
+from jaxid.workflow.consistency import GEOMETRY, fit_consistent, resolve_bounds
 from jaxid.workflow.estimate import covariance, gram_condition, instrumental_fit
 from jaxid.workflow.export import with_nominal_standard
 from jaxid.workflow.gravity import fit_gravity
@@ -37,7 +37,7 @@ def identify(
     prior_weight: float = 1e-3,
     max_steps: int | None = None,
     stribeck_vs: float | str | None = None,
-    bounds=None,
+    bounds=GEOMETRY,
     sdp_check: bool = False,
     outliers: str = "drop",
     reference=None,
@@ -64,7 +64,9 @@ def identify(
         ``prior_weight``) and predict with them. max_steps: its Newton steps (None: its
         default, 1000 for the barrier method).
     bounds: ``jaxid.identification.consistent.Bounds`` on the consistent bodies (masses,
-        centres of mass, total mass), or None.
+        centres of mass, total mass, bounding ellipsoids), "geometry" (default: each body inside
+        its link's bounding ellipsoid, [`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds] of
+        ``description``), or None (consistency only).
     sdp_check: with ``consistent``, also solve the same problem as an SDP (cvxpy + Clarabel,
         the ``consistent-sdp`` extra) and record how far the fit's cost is from its optimum.
     stribeck_vs: the Stribeck velocity of the ``fs`` term, rad/s, or "fit" to identify it
@@ -140,7 +142,7 @@ def identify(
             scr,
             method=method,
             prior_weight=prior_weight,
-            bounds=bounds,
+            bounds=resolve_bounds(robot, bounds, description),
             sdp_check=sdp_check,
             max_steps=max_steps,
         )

@@ -290,13 +290,15 @@ class BoundsSpec:
     """Bounds on the bodies of a consistent fit: each link's mass within +-``mass_tol``
     (relative) of nominal, its centre of mass within +-``com_margin`` m, the ``total_mass``
     (LO, HI) kg, the centre of mass (``com_in_geometry``) or whole body (``body_in_geometry``)
-    inside the link's collision capsules."""
+    inside the link's collision capsules; each body inside its link's bounding ellipsoid
+    (``ellipsoid``, the default; ``jaxid.workflow.consistency.geometry_bounds``)."""
 
     mass_tol: float | None = None
     com_margin: float | None = None
     total_mass: tuple[float, float] | str | None = None
     com_in_geometry: bool = False
     body_in_geometry: bool = False
+    ellipsoid: bool = True
 
     def __post_init__(self):
         if isinstance(self.total_mass, str):

@@ -68,9 +68,10 @@ CHECKS = ("consistent", "converged", "plausible")
 
 
 # ------------------------------------------------------------------------------ geometry
-def link_geometry(robot, model: dict | None = None, capsules=None) -> tuple[list, str, list]:
+def link_geometry(robot, model: dict | None = None, capsules=None) -> tuple[list, str, list, tuple]:
     """(per link a list of capsules (a (3,), b (3,), r) in the link frame, m; where they came from;
-    per link its name: the capsules' (a URDF's link names) where it has some, else the joint's).
+    per link its name: the capsules' (a URDF's link names) where it has some, else the joint's;
+    the indices of the links on their skeleton capsules, which have no geometry of their own).
 
     capsules: ``jaxid.model.geometry.Capsules`` to use; else those of ``model``'s URDF (a
     params.json ``model`` dict with ``urdf`` and ``tip_link``) or the built-in UR5's; a link
@@ -105,7 +106,7 @@ def link_geometry(robot, model: dict | None = None, capsules=None) -> tuple[list
         source = f"the kinematic skeleton (capsules of radius >= {SKELETON_RADIUS:g} m)"
     elif skeletal:
         source += f"; skeleton for links {', '.join(str(i + 1) for i in skeletal)}"
-    return links, source, names
+    return links, source, names, tuple(skeletal)
 
 
 #: The capsules of URDFs already read, by (path, modification time, tip link, the chain's joints):
@@ -202,7 +203,7 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
     m, c, I_c, _ = _bodies(np.asarray(standard, dtype=float)[: 10 * n].reshape(n, 10))
     m0, c0, I0, _ = _bodies(np.asarray(robot.parameter_vector(), dtype=float)[: 10 * n].reshape(n, 10))
     placeholder = is_placeholder(robot)
-    caps, source, names = link_geometry(robot, model, capsules) if geometry is None else geometry
+    caps, source, names, _ = link_geometry(robot, model, capsules) if geometry is None else geometry
     links, failures = [], []
     bounds = []
     for j in range(n):

@@ -247,18 +247,29 @@ def log_data(prepared, log: Log) -> None:
             log(f"  data: {line}")
 
 
-def bounds(spec: BoundsSpec, robot, model: ModelSpec | None = None):
+def bounds(spec: BoundsSpec, robot, model: ModelSpec | None = None, description: dict | None = None):
     """``jaxid.identification.consistent.Bounds`` of the spec for ``robot``, or None when the spec
-    bounds nothing. ``model``: the spec the robot came from (its URDF's collision geometry)."""
-    if not spec.given:
-        return None
+    bounds nothing. ``model``: the spec the robot came from (its URDF's collision geometry);
+    ``description``: its ``params.json`` model entry, for the bounding ellipsoids
+    (``jaxid.workflow.consistency.geometry_bounds``; None: those of ``model``'s URDF or the skeleton)."""
     from jaxid.identification.consistent import Bounds
+    from jaxid.workflow.consistency import geometry_bounds
 
+    if description is None and model is not None and model.urdf:
+        description = {"urdf": str(model.urdf), "tip_link": model.tip_link}
+    b = None
     try:
-        b = Bounds.from_nominal(robot, mass_tol=spec.mass_tol, com_margin=spec.com_margin, total_mass=spec.total_mass)
-        if spec.com_in_geometry or spec.body_in_geometry:
-            b = b.intersect(Bounds.from_geometry(robot, _capsules(model, robot), body=spec.body_in_geometry))
-        b.check()
+        if spec.given:
+            b = Bounds.from_nominal(
+                robot, mass_tol=spec.mass_tol, com_margin=spec.com_margin, total_mass=spec.total_mass
+            )
+            if spec.com_in_geometry or spec.body_in_geometry:
+                b = b.intersect(Bounds.from_geometry(robot, _capsules(model, robot), body=spec.body_in_geometry))
+        if spec.ellipsoid:
+            e = geometry_bounds(robot, description)
+            b = e if b is None else b.intersect(e)
+        if b is not None:
+            b.check()
     except ValueError as e:
         raise WorkflowError(f"bounds: {e}") from None
     return b

@@ -35,7 +35,7 @@ def run_crossval(request: CrossvalRequest, *, log: Log = None, progress: Callabl
     """``jaxid crossval``: leave-one-run-out cross-validation; see [`CrossvalRequest`][jaxid.workflow.requests.CrossvalRequest]."""
     check_paths(request)
     r = dataclasses.replace(request, model=named_model(request.model, request.data, log=log))
-    robot, _ = build_model(r.model)
+    robot, desc = build_model(r.model)
     prepared = read_runs(r.data, robot, r.prepare, r.model)
     log_data(prepared, log)
     cv = workflow.crossval(
@@ -43,7 +43,7 @@ def run_crossval(request: CrossvalRequest, *, log: Log = None, progress: Callabl
         prepared,
         weights=r.prior_weights,
         method=r.method,
-        bounds=bounds(r.bounds, robot, r.model),
+        bounds=bounds(r.bounds, robot, r.model, desc),
         gravity="fit" if r.fit_gravity else None,
         progress=progress,
     )

@@ -67,7 +67,7 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     robot, desc = build_model(r.model, joint_terms=terms)
     prepared = read_runs(r.data, robot, r.prepare, r.model)
     log_data(prepared, log)
-    body_bounds = bounds(r.bounds, robot, r.model)
+    body_bounds = bounds(r.bounds, robot, r.model, desc) if r.consistent else None
     choice = None
     if r.validate_on:
         choice = _choose_prior_weight(r, robot, prepared, body_bounds, progress)
