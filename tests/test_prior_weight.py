@@ -54,16 +54,17 @@ def unexcited():
     prepared = workflow.Prepared(tuple(runs), tuple(dict(source=r.source, parallel=None) for r in runs))
     nominal = np.asarray(robot.parameter_vector())[:30].reshape(3, 10)[:, 0]
 
-    def masses(weight):
-        p = workflow.identify_experiment(robot, prepared, consistent=True, prior_weight=weight)
-        return np.asarray(p.standard)[:30].reshape(3, 10)[:, 0] / nominal
+    def fit(**kw):
+        return workflow.identify_experiment(robot, prepared, consistent=True, **kw)
 
-    cv = workflow.crossval(robot, prepared)
-    return cv, masses(cv["chosen"]), masses(1e-8)
+    masses = lambda p: np.asarray(p.standard)[:30].reshape(3, 10)[:, 0] / nominal
+    default = fit()  # the library's default weight: cross-validated as the command line's
+    return workflow.crossval(robot, prepared), default, masses(default), masses(fit(prior_weight=1e-8))
 
 
 def test_cross_validated_weight_keeps_an_unexcited_mass_near_nominal(unexcited):
-    cv, chosen, tiny = unexcited
+    cv, default, chosen, tiny = unexcited
+    assert default.extra["prior_weight_choice"]["chosen"] == cv["chosen"] == default.consistency.prior_weight
     assert [r["test"] for r in cv["rotations"]] == ["run1", "run2"]
     assert cv["chosen"] >= cv["least"] and cv["weights"][0] == workflow.DEFAULT_PRIOR_WEIGHT
     assert cv["mean_nrms_limits"][cv["chosen"]] <= cv["tolerance"]

@@ -42,8 +42,10 @@ from jaxid.workflow.check import (  # noqa: F401
     scale_vs_model,
 )
 from jaxid.workflow.consistency import (  # noqa: F401
+    CV,
     DEFAULT_PRIOR_WEIGHT,
     choose_prior_weight,
+    cross_validated_weight,
     crossval,
     fit_consistent,
     geometry_bounds,

@@ -226,6 +226,54 @@ def choose_prior_weight(
     return holdout(robot, runs, test_rows, weights=tuple(weights), bounds=bounds, method=method)
 
 
+#: The default ``prior_weight`` of [`jaxid.workflow.identify`][jaxid.workflow.pipeline.identify]: chosen by
+#: [`cross_validated_weight`][jaxid.workflow.consistency.cross_validated_weight].
+CV = "cv"
+
+
+def cross_validated_weight(
+    robot,
+    prepared: Prepared,
+    *,
+    method: str = "wls",
+    bounds=GEOMETRY,
+    description: dict | None = None,
+    weights=None,
+    gravity: str | None = None,
+    max_steps: int | None = None,
+    progress: Callable | None = None,
+) -> tuple[float, dict | None]:
+    """(prior weight, its table): the weight [`crossval`][jaxid.workflow.consistency.crossval] chooses over
+    the runs of ``prepared`` (or time blocks of one run) by the one-standard-error rule, and its
+    JSON-ready table (``params.extra["prior_weight_choice"]``). When the folds' regressors would
+    not fit in memory (``jaxid.memory``: the fit itself may still stream) it warns and returns
+    ([`DEFAULT_PRIOR_WEIGHT`][jaxid.workflow.consistency.DEFAULT_PRIOR_WEIGHT], None). Arguments as
+    ``crossval``'s."""
+    from jaxid import memory
+    from jaxid.workflow.params import jsonable
+
+    try:
+        table = crossval(
+            robot,
+            prepared,
+            weights=weights,
+            method=method,
+            bounds=bounds,
+            description=description,
+            gravity=gravity,
+            max_steps=max_steps,
+            progress=progress,
+        )
+    except memory.MemoryLimitError as e:
+        warnings.warn(
+            f"the prior weight is not cross-validated ({e}); fitting at {DEFAULT_PRIOR_WEIGHT:g}: "
+            "give a prior weight (--prior-weight W) to choose it",
+            stacklevel=3,
+        )
+        return DEFAULT_PRIOR_WEIGHT, None
+    return float(table["chosen"]), jsonable(table)
+
+
 def prior_grid(rows: int, points: int = GRID_POINTS) -> tuple[float, ...]:
     """The prior weights that cross-validation tries: ``points`` log-spaced from
     [`DEFAULT_PRIOR_WEIGHT`][jaxid.workflow.consistency.DEFAULT_PRIOR_WEIGHT] to ``rows``, the number of whitened residuals (samples x joints)

@@ -343,6 +343,18 @@ def json_number(x):
     return x if math.isfinite(x) else None
 
 
+def jsonable(x):
+    """Arrays -> lists, numpy scalars -> Python numbers, recursively through dicts, lists, tuples."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if hasattr(x, "shape"):
+        a = np.asarray(x)
+        return a.tolist() if a.ndim else a.item()
+    return x
+
+
 def to_json(params: Params) -> dict:
     """The params.json document of ``params`` (a dict of plain Python values; version [`VERSION`][jaxid.workflow.params.VERSION])."""
     arr = lambda a: [json_number(v) for v in np.ravel(np.asarray(a))]

@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxid.model.description import fingerprint, model_description
 from jaxid.workflow.check import check_physics
-from jaxid.workflow.consistency import GEOMETRY, fit_consistent, resolve_bounds
+from jaxid.workflow.consistency import CV, GEOMETRY, cross_validated_weight, fit_consistent, resolve_bounds
 from jaxid.workflow.estimate import covariance, gram_condition, instrumental_fit
 from jaxid.workflow.export import with_nominal_standard
 from jaxid.workflow.gravity import fit_gravity
@@ -34,7 +34,8 @@ def identify(
     method: str = "wls",
     description: dict | None = None,
     consistent: bool = False,
-    prior_weight: float = 1e-3,
+    prior_weight: float | str = CV,
+    prior_weights=None,
     max_steps: int | None = None,
     stribeck_vs: float | str | None = None,
     bounds=GEOMETRY,
@@ -63,6 +64,11 @@ def identify(
         (``jaxid.identification.consistent.identify_consistent``, prior weight
         ``prior_weight``) and predict with them. max_steps: its Newton steps (None: its
         default, 1000 for the barrier method).
+    prior_weight: the consistent fit's prior weight (>= 0), or "cv" (default, as ``jaxid identify
+        --consistent``): chosen by cross-validation over the runs, or time blocks of one run
+        ([`cross_validated_weight`][jaxid.workflow.consistency.cross_validated_weight]; its table in
+        ``params.extra["prior_weight_choice"]``). prior_weights: the weights it tries (None:
+        [`prior_grid`][jaxid.workflow.consistency.prior_grid]).
     bounds: ``jaxid.identification.consistent.Bounds`` on the consistent bodies (masses,
         centres of mass, total mass, bounding ellipsoids), "geometry" (default: each body inside
         its link's bounding ellipsoid, [`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds] of
@@ -98,6 +104,7 @@ def identify(
     check_arguments(robot, prepared, method, consistent, outliers, prior_weight, reference, gains, gravity)
     description = dict(description) if description is not None else model_description(robot)
     robot = with_stribeck_velocity(robot, prepared, stribeck_vs)
+    level = robot  # the model's gravity: a cross-validation fits gravity on each fold's training runs
     robot, gravity_fit = with_gravity(robot, prepared) if gravity == "fit" else (robot, None)
     description.update(stribeck_vs=float(robot.stribeck_vs))
     if gravity_fit is not None:
@@ -134,18 +141,32 @@ def identify(
         gravity_fit=gravity_fit,
     )
     if consistent:
-        held = rows.take(kept)
+        bounds = resolve_bounds(level, bounds, description)
+        choice = None
+        if prior_weight == CV:
+            prior_weight, choice = cross_validated_weight(
+                level,
+                prepared,
+                method=method,
+                bounds=bounds,
+                weights=prior_weights,
+                gravity=gravity,
+                max_steps=max_steps,
+                progress=progress,
+            )
         params = fit_consistent(
             robot,
             params,
-            held,
+            rows.take(kept),
             scr,
             method=method,
-            prior_weight=prior_weight,
-            bounds=resolve_bounds(robot, bounds, description),
+            prior_weight=float(prior_weight),
+            bounds=bounds,
             sdp_check=sdp_check,
             max_steps=max_steps,
         )
+        if choice is not None:
+            params = dataclasses.replace(params, extra={**params.extra, "prior_weight_choice": choice})
     else:
         params = with_nominal_standard(robot, params)
     return check_physics(robot, params)
@@ -168,8 +189,10 @@ def check_arguments(robot, prepared: Prepared, method, consistent, outliers, pri
         raise WorkflowError(f"consistent identification works with method wls or ols, not {method}")
     if outliers not in ("drop", "irls", "keep") or (consistent and outliers == "irls"):
         raise WorkflowError(f"outliers must be 'drop', 'irls' or 'keep' ('irls' not with consistent), got {outliers!r}")
-    if not (math.isfinite(prior_weight) and prior_weight >= 0):
-        raise WorkflowError(f"prior_weight must be a finite number >= 0, got {prior_weight}")
+    if prior_weight != CV and not (
+        isinstance(prior_weight, (int, float)) and math.isfinite(prior_weight) and prior_weight >= 0
+    ):
+        raise WorkflowError(f"prior_weight must be a finite number >= 0 or {CV!r}, got {prior_weight!r}")
     if gravity not in (None, "fit"):
         raise WorkflowError(f"gravity must be None or 'fit', got {gravity!r}")
     for ds in prepared.datasets:

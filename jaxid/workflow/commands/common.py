@@ -21,6 +21,7 @@ from jaxid.model import description as _description
 from jaxid.model.transmission import TransmissionError
 from jaxid.workflow import WorkflowError, plausibility
 from jaxid.workflow import validation as _validation
+from jaxid.workflow.params import jsonable  # noqa: F401  (re-exported: jaxid.workflow.commands.jsonable)
 from jaxid.workflow.requests import BoundsSpec, DataSpec, ModelSpec, PayloadSpec
 
 Log = Callable[[str], None] | None
@@ -28,18 +29,6 @@ Log = Callable[[str], None] | None
 
 def _warn(line: str) -> None:
     warnings.warn(line, stacklevel=3)
-
-
-def jsonable(x):
-    """Arrays -> lists, numpy scalars -> Python numbers, recursively through dicts, lists, tuples."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if hasattr(x, "shape"):
-        a = np.asarray(x)
-        return a.tolist() if a.ndim else a.item()
-    return x
 
 
 # ----------------------------------------------------------------------- shared steps

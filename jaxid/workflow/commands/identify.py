@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxid import memory, workflow
+from jaxid import workflow
 from jaxid.workflow import WorkflowError, plausibility
 from jaxid.workflow import export as _export
 from jaxid.workflow import params as _params
@@ -71,21 +71,15 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     choice = None
     if r.validate_on:
         choice = _choose_prior_weight(r, robot, prepared, body_bounds, progress)
-    elif r.consistent and r.prior_weight is None and not lugre:
-        try:
-            choice = _crossval_prior_weight(r, robot, prepared, body_bounds, progress)
-        except memory.MemoryLimitError as e:  # the folds hold their regressors; the fit itself may stream
-            warnings.warn(
-                f"the prior weight is not cross-validated ({e}); fitting at {workflow.DEFAULT_PRIOR_WEIGHT:g}: "
-                "give --prior-weight W to choose it",
-                stacklevel=2,
-            )
-    prior_weight = r.prior_weight if r.prior_weight is not None else workflow.DEFAULT_PRIOR_WEIGHT
+    # without a weight, the fit cross-validates it (workflow.cross_validated_weight) and records the table
+    prior_weight = workflow.CV if r.prior_weight is None else r.prior_weight
     prior_weight = prior_weight if choice is None else float(choice["chosen"])
     params = _fit(r, robot, desc, prepared, body_bounds, prior_weight, progress)
     if choice is not None:
-        extra = {"validate_on": list(r.validate_on)} if r.validate_on else {}
-        params = dataclasses.replace(params, extra={**params.extra, **extra, "prior_weight_choice": choice})
+        params = dataclasses.replace(
+            params, extra={**params.extra, "validate_on": list(r.validate_on or ()), "prior_weight_choice": choice}
+        )
+    choice = params.extra.get("prior_weight_choice")
     robot = dataclasses.replace(
         robot,
         stribeck_vs=params.model["stribeck_vs"],  # fitted where asked
@@ -125,24 +119,6 @@ def _choose_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progr
     return jsonable({**choice, "chosen": choice["best"]["weight"]})
 
 
-def _crossval_prior_weight(r: IdentifyRequest, robot, prepared, body_bounds, progress) -> dict:
-    """The JSON-ready table of [`jaxid.workflow.crossval`][jaxid.workflow.consistency.crossval] over the runs ``r.data`` (or time
-    blocks of the one run) that chooses the prior weight by the one-standard-error rule (the
-    default of ``--consistent`` without ``--prior-weight``)."""
-    return jsonable(
-        workflow.crossval(
-            robot,
-            prepared,
-            weights=r.prior_weights,
-            method=r.method,
-            bounds=body_bounds,
-            gravity="fit" if r.fit_gravity else None,
-            max_steps=r.max_steps,
-            progress=progress,
-        )
-    )
-
-
 def _fit(r: IdentifyRequest, robot, desc, prepared, body_bounds, prior_weight, progress):
     """The ``_params.Params`` of the fit the request asks for (LuGre, or the rigid-body one)."""
     reference = None if r.reference is None else [read_trajectory(path, robot.n) for path in r.reference]
@@ -156,6 +132,7 @@ def _fit(r: IdentifyRequest, robot, desc, prepared, body_bounds, prior_weight, p
         consistent=r.consistent,
         reference=reference,
         prior_weight=prior_weight,
+        prior_weights=r.prior_weights,
         max_steps=r.max_steps,
         stribeck_vs=r.model.stribeck_vs,
         bounds=body_bounds,
