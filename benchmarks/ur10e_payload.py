@@ -15,6 +15,13 @@ currents times ``UR10E_parameters.txt``'s drive gains, ``--resample``: their sta
 - ``--unloaded``: the loaded minus the unloaded run, aligned by ``jaxid payload`` itself (the
   trajectory's positions, ``workflow.align_runs``), no robot model subtracted.
 
+The ``--params`` line also gives the payload on the robot as identified, before the loaded run
+updates the robot (its estimate and covariance a prior, ``payload._robot_update``): the two
+paths differ by what that update moves, not by the alignment (2026-12-06, by hand: the remaining
+delay over 5 s windows of the aligned runs stays within +-0.07 ms, shifting the alignment by
++-5 ms moves the mass by < 0.2 %; the update moves wrist parameters by 3-4 std, +1.6 % on this
+pair and -6 % on the 15harm50sec pair of the same data, whose loaded file has junk rows).
+
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/ur10e_payload.py --data CLONE``.
 """
 
@@ -79,6 +86,8 @@ def main(argv=None) -> int:
         m, s = float(out.fit.theta[0]), float(out.fit.std[0])
         mc = float(out.fit.theta_consistent[0])
         note = "" if out.alignment is None else f"; {out.alignment.describe('unloaded run')}"
+        if request.params is not None:  # the payload on the robot as identified, before the loaded run updates it
+            note += f"; on the robot as identified (no update) {float(out.fit.fit.theta[0]):.3f} kg"
         rows.append((label, m, s, mc))
         print(
             f"{label}: mass {m:.3f} +- {s:.3f} kg (consistent {mc:.3f}), error {m - MASS:+.3f} kg "
