@@ -68,7 +68,8 @@ def geometry_bounds(robot, description: dict | None = None, nominal=None, *, mar
     pis = theta[: 10 * robot.n].reshape(robot.n, 10)
     centers, axes = np.zeros((robot.n, 3)), np.zeros((robot.n, 3, 3))
     for i in range(robot.n):
-        points = [pis[i, 1:4] / pis[i, 0]] if pis[i, 0] > 0 else []
+        # a massless link's fit starts from a small body at its frame's origin (project_consistent)
+        points = [pis[i, 1:4] / pis[i, 0] if pis[i, 0] > 0 else np.zeros(3)]
         centers[i], axes[i] = geometry.bounding_ellipsoid(links[i], points, margin=margin)
         if pis[i, 0] > 0:
             axes[i] *= _nominal_growth(names[i], pis[i], centers[i], axes[i], i in skeletal)
@@ -96,9 +97,10 @@ def _nominal_growth(name, pi, c, A, skeletal: bool) -> float:
         return max(need, 1.0)
     if need > ELLIPSOID_GROWTH:
         warnings.warn(
-            f"link {name}: the nominal body does not fit its link's geometry (it needs the bounding ellipsoid "
-            f"{need:.3g}x larger, up to {ELLIPSOID_GROWTH:g}x is allowed): its inertia looks like a placeholder; "
-            f"the consistent fit holds the body to the link's ellipsoid x{ELLIPSOID_GROWTH:g} (--no-ellipsoid: none)",
+            f"link {name}: the nominal body's inertia is spread wider than its link's geometry allows (it needs the "
+            f"bounding ellipsoid {need:.3g}x larger, up to {ELLIPSOID_GROWTH:g}x is allowed): a placeholder or an "
+            f"estimate, not a body of this shape; the consistent fit holds the body to the link's ellipsoid "
+            f"x{ELLIPSOID_GROWTH:g} (--no-ellipsoid: none)",
             stacklevel=3,
         )
     return float(np.clip(need, 1.0, ELLIPSOID_GROWTH))
