@@ -45,14 +45,17 @@ def geometry_bounds(robot, description: dict | None = None, nominal=None, *, mar
     ``description`` names, the built-in UR5's capsules, else the kinematic skeleton: the segment
     to each child joint, radius at least ``verdicts.SKELETON_RADIUS``) and of the nominal centre
     of mass (a CAD centre of mass off the geometry is kept feasible rather than refused), each
-    semi-axis grown by ``margin`` m; then scaled about its centre, by up to
-    [`ELLIPSOID_GROWTH`][jaxid.workflow.consistency.ELLIPSOID_GROWTH], until the nominal body fits
-    it (``tr(Q J0) >= 0.1 m0``), so that the prior's reference is a feasible body (on a skeleton,
-    a guess of the link's girth, as far as it takes). A nominal that needs more than that of a
-    link's own geometry is a placeholder inertia, not the link's (the KUKA LWR4+ file gives its 0.3 kg link
-    7 0.05 kg m^2 per axis, a radius of gyration of 0.41 m on a link 0.13 m long): the ellipsoid
-    stays at that growth, the fit starts from the nominal shrunk into it, and a warning names the
-    link.
+    semi-axis grown by ``margin`` m; then scaled about its centre until the nominal body fills at
+    most [`NOMINAL_SHARE`][jaxid.workflow.consistency.NOMINAL_SHARE] of it, so that the prior's
+    reference, and bodies spread somewhat wider, are feasible. A link whose nominal
+    inertia is spread wider than its geometry allows gets a warning beyond
+    [`ELLIPSOID_GROWTH`][jaxid.workflow.consistency.ELLIPSOID_GROWTH] (a placeholder, such as the
+    KUKA LWR4+ file's 0.3 kg link 7 with 0.05 kg m^2 per axis, 7.4x; or an estimate, such as the
+    Panda file's links 1 and 2, 2.1-2.3x), but is not held tighter than the nominal: an ellipsoid
+    smaller than the body's true spread biases the fit, which then makes the body heavier to fit
+    the inertia the data see into less room (on simulated Panda arms, links 1 and 2 at 1.65-2.18x
+    their true mass with the ellipsoids capped at 1.5x; 1.03-1.14x without them,
+    ``benchmarks/plausible_bodies.py``).
 
     robot: the model. description: its ``params.json`` model entry (None: the skeleton, or the
     UR5's capsules for the built-in UR5). nominal: standard parameters (p,) (None: the robot's).
@@ -76,34 +79,37 @@ def geometry_bounds(robot, description: dict | None = None, nominal=None, *, mar
     return Bounds.make(robot, ellipsoid_center=centers, ellipsoid_axes=axes)
 
 
-#: Largest factor [`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds] scales a link's
-#: ellipsoid by so that its nominal body fits.
+#: Factor beyond which [`geometry_bounds`][jaxid.workflow.consistency.geometry_bounds] warns that a link's
+#: ellipsoid had to grow to hold its nominal body.
 ELLIPSOID_GROWTH = 1.5
+#: Share of a link's ellipsoid the nominal body may fill (``r^2 + tr(P S)``, 1 for a body that just
+#: fits): the ellipsoid grows until the nominal fills at most half of it, so that a body spread up
+#: to twice the nominal's still fits (a CAD or URDF inertia leaves out cables and motors, a
+#: simulated truth of +-30 % spreads 1.3x): a body whose true spread the ellipsoid cannot hold is
+#: made heavier by the fit instead.
+NOMINAL_SHARE = 0.5
 
 
 def _nominal_growth(name, pi, c, A, skeletal: bool) -> float:
     """The factor s >= 1 that scales the ellipsoid (c, A) about c until the nominal body pi (10,)
-    fits it: ``m (1 - r^2 / s^2) - tr(P S) / s^2 >= 0.1 m`` (``r`` the centre of mass's ellipsoid
-    radius, ``S`` the spread about it; ``Bounds`` class docstring); at most ELLIPSOID_GROWTH where
-    the ellipsoid is the link's own geometry, unlimited on a skeleton (a guess of the link's girth,
-    which the nominal inertia knows better)."""
+    fits it with room to spare: ``r^2 + tr(P S) <= NOMINAL_SHARE s^2`` (``r`` the centre of mass's ellipsoid
+    radius, ``S`` the spread about it; ``Bounds`` class docstring). A warning beyond
+    ELLIPSOID_GROWTH where the ellipsoid is the link's own geometry (a skeleton is only a guess of
+    the link's girth, which the nominal inertia knows better)."""
     from jaxid.model import inertia
 
     m, com, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pi)))
     Ainv = np.linalg.inv(A)
     spread = float(np.trace(Ainv @ (np.trace(I_c) / 2 * np.eye(3) - I_c) @ Ainv.T)) / m
-    need = float(np.sqrt((float(np.sum((Ainv @ (com - c)) ** 2)) + spread) / 0.9))
-    if skeletal:
-        return max(need, 1.0)
-    if need > ELLIPSOID_GROWTH:
+    need = float(np.sqrt((float(np.sum((Ainv @ (com - c)) ** 2)) + spread) / NOMINAL_SHARE))
+    if need > ELLIPSOID_GROWTH and not skeletal:
         warnings.warn(
-            f"link {name}: the nominal body's inertia is spread wider than its link's geometry allows (it needs the "
-            f"bounding ellipsoid {need:.3g}x larger, up to {ELLIPSOID_GROWTH:g}x is allowed): a placeholder or an "
-            f"estimate, not a body of this shape; the consistent fit holds the body to the link's ellipsoid "
-            f"x{ELLIPSOID_GROWTH:g} (--no-ellipsoid: none)",
+            f"link {name}: the nominal body's inertia is spread wider than its link's geometry allows (its "
+            f"bounding ellipsoid is grown {need:.3g}x to hold it): a placeholder or an estimate, not a body of "
+            "this shape; the consistent fit's ellipsoid is that wide (--no-ellipsoid: none)",
             stacklevel=3,
         )
-    return float(np.clip(need, 1.0, ELLIPSOID_GROWTH))
+    return max(need, 1.0)
 
 
 def resolve_bounds(robot, bounds, description: dict | None = None):
