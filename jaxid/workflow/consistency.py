@@ -101,15 +101,16 @@ def _nominal_growth(name, pi, c, A, skeletal: bool) -> float:
     m, com, I_c = (np.asarray(v) for v in inertia.to_mass_com_inertia(jnp.asarray(pi)))
     Ainv = np.linalg.inv(A)
     spread = float(np.trace(Ainv @ (np.trace(I_c) / 2 * np.eye(3) - I_c) @ Ainv.T)) / m
-    need = float(np.sqrt((float(np.sum((Ainv @ (com - c)) ** 2)) + spread) / NOMINAL_SHARE))
-    if need > ELLIPSOID_GROWTH and not skeletal:
+    fill = float(np.sum((Ainv @ (com - c)) ** 2)) + spread  # 1: the nominal just fits
+    if np.sqrt(fill) > ELLIPSOID_GROWTH and not skeletal:
         warnings.warn(
-            f"link {name}: the nominal body's inertia is spread wider than its link's geometry allows (its "
-            f"bounding ellipsoid is grown {need:.3g}x to hold it): a placeholder or an estimate, not a body of "
-            "this shape; the consistent fit's ellipsoid is that wide (--no-ellipsoid: none)",
+            f"link {name}: the nominal body's inertia is spread wider than its link's geometry allows (it fits "
+            f"an ellipsoid {np.sqrt(fill):.3g}x the geometry's): a placeholder or an estimate, not a body of this "
+            f"shape; the consistent fit's ellipsoid is grown {np.sqrt(fill / NOMINAL_SHARE):.3g}x to hold it "
+            "(--no-ellipsoid: none)",
             stacklevel=3,
         )
-    return max(need, 1.0)
+    return max(float(np.sqrt(fill / NOMINAL_SHARE)), 1.0)
 
 
 def resolve_bounds(robot, bounds, description: dict | None = None):
