@@ -35,6 +35,7 @@ check; the text quotes the full run."""),
 import difflib
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -42,7 +43,6 @@ import numpy as np
 
 import jaxid
 from jaxid import workflow
-from jaxid.identification.consistent import Bounds
 
 SMALL = os.environ.get("JAXID_NOTEBOOK_SMALL") == "1"
 DATA = Path(os.environ.get("JAXID_KUKA_DATA", Path("..") / "examples" / "data" / "kuka_lwr4"))
@@ -160,10 +160,20 @@ it is not a robot you can write into a URDF or simulate.
 ## 5. Identification: physically consistent
 
 `consistent=True` (the command line's `--consistent`) fits standard parameters, every link a real
-body (its pseudo-inertia positive semi-definite) and friction non-negative, with a weak pull toward
-your URDF's values (`prior_weight`, default 1e-3) for what the data cannot see. It is an
-interior-point fit; `max_steps=` limits its Newton steps if it is slow on your machine (the run
-below converges by itself).
+body (its pseudo-inertia positive semi-definite) and friction non-negative. The data do not see
+every direction of those bodies, and two defaults hold the rest:
+
+* a pull toward your URDF's values, whose weight (`prior_weight`) is chosen by cross-validation
+  (`prior_weight="cv"`, `workflow.cross_validated_weight`): fit on all runs but one, predict the
+  one left out (one run: three time blocks of it), for 7 weights from 1e-3 to as much as all the
+  training data; keep the largest weight whose mean held-out error is within one standard error
+  of the least. The table is in `params.extra["prior_weight_choice"]`;
+* each body inside its link's bounding ellipsoid, built from the URDF's collision (else visual)
+  geometry and the nominal centre of mass (`bounds="geometry"`, `workflow.geometry_bounds`;
+  `bounds=None` for consistency only, `--no-ellipsoid` on the command line).
+
+It is an interior-point fit; `max_steps=` limits its Newton steps if it is slow on your machine (the
+fits below converge by themselves). jaxid may warn about your URDF on the way; the cell prints it.
 
 Then read the verdict checks, `workflow.verdict_checks`, in `workflow.verdict_lines`' words:
 
@@ -174,37 +184,98 @@ Then read the verdict checks, `workflow.verdict_checks`, in `workflow.verdict_li
 
 "Consistent" is not "believable": the first two only say the numbers are a body and the optimum was
 reached. Only `plausible` compares them with your robot."""),
-    new_code_cell(r"""consistent = workflow.identify(robot, prepared, description=description, consistent=True)
-print(f"consistent fit: {consistent.consistency.steps} Newton steps, converged: {consistent.consistency.converged}")
+    new_code_cell(r"""with warnings.catch_warnings(record=True) as warned:  # printed below, once each
+    warnings.simplefilter("always")
+    consistent = workflow.identify(robot, prepared, description=description, consistent=True)
+for message in dict.fromkeys(str(w.message) for w in warned):
+    print("jaxid warns:", message, "\n")
+
+cv = consistent.extra["prior_weight_choice"]
+folds = cv["rotations"]
+print(f"prior weight by cross-validation, {len(folds)} folds (held out: "
+      + ", ".join(Path(f["test"]).name for f in folds) + "); held-out NRMS over the torque limits, %")
+print(f"{'weight':>14}" + "".join(f"{'fold ' + str(k + 1):>10}" for k in range(len(folds))) + f"{'mean':>9}{'se':>8}")
+print(f"{'least squares':>14}" + "".join(f"{f['rows'][0]['nrms_limits']:>9.4f} " for f in folds))
+for k, w in enumerate(cv["weights"]):
+    cells = "".join(f"{f['rows'][1 + k]['nrms_limits']:>9.4f}{' ' if f['rows'][1 + k]['converged'] else '*'}"
+                    for f in folds)
+    print(f"{w:>14.3g}{cells}{cv['mean_nrms_limits'][str(w)]:>9.4f}{cv['se_nrms_limits'][str(w)]:>8.4f}"
+          + ("  <- chosen" if w == cv["chosen"] else ""))
+
+print(f"\nconsistent fit at prior weight {consistent.consistency.prior_weight:.3g}: "
+      f"{consistent.consistency.steps} Newton steps, converged: {consistent.consistency.converged}")
 print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, consistent))))"""),
-    new_markdown_cell(r"""Read it line by line. The fit is consistent and converged, and the verdict is still **not plausible**.
-To explain these torques with valid bodies, it made link 2 weigh 314 kg (116x the URDF's 2.7 kg;
-378 kg in all against 14.4 kg), put three centres of mass 0.13-0.44 m outside their links, and
+    new_markdown_cell(r"""First jaxid warns about the URDF: link 7's inertia does not fit inside its link's own geometry (the
+ellipsoid would have to be 7.42x larger), so it looks like a placeholder, and the fit holds that body
+to 1.5x its ellipsoid. Worth knowing about your URDF, whatever you fit.
+
+The cross-validation curve is nearly flat: from weight 1e-3 to 1.94e3 the mean held-out NRMS moves
+from 0.193 % to 0.187 %, less than one standard error (0.012-0.016 %); at 3.52e4, where the prior
+weighs as much as the training data, it rises to 0.210 %. The least mean is at 1.94e3 and no larger
+weight is within one standard error of it, so 1.94e3 is chosen. (Least squares predicts each held-out
+run worse than every consistent fit: 0.242 % and 0.716 %.)
+
+At that weight the fit is consistent, converged in 91 Newton steps, and **plausible**: masses from
+1/2.49x to 2.05x of the URDF's, 12.3 kg in all against 14.4 kg, every centre of mass near its link and
+no body flat. The table below the next fits lists the masses link by link.
+
+### Why these defaults
+
+Before these defaults, `workflow.identify(..., consistent=True)` used a fixed prior weight of 1e-3
+(a thousandth of one sample) and no geometry. Ask for that explicitly, and read its verdict:"""),
+    new_code_cell(r"""old = workflow.identify(robot, prepared, description=description, consistent=True,
+                        prior_weight=1e-3, bounds=None)
+print(f"prior weight 1e-3, no ellipsoids: {old.consistency.steps} Newton steps, "
+      f"converged: {old.consistency.converged}")
+print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, old))))"""),
+    new_markdown_cell(r"""Consistent and converged (338 Newton steps), and **not plausible**. To explain these torques with
+valid bodies it made link 2 weigh 314 kg (116x the URDF's 2.7 kg) and link 3 55.2 kg, 378 kg in all
+against 14.4 kg; put the centres of mass of links 3, 5 and 7 0.13-0.44 m outside their links; and
 squashed every body nearly flat (its smallest principal moment near zero). The least-squares optimum of
-section 4 is not a set of bodies, and the consistent fit goes as near it as bodies allow: to the edge,
-where a body is flat, with masses and centres of mass moving along directions these torques barely
-see. The checks say *that* the result is implausible, not why: a friction or offset model the joints
-do not follow, a sensor, or too little excitation are all candidates.
+section 4 is not a set of bodies, and with a prior of a thousandth of one sample the consistent fit
+goes as near it as bodies allow: to the edge, where a body is flat, with masses and centres of mass
+moving along directions these torques barely see.
 
-When `plausible` fails, do not write that URDF. What to try:
+The ellipsoids alone, at the same weight 1e-3:"""),
+    new_code_cell(r"""with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the warning about link 7 printed above
+    ellipsoid_only = workflow.identify(robot, prepared, description=description, consistent=True, prior_weight=1e-3)
+print(f"prior weight 1e-3, ellipsoids: {ellipsoid_only.consistency.steps} Newton steps, "
+      f"converged: {ellipsoid_only.consistency.converged}")
+print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, ellipsoid_only))))
 
-* bound what you know: masses within a tolerance of your URDF's (`Bounds.from_nominal(robot,
-  mass_tol=0.3)`, `--mass-tol 0.3`), the total mass (`--total-mass LO,HI`), centres of mass or whole
-  bodies inside the link geometry (`--com-in-geometry`, `--body-in-geometry`);
-* choose the prior weight on held-out runs (`workflow.crossval`, `jaxid crossval`);
+fits = {"URDF": robot.parameter_vector(), "default": consistent.standard,
+        "1e-3, no bounds": old.standard, "1e-3, ellipsoids": ellipsoid_only.standard}
+masses = {name: np.asarray(robot.split(theta)[0])[:, 0] for name, theta in fits.items()}
+print(f"\n{'mass, kg':<10}" + "".join(f"{name:>18}" for name in fits))
+for j in range(robot.n):
+    print(f"{'link ' + str(j + 1):<10}" + "".join(f"{m[j]:>18.3g}" for m in masses.values()))
+print(f"{'in all':<10}" + "".join(f"{m.sum():>18.3g}" for m in masses.values()))"""),
+    new_markdown_cell(r"""The ellipsoids keep each body where its link is: 378 kg becomes 52.5 kg, the centres of mass of
+links 3 and 5 come inside their links, and link 7's moves from 0.437 m outside to 0.057 m (its
+ellipsoid is the 1.5x one of the warning). They do not bound how much mass there is (a heavier body
+in the same place fits the same ellipsoid): link 2 still weighs 39.7 kg (14.7x the URDF's), every
+body is still squashed flat, and the verdict is **not plausible**.
+
+Weight 1e-3 with the ellipsoids is the first row of the curve above (fitted there on one run,
+predicting the other): its mean held-out error, 0.193 %, is within one standard error of the chosen
+weight's 0.187 %. The held-out torques do not tell 52.5 kg of flat bodies from the plausible
+12.3 kg; the prior does. Hence the defaults: of the weights the data cannot tell apart, the largest
+(the model closest to your URDF), and the ellipsoids for where the mass may sit. The verdict still checks
+the result; on your robot it may fail.
+
+When `plausible` fails on your robot, do not write that URDF. The checks say *that* the result is
+implausible, not why: a friction or offset model the joints do not follow, a sensor, or too little
+excitation are all candidates. What to try:
+
+* bound what you know: masses within a tolerance of your URDF's, with the ellipsoids (`bounds=`
+  `Bounds.from_nominal(robot, mass_tol=0.3).intersect(workflow.geometry_bounds(robot, description))`,
+  `Bounds` from `jaxid.identification.consistent`; `--mass-tol 0.3`), the total mass
+  (`--total-mass LO,HI`), centres of mass or whole bodies inside the box of the link's geometry
+  (`--com-in-geometry`, `--body-in-geometry`);
+* choose the prior weight on a held-out run of a different motion (`workflow.choose_prior_weight`,
+  `--validate-on RUN`);
 * record more exciting motion (`jaxid excite`), so the data determine more.
-
-Here, the masses within 30 % of the URDF's:"""),
-    new_code_cell(r"""bounds = Bounds.from_nominal(robot, mass_tol=0.3)
-bounded = workflow.identify(robot, prepared, description=description, consistent=True, bounds=bounds)
-print(f"consistent fit with mass bounds: {bounded.consistency.steps} Newton steps")
-print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, bounded))))"""),
-    new_markdown_cell(r"""The masses are now within 1/1.43x-1.3x of the URDF's (16.5 kg in all), and the verdict is still
-**not plausible**: the centres of mass of links 3 and 5 sit 0.08-0.10 m outside their links, and every
-body's smallest principal moment is still near zero (a body squashed onto a plane or a line). So:
-this model is consistent and predicts torques (next section), but its individual link inertias are
-not believable. Bound the bodies by their geometry, or excite more, before you use them on their own
-(in a simulator, say).
 
 ## 6. Validation on the held-out run
 
@@ -218,7 +289,7 @@ ds = held_out.datasets[0]
 tau = np.asarray(ds.tau)
 models = {"URDF as given": np.asarray(jaxid.rnea(robot, ds.q, ds.qd, ds.qdd))}
 scores = {"URDF as given": workflow.validation_metrics(tau, models["URDF as given"], robot.tau_max)}
-for name, params in (("WLS", wls), ("consistent, mass bounds", bounded)):
+for name, params in (("WLS", wls), ("consistent", consistent)):
     val = workflow.validate(robot, params, held_out)
     models[name], scores[name] = np.asarray(val.predicted[0]), val.runs[0]
     for flag in val.runs[0]["flagged"]:
@@ -257,11 +328,12 @@ plt.show()"""),
   no offsets: 0.98 N m RMSE overall. Least squares cuts each joint's RMSE by 1.4x (joint 7) to 7x
   (joint 2), to 0.19-0.37 N m; the consistent model predicts almost as well as least
   squares (0.28 against 0.27 N m overall: it gives up a little fit to be a body);
-* joints 6 and 7 are flagged (least squares: R² 0.54 and 0.39; joint 7's NRMSE 73 %): their torques
-  are a few tenths of a N m, mostly friction and sensor offset, which the smooth Coulomb + viscous
-  model captures only in part (look at joint 7 in the figure). Joint 1 is not flagged, but its NRMSE
-  is 27 % for the same reason. A flagged joint is where a richer friction model (`fva`, `fs`:
-  [Friction](../docs/friction.md)) or a look at the raw signal pays off;
+* joints 6 and 7 are flagged (least squares: R² 0.54 and 0.39, joint 7's NRMSE 73 %; the consistent
+  model: 0.47 and 0.16, 86 %): their torques are a few tenths of a N m, mostly friction and sensor
+  offset, which the smooth Coulomb + viscous model captures only in part (look at joint 7 in the
+  figure). Joint 1 is not flagged, but its NRMSE is 27 % for the same reason. A flagged
+  joint is where a richer friction model (`fva`, `fs`: [Friction](../docs/friction.md)) or a look at
+  the raw signal pays off;
 * validate on the training runs too (`workflow.validate(robot, wls, prepared)`): a joint much worse
   on the held-out run than on those is over-fitted: fewer parameters, or more varied motion.
 
@@ -274,11 +346,10 @@ file is patched, not rewritten: only each link's `<inertial>` and each joint's
 byte. The offsets have no URDF element and stay in params.json. It refuses parameters that are not a
 body: least squares alone cannot be written (`wls.standard` is None here).
 
-Here the bounded consistent fit is written, to show the round trip; as section 5 says, its link
-inertias are not plausible, and a URDF you will use should come from a fit whose verdict is
-plausible."""),
+Here the consistent fit of section 5 is written, whose verdict is plausible: write only such a fit
+into a URDF you will use."""),
     new_code_cell(r"""out = Path(tempfile.mkdtemp()) / "kuka_lwr4_identified.urdf"
-workflow.write_model(robot, bounded, out, source=URDF)
+workflow.write_model(robot, consistent, out, source=URDF)
 before, after = URDF.read_text().splitlines(), out.read_text().splitlines()
 changed = [line for line in difflib.unified_diff(before, after, lineterm="", n=0)
            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
@@ -294,7 +365,7 @@ its parameters and its inverse dynamics with the fit's; then, if Pinocchio is in
 (`pip install 'jaxid[pin]'`), compare Pinocchio's `rnea` on the same file (the rigid-body torque;
 friction is jaxid's joint term, which Pinocchio's `rnea` does not include)."""),
     new_code_cell(r'''back, _ = workflow.model(urdf=out, joint_terms=TERMS)
-inertial, friction = robot.split(bounded.standard)  # per link (m, m c, I), per joint (fv, fc, offset)
+inertial, friction = robot.split(consistent.standard)  # per link (m, m c, I), per joint (fv, fc, offset)
 back_inertial, back_friction = back.split(back.parameter_vector())
 print(f"inertial parameters read back: max |difference| {np.abs(back_inertial - inertial).max():.1e}")
 print(f"fv, fc read back: max |difference| {np.abs(back_friction - friction)[:, :2].max():.1e} "
@@ -346,7 +417,7 @@ robot from it.
 The same path on the command line:
 
 ```
-jaxid identify --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset --consistent --mass-tol 0.3 \
+jaxid identify --urdf kuka_lwr4.urdf --joint-terms fv,fc,offset --consistent \
     measurements_2.npz measurements_3.npz -o kuka.json --urdf-out kuka_identified.urdf --report fit
 jaxid validate --params kuka.json measurements_1.npz --report val
 ```"""),
