@@ -205,18 +205,19 @@ for k, w in enumerate(cv["weights"]):
 print(f"\nconsistent fit at prior weight {consistent.consistency.prior_weight:.3g}: "
       f"{consistent.consistency.steps} Newton steps, converged: {consistent.consistency.converged}")
 print("\n".join(workflow.verdict_lines(workflow.verdict_checks(robot, consistent))))"""),
-    new_markdown_cell(r"""First jaxid warns about the URDF: link 7's inertia does not fit inside its link's own geometry (the
-ellipsoid would have to be 7.42x larger), so it looks like a placeholder, and the fit holds that body
-to 1.5x its ellipsoid. Worth knowing about your URDF, whatever you fit.
+    new_markdown_cell(r"""First jaxid warns about the URDF: link 7's inertia does not fit inside its link's own geometry (only
+in an ellipsoid 7.04x the geometry's: 0.05 kg m² per axis on a 0.3 kg link), so it is a placeholder
+or an estimate, not that link's body. The ellipsoid of a link is grown to hold its URDF body with room
+to spare (here 9.95x), so it bounds that body little. Worth knowing about your URDF, whatever you fit.
 
 The cross-validation curve is nearly flat: from weight 1e-3 to 1.94e3 the mean held-out NRMS moves
-from 0.193 % to 0.187 %, less than one standard error (0.012-0.016 %); at 3.52e4, where the prior
-weighs as much as the training data, it rises to 0.210 %. The least mean is at 1.94e3 and no larger
+from 0.195 % to 0.189 %, less than one standard error (0.013-0.018 %); at 3.52e4, where the prior
+weighs as much as the training data, it rises to 0.215 %. The least mean is at 1.94e3 and no larger
 weight is within one standard error of it, so 1.94e3 is chosen. (Least squares predicts each held-out
 run worse than every consistent fit: 0.242 % and 0.716 %.)
 
 At that weight the fit is consistent, converged in 91 Newton steps, and **plausible**: masses from
-1/2.49x to 2.05x of the URDF's, 12.3 kg in all against 14.4 kg, every centre of mass near its link and
+1/2.34x to 1.69x of the URDF's, 12.3 kg in all against 14.4 kg, every centre of mass near its link and
 no body flat. The table below the next fits lists the masses link by link.
 
 ### Why these defaults
@@ -251,15 +252,15 @@ print(f"\n{'mass, kg':<10}" + "".join(f"{name:>18}" for name in fits))
 for j in range(robot.n):
     print(f"{'link ' + str(j + 1):<10}" + "".join(f"{m[j]:>18.3g}" for m in masses.values()))
 print(f"{'in all':<10}" + "".join(f"{m.sum():>18.3g}" for m in masses.values()))"""),
-    new_markdown_cell(r"""The ellipsoids keep each body where its link is: 378 kg becomes 52.5 kg, the centres of mass of
-links 3 and 5 come inside their links, and link 7's moves from 0.437 m outside to 0.057 m (its
-ellipsoid is the 1.5x one of the warning). They do not bound how much mass there is (a heavier body
-in the same place fits the same ellipsoid): link 2 still weighs 39.7 kg (14.7x the URDF's), every
-body is still squashed flat, and the verdict is **not plausible**.
+    new_markdown_cell(r"""On this arm the ellipsoids change almost nothing at weight 1e-3: 378 kg in all again (link 2 308 kg,
+link 3 60.8 kg), link 3's and 7's centres of mass still outside their links, every body flat, **not
+plausible**. Each ellipsoid holds its URDF body with room for twice its spread (a tighter one makes
+a body whose true inertia it cannot hold heavier instead), link 7's is the 9.95x one of the warning,
+and an ellipsoid bounds where a body's mass is, not how much there is.
 
 Weight 1e-3 with the ellipsoids is the first row of the curve above (fitted there on one run,
-predicting the other): its mean held-out error, 0.193 %, is within one standard error of the chosen
-weight's 0.187 %. The held-out torques do not tell 52.5 kg of flat bodies from the plausible
+predicting the other): its mean held-out error, 0.195 %, is within one standard error of the chosen
+weight's 0.189 %. The held-out torques do not tell 378 kg of flat bodies from the plausible
 12.3 kg; the prior does. Hence the defaults: of the weights the data cannot tell apart, the largest
 (the model closest to your URDF), and the ellipsoids for where the mass may sit. The verdict still checks
 the result; on your robot it may fail.
@@ -329,7 +330,7 @@ plt.show()"""),
   (joint 2), to 0.19-0.37 N m; the consistent model predicts almost as well as least
   squares (0.28 against 0.27 N m overall: it gives up a little fit to be a body);
 * joints 6 and 7 are flagged (least squares: R² 0.54 and 0.39, joint 7's NRMSE 73 %; the consistent
-  model: 0.47 and 0.16, 86 %): their torques are a few tenths of a N m, mostly friction and sensor
+  model: 0.48 and 0.14, 87 %): their torques are a few tenths of a N m, mostly friction and sensor
   offset, which the smooth Coulomb + viscous model captures only in part (look at joint 7 in the
   figure). Joint 1 is not flagged, but its NRMSE is 27 % for the same reason. A flagged
   joint is where a richer friction model (`fva`, `fs`: [Friction](../docs/friction.md)) or a look at
