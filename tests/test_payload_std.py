@@ -61,3 +61,23 @@ def test_blocks_are_checked_and_other_methods_keep_the_white_covariance(ur5, mot
     f = fit(ur5, motion, 0.0, 3, method="irls")
     assert f.covariance == "white" and f.blocks is None
     np.testing.assert_array_equal(f.cov, f.cov_white)
+
+
+def test_jackknife_equals_the_refits_without_each_block(ur5, motion):
+    # The closed form (one solve per block on the information matrix) is the spread of the least squares
+    # refitted without each block, the robot prior kept in every refit.
+    q, qd, qdd, tau = motion
+    tau = tau + SIGMA * np.random.default_rng(0).standard_normal(tau.shape) + 0.5 * np.sin(3 * q)
+    p = len(ur5.parameter_names())
+    robot_cov = np.diag(np.r_[np.full(p - 10, 1e-4), np.full(10, 1e-3)])
+    Wr, Yr = np.asarray(P.payload_regressor(ur5, q, qd, qdd)), np.asarray(jaxid.regressor(ur5, q, qd, qdd))
+    y, S = tau - np.asarray(jaxid.rnea(ur5, q, qd, qdd)), jnp.diag(jnp.asarray(SIGMA**2))
+    _, _, _, A, res, prior, x = P._robot_update(Wr, Yr, y, robot_cov, S)
+    G = 10
+    ests = []
+    for g in range(G):
+        keep = np.ones(len(q), bool)
+        keep[g * 100 : (g + 1) * 100] = False
+        ests.append(np.asarray(P._robot_update(Wr[keep], Yr[keep], y[keep], robot_cov, S)[0]))
+    d = np.array(ests) - np.mean(ests, axis=0)
+    np.testing.assert_allclose(P._jackknife(A, res, prior, x, G)[:10, :10], (G - 1) / G * d.T @ d, rtol=1e-8)

@@ -498,8 +498,8 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     robot_cov (p, p); noise (k, k) torque noise covariance of a sample, N^2 m^2 (the prior's rows
     are in its units).
     Returns (theta_b (b,), its covariance (b, b), sigma2 (k,) of the updated residuals, the white
-    noise's whitened rows A (N, k, b + p) and residuals (N, k), and the prior's information (b + p,
-    b + p): what [`_jackknife`][jaxid.identification.payload._jackknife] needs).
+    noise's whitened rows A (N, k, b + p) and residuals (N, k), the prior's information (b + p,
+    b + p) and the solution (b + p,): what ``_jackknife`` needs).
     """
     N, k, b = Wb.shape
     lam, V = jnp.linalg.eigh(robot_cov)
@@ -518,17 +518,19 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     r = y - jnp.einsum("nkb,b->nk", Wb, x[:b]) - jnp.einsum("nkp,p->nk", Yr @ L, x[b:])
     s2 = jnp.sum(r**2, axis=0) / jnp.maximum(N - (b + jnp.sum(keep)) / k, 1.0)
     prior = jnp.zeros((A.shape[1],) * 2).at[b:, b:].set(jnp.eye(L.shape[1]))
-    return x[:b], (Rinv @ Rinv.T)[:b, :b], s2, A[: N * k].reshape(N, k, -1), r @ w.T, prior
+    return x[:b], (Rinv @ Rinv.T)[:b, :b], s2, A[: N * k].reshape(N, k, -1), r @ w.T, prior, x
 
 
 @cache.jit(static_argnames="G")
-def _jackknife(A, r, prior, G):
+def _jackknife(A, r, prior, x, G):
     """Delete-a-block jackknife covariance (c, c) of the least squares on the whitened rows A (N, k, c)
     and a prior's information ``prior`` (c, c), from its whitened residuals r (N, k), over G contiguous
     blocks of samples (Kunsch, "The jackknife and the bootstrap for general stationary observations",
     Ann. Statist. 17(3), 1989): ``(G - 1) / G sum_g (d_g - mean d)(d_g - mean d)^T`` with the estimate
-    without block g, exactly ``x + d_g``, ``d_g = -(F - F_g)^-1 s_g`` (F the information, F_g and s_g
-    the block's information and summed scores A_t^T r_t). The prior's rows are never deleted."""
+    without block g, exactly ``x + d_g``, ``d_g = (F - F_g)^-1 (s - s_g)`` (F the information, F_g and
+    s_g the block's information and summed scores A_t^T r_t, s their sum less the prior's pull
+    ``prior x``: zero when x (c,) is the least squares on these rows, not quite when its weights were
+    the first step's). The prior's rows are never deleted."""
     N, k, c = A.shape
     n = -(-N // G)
     pad = lambda x: jnp.concatenate([x, jnp.zeros((G * n - N, *x.shape[1:]))]).reshape(G, n, *x.shape[1:])
@@ -537,7 +539,8 @@ def _jackknife(A, r, prior, G):
     As, Ps = pad(A / d), prior / jnp.outer(d, d)  # column scaling: the payload's columns differ by 1e3
     Fg = jnp.einsum("gnki,gnkj->gij", As, As)
     sg = jnp.einsum("gnkc,gnk->gc", As, pad(r))
-    dg = -jnp.linalg.solve(jnp.sum(Fg, axis=0) + Ps - Fg, sg[..., None])[..., 0]
+    grad = jnp.sum(sg, axis=0) - Ps @ (x * d)
+    dg = jnp.linalg.solve(jnp.sum(Fg, axis=0) + Ps - Fg, (grad - sg)[..., None])[..., 0]
     dg = dg - jnp.mean(dg, axis=0)
     cov = (G - 1) / G * dg.T @ dg
     return 0.5 * (cov + cov.T) / jnp.outer(d, d)
@@ -596,9 +599,9 @@ def identify_payload(
         [`BLOCKS`][jaxid.identification.payload.BLOCKS]).
 
     The covariance (``PayloadFit.cov``, ``std``) does not assume the model right: it is the
-    delete-a-block jackknife of the final least squares ([`_jackknife`][jaxid.identification.payload._jackknife];
+    delete-a-block jackknife of the final least squares (``_jackknife``;
     Kunsch 1989), raised where needed to be at least the white-noise covariance
-    ([`_at_least`][jaxid.identification.payload._at_least]). A robot model that is wrong in a way no
+    (``_at_least``). A robot model that is wrong in a way no
     parameter represents (load-dependent friction, cogging, an elastic joint) leaves an error that is
     smooth in time and follows the motion, not white noise, and the fit absorbs part of it: the
     white-noise covariance (``cov_white``, ``std_white``), which counts every sample as independent,
@@ -653,7 +656,7 @@ def identify_payload(
     wh = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(S), jnp.eye(len(sel)), lower=True)
     A = jnp.einsum("ij,njc->nic", wh, Wr)
     res = (y - jnp.einsum("nkb,b->nk", Wr, theta_b)) @ wh.T
-    prior = jnp.zeros((Wr.shape[2],) * 2)
+    prior, x = jnp.zeros((Wr.shape[2],) * 2), theta_b
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
@@ -674,7 +677,7 @@ def identify_payload(
             else noise(fit.sigma2)
         )
         for _ in range(1 if given else 2):
-            theta_b, Cb, s2, A, res, prior = _robot_update(Wr, Yr, y, robot_cov, S)
+            theta_b, Cb, s2, A, res, prior, x = _robot_update(Wr, Yr, y, robot_cov, S)
             S = S if given else noise(s2)
         Cfloor = _robot_update(Wr, Yr, y, robot_cov, _FLOOR_SCALE * S)[1]
     Cb_white, used_blocks = Cb, None
@@ -682,7 +685,7 @@ def identify_payload(
         if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or not 2 <= blocks <= q.shape[0]:
             raise ValueError(f"blocks must be an integer in [2, {q.shape[0]}] (the samples), got {plain(blocks)!r}")
         Cb, used_blocks = (
-            _at_least(_jackknife(A, res, prior, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
+            _at_least(_jackknife(A, res, prior, x, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
             int(blocks),
         )
     theta = jnp.full(10, jnp.nan).at[ind].set(theta_b)
