@@ -32,26 +32,27 @@ per quantity (Gaussian: 68.3, 95.4, 99.7 %), for the std ``PayloadFit.std`` and 
 ``PayloadFit.std_white`` (which is what ``std`` was before the jackknife: the estimates are unchanged),
 and ``bias``: the mean error over the trials over the median std, the part of the error common to all.
 
-Measured 2026-12-06 (200 trials, seeds 0-199, 167 s on 2 shared CPU cores at load 14-18), +-2 std
+Measured 2026-12-06 at 8a9c56d (200 trials, seeds 0-199, 117 s on 2 shared CPU cores at load 11-13), +-2 std
 coverage in %, m / cx cy cz / Ixx Ixy Iyy Ixz Iyz Izz:
 
     params,   std_white (before):  27 / 39 42 23 / 47 55 56 53 52 59
     params,   std (jackknife):     85 / 78 81 70 / 95 92 90 89 89 88
     unloaded, std_white (before):  44 / 44 44 17 / 59 57 61 59 62 57
-    unloaded, std (jackknife):     93 / 89 85 66 / 97 98 96 93 94 94
+    unloaded, std (jackknife):     93 / 89 85 67 / 96 98 96 93 93 93
 
 (+-1 and +-3 std: the printed tables; benchmarks/README.md has them.) The jackknife brings the
 std from 2-5 times too small (median |error| / std_white 1.4-4.8) to the error's size (0.6-1.6), but
-not to 90 % everywhere: the rest is a bias common to all trials, cz +1.7 mm on both paths (``bias``
-1.3-1.5 std), and 5 % of cz. It is the load-dependent friction: on the wrist joints, whose torque is
-mostly friction of one sign with the velocity, ``MU |tau| tanh(qd / 0.05)`` is about ``MU tau_L``,
-a 5 % gain on the payload's own torque there, which is exactly in the span of the payload's
-regressor: the data cannot tell it from a payload 5 % further out, and no residual shows it (no
-estimate from the data can, a std included). ``--no-load-friction`` (the ripple alone, 116 s):
-``unloaded`` white 92-97 %, jackknife 97.5-100 % (the ripple cancels in the difference: the model is
-right there, and the jackknife is the white std within sampling, median |error| / std 0.45-0.63
-against 0.62-0.80); ``params`` white 54-79 %, jackknife 78-91 %. The ``params`` path's robot prior is the robot's WLS fit on run A, whose
-covariance is white too (no HAC: unfiltered data), so it understates the robot's own error there.
+not to 90 % everywhere: the rest is a bias common to all trials, cz +1.7-1.9 mm on both paths (``bias``
+1.3-1.5 std), about 5 % of the mean cz (3 cm). It is the load-dependent friction: on the wrist joints,
+whose torque is mostly friction of one sign with the velocity, ``MU |tau| tanh(qd / 0.05)`` is about
+``MU tau_L``, roughly a 5 % gain on the payload's own torque there, which lies in the span of the
+payload's regressor: the data cannot tell it from a payload further out, and no residual shows it (no
+estimate from the data can, a std included). ``--no-load-friction`` (the ripple alone, 72 s):
+``unloaded`` white 92-97 %, jackknife 97.5-100 % (the ripple cancels in the difference, so the model is
+right there; the jackknife's std is then somewhat above the white one, median |error| / std 0.45-0.63
+against 0.62-0.80: the floor raises its 9-degree-of-freedom estimate where it falls below);
+``params`` white 54-79 %, jackknife 78-91 %. The ``params`` path's robot prior is the robot's WLS fit
+on run A, whose covariance is white too (no HAC: unfiltered data), so it understates the robot's own error there.
 """
 
 from __future__ import annotations
