@@ -357,7 +357,11 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
     assert result["estimate_kind"] == "least squares" and result["least_squares"] == result["estimate"]
     assert result["consistent"] and result["rank"] == 10 and result["converged"]
-    assert "fit: converged; consistent: pass" in capsys.readouterr().out
+    # The std printed is the jackknife's (the model's error included); the white-noise one is kept beside it.
+    assert result["covariance"] == "jackknife" and result["blocks"] == P.BLOCKS and len(result["std_white"]) == 10
+    printed = capsys.readouterr().out
+    assert "fit: converged; consistent: pass" in printed
+    assert f"block jackknife over {P.BLOCKS} blocks" in printed and "std_white in the JSON" in printed
     assert main(["payload", "--robot", "ur5", "--joints", "0,1", str(csv)]) == 2
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2
