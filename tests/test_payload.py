@@ -101,9 +101,14 @@ def test_robot_prior_keeps_the_uncertainty_of_what_the_payload_mimics(ur5, noisy
     fit = P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d))
     np.testing.assert_allclose(fit.theta, fit0.theta, rtol=1e-8, atol=1e-12)
     g = np.asarray(moved - fit0.theta)
-    np.testing.assert_allclose(fit.cov - fit0.cov, np.outer(g, g), rtol=1e-6, atol=1e-10 * np.abs(g).max() ** 2)
+    # (The white covariances: the identity is the stacked least squares'; cov is the jackknife's.)
+    np.testing.assert_allclose(
+        fit.cov_white - fit0.cov_white, np.outer(g, g), rtol=1e-6, atol=1e-10 * np.abs(g).max() ** 2
+    )
     # What is left as the data's noise vanishes (scaled by _FLOOR_SCALE) is that shift: the floor.
-    np.testing.assert_allclose(fit.std_floor, np.sqrt(g**2 + P._FLOOR_SCALE * np.asarray(fit0.std) ** 2), rtol=1e-6)
+    np.testing.assert_allclose(
+        fit.std_floor, np.sqrt(g**2 + P._FLOOR_SCALE * np.asarray(fit0.std_white) ** 2), rtol=1e-6
+    )
     assert np.all(np.isnan(np.asarray(fit0.std_floor)))  # no prior, no floor
     with pytest.raises(ValueError, match="robot_cov must be a finite"):
         P.identify_payload(ur5, None, data, robot_cov=np.eye(3))
@@ -121,7 +126,10 @@ def test_robot_prior_corrects_what_the_loaded_data_determine(ur5, noisy):
     theta = np.asarray(ur5.parameter_vector()) + d
     biased = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6))
     fit = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6), robot_cov=np.diag((10 * d) ** 2 + 1e-12))
-    assert np.max(np.abs(biased.theta - THETA_L) / biased.std) > 100
+    assert np.max(np.abs(biased.theta - THETA_L) / biased.std_white) > 100
+    # The jackknife's std sees part of that model error (the residuals follow it), not all: a bias common to
+    # every block of samples is no spread between them.
+    assert 5 < np.max(np.abs(biased.theta - THETA_L) / biased.std) < 100
     # Not a body: what is reported (estimate, mass, com) is the constrained estimate.
     assert biased.failures and P.consistency_failures(biased.estimate) == ()
     np.testing.assert_array_equal(biased.estimate, biased.theta_consistent)
@@ -349,7 +357,11 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     np.testing.assert_allclose(result["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
     assert result["estimate_kind"] == "least squares" and result["least_squares"] == result["estimate"]
     assert result["consistent"] and result["rank"] == 10 and result["converged"]
-    assert "fit: converged; consistent: pass" in capsys.readouterr().out
+    # The std printed is the jackknife's (the model's error included); the white-noise one is kept beside it.
+    assert result["covariance"] == "jackknife" and result["blocks"] == P.BLOCKS and len(result["std_white"]) == 10
+    printed = capsys.readouterr().out
+    assert "fit: converged; consistent: pass" in printed
+    assert f"block jackknife over {P.BLOCKS} blocks" in printed and "std_white in the JSON" in printed
     assert main(["payload", "--robot", "ur5", "--joints", "0,1", str(csv)]) == 2
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2

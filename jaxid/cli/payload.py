@@ -138,6 +138,9 @@ def run(args) -> int:
         least_squares=[json_number(v) for v in theta],
         std=[json_number(v) for v in std],
         std_floor=[json_number(v) for v in np.asarray(fit.std_floor)],
+        std_white=[json_number(v) for v in np.asarray(fit.std_white)],
+        covariance=fit.covariance,
+        blocks=fit.blocks,
         rank=fit.rank,
         identifiable=np.asarray(fit.identifiable).tolist(),
         base_names=list(fit.base.names),
@@ -188,9 +191,15 @@ def run(args) -> int:
             if np.isfinite(v)
             else f"  {name:<10}{'unidentified':>14}"
         )
+    what = (
+        f"block jackknife over {fit.blocks} blocks of samples: the model's error the residuals show and the robot "
+        "model's uncertainty included, at least the white-noise std"
+        if fit.covariance == "jackknife"
+        else "white noise (the model taken as right), the robot model's uncertainty included"
+    )
     print(
-        "  std: achieved (the fit's, robot model's uncertainty included); expected: the design figure, the "
-        "Fisher information of these samples at the record's torque noise alone"
+        f"  std: achieved ({what}; the white-noise std is std_white in the JSON); expected: the design figure, "
+        "the Fisher information of these samples at the record's torque noise alone"
         + ("" if design is not None else f" ({nf.design_note})")
     )
     print(f"  {'joint':<8}{'residual RMS':>14}{'noise RMS':>12}{'as fitted':>12}  N m (noise: {nf.method})")

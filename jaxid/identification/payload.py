@@ -50,6 +50,11 @@ PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 #: (constrained) estimate: the inertia is then not determined by the data at their noise level.
 INERTIA_STD = 0.1
 
+#: Contiguous blocks of samples of the jackknife covariance (``identify_payload(blocks=...)``): few enough
+#: that a block outlasts the model error's correlation in time (a 20 s period in blocks of 2 s), enough for
+#: its G - 1 degrees of freedom (Student's t with 9: +-2 std holds 92.4 %).
+BLOCKS = 10
+
 #: The loaded data's noise variance is scaled by this to find ``PayloadFit.std_floor``: what the
 #: robot prior alone leaves once the data determine every other direction (to 1 % of their std).
 _FLOOR_SCALE = 1e-4
@@ -331,12 +336,20 @@ class PayloadFit(eqx.Module):
     Attributes:
         theta: payload estimate (10,) in the flange frame (``PAYLOAD_NAMES``); NaN for
             parameters the chosen joints and trajectory do not identify individually.
-        std: standard deviations (10,), NaN where theta is NaN.
+        std: standard deviations (10,), NaN where theta is NaN: sqrt(diag(cov)).
         std_floor: (10,) the part of std that the robot prior leaves when the loaded data's noise
             vanishes: the uncertainty of the flange link's own parameters, which the payload adds to
             and no payload experiment can lower (only an unloaded twin run or a better robot model
             can); NaN without ``robot_cov``.
-        cov: covariance (10, 10) (NaN rows/columns where theta is NaN).
+        cov: covariance (10, 10) (NaN rows/columns where theta is NaN), units of theta^2: with
+            ``covariance == "jackknife"`` the delete-a-block jackknife over ``blocks`` contiguous blocks
+            of samples, at least the white one (``_at_least``); it holds the robot model's
+            unrepresented error (load-dependent friction, ...) as well as the noise.
+        std_white, cov_white: (10,), (10, 10): the same under white noise and a right model (the
+            Fisher information's inverse at the residual's variance per joint): what the noise alone
+            leaves.
+        covariance: "jackknife" (``cov`` as above) or "white" (methods other than "wls", "ols").
+        blocks: the jackknife's number of blocks G (None with "white").
         identifiable: (10,) bool, which parameters are identified individually.
         rank: rank of the payload regressor on the chosen joints (10 = all identifiable).
         base: ``BaseParameters`` of that regressor (``.names`` the identified combinations).
@@ -366,6 +379,10 @@ class PayloadFit(eqx.Module):
     failures: tuple = eqx.field(static=True)
     joints: tuple = eqx.field(static=True)
     converged: bool = eqx.field(static=True, default=True)
+    std_white: jax.Array | None = None
+    cov_white: jax.Array | None = None
+    covariance: str = eqx.field(static=True, default="white")
+    blocks: int | None = eqx.field(static=True, default=None)
 
     @property
     def consistent(self) -> bool:
@@ -480,7 +497,9 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     Wb (N, k, b), Yr (N, k, p) per sample and used joint; y (N, k) torque residuals, N m;
     robot_cov (p, p); noise (k, k) torque noise covariance of a sample, N^2 m^2 (the prior's rows
     are in its units).
-    Returns (theta_b (b,), its covariance (b, b), sigma2 (k,) of the updated residuals).
+    Returns (theta_b (b,), its covariance (b, b), sigma2 (k,) of the updated residuals, the white
+    noise's whitened rows A (N, k, b + p) and residuals (N, k), the prior's information (b + p,
+    b + p) and the solution (b + p,): what ``_jackknife`` needs).
     """
     N, k, b = Wb.shape
     lam, V = jnp.linalg.eigh(robot_cov)
@@ -498,7 +517,47 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     Rinv = jax.scipy.linalg.solve_triangular(R, jnp.eye(R.shape[0])) / d[:, None]
     r = y - jnp.einsum("nkb,b->nk", Wb, x[:b]) - jnp.einsum("nkp,p->nk", Yr @ L, x[b:])
     s2 = jnp.sum(r**2, axis=0) / jnp.maximum(N - (b + jnp.sum(keep)) / k, 1.0)
-    return x[:b], (Rinv @ Rinv.T)[:b, :b], s2
+    prior = jnp.zeros((A.shape[1],) * 2).at[b:, b:].set(jnp.eye(L.shape[1]))
+    return x[:b], (Rinv @ Rinv.T)[:b, :b], s2, A[: N * k].reshape(N, k, -1), r @ w.T, prior, x
+
+
+@cache.jit(static_argnames="G")
+def _jackknife(A, r, prior, x, G):
+    """Delete-a-block jackknife covariance (c, c) of the least squares on the whitened rows A (N, k, c)
+    and a prior's information ``prior`` (c, c), from its whitened residuals r (N, k), over G contiguous
+    blocks of samples (Kunsch, "The jackknife and the bootstrap for general stationary observations",
+    Ann. Statist. 17(3), 1989): ``(G - 1) / G sum_g (d_g - mean d)(d_g - mean d)^T`` with the estimate
+    without block g, exactly ``x + d_g``, ``d_g = (F - F_g)^-1 (s - s_g)`` (F the information, F_g and
+    s_g the block's information and summed scores A_t^T r_t, s their sum less the prior's pull
+    ``prior x``: zero when x (c,) is the least squares on these rows, not quite when its weights were
+    the first step's). The prior's rows are never deleted."""
+    N, k, c = A.shape
+    n = -(-N // G)
+    pad = lambda x: jnp.concatenate([x, jnp.zeros((G * n - N, *x.shape[1:]))]).reshape(G, n, *x.shape[1:])
+    d = jnp.sqrt(jnp.sum(A**2, axis=(0, 1)) + jnp.diag(prior))
+    d = jnp.where(d > 0, d, 1.0)
+    As, Ps = pad(A / d), prior / jnp.outer(d, d)  # column scaling: the payload's columns differ by 1e3
+    Fg = jnp.einsum("gnki,gnkj->gij", As, As)
+    sg = jnp.einsum("gnkc,gnk->gc", As, pad(r))
+    grad = jnp.sum(sg, axis=0) - Ps @ (x * d)
+    dg = jnp.linalg.solve(jnp.sum(Fg, axis=0) + Ps - Fg, (grad - sg)[..., None])[..., 0]
+    dg = dg - jnp.mean(dg, axis=0)
+    cov = (G - 1) / G * dg.T @ dg
+    return 0.5 * (cov + cov.T) / jnp.outer(d, d)
+
+
+@cache.jit
+def _at_least(C, floor):
+    """The smallest-change covariance >= both C and floor (p, p) in the Loewner order: with floor = L L^T,
+    ``L V max(Lambda, 1) V^T L^T`` for ``L^-1 C L^-T = V Lambda V^T`` (C's eigenvalues relative to floor's
+    raised to 1). For the jackknife over the white covariance: its G - 1 degrees of freedom can fall below
+    what the noise alone leaves, in any direction; with noise-free residuals (C = 0) it is the floor."""
+    L = jnp.linalg.cholesky(0.5 * (floor + floor.T))
+    Li = jax.scipy.linalg.solve_triangular(L, jnp.eye(L.shape[0]), lower=True)
+    lam, V = jnp.linalg.eigh(Li @ C @ Li.T)
+    LV = L @ V
+    out = (LV * jnp.maximum(lam, 1.0)) @ LV.T
+    return 0.5 * (out + out.T)
 
 
 def identify_payload(
@@ -511,6 +570,7 @@ def identify_payload(
     method: str = "wls",
     tol: float = TOL,
     robot_cov=None,
+    blocks: int = BLOCKS,
 ) -> PayloadFit:
     """Identify a payload's 10 inertial parameters from data measured with it attached.
 
@@ -535,6 +595,21 @@ def identify_payload(
         and leave the payload; those the payload mimics (the flange link's parameters) keep the
         prior's uncertainty, which the payload covariance then holds. Without it the robot is
         taken as exact and the std covers the torque noise only.
+    blocks: number G of contiguous blocks of samples of the jackknife covariance (>= 2; default
+        [`BLOCKS`][jaxid.identification.payload.BLOCKS]).
+
+    The covariance (``PayloadFit.cov``, ``std``) does not assume the model right: it is the
+    delete-a-block jackknife of the final least squares (``_jackknife``;
+    Kunsch 1989), raised where needed to be at least the white-noise covariance
+    (``_at_least``). A robot model that is wrong in a way no
+    parameter represents (load-dependent friction, cogging, an elastic joint) leaves an error that is
+    smooth in time and follows the motion, not white noise, and the fit absorbs part of it: the
+    white-noise covariance (``cov_white``, ``std_white``), which counts every sample as independent,
+    then understates the payload's error many times, and so does a HAC sandwich of the residuals, which
+    no longer hold the absorbed part (``benchmarks/payload_coverage.py``). Leaving a block out, its error
+    is no longer fitted, so the spread of the G estimates holds it. With white residuals it estimates the
+    white covariance (with G - 1 degrees of freedom). Methods other than "wls" and "ols" keep the white
+    covariance.
 
     The residual ``tau - robot.torque(theta_robot)`` is regressed on the payload regressor
     of the chosen joints. When its rank is below 10 the base combinations are estimated
@@ -571,6 +646,17 @@ def identify_payload(
 
     fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel), names=list(base.names))
     theta_b, Cb, Cfloor = fit.theta, fit.cov, jnp.full_like(fit.cov, jnp.nan)
+    Wr = base.reduce(W).reshape(q.shape[0], len(sel), -1)
+    given = cov is not None and method == "wls"
+    if given:
+        S = jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float)
+    else:  # the weights the estimator used: per joint ("wls") or pooled (a scale the jackknife ignores)
+        s2w = fit.sigma2 if method == "wls" else jnp.full(len(sel), jnp.mean(fit.sigma2))
+        S = jnp.diag(jnp.maximum(s2w, (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2 + 1e-300))
+    wh = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(S), jnp.eye(len(sel)), lower=True)
+    A = jnp.einsum("ij,njc->nic", wh, Wr)
+    res = (y - jnp.einsum("nkb,b->nk", Wr, theta_b)) @ wh.T
+    prior, x = jnp.zeros((Wr.shape[2],) * 2), theta_b
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
@@ -581,7 +667,6 @@ def identify_payload(
         # The prior's rows need the noise's units: the given cov, else estimated per joint ("wls")
         # or pooled, in two passes: the payload-only residuals behind fit.sigma2 also hold the robot
         # model's error, the updated fit's residuals do not.
-        given = cov is not None and method == "wls"
         # Floored at 1e-8 of each joint's torque RMS, far below any sensor: noise-free data (s2 at
         # rounding level) would otherwise weight the data 1e14 times the prior and lose its digits.
         s2_min = (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2
@@ -591,23 +676,33 @@ def identify_payload(
             if given
             else noise(fit.sigma2)
         )
-        Wr = base.reduce(W).reshape(q.shape[0], len(sel), -1)
         for _ in range(1 if given else 2):
-            theta_b, Cb, s2 = _robot_update(Wr, Yr, y, robot_cov, S)
+            theta_b, Cb, s2, A, res, prior, x = _robot_update(Wr, Yr, y, robot_cov, S)
             S = S if given else noise(s2)
         Cfloor = _robot_update(Wr, Yr, y, robot_cov, _FLOOR_SCALE * S)[1]
+    Cb_white, used_blocks = Cb, None
+    if method in ("wls", "ols"):
+        if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or not 2 <= blocks <= q.shape[0]:
+            raise ValueError(f"blocks must be an integer in [2, {q.shape[0]}] (the samples), got {plain(blocks)!r}")
+        Cb, used_blocks = (
+            _at_least(_jackknife(A, res, prior, x, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
+            int(blocks),
+        )
     theta = jnp.full(10, jnp.nan).at[ind].set(theta_b)
-    C = jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(Cb)
     mask = jnp.asarray(identifiable)
     theta = jnp.where(mask, theta, jnp.nan)
-    C = jnp.where(mask[:, None] & mask[None, :], C, jnp.nan)
+    full = lambda c: jnp.where(
+        mask[:, None] & mask[None, :], jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(c), jnp.nan
+    )
+    C, C_white = full(Cb), full(Cb_white)
 
     failures: tuple[str, ...] = ()
     theta_c, ok = jnp.full(10, jnp.nan), True
     if base.rank == 10:
         failures = consistency_failures(theta)
         # A consistent estimate is its own constrained estimate: skip the solver (and its compile).
-        theta_c, ok = consistent_estimate(theta, C) if failures else (theta, True)
+        # In the white metric, in which the constrained estimate was always defined (unchanged by the jackknife).
+        theta_c, ok = consistent_estimate(theta, C_white) if failures else (theta, True)
         if failures:
             warnings.warn(
                 "the least-squares payload estimate is not physically consistent: "
@@ -656,6 +751,8 @@ def identify_payload(
         std=jnp.asarray(std),
         std_floor=jnp.asarray(floor),
         cov=C,
+        std_white=jnp.sqrt(jnp.diag(C_white)),
+        cov_white=C_white,
         identifiable=jnp.asarray(identifiable),
         theta_base=theta_b,
         std_base=jnp.sqrt(jnp.diag(Cb)),
@@ -666,4 +763,6 @@ def identify_payload(
         failures=failures,
         joints=sel,
         converged=bool(ok),
+        covariance="white" if used_blocks is None else "jackknife",
+        blocks=used_blocks,
     )

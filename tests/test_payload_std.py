@@ -1,0 +1,83 @@
+"""The payload's std under a wrong model: the block jackknife (``identify_payload``'s ``cov``) against the
+white-noise covariance (``cov_white``). A few fixed seeds: the coverage study is
+``benchmarks/payload_coverage.py``."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxid
+from jaxid.excitation import fourier
+from jaxid.identification import payload as P
+from jaxid.model import inertia
+
+THETA_L = np.asarray(
+    inertia.from_mass_com_inertia(2.0, jnp.array([0.01, -0.02, 0.04]), inertia.box_inertia(2.0, (0.08, 0.1, 0.12)))
+)
+SIGMA = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.1])  # N m
+
+
+@pytest.fixture(scope="module")
+def motion(ur5):
+    """One 20 s period of a 5-harmonic excitation at 50 Hz (1000 samples), and the loaded robot's torques."""
+    rng = np.random.default_rng(0)
+    a, b = 0.6 * rng.uniform(-1, 1, (2, 6, 5))
+    q, qd, qdd = (np.asarray(x) for x in fourier(a, b, rng.uniform(-1, 1, 6), 2 * np.pi * 0.05, np.arange(1000) / 50.0))
+    return q, qd, qdd, np.asarray(jaxid.rnea(P.attach_payload(ur5, THETA_L), q, qd, qdd))
+
+
+def fit(ur5, motion, error, seed, **kw):
+    q, qd, qdd, tau = motion
+    noise = SIGMA * np.random.default_rng(seed).standard_normal(tau.shape)
+    return P.identify_payload(ur5, None, (q, qd, qdd, tau + error + noise), **kw)
+
+
+def test_right_model_std_is_the_white_std_within_sampling(ur5, motion):
+    # White residuals: the jackknife estimates the white covariance; with 100 blocks (99 degrees of freedom,
+    # each variance within about +-30 % at 2 sigma) its std is the white one within 25 %, never below it.
+    f = fit(ur5, motion, 0.0, 1, blocks=100)
+    assert f.covariance == "jackknife" and f.blocks == 100
+    ratio = np.asarray(f.std) / np.asarray(f.std_white)
+    assert np.all(ratio >= 1.0 - 1e-12) and np.all(ratio < 1.25), ratio
+
+
+def test_wrong_model_std_grows_to_cover_the_error(ur5, motion):
+    # An unmodelled torque that follows the motion (a position ripple, a cogging torque or a cable,
+    # 0.5 N m on each of joints 4-6 and 1.5 on 1-3, beside 0.1-0.5 N m of noise): the white std understates
+    # the error many times; the jackknife's covers it.
+    q = motion[0]
+    error = np.array([1.5, 1.5, 1.5, 0.5, 0.5, 0.5]) * np.sin(3 * q + np.arange(6))
+    f = fit(ur5, motion, error, 2)
+    z_white = np.abs(np.asarray(f.theta) - THETA_L) / np.asarray(f.std_white)
+    z = np.abs(np.asarray(f.theta) - THETA_L) / np.asarray(f.std)
+    assert np.max(z_white) > 10, z_white
+    assert np.max(z) < 3.5, z
+    assert np.all(np.asarray(f.std) >= np.asarray(f.std_white))
+
+
+def test_blocks_are_checked_and_other_methods_keep_the_white_covariance(ur5, motion):
+    with pytest.raises(ValueError, match="blocks must be an integer"):
+        fit(ur5, motion, 0.0, 3, blocks=1)
+    f = fit(ur5, motion, 0.0, 3, method="irls")
+    assert f.covariance == "white" and f.blocks is None
+    np.testing.assert_array_equal(f.cov, f.cov_white)
+
+
+def test_jackknife_equals_the_refits_without_each_block(ur5, motion):
+    # The closed form (one solve per block on the information matrix) is the spread of the least squares
+    # refitted without each block, the robot prior kept in every refit.
+    q, qd, qdd, tau = motion
+    tau = tau + SIGMA * np.random.default_rng(0).standard_normal(tau.shape) + 0.5 * np.sin(3 * q)
+    p = len(ur5.parameter_names())
+    robot_cov = np.diag(np.r_[np.full(p - 10, 1e-4), np.full(10, 1e-3)])
+    Wr, Yr = np.asarray(P.payload_regressor(ur5, q, qd, qdd)), np.asarray(jaxid.regressor(ur5, q, qd, qdd))
+    y, S = tau - np.asarray(jaxid.rnea(ur5, q, qd, qdd)), jnp.diag(jnp.asarray(SIGMA**2))
+    _, _, _, A, res, prior, x = P._robot_update(Wr, Yr, y, robot_cov, S)
+    G = 10
+    ests = []
+    for g in range(G):
+        keep = np.ones(len(q), bool)
+        keep[g * 100 : (g + 1) * 100] = False
+        ests.append(np.asarray(P._robot_update(Wr[keep], Yr[keep], y[keep], robot_cov, S)[0]))
+    d = np.array(ests) - np.mean(ests, axis=0)
+    np.testing.assert_allclose(P._jackknife(A, res, prior, x, G)[:10, :10], (G - 1) / G * d.T @ d, rtol=1e-8)
