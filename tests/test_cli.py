@@ -214,6 +214,10 @@ def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
         "planar2",
         str(run / "truth1.csv"),
         "--consistent",
+        # a fixed weight skips the cross-validation (run by test_consistent_identification_writes_a_urdf,
+        # the choice asserted in tests/test_prior_weight.py): this test is about the final fit
+        "--prior-weight",
+        "1e-3",
         "--urdf-out",
         str(run / "stopped.urdf"),
         "-o",
@@ -236,9 +240,10 @@ def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
 
 def test_max_steps_limits_the_consistent_fit(run, capsys):
     """--max-steps is the consistent fit's Newton budget: 2 steps stop it unconverged (exit 1,
-    the message says to raise it); without --consistent it is refused."""
+    the message says to raise it); without --consistent it is refused. (At a fixed prior weight:
+    the cross-validation that chooses it is tests/test_prior_weight.py's.)"""
     args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "-o", str(run / "two.json"), "--quiet"]
-    assert main(args + ["--consistent", "--max-steps", "2"]) == 1
+    assert main(args + ["--consistent", "--prior-weight", "1e-3", "--max-steps", "2"]) == 1
     err = capsys.readouterr().err
     assert "did not converge in 2 steps" in err and "raise --max-steps (now 2)" in err
     assert main(args + ["--max-steps", "2"]) != 0

@@ -394,34 +394,53 @@ def test_arm_lugre_bad_input(arm_files):
 
 
 # --------------------------------------------------------------------------- determinability
+N_PLAIN = 5854  # the jog-reversal record's length: both plain records compile one identification
+
+
 def _plain_record(kind, seed=0):
-    """A plain S-curve (``plain_s_curve``), the reference parameters (16 sub-steps: not the
-    identification's discretisation) and white force noise SIGMA_F."""
+    """A plain S-curve (``plain_s_curve``), at rest after it up to N_PLAIN samples, the reference
+    parameters (16 sub-steps: not the identification's discretisation) and white force noise SIGMA_F."""
     from jaxid.excitation.scurve import plain_s_curve
 
     t, x, v, a = (np.asarray(u) for u in plain_s_curve(kind))
+    x, v = np.pad(x, (0, N_PLAIN - len(x)), mode="edge"), np.pad(v, (0, N_PLAIN - len(v)))
+    t = np.arange(N_PLAIN) * DT
     F = np.asarray(L.simulate(P, jnp.asarray(v), DT, substeps=16))
     return t, x, v, F + SIGMA_F * np.random.default_rng(seed).standard_normal(F.shape)
 
 
+def _lugre_cli(tmp_path, name, t, x, v, F):
+    """``jaxid lugre`` on the one-axis record: its JSON axis entry (the same compiled programs for
+    every record of N_PLAIN samples)."""
+    from jaxid.cli import main
+
+    path, out = tmp_path / f"{name}.csv", tmp_path / f"{name}.json"
+    np.savetxt(path, np.column_stack([t, x, v, F]), delimiter=",", header="t,x,v,F", comments="", fmt="%.17g")
+    assert main(["lugre", str(path), "-o", str(out)]) == 0
+    (axis,) = json.loads(out.read_text())["axes"]
+    return axis
+
+
 def _crb_rel(v):
-    """Cramer-Rao relative std of the eight parameters at the truth for white noise SIGMA_F."""
-    J = np.asarray(jax.jacfwd(lambda q: L.simulate(L.LuGre.from_vector(q), jnp.asarray(v), DT))(P.vector()))
+    """Cramer-Rao relative std of the eight parameters at the truth for white noise SIGMA_F (the
+    Jacobian the determinability uses: one compile with the CLI's on a record of the same length)."""
+    from jaxid.identification import lugre_determinability as D
+
+    J = D.force_jacobian(P, jnp.asarray(v), DT)
     return np.sqrt(np.diag(np.linalg.inv(J.T @ J))) * SIGMA_F / np.asarray(P.vector())
 
 
-def test_a_plain_s_curve_with_a_jog_and_a_reversal_determines_and_recovers_all_eight():
+def test_a_plain_s_curve_with_a_jog_and_a_reversal_determines_and_recovers_all_eight(tmp_path):
     # Jog at 1e-3 m/s (~v0: the Stribeck range quasi-steady), a reversal at 1.5 m/s without a
     # stop (bristle transient up to |v| ~ vd), sliding to 1.5 m/s: every Cramer-Rao std <= 0.2 %.
-    from jaxid.identification import lugre_determinability as D
-
     t, x, v, F = _plain_record("jog-reversal")
     assert np.all(_crb_rel(v) < 0.002)
-    fit = I.identify(x, v, F, DT, method="full")
-    dets = D.of_fit(fit, x, v, DT, I.THRESHOLD, null_space=False)
-    assert [d.status for d in dets] == ["determined"] * 8 and D.summary_lines(dets) == []
-    est, truth = np.asarray(fit.params.vector()), np.asarray(P.vector())
-    assert np.all(np.abs(est - truth) < 4 * np.asarray(fit.std)), (est - truth) / np.asarray(fit.std)
+    axis = _lugre_cli(tmp_path, "jog", t, x, v, F)  # identify_joints, method full, and determinability
+    assert [d["status"] for d in axis["determinability"].values()] == ["determined"] * 8
+    assert axis["not_determined"] == []
+    est, std = (np.array([axis[k][n] for n in L.NAMES]) for k in ("params", "std"))
+    truth = np.asarray(P.vector())
+    assert np.all(np.abs(est - truth) < 4 * std), (est - truth) / std
     assert np.all(np.abs(est / truth - 1) < 0.01)
 
 
@@ -429,18 +448,15 @@ def test_a_plain_rest_to_rest_s_curve_says_which_parameters_it_does_not_determin
     # Slow starts and stops (jerk 2 m/s^3), at most 0.1 m/s: the bristle transients end at
     # ~1e-3 m/s << vd (sigma1(v) = sigma1 there) and alpha3 v^2 <= 1e-3 N ~ the noise. The CLI
     # says exactly those two are not determined, why, and what experiment would determine them.
-    from jaxid.cli import main
-
+    # (At rest after the move up to the jog-reversal record's length: rest adds no information
+    # on vd or alpha3, whose force columns vanish at v = 0.)
     t, x, v, F = _plain_record("rest-to-rest")
     limit = I.REL_STD
     crb = dict(zip(L.NAMES, _crb_rel(v)))
     assert {n for n, r in crb.items() if r > limit} == {"vd", "alpha3"}  # the experiment's property
     assert max(r for n, r in crb.items() if n not in ("vd", "alpha3")) < limit / 2
-    path = tmp_path / "rest.csv"
-    np.savetxt(path, np.column_stack([t, x, v, F]), delimiter=",", header="t,x,v,F", comments="", fmt="%.17g")
-    out = tmp_path / "rest.json"
-    assert main(["lugre", str(path), "-o", str(out)]) == 0
-    (axis,) = json.loads(out.read_text())["axes"]
+    capsys.readouterr()
+    axis = _lugre_cli(tmp_path, "rest", t, x, v, F)
     dets = axis["determinability"]
     assert {n for n, d in dets.items() if d["status"] != "determined"} == {"vd", "alpha3"}
     assert "bristle transients end" in dets["vd"]["reason"] and "reversals without a stop" in dets["vd"]["experiment"]
@@ -465,6 +481,7 @@ def test_determinability_names_a_null_direction_and_an_unexcited_parameter():
     from jaxid.identification import lugre_determinability as D
 
     v = s_curve([1e-3, 0.0, -1e-3, 0.0], [0.1, 0.05, 0.1, 0.05], 0.5, 2.0)[2]
+    v = jnp.pad(v, (0, N_PLAIN - v.shape[0]))  # at rest after it: the plain records' Jacobian program
     x = np.cumsum(np.asarray(v)) * DT
     p = eqx.tree_at(lambda q: q.vd, P, 1.0)  # damping fades at 1 m/s: never reached
     J = D.force_jacobian(p, jnp.asarray(v), DT)
