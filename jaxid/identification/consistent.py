@@ -134,7 +134,8 @@ class ConsistentFit(eqx.Module):
         rss: the whitened residual of the unconstrained (WLS) fit, the least possible misfit.
         sdp_cost: the SDP optimum of the same objective when ``reference=True``, else NaN.
         sdp_gap: the SDP solver's duality gap (cost units), else NaN.
-        history: per Newton step, the cost and the gap bound after it, shape (max_steps, 2),
+        history: per Newton step, the cost and the gap bound after it, shape (slots, 2) with
+            at least max_steps rows (``_history_slots``),
             NaN beyond ``num_steps`` ("barrier"; None for "log-cholesky").
     """
 
@@ -472,14 +473,22 @@ def _newton_solve_split(G, R, g, free):
     return -jax.scipy.linalg.solve_triangular(Cs.T, y, lower=False) / dsc
 
 
-def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
+def _history_slots(max_steps: int) -> int:
+    """Rows of the barrier fit's step history for ``max_steps``: 1024, or the power of two above a
+    larger budget. The budget itself is a traced value, so that a fit with fewer steps (``--max-steps
+    2``, a cross-validation's folds) runs the program the default 1000 compiled."""
+    return max(1024, 1 << (int(max_steps) - 1).bit_length())
+
+
+def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps, slots: int):
     """Path-following barrier method (Nocedal and Wright 2006, ch. 19; Boyd and
     Vandenberghe 2004, ch. 11): Newton steps on ``f + mu * barrier`` with a feasible
     backtracking line search, mu halved (_SIGMA) each time the Newton decrement says the
     iterate is centred, until ``nu * mu`` (a bound on the suboptimality of a central
     point) is below ``rtol * (f + rss)``. Returns theta, f, converged, steps, mu,
-    decrement^2, scaled gradient norm, and the history (max_steps, 2) of the cost ``f + rss``
-    and of the gap bound after each step (NaN beyond the last)."""
+    decrement^2, scaled gradient norm, and the history (slots, 2) of the cost ``f + rss``
+    and of the gap bound after each step (NaN beyond the last). max_steps: traced (an array);
+    slots: static, >= max_steps."""
     f = lambda th: problem.objective(th, weight)
     p = theta0.shape[0]
     zero = jnp.zeros(p)
@@ -539,7 +548,7 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps):
         jnp.asarray(False),
         jnp.asarray(jnp.inf),
         jnp.asarray(jnp.inf),
-        jnp.full((max_steps, 2), jnp.nan),
+        jnp.full((slots, 2), jnp.nan),
     )
     th, mu, it, done, lam2, gnorm, hist = jax.lax.while_loop(cond, body, init)
     return th, f(th), done, it, _gap_bound(problem, th, mu), lam2, gnorm, hist
@@ -913,8 +922,9 @@ def identify_consistent(
     if solver == "barrier":
         setup = _barrier_setup(robot, base, nominal, bounds)
         bp, theta0 = _barrier_problem(setup, robot, base, data.theta_ls, data.std, data.L, nominal, prior)
+        budget = int(max_steps or steps_default)
         theta, f, converged, steps, mu, lam2, gnorm, history = _ipm_jit(
-            bp, theta0, weight, data.rss, float(rtol), int(max_steps or steps_default)
+            bp, theta0, weight, data.rss, float(rtol), jnp.asarray(budget), _history_slots(budget)
         )
         cost, gap_bound = f + data.rss, mu
     else:
