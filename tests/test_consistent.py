@@ -15,6 +15,22 @@ from jaxid.model import inertia
 N = 120  # samples of the 3-joint arm
 
 
+def random_runs(robot, runs: int, samples: int, noise: float, seed: int):
+    """``workflow.Prepared`` of ``runs`` runs ("run1", ...) of ``samples`` random states each (q, qd,
+    qdd standard normal, 100 Hz stamps), torques from ``rnea`` plus Gaussian noise of std ``noise``."""
+    from jaxid import workflow
+    from jaxid.data import Dataset
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(runs):
+        q, qd, qdd = (rng.normal(size=(samples, robot.n)) for _ in range(3))
+        tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + noise * rng.normal(size=(samples, robot.n))
+        t = np.arange(samples) * 0.01
+        out.append(Dataset(t=t, q=q, tau=tau, qd=qd, qdd=qdd, source=f"run{i + 1}"))
+    return workflow.Prepared(tuple(out), tuple(dict(source=r.source, parallel=None) for r in out))
+
+
 def arm3():
     """A spatial 3R arm (shoulder yaw, two pitch joints) with box links, viscous and
     Coulomb friction, offsets and joint springs (ks): every body strictly consistent."""

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from test_consistent import arm3
+from test_consistent import arm3, random_runs
 
 import jaxid
 from jaxid import workflow
@@ -45,13 +45,7 @@ def unexcited():
     """arm3 (nominal = truth) on two short noisy runs of random states: the mass of link 2 is not a
     base parameter (it lumps into link 1's and its own first moments), and the data leave it free."""
     robot = arm3()
-    rng = np.random.default_rng(0)
-    runs = []
-    for i in range(2):
-        q, qd, qdd = (rng.normal(size=(80, 3)) for _ in range(3))
-        tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.3 * rng.normal(size=(80, 3))
-        runs.append(Dataset(t=np.arange(80) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source=f"run{i + 1}"))
-    prepared = workflow.Prepared(tuple(runs), tuple(dict(source=r.source, parallel=None) for r in runs))
+    prepared = random_runs(robot, runs=2, samples=80, noise=0.3, seed=0)
     nominal = np.asarray(robot.parameter_vector())[:30].reshape(3, 10)[:, 0]
 
     def fit(**kw):

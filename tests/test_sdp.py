@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("cvxpy")
 pytest.importorskip("clarabel")
 
-from test_consistent import arm3  # noqa: E402
+from test_consistent import arm3, random_runs  # noqa: E402
 
 import jaxid  # noqa: E402
 from jaxid.identification import consistent as C  # noqa: E402
@@ -184,16 +184,9 @@ def test_com_box_from_collision_capsules():
 
 def test_crossval_every_rotation():
     from jaxid import workflow
-    from jaxid.data import Dataset
 
     robot = arm3()
-    rng = np.random.default_rng(3)
-    runs = []
-    for i in range(3):
-        q, qd, qdd = (rng.normal(size=(60, 3)) for _ in range(3))
-        tau = np.asarray(jaxid.rnea(robot, q, qd, qdd)) + 0.05 * rng.normal(size=(60, 3))
-        runs.append(Dataset(t=np.arange(60) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source=f"run{i + 1}"))
-    prepared = workflow.Prepared(tuple(runs), tuple(dict(source=r.source, parallel=None) for r in runs))
+    prepared = random_runs(robot, runs=3, samples=60, noise=0.05, seed=3)
     cv = workflow.crossval(robot, prepared, weights=(1e-3, 1e-1))
     assert [r["test"] for r in cv["rotations"]] == ["run1", "run2", "run3"]
     assert all(r["train"] == [s for s in ("run1", "run2", "run3") if s != r["test"]] for r in cv["rotations"])

@@ -197,6 +197,7 @@ def solve_sdp(
         if k and positive.any():
             cons.append(xs[positive] >= 0)
         if bounds is not None:
+            body_axes, ellipsoids, Q = bounds.body_axes(), bounds.ellipsoid_links(), bounds.ellipsoid_Q()
             for i in range(n):
                 m, h = Js[i][3, 3], Js[i][:3, 3]
                 if bounds.mass_min[i] > 0:
@@ -208,11 +209,11 @@ def solve_sdp(
                         cons.append(h[a] >= bounds.com_min[i, a] * m)
                     if np.isfinite(bounds.com_max[i, a]):
                         cons.append(h[a] <= bounds.com_max[i, a] * m)
-                    if bounds.body_axes()[i, a]:  # the body in its box (Bounds.body_min)
+                    if body_axes[i, a]:  # the body in its box (Bounds.body_min)
                         lo, hi = bounds.body_min[i, a], bounds.body_max[i, a]
                         cons.append(Js[i][a, a] <= (lo + hi) * h[a] - lo * hi * m)
-                if bounds.ellipsoid_links()[i]:  # the body in its ellipsoid (Bounds.ellipsoid_axes)
-                    cons.append(cp.trace(bounds.ellipsoid_Q()[i] @ Js[i]) >= 0)
+                if ellipsoids[i]:  # the body in its ellipsoid (Bounds.ellipsoid_axes)
+                    cons.append(cp.trace(Q[i] @ Js[i]) >= 0)
             if bounds.total_mass is not None:
                 total = cp.sum(cp.hstack([Js[i][3, 3] for i in range(n)]))
                 lo, hi = bounds.total_mass
