@@ -1,4 +1,14 @@
-"""XLA:CPU settings that several host devices need, set by jaxid itself.
+"""XLA:CPU settings set by jaxid itself: the classic fusion code generator (compiles faster) and,
+with several host devices, a scheduler that does not hang.
+
+XLA:CPU's fusion emitters (the MLIR code generator for fused loops, on by default in jaxlib 0.10)
+compile jaxid's programs 1.3-1.4x slower than its classic emitters, with the same run time
+(``benchmarks/xla_flags.py``): [`configure`][jaxid.hostdevices.configure] adds
+[`COMPILE_FLAG`][jaxid.hostdevices.COMPILE_FLAG] (``--xla_cpu_use_fusion_emitters=false``) on the
+jaxlib versions checked to know it (an unknown flag aborts XLA), unless ``XLA_FLAGS`` sets it either
+way (the opt-out: ``XLA_FLAGS=--xla_cpu_use_fusion_emitters=true``). ``--xla_backend_optimization_level=0``
+would compile faster still, but changes results (a NaN gradient, an optimiser that never
+improves, in the test suite): jaxid does not set it.
 
 With more than one CPU device in a process (``XLA_FLAGS=--xla_force_host_platform_device_count=K``,
 ``JAX_NUM_CPU_DEVICES=K`` or ``jax.config.update("jax_num_cpu_devices", K)``), e.g. to shard a
@@ -22,10 +32,14 @@ import os
 import re
 import warnings
 
-__all__ = ["SCHEDULER_FLAG", "requested_devices", "configure", "warn_if_unsafe"]
+__all__ = ["SCHEDULER_FLAG", "COMPILE_FLAG", "requested_devices", "configure", "warn_if_unsafe"]
 
 SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
 _NAME = "xla_cpu_enable_concurrency_optimized_scheduler"
+COMPILE_FLAG = "--xla_cpu_use_fusion_emitters=false"
+_COMPILE_NAME = "xla_cpu_use_fusion_emitters"
+#: The jaxlib versions whose XLA is known to have COMPILE_FLAG (checked: 0.10.x).
+_COMPILE_FLAG_JAXLIB = (0, 10)
 
 
 def requested_devices(env=None) -> int:
@@ -46,21 +60,35 @@ def requested_devices(env=None) -> int:
     return max(counts, default=0)
 
 
+def _jaxlib_knows_compile_flag() -> bool:
+    from importlib import metadata
+
+    try:
+        version = tuple(int(x) for x in re.findall(r"\d+", metadata.version("jaxlib"))[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return version >= _COMPILE_FLAG_JAXLIB
+
+
 def configure(env=None) -> bool:
-    """Add [`SCHEDULER_FLAG`][jaxid.hostdevices.SCHEDULER_FLAG] to ``env["XLA_FLAGS"]`` (default ``os.environ``) when more
-    than one CPU device per process is asked for, the user has not set the flag, and (for
-    ``os.environ``) the JAX backend has not started. True when it was added."""
+    """Add to ``env["XLA_FLAGS"]`` (default ``os.environ``, whose JAX backend must not have started)
+    [`COMPILE_FLAG`][jaxid.hostdevices.COMPILE_FLAG] where jaxlib knows it, and
+    [`SCHEDULER_FLAG`][jaxid.hostdevices.SCHEDULER_FLAG] when more than one CPU device per
+    process is asked for; a flag the user set either way is left alone. True when the scheduler
+    flag was added."""
     env = os.environ if env is None else env
     flags = env.get("XLA_FLAGS", "")
-    if _NAME in flags or requested_devices(env) <= 1:
-        return False
     if env is os.environ:
         from jax._src import xla_bridge
 
         if xla_bridge.backends_are_initialized():
             return False
-    env["XLA_FLAGS"] = f"{flags} {SCHEDULER_FLAG}".strip()
-    return True
+    add = [COMPILE_FLAG] if _COMPILE_NAME not in flags and _jaxlib_knows_compile_flag() else []
+    scheduler = _NAME not in flags and requested_devices(env) > 1
+    add += [SCHEDULER_FLAG] if scheduler else []
+    if add:
+        env["XLA_FLAGS"] = " ".join([flags, *add]).strip()
+    return scheduler
 
 
 def warn_if_unsafe(devices) -> None:

@@ -9,6 +9,7 @@ files (URDF, DH) are tested in tests/test_urdf.py and friends.
 """
 
 import json
+import os
 import threading
 
 import numpy as np
@@ -280,18 +281,24 @@ def test_out_of_memory_during_a_run_is_one_line(d, capsys, monkeypatch, kind):
 # ---------------------------------------------------------------------------------------- sharding
 def test_host_devices_get_the_scheduler_flag():
     """Several host CPU devices: jaxid adds the flag that avoids XLA:CPU's scheduler hang; one
-    device, or a flag the user set, is left alone (multi-process: tests/test_study.py)."""
+    device, or a flag the user set, is left alone (multi-process: tests/test_study.py). The
+    compile-time flag is added where jaxlib knows it, unless the user set it either way."""
+    compile_flag = [hostdevices.COMPILE_FLAG] if hostdevices._jaxlib_knows_compile_flag() else []
     env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
-    assert hostdevices.configure(env) and env["XLA_FLAGS"].endswith(hostdevices.SCHEDULER_FLAG)
+    assert hostdevices.configure(env) and env["XLA_FLAGS"].split()[1:] == [*compile_flag, hostdevices.SCHEDULER_FLAG]
     env = {"JAX_NUM_CPU_DEVICES": "2"}
-    assert hostdevices.configure(env) and env["XLA_FLAGS"] == hostdevices.SCHEDULER_FLAG
+    assert hostdevices.configure(env) and env["XLA_FLAGS"].split() == [*compile_flag, hostdevices.SCHEDULER_FLAG]
     for env in (
         {},
         {"XLA_FLAGS": "--xla_force_host_platform_device_count=1"},
         {"XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_cpu_enable_concurrency_optimized_scheduler=true"},
     ):
-        before = dict(env)
-        assert not hostdevices.configure(env) and env == before
+        before = env.get("XLA_FLAGS", "").split()
+        assert not hostdevices.configure(env) and env.get("XLA_FLAGS", "").split() == before + compile_flag
+    env = {"XLA_FLAGS": "--xla_cpu_use_fusion_emitters=true"}
+    assert not hostdevices.configure(env) and env["XLA_FLAGS"] == "--xla_cpu_use_fusion_emitters=true"
+    # this process: jaxid set it at import (the test environment does not set it)
+    assert not compile_flag or hostdevices.COMPILE_FLAG in os.environ["XLA_FLAGS"]
     from jaxid.study import run_study
 
     with pytest.raises(ValueError, match="devices is empty"):
