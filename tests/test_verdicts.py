@@ -102,6 +102,51 @@ def test_the_total_mass_and_a_non_physical_body_are_checks_of_their_own(ur5):
     assert by["converged"]["failures"] == ["the consistent fit did not converge in 40 steps"]
 
 
+def test_a_body_on_its_boundary_fails_unless_the_data_put_it_there(ur5):
+    """A flat body (all mass on a plane: the pseudo-inertia's boundary) passes only when the
+    least-squares estimate lies beyond that boundary, along the way into the feasible set, by more
+    than BOUNDARY_Z std; the score is that distance in std (every parameter identifiable here)."""
+    from jaxid.identification.base import BaseParameters
+
+    robot, _ = ur5
+    plate = np.diag([0.004, 0.006, 0.010])  # Izz = Ixx + Iyy: a plate in the flange's xy plane
+    theta = _set_link(robot, robot.parameter_vector(), 5, inertia_com=plate)
+    p = theta.size
+    base = BaseParameters(
+        indices=np.arange(p),
+        dependent=np.zeros(0, int),
+        K=np.zeros((p, 0)),
+        r_diag=np.ones(p),
+        gap=np.inf,
+        rank=p,
+        names=tuple(robot.parameter_names()),
+        standard_names=tuple(robot.parameter_names()),
+    )
+    std = 1e-3 * np.abs(theta) + 1e-5
+    size = verdicts._size(verdicts.link_geometry(robot, UR5)[0][5])
+    d = np.zeros(p)
+    d[50:60] = verdicts._inside(theta[50:60], size, None, 5) - theta[50:60]
+    step = np.linalg.norm(d / std)  # one unit along d is this many std
+
+    def check(ls):
+        params = _params_of(robot, theta, converged=True)
+        params.base, params.cov = base, np.diag(std**2)
+        params.consistency.estimate_ls, params.consistency.bounds = list(ls), None
+        by = _by_name(verdicts.verdict_checks(robot, params))
+        return by["plausible"], by["plausible"]["links"][5]
+
+    for ls, z in ((theta, 0.0), (theta + 5 * d / step, -5.0)):  # the estimate on it, or inside: not the data
+        check_, row = check(ls)
+        assert row["boundary"] == ["pseudo-inertia"] and row["boundary_z"] == pytest.approx(z, abs=1e-6)
+        assert not check_["passed"] and check_["failures"][0].startswith("link 6 (wrist_3_link): on the boundary of")
+        assert "the data do not put it there" in check_["failures"][0], check_["failures"]
+    check_, row = check(theta - 5 * d / step)  # 5 std beyond the boundary: the data put it there
+    assert row["boundary_ok"] and row["boundary_z"] == pytest.approx(5.0) and check_["passed"], check_["failures"]
+    # no least-squares estimate recorded: nothing says it was the data
+    check_ = _by_name(verdicts.verdict_checks(robot, _params_of(robot, theta, converged=True)))["plausible"]
+    assert "no least-squares estimate is recorded" in check_["failures"][0]
+
+
 def test_a_placeholder_nominal_is_judged_against_the_geometry():
     robot = library.planar(3)  # 1 kg thin rods on every link: a placeholder
     assert verdicts.is_placeholder(robot) and not verdicts.is_placeholder(models.ur5())

@@ -12,7 +12,10 @@ Three checks, each with its numbers, stored in params.json (``physics.checks``) 
   geometry (its capsules, grown by [`COM_MARGIN`][jaxid.workflow.verdicts.COM_MARGIN], and by as much as the nominal centre of
   mass lies outside them); no degenerate body (the smallest
   principal moment about the centre of mass at least [`DEGENERATE_FRACTION`][jaxid.workflow.verdicts.DEGENERATE_FRACTION] of m size^2,
-  size the largest extent of the link's geometry); and the total mass within
+  size the largest extent of the link's geometry); no body on the boundary of one of its
+  constraints (pseudo-inertia, bounding ellipsoid, mass bounds; [`BOUNDARY_SLACK`][jaxid.workflow.verdicts.BOUNDARY_SLACK])
+  unless the data put it there (the least-squares estimate beyond that boundary by
+  [`BOUNDARY_Z`][jaxid.workflow.verdicts.BOUNDARY_Z] std, the other parameters free); and the total mass within
   [`TOTAL_MASS_FACTOR`][jaxid.workflow.verdicts.TOTAL_MASS_FACTOR] of the nominal total (a placeholder's: below the sum of the bounds).
 
 The verdict is "plausible" only when every check passes ([`overall`][jaxid.workflow.verdicts.overall]). The link's geometry
@@ -62,6 +65,19 @@ NOMINAL_SHARE = 0.1
 SKELETON_RADIUS = 0.05
 #: See [`SKELETON_RADIUS`][jaxid.workflow.verdicts.SKELETON_RADIUS].
 SKELETON_RADIUS_FRACTION = 0.25
+
+#: Relative slack below which a body is on the boundary of one of its constraints: the smallest
+#: eigenvalue of its second moment about the centre of mass over m size^2 (the pseudo-inertia's
+#: semi-definite boundary: all mass on a plane, line or point), ``tr(Q J) / m`` of its bounding
+#: ellipsoid (all mass on the ellipsoid's shell; a uniform solid ellipsoid has 0.4), or the mass's
+#: distance to a mass bound over the mass. An interior-point fit leaves an active constraint's
+#: slack at ~1e-8; a body inside has 1e-3 or more.
+BOUNDARY_SLACK = 1e-4
+#: Score (in standard deviations of the least-squares estimate) above which the data put a body on
+#: its boundary: the least-squares estimate lies beyond the boundary, along the direction from the
+#: body into its feasible set, by more than this many standard deviations, with every other
+#: parameter free to compensate (a profile score test).
+BOUNDARY_Z = 2.0
 
 #: The check names, in the order printed.
 CHECKS = ("consistent", "converged", "plausible")
@@ -173,6 +189,106 @@ def _bodies(pi):
     return m, c, I_c, np.linalg.eigvalsh(J)[:, 0]
 
 
+def _pseudo(pi) -> np.ndarray:
+    """Pseudo-inertia (4, 4) of one body's standard parameters (10,), in numpy
+    (``jaxid.model.inertia.pseudo_inertia``)."""
+    m, h, (Ixx, Ixy, Iyy, Ixz, Iyz, Izz) = pi[0], pi[1:4], pi[4:10]
+    I = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
+    J = np.zeros((4, 4))
+    J[:3, :3], J[:3, 3], J[3, :3], J[3, 3] = 0.5 * np.trace(I) * np.eye(3) - I, h, h, m
+    return J
+
+
+def _unpseudo(J) -> np.ndarray:
+    I = np.trace(J[:3, :3]) * np.eye(3) - J[:3, :3]
+    return np.r_[J[3, 3], J[:3, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]]
+
+
+def _record_bounds(record, j):
+    """(mass (lo, hi) or None per side, ellipsoid (centre, axes) or None) of link j in a
+    ``Consistency.bounds`` record (``jaxid.workflow.consistency.bounds_record``)."""
+    if not record:
+        return (None, None), None
+    lo, hi = (record.get("mass_kg") or [[None, None]] * (j + 1))[j]
+    centres, axes = record.get("ellipsoid_center_m") or [], record.get("ellipsoid_axes_m") or []
+    ell = (np.asarray(centres[j], float), np.asarray(axes[j], float)) if j < len(centres) and centres[j] else None
+    return (lo, hi), ell
+
+
+def _slacks(pi, size, record, j) -> dict:
+    """Relative slack of each constraint of body j ([`BOUNDARY_SLACK`][jaxid.workflow.verdicts.BOUNDARY_SLACK])."""
+    J, m = _pseudo(pi), pi[0]
+    c = pi[1:4] / m
+    out = {"pseudo-inertia": float(np.linalg.eigvalsh(J[:3, :3] - m * np.outer(c, c))[0] / (m * size**2))}
+    (lo, hi), ell = _record_bounds(record, j)
+    if ell is not None:
+        centre, A = ell
+        P = np.linalg.inv(A @ A.T)
+        Q = np.zeros((4, 4))
+        Q[:3, :3], Q[:3, 3], Q[3, :3], Q[3, 3] = -P, P @ centre, P @ centre, 1.0 - centre @ P @ centre
+        out["bounding ellipsoid"] = float(np.trace(Q @ J) / m)
+    if lo is not None and lo > 0:
+        out["mass lower bound"] = float((m - lo) / m)
+    if hi is not None:
+        out["mass upper bound"] = float((hi - m) / m)
+    return out
+
+
+def _inside(pi, size, record, j) -> np.ndarray:
+    """A body strictly inside body j's constraints (10,): its mass (moved off a mass bound) as a
+    uniform solid filling its bounding ellipsoid, else as a ball of radius size / 10 at its centre
+    of mass. The direction from the estimate to it points into the feasible set."""
+    m = pi[0]
+    (lo, hi), ell = _record_bounds(record, j)
+    if lo is not None and hi is not None:
+        m = float(np.clip(m, lo + 0.1 * (hi - lo), hi - 0.1 * (hi - lo)))
+    elif lo is not None:
+        m = max(m, 1.1 * lo)
+    elif hi is not None:
+        m = min(m, hi / 1.1)
+    if ell is not None:
+        c, Sigma_c = ell[0], ell[1] @ ell[1].T / 5  # second moment of a uniform solid ellipsoid
+    else:
+        c, Sigma_c = pi[1:4] / pi[0], (size / 10) ** 2 / 5 * np.eye(3)
+    J = np.zeros((4, 4))
+    J[:3, :3], J[:3, 3], J[3, :3], J[3, 3] = m * (Sigma_c + np.outer(c, c)), m * c, m * c, m
+    return _unpseudo(J)
+
+
+def _ls_data(params):
+    """(B (b, p) standard -> base, whitening L^-1 (b, b) of the least-squares covariance, the
+    least-squares base estimate (b,)) of a consistent fit, or None where not recorded."""
+    c, base, cov = getattr(params, "consistency", None), getattr(params, "base", None), getattr(params, "cov", None)
+    if c is None or base is None or cov is None or not getattr(c, "estimate_ls", None):
+        return None
+    C, ls = np.asarray(cov, dtype=float), np.asarray(c.estimate_ls, dtype=float)
+    p = len(base.standard_names)
+    B = np.zeros((len(ls), p))
+    B[np.arange(len(ls)), np.asarray(base.indices)] = 1.0
+    B[:, np.asarray(base.dependent, dtype=int)] = np.asarray(base.K, dtype=float)
+    w, V = np.linalg.eigh((C + C.T) / 2)
+    if not (np.all(np.isfinite(w)) and w[-1] > 0):
+        return None
+    keep = w > w[-1] * 1e-14
+    return B, (V[:, keep] / np.sqrt(w[keep])).T, ls
+
+
+def _boundary_score(data, standard, j, target) -> float:
+    """The profile score of body j on its boundary: the least-squares estimate's distance beyond
+    it along ``target - body`` (into the feasible set), in standard deviations, every other
+    parameter free ([`BOUNDARY_Z`][jaxid.workflow.verdicts.BOUNDARY_Z]); 0 where the data do not see that direction."""
+    B, Wt, ls = data
+    d = np.zeros(B.shape[1])
+    d[10 * j : 10 * j + 10] = target - standard[10 * j : 10 * j + 10]
+    r, v = Wt @ (B @ standard - ls), Wt @ (B @ d)
+    others = np.ones(B.shape[1], bool)
+    others[10 * j : 10 * j + 10] = False
+    U = Wt @ B[:, others]
+    v_perp = v - U @ np.linalg.lstsq(U, v, rcond=None)[0]
+    norm = float(np.linalg.norm(v_perp))
+    return float(r @ v_perp / norm) if norm > 1e-9 * max(float(np.linalg.norm(v)), 1e-300) else 0.0
+
+
 def is_placeholder(robot) -> bool:
     """Whether the model's inertials are placeholders: every link the same mass, and the inertias
     all zero or all identical (a description written without CAD data, e.g. 2 kg per link)."""
@@ -193,15 +309,29 @@ def _factor(x: float) -> str:
     return f"{x:.3g}x" if x >= 1 else f"1/{1 / x:.3g}x" if x > 0 else f"{x:.3g}x"
 
 
-def plausible_check(robot, standard, *, model: dict | None = None, capsules=None, geometry=None) -> dict:
+def plausible_check(
+    robot,
+    standard,
+    *,
+    model: dict | None = None,
+    capsules=None,
+    geometry=None,
+    body_bounds: dict | None = None,
+    data=None,
+) -> dict:
     """The ``plausible`` check of standard parameters (p,) of ``robot`` (see the module docstring):
     ``{"name", "passed", "detail", "failures" (one line per failing link or total), "nominal"
     ("CAD" or "placeholder"), "geometry" (where the link geometry came from), "links" (per link
     its numbers and which sub-checks pass), "total_mass"}``. geometry: [`link_geometry`][jaxid.workflow.verdicts.link_geometry]'s
-    result, where already computed (else from ``model`` or ``capsules``)."""
+    result, where already computed (else from ``model`` or ``capsules``). body_bounds: the consistent
+    fit's body bounds (``Consistency.bounds``), for the boundary sub-check; data: the least-squares
+    fit it started from (``_ls_data``), which says whether the data put a body on its boundary
+    (None: a body on its boundary fails, nothing tells it was the data)."""
     n = robot.n_joints
+    theta = np.asarray(standard, dtype=float)
     m, c, I_c, _ = _bodies(np.asarray(standard, dtype=float)[: 10 * n].reshape(n, 10))
-    m0, c0, I0, _ = _bodies(np.asarray(robot.parameter_vector(), dtype=float)[: 10 * n].reshape(n, 10))
+    nominal = np.asarray(robot.parameter_vector(), dtype=float)
+    m0, c0, I0, _ = _bodies(nominal[: 10 * n].reshape(n, 10))
     placeholder = is_placeholder(robot)
     caps, source, names, _ = link_geometry(robot, model, capsules) if geometry is None else geometry
     links, failures = [], []
@@ -263,6 +393,27 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
                     f"{_label(names, j)}: degenerate body: smallest principal moment {smallest:.3g} kg m^2 is "
                     f"{frac:.2g} of m size^2 (size {size:.3g} m; at least {need:.2g})"
                 )
+            # on a constraint's boundary, and not because the data put it there
+            slacks = _slacks(theta[10 * j : 10 * j + 10], size, body_bounds, j)
+            active = [k for k, v in slacks.items() if v < BOUNDARY_SLACK]
+            if m0[j] > 0 and np.abs(I0[j]).max() > 1e-12:  # a thin-rod (or plate) model: on that boundary itself
+                if _slacks(nominal[10 * j : 10 * j + 10], size, None, j)["pseudo-inertia"] < BOUNDARY_SLACK:
+                    active = [k for k in active if k != "pseudo-inertia"]
+            row.update(boundary_slack=slacks, boundary=active, boundary_ok=True)
+            if active:
+                target = _inside(theta[10 * j : 10 * j + 10], size, body_bounds, j)
+                z = None if data is None else _boundary_score(data, theta, j, target)
+                row.update(boundary_z=z, boundary_ok=z is not None and z >= BOUNDARY_Z)
+                if not row["boundary_ok"]:
+                    where = ", ".join(f"{k} (slack {slacks[k]:.2g})" for k in active)
+                    why = (
+                        "no least-squares estimate is recorded to tell whether the data put it there"
+                        if z is None
+                        else "the data do not put it there: the least-squares estimate lies "
+                        + (f"{z:.2g} std beyond it" if z > 0 else f"{-z:.2g} std inside it" if z < 0 else "on it")
+                        + f" (at least {BOUNDARY_Z:g} std beyond needed)"
+                    )
+                    failures.append(f"{_label(names, j)}: on the boundary of its {where}; {why}")
         else:
             row.update(com_ok=False, body_ok=False)
         links.append(row)
@@ -282,7 +433,7 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
                 f"total mass {total:.3g} kg is {_factor(ratio)} the nominal {np.sum(m0):.3g} kg "
                 f"(allowed 1/{TOTAL_MASS_FACTOR:g}x to {TOTAL_MASS_FACTOR:g}x)"
             )
-    nominal = "placeholder" if placeholder else "CAD"
+    nominal_kind = "placeholder" if placeholder else "CAD"
     if placeholder:
         mass_rule = f"masses at most {MAX_DENSITY:g} kg/m^3 x the link's capsule volume (placeholder nominal)"
     else:
@@ -291,14 +442,15 @@ def plausible_check(robot, standard, *, model: dict | None = None, capsules=None
         mass_rule = f"masses {span}allowed 1/{MASS_FACTOR:g}x to {MASS_FACTOR:g}x"
     detail = (
         f"{mass_rule}; centre of mass within {COM_MARGIN:g} m of the link's geometry; smallest principal "
-        f"moment >= {DEGENERATE_FRACTION:g} m size^2; total mass {total:.3g} kg; geometry: {source}"
+        f"moment >= {DEGENERATE_FRACTION:g} m size^2; no body on a constraint's boundary unless the data put "
+        f"it there ({BOUNDARY_Z:g} std); total mass {total:.3g} kg; geometry: {source}"
     )
     return {
         "name": "plausible",
         "passed": not failures,
         "detail": detail,
         "failures": failures,
-        "nominal": nominal,
+        "nominal": nominal_kind,
         "geometry": source,
         "links": links,
         "total_mass": total_doc,
@@ -368,7 +520,10 @@ def verdict_checks(robot, params, *, capsules=None) -> list[dict]:
             }
         )
     else:
-        checks.append(plausible_check(robot, params.standard, geometry=geometry))
+        record = getattr(params.consistency, "bounds", None) if params.consistency is not None else None
+        checks.append(
+            plausible_check(robot, params.standard, geometry=geometry, body_bounds=record, data=_ls_data(params))
+        )
     return checks
 
 
