@@ -2,6 +2,7 @@
 the compiled code; an unwritable cache folder warns once and the run goes on without it."""
 
 import os
+import pathlib
 import subprocess
 import sys
 import warnings
@@ -78,11 +79,17 @@ def test_unwritable_cache_warns_and_runs(tmp_path):
     assert "absent.csv: no such file" in lines[1]
 
 
-def test_version():
+def test_version(tmp_path):
+    """``jaxid --version`` answers without importing JAX: a ``jax`` that cannot be imported is
+    first on the path."""
     from jaxid import __version__
 
-    out = subprocess.run([sys.executable, "-m", "jaxid", "--version"], capture_output=True, text=True)
-    assert out.returncode == 0 and out.stdout.strip() == f"jaxid {__version__}"
+    (tmp_path / "jax").mkdir()
+    (tmp_path / "jax" / "__init__.py").write_text("raise ImportError('jax must not be imported')\n")
+    root = str(pathlib.Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), root]))
+    out = subprocess.run([sys.executable, "-m", "jaxid", "--version"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == f"jaxid {__version__}", out.stderr
 
 
 def test_first_run_says_it_compiles(tmp_path, monkeypatch, capsys):
