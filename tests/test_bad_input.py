@@ -944,3 +944,26 @@ def test_plaus_screening_rows_point_at_the_file(plaus, capsys):
         ["identify", "--robot", "planar3", "-o", str(plaus["d"] / "hg.json"), "--quiet", path],
         "in the file: row 501 (line 502)",
     )
+
+
+def test_bounded_least_squares_equals_scipy():
+    """The screening's small bounded least squares (``plausibility.bounded_lstsq``, which spares
+    every identify the import of scipy.optimize) reaches scipy's ``lsq_linear`` optimum, also with
+    an all-zero column (a joint that does not move) and with the unbounded optimum outside."""
+    from scipy.optimize import lsq_linear
+
+    from jaxid.workflow.plausibility import bounded_lstsq
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        N = int(rng.integers(20, 300))
+        A = rng.normal(size=(N, 4)) * rng.uniform(0.01, 100, 4)
+        if trial % 5 == 0:
+            A[:, 1] = 0.0
+        b = A @ rng.normal(size=4) * 3 + rng.normal(size=N)
+        lo = np.array([rng.uniform(-1, 1), 0.0, 0.0, -np.inf])
+        hi = np.array([lo[0] + rng.uniform(0.01, 2), np.inf, np.inf, np.inf])
+        x, res = bounded_lstsq(A, b, lo, hi)
+        ref = float(np.sum(lsq_linear(A, b, bounds=(lo, hi), tol=1e-12).fun ** 2))
+        assert np.all((lo <= x) & (x <= hi)) and res == pytest.approx(float(np.sum((A @ x - b) ** 2)), rel=1e-9)
+        assert res <= ref * (1 + 1e-9) + 1e-12
