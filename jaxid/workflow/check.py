@@ -56,13 +56,15 @@ def at_bound(params) -> np.ndarray:
     that is one joint term kept >= 0 (rotor inertia, viscous, Coulomb or Stribeck friction, a
     spring's stiffness; ``jaxid.identification.consistent_problem.POSITIVE_TERMS``), alone in its
     combination, whose estimate is below [`AT_BOUND_FRACTION`][jaxid.workflow.check.AT_BOUND_FRACTION]
-    of its std. Its std (the unconstrained fit's) does not describe an estimate on a bound: the
-    data would put it below 0. All False without a consistent fit."""
+    of the unconstrained fit's std. A std does not describe an estimate on a bound: the data would
+    put it below 0. All False without a consistent fit."""
     from jaxid.identification.consistent_problem import POSITIVE_TERMS
 
     theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
     if params.consistency is None or params.standard is None:
         return np.zeros(theta.shape, dtype=bool)
+    if getattr(params.consistency, "cov_ls", None):  # the unconstrained fit's std: where the data put it
+        std = np.sqrt(np.maximum(np.diag(np.asarray(params.consistency.cov_ls, dtype=float)), 0.0))
     K = np.asarray(params.base.K, dtype=float)
     names = params.parameter_names
     out = np.zeros(theta.shape, dtype=bool)

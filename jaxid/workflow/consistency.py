@@ -135,8 +135,12 @@ def fit_consistent(
     its default) fitted to the held ``rows`` the screening
     kept (``jaxid.workflow.screen.Rows``; streamed: the screening's reduced rows ``scr.reduced``).
     The consistent bodies are the identified model: the estimate becomes their base parameters
-    (the covariance stays that of the least-squares estimate); the record is ``params.consistency``."""
-    from jaxid.identification.consistent import identify_consistent
+    and the covariance theirs, first order under the constraints and the prior
+    (``jaxid.identification.consistent.constrained_covariance`` of the fit's sensitivity and the
+    least-squares covariance, HAC where that one is; the least-squares one where the sensitivity
+    is not finite); the least-squares estimate and covariance are in the record,
+    ``params.consistency``."""
+    from jaxid.identification.consistent import constrained_covariance, identify_consistent
 
     if bounds is not None:
         bounds.check()
@@ -166,6 +170,7 @@ def fit_consistent(
         bounds=None if bounds is None else bounds_record(bounds),
         residual_rms=np.asarray(c.residual_rms).tolist(),
         estimate_ls=np.asarray(params.theta).tolist(),
+        cov_ls=np.asarray(params.cov).tolist(),
         history=None
         if c.history is None
         else {key: [num(v) for v in np.asarray(c.history)[:steps, k]] for k, key in enumerate(("cost", "gap_bound"))},
@@ -174,9 +179,12 @@ def fit_consistent(
         f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "
         f"{'converged' if converged else 'NOT converged'} in {steps} steps)"
     )
+    S = np.asarray(c.sensitivity)
+    cov = constrained_covariance(jnp.asarray(S), jnp.asarray(params.cov)) if np.all(np.isfinite(S)) else params.cov
     return dataclasses.replace(
         params,
         theta=c.base,
+        cov=cov,
         consistency=record,
         standard=jnp.asarray(np.asarray(c.theta)) if valid else None,
         standard_source=source if valid else None,

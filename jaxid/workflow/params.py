@@ -20,8 +20,10 @@ identification later:
 ``estimate``, ``std``, ``rel_std_percent``, ``covariance``
     the base estimate (b,) — least squares, or the base parameters of a physically
     consistent estimate (``consistency`` not null) — its standard deviations,
-    100 std / |estimate| (null where the estimate is 0) and the covariance (b, b) of the
-    least-squares estimate.
+    100 std / |estimate| (null where the estimate is 0) and its covariance (b, b): for a
+    consistent estimate first order under its constraints and prior (the least-squares estimate
+    and covariance are ``fit.estimate_ls``, ``fit.cov_ls``; files written before hold the
+    least-squares covariance here and no ``cov_ls``).
 ``parameters``
     ``{base name: estimate}``, for readers that take a name -> value map (``jaxid payload``):
     a base value set on its leading parameter, the dependent ones 0, predicts the same torques.

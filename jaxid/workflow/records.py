@@ -180,7 +180,9 @@ class Consistency(_Record):
     steps, gradient norm, the bound on cost - optimum, cost and rss (whitened), the SDP's cost and
     gap (None unless checked), the body bounds (JSON of ``Bounds``, or None), residual RMS per joint
     (n,) N m, the least-squares estimate it started from (b,), the per-step history of cost and
-    gap bound (or None). None entries: not finite."""
+    gap bound (or None), and the least-squares estimate's covariance (b, b) (None in files written
+    before it, whose ``cov`` is that one; since, ``cov`` is the consistent estimate's own:
+    ``jaxid.workflow.consistency.fit_consistent``). None entries: not finite."""
 
     prior_weight: float
     converged: bool
@@ -195,6 +197,7 @@ class Consistency(_Record):
     residual_rms: list
     estimate_ls: list
     history: dict | None
+    cov_ls: list | None = None
 
 
 @dataclass(frozen=True)

@@ -261,7 +261,9 @@ def _ls_data(params):
     c, base, cov = getattr(params, "consistency", None), getattr(params, "base", None), getattr(params, "cov", None)
     if c is None or base is None or cov is None or not getattr(c, "estimate_ls", None):
         return None
-    C, ls = np.asarray(cov, dtype=float), np.asarray(c.estimate_ls, dtype=float)
+    # the least-squares covariance (files written before it was recorded: params.cov was that one)
+    C = np.asarray(c.cov_ls if getattr(c, "cov_ls", None) else cov, dtype=float)
+    ls = np.asarray(c.estimate_ls, dtype=float)
     p = len(base.standard_names)
     B = np.zeros((len(ls), p))
     B[np.arange(len(ls)), np.asarray(base.indices)] = 1.0
