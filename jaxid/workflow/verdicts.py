@@ -33,7 +33,6 @@ import os
 import re
 import warnings
 
-import jax
 import numpy as np
 
 from jaxid.model import inertia
@@ -185,23 +184,8 @@ def _bodies(pi):
     c = h / np.where(m > 0, m, 1.0)[:, None]
     eye = np.eye(3)
     I_c = I - m[:, None, None] * (np.einsum("ni,ni->n", c, c)[:, None, None] * eye - np.einsum("ni,nj->nij", c, c))
-    J = np.asarray(jax.vmap(inertia.pseudo_inertia)(pi))  # the one definition of consistency
+    J = np.asarray(inertia.pseudo_inertias(pi))  # the one definition of consistency
     return m, c, I_c, np.linalg.eigvalsh(J)[:, 0]
-
-
-def _pseudo(pi) -> np.ndarray:
-    """Pseudo-inertia (4, 4) of one body's standard parameters (10,), in numpy
-    (``jaxid.model.inertia.pseudo_inertia``)."""
-    m, h, (Ixx, Ixy, Iyy, Ixz, Iyz, Izz) = pi[0], pi[1:4], pi[4:10]
-    I = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
-    J = np.zeros((4, 4))
-    J[:3, :3], J[:3, 3], J[3, :3], J[3, 3] = 0.5 * np.trace(I) * np.eye(3) - I, h, h, m
-    return J
-
-
-def _unpseudo(J) -> np.ndarray:
-    I = np.trace(J[:3, :3]) * np.eye(3) - J[:3, :3]
-    return np.r_[J[3, 3], J[:3, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]]
 
 
 def _record_bounds(record, j):
@@ -217,7 +201,7 @@ def _record_bounds(record, j):
 
 def _slacks(pi, size, record, j) -> dict:
     """Relative slack of each constraint of body j ([`BOUNDARY_SLACK`][jaxid.workflow.verdicts.BOUNDARY_SLACK])."""
-    J, m = _pseudo(pi), pi[0]
+    J, m = np.asarray(inertia.pseudo_inertias(pi)), pi[0]
     c = pi[1:4] / m
     out = {"pseudo-inertia": float(np.linalg.eigvalsh(J[:3, :3] - m * np.outer(c, c))[0] / (m * size**2))}
     (lo, hi), ell = _record_bounds(record, j)
@@ -252,7 +236,7 @@ def _inside(pi, size, record, j) -> np.ndarray:
         c, Sigma_c = pi[1:4] / pi[0], (size / 10) ** 2 / 5 * np.eye(3)
     J = np.zeros((4, 4))
     J[:3, :3], J[:3, 3], J[3, :3], J[3, 3] = m * (Sigma_c + np.outer(c, c)), m * c, m * c, m
-    return _unpseudo(J)
+    return np.asarray(inertia.from_pseudo_inertias(J))
 
 
 def _ls_data(params):
