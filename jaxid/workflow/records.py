@@ -199,6 +199,12 @@ class Consistency(_Record):
     history: dict | None
     cov_ls: list | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        # left out where unset (files written before it), so that such a file read and written
+        # again is the dict it was
+        out = super().to_dict()
+        return out if self.cov_ls is not None else {k: v for k, v in out.items() if k != "cov_ls"}
+
 
 @dataclass(frozen=True)
 class LugreFit(_Record):
