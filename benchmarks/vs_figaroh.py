@@ -74,6 +74,12 @@ OPENBLAS_NUM_THREADS=2; medians; two runs: A at 5adf47a, load 2.4-5.0; B at 084b
       (floored), FIGAROH 3.1e-3 2.3e-3 1.9e-3; torque rel. RMS error vs noise-free 6.35e-5
       (jaxid), 6.36e-5 (FIGAROH)
 
+On an idle machine (2026-12-06, load 1.1-1.6, ``--repeat 5 --cold 2`` / ``--repeat 3 --cold 2``) FIGAROH is
+much faster than under load: at f9dee9a warm solve 0.0745 s vs jaxid 0.0569 s (1.31x), whole processes
+solve 1.63 s, jaxid 4.19 s with an empty cache, 1.78 s with a filled one; at 33551df (the verdicts'
+pseudo-inertias compiled, not an eager vmap) warm solve 0.0708 s vs jaxid 0.0353 s (2.01x wall, 1.80x
+CPU), processes solve 1.68 s, jaxid 3.97 s empty (2.4x slower), 1.82 s filled (0.92x).
+
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
 earlier "25x" (CHANGELOG 0.2.0) was against the helper only.
