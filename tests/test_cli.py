@@ -173,6 +173,13 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     out = capsys.readouterr().out
     params = results.load_params(run / "c.json")
     assert params.fit["method"] == "wls+consistent" and params.standard is not None
+    # The consistent estimate's own covariance (first order under its constraints and prior) is at
+    # most the least-squares one, which stays in the file and is the payload's robot prior.
+    cov, cov_ls = np.asarray(params.cov), np.asarray(params.consistency.cov_ls)
+    Li = np.linalg.inv(np.linalg.cholesky(cov_ls))
+    assert np.linalg.eigvalsh(Li @ cov @ Li.T).max() <= 1 + 1e-9
+    i = np.asarray(params.base.indices)
+    np.testing.assert_array_equal(np.asarray(params.full_cov(error=True))[np.ix_(i, i)], cov_ls)
     # Named checks instead of one word: "plausible" only when every check passes; a fit that
     # stopped early is named as such, is an error (exit 1) and writes no URDF.
     assert "physically consistent" not in out

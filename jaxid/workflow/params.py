@@ -249,11 +249,16 @@ class Params(eqx.Module):
         base values on their leading (independent) parameters, the dependent ones 0."""
         return jnp.zeros(len(self.parameter_names)).at[self.base.indices].set(self.theta)
 
-    def full_cov(self):
+    def full_cov(self, error: bool = False):
         """The covariance (p, p) of [`full`][jaxid.workflow.params.Params.full]: the base covariance on the leading parameters,
-        0 elsewhere."""
+        0 elsewhere. error: for a consistent estimate, the least-squares covariance (``fit.cov_ls``,
+        where recorded) instead of its own: a bound on its error where the data see, wide where
+        they do not, and there a regularised estimate's own covariance leaves out the prior's bias
+        (the payload's robot prior)."""
         i = np.asarray(self.base.indices)
-        return jnp.zeros((len(self.parameter_names),) * 2).at[np.ix_(i, i)].set(self.cov)
+        c = self.consistency
+        cov = c.cov_ls if error and c is not None and c.cov_ls is not None else self.cov
+        return jnp.zeros((len(self.parameter_names),) * 2).at[np.ix_(i, i)].set(jnp.asarray(cov))
 
 
 #: The keys of a version-1 ``fit`` dict that the records hold (the others go to ``Params.extra``).

@@ -77,7 +77,7 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
         raise WorkflowError("payload identification needs a rigid-body robot (built-in or URDF)")
     # Base values on their leading parameters, the dependent ones 0: the base model's torques.
     theta_robot = None if params is None else params.full()
-    robot_cov = None if params is None else params.full_cov()
+    robot_cov = None if params is None else params.full_cov(error=True)
     joints = _joints(r, robot.n)
     nominal = () if params is not None or r.unloaded else (NOMINAL_SUBTRACTED.format(robot=robot.name),)
     if nominal and not r.nominal:
