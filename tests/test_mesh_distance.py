@@ -85,7 +85,8 @@ def test_a_pair_capsules_cannot_separate_gets_a_mesh_bound_below_the_exact_dista
     q = geometry.sample_poses(robot, 12, seed=3)
     R, p = jax.vmap(lambda x: forward_kinematics_rp(robot, x))(jnp.asarray(q))
     Rf, pf = mesh_distance.frames_of(np.asarray(R), np.asarray(p), mp.links)
-    bound = np.asarray(mesh_distance.pair_bound(mp, jnp.asarray(Rf), jnp.asarray(pf)))
+    # jitted, as the library calls it: eagerly each of its few hundred operations compiles on its own
+    bound = np.asarray(jax.jit(lambda R, p: mesh_distance.pair_bound(mp, R, p))(jnp.asarray(Rf), jnp.asarray(pf)))
     for k in range(len(q)):
         ta = tris[mp.names[0]][1] @ Rf[k, 0].T + pf[k, 0]
         tb = tris[mp.names[1]][1] @ Rf[k, 1].T + pf[k, 1]
@@ -96,9 +97,9 @@ def test_a_pair_capsules_cannot_separate_gets_a_mesh_bound_below_the_exact_dista
     con = Constraints(caps, clearance=0.01, floor=None, pair_clearance=own2, pair_exempt=exempt2, mesh_pairs=pairs)
     kinds, labels = con.labels(robot.parents)
     assert kinds == ["self-collision"] and "(mesh points" in labels[0]
-    m = np.asarray(con.margins(robot, jnp.asarray(q)))[:, 0]
+    m = np.asarray(jax.jit(lambda x: con.margins(robot, x))(jnp.asarray(q)))[:, 0]
     np.testing.assert_allclose(m, bound - mp.clearance, atol=1e-12)
-    g = jax.grad(lambda x: jnp.sum(con.margins(robot, x)))(jnp.asarray(q))
+    g = jax.jit(jax.grad(lambda x: jnp.sum(con.margins(robot, x))))(jnp.asarray(q))
     assert np.all(np.isfinite(np.asarray(g))) and np.any(np.asarray(g)[:, 1] != 0)
 
 
@@ -135,14 +136,16 @@ def test_the_optimisers_two_level_bound_is_a_bound_below_the_full_one():
         assert np.all(np.linalg.norm(mp.centres[c] - mp.parents[k], axis=1) + mp.radii[c] <= mp.parent_radii[k] + 1e-12)
     assert sorted(set(mp.children.ravel().tolist())) == list(range(len(mp.radii)))
     Rj, pj = jnp.asarray(R), jnp.asarray(p)
-    full = np.asarray(mesh_distance.pair_bound(mp, Rj, pj))
+    # jitted, as the library calls it: eagerly each of its few hundred operations compiles on its own
+    bound_of = lambda expand=None: jax.jit(lambda R, p: mesh_distance.pair_bound(mp, R, p, expand))
+    full = np.asarray(bound_of()(Rj, pj))
     exact = np.array([_exact(ta @ R[k, 0].T + p[k, 0], tb @ R[k, 1].T + p[k, 1]) for k in range(N)])
     assert np.all(full <= exact + 1e-9)
     for expand in (0, mesh_distance.EXPAND):  # parents only; the loss's own (each is a compile)
-        fast = np.asarray(mesh_distance.pair_bound(mp, Rj, pj, expand))
+        fast = np.asarray(bound_of(expand)(Rj, pj))
         assert np.all(fast <= exact + 1e-9), (expand, fast - exact)
         assert np.all(fast <= full + 1e-12), (expand, fast - full)
-    np.testing.assert_array_equal(np.asarray(mesh_distance.pair_bound(mp, Rj, pj, P)), full)
+    np.testing.assert_array_equal(np.asarray(bound_of(P)(Rj, pj)), full)
     # Differentiable: the gradient is the closest candidate's, finite.
-    g = jax.grad(lambda p: jnp.sum(mesh_distance.pair_bound(mp, Rj, p, 2)))(pj)
+    g = jax.jit(jax.grad(lambda p: jnp.sum(mesh_distance.pair_bound(mp, Rj, p, 2))))(pj)
     assert np.all(np.isfinite(np.asarray(g))) and np.any(np.asarray(g) != 0)
