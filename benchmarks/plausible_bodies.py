@@ -73,6 +73,15 @@ at most half of it (``workflow.consistency.NOMINAL_SHARE``). Re-run at 81b7398 (
 15-18): panda mass median 18.8 / 19.7 % (max 45.3 / 28.8 %; was 37.6 / 38.2 %), held out 1.00 x
 WLS, seed 2 true-like; ur10 4.6 / 7.0 % (was 3.7 / 7.0 %); the verdicts as above (panda seed 1
 and both ur10 fits plausible with a centre of mass 0.1-2.1 cm outside the capsules).
+
+With the boundary sub-check (a body on its pseudo-inertia, ellipsoid or mass-bound boundary
+fails unless the least-squares estimate lies >= 2 std beyond it; 86eac3c), re-run at 275ffb7 /
+57d25ce on ur5, ur10, z1 (seeds 1, 2; load 1-2): the consistent results unchanged and every
+true-like one still plausible; three controls that every other check passes now refused by it
+alone: ur5 seed 1 (links 3 and 6 on their pseudo-inertia boundary, scores 0.16 and 0.04; plausible
+before), ur5 seed 2 (links 2, 3, 5), z1 seed 2 (link 7). Still plausible and not true-like: the
+ur10 seed 1 control (link 6 at 0.48 x the truth, no body on a boundary) and consistent fits with
+a centre of mass 0.8-1.5 cm outside the capsules.
 """
 
 from __future__ import annotations
