@@ -179,8 +179,10 @@ def fit_consistent(
         f"physically consistent estimate (identify_consistent, prior weight {prior_weight:g}, "
         f"{'converged' if converged else 'NOT converged'} in {steps} steps)"
     )
-    S = np.asarray(c.sensitivity)
-    cov = constrained_covariance(jnp.asarray(S), jnp.asarray(params.cov)) if np.all(np.isfinite(S)) else params.cov
+    S, cov = np.asarray(c.sensitivity), params.cov
+    if np.all(np.isfinite(S)):
+        constrained = constrained_covariance(jnp.asarray(S), jnp.asarray(params.cov))
+        cov = constrained if bool(jnp.all(jnp.isfinite(constrained))) else cov  # a singular least-squares cov
     return dataclasses.replace(
         params,
         theta=c.base,
