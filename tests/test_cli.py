@@ -180,6 +180,10 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     assert np.linalg.eigvalsh(Li @ cov @ Li.T).max() <= 1 + 1e-9
     i = np.asarray(params.base.indices)
     np.testing.assert_array_equal(np.asarray(params.full_cov(error=True))[np.ix_(i, i)], cov_ls)
+    # "not identified" asks what the data alone determine: the least-squares std, not the prior's
+    from jaxid.workflow import check
+
+    np.testing.assert_array_equal(check.data_std(params), np.sqrt(np.diag(cov_ls)))
     # Named checks instead of one word: "plausible" only when every check passes; a fit that
     # stopped early is named as such, is an error (exit 1) and writes no URDF.
     assert "physically consistent" not in out

@@ -51,6 +51,16 @@ def _split_name(name: str) -> tuple[str, int]:
     return m[1], int(m[2])
 
 
+def data_std(params) -> np.ndarray:
+    """(b,) what the data alone determine of each base parameter: the least-squares std, which for
+    a consistent fit is ``fit.cov_ls`` (its own std, ``params.std``, is also held by its prior and
+    constraints); ``params.std`` otherwise (and in files written before ``cov_ls``)."""
+    c = params.consistency
+    if c is not None and getattr(c, "cov_ls", None):
+        return np.sqrt(np.maximum(np.diag(np.asarray(c.cov_ls, dtype=float)), 0.0))
+    return np.asarray(params.std, dtype=float)
+
+
 def at_bound(params) -> np.ndarray:
     """(b,) bool: the base parameters of a consistent fit held at their bound 0: a base parameter
     that is one joint term kept >= 0 (rotor inertia, viscous, Coulomb or Stribeck friction, a
@@ -60,11 +70,9 @@ def at_bound(params) -> np.ndarray:
     put it below 0. All False without a consistent fit."""
     from jaxid.identification.consistent_problem import POSITIVE_TERMS
 
-    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    theta, std = np.asarray(params.theta, dtype=float), data_std(params)
     if params.consistency is None or params.standard is None:
         return np.zeros(theta.shape, dtype=bool)
-    if getattr(params.consistency, "cov_ls", None):  # the unconstrained fit's std: where the data put it
-        std = np.sqrt(np.maximum(np.diag(np.asarray(params.consistency.cov_ls, dtype=float)), 0.0))
     K = np.asarray(params.base.K, dtype=float)
     names = params.parameter_names
     out = np.zeros(theta.shape, dtype=bool)
@@ -89,14 +97,14 @@ def parameter_flags(params, n_std: float = 2.0) -> list[tuple[str, ...]]:
       ``params.standard`` holds standard parameters, a link with mass <= 0 or a pseudo-inertia
       that is not positive definite (Wensing, Kim and Slotine 2017) flags the base parameters
       led by that link's parameters too.
-    - ``"not identified"``: |estimate| < ``n_std`` standard deviations (the data cannot tell
-      the value from 0).
+    - ``"not identified"``: |estimate| < ``n_std`` standard deviations of what the data alone
+      determine ([`data_std`][jaxid.workflow.check.data_std]; the data cannot tell the value from 0).
     - ``FLAG_AT_BOUND``: a consistent estimate held at its bound 0 ([`at_bound`][jaxid.workflow.check.at_bound]),
       in place of "not identified".
     """
     base = params.base
     names = params.parameter_names
-    theta, std = np.asarray(params.theta, dtype=float), np.asarray(params.std, dtype=float)
+    theta, std = np.asarray(params.theta, dtype=float), data_std(params)
     K = np.asarray(base.K, dtype=float)
     indices, dependent = np.asarray(base.indices), np.asarray(base.dependent)
     bad_links = {}
