@@ -61,13 +61,9 @@ def requested_devices(env=None) -> int:
 
 
 def _jaxlib_knows_compile_flag() -> bool:
-    from importlib import metadata
+    from jaxlib import version  # the loaded jaxlib's, not a distribution's metadata
 
-    try:
-        version = tuple(int(x) for x in re.findall(r"\d+", metadata.version("jaxlib"))[:2])
-    except (metadata.PackageNotFoundError, ValueError):
-        return False
-    return version >= _COMPILE_FLAG_JAXLIB
+    return tuple(int(x) for x in re.findall(r"\d+", version.__version__)[:2]) >= _COMPILE_FLAG_JAXLIB
 
 
 def configure(env=None) -> bool:

@@ -96,6 +96,14 @@ class BaseParameters(eqx.Module):
         theta = jnp.asarray(theta)
         return theta[..., self.indices] + theta[..., self.dependent] @ self.K.T
 
+    def matrix(self) -> np.ndarray:
+        """The map from standard to base parameters as a matrix (b, p), numpy:
+        ``to_base(theta) == matrix() @ theta``."""
+        B = np.zeros((self.rank, len(self.standard_names)))
+        B[np.arange(self.rank), np.asarray(self.indices)] = 1.0
+        B[:, np.asarray(self.dependent, dtype=int)] = np.asarray(self.K, dtype=float)
+        return B
+
     def reduce(self, W: ArrayLike) -> jax.Array:
         """Reduced regressor ``W[..., indices]``: (..., p) -> (..., b)."""
         return jnp.asarray(W)[..., self.indices]

@@ -335,6 +335,10 @@ class _Barrier(eqx.Module):
     def split(self, theta):
         return theta[: 10 * self.n].reshape(self.n, 10), theta[10 * self.n :].reshape(self.n, self.k)
 
+    def free_terms(self):
+        """(p,) 1.0 on the joint terms without a barrier (offsets), 0.0 elsewhere."""
+        return jnp.concatenate([jnp.zeros(10 * self.n), 1.0 - self.positive.ravel()])
+
     def data(self, theta):
         r = self.R @ theta - self.rhs
         return r @ r
@@ -505,7 +509,7 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps, slots: int):
     zero = jnp.zeros(p)
     rest = lambda delta, th, frame, mu: problem.rest(th, frame, delta, weight, mu)[0]
     grad_rest, hess_rest = jax.grad(rest), jax.hessian(rest)
-    free = jnp.concatenate([jnp.zeros(10 * problem.n), 1.0 - problem.positive.ravel()])
+    free = problem.free_terms()
     mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
 
     def cond(c):
@@ -611,7 +615,7 @@ def _sensitivity(setup, robot, base, theta_ls, std, L, nominal, prior, th, weigh
 
     mixed = jax.jacfwd(grad)(theta_ls)  # (p, b)
     G = jax.hessian(lambda d: bp.rest(th, frame, d, weight, mu)[0])(zero)
-    free = jnp.concatenate([jnp.zeros(10 * bp.n), 1.0 - bp.positive.ravel()])
+    free = bp.free_terms()
     X = jax.vmap(lambda col: _newton_solve_split(G, bp.R @ T, col, free), in_axes=1, out_axes=1)(mixed)
     return jnp.asarray(setup.B) @ (T @ X)
 
@@ -741,9 +745,7 @@ def _barrier_setup(robot, base, nominal, bounds: Bounds | None) -> _BarrierSetup
     w, V = np.linalg.eigh(J0)
     S0 = np.einsum("nij,nj,nkj->nik", V, w**-0.5, V)
     positive = np.broadcast_to(np.array([t in POSITIVE_TERMS for t in robot.joint_terms], dtype=float), (n, k))
-    B = np.zeros((base.rank, len(base.standard_names)))
-    B[np.arange(base.rank), np.asarray(base.indices)] = 1.0
-    B[:, np.asarray(base.dependent)] = np.asarray(base.K)
+    B = base.matrix()
     if bounds is None:
         b = (
             np.full(n, -np.inf),

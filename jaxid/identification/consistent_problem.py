@@ -66,6 +66,20 @@ def check_nominal(robot, nominal):
 
 
 # ------------------------------------------------------------------------ body bounds
+
+
+def ellipsoid_matrix(centre, axes) -> np.ndarray:
+    """Q (4, 4) of the ellipsoid ``{centre + axes u : |u| <= 1}`` (centre (3,), axes (3, 3), m):
+    a body of pseudo-inertia J has its mass inside it iff ``tr(Q J) >= 0`` (Wensing, Kim and
+    Slotine 2018), and ``tr(Q J) / m = 1 - E[(x - c)^T P (x - c)]`` over its mass,
+    ``P = (axes axes^T)^-1`` (0.4 for a uniform solid filling it, 0 for mass on its shell)."""
+    c = np.asarray(centre, dtype=float)
+    P = np.linalg.inv(np.asarray(axes, dtype=float) @ np.asarray(axes, dtype=float).T)
+    Q = np.zeros((4, 4))
+    Q[:3, :3], Q[:3, 3], Q[3, :3], Q[3, 3] = -P, P @ c, P @ c, 1.0 - c @ P @ c
+    return Q
+
+
 @dataclasses.dataclass(frozen=True)
 class Bounds:
     """Plausibility bounds on the identified bodies, shared by
@@ -260,9 +274,7 @@ class Bounds:
         n = self.ellipsoid_axes.shape[0]
         Q = np.zeros((n, 4, 4))
         for i in np.flatnonzero(self.ellipsoid_links()):
-            A, c = self.ellipsoid_axes[i], self.ellipsoid_center[i]
-            P = np.linalg.inv(A @ A.T)
-            Q[i, :3, :3], Q[i, :3, 3], Q[i, 3, :3], Q[i, 3, 3] = -P, P @ c, P @ c, 1.0 - c @ P @ c
+            Q[i] = ellipsoid_matrix(self.ellipsoid_center[i], self.ellipsoid_axes[i])
         return Q
 
     def _check_ellipsoids(self, names):

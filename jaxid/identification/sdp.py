@@ -145,9 +145,7 @@ def solve_sdp(
     else:
         C_ = np.sqrt(np.maximum(np.abs(np.linalg.eigvalsh(J0)).max(axis=1), 1e-12))[:, None, None] * np.eye(4)
     jscale = np.where(positive, np.maximum(x0, 1e-6), 1.0) if k else np.ones((n, 0))
-    B = np.zeros((base.rank, len(base.standard_names)))
-    B[np.arange(base.rank), np.asarray(base.indices)] = 1.0
-    B[:, np.asarray(base.dependent)] = np.asarray(base.K)
+    B = base.matrix()
     A = np.linalg.solve(np.asarray(data.L), np.diag(1.0 / np.asarray(data.std)))  # L^-1 diag(1/std)
     R, rhs = A @ B, A @ np.asarray(data.theta_ls)
     rss = float(data.rss)

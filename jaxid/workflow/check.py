@@ -13,7 +13,7 @@ import numpy as np
 
 from jaxid.identification.base import GAP_WARN
 from jaxid.model.inertia import INERTIAL_NAMES
-from jaxid.workflow.records import Consistency, PhysicsCheck
+from jaxid.workflow.records import Consistency, PhysicsCheck, least_squares_cov
 
 FLAG_MASS = "negative mass"
 FLAG_INERTIA = "non-positive-definite inertia"
@@ -55,10 +55,7 @@ def data_std(params) -> np.ndarray:
     """(b,) what the data alone determine of each base parameter: the least-squares std, which for
     a consistent fit is ``fit.cov_ls`` (its own std, ``params.std``, is also held by its prior and
     constraints); ``params.std`` otherwise (and in files written before ``cov_ls``)."""
-    c = params.consistency
-    if c is not None and getattr(c, "cov_ls", None):
-        return np.sqrt(np.maximum(np.diag(np.asarray(c.cov_ls, dtype=float)), 0.0))
-    return np.asarray(params.std, dtype=float)
+    return np.sqrt(np.maximum(np.diag(np.asarray(least_squares_cov(params), dtype=float)), 0.0))
 
 
 def at_bound(params) -> np.ndarray:

@@ -82,6 +82,7 @@ from jaxid.workflow.records import (
     Preprocessing,
     Screening,
     _Record,
+    least_squares_cov,
 )
 
 FORMAT = "jaxid.params"
@@ -256,8 +257,7 @@ class Params(eqx.Module):
         they do not, and there a regularised estimate's own covariance leaves out the prior's bias
         (the payload's robot prior)."""
         i = np.asarray(self.base.indices)
-        c = self.consistency
-        cov = c.cov_ls if error and c is not None and c.cov_ls is not None else self.cov
+        cov = least_squares_cov(self) if error else self.cov
         return jnp.zeros((len(self.parameter_names),) * 2).at[np.ix_(i, i)].set(jnp.asarray(cov))
 
 

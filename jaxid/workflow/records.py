@@ -206,6 +206,15 @@ class Consistency(_Record):
         return out if self.cov_ls is not None else {k: v for k, v in out.items() if k != "cov_ls"}
 
 
+def least_squares_cov(params):
+    """The covariance (b, b) of the least-squares estimate behind ``params`` (a ``Params``):
+    ``consistency.cov_ls`` where a consistent fit recorded it, else ``params.cov`` (which is that
+    one without a consistent fit, and in files written before ``cov_ls``). What the data alone
+    determine; a consistent estimate's own covariance is also held by its prior and constraints."""
+    c = getattr(params, "consistency", None)
+    return c.cov_ls if c is not None and getattr(c, "cov_ls", None) else params.cov
+
+
 @dataclass(frozen=True)
 class LugreFit(_Record):
     """The joint rigid-body + LuGre fit (``jaxid.workflow.identify_lugre``): its method, converged,

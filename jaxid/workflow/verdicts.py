@@ -35,7 +35,9 @@ import warnings
 
 import numpy as np
 
+from jaxid.identification.consistent_problem import ellipsoid_matrix
 from jaxid.model import inertia
+from jaxid.workflow.records import least_squares_cov
 
 #: Factor within which an identified link's mass must lie of its nominal (CAD) mass: [1/3, 3]
 #: times it. A CAD mass is seldom 3x off the real link's; a fit that is has taken mass from the
@@ -206,11 +208,7 @@ def _slacks(pi, size, record, j) -> dict:
     out = {"pseudo-inertia": float(np.linalg.eigvalsh(J[:3, :3] - m * np.outer(c, c))[0] / (m * size**2))}
     (lo, hi), ell = _record_bounds(record, j)
     if ell is not None:
-        centre, A = ell
-        P = np.linalg.inv(A @ A.T)
-        Q = np.zeros((4, 4))
-        Q[:3, :3], Q[:3, 3], Q[3, :3], Q[3, 3] = -P, P @ centre, P @ centre, 1.0 - centre @ P @ centre
-        out["bounding ellipsoid"] = float(np.trace(Q @ J) / m)
+        out["bounding ellipsoid"] = float(np.trace(ellipsoid_matrix(*ell) @ J) / m)
     if lo is not None and lo > 0:
         out["mass lower bound"] = float((m - lo) / m)
     if hi is not None:
@@ -245,13 +243,9 @@ def _ls_data(params):
     c, base, cov = getattr(params, "consistency", None), getattr(params, "base", None), getattr(params, "cov", None)
     if c is None or base is None or cov is None or not getattr(c, "estimate_ls", None):
         return None
-    # the least-squares covariance (files written before it was recorded: params.cov was that one)
-    C = np.asarray(c.cov_ls if getattr(c, "cov_ls", None) else cov, dtype=float)
+    C = np.asarray(least_squares_cov(params), dtype=float)
     ls = np.asarray(c.estimate_ls, dtype=float)
-    p = len(base.standard_names)
-    B = np.zeros((len(ls), p))
-    B[np.arange(len(ls)), np.asarray(base.indices)] = 1.0
-    B[:, np.asarray(base.dependent, dtype=int)] = np.asarray(base.K, dtype=float)
+    B = base.matrix()
     w, V = np.linalg.eigh((C + C.T) / 2)
     if not (np.all(np.isfinite(w)) and w[-1] > 0):
         return None
