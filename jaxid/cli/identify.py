@@ -359,7 +359,11 @@ def run(args) -> int:
         )
     if any(len(name) > NAME_WIDTH for name in base.names):
         print(f"  (combinations cut at {NAME_WIDTH} characters; in full in {args.output}, base.names)")
-    if params.consistency is not None and params.consistency.cov_ls is not None:
+    if (
+        params.consistency is not None
+        and params.consistency.cov_ls is not None
+        and not np.array_equal(np.asarray(params.cov), np.asarray(params.consistency.cov_ls))
+    ):  # else the constrained covariance was not finite and the least-squares one stands
         print(
             "  std: of the consistent estimate, first order under its constraints and prior (the fit's sensitivity to "
             "the least-squares estimate, whose covariance is params.json's fit.cov_ls)"

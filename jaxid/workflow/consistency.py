@@ -182,7 +182,14 @@ def fit_consistent(
     S, cov = np.asarray(c.sensitivity), params.cov
     if np.all(np.isfinite(S)):
         constrained = constrained_covariance(jnp.asarray(S), jnp.asarray(params.cov))
-        cov = constrained if bool(jnp.all(jnp.isfinite(constrained))) else cov  # a singular least-squares cov
+        if bool(jnp.all(jnp.isfinite(constrained))):
+            cov = constrained
+        else:
+            warnings.warn(
+                "the consistent estimate's covariance under its constraints is not finite (a singular "
+                "least-squares covariance): its std is the least-squares one",
+                stacklevel=2,
+            )
     return dataclasses.replace(
         params,
         theta=c.base,
