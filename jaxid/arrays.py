@@ -39,6 +39,13 @@ def host(x: ArrayLike) -> AnyArray:
     return x if isinstance(x, jax.Array) else np.asarray(x)
 
 
+def device(x: ArrayLike) -> jax.Array:
+    """x as a jax array: itself when it is one (traced or not), else ``jax.device_put`` of
+    ``np.asarray(x)``, which copies it without compiling anything (``jnp.asarray`` of a numpy
+    array compiles a program for its shape)."""
+    return x if isinstance(x, jax.Array) else jax.device_put(np.asarray(x))
+
+
 def plain(x):
     """x for a message: numpy scalars as Python numbers and arrays as (nested) lists, inside
     lists, tuples and dicts too, so that ``f"{plain(x)!r}"`` reads ``0.5`` or ``[1, 2]``, never

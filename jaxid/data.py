@@ -113,6 +113,7 @@ import math
 import re
 import zipfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import equinox as eqx
@@ -252,8 +253,9 @@ class Dataset(eqx.Module):
 
     def slice(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> Dataset:
         """Samples ``start:stop:step`` (Python slice semantics) of every signal."""
+        start, stop, step = (None if x is None else int(x) for x in (start, stop, step))
         index = slice(start, stop, step)
-        out = jax.tree.map(lambda a: a[index], self)
+        out = _slice(self, start, stop, step)
         first, _, stride = index.indices(len(self))
         rows = None if self.file_rows is None or stride != 1 else (self.file_rows[0] + first, self.file_rows[1])
         return dataclasses.replace(out, file_rows=rows) if rows != self.file_rows else out
@@ -1855,6 +1857,14 @@ def read_model(path) -> dict | None:
     if not isinstance(doc["model"], dict):
         raise DatasetError(f"{side}: model must be a table (a params.json model entry), got {doc['model']!r}")
     return doc["model"]
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def _slice(dataset, start, stop, step):
+    """Samples start:stop:step (Python slice semantics, None allowed) of every signal of
+    ``dataset``: one compiled program for all of them (the same slices outside a jit compile one
+    program per signal)."""
+    return jax.tree.map(lambda a: a[start:stop:step], dataset)
 
 
 def from_arrays(

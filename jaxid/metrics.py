@@ -4,10 +4,14 @@ Torque arrays have shape (N,) or (N, n): samples along axis 0, joints along axis
 Every torque metric takes ``axis``: the default ``axis=0`` reduces over samples and
 returns one value per joint, shape (n,) (a scalar for (N,) input); ``axis=None`` pools
 all joints into one overall value.  Means used for centring (``r2``) are always taken
-per joint, over samples.  Percentages are in %.  Pure ``jnp``: jit- and vmap-able.
+per joint, over samples.  Percentages are in %.  Pure ``jnp``: jit- and vmap-able, and each
+jitted (``axis`` static): on concrete arrays one compiled program per shape, not one per
+``jnp`` operation.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -21,12 +25,14 @@ def _err(real: ArrayLike, pred: ArrayLike) -> tuple[jax.Array, jax.Array]:
     return real, pred - real
 
 
+@partial(jax.jit, static_argnames="axis")
 def rmse(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Root-mean-square error sqrt(mean((pred - real)^2)), units of tau."""
     _, e = _err(real, pred)
     return jnp.sqrt(jnp.mean(e**2, axis=axis))
 
 
+@partial(jax.jit, static_argnames="axis")
 def nrmse(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """RMSE normalised by the RMS of the measured torque, in %.
 
@@ -37,6 +43,7 @@ def nrmse(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     return 100.0 * jnp.sqrt(jnp.sum(e**2, axis=axis) / jnp.sum(real**2, axis=axis))
 
 
+@partial(jax.jit, static_argnames="axis")
 def r2(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Coefficient of determination 1 - SSE / SST, SST about each joint's mean.
 
@@ -47,18 +54,21 @@ def r2(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     return 1.0 - jnp.sum(e**2, axis=axis) / sst
 
 
+@partial(jax.jit, static_argnames="axis")
 def wape(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Weighted absolute percentage error 100 * sum|pred - real| / sum|real|, in %."""
     real, e = _err(real, pred)
     return 100.0 * jnp.sum(jnp.abs(e), axis=axis) / jnp.sum(jnp.abs(real), axis=axis)
 
 
+@partial(jax.jit, static_argnames="axis")
 def max_pe(real: ArrayLike, pred: ArrayLike, axis: int | None = 0) -> jax.Array:
     """Maximum percentage error 100 * max|pred - real| / mean|real|, in %."""
     real, e = _err(real, pred)
     return 100.0 * jnp.max(jnp.abs(e), axis=axis) / jnp.mean(jnp.abs(real), axis=axis)
 
 
+@jax.jit
 def nrms_limits(real: ArrayLike, pred: ArrayLike, tau_max: ArrayLike) -> jax.Array:
     """RMSE over the torque range [-tau_max, tau_max] per joint, 100 * RMSE_j / (2 tau_max_j), in %
     (the normalisation of the FloBaRoID toolbox, ``identification/helpers.py:getNRMSE``).
@@ -67,6 +77,7 @@ def nrms_limits(real: ArrayLike, pred: ArrayLike, tau_max: ArrayLike) -> jax.Arr
     return 100.0 * rmse(real, pred) / (2.0 * jnp.asarray(tau_max))
 
 
+@jax.jit
 def relative_error(theta_est: ArrayLike, theta_true: ArrayLike) -> jax.Array:
     """Relative parameter error 100 * |est - true| / |true| per parameter, in %.
 
@@ -91,6 +102,7 @@ def relative_error(theta_est: ArrayLike, theta_true: ArrayLike) -> jax.Array:
 TORQUE_METRICS = {"rmse": rmse, "nrmse": nrmse, "r2": r2, "wape": wape, "max_pe": max_pe}
 
 
+@jax.jit
 def summary(real: ArrayLike, pred: ArrayLike) -> dict[str, dict[str, jax.Array]]:
     """All torque metrics: ``{name: {"per_joint": (n,) array, "overall": scalar}}``."""
     return {

@@ -22,7 +22,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxid import cache
+from jaxid import arrays, cache
 from jaxid.arrays import plain
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
 # ----------------------------------------------------------------------------- validation
 def _signal(x: ArrayLike, name: str, axis: int, min_len: int) -> jax.Array:
     """x as a float JAX array with a valid time axis of at least min_len samples."""
-    x = jnp.asarray(x)
+    x = arrays.device(x)
     if x.ndim == 0:
         raise ValueError(f"{name} must be an array of samples, got a scalar.")
     if not -x.ndim <= axis < x.ndim:
@@ -63,7 +63,8 @@ def _signal(x: ArrayLike, name: str, axis: int, min_len: int) -> jax.Array:
 
 def _check_finite(x, name):
     """Raise if a concrete array holds NaN or inf (traced arrays cannot be inspected)."""
-    if not isinstance(x, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(x))):
+    # numpy on a concrete array: jnp would compile a program for every new shape checked.
+    if not isinstance(x, jax.core.Tracer) and not np.isfinite(np.asarray(x)).all():
         raise ValueError(f"{name} contains NaN or inf; remove or interpolate those samples.")
 
 
@@ -648,7 +649,7 @@ def _increasing(t: ArrayLike, name: str, min_len: int) -> jax.Array:
     t = _signal(t, name, 0, min_len)
     if t.ndim != 1:
         raise ValueError(f"{name} must be 1-D time stamps, got shape {t.shape}.")
-    if not isinstance(t, jax.core.Tracer) and not bool(jnp.all(jnp.diff(t) > 0)):
+    if not isinstance(t, jax.core.Tracer) and not np.all(np.diff(np.asarray(t)) > 0):
         raise ValueError(f"{name} must be strictly increasing; sort the samples and drop repeated stamps.")
     return t
 

@@ -128,6 +128,7 @@ def _fourier_jerk(a: jax.Array, b: jax.Array, omega_f: float | jax.Array, t: jax
     return -(c @ (a * wk**2).T + s @ (b * wk**2).T)
 
 
+@jax.jit  # one program per shape, not one per jnp operation on concrete values
 def approach(q_from: ArrayLike, q_to: ArrayLike, duration: float | jax.Array, t: ArrayLike) -> Trajectory:
     """A rest-to-rest move from q_from to q_to (n,), rad, in ``duration`` s: the quintic
     (minimum-jerk) blend q = q_from + (q_to - q_from) (10 s^3 - 15 s^4 + 6 s^5), s = t / duration
@@ -142,6 +143,7 @@ def approach(q_from: ArrayLike, q_to: ArrayLike, duration: float | jax.Array, t:
     return q, qd, qdd
 
 
+@jax.jit  # one program per shape, not one per jnp operation on concrete values
 def approach_jerk(q_from: ArrayLike, q_to: ArrayLike, duration: float | jax.Array, t: ArrayLike) -> jax.Array:
     """Jerk (N, n), rad/s^3, of ``approach(q_from, q_to, duration, t)``: the derivative of its
     qdd, (q_to - q_from) 60 (1 - 6 s + 6 s^2) / duration^3, zero outside the move."""

@@ -93,8 +93,7 @@ class BaseParameters(eqx.Module):
 
     def to_base(self, theta: ArrayLike) -> jax.Array:
         """Base parameters from standard ones: theta (..., p) -> (..., b)."""
-        theta = jnp.asarray(theta)
-        return theta[..., self.indices] + theta[..., self.dependent] @ self.K.T
+        return _to_base(theta, self.indices, self.dependent, self.K)
 
     def matrix(self) -> np.ndarray:
         """The map from standard to base parameters as a matrix (b, p), numpy:
@@ -106,7 +105,7 @@ class BaseParameters(eqx.Module):
 
     def reduce(self, W: ArrayLike) -> jax.Array:
         """Reduced regressor ``W[..., indices]``: (..., p) -> (..., b)."""
-        return jnp.asarray(W)[..., self.indices]
+        return _take(W, self.indices)
 
 
 def _format_combination(name: str, coefs: np.ndarray, dep_names: list[str]) -> str:
@@ -420,5 +419,23 @@ def lift(base: BaseParameters, theta_b: ArrayLike, nominal: ArrayLike) -> jax.Ar
     """Standard parameters (p,) whose base parameters are theta_b (b,), with the
     non-identifiable (dependent) ones at their nominal values: how an unconstrained base
     estimate is turned into bodies, e.g. to count its physically invalid links."""
+    return _lift(theta_b, nominal, base.indices, base.dependent, base.K)
+
+
+# Jitted (the column indices as array arguments): on concrete arrays one compiled program per
+# shape, where the same jnp operations outside a jit compile one each (a gather, a matmul, ...).
+@jax.jit
+def _to_base(theta, indices, dependent, K):
+    theta = jnp.asarray(theta)
+    return theta[..., indices] + theta[..., dependent] @ K.T
+
+
+@jax.jit
+def _take(W, indices):
+    return jnp.asarray(W)[..., indices]
+
+
+@jax.jit
+def _lift(theta_b, nominal, indices, dependent, K):
     theta_b, nominal = jnp.asarray(theta_b, dtype=float), jnp.asarray(nominal, dtype=float)
-    return nominal.at[base.indices].set(theta_b - base.K @ nominal[base.dependent])
+    return nominal.at[indices].set(theta_b - K @ nominal[dependent])

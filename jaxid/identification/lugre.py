@@ -765,7 +765,16 @@ def identify(x, v, F, dt, key=None, method="full", threshold=THRESHOLD, n_partic
     key = jax.random.key(0) if key is None else key
     n_particles, n_iter = n_particles or _DEFAULT_SIZE[method][0], n_iter or _DEFAULT_SIZE[method][1]
     fit = _identify_jit(
-        jnp.asarray(x), jnp.asarray(v), jnp.asarray(F), dt, key, method, threshold, n_particles, n_iter, hold
+        jnp.asarray(x),
+        jnp.asarray(v),
+        jnp.asarray(F),
+        np.float64(dt),
+        key,
+        method,
+        threshold,
+        n_particles,
+        n_iter,
+        hold,
     )
     _warn(fit.warnings())
     return fit
@@ -787,8 +796,19 @@ def identify_joints(
     key = jax.random.key(0) if key is None else key
     keys = jax.random.split(key, q.shape[1])
     n_particles, n_iter = n_particles or _DEFAULT_SIZE[method][0], n_iter or _DEFAULT_SIZE[method][1]
+    # dt strongly typed: a Python float (weakly typed) would compile a second program, identical
+    # but for the key, for the float64 a file's time column gives.
     fit = _identify_joints(
-        jnp.asarray(q), jnp.asarray(qd), jnp.asarray(F), dt, keys, method, threshold, n_particles, n_iter, hold
+        jnp.asarray(q),
+        jnp.asarray(qd),
+        jnp.asarray(F),
+        np.float64(dt),
+        keys,
+        method,
+        threshold,
+        n_particles,
+        n_iter,
+        hold,
     )
     _warn(
         [

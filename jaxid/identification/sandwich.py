@@ -40,6 +40,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class Meat(eqx.Module):
@@ -65,7 +66,9 @@ class Meat(eqx.Module):
     def empty(p: int, lags: int) -> Meat:
         """Nothing accumulated: p parameters, a lag window of ``lags`` samples."""
         K = 1 << max(int(lags) - 1, 0).bit_length()
-        return Meat(jnp.zeros((p, p)), jnp.zeros(p), jnp.asarray(int(lags)), jnp.zeros((K, p)), jnp.zeros((K, p, p)))
+        # numpy placed on the device: jnp.zeros would compile a program per shape
+        S, s, tail, tail_P = jax.device_put((np.zeros((p, p)), np.zeros(p), np.zeros((K, p)), np.zeros((K, p, p))))
+        return Meat(S, s, jnp.asarray(int(lags)), tail, tail_P)
 
     def next_run(self, lags: int | None = None) -> Meat:
         """The same sums, the lag memory cleared: the next samples start an independent run

@@ -248,7 +248,9 @@ class Params(eqx.Module):
     def full(self):
         """A standard parameter vector (p,) predicting the torques of the base estimate: the
         base values on their leading (independent) parameters, the dependent ones 0."""
-        return jnp.zeros(len(self.parameter_names)).at[self.base.indices].set(self.theta)
+        out = np.zeros(len(self.parameter_names))
+        out[np.asarray(self.base.indices)] = np.asarray(self.theta)
+        return jax.device_put(out)  # built in numpy: eager jnp would compile programs per shape
 
     def full_cov(self, error: bool = False):
         """The covariance (p, p) of [`full`][jaxid.workflow.params.Params.full]: the base covariance on the leading parameters,
@@ -258,7 +260,9 @@ class Params(eqx.Module):
         (the payload's robot prior)."""
         i = np.asarray(self.base.indices)
         cov = least_squares_cov(self) if error else self.cov
-        return jnp.zeros((len(self.parameter_names),) * 2).at[np.ix_(i, i)].set(jnp.asarray(cov))
+        out = np.zeros((len(self.parameter_names),) * 2)
+        out[np.ix_(i, i)] = np.asarray(cov)
+        return jax.device_put(out)
 
 
 #: The keys of a version-1 ``fit`` dict that the records hold (the others go to ``Params.extra``).
