@@ -623,7 +623,10 @@ def _identify(x, v, F, dt, key, method, threshold, n_particles, n_iter, hold="li
                 p = fit_vd(p, v, F, dt, steps=fine)
                 iterations = iterations + it
         else:
-            for _ in range(2):  # c2 depends weakly on vd: a second round removes that bias
+            # c2 depends weakly on vd: a second round removes that bias. Unrolled, not a lax loop:
+            # around the shape iteration's while loop, a fori_loop makes the two-axis (vmapped)
+            # program hang in its batched lstsq (XLA:CPU, jaxlib 0.10.2, 2 cores, every try).
+            for _ in range(2):
                 p, it, converged = shape_iteration(p, x, v, F, dt, measured, threshold=threshold, steps=fine)
                 p = fit_vd(p, v, F, dt, steps=fine)
                 iterations = iterations + it
