@@ -560,6 +560,33 @@ def _at_least(C, floor):
     return 0.5 * (out + out.T)
 
 
+# The eager steps of identify_payload as compiled programs: outside a jit every jnp operation on
+# the record compiles a program of its own for its shape.
+@jax.jit
+def _rows(tau, tau_robot, Phi, sel):
+    """The payload's torques y (N, k) and regressor rows W (N k, 10) on the joints sel (k,) from
+    the measured torques, the robot model's (N, n) and the payload regressor (N, n, 10)."""
+    return (tau - tau_robot)[:, sel], Phi[:, sel, :].reshape(-1, 10)
+
+
+@jax.jit
+def _whitened(Wr, y, theta_b, S):
+    """The noise-whitened rows A (N, k, b) and residuals (N, k) of the base fit theta_b, S the
+    noise covariance (k, k) of the joints' torques."""
+    wh = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(S), jnp.eye(S.shape[0]), lower=True)
+    return jnp.einsum("ij,njc->nic", wh, Wr), (y - jnp.einsum("nkb,b->nk", Wr, theta_b)) @ wh.T
+
+
+@jax.jit
+def _expand(theta_b, Cb, Cb_white, ind, identifiable):
+    """The ten payload parameters (10,) and their covariances (10, 10) from the base ones
+    (columns ind); NaN where a parameter is not identified alone."""
+    theta = jnp.where(identifiable, jnp.full(10, jnp.nan).at[ind].set(theta_b), jnp.nan)
+    both = identifiable[:, None] & identifiable[None, :]
+    full = lambda c: jnp.where(both, jnp.full((10, 10), jnp.nan).at[ind[:, None], ind[None, :]].set(c), jnp.nan)
+    return theta, full(Cb), full(Cb_white)
+
+
 def identify_payload(
     robot,
     theta_robot,
@@ -634,9 +661,9 @@ def identify_payload(
             "for 10 payload parameters; record more samples"
         )
 
-    y = (tau - rnea(robot.with_parameters(theta_robot), q, qd, qdd))[:, sel]
-    Phi = payload_regressor(robot, q, qd, qdd)[:, sel, :]
-    W = Phi.reshape(-1, 10)
+    y, W = _rows(
+        tau, rnea(robot.with_parameters(theta_robot), q, qd, qdd), payload_regressor(robot, q, qd, qdd), np.asarray(sel)
+    )
     base = base_from_regressor(W, PAYLOAD_NAMES, tol=tol)
     K = np.asarray(base.K)
     ind = np.asarray(base.indices)
@@ -653,9 +680,7 @@ def identify_payload(
     else:  # the weights the estimator used: per joint ("wls") or pooled (a scale the jackknife ignores)
         s2w = fit.sigma2 if method == "wls" else jnp.full(len(sel), jnp.mean(fit.sigma2))
         S = jnp.diag(jnp.maximum(s2w, (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2 + 1e-300))
-    wh = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(S), jnp.eye(len(sel)), lower=True)
-    A = jnp.einsum("ij,njc->nic", wh, Wr)
-    res = (y - jnp.einsum("nkb,b->nk", Wr, theta_b)) @ wh.T
+    A, res = _whitened(Wr, y, theta_b, S)
     prior, x = jnp.zeros((Wr.shape[2],) * 2), theta_b
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
@@ -688,13 +713,7 @@ def identify_payload(
             _at_least(_jackknife(A, res, prior, x, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
             int(blocks),
         )
-    theta = jnp.full(10, jnp.nan).at[ind].set(theta_b)
-    mask = jnp.asarray(identifiable)
-    theta = jnp.where(mask, theta, jnp.nan)
-    full = lambda c: jnp.where(
-        mask[:, None] & mask[None, :], jnp.full((10, 10), jnp.nan).at[np.ix_(ind, ind)].set(c), jnp.nan
-    )
-    C, C_white = full(Cb), full(Cb_white)
+    theta, C, C_white = _expand(theta_b, Cb, Cb_white, ind, identifiable)
 
     failures: tuple[str, ...] = ()
     theta_c, ok = jnp.full(10, jnp.nan), True
