@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,6 +41,7 @@ def ancestors(parents: Sequence[int]) -> np.ndarray:
     return A
 
 
+@eqx.filter_jit  # one program per model and shape, not one per jnp operation on concrete values
 def forward_kinematics_rp(robot, q):
     """World rotations R (n_joints, 3, 3) and origins p (n_joints, 3) of the joint (link)
     frames at coordinates q (n,) rad or m (coupled joints follow their masters).
