@@ -508,7 +508,14 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps, slots: int):
     p = theta0.shape[0]
     zero = jnp.zeros(p)
     rest = lambda delta, th, frame, mu: problem.rest(th, frame, delta, weight, mu)[0]
-    grad_rest, hess_rest = jax.grad(rest), jax.hessian(rest)
+
+    def derivatives(th, frame, mu):
+        # value, gradient and Hessian of rest at 0 from one forward-over-reverse pass: traced
+        # once, where grad, hessian and a call trace (and compile) it three times
+        vg = lambda dl: (lambda v, g: (g, (v, g)))(*jax.value_and_grad(rest)(dl, th, frame, mu))
+        G, (v, g) = jax.jacfwd(vg, has_aux=True)(zero)
+        return v, g, G
+
     free = problem.free_terms()
     mu0 = jnp.maximum(f(theta0), 1e-12 * (rss + 1.0)) / problem.nu
 
@@ -523,8 +530,8 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps, slots: int):
         T = jax.jacfwd(lambda dl: problem.step(frame, dl))(zero)  # (p, p), linear
         RT = problem.R @ T
         r0 = problem.R @ th - problem.rhs
-        g = grad_rest(zero, th, frame, mu) + 2 * RT.T @ r0
-        G = hess_rest(zero, th, frame, mu)
+        rest0, g, G = derivatives(th, frame, mu)
+        g = g + 2 * RT.T @ r0
         d = _newton_solve_split(G, RT, g, free)
         lam2 = -g @ d
         Rd = RT @ d
@@ -537,7 +544,6 @@ def _ipm(problem: _Barrier, theta0, weight, rss, rtol, max_steps, slots: int):
         s0, s1 = problem._slacks(th), problem._slacks(th + T @ d)
         worst = jnp.max(jnp.concatenate([-jnp.linalg.eigvalsh(V)[:, 0], -dx, (s0 - s1) / s0]))
         a0 = jnp.where(worst > _FRACTION, _FRACTION / worst, 1.0)
-        rest0 = rest(zero, th, frame, mu)
 
         def dF(a):  # F(th + a d) - F(th), the misfit's change without cancellation
             return a * Rd @ (2 * r0 + a * Rd) + (rest(a * d, th, frame, mu) - rest0)
