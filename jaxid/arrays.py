@@ -9,6 +9,7 @@ bookkeeping in numpy when nothing is traced.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TypeAlias
 
 import jax
@@ -44,6 +45,14 @@ def device(x: ArrayLike) -> jax.Array:
     ``np.asarray(x)``, which copies it without compiling anything (``jnp.asarray`` of a numpy
     array compiles a program for its shape)."""
     return x if isinstance(x, jax.Array) else jax.device_put(np.asarray(x))
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def slice_tree(tree, start, stop, step):
+    """``a[start:stop:step]`` (Python slice semantics, None allowed; static) of every array of
+    ``tree`` along its first axis, in one compiled program (outside a jit, a slice compiles one
+    program per array)."""
+    return jax.tree.map(lambda a: a[start:stop:step], tree)
 
 
 def plain(x):

@@ -113,7 +113,6 @@ import math
 import re
 import zipfile
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import equinox as eqx
@@ -122,7 +121,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import rosbag
-from jaxid.arrays import plain
+from jaxid.arrays import plain, slice_tree
 from jaxid.atomic import OutputPathError, atomic_write
 from jaxid.tables import read_table
 
@@ -255,7 +254,7 @@ class Dataset(eqx.Module):
         """Samples ``start:stop:step`` (Python slice semantics) of every signal."""
         start, stop, step = (None if x is None else int(x) for x in (start, stop, step))
         index = slice(start, stop, step)
-        out = _slice(self, start, stop, step)
+        out = slice_tree(self, start, stop, step)
         first, _, stride = index.indices(len(self))
         rows = None if self.file_rows is None or stride != 1 else (self.file_rows[0] + first, self.file_rows[1])
         return dataclasses.replace(out, file_rows=rows) if rows != self.file_rows else out
@@ -1857,14 +1856,6 @@ def read_model(path) -> dict | None:
     if not isinstance(doc["model"], dict):
         raise DatasetError(f"{side}: model must be a table (a params.json model entry), got {doc['model']!r}")
     return doc["model"]
-
-
-@partial(jax.jit, static_argnums=(1, 2, 3))
-def _slice(dataset, start, stop, step):
-    """Samples start:stop:step (Python slice semantics, None allowed) of every signal of
-    ``dataset``: one compiled program for all of them (the same slices outside a jit compile one
-    program per signal)."""
-    return jax.tree.map(lambda a: a[start:stop:step], dataset)
 
 
 def from_arrays(

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
+from jaxid.arrays import slice_tree
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,7 +63,7 @@ def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
             return jitted(model, *arrays, **kwargs)
         pad = lambda x: np.concatenate([x, np.repeat(x[-1:], B - N, axis=0)])
         out = jitted(model, *(pad(np.asarray(x, dtype=float)) for x in arrays), **kwargs)
-        return _head(out, N)
+        return slice_tree(out, None, N, None)
 
     # call takes fn's arguments and returns its outputs (cut back to N samples); mypy cannot see
     # that through (model, *arrays, **kwargs)
@@ -109,10 +110,3 @@ def _chunked(f, xs, N):
         return jax.tree_util.tree_map(put, out, ys)
 
     return jax.lax.fori_loop(0, len(starts), body, init)
-
-
-@functools.partial(jax.jit, static_argnums=1)
-def _head(tree, n):
-    """The first n samples of every array of ``tree``: one program (outside a jit, a slice
-    compiles one per output)."""
-    return jax.tree_util.tree_map(lambda y: y[:n], tree)

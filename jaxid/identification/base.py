@@ -426,13 +426,12 @@ def lift(base: BaseParameters, theta_b: ArrayLike, nominal: ArrayLike) -> jax.Ar
 # shape, where the same jnp operations outside a jit compile one each (a gather, a matmul, ...).
 @jax.jit
 def _to_base(theta, indices, dependent, K):
-    theta = jnp.asarray(theta)
     return theta[..., indices] + theta[..., dependent] @ K.T
 
 
 @jax.jit
 def _take(W, indices):
-    return jnp.asarray(W)[..., indices]
+    return W[..., indices]
 
 
 @jax.jit

@@ -250,7 +250,7 @@ class Params(eqx.Module):
         base values on their leading (independent) parameters, the dependent ones 0."""
         out = np.zeros(len(self.parameter_names))
         out[np.asarray(self.base.indices)] = np.asarray(self.theta)
-        return jax.device_put(out)  # built in numpy: eager jnp would compile programs per shape
+        return arrays.device(out)  # built in numpy: eager jnp would compile programs per shape
 
     def full_cov(self, error: bool = False):
         """The covariance (p, p) of [`full`][jaxid.workflow.params.Params.full]: the base covariance on the leading parameters,
@@ -262,7 +262,7 @@ class Params(eqx.Module):
         cov = least_squares_cov(self) if error else self.cov
         out = np.zeros((len(self.parameter_names),) * 2)
         out[np.ix_(i, i)] = np.asarray(cov)
-        return jax.device_put(out)
+        return arrays.device(out)
 
 
 #: The keys of a version-1 ``fit`` dict that the records hold (the others go to ``Params.extra``).
