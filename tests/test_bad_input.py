@@ -776,7 +776,9 @@ def test_plaus_encoder_spike_named_by_file_row_and_bridged_on_request(plaus):
     p3, d = plaus["planar3"], plaus["d"]
     header, clean = _load(plaus["planar3_log"])
     spiky = _faulty(plaus["planar3_log"], d / "spike.csv", lambda a: a.__setitem__((40, 2), a[40, 2] + 10.0))
-    with pytest.raises(WorkflowError, match=r"joint2 jumps by up to 10 rad for one sample at row 41 \(line 42\)") as e:
+    with pytest.raises(
+        WorkflowError, match=r"joint 2 \(joint2\) jumps by up to 10 rad for one sample at row 41 \(line 42\)"
+    ) as e:
         _read(spiky, p3)
     assert "--accept-fault jump" in str(e.value)
     with warnings.catch_warnings(record=True):
@@ -798,7 +800,7 @@ def test_plaus_wrap_unwrapped_and_said(plaus):
     turns = (np.asarray(ds.q[:, 0]) - a[:, 1]) / (2 * np.pi)  # unwrapped: the logged motion, whole turns apart
     np.testing.assert_allclose(turns, np.round(turns[0]), atol=1e-9)
     _, faults = _read(wrapped, p3)
-    assert any("joint1 wraps at +-pi" in f and "unwrapped" in f and "row " in f for f in faults), faults
+    assert any("joint 1 (joint1) wraps at +-pi" in f and "unwrapped" in f and "row " in f for f in faults), faults
     # A 0..2 pi encoder on a joint that crosses 0: the same repair.
     header, a = _load(plaus["planar3_log"])
     assert a[:, 2].min() < 0 < a[:, 2].max()
@@ -809,14 +811,14 @@ def test_plaus_wrap_unwrapped_and_said(plaus):
     turns = (np.asarray(ds.q[:, 1]) - a[:, 2]) / (2 * np.pi)
     np.testing.assert_allclose(turns, np.round(turns[0]), atol=1e-9)
     _, faults = _read(mod, p3)
-    assert any("joint2 wraps at 0 and 2 pi" in f and "unwrapped" in f for f in faults), faults
+    assert any("joint 2 (joint2) wraps at 0 and 2 pi" in f and "unwrapped" in f for f in faults), faults
 
 
 def test_plaus_torque_sign_and_scale_against_the_model(plaus):
     arm, d = plaus["ur5"], plaus["d"]
     n, name = arm.n, arm.coordinate_names[1]
     flipped = _faulty(plaus["ur5_log"], d / "flip.csv", lambda a: a.__setitem__(np.s_[:, 1 + n + 1], -a[:, 1 + n + 1]))
-    with pytest.raises(WorkflowError, match=rf"{name}'s torque is -0\.\d+ x the nominal.*sign is inverted") as e:
+    with pytest.raises(WorkflowError, match=rf"\({name}\)'s torque is -0\.\d+ x the nominal.*sign is inverted") as e:
         _read(flipped, arm)
     assert "--accept-fault torque-sign" in str(e.value)
     gains = ",".join(["32"] * n)  # a log already in N m given as currents
@@ -831,7 +833,7 @@ def test_plaus_torque_sign_and_scale_against_the_model(plaus):
         flip = _faulty(
             plaus["planar3_log"], d / f"flip3_{j}.csv", lambda a: a.__setitem__(np.s_[:, 4 + j], -a[:, 4 + j])
         )
-        with pytest.raises(WorkflowError, match=rf"joint{j + 1}'s torque .*sign is inverted"):
+        with pytest.raises(WorkflowError, match=rf"joint {j + 1} \(joint{j + 1}\)'s torque .*sign is inverted"):
             _read(flip, p3)
     prepared, faults = _read(flipped, arm, accept_faults=("torque-sign",))  # accepted: warned, recorded
     assert [f.fault for f in prepared.plausibility.findings] == ["torque-sign"] and faults
@@ -839,7 +841,9 @@ def test_plaus_torque_sign_and_scale_against_the_model(plaus):
     # model before its gain far better than after it; gains of one (currents = torques) pass.
     one = ["1"] * n
     one[2] = "8"
-    with pytest.raises(WorkflowError, match=rf"{arm.coordinate_names[2]}'s torque is .* before its gain 8 N m/A"):
+    with pytest.raises(
+        WorkflowError, match=rf"joint 3 \({arm.coordinate_names[2]}\)'s torque is .* before its gain 8 N m/A"
+    ):
         _read(plaus["ur5_log"], arm, units="tau=A", gains=",".join(one))
     prepared, _ = _read(plaus["ur5_log"], arm, units="tau=A", gains=",".join(["1"] * n))
     assert not [f for f in prepared.plausibility.findings if f.fault.startswith("torque")]
@@ -868,7 +872,7 @@ def test_plaus_residual_of_the_order_of_the_torque_named(plaus):
         prepared, _ = _read(path, p3)
         found = plausibility.check_residuals(p3, params, prepared)
         assert [f.joint for f in found] == expected and all(f.fault == "residual" and not f.error for f in found)
-    assert "joint3: the fit's residual RMS is" in found[0].message
+    assert "joint 3 (joint3): the fit's residual RMS is" in found[0].message
     assert plausibility.Plausibility(found).to_dict()["findings"][0]["joint"] == "joint3"  # params.json's record
 
 

@@ -83,10 +83,11 @@ def test_robot_model_is_subtracted_with_given_parameters(ur5, ur5_data, exact_fi
 
 @pytest.fixture(scope="module")
 def noisy(ur5, ur5_data):
-    """ur5_data with torque noise of known std 1e-3 N m, and its WLS payload fit on the true robot."""
+    """ur5_data with torque noise of known std 1e-3 N m, and its WLS payload fit on the true robot, the torques'
+    gains taken as exact (gain_std=0: the std is the data's)."""
     q, qd, qdd, tau = ur5_data
     data = (q, qd, qdd, tau + 1e-3 * np.random.default_rng(3).standard_normal(tau.shape))
-    return data, P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6))
+    return data, P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), gain_std=0)
 
 
 def test_robot_prior_keeps_the_uncertainty_of_what_the_payload_mimics(ur5, noisy):
@@ -98,7 +99,7 @@ def test_robot_prior_keeps_the_uncertainty_of_what_the_payload_mimics(ur5, noisy
     d = np.zeros(len(ur5.parameter_names()))
     d[-10:] = 0.05 * rng.standard_normal(10) * np.abs(THETA_L)
     moved = P.identify_payload(ur5, np.asarray(ur5.parameter_vector()) + d, data, cov=np.full(6, 1e-6)).theta
-    fit = P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d))
+    fit = P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d), gain_std=0)
     np.testing.assert_allclose(fit.theta, fit0.theta, rtol=1e-8, atol=1e-12)
     g = np.asarray(moved - fit0.theta)
     # (The white covariances: the identity is the stacked least squares'; cov is the jackknife's.)
@@ -124,8 +125,11 @@ def test_robot_prior_corrects_what_the_loaded_data_determine(ur5, noisy):
     link2 = [i for i, n in enumerate(names) if n.endswith("2")][:10]
     d[link2] = 0.1 * np.abs(np.asarray(ur5.parameter_vector())[link2]) + 1e-3
     theta = np.asarray(ur5.parameter_vector()) + d
-    biased = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6))
-    fit = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6), robot_cov=np.diag((10 * d) ** 2 + 1e-12))
+    # The data's part of the std (gain_std=0: no torque-gain uncertainty stated), which is what these claims are about.
+    biased = P.identify_payload(ur5, theta, data, cov=np.full(6, 1e-6), gain_std=0)
+    fit = P.identify_payload(
+        ur5, theta, data, cov=np.full(6, 1e-6), robot_cov=np.diag((10 * d) ** 2 + 1e-12), gain_std=0
+    )
     assert np.max(np.abs(biased.theta - THETA_L) / biased.std_white) > 100
     # The jackknife's std sees part of that model error (the residuals follow it), not all: a bias common to
     # every block of samples is no spread between them.
@@ -142,13 +146,19 @@ def test_inertia_not_determined_at_the_noise_level_warns(ur5, noisy):
     data, fit0 = noisy
     assert np.max(np.asarray(fit0.std[4:])) < P.INERTIA_STD * np.trace(np.asarray(inertia.inertia_matrix(THETA_L))) / 3
     with pytest.warns(UserWarning, match="inertia is not determined at this noise level.*jaxid excite --payload"):
-        P.identify_payload(ur5, None, data, cov=np.full(6, 1.0))  # a 1 N m noise std: 1000 times the data's
+        P.identify_payload(ur5, None, data, cov=np.full(6, 1.0), gain_std=0)  # 1 N m noise: 1000 times the data's
     # A prior loose on the flange link's parameters (the payload adds to them): the warning says that the
     # robot model is the limit, which no payload experiment lowers, and names the unloaded twin run.
     d = np.zeros(len(ur5.parameter_names()))
     d[-10:] = np.abs(THETA_L)
     with pytest.warns(UserWarning, match="not determined by the robot model.*no payload experiment.*--unloaded"):
-        P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d))
+        P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6), robot_cov=np.outer(d, d), gain_std=0)
+    # The default's 2 % std of each joint's torque gain on this short, slow run: one joint's gain error moves
+    # the inertia by more than the noise does (the payload's gravity torque dwarfs its inertial one), and the
+    # warning says so and names the calibration.
+    with pytest.warns(UserWarning, match="torque-gain uncertainty.*calibrate the torques.*--gain-std"):
+        f = P.identify_payload(ur5, None, data, cov=np.full(6, 1e-6))
+    assert np.max(np.diag(np.asarray(f.cov_gain))[4:]) > 0.5 * np.max(np.asarray(f.std[4:]) ** 2)
 
 
 def test_consistent_estimate_equals_ls_when_valid(exact_fit):
@@ -237,9 +247,9 @@ def test_flange_turning_about_its_z_axis_hides_ixx_ixy_iyy(ur5):
 def test_dataset_input_and_supplied_covariance(ur5, ur5_data):
     q, qd, qdd, tau = ur5_data
     ds = Dataset(jnp.arange(N) * 1e-3, jnp.asarray(q), jnp.asarray(tau), jnp.asarray(qd), jnp.asarray(qdd))
-    fit = P.identify_payload(ur5, None, ds, cov=np.full(6, 0.01))
+    fit = P.identify_payload(ur5, None, ds, cov=np.full(6, 0.01), gain_std=0)
     np.testing.assert_allclose(fit.theta, THETA_L, rtol=1e-9, atol=1e-12)
-    # Gauss-Markov covariance with the supplied variance: (W^T W)^-1 sigma^2.
+    # Gauss-Markov covariance with the supplied variance: (W^T W)^-1 sigma^2 (no torque-gain uncertainty stated).
     W = np.asarray(P.payload_regressor(ur5, q, qd, qdd)).reshape(-1, 10)
     np.testing.assert_allclose(fit.cov, 0.01 * np.linalg.inv(W.T @ W), rtol=1e-6)
 
@@ -362,6 +372,37 @@ def test_cli_payload(ur5, ur5_data, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "fit: converged; consistent: pass" in printed
     assert f"block jackknife over {P.BLOCKS} blocks" in printed and "std_white in the JSON" in printed
+    # The std includes the torque gains' stated std, by how the torques were logged: 2 % for N m (this log), 10 %
+    # for motor currents times --gains; said, and kept in the JSON.
+    assert result["gain_std"] == P.GAIN_STD and "logged in N m" in result["gain_source"]
+    assert f"plus a {100 * P.GAIN_STD:g} % std of each joint's torque gain" in printed
+    gains = np.array([8.0, 8.0, 5.0, 2.0, 2.0, 2.0])
+    amps = tmp_path / "currents.csv"
+    jdata.write(
+        Dataset(jnp.arange(N) * 1e-2, jnp.asarray(q), jnp.asarray(tau / gains), jnp.asarray(qd), jnp.asarray(qdd)), amps
+    )
+    amps, robot_json, amps_out = str(amps), str(tmp_path / "robot.json"), str(tmp_path / "amps.json")
+    g = ",".join(map(str, gains))
+    assert main(["payload", "--params", robot_json, amps, "--gains", g, "-o", amps_out, *RANDOM_STATES]) == 0
+    from_amps = json.loads(open(amps_out).read())
+    assert from_amps["gain_std"] == P.CURRENT_GAIN_STD and "currents" in from_amps["gain_source"]
+    np.testing.assert_allclose(from_amps["estimate"], THETA_L, rtol=1e-8, atol=1e-11)
+    assert np.all(np.array(from_amps["std"]) > np.array(result["std"]))
+    assert (
+        main(["payload", "--params", robot_json, amps, "--gains", g, "--gain-std", "0", "-o", amps_out, *RANDOM_STATES])
+        == 0
+    )
+    assert json.loads(open(amps_out).read())["gain_std"] == 0
+    # The CLI's help states the library's defaults (written out there, not imported).
+    import argparse
+
+    from jaxid.cli import payload as cli_payload
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    cli_payload.register(sub)
+    (action,) = [a for a in sub.choices["payload"]._actions if "--gain-std" in a.option_strings]
+    assert f"default {P.GAIN_STD:g} for torques logged in N m, {P.CURRENT_GAIN_STD:g} for motor currents" in action.help
+    capsys.readouterr()
     assert main(["payload", "--robot", "ur5", "--joints", "0,1", str(csv)]) == 2
     assert "--joints must list distinct joints" in capsys.readouterr().err
     assert main(["payload", "--average", str(csv)]) == 2

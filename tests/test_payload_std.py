@@ -27,9 +27,11 @@ def motion(ur5):
 
 
 def fit(ur5, motion, error, seed, **kw):
+    """The fit of the loaded torques plus ``error`` and noise; without a torque-gain uncertainty unless asked
+    (``gain_std``): the tests of the jackknife are about the data's part of the std."""
     q, qd, qdd, tau = motion
     noise = SIGMA * np.random.default_rng(seed).standard_normal(tau.shape)
-    return P.identify_payload(ur5, None, (q, qd, qdd, tau + error + noise), **kw)
+    return P.identify_payload(ur5, None, (q, qd, qdd, tau + error + noise), **{"gain_std": 0.0, **kw})
 
 
 def test_right_model_std_is_the_white_std_within_sampling(ur5, motion):
@@ -81,3 +83,43 @@ def test_jackknife_equals_the_refits_without_each_block(ur5, motion):
         ests.append(np.asarray(P._robot_update(Wr[keep], Yr[keep], y[keep], robot_cov, S)[0]))
     d = np.array(ests) - np.mean(ests, axis=0)
     np.testing.assert_allclose(P._jackknife(A, res, prior, x, G)[:10, :10], (G - 1) / G * d.T @ d, rtol=1e-8)
+
+
+def test_gain_covariance_is_the_estimates_change_per_joint_gain(ur5, motion):
+    # cov_gain = gain_std^2 sum_j D_j D_j^T with D_j the estimate's change per unit error of joint j's torque
+    # gain: checked against refits with joint j's payload torque scaled by 1 + h (fixed weights: linear).
+    q, qd, qdd, tau = motion
+    tau_payload = tau - np.asarray(jaxid.rnea(ur5, q, qd, qdd))
+    cov = SIGMA**2
+    f = P.identify_payload(ur5, None, motion, cov=cov, gain_std=0.05)
+    h, D = 1e-3, []
+    for j in range(6):
+        scaled = tau.copy()
+        scaled[:, j] += h * tau_payload[:, j]
+        D.append((np.asarray(P.identify_payload(ur5, None, (q, qd, qdd, scaled), cov=cov).theta) - f.theta) / h)
+    D = np.array(D)
+    np.testing.assert_allclose(f.cov_gain, 0.05**2 * D.T @ D, rtol=1e-6, atol=1e-9 * np.abs(f.cov_gain).max())
+    # cov is the data's part plus it; the data's part does not depend on gain_std.
+    g0 = P.identify_payload(ur5, None, motion, cov=cov, gain_std=0.0)
+    np.testing.assert_allclose(f.cov - f.cov_gain, g0.cov, rtol=1e-9, atol=1e-12 * np.abs(g0.cov).max())
+    assert f.gain_std == 0.05 and np.all(np.asarray(g0.cov_gain) == 0)
+    for bad in (-0.1, 1.0, float("nan"), True, "2%"):
+        with pytest.raises(ValueError, match="gain_std must be a number in"):
+            P.identify_payload(ur5, None, motion, gain_std=bad)
+
+
+def test_gain_std_covers_a_torque_scale_error(ur5, motion):
+    # Each joint's torque gain off by the default's std, 2 % (a torque constant, a gear's losses), alternately up
+    # and down: a bias no residual shows, so the data's std (the jackknife, at least the white one) leaves the
+    # error far outside it; the default std holds it within 3 std (a 1-std error of each of six independent gains
+    # is sqrt(6) = 2.4 std in the worst direction). Noise 10x below SIGMA, so that the gains' bias dominates.
+    q, qd, qdd, tau = motion
+    tau_payload = tau - np.asarray(jaxid.rnea(ur5, q, qd, qdd))
+    scale = 1 + P.GAIN_STD * np.array([1, -1, 1, -1, 1, -1])
+    noisy = tau + tau_payload * (scale - 1) + 0.1 * SIGMA * np.random.default_rng(4).standard_normal(tau.shape)
+    data = P.identify_payload(ur5, None, (q, qd, qdd, noisy), gain_std=0.0)
+    default = P.identify_payload(ur5, None, (q, qd, qdd, noisy))
+    assert default.gain_std == P.GAIN_STD
+    z_data = np.abs(np.asarray(data.theta) - THETA_L) / np.asarray(data.std)
+    z = np.abs(np.asarray(default.theta) - THETA_L) / np.asarray(default.std)
+    assert np.max(z_data) > 5 and np.max(z) < 3, (z_data, z)

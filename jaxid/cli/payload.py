@@ -87,6 +87,16 @@ def register(sub):
     )
     p.add_argument("--average", action="store_true", help="average the periods into one")
     p.add_argument(
+        "--gain-std",
+        type=float,
+        metavar="FRACTION",
+        help="relative std of each joint's torque gain (torque constant, drive gain, sensor calibration) that the "
+        "printed std includes: a wrong torque scale is a payload of another size to the data, which no residual "
+        # payload.GAIN_STD and CURRENT_GAIN_STD written out (importing them would load optimistix for every command;
+        # tests/test_payload.py checks them)
+        "shows (default 0.02 for torques logged in N m, 0.1 for motor currents times --gains; 0 for exact torques)",
+    )
+    p.add_argument(
         "--smooth", type=int, default=0, metavar="K", help="five-point cubic smoothing passes on q and tau (default 0)"
     )
     add_data_arguments(p)
@@ -113,6 +123,7 @@ def run(args) -> int:
         output=args.output,
         json=args.json,
         align=args.align,
+        gain_std=args.gain_std,
     )
     out = commands.run_payload(req, log=logger(args), warn=lambda line: warn(args, line))
     from jaxid.identification.payload_design import SMOOTHING_LOSS_LIMIT
@@ -141,6 +152,9 @@ def run(args) -> int:
         std_white=[json_number(v) for v in np.asarray(fit.std_white)],
         covariance=fit.covariance,
         blocks=fit.blocks,
+        gain_std=fit.gain_std,
+        gain_source=out.gain_source,
+        std_gain=[json_number(v) for v in np.sqrt(np.diag(np.asarray(fit.cov_gain)))],
         rank=fit.rank,
         identifiable=np.asarray(fit.identifiable).tolist(),
         base_names=list(fit.base.names),
@@ -197,6 +211,11 @@ def run(args) -> int:
         if fit.covariance == "jackknife"
         else "white noise (the model taken as right), the robot model's uncertainty included"
     )
+    if fit.gain_std > 0:
+        what += (
+            f"; plus a {100 * fit.gain_std:g} % std of each joint's torque gain ({out.gain_source}; --gain-std), "
+            "which no residual shows"
+        )
     print(
         f"  std: achieved ({what}; the white-noise std is std_white in the JSON); expected: the design figure, "
         "the Fisher information of these samples at the record's torque noise alone"

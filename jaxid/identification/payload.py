@@ -55,6 +55,18 @@ INERTIA_STD = 0.1
 #: its G - 1 degrees of freedom (Student's t with 9: +-2 std holds 92.4 %).
 BLOCKS = 10
 
+#: Relative std of each joint's torque gain that ``identify_payload``'s std includes by default
+#: (``gain_std=``): what a torque logged in N m and right to about 2 % (a calibrated joint-torque sensor)
+#: leaves in the payload, a bias that no residual shows (a gain on the payload's torque is a payload of
+#: another size).
+GAIN_STD = 0.02
+
+#: The same for torques that are motor currents times torque constants (a log read with ``gains``,
+#: ``jaxid payload --gains``): a datasheet's torque constant is typically within +-10 %, and the gear's
+#: efficiency varies with load and temperature (the UR10e's current-based runs of
+#: ``benchmarks/ur10e_payload.py``: its known 2.805 kg load comes out 11-12 % light on both paths).
+CURRENT_GAIN_STD = 0.1
+
 #: The loaded data's noise variance is scaled by this to find ``PayloadFit.std_floor``: what the
 #: robot prior alone leaves once the data determine every other direction (to 1 % of their std).
 _FLOOR_SCALE = 1e-4
@@ -344,12 +356,14 @@ class PayloadFit(eqx.Module):
         cov: covariance (10, 10) (NaN rows/columns where theta is NaN), units of theta^2: with
             ``covariance == "jackknife"`` the delete-a-block jackknife over ``blocks`` contiguous blocks
             of samples, at least the white one (``_at_least``); it holds the robot model's
-            unrepresented error (load-dependent friction, ...) as well as the noise.
+            unrepresented error (load-dependent friction, ...) as well as the noise; plus ``cov_gain``.
         std_white, cov_white: (10,), (10, 10): the same under white noise and a right model (the
             Fisher information's inverse at the residual's variance per joint): what the noise alone
             leaves.
         covariance: "jackknife" (``cov`` as above) or "white" (methods other than "wls", "ols").
         blocks: the jackknife's number of blocks G (None with "white").
+        gain_std, cov_gain: the relative std of each joint's torque gain assumed, and the covariance
+            (10, 10) it adds to ``cov`` (included there; the rest of ``cov`` is the data's).
         identifiable: (10,) bool, which parameters are identified individually.
         rank: rank of the payload regressor on the chosen joints (10 = all identifiable).
         base: ``BaseParameters`` of that regressor (``.names`` the identified combinations).
@@ -383,6 +397,8 @@ class PayloadFit(eqx.Module):
     cov_white: jax.Array | None = None
     covariance: str = eqx.field(static=True, default="white")
     blocks: int | None = eqx.field(static=True, default=None)
+    cov_gain: jax.Array | None = None
+    gain_std: float = eqx.field(static=True, default=0.0)
 
     @property
     def consistent(self) -> bool:
@@ -560,6 +576,28 @@ def _at_least(C, floor):
     return 0.5 * (out + out.T)
 
 
+@cache.jit
+def _gain_cov(A, prior, S, Wr, theta_b, gain_std):
+    """Covariance (b, b) of the payload's base estimate, the first b of the c columns of the least squares
+    on the whitened rows A (N, k, c) and a prior's information ``prior`` (c, c), from a relative error g_j
+    of each joint's torque gain, independent with std ``gain_std``: ``gain_std^2 sum_j D_j D_j^T`` with
+    ``D_j = F^-1 sum_t A_t^T wh[:, j] tau_payload[t, j]`` the estimate's change per unit g_j (exact for
+    fixed weights: the torque y becomes ``y + g_j tau_payload[:, j]`` on joint j), F the information, wh
+    the whitening of a sample's rows by the noise covariance S (k, k) that A's were whitened with, and
+    ``tau_payload = Wr theta_b`` (N, k) the payload's fitted torque, N m (Wr (N, k, b) its base
+    regressor, theta_b (b,) its estimate). A Type B uncertainty (JCGM 100:2008, *Guide to the expression
+    of uncertainty in measurement*, 4.3): stated, not estimated, since a gain on the payload's torque is
+    a payload of another size and no residual shows it."""
+    wh = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(S), jnp.eye(S.shape[0]), lower=True)
+    d = jnp.sqrt(jnp.sum(A**2, axis=(0, 1)) + jnp.diag(prior))
+    d = jnp.where(d > 0, d, 1.0)
+    As = A / d
+    F = jnp.einsum("nki,nkj->ij", As, As) + prior / jnp.outer(d, d)
+    rhs = jnp.einsum("nkc,kj,nj->cj", As, wh, jnp.einsum("nkb,b->nk", Wr, theta_b))
+    D = (jnp.linalg.solve(F, rhs) / d[:, None])[: Wr.shape[2]]
+    return gain_std**2 * D @ D.T
+
+
 # The eager steps of identify_payload as compiled programs: outside a jit every jnp operation on
 # the record compiles a program of its own for its shape.
 @jax.jit
@@ -598,6 +636,7 @@ def identify_payload(
     tol: float = TOL,
     robot_cov=None,
     blocks: int = BLOCKS,
+    gain_std: float = GAIN_STD,
 ) -> PayloadFit:
     """Identify a payload's 10 inertial parameters from data measured with it attached.
 
@@ -624,6 +663,11 @@ def identify_payload(
         taken as exact and the std covers the torque noise only.
     blocks: number G of contiguous blocks of samples of the jackknife covariance (>= 2; default
         [`BLOCKS`][jaxid.identification.payload.BLOCKS]).
+    gain_std: relative std of each joint's torque gain (torque constant, drive gain, sensor
+        calibration), independent between joints, that ``cov`` includes (``_gain_cov``; default
+        [`GAIN_STD`][jaxid.identification.payload.GAIN_STD], 2 %; for motor currents times torque
+        constants [`CURRENT_GAIN_STD`][jaxid.identification.payload.CURRENT_GAIN_STD], 10 %, is what
+        ``jaxid payload`` uses); 0 for torques known exactly.
 
     The covariance (``PayloadFit.cov``, ``std``) does not assume the model right: it is the
     delete-a-block jackknife of the final least squares (``_jackknife``;
@@ -636,7 +680,10 @@ def identify_payload(
     no longer hold the absorbed part (``benchmarks/payload_coverage.py``). Leaving a block out, its error
     is no longer fitted, so the spread of the G estimates holds it. With white residuals it estimates the
     white covariance (with G - 1 degrees of freedom). Methods other than "wls" and "ols" keep the white
-    covariance.
+    covariance. To it is added what an error of ``gain_std`` in each joint's torque gain leaves in the
+    estimate (``cov_gain``): a torque scale that is wrong the same way all along the run (a torque constant,
+    a gear's torque-proportional losses) is a payload of another size to the data, a bias that neither the
+    residuals nor the jackknife show.
 
     The residual ``tau - robot.torque(theta_robot)`` is regressed on the payload regressor
     of the chosen joints. When its rank is below 10 the base combinations are estimated
@@ -654,6 +701,15 @@ def identify_payload(
     if theta_robot.shape != (p,) or not np.all(np.isfinite(np.asarray(theta_robot))):
         raise ValueError(
             f"theta_robot must be a finite vector of the robot's {p} parameters, got shape {theta_robot.shape}"
+        )
+    if (
+        isinstance(gain_std, bool)
+        or not isinstance(gain_std, (int, float, np.floating, np.integer))
+        or not (0 <= gain_std < 1)
+    ):
+        raise ValueError(
+            f"gain_std must be a number in [0, 1) (a relative std of the joints' torque gains, e.g. 0.02), "
+            f"got {plain(gain_std)!r}"
         )
     if q.shape[0] * len(sel) <= 10:
         raise ValueError(
@@ -681,7 +737,7 @@ def identify_payload(
         s2w = fit.sigma2 if method == "wls" else jnp.full(len(sel), jnp.mean(fit.sigma2))
         S = jnp.diag(jnp.maximum(s2w, (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2 + 1e-300))
     A, res = _whitened(Wr, y, theta_b, S)
-    prior, x = jnp.zeros((Wr.shape[2],) * 2), theta_b
+    prior, x, S_A = jnp.zeros((Wr.shape[2],) * 2), theta_b, S
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
@@ -703,7 +759,7 @@ def identify_payload(
         )
         for _ in range(1 if given else 2):
             theta_b, Cb, s2, A, res, prior, x = _robot_update(Wr, Yr, y, robot_cov, S)
-            S = S if given else noise(s2)
+            S_A, S = S, S if given else noise(s2)
         Cfloor = _robot_update(Wr, Yr, y, robot_cov, _FLOOR_SCALE * S)[1]
     Cb_white, used_blocks = Cb, None
     if method in ("wls", "ols"):
@@ -713,7 +769,9 @@ def identify_payload(
             _at_least(_jackknife(A, res, prior, x, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
             int(blocks),
         )
-    theta, C, C_white = _expand(theta_b, Cb, Cb_white, ind, identifiable)
+    Cb_gain = _gain_cov(A, prior, S_A, Wr, theta_b, float(gain_std))
+    theta, C, C_white = _expand(theta_b, Cb + Cb_gain, Cb_white, ind, identifiable)
+    C_gain = _expand(theta_b, Cb_gain, Cb_gain, ind, identifiable)[1]
 
     failures: tuple[str, ...] = ()
     theta_c, ok = jnp.full(10, jnp.nan), True
@@ -742,6 +800,7 @@ def identify_payload(
             f"the std of {PAYLOAD_NAMES[i]} is {100 * std[i] / tr3:.0f} % of trace/3 = {tr3:.3g} kg m^2 "
             f"(more than {100 * INERTIA_STD:g} %)"
         )
+        gain_var = float(np.asarray(C_gain)[i, i])
         if floor[i] ** 2 > 0.5 * std[i] ** 2:  # most of the variance is the robot model's, not the noise's
             warnings.warn(
                 f"the payload's inertia is not determined by the robot model it is fitted on: {what}, of which "
@@ -749,6 +808,16 @@ def identify_payload(
                 "estimate (the payload adds to them), which no payload experiment lowers; fit the difference to an "
                 "unloaded run of the same trajectory (jaxid payload --unloaded), or identify the robot from a longer "
                 "experiment",
+                UserWarning,
+                stacklevel=2,
+            )
+        elif gain_var > 0.5 * std[i] ** 2:  # most of it is the torque gains' stated uncertainty
+            warnings.warn(
+                f"the payload's inertia is not determined against the joints' torque-gain uncertainty: {what}, of "
+                f"which {100 * np.sqrt(gain_var) / tr3:.0f} % is what a {100 * gain_std:g} % error of one joint's torque "
+                "gain (gain_std) moves it by: a torque scale the data cannot tell from the payload; calibrate the "
+                "torques and lower gain_std (jaxid payload --gain-std), or use an excitation designed for the "
+                "payload (jaxid excite --payload), on which the joints' gains move the inertia less",
                 UserWarning,
                 stacklevel=2,
             )
@@ -784,4 +853,6 @@ def identify_payload(
         converged=bool(ok),
         covariance="white" if used_blocks is None else "jackknife",
         blocks=used_blocks,
+        cov_gain=C_gain,
+        gain_std=float(gain_std),
     )

@@ -172,6 +172,11 @@ def _labels(robot) -> list[str]:
     return list(robot.coordinate_names)
 
 
+def _said(names, j) -> str:
+    """Joint j (0-based) as messages name it: counted from 1 beside its name, "joint 3 (elbow)"."""
+    return f"joint {j + 1} ({names[j]})"
+
+
 def _revolute(robot) -> np.ndarray:
     return np.array([robot.joint_types[robot.coordinates.index(k)] == "R" for k in range(robot.n)])
 
@@ -267,7 +272,7 @@ def _units(ds, q, robot, source: str) -> list[Finding]:
                 "units",
                 source,
                 names[j],
-                f"{names[j]} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit}, {reach:.3g}x the half width of the "
+                f"{_said(names, j)} spans [{qmin[j]:.4g}, {qmax[j]:.4g}] {unit}, {reach:.3g}x the half width of the "
                 f"model's range [{lo[j]:.4g}, {hi[j]:.4g}] about its centre"
                 + (" (57.3x: degrees read as rad)" if degrees else "")
                 + f": {fix}",
@@ -326,7 +331,7 @@ def _wraps(ds, q, robot, source: str) -> tuple[np.ndarray, list[Finding]]:
                 "wrap",
                 source,
                 names[j],
-                f"{names[j]} wraps at {at} ({big.size} step(s) of ~2 pi at {_rows_text(rows, big.size)}): "
+                f"{_said(names, j)} wraps at {at} ({big.size} step(s) of ~2 pi at {_rows_text(rows, big.size)}): "
                 f"unwrapped (a multiple of 2 pi added after each{shifted})",
                 False,
                 rows=rows,
@@ -374,7 +379,7 @@ def _jumps(ds, q, robot, source: str) -> list[Finding]:
                 "jump",
                 source,
                 names[j],
-                f"{names[j]} jumps by up to {size:.3g} {'rad' if _revolute(robot)[j] else 'm'} for one sample at "
+                f"{_said(names, j)} jumps by up to {size:.3g} {'rad' if _revolute(robot)[j] else 'm'} for one sample at "
                 f"{_rows_text(rows, ks.size)} (encoder glitch): repair the log, or drop those samples (bridged by "
                 "their neighbours) with --accept-fault jump",
                 True,
@@ -421,7 +426,7 @@ def _time(ds, q, robot, source: str) -> list[Finding]:
             "time",
             source,
             names[j],
-            f"{names[j]} moves at {speed[j]:.3g} {unit} ({100 * SPEED_QUANTILE:g}th percentile of its sample-to-sample "
+            f"{_said(names, j)} moves at {speed[j]:.3g} {unit} ({100 * SPEED_QUANTILE:g}th percentile of its sample-to-sample "
             f"speed), {ratio[j]:.3g}x its limit {limit[j]:.3g} {unit}: the time stamps are about {ratio[j]:.2g}x too "
             f"short for this motion ({1 / float(np.mean(dt)):.4g} Hz read); {fix}",
             True,
@@ -480,7 +485,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                 # at cosine -0.08 fitted at -1.5) is no evidence of a sign or a scale.
                 alone = cos * cos >= MODEL_SHARE and k * cos > 0
                 if share < MODEL_SHARE or not alone or not (_plausible(k) or _plausible(raw)):
-                    found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source)
+                    found += _inverted(tau[:, j], model[:, j], qd[:, j], names[j], source, _said(names, j))
                     continue
             if k < 0:
                 found.append(
@@ -488,7 +493,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                         "torque-sign",
                         source,
                         names[j],
-                        f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine "
+                        f"{_said(names, j)}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine "
                         f"{cos:.2f}): its sign is inverted (a negative gain, or the channel's direction): flip it "
                         f"(a negative entry of --gains, or fix the log)",
                         True,
@@ -505,7 +510,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                         "torque-scale",
                         source,
                         names[j],
-                        f"{names[j]}'s torque is {k:.3g} x the nominal model's at the logged motion, but "
+                        f"{_said(names, j)}'s torque is {k:.3g} x the nominal model's at the logged motion, but "
                         f"{k / given[j]:.3g} x before its gain {given[j]:g} N m/A (cosine {cos:.2f}): the channel "
                         "looks already in N m: drop --gains (or give this joint's true torque constant)",
                         True,
@@ -513,7 +518,7 @@ def check_torques(prepared, robot) -> tuple[Finding, ...]:
                     )
                 )
             elif not 1 / TORQUE_FACTOR <= k <= TORQUE_FACTOR:
-                found.append(_scale_finding(names[j], source, k, cos, gains))
+                found.append(_scale_finding(names[j], source, k, cos, gains, _said(names, j)))
     return tuple(found)
 
 
@@ -523,9 +528,9 @@ def _plausible(k: float) -> bool:
     return 1 / MODEL_SLACK <= abs(k) <= MODEL_SLACK
 
 
-def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | None) -> Finding:
-    """The ``torque-scale`` error of a joint whose torque is k x the nominal model's; ``gains``: the
-    run's note on the gains it was read with, or None."""
+def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | None, label: str) -> Finding:
+    """The ``torque-scale`` error of a joint (``name``; ``label`` as the message says it) whose torque is k x
+    the nominal model's; ``gains``: the run's note on the gains it was read with, or None."""
     fix = (
         f"the log's currents were multiplied by gains ({gains.split('gains ')[-1]}): if the log is "
         "already in N m, drop --gains"
@@ -536,7 +541,7 @@ def _scale_finding(name: str, source: str, k: float, cos: float, gains: str | No
         "torque-scale",
         source,
         name,
-        f"{name}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine {cos:.2f}), more than "
+        f"{label}'s torque is {k:.3g} x the nominal model's at the logged motion (cosine {cos:.2f}), more than "
         f"{TORQUE_FACTOR:g}x off: {fix}",
         True,
         factor=float(k),
@@ -618,8 +623,9 @@ def bounded_lstsq(A, b, lo, hi) -> tuple[np.ndarray, float]:
     return best_x, max(best, 0.0)
 
 
-def _inverted(tau, model, qd, name: str, source: str) -> list[Finding]:
-    """A ``torque-sign`` finding for a joint the nominal model alone does not explain (friction-
+def _inverted(tau, model, qd, name: str, source: str, label: str) -> list[Finding]:
+    """A ``torque-sign`` finding for a joint (``name``; ``label`` as the message says it) the nominal model
+    alone does not explain (friction-
     dominated, or the model only partly right) when the model's torque plus dissipating friction
     (`_explained`) explains the torque with its sign inverted, a share of at least
     [`SIGN_SHARE`][jaxid.workflow.plausibility.SIGN_SHARE] of its power, and more than twice the share it explains as logged: friction
@@ -632,7 +638,7 @@ def _inverted(tau, model, qd, name: str, source: str) -> list[Finding]:
             "torque-sign",
             source,
             name,
-            f"{name}'s torque is explained by the nominal model and friction that dissipates only with its sign "
+            f"{label}'s torque is explained by the nominal model and friction that dissipates only with its sign "
             f"inverted ({100 * flipped:.0f} % of its variance, against {100 * logged:.0f} % as logged): its sign is "
             "inverted (a negative gain, or the channel's direction): flip it (a negative entry of --gains, or fix "
             "the log)",
@@ -664,7 +670,7 @@ def check_residuals(robot, params, prepared) -> tuple[Finding, ...]:
             "residual",
             source,
             names[j],
-            f"{names[j]}: the fit's residual RMS is {100 * share[j]:.3g} % of the torque RMS: the model does not "
+            f"{_said(names, j)}: the fit's residual RMS is {100 * share[j]:.3g} % of the torque RMS: the model does not "
             "explain this joint (a unit, sign or gain fault of its channel, a friction term missing (--friction), "
             "or a joint that barely moves)",
             False,

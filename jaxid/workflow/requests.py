@@ -619,7 +619,8 @@ class PayloadRequest:
     joints whose torques are used; ``cov``: noise variance per used joint (N^2 m^2); ``period``
     (samples), ``average`` and ``smooth`` (passes) preprocess a periodic run. ``align``: put the
     unloaded run on the loaded run's stamps first (``workflow.align_runs``); False differences the
-    runs sample by sample, which needs the same stamps."""
+    runs sample by sample, which needs the same stamps. ``gain_std``: relative std of each joint's
+    torque gain that the payload's std includes (``identify_payload(gain_std=...)``; None: its default)."""
 
     data: str
     model: ModelSpec = field(default_factory=lambda: ModelSpec(joint_terms=()))
@@ -635,6 +636,7 @@ class PayloadRequest:
     output: str | None = None
     json: str | None = None
     align: bool = True
+    gain_std: float | None = None
 
     def __post_init__(self):
         if self.average and not self.period:

@@ -523,7 +523,8 @@ def verdict_lines(checks, indent: str = "  ") -> list[str]:
     word = {True: "pass", False: "FAIL", None: "not judged"}
     lines = []
     for c in checks:
-        lines.append(f"{indent}{c['name']}: {word[c['passed']]} ({c['detail']})")
+        detail = c["detail"].removeprefix("not judged: ") if c["passed"] is None else c["detail"]
+        lines.append(f"{indent}{c['name']}: {word[c['passed']]} ({detail})")
         lines += [f"{indent}  {f}" for f in c.get("failures", [])]
     failing = [c["name"] for c in checks if c["passed"] is False]
     unjudged = [c["name"] for c in checks if c["passed"] is None and c["name"] != "converged"]

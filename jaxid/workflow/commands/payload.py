@@ -24,7 +24,8 @@ class PayloadOutcome:
     warnings the fit raised; alignment: the ``workflow.Alignment`` of the unloaded run on the
     loaded run's stamps, or None (no unloaded run, or not aligned); noise: the
     [`NoiseFigures`][jaxid.workflow.commands.payload.NoiseFigures] of the record (the torque-noise RMS beside the residual RMS, the
-    smoothing's information loss, the design's expected stds)."""
+    smoothing's information loss, the design's expected stds); gain_source: where the fit's ``gain_std``
+    (the torque gains' std its covariance includes) came from."""
 
     request: PayloadRequest
     robot: Any
@@ -33,6 +34,7 @@ class PayloadOutcome:
     warnings: tuple[str, ...]
     alignment: Any = None
     noise: Any = None
+    gain_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     nominal = () if params is not None or r.unloaded else (NOMINAL_SUBTRACTED.format(robot=robot.name),)
     if nominal and not r.nominal:
         raise WorkflowError(NOMINAL_REFUSED.format(robot=robot.name))
-    ds = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
+    ds = read = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
     alignment = None
     if r.unloaded:
         loaded, unloaded = ds
@@ -98,13 +100,28 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
         (warn or warnings.warn)(line)
     samples = _samples(r, robot, ds, log)
     cov = None if r.cov is None else np.asarray(r.cov, dtype=float)
+    gain_std, gain_source = _gain_std(r, read)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = P.identify_payload(robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov)
+        fit = P.identify_payload(
+            robot, theta_robot, samples, joints=joints, cov=cov, robot_cov=robot_cov, gain_std=gain_std
+        )
     noise = _noise_figures(r, robot, ds[0], samples, fit)
     return PayloadOutcome(
-        r, robot, tuple(samples), fit, nominal + tuple(str(w.message) for w in caught), alignment, noise
+        r, robot, tuple(samples), fit, nominal + tuple(str(w.message) for w in caught), alignment, noise, gain_source
     )
+
+
+def _gain_std(r: PayloadRequest, runs) -> tuple[float, str]:
+    """The torque-gain std of the payload's covariance and where it comes from: the request's, else by how
+    the runs' torques were logged (currents times torque constants, or torques)."""
+    from jaxid.identification import payload as P
+
+    if r.gain_std is not None:
+        return r.gain_std, "--gain-std"
+    if any(d.gains is not None for d in runs):
+        return P.CURRENT_GAIN_STD, "the default for torques read as motor currents times --gains"
+    return P.GAIN_STD, "the default for torques logged in N m"
 
 
 def _noise_figures(r: PayloadRequest, robot, record, samples, fit) -> NoiseFigures:
