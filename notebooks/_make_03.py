@@ -167,15 +167,21 @@ quadratic term $\\alpha_3$, LuGre's steady-state curve with A's parameters (no b
 C: LuGre identified by the particle swarm alone (`method="pso"`). Held-out WAPE and max PE on the
 validation S-curve. (`benchmarks/lugre_robot.py` prints the same table for the seven joints of a
 simulated Panda.)"""),
-    code("""fits = {"A": I.identify(x, v, F, DT, jax.random.key(0), method="shape", n_particles=SWARM[0], n_iter=SWARM[1]),
-        "C": I.identify(x, v, F, DT, jax.random.key(0), method="pso", n_particles=2 * SWARM[0],
-                        n_iter=4 * SWARM[1])}
+    code("""# The fits' warnings (each stops short of the record's least-squares optimum, which method 'full' refines to)
+# printed once each as notes, below the table.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    fits = {"A": I.identify(x, v, F, DT, jax.random.key(0), method="shape", n_particles=SWARM[0], n_iter=SWARM[1]),
+            "C": I.identify(x, v, F, DT, jax.random.key(0), method="pso", n_particles=2 * SWARM[0],
+                            n_iter=4 * SWARM[1])}
 table = {"A: LuGre + shape factors": np.asarray(L.simulate(fits["A"].params, vv, DT)),
          "B: static model with alpha3": np.asarray(L.stribeck(fits["A"].params, jnp.asarray(vv))),
          "C: LuGre + pure PSO": np.asarray(L.simulate(fits["C"].params, vv, DT))}
 print(f"{'model':30s} {'WAPE %':>8s} {'max PE %':>9s}")
 for name, p_ in table.items():
-    print(f"{name:30s} {float(wape(Fv, p_)):8.2f} {float(max_pe(Fv, p_)):9.2f}")"""),
+    print(f"{name:30s} {float(wape(Fv, p_)):8.2f} {float(max_pe(Fv, p_)):9.2f}")
+for w in caught:
+    print(f"note ({w.category.__name__}): {w.message}")"""),
     md("""## LuGre in a robot: rigid body and friction identified together
 
 A planar 2-R arm whose joints have LuGre friction (the reference set on joint 1, another set on joint
