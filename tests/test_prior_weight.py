@@ -12,6 +12,95 @@ from jaxid import workflow
 from jaxid.cli import main
 from jaxid.data import Dataset
 from jaxid.model.description import builtin_model
+from jaxid.workflow import consistency
+
+T = 10.0  # s, the period of the test trajectory
+
+
+def loop(t, noise=0.0, seed=0):
+    """A closed path of three joints with period T (rad), its phase 2 pi t / T recoverable as
+    atan2(q0, q1), plus white noise."""
+    w = 2 * np.pi * np.asarray(t) / T
+    q = np.stack([np.sin(w), np.cos(w), 0.5 * np.sin(2 * w)], axis=1)
+    return q + noise * np.random.default_rng(seed).normal(size=q.shape)
+
+
+def record(t, q, source, f0=None):
+    import dataclasses
+
+    ds = Dataset(t=np.asarray(t), q=q, tau=np.zeros_like(q), qd=np.zeros_like(q), qdd=np.zeros_like(q), source=source)
+    return dataclasses.replace(ds, base_frequency=f0)
+
+
+def phases(ds):
+    return np.mod(np.arctan2(np.asarray(ds.q)[:, 0], np.asarray(ds.q)[:, 1]), 2 * np.pi) * T / (2 * np.pi)
+
+
+def test_repeat_lag_finds_a_trajectory_run_again():
+    rng = np.random.default_rng(3)
+    t_a = np.arange(0, T, 0.01)
+    t_b = np.sort(rng.uniform(0, T, 1000))  # other, jittered stamps; the motion started 2.37 s later in phase
+    lag = consistency.repeat_lag(t_a, loop(t_a, 0.002), t_b, loop(t_b + 2.37, 0.002, 1))
+    # q_b(s + tau) = q_a(tau): s = T - 2.37 (mod T); whichever shift overlaps more, within one sample step.
+    assert lag is not None and min(abs(lag - (T - 2.37)), abs(lag + 2.37)) <= 0.011
+    other = loop(t_b) * np.array([1.0, 1.0, -1.0])  # the third joint moves the other way: not a repeat
+    assert consistency.repeat_lag(t_a, loop(t_a), t_b, other) is None
+    # A path that does not close: runs that share 60 % of it repeat it there; 20 % is too little to tell.
+    path = lambda t: np.stack([0.1 * t, np.sin(t), 0.01 * t**2], axis=1)
+    assert consistency.repeat_lag(t_a, path(t_a), t_a, path(t_a + 4.0)) == pytest.approx(-4.0, abs=0.011)
+    assert consistency.repeat_lag(t_a, path(t_a), t_a, path(t_a + 8.0)) is None
+
+
+def test_repeated_runs_are_folded_by_phase():
+    # Two runs of one periodic trajectory (the second started 3 s later in phase): leaving one run out would
+    # hold out a motion still in training, so the folds are phase blocks, each holding that span of both
+    # runs, and no phase is in two folds.
+    t = np.arange(0, T, 0.01)
+    runs = (record(t, loop(t, 0.002), "a", f0=1 / T), record(t, loop(t + 3.0, 0.002, 1), "b", f0=1 / T))
+    prepared = workflow.Prepared(runs, (dict(source="a", parallel=None), dict(source="b", parallel=None)))
+    assert [len(g) for g in consistency.motions(prepared)] == [2]
+    folded = consistency.folds(prepared)
+    B = consistency.BLOCKS
+    assert len(folded.datasets) == B and folded.choices[0]["source"] == f"a + b [block 1/{B}]"
+    assert sum(len(d) for d in folded.datasets) == 2 * len(t)
+    for k, d in enumerate(folded.datasets):
+        # each fold one arc of phase 1/B of the period, the same for both runs (its start: run a's block)
+        arc = np.mod(phases(d) - k * T / B, T)
+        assert np.all((arc < T / B + 0.05) | (arc > T - 0.05)), k
+    # A third run of another motion: leave one motion out (the repeats together), no phase blocks.
+    other = record(t, loop(t) * np.array([1.0, 1.0, -1.0]), "c", f0=1 / T)
+    three = workflow.Prepared((*runs, other), (*prepared.choices, dict(source="c", parallel=None)))
+    by_motion = consistency.folds(three)
+    assert [c["source"] for c in by_motion.choices] == ["a + b", "c"]
+    assert [len(d) for d in by_motion.datasets] == [2 * len(t), len(t)]
+    # Runs of different motions, each whole: leave one run out, the runs as they are.
+    two = workflow.Prepared((runs[0], other), (prepared.choices[0], three.choices[2]))
+    assert consistency.folds(two) is two
+    # Repeats of a path that does not close (no period): blocks of the span both cover on one clock.
+    path = lambda t: np.stack([0.1 * t, np.sin(t), 0.01 * t**2], axis=1)
+    later = workflow.Prepared(
+        (record(t, path(t), "a"), record(t, path(t + 2.0), "b")), prepared.choices
+    )  # b runs from 2 s into a's path to 2 s past its end
+    folded = consistency.folds(later)
+    assert len(folded.datasets) == consistency.BLOCKS and sum(len(d) for d in folded.datasets) == 2 * len(t)
+    span = (T + 2.0) / consistency.BLOCKS
+    for k, d in enumerate(folded.datasets):
+        at = np.asarray(d.q)[:, 0] / 0.1  # the path's own time, 0 to 12 s
+        assert np.all((at >= k * span - 0.02) & (at <= (k + 1) * span + 0.02)), k
+
+
+def test_periods_of_one_run_are_folded_by_phase():
+    # Three periods of a known excitation (base frequency 1 / T) in one run: time blocks of the run would put
+    # each phase in a training block again; the folds are phase blocks across the periods.
+    t = np.arange(0, 3 * T, 0.01)
+    run = record(t, loop(t, 0.002), "p", f0=1 / T)
+    prepared = workflow.Prepared((run,), (dict(source="p", parallel=None),))
+    assert [len(g) for g in consistency.motions(prepared)] == [1]
+    folded = consistency.folds(prepared)
+    assert len(folded.datasets) == consistency.BLOCKS
+    for k, d in enumerate(folded.datasets):
+        arc = np.mod(phases(d) - k * T / consistency.BLOCKS, T)
+        assert np.all((arc < T / consistency.BLOCKS + 0.05) | (arc > T - 0.05)), k
 
 
 def test_one_se_rule_takes_the_largest_weight_within_one_standard_error():
@@ -66,7 +155,7 @@ def test_cross_validated_weight_keeps_an_unexcited_mass_near_nominal(unexcited):
     assert np.all((chosen > 0.8) & (chosen < 1.25))  # the chosen weight holds every mass
 
 
-def test_one_run_is_cross_validated_over_three_time_blocks():
+def test_one_run_is_cross_validated_over_time_blocks():
     robot = arm3()
     rng = np.random.default_rng(1)
     q, qd, qdd = (rng.normal(size=(91, 3)) for _ in range(3))
@@ -74,8 +163,9 @@ def test_one_run_is_cross_validated_over_three_time_blocks():
     run = Dataset(t=np.arange(91) * 0.01, q=q, tau=tau, qd=qd, qdd=qdd, source="one")
     prepared = workflow.Prepared((run,), (dict(source="one", parallel=None),))
     cv = workflow.crossval(robot, prepared, weights=(1e-3, 1.0))
-    assert [r["test"] for r in cv["rotations"]] == [f"one [block {k}/3]" for k in (1, 2, 3)]
-    assert all(len(r["train"]) == 2 for r in cv["rotations"]) and cv["chosen"] in (1e-3, 1.0)
+    B = consistency.BLOCKS
+    assert [r["test"] for r in cv["rotations"]] == [f"one [block {k}/{B}]" for k in range(1, B + 1)]
+    assert all(len(r["train"]) == B - 1 for r in cv["rotations"]) and cv["chosen"] in (1e-3, 1.0)
 
 
 def test_prior_weight_given_skips_the_cross_validation(tmp_path, capsys):

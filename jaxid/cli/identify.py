@@ -112,7 +112,8 @@ def register(sub):
         metavar="W",
         help="--consistent: weight of the prior toward the nominal links, in units of one whitened "
         "sample (larger trusts the nominal model more). Default: chosen by cross-validation over the "
-        "runs given (leave one run out; one run: 3 time blocks) on a log grid from 1e-3 to the "
+        "runs given (leave one run out; runs that repeat one trajectory, or one run: 3 blocks of its phase) on a log "
+        "grid from 1e-3 to the "
         "training samples x joints, the largest weight within one standard error of the least "
         "held-out error (table printed); W fixes it (no cross-validation)",
     )
