@@ -26,6 +26,7 @@ from jaxid.cli.common import (
     model_spec,
     write_report,
 )
+from jaxid.identification import jackknife
 from jaxid.results import json_number
 from jaxid.workflow import at_bound, commands, condition_rating, requests, verdicts
 
@@ -373,6 +374,11 @@ def run(args) -> int:
         print(
             "  std: HAC sandwich over each filtered run's memory (residuals coloured by the derivative filter); "
             "the white-noise std is in params.json fit.std_white"
+        )
+    elif est.covariance == "jackknife":
+        print(
+            f"  std: block jackknife over {jackknife.BLOCKS} blocks of samples (a model error that follows the motion "
+            "included), at least the white-noise std, which is in params.json fit.std_white"
         )
     if "fs" in robot.joint_terms:
         print(

@@ -40,6 +40,7 @@ from jaxid.dynamics.terms import rnea
 from jaxid.identification.base import TOL, BaseParameters, base_from_regressor
 from jaxid.identification.consistent import project_consistent
 from jaxid.identification.estimators import Identification, identify
+from jaxid.identification.jackknife import BLOCKS, at_least, block_jackknife
 from jaxid.identification.regressor import regressor as jaxid_regressor
 from jaxid.model import inertia
 
@@ -50,10 +51,6 @@ PAYLOAD_NAMES = tuple(f"{k}L" for k in inertia.INERTIAL_NAMES)
 #: (constrained) estimate: the inertia is then not determined by the data at their noise level.
 INERTIA_STD = 0.1
 
-#: Contiguous blocks of samples of the jackknife covariance (``identify_payload(blocks=...)``): few enough
-#: that a block outlasts the model error's correlation in time (a 20 s period in blocks of 2 s), enough for
-#: its G - 1 degrees of freedom (Student's t with 9: +-2 std holds 92.4 %).
-BLOCKS = 10
 
 #: Relative std of each joint's torque gain that ``identify_payload``'s std includes by default
 #: (``gain_std=``): what a torque logged in N m and right to about 2 % (a calibrated joint-torque sensor)
@@ -355,7 +352,7 @@ class PayloadFit(eqx.Module):
             can); NaN without ``robot_cov``.
         cov: covariance (10, 10) (NaN rows/columns where theta is NaN), units of theta^2: with
             ``covariance == "jackknife"`` the delete-a-block jackknife over ``blocks`` contiguous blocks
-            of samples, at least the white one (``_at_least``); it holds the robot model's
+            of samples, at least the white one (``jackknife.at_least``); it holds the robot model's
             unrepresented error (load-dependent friction, ...) as well as the noise; plus ``cov_gain``.
         std_white, cov_white: (10,), (10, 10): the same under white noise and a right model (the
             Fisher information's inverse at the residual's variance per joint): what the noise alone
@@ -515,7 +512,7 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     are in its units).
     Returns (theta_b (b,), its covariance (b, b), sigma2 (k,) of the updated residuals, the white
     noise's whitened rows A (N, k, b + p) and residuals (N, k), the prior's information (b + p,
-    b + p) and the solution (b + p,): what ``_jackknife`` needs).
+    b + p) and the solution (b + p,): what ``jackknife.block_jackknife`` needs).
     """
     N, k, b = Wb.shape
     lam, V = jnp.linalg.eigh(robot_cov)
@@ -535,45 +532,6 @@ def _robot_update(Wb, Yr, y, robot_cov, noise):
     s2 = jnp.sum(r**2, axis=0) / jnp.maximum(N - (b + jnp.sum(keep)) / k, 1.0)
     prior = jnp.zeros((A.shape[1],) * 2).at[b:, b:].set(jnp.eye(L.shape[1]))
     return x[:b], (Rinv @ Rinv.T)[:b, :b], s2, A[: N * k].reshape(N, k, -1), r @ w.T, prior, x
-
-
-@cache.jit(static_argnames="G")
-def _jackknife(A, r, prior, x, G):
-    """Delete-a-block jackknife covariance (c, c) of the least squares on the whitened rows A (N, k, c)
-    and a prior's information ``prior`` (c, c), from its whitened residuals r (N, k), over G contiguous
-    blocks of samples (Kunsch, "The jackknife and the bootstrap for general stationary observations",
-    Ann. Statist. 17(3), 1989): ``(G - 1) / G sum_g (d_g - mean d)(d_g - mean d)^T`` with the estimate
-    without block g, exactly ``x + d_g``, ``d_g = (F - F_g)^-1 (s - s_g)`` (F the information, F_g and
-    s_g the block's information and summed scores A_t^T r_t, s their sum less the prior's pull
-    ``prior x``: zero when x (c,) is the least squares on these rows, not quite when its weights were
-    the first step's). The prior's rows are never deleted."""
-    N, k, c = A.shape
-    n = -(-N // G)
-    pad = lambda x: jnp.concatenate([x, jnp.zeros((G * n - N, *x.shape[1:]))]).reshape(G, n, *x.shape[1:])
-    d = jnp.sqrt(jnp.sum(A**2, axis=(0, 1)) + jnp.diag(prior))
-    d = jnp.where(d > 0, d, 1.0)
-    As, Ps = pad(A / d), prior / jnp.outer(d, d)  # column scaling: the payload's columns differ by 1e3
-    Fg = jnp.einsum("gnki,gnkj->gij", As, As)
-    sg = jnp.einsum("gnkc,gnk->gc", As, pad(r))
-    grad = jnp.sum(sg, axis=0) - Ps @ (x * d)
-    dg = jnp.linalg.solve(jnp.sum(Fg, axis=0) + Ps - Fg, (grad - sg)[..., None])[..., 0]
-    dg = dg - jnp.mean(dg, axis=0)
-    cov = (G - 1) / G * dg.T @ dg
-    return 0.5 * (cov + cov.T) / jnp.outer(d, d)
-
-
-@cache.jit
-def _at_least(C, floor):
-    """The smallest-change covariance >= both C and floor (p, p) in the Loewner order: with floor = L L^T,
-    ``L V max(Lambda, 1) V^T L^T`` for ``L^-1 C L^-T = V Lambda V^T`` (C's eigenvalues relative to floor's
-    raised to 1). For the jackknife over the white covariance: its G - 1 degrees of freedom can fall below
-    what the noise alone leaves, in any direction; with noise-free residuals (C = 0) it is the floor."""
-    L = jnp.linalg.cholesky(0.5 * (floor + floor.T))
-    Li = jax.scipy.linalg.solve_triangular(L, jnp.eye(L.shape[0]), lower=True)
-    lam, V = jnp.linalg.eigh(Li @ C @ Li.T)
-    LV = L @ V
-    out = (LV * jnp.maximum(lam, 1.0)) @ LV.T
-    return 0.5 * (out + out.T)
 
 
 @cache.jit
@@ -662,7 +620,7 @@ def identify_payload(
         prior's uncertainty, which the payload covariance then holds. Without it the robot is
         taken as exact and the std covers the torque noise only.
     blocks: number G of contiguous blocks of samples of the jackknife covariance (>= 2; default
-        [`BLOCKS`][jaxid.identification.payload.BLOCKS]).
+        [`BLOCKS`][jaxid.identification.jackknife.BLOCKS]).
     gain_std: relative std of each joint's torque gain (torque constant, drive gain, sensor
         calibration), independent between joints, that ``cov`` includes (``_gain_cov``; default
         [`GAIN_STD`][jaxid.identification.payload.GAIN_STD], 2 %; for motor currents times torque
@@ -670,9 +628,9 @@ def identify_payload(
         ``jaxid payload`` uses); 0 for torques known exactly.
 
     The covariance (``PayloadFit.cov``, ``std``) does not assume the model right: it is the
-    delete-a-block jackknife of the final least squares (``_jackknife``;
+    delete-a-block jackknife of the final least squares (``jaxid.identification.jackknife``;
     Kunsch 1989), raised where needed to be at least the white-noise covariance
-    (``_at_least``). A robot model that is wrong in a way no
+    (``jackknife.at_least``). A robot model that is wrong in a way no
     parameter represents (load-dependent friction, cogging, an elastic joint) leaves an error that is
     smooth in time and follows the motion, not white noise, and the fit absorbs part of it: the
     white-noise covariance (``cov_white``, ``std_white``), which counts every sample as independent,
@@ -766,7 +724,7 @@ def identify_payload(
         if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or not 2 <= blocks <= q.shape[0]:
             raise ValueError(f"blocks must be an integer in [2, {q.shape[0]}] (the samples), got {plain(blocks)!r}")
         Cb, used_blocks = (
-            _at_least(_jackknife(A, res, prior, x, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
+            at_least(block_jackknife(A, res, prior, x, int(blocks))[: Wr.shape[2], : Wr.shape[2]], Cb),
             int(blocks),
         )
     Cb_gain = _gain_cov(A, prior, S_A, Wr, theta_b, float(gain_std))

@@ -576,6 +576,58 @@ def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress
     return m
 
 
+def _block_update(Fg, sg, Y, tau, mask, block, theta, w):
+    A = Y * (mask[:, None] * w)[:, :, None]  # whitened rows; a sample left out has zero rows
+    r = (tau - Y @ theta) * mask[:, None] * w
+    G = Fg.shape[0]
+    Fg = Fg + jax.ops.segment_sum(jnp.einsum("tki,tkj->tij", A, A), block, num_segments=G)
+    return Fg, sg + jax.ops.segment_sum(jnp.einsum("tkc,tk->tc", A, r), block, num_segments=G)
+
+
+_rows_blocks = jax.jit(_block_update)
+
+
+def block_sums(model, runs, columns, theta, weights, blocks: int, masks=None, progress=None):
+    """Per block of the samples fitted, the information and summed scores (G, k, k) and (G, k) of the
+    rows whitened by ``sqrt(weights)`` at the fit theta (k,) of the ``columns``, chunk by chunk: what
+    ``jaxid.identification.jackknife.from_sums`` needs. The fitted samples of all runs, in order, are cut
+    into ``blocks`` contiguous blocks of equal count (the last shorter), as
+    ``jackknife.block_sums`` cuts held rows. weights: per-joint row weights (n,) (1 / noise variance).
+    model, runs, columns, masks, progress: as [`reduce_runs`][jaxid.identification.streaming.reduce_runs]."""
+    from jaxid.identification.regressor import regressor  # the regressor module imports models
+
+    columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
+    theta, w = jnp.asarray(theta, dtype=float), jnp.sqrt(jnp.asarray(weights, dtype=float))
+    k = int(columns.size)
+    Fg, sg = jnp.zeros((blocks, k, k)), jnp.zeros((blocks, k))
+    if masks is None:
+        masks = [np.ones(len(run()[1]) if callable(run) else len(run[0]), bool) for run in runs]
+    keeps = [np.asarray(mask, bool) for mask in masks]
+    lengths = [len(kp) for kp in keeps]
+    size = -(-sum(int(kp.sum()) for kp in keeps) // blocks)
+    # each fitted sample's block, by its count among the fitted samples of all runs
+    order = np.cumsum(np.concatenate(keeps)) - 1
+    block = np.split(np.clip(order // size, 0, blocks - 1).astype(np.int32), np.cumsum(lengths)[:-1])
+    for i, s in _chunks(runs, progress, "covariance"):
+        run, keep = runs[i], keeps[i]
+        if callable(run):
+            W, tau = run()
+            for c in range(0, len(tau), SAMPLES):
+                part = _padded(
+                    SAMPLES, W[c : c + SAMPLES], tau[c : c + SAMPLES], block[i][c : c + SAMPLES], keep[c : c + SAMPLES]
+                )
+                Fg, sg = _rows_blocks(Fg, sg, part[0], part[1], part[3], part[2], theta, w)
+        else:
+            q, qd, qdd, tau, g, kp = _padded(
+                SAMPLES,
+                *(np.asarray(x, dtype=float)[s : s + SAMPLES] for x in run),
+                block[i][s : s + SAMPLES],
+                keep[s : s + SAMPLES],
+            )
+            Fg, sg = _rows_blocks(Fg, sg, regressor(model, q, qd, qdd)[..., columns], tau, kp, g, theta, w)
+    return Fg, sg
+
+
 def residuals(model, runs, columns, theta) -> list:
     """Residuals tau - W theta (N_i, n) of every run (all samples), chunk by chunk.
 

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from jaxid.identification import jackknife
 from jaxid.workflow import regress
 from jaxid.workflow.preprocess import Prepared
 from jaxid.workflow.records import Instrumental, WorkflowError
@@ -18,17 +19,25 @@ from jaxid.workflow.records import Instrumental, WorkflowError
 
 def covariance(robot, prepared: Prepared, base, rows, scr, *, method: str, progress=None):
     """The covariance (b, b) of a "wls" or "ols" fit that the screening kept (``scr``; not when it
-    switched to IRLS): the HAC sandwich of `_sandwich` when some run was filtered (a ``memory``
-    > 0 in its choices), else None (the estimator's own white-noise covariance stands).
-    rows: the fit's ``jaxid.workflow.screen.Rows``."""
+    switched to IRLS), and its kind: the HAC sandwich of `_sandwich` ("hac") when some run was
+    filtered (a ``memory`` > 0 in its choices), else the delete-a-block jackknife of `_jackknife`
+    ("jackknife": a model error no parameter represents follows the motion, and the white covariance,
+    which counts every sample as independent, understates what it leaves in the estimate); (None,
+    None) for other methods, where the estimator's own white-noise covariance stands. rows: the fit's
+    ``jaxid.workflow.screen.Rows``."""
     if method not in ("wls", "ols") or scr.method != method:
-        return None
+        return None, None
     kept = rows.moving.copy()
     kept[np.flatnonzero(rows.moving)[np.setdiff1d(np.arange(rows.n_fitted), np.asarray(scr.samples))]] = False
     held = None if rows.stream else (rows.Wb, rows.tau)
-    return _sandwich(
-        robot, prepared, base, scr.fit, rows.moving, kept, dense=held, reduced=scr.reduced, progress=progress
-    )
+    if any(int(c.get("memory", 0)) for c in prepared.choices):
+        cov = _sandwich(
+            robot, prepared, base, scr.fit, rows.moving, kept, dense=held, reduced=scr.reduced, progress=progress
+        )
+        return cov, "hac"
+    if int(np.sum(kept)) < 2 * jackknife.BLOCKS:
+        return None, None
+    return _jackknife(robot, prepared, base, scr.fit, rows.moving, kept, dense=held, reduced=scr.reduced), "jackknife"
 
 
 def instrumental_fit(robot, prepared: Prepared, base, rows, kept, fit, *, method, reference, gains, progress=None):
@@ -53,23 +62,11 @@ def instrumental_fit(robot, prepared: Prepared, base, rows, kept, fit, *, method
     return fit, Instrumental(**doc)
 
 
-def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
-    """The HAC sandwich covariance (b, b) of a "wls" or "ols" ``fit`` of the base parameters
-    (``jaxid.identification.sandwich``), with each run's lag window its ``memory``; None when
-    no run has one (logged or periodic derivatives: the white covariance stands).
-
-    moving, kept: (samples of all runs,) bool, the samples outside reversals
-    ([`outside_reversals`][jaxid.workflow.regress.outside_reversals]) and, of those, the ones fitted. dense: the moving samples' rows
-    ``(W, tau)`` held in memory, or None: the rows are evaluated again chunk by chunk from the
-    runs, and ``reduced`` (``streaming.Reduced`` of the fit) gives the two-step weights."""
-    import jax.numpy as jnp
-
-    from jaxid.identification import sandwich, streaming
-    from jaxid.identification.estimators import reduced_variances, wls_variances
-
-    lags = [int(c.get("memory", 0)) for c in prepared.choices]
-    if not any(lags):
-        return None
+def _runs(robot, prepared: Prepared, base, moving, dense):
+    """The runs for a second pass over a fit's rows, their base columns and sample edges: the held rows
+    ``dense`` ``(W, tau)`` of the moving samples (outside reversals,
+    [`outside_reversals`][jaxid.workflow.regress.outside_reversals]) as one callable per run (zero rows
+    where not held), or, with dense None, the runs to evaluate again chunk by chunk."""
     n, cols = robot.n, np.asarray(base.indices)
     runs, lengths = regress._streamed_runs(robot, prepared, cols)
     edges = np.cumsum([0, *lengths])
@@ -85,17 +82,70 @@ def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None,
             return Wr, tr
 
         runs = [lambda a=a, b=b: rows(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    return runs, cols, edges
+
+
+def _weights(robot, fit, moving, kept, dense, reduced):
+    """The per-joint row weights (n,) a "wls" or "ols" ``fit`` took, and its bread: the white covariance
+    over the noise scale, ``(W^T Omega W)^-1``. moving, kept: (samples of all runs,) bool, the samples
+    outside reversals and, of those, the ones fitted; dense: their held rows, or None: ``reduced``
+    (``streaming.Reduced`` of the fit) gives the two-step weights."""
+    from jaxid.identification.estimators import reduced_variances, wls_variances
+
+    n = robot.n
+    if dense is not None:
+        W, tau = (np.asarray(x) for x in dense)
+        W, tau = W.reshape(-1, n, W.shape[-1]), tau.reshape(-1, n)
         fitted = kept[moving]
         var = wls_variances(W[fitted].reshape(-1, W.shape[-1]), tau[fitted].reshape(-1), n)
     else:
         var = reduced_variances(reduced.R, reduced.N)
     if fit.method == "wls":
-        weights, bread = 1.0 / np.asarray(var), np.asarray(fit.cov)  # fit.cov = (W^T Omega W)^-1
-    else:  # ols: cov = s^2 (W^T W)^-1, s^2 = ||r||^2 / dof
-        weights = np.ones(n)
-        bread = np.asarray(fit.cov) / (np.sum(np.asarray(fit.residual_rms) ** 2) * np.sum(kept) / float(fit.dof))
+        return 1.0 / np.asarray(var), np.asarray(fit.cov)  # fit.cov = (W^T Omega W)^-1
+    # ols: cov = s^2 (W^T W)^-1, s^2 = ||r||^2 / dof
+    return np.ones(n), np.asarray(fit.cov) / (np.sum(np.asarray(fit.residual_rms) ** 2) * np.sum(kept) / float(fit.dof))
+
+
+def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
+    """The HAC sandwich covariance (b, b) of a "wls" or "ols" ``fit`` of the base parameters
+    (``jaxid.identification.sandwich``), with each run's lag window its ``memory``. Arguments as
+    `_runs`'s and `_weights`'s."""
+    import jax.numpy as jnp
+
+    from jaxid.identification import sandwich, streaming
+
+    lags = [int(c.get("memory", 0)) for c in prepared.choices]
+    runs, cols, edges = _runs(robot, prepared, base, moving, dense)
+    weights, bread = _weights(robot, fit, moving, kept, dense, reduced)
     meat = streaming.meat(robot, runs, cols, fit.theta, weights, bread, lags, np.split(kept, edges[1:-1]), progress)
     return np.asarray(sandwich.covariance(jnp.asarray(bread), meat))
+
+
+def _jackknife(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
+    """The delete-a-block jackknife covariance (b, b) of a "wls" or "ols" ``fit`` of the base
+    parameters over [`BLOCKS`][jaxid.identification.jackknife.BLOCKS] contiguous blocks of the fitted
+    samples (the runs in order), at least its white covariance (``jaxid.identification.jackknife``).
+    Arguments as `_runs`'s; the same rows and weights whether held or streamed."""
+    from jaxid.identification import streaming
+
+    runs, cols, edges = _runs(robot, prepared, base, moving, dense)
+    # Rows whitened by the fit's per-joint residual variances (WLS; pooled for OLS), the variances its
+    # white covariance is at (the weights it took were the first step's, a little different: the
+    # jackknife's scores allow for that).
+    s2 = np.sum(np.asarray(fit.residual_rms, dtype=float) ** 2) * np.sum(kept) / float(fit.dof)  # ||r||^2 / dof
+    sigma2 = np.asarray(fit.sigma2, dtype=float) if fit.method == "wls" else np.full(robot.n, s2)
+    Fg, sg = streaming.block_sums(
+        robot,
+        runs,
+        cols,
+        fit.theta,
+        1.0 / np.maximum(sigma2, 1e-300),
+        jackknife.BLOCKS,
+        np.split(kept, edges[1:-1]),
+        progress,
+    )
+    C = jackknife.from_sums(Fg, sg, np.zeros((len(cols),) * 2), np.asarray(fit.theta))
+    return jackknife.at_least(C, np.asarray(fit.cov))
 
 
 def instruments(robot, prepared: Prepared, reference=None, gains=None):

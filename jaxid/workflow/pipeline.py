@@ -89,9 +89,11 @@ def identify(
 
     Covariance (``params.cov``, ``params.std``): for "wls" and "ols" on runs that were filtered
     (a ``memory`` > 0 in their choices), the HAC sandwich (``jaxid.workflow.estimate.covariance``)
-    (``jaxid.identification.sandwich``: residuals correlated over the filter's memory); else
-    the estimator's own (white-noise) covariance. ``params.estimation.covariance`` is "hac" or
-    "white", ``params.estimation.std_white`` the white-noise std (b,) in either case.
+    (``jaxid.identification.sandwich``: residuals correlated over the filter's memory); else, with
+    the rows held, the delete-a-block jackknife (``jaxid.identification.jackknife``: it holds a model
+    error that follows the motion, at least the white covariance); else the estimator's own
+    (white-noise) covariance. ``params.estimation.covariance`` is "hac", "jackknife" or "white",
+    ``params.estimation.std_white`` the white-noise std (b,) in each case.
 
     Returns [`Params`][jaxid.workflow.params.Params] with the records of the stages
     (``jaxid.workflow.records``): ``preprocessing`` (per run), ``estimation``, ``screening``,
@@ -118,7 +120,7 @@ def identify(
         fit, iv = instrumental_fit(
             robot, prepared, base, rows, kept, fit, method=method, reference=reference, gains=gains, progress=progress
         )
-    cov = covariance(robot, prepared, base, rows, scr, method=method, progress=progress)
+    cov, kind = covariance(robot, prepared, base, rows, scr, method=method, progress=progress)
     sources = [c["source"] for c in prepared.choices]
     params = Params(
         model=description,
@@ -131,7 +133,7 @@ def identify(
             n_samples=rows.n_fitted,
             sources=sources,
             rank_gap=float(base.gap),
-            covariance="white" if cov is None else "hac",
+            covariance="white" if cov is None else kind,
             std_white=np.asarray(fit.std).tolist(),
             cond_gram=json_number(gram_condition(rows.take(kept), scr)),  # None where not finite (JSON)
         ),

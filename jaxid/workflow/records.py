@@ -117,7 +117,8 @@ class Estimate(_Record):
     singular_values (b,): of the column-scaled base regressor. residual_rms (n,) N m, sigma2 (n,)
     N^2 m^2: per joint. dof: degrees of freedom. n_samples: samples fitted. sources: the runs.
     rank_gap: R-diagonal gap of the base parameters. covariance: "hac" (the sandwich of filtered
-    runs) or "white"; std_white (b,): the white-noise std either way (None where not computed).
+    runs), "jackknife" (the block jackknife of logged ones) or "white"; std_white (b,): the
+    white-noise std in each case (None where not computed).
     cond_gram: cond(Phi^T Phi) of the unscaled, unweighted base regressor Phi
     (``jaxid.workflow.estimate.gram_condition``; None where not computed).
     """
