@@ -37,7 +37,7 @@ def covariance(robot, prepared: Prepared, base, rows, scr, *, method: str, progr
         return cov, "hac"
     if int(np.sum(kept)) < 2 * jackknife.BLOCKS:
         return None, None
-    return _jackknife(robot, prepared, base, scr.fit, rows.moving, kept, dense=held, reduced=scr.reduced), "jackknife"
+    return _jackknife(robot, prepared, base, scr.fit, rows.moving, kept, dense=held, progress=progress), "jackknife"
 
 
 def instrumental_fit(robot, prepared: Prepared, base, rows, kept, fit, *, method, reference, gains, progress=None):
@@ -102,8 +102,12 @@ def _weights(robot, fit, moving, kept, dense, reduced):
         var = reduced_variances(reduced.R, reduced.N)
     if fit.method == "wls":
         return 1.0 / np.asarray(var), np.asarray(fit.cov)  # fit.cov = (W^T Omega W)^-1
-    # ols: cov = s^2 (W^T W)^-1, s^2 = ||r||^2 / dof
-    return np.ones(n), np.asarray(fit.cov) / (np.sum(np.asarray(fit.residual_rms) ** 2) * np.sum(kept) / float(fit.dof))
+    return np.ones(n), np.asarray(fit.cov) / _pooled_variance(fit, kept)  # ols: cov = s^2 (W^T W)^-1
+
+
+def _pooled_variance(fit, kept) -> float:
+    """OLS's pooled noise variance s^2 = ||r||^2 / dof of ``fit`` on the ``kept`` samples, N^2 m^2."""
+    return float(np.sum(np.asarray(fit.residual_rms, dtype=float) ** 2) * np.sum(kept) / float(fit.dof))
 
 
 def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
@@ -121,7 +125,7 @@ def _sandwich(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None,
     return np.asarray(sandwich.covariance(jnp.asarray(bread), meat))
 
 
-def _jackknife(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, reduced=None, progress=None):
+def _jackknife(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None, progress=None):
     """The delete-a-block jackknife covariance (b, b) of a "wls" or "ols" ``fit`` of the base
     parameters over [`BLOCKS`][jaxid.identification.jackknife.BLOCKS] contiguous blocks of the fitted
     samples (the runs in order), at least its white covariance (``jaxid.identification.jackknife``).
@@ -132,8 +136,9 @@ def _jackknife(robot, prepared: Prepared, base, fit, moving, kept, *, dense=None
     # Rows whitened by the fit's per-joint residual variances (WLS; pooled for OLS), the variances its
     # white covariance is at (the weights it took were the first step's, a little different: the
     # jackknife's scores allow for that).
-    s2 = np.sum(np.asarray(fit.residual_rms, dtype=float) ** 2) * np.sum(kept) / float(fit.dof)  # ||r||^2 / dof
-    sigma2 = np.asarray(fit.sigma2, dtype=float) if fit.method == "wls" else np.full(robot.n, s2)
+    sigma2 = (
+        np.asarray(fit.sigma2, dtype=float) if fit.method == "wls" else np.full(robot.n, _pooled_variance(fit, kept))
+    )
     Fg, sg = streaming.block_sums(
         robot,
         runs,

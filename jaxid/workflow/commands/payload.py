@@ -84,7 +84,8 @@ def run_payload(request: PayloadRequest, *, log: Log = None, warn: Callable[[str
     nominal = () if params is not None or r.unloaded else (NOMINAL_SUBTRACTED.format(robot=robot.name),)
     if nominal and not r.nominal:
         raise WorkflowError(NOMINAL_REFUSED.format(robot=robot.name))
-    ds = read = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
+    read = read_runs([r.data] + ([r.unloaded] if r.unloaded else []), robot, r.prepare, r.model, prepare=False)
+    ds = list(read)  # the runs fitted: the loaded one, or its difference to the unloaded one
     alignment = None
     if r.unloaded:
         loaded, unloaded = ds
