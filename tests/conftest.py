@@ -11,6 +11,8 @@ os.environ.setdefault("JAXID_NOTEBOOK_SMALL", "1")
 # tests/test_cache.py checks the CLI's cache in subprocesses.
 os.environ.setdefault("JAXID_CACHE_DIR", tempfile.mkdtemp(prefix="jaxid-test-cache-"))
 
+import shutil  # noqa: E402
+
 import hypothesis  # noqa: E402
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -28,6 +30,23 @@ jaxid.cache.enable()  # already on since the import: the same folder
 hypothesis.settings.register_profile("ci", derandomize=True, deadline=None, max_examples=25, database=None)
 hypothesis.settings.register_profile("deep", deadline=None, max_examples=500, database=None)
 hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """A headless Chromium driven by playwright, for the tests that check pages as a browser draws
+    them: playwright's own browser, or the system's (Debian packages chromium-headless-shell or
+    chromium). Skips where there is none."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
+    names = ("chromium-headless-shell", "chromium", "chromium-browser")
+    executable = next((path for path in map(shutil.which, names) if path), None)
+    with sync_api.sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        except Exception as e:  # no browser binary here
+            pytest.skip(f"no headless Chromium: {str(e).splitlines()[0]}")
+        yield browser
+        browser.close()
 
 
 @pytest.fixture(scope="session")

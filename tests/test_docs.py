@@ -26,15 +26,15 @@ def _subparsers():
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
 
 
-def _cli_reference():
-    spec = importlib.util.spec_from_file_location("cli_reference", ROOT / "docs/hooks/cli_reference.py")
+def _generated():
+    spec = importlib.util.spec_from_file_location("generated", ROOT / "docs/hooks/generated.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_cli_reference_lists_every_subcommand_and_option():
-    text = _cli_reference().render()
+    text = _generated().render()
     for name, sub in _subparsers().items():
         assert f"## jaxid {name}\n" in text
         section = text.split(f"## jaxid {name}\n", 1)[1].split("\n## jaxid ", 1)[0]
@@ -232,3 +232,52 @@ def test_docs_build_strict(site):
         figure = site / "figures" / name
         assert figure.is_file() and figure.stat().st_size < 200_000, name
     assert "figures/lugre.svg" in (site / "friction/index.html").read_text()
+
+
+def test_package_page_lists_every_exported_name(site):
+    """The API's package page is a table of every name ``import jaxid`` exports, each a link to
+    the page that documents it."""
+    table = _generated().package_names()
+    page = (site / "api/index.html").read_text()
+    for name in jaxid.__all__:
+        if not name.startswith("__"):
+            assert f"| [`{name}`][" in table, name
+            assert f"<code>{name}</code></a>" in page, name
+
+
+def test_site_pages_render_in_a_headless_browser(site, chromium):
+    """As a reader sees every page of the site at 1280 px: no console error (nothing fetched from outside: the
+    site reads offline), every image drawn, and no code block or table wider than the text column
+    (a line hidden past the right edge; the CLI help is printed at the column's width)."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for path in sorted(site.glob("**/index.html")):
+        name = str(path.relative_to(site))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        images = page.evaluate("Array.from(document.images).map(i => [i.src, i.complete && i.naturalWidth > 0])")
+        assert all(ok for _, ok in images), (name, images)
+        wide = page.evaluate(
+            "Array.from(document.querySelectorAll('.md-content pre, .md-content pre > code, .md-content table,"
+            " .md-content .md-typeset__scrollwrap'))"
+            ".filter(e => e.scrollWidth > e.clientWidth + 1)"
+            ".map(e => [e.tagName, e.scrollWidth, e.clientWidth, e.textContent.slice(0, 80)])"
+        )
+        assert not wide, (name, wide)
+    # The CLI help keeps its layout: a line as wide as argparse fills (COLUMNS - 2) fits the text
+    # column (longer lines, a few examples, wrap).
+    page.goto((site / "cli/index.html").as_uri())
+    fits = page.evaluate(
+        "width => { const code = document.querySelector('.md-content pre > code');"
+        " const probe = document.createElement('span'); probe.textContent = 'x'.repeat(width);"
+        " probe.style.whiteSpace = 'pre'; probe.style.display = 'inline-block';"
+        " code.appendChild(probe); const style = getComputedStyle(code);"
+        " const room = code.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);"
+        " const ok = probe.getBoundingClientRect().width <= room; probe.remove(); return ok; }",
+        _generated().WIDTH - 2,
+    )
+    page.close()
+    assert not errors, errors
+    assert fits

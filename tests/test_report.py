@@ -4,7 +4,7 @@ and the one-line error when matplotlib is missing."""
 
 import base64
 import html.parser
-import shutil
+import io
 import struct
 import subprocess
 import sys
@@ -238,32 +238,27 @@ class _Cells(html.parser.HTMLParser):
             self._cell = None
 
 
-def _browser():
-    """A launchable Chromium for playwright: its own, or the system's (Debian package chromium)."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install playwright)")
-    return sync_api, shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def test_html_report_renders_in_a_headless_browser(written):
-    sync_api, executable = _browser()
+def test_html_report_renders_in_a_headless_browser(written, chromium):
     out, paths = written
-    with sync_api.sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        except Exception as e:  # no browser binary here
-            pytest.skip(f"no headless Chromium: {str(e).splitlines()[0]}")
-        page = browser.new_page()
-        errors = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((out / "report.html").resolve().as_uri())
-        page.wait_for_load_state("load")
-        shown = page.evaluate(
-            "Array.from(document.querySelectorAll('img')).map("
-            "i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])"
-        )
-        browser.close()
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((out / "report.html").resolve().as_uri())
+    page.wait_for_load_state("load")
+    shown = page.evaluate(
+        "Array.from(document.querySelectorAll('img')).map("
+        "i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])"
+    )
+    shot = page.screenshot(path=str(out / "report_screenshot.png"), full_page=True)
+    page.close()
     assert not errors
+    # The page as drawn: a full-page screenshot taller than the window, and not blank.
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(shot)).convert("L")
+    assert image.width == 1280 and image.height > 800, image.size
+    assert len(set(image.getdata())) > 16
     assert len(shown) == len(paths["figures"]) + len(paths["vector"]) // 2 and all(
         ok and w > 0 and box > 0 for ok, w, box in shown
     ), shown

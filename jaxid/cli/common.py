@@ -3,17 +3,31 @@ bounds, payload), progress, JSON output."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+import textwrap
 
 from jaxid.cli import UserError
 from jaxid.workflow import METHODS as METHODS  # the estimators of --method
 from jaxid.workflow import WorkflowError, requests
 
 
-def _velocity_or_fit(text):
-    import argparse
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs keep their line breaks (examples, lists), and a prose line longer
+    than the terminal is wrapped at its width; an indented line (an example command) is kept."""
 
+    def _fill_text(self, text, width, indent):
+        lines = []
+        for line in text.splitlines():
+            if len(line) > width and not line[:1].isspace():
+                lines += textwrap.wrap(line, width, break_on_hyphens=False) or [""]
+            else:
+                lines.append(line)
+        return "\n".join(indent + line for line in lines)
+
+
+def _velocity_or_fit(text):
     if text == "fit":
         return text
     try:

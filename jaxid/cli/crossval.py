@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-
 from jaxid.cli.common import (
     METHODS,
+    HelpFormatter,
     add_bounds_arguments,
     add_data_arguments,
     add_gravity_argument,
@@ -38,7 +37,7 @@ def register(sub):
         "within one standard error of the least (default weights: 7 log-spaced from 1e-3 to the training "
         "samples x joints). Runs jaxid.workflow.crossval.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz) or ROS 2 bags, at least two")
     add_model_arguments(p, fits_data=True)

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from jaxid.cli import UserError
-from jaxid.cli.common import add_json_argument, output_dir
+from jaxid.cli.common import HelpFormatter, add_json_argument, output_dir
 
 
 def register(sub):
@@ -38,7 +38,7 @@ def register(sub):
         "noisy measurements of a perturbed robot on it and on a second trajectory, identify the base "
         "parameters with the defaults of 'jaxid identify', and validate on the second trajectory. "
         "Each command is printed before it runs.\n\nexample: jaxid demo --out jaxid_demo",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--out", default="jaxid_demo", help="folder for the files and the report (default: %(default)s)")
     p.add_argument("--robot", default="ur5", metavar="NAME", help="built-in robot: ur5 or planarN (default ur5)")

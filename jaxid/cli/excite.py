@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from jaxid.cli import UserError
 from jaxid.cli.common import (
+    HelpFormatter,
     add_json_argument,
     add_model_arguments,
     add_package_dir_argument,
@@ -52,7 +52,7 @@ def register(sub):
         "status 1, and nothing written, when no start meets "
         "every limit and constraint on the dense check.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_model_arguments(p, robot_default="ur5", transmission=False)  # the excitation moves the joints
     p.add_argument(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from jaxid.cli.common import add_model_arguments, model_spec, warn
+from jaxid.cli.common import HelpFormatter, add_model_arguments, model_spec, warn
 from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
@@ -30,7 +28,7 @@ def register(sub):
         "torques 'jaxid validate' predicts (N m from q rad, qd rad/s, qdd rad/s^2). Parameters with LuGre "
         "friction are refused (its state is not a function of q, qd, qdd).",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("params", metavar="PARAMS", help="params.json written by 'jaxid identify'")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the artefact to write")

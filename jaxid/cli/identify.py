@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 
@@ -11,6 +10,7 @@ import numpy as np
 from jaxid import report
 from jaxid.cli.common import (
     METHODS,
+    HelpFormatter,
     add_bounds_arguments,
     add_data_arguments,
     add_gravity_argument,
@@ -55,7 +55,7 @@ def register(sub):
         "velocities and accelerations are computed by zero-phase Butterworth filtering at a cutoff "
         "chosen from the data (printed). Runs jaxid.workflow: read, prepare, identify_experiment.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "data", nargs="+", metavar="DATA", help="dataset files (.csv, .npz) or ROS 2 bags (directory or .mcap), stacked"

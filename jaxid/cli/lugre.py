@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import warnings
 
-from jaxid.cli.common import add_json_argument, emit_json, logger
+from jaxid.cli.common import HelpFormatter, add_json_argument, emit_json, logger
 from jaxid.workflow import commands, requests
 
 EXAMPLE = """examples:
@@ -33,7 +32,7 @@ def register(sub):
         "flagged '?', each with its reason and the experiment that would determine it), and the WAPE / max PE of the "
         "simulated force (on the validation file, if given), next to a Coulomb + viscous model.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("data", metavar="CSV", help="friction experiment: t, x, F or t, q1..qn, F1..Fn")
     p.add_argument("--validation", metavar="CSV", help="held-out experiment of the same axes for WAPE / max PE")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 from jaxid.cli.common import (
+    HelpFormatter,
     add_data_arguments,
     add_json_argument,
     add_model_arguments,
@@ -41,7 +40,7 @@ def register(sub):
         "as a prior (so its error leaves the payload). Prints the 10 parameters with standard deviations, which of them the joints "
         "and trajectory identify, and the physical-consistency check.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("data", metavar="DATA", help="loaded-robot dataset (.csv, .npz: t, q, [qd, qdd,] tau) or ROS 2 bag")
     p.add_argument(

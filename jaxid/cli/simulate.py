@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 from jaxid.cli.common import (
+    HelpFormatter,
     add_json_argument,
     add_model_arguments,
     add_payload_arguments,
@@ -32,7 +31,7 @@ def register(sub):
         "torque offsets added), compute its torques along the trajectory and write noisy "
         "positions and torques (t, q, tau) as a dataset file.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_model_arguments(p, robot_default="ur5", joint_terms=None)
     p.add_argument(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from jaxid.cli.common import (
+    HelpFormatter,
     add_data_arguments,
     add_json_argument,
     add_model_arguments,
@@ -38,7 +38,7 @@ def register(sub):
         "limits, NRMS lim (RMSE / (2 tau_max), %%: the error over the torque range "
         "[-tau_max, tau_max]); writes figures of measured vs predicted torque.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("data", nargs="+", metavar="DATA", help="held-out dataset files (.csv, .npz) or ROS 2 bags")
     p.add_argument("--params", required=True, metavar="PATH", help="params.json written by 'jaxid identify'")

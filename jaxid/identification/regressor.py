@@ -49,7 +49,7 @@ def stack(Y: jax.Array, tau: None = None) -> jax.Array: ...
 @overload
 def stack(Y: jax.Array, tau: ArrayLike) -> tuple[jax.Array, jax.Array]: ...
 def stack(Y: jax.Array, tau: ArrayLike | None = None) -> jax.Array | tuple[jax.Array, jax.Array]:
-    """Stack a batch Y (N, n, p) sample-major into W (N*n, p); tau (N, n) into (N*n,)."""
+    """Stack a batch Y `(N, n, p)` sample-major into W `(N*n, p)`; tau `(N, n)` into `(N*n,)`."""
     W = Y.reshape(-1, Y.shape[-1])
     return W if tau is None else (W, jnp.reshape(tau, -1))
 
