@@ -261,9 +261,9 @@ def test_max_steps_limits_the_consistent_fit(run, capsys):
     assert "--max-steps limits the Newton steps of --consistent" in capsys.readouterr().err
 
 
-def test_fit_gravity_is_kept_for_validate(run, capsys):
+def test_fit_gravity_is_kept_for_validate(run, capsys, tmp_path, monkeypatch):
     """identify --fit-gravity on a level simulation finds no tilt; validate predicts with the
-    stored gravity (the file's model, not the built-in's)."""
+    stored gravity (the file's model, not the built-in's), and writes nothing without --out."""
     out = str(run / "g.json")
     assert (
         main(
@@ -286,7 +286,10 @@ def test_fit_gravity_is_kept_for_validate(run, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["gravity"]["tilt_deg"] < 1e-3
     assert np.allclose(results.load_params(out).model["gravity"], doc["gravity"]["vector"])
-    assert main(["validate", "--params", out, str(run / "truth2.csv"), "--no-figures", "--json", "--quiet"]) == 0
+    # Without --out, validate prints and writes nothing (no ./validation folder unasked).
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--params", out, str(run / "truth2.csv"), "--json", "--quiet"]) == 0
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
 
 
 def test_identify_and_validate_write_reports(run, capsys):

@@ -45,11 +45,10 @@ def register(sub):
     add_model_arguments(p, robot_default=None, joint_terms=None)
     p.add_argument(
         "--out",
-        default="validation",
         metavar="DIR",
-        help="directory for the figures and metrics.json (default ./validation)",
+        help="write the torque figures and metrics.json into DIR (nothing is written without it)",
     )
-    p.add_argument("--no-figures", action="store_true", help="skip the figures")
+    p.add_argument("--no-figures", action="store_true", help="with --out: skip the figures and metrics.json")
     p.add_argument(
         "--accept-unconverged",
         action="store_true",
@@ -64,6 +63,7 @@ def register(sub):
 def run(args) -> int:
     from jaxid import report
 
+    writes = args.out is not None and not args.no_figures
     req = requests.ValidateRequest(
         data=tuple(args.data),
         params=args.params,
@@ -71,19 +71,19 @@ def run(args) -> int:
         prepare=data_spec(args),
         accept_unconverged=args.accept_unconverged,
         json=args.json,
-        out=None if args.no_figures else args.out,
+        out=args.out if writes else None,
         report=args.report,
     )
     commands.check_paths(req)  # before the folders are made
-    if not args.no_figures:
+    if writes:
         output_dir(args.out)
     if args.report:
         output_dir(args.report)
-    if args.report or not args.no_figures:
+    if args.report or writes:
         report.pyplot()  # a missing matplotlib fails before the work, in one line
     res = commands.run_validate(req, log=logger(args), warn=lambda line: warn(args, line))
     model, params, prepared, val = res.model, res.params, res.prepared, res.validation
-    out = Path(args.out)
+    out = Path(args.out) if writes else None
     names = model.names
     doc = {
         "params": args.params,
@@ -97,14 +97,14 @@ def run(args) -> int:
         doc["checks"] = {"checks": checks, "plausible": params.physics.plausible}
     for path, entry, t, real, pred in zip(args.data, val.runs, val.t, val.measured, val.predicted):
         entry = {"file": path, **{k: v for k, v in entry.items() if k != "source"}}
-        if not args.no_figures:
+        if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             fig = out / f"{Path(path).stem}_torques.png"
             report.torque_figure(fig, t, real, pred, names, title=f"{Path(path).name}: measured vs predicted torque")
             entry["figure"] = str(fig)
         doc["files"].append(entry)
     doc["report"] = write_report(args, model, params, val, held_out=True)
-    if not args.no_figures:
+    if out is not None:
         emit_json(doc, str(out / "metrics.json"))
     if args.json is not None and emit_json(doc, args.json):
         return 0
@@ -135,7 +135,7 @@ def run(args) -> int:
             print(f"  FLAGGED: {flag['line']}")
         if not e.get("flagged"):
             print(f"  no joint flagged (NRMSE within {NRMSE_FACTOR:g}x the other joints' median, R^2 >= {R2_MIN:g})")
-    if not args.no_figures:
+    if out is not None:
         print(f"wrote figures and metrics.json to {out}/")
     if doc["report"]:
         print(f"wrote {doc['report']}")
