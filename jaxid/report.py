@@ -176,10 +176,13 @@ def parameter_rows(params, *, joint_types: Sequence[str] | None = None, truth=No
 
 def metrics_rows(metrics: dict, joint_names: Sequence[str]) -> tuple[tuple, list]:
     """(headers, rows) of per-joint validation metrics (``jaxid.workflow.validation_metrics``
-    output, one run), a row per joint and one ``overall``; the columns of METRIC_COLUMNS that
-    ``metrics`` holds."""
+    output, one run), a row per joint (its number from 1 beside its name, as the messages name it)
+    and one ``overall``; the columns of METRIC_COLUMNS that ``metrics`` holds."""
     cols = [c for c in METRIC_COLUMNS if c[0] in metrics]
-    rows = [[name] + [_fmt(metrics[k]["per_joint"][j], f) for k, _, f in cols] for j, name in enumerate(joint_names)]
+    rows = [
+        [f"{j + 1} ({name})"] + [_fmt(metrics[k]["per_joint"][j], f) for k, _, f in cols]
+        for j, name in enumerate(joint_names)
+    ]
     rows.append(["overall"] + [_fmt(metrics[k]["overall"], f) for k, _, f in cols])
     return ("joint",) + tuple(h for _, h, _ in cols), rows
 

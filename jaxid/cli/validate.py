@@ -124,7 +124,7 @@ def run(args) -> int:
         where = " (motor torques, as logged)" if motor else ""
         print(f"{e['file']}: {e['samples']} samples{where}, relative error ||e||/||tau|| = {e['relative_error']:.3g} %")
         shown = [c for c in cols if c[0] in e]
-        labels = [f"m{j + 1} ({names[j]})" if motor else names[j] for j in range(model.n)]
+        labels = [f"{'m' if motor else ''}{j + 1} ({names[j]})" for j in range(model.n)]
         w = max(14, *(len(x) + 1 for x in labels))
         print(f"  {'motor' if motor else 'joint':<{w}}" + "".join(f"{h:>12}" for _, h, _ in shown))
         fmt = lambda v, f: f"{v:>12{f}}" if v is not None else f"{'-':>12}"
