@@ -404,7 +404,9 @@ def test_summary_names_the_worst_joint_behind_a_small_overall_error():
     # The per-joint table says it on the joint's row.
     table = sections["Per-joint torque fit"]
     row_b = next(line for line in table.splitlines() if line.startswith("| 2 (b) |"))
-    assert "FLAGGED" in row_b and "FLAGGED" not in next(line for line in table.splitlines() if line.startswith("| 1 (a) |"))
+    assert "FLAGGED" in row_b and "FLAGGED" not in next(
+        line for line in table.splitlines() if line.startswith("| 1 (a) |")
+    )
 
 
 def test_validate_report_leads_with_the_held_out_result(tmp_path):
