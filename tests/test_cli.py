@@ -249,6 +249,34 @@ def test_unconverged_consistent_fit_is_an_error(run, capsys, monkeypatch):
     assert main(check + ["--accept-unconverged"]) == 0
 
 
+def test_implausible_consistent_fit_writes_no_model(run, capsys, monkeypatch):
+    """A consistent fit whose named checks fail ("not plausible") is kept in params.json but is
+    not written as a URDF (exit 1, the message names the failed check and the way out) unless
+    --accept-implausible; without --urdf-out nothing is refused."""
+    from jaxid import workflow
+
+    real = workflow.identify_experiment
+    failed = {"name": "plausible", "passed": False, "detail": "masses", "failures": ["link 2 (link2): mass 9x"]}
+
+    def implausible(*a, **k):  # the same fit, as if a link had failed its plausibility check
+        params = real(*a, **k)
+        checks = [c for c in params.physics.checks if c["name"] != "plausible"] + [failed]
+        return dataclasses.replace(params, physics=dataclasses.replace(params.physics, checks=checks, plausible=False))
+
+    monkeypatch.setattr(workflow, "identify_experiment", implausible)
+    args = ["identify", "--robot", "planar2", str(run / "truth1.csv"), "--consistent", "--prior-weight", "1e-3"]
+    args += ["-o", str(run / "implausible.json"), "--quiet"]
+    assert main(args) == 0  # no model file asked for
+    urdf = ["--urdf-out", str(run / "implausible.urdf")]
+    capsys.readouterr()
+    assert main(args + urdf) == 1
+    err = capsys.readouterr().err
+    assert "not plausible (failed: plausible" in err and "no URDF was written" in err and "--accept-implausible" in err
+    assert not (run / "implausible.urdf").exists() and (run / "implausible.json").exists()
+    assert results.load_params(run / "implausible.json").physics.plausible is False
+    assert main(args + urdf + ["--accept-implausible"]) == 0 and (run / "implausible.urdf").exists()
+
+
 def test_max_steps_limits_the_consistent_fit(run, capsys):
     """--max-steps is the consistent fit's Newton budget: 2 steps stop it unconverged (exit 1,
     the message says to raise it); without --consistent it is refused. (At a fixed prior weight:

@@ -107,6 +107,12 @@ def register(sub):
         "reported as not converged and never called consistent)",
     )
     p.add_argument(
+        "--accept-implausible",
+        action="store_true",
+        help="--urdf-out/--mjcf-out: write the model of a fit whose checks fail (verdict 'not "
+        "plausible'; by default an error: exit 1, params.json written, no model file)",
+    )
+    p.add_argument(
         "--prior-weight",
         type=float,
         default=None,
@@ -238,6 +244,7 @@ def request(args) -> requests.IdentifyRequest:
         reference=args.reference,
         consistent=args.consistent,
         accept_unconverged=args.accept_unconverged,
+        accept_implausible=args.accept_implausible,
         max_steps=args.max_steps,
         prior_weight=args.prior_weight,
         bounds=bounds_spec(args),
@@ -314,7 +321,15 @@ def run(args) -> int:
         }
         for line in params.lugre_fit.warnings:  # named, never silent, also under --json
             warnings.warn(line, UserWarning, stacklevel=1)
-    code = 1 if unconverged else 0
+    code = 1 if unconverged or out.implausible else 0
+    if out.implausible and not unconverged:
+        failed = [c["name"] for c in physics.checks if c["passed"] is False]
+        print(
+            f"jaxid identify: error: the fit is not plausible (failed: {', '.join(failed)}; each failing "
+            f"link is named under 'checks'); {args.output} holds it, and no {kind} was written; write it "
+            "anyway with --accept-implausible, or see docs/your-robot.md for more data, bounds or a prior weight",
+            file=sys.stderr,
+        )
     if unconverged:  # an error by default: nothing unconverged passes silently or is written as a model
         print(
             f"jaxid identify: error: the consistent fit did not converge in {consistency.steps} steps; "

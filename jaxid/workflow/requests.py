@@ -353,6 +353,8 @@ class IdentifyRequest:
     cross-validation over the runs (``jaxid.workflow.crossval``, the one-standard-error rule), or
     with ``validate_on`` (held-out runs) the weight of ``prior_weights`` with the least error on
     them. ``validation``: also validate the fit on its own data (for a report).
+    ``accept_unconverged`` / ``accept_implausible``: write the model file of a consistent fit that
+    did not converge / whose verdict is "not plausible" (by default neither is written).
     ``json``: a further output path checked with the others ('-' is stdout); ``report``: the
     folder of the caller's report (``jaxid.report``), checked with them."""
 
@@ -364,6 +366,7 @@ class IdentifyRequest:
     reference: tuple[str, ...] | None = None
     consistent: bool = False
     accept_unconverged: bool = False
+    accept_implausible: bool = False
     max_steps: int | None = None
     prior_weight: float | None = None
     bounds: BoundsSpec = field(default_factory=BoundsSpec)

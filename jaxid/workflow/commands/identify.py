@@ -37,7 +37,8 @@ class IdentifyOutcome:
     params: the ``_params.Params`` written to ``output``; prepared: the prepared runs;
     choice: the prior-weight table (JSON-ready; its ``chosen`` weight was fitted) of ``validate_on``, or
     of the cross-validation over the runs of a ``consistent`` fit without ``prior_weight``, or None; unconverged: a
-    consistent fit that did not converge and was not accepted (no model file written);
+    consistent fit that did not converge and was not accepted (no model file written); implausible: a model file
+    was asked for, the checks' verdict is "not plausible" and it was not accepted (not written);
     model_out: the model file written, or None; validation: the fit validated on its own data
     (``request.validation``), or None."""
 
@@ -47,6 +48,7 @@ class IdentifyOutcome:
     prepared: Any
     choice: dict | None
     unconverged: bool
+    implausible: bool
     model_out: str | None
     validation: Any
 
@@ -90,9 +92,13 @@ def run_identify(request: IdentifyRequest, *, log: Log = None, progress: Callabl
     # An unconverged consistent fit is an error by default: it is never written as a model.
     unconverged = params.consistency is not None and params.consistency.converged is False
     unconverged = unconverged and not r.accept_unconverged
-    written = None if unconverged else _write_model(r, robot, params)
+    # Nor is a consistent fit whose named checks fail: a URDF is what a simulator or controller will
+    # trust (a least-squares estimate that is not consistent is refused by _write_model, exit 2).
+    implausible = r.consistent and model_out is not None and params.physics.plausible is False
+    implausible = implausible and not r.accept_implausible
+    written = None if unconverged or implausible else _write_model(r, robot, params)
     validation = workflow.validate(robot, params, prepared) if r.validation else None
-    return IdentifyOutcome(r, robot, params, prepared, choice, unconverged, written, validation)
+    return IdentifyOutcome(r, robot, params, prepared, choice, unconverged, implausible, written, validation)
 
 
 def _plausibility(robot, params, prepared):
