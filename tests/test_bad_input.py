@@ -143,6 +143,13 @@ def test_output_paths_checked_before_the_work(d, capsys, monkeypatch):
 
 
 # --------------------------------------------------------------------------- huge values, outliers
+def test_payload_gain_std_checked_before_the_data(d, capsys):
+    """A --gain-std that is no fraction is refused by its flag before any file is read (an absent
+    data file would be the error otherwise)."""
+    for bad in ("2", "-0.1", "nan"):
+        fails(capsys, ["payload", "--robot", "ur5", str(d / "absent.csv"), "--gain-std", bad], f"--gain-std {bad}")
+
+
 def test_huge_values_and_outliers(d, capsys):
     t, q, qd, qdd, tau = _table()
     q2 = q.copy()

@@ -646,6 +646,11 @@ class PayloadRequest:
             raise WorkflowError("--average averages whole periods: give --period K (samples per excitation period)")
         if not self.align and not self.unloaded:
             raise WorkflowError("--no-align concerns the unloaded run: give --unloaded DATA, or drop --no-align")
+        if self.gain_std is not None and not 0 <= self.gain_std < 1:  # NaN fails too
+            raise WorkflowError(
+                f"--gain-std {self.gain_std:g}: a relative std of the torque gains, a fraction in [0, 1) "
+                "(0.02 is 2 %; 0 for exact torques)"
+            )
         check_names(*self.paths())
 
     def paths(self) -> tuple[list[Arg], list[Arg]]:
