@@ -79,6 +79,10 @@ much faster than under load: at f9dee9a warm solve 0.0745 s vs jaxid 0.0569 s (1
 solve 1.63 s, jaxid 4.19 s with an empty cache, 1.78 s with a filled one; at 33551df (the verdicts'
 pseudo-inertias compiled, not an eager vmap) warm solve 0.0708 s vs jaxid 0.0353 s (2.01x wall, 1.80x
 CPU), processes solve 1.68 s, jaxid 3.97 s empty (2.4x slower), 1.82 s filled (0.92x).
+At a605ce6 (2026-12-07, load 1.9-2.9, ``--repeat 5 --cold 3``): warm solve 0.0661 s vs jaxid
+0.0430 s (1.54x wall, 1.42x CPU; the workflow's jackknife covariance of logged runs, new at
+5fcfa33, is about 10 ms of jaxid's 43), processes solve 1.56 s, jaxid 3.55 s empty (2.27x
+slower), 1.56 s filled (1.00x); accuracy as above (jaxid 1.09, FIGAROH solve 5.67 std).
 
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
