@@ -485,7 +485,9 @@ _CSS = (
     "table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}"
     "th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}td.num,th.num{text-align:right}"
     "thead{background:#f2f2f2}img{max-width:100%}figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}"
-    "figure.print img{width:auto;height:auto}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}"
+    # a long command line wraps instead of hiding past the page's edge (a copy still gives it whole)
+    "figure.print img{width:auto;height:auto}pre{background:#f6f6f6;padding:.5rem;white-space:pre-wrap;"
+    "overflow-wrap:anywhere}"
 )
 
 FLAG_LEGEND = (

@@ -135,7 +135,10 @@ def written(tmp_path_factory):
     qd = np.stack([0.5 * np.cos(0.5 * t), -0.6 * np.sin(1.5 * t)], axis=1)
     val = workflow.Validation(runs=[run], t=[t], measured=[real], predicted=[pred], q=[q], qd=[qd])
     out = tmp_path_factory.mktemp("report")
-    paths = report.write_report(out, constructed_params(), val, joint_types=("R", "R"))
+    # a command line as long as a real one (a URDF, three runs, options): the page must wrap it
+    command = ["jaxid", "identify", "--urdf", "/a/long/path/to/the/robot_description/urdf/arm.urdf"]
+    command += [f"/data/experiments/2026-12-07/run{k}_fourier_excitation_200Hz.csv" for k in (1, 2, 3)]
+    paths = report.write_report(out, constructed_params(), val, joint_types=("R", "R"), command=command)
     return out, paths
 
 
@@ -250,9 +253,14 @@ def test_html_report_renders_in_a_headless_browser(written, chromium):
         "Array.from(document.querySelectorAll('img')).map("
         "i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])"
     )
+    # nothing wider than the page at 1280 px: a table, a figure or the command line hidden past its edge
+    wide = page.evaluate(
+        "Array.from(document.querySelectorAll('pre, table, img')).filter(e => e.scrollWidth > e.clientWidth + 1"
+        " || e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).map(e => e.tagName)"
+    )
     shot = page.screenshot(path=str(out / "report_screenshot.png"), full_page=True)
     page.close()
-    assert not errors
+    assert not errors and not wide, (errors, wide)
     # The page as drawn: a full-page screenshot taller than the window, and not blank.
     from PIL import Image
 
