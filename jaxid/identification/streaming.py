@@ -611,12 +611,8 @@ def block_sums(model, runs, columns, theta, weights, blocks: int, masks=None, pr
     for i, s in _chunks(runs, progress, "covariance"):
         run, keep = runs[i], keeps[i]
         if callable(run):
-            W, tau = run()
-            for c in range(0, len(tau), SAMPLES):
-                part = _padded(
-                    SAMPLES, W[c : c + SAMPLES], tau[c : c + SAMPLES], block[i][c : c + SAMPLES], keep[c : c + SAMPLES]
-                )
-                Fg, sg = _rows_blocks(Fg, sg, part[0], part[1], part[3], part[2], theta, w)
+            F, r = _held_block_sums(run, keep, block[i], np.asarray(theta), np.asarray(w), blocks)
+            Fg, sg = Fg + F, sg + r
         else:
             q, qd, qdd, tau, g, kp = _padded(
                 SAMPLES,
@@ -625,6 +621,26 @@ def block_sums(model, runs, columns, theta, weights, blocks: int, masks=None, pr
                 keep[s : s + SAMPLES],
             )
             Fg, sg = _rows_blocks(Fg, sg, regressor(model, q, qd, qdd)[..., columns], tau, kp, g, theta, w)
+    return Fg, sg
+
+
+def _held_block_sums(run, keep, block, theta, w, blocks: int):
+    """``block_sums``'s terms of one run of held rows (a callable of host arrays), on the host: one
+    matrix product per block of its contiguous samples. The compiled chunk update forms every
+    sample's outer product (a (2048, k, k) array per chunk) before summing them into blocks: 13 ms
+    of a 43 ms warm identification of 1000 UR10 samples, and a program to compile on a first run."""
+    k = theta.size
+    Fg, sg = np.zeros((blocks, k, k)), np.zeros((blocks, k))
+    W, tau = (np.asarray(x, dtype=float) for x in run())
+    W, tau, g = W[keep], tau[keep], block[keep]
+    A = W * w[None, :, None]  # whitened rows
+    r = (tau - W @ theta) * w
+    cuts = np.flatnonzero(np.diff(g)) + 1  # the blocks are contiguous in sample order
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(g)]):
+        if hi > lo:
+            a = A[lo:hi].reshape(-1, k)
+            Fg[g[lo]] += a.T @ a
+            sg[g[lo]] += a.T @ r[lo:hi].reshape(-1)
     return Fg, sg
 
 
