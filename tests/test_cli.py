@@ -1,5 +1,6 @@
 """The command line end to end on a planar 2R arm: simulate -> identify -> validate, and bad input."""
 
+import argparse
 import dataclasses
 import json
 import os
@@ -377,6 +378,31 @@ def test_help_has_an_example(capsys):
             main([cmd, "--help"])
         assert e.value.code == 0
         assert f"jaxid {cmd} " in capsys.readouterr().out
+
+
+def _subparsers():
+    from jaxid.cli import build_parser
+
+    parser = build_parser()
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_help_fits_the_terminal(capsys, monkeypatch):
+    """Every subcommand's help fits an 80-column terminal: its descriptions are wrapped (argparse's
+    raw formatter would print each as one line), its example commands (indented) kept as written."""
+    from jaxid.cli import COMMANDS
+
+    monkeypatch.setenv("COLUMNS", "80")
+    subs = _subparsers()
+    for cmd in COMMANDS:
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        text = capsys.readouterr().out
+        assert f"usage: jaxid {cmd}" in text
+        raw = f"{subs[cmd].description}\n{subs[cmd].epilog}".splitlines()
+        indented = {line for line in raw if line[:1].isspace()}  # examples: kept as written
+        long = [line for line in text.splitlines() if len(line) > 80 and line not in indented]
+        assert not long, (cmd, long)
 
 
 def test_console_script_help():

@@ -40,6 +40,7 @@ def register(sub):
         "--method",
         choices=("full", "shape", "shape-log", "shape-article", "shape-article-once", "pso"),
         default="full",
+        metavar="METHOD",  # the six choices, described below, would make a usage line no terminal wraps
         help="full (default): swarm 50x50, shape-factor iteration, vd, Levenberg-Marquardt; "
         "shape: the iteration, then sigma1 and vd by Levenberg-Marquardt, the other six held "
         "(= shape-log, the better iteration); shape-article: "
