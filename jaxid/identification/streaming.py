@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid.arrays import device
 from jaxid.identification import sandwich
 from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
 from jaxid.identification.estimators import (
@@ -576,7 +577,8 @@ def meat(model, runs, columns, theta, weights, bread, lags, masks=None, progress
     return m
 
 
-def _block_update(Fg, sg, Y, tau, mask, block, theta, w):
+def _block_update(Fg, sg, Y, columns, tau, mask, block, theta, w):
+    Y = Y[..., columns]
     A = Y * (mask[:, None] * w)[:, :, None]  # whitened rows; a sample left out has zero rows
     r = (tau - Y @ theta) * mask[:, None] * w
     G = Fg.shape[0]
@@ -596,10 +598,13 @@ def block_sums(model, runs, columns, theta, weights, blocks: int, masks=None, pr
     model, runs, columns, masks, progress: as [`reduce_runs`][jaxid.identification.streaming.reduce_runs]."""
     from jaxid.identification.regressor import regressor  # the regressor module imports models
 
-    columns = jnp.asarray(np.asarray(columns), dtype=jnp.int32)
-    theta, w = jnp.asarray(theta, dtype=float), jnp.sqrt(jnp.asarray(weights, dtype=float))
+    columns = np.asarray(columns, dtype=np.int32)
+    theta, w = np.asarray(theta, dtype=float), np.sqrt(np.asarray(weights, dtype=float))
     k = int(columns.size)
-    Fg, sg = jnp.zeros((blocks, k, k)), jnp.zeros((blocks, k))
+    # Held rows are summed on the host, states on the device: no eager operation compiles a program
+    # for a run that has none of the other kind.
+    Fg, sg = np.zeros((blocks, k, k)), np.zeros((blocks, k))
+    on_device = None
     if masks is None:
         masks = [np.ones(len(run()[1]) if callable(run) else len(run[0]), bool) for run in runs]
     keeps = [np.asarray(mask, bool) for mask in masks]
@@ -611,16 +616,21 @@ def block_sums(model, runs, columns, theta, weights, blocks: int, masks=None, pr
     for i, s in _chunks(runs, progress, "covariance"):
         run, keep = runs[i], keeps[i]
         if callable(run):
-            F, r = _held_block_sums(run, keep, block[i], np.asarray(theta), np.asarray(w), blocks)
+            F, r = _held_block_sums(run, keep, block[i], theta, w, blocks)
             Fg, sg = Fg + F, sg + r
-        else:
-            q, qd, qdd, tau, g, kp = _padded(
-                SAMPLES,
-                *(np.asarray(x, dtype=float)[s : s + SAMPLES] for x in run),
-                block[i][s : s + SAMPLES],
-                keep[s : s + SAMPLES],
-            )
-            Fg, sg = _rows_blocks(Fg, sg, regressor(model, q, qd, qdd)[..., columns], tau, kp, g, theta, w)
+            continue
+        q, qd, qdd, tau, g, kp = _padded(
+            SAMPLES,
+            *(np.asarray(x, dtype=float)[s : s + SAMPLES] for x in run),
+            block[i][s : s + SAMPLES],
+            keep[s : s + SAMPLES],
+        )
+        if on_device is None:
+            on_device = tuple(map(device, (np.zeros((blocks, k, k)), np.zeros((blocks, k)))))
+        Y = regressor(model, q, qd, qdd)
+        on_device = _rows_blocks(*on_device, Y, device(columns), tau, kp, g, device(theta), device(w))
+    if on_device is not None:
+        Fg, sg = Fg + np.asarray(on_device[0]), sg + np.asarray(on_device[1])
     return Fg, sg
 
 
