@@ -121,7 +121,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import rosbag
-from jaxid.arrays import plain, slice_tree
+from jaxid.arrays import device, plain, slice_tree
 from jaxid.atomic import OutputPathError, atomic_write
 from jaxid.tables import read_table
 
@@ -1585,11 +1585,12 @@ def _build(
         notes.append(f"irregular time stamps kept as recorded, jitter {100 * jitter:.2g}%")
 
     notes = tuple(notes)
-    qd, qdd = (None if arrays.get(s) is None else jnp.asarray(arrays[s]) for s in ("qd", "qdd"))
+    # device_put, not jnp.asarray: a copy compiles nothing (jnp.asarray, a program per shape)
+    qd, qdd = (None if arrays.get(s) is None else device(arrays[s]) for s in ("qd", "qdd"))
     ds = Dataset(
-        jnp.asarray(arrays["t"]),
-        jnp.asarray(arrays["q"]),
-        jnp.asarray(arrays["tau"]),
+        device(arrays["t"]),
+        device(arrays["q"]),
+        device(arrays["tau"]),
         qd,
         qdd,
         source=where.path,

@@ -48,7 +48,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxid import cache
-from jaxid.arrays import host, is_traced
+from jaxid.arrays import device, host, is_traced
 from jaxid.dynamics.batching import bucket
 from jaxid.identification.base import TOL, base_from_regressor, r_factor, r_fold
 
@@ -817,6 +817,6 @@ def _rows_r(W, tau, n):
     if jax.default_backend() != "cpu":
         return _joint_r_jit(W, tau, n)
     W, tau = np.asarray(W), np.asarray(tau)
-    return jnp.asarray(
+    return device(
         r_fold(np.zeros((n, W.shape[1] + 1, W.shape[1] + 1)), W.reshape(-1, n, W.shape[1]), tau.reshape(-1, n))
     )

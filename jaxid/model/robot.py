@@ -233,7 +233,7 @@ class Robot(eqx.Module):
         """theta (p,): the n_joints inertial 10-vectors, then each joint's enabled terms."""
         xp = arrays.namespace(self.inertial, self.joint_params)
         # Concrete: joined in numpy, one transfer (jnp ravels and a concatenate are three programs).
-        return jnp.asarray(xp.concatenate([xp.ravel(self.inertial), xp.ravel(self.joint_params)]))
+        return arrays.device(xp.concatenate([xp.ravel(self.inertial), xp.ravel(self.joint_params)]))
 
     def parameter_names(self) -> tuple[str, ...]:
         """Names of theta's entries, e.g. ``m1, mx1, ..., Izz6, fv1, fc1, ...`` (per joint)."""

@@ -236,14 +236,14 @@ class Params(eqx.Module):
     def std(self):
         """Standard deviations of the base estimate (b,)."""
         xp = arrays.namespace(self.cov)
-        return jnp.asarray(xp.sqrt(xp.maximum(xp.diag(self.cov), 0.0)))
+        return arrays.device(xp.sqrt(xp.maximum(xp.diag(self.cov), 0.0)))
 
     @property
     def rel_std(self):
         """100 * std / |theta| (b,), % (inf where theta is 0)."""
         xp = arrays.namespace(self.cov, self.theta)
         with np.errstate(divide="ignore", invalid="ignore"):  # inf where theta is 0, by definition
-            return jnp.asarray(100.0 * xp.asarray(self.std) / xp.abs(self.theta))
+            return arrays.device(100.0 * xp.asarray(self.std) / xp.abs(self.theta))
 
     def full(self):
         """A standard parameter vector (p,) predicting the torques of the base estimate: the

@@ -8,9 +8,9 @@ import dataclasses
 import math
 from collections.abc import Callable
 
-import jax.numpy as jnp
 import numpy as np
 
+from jaxid import arrays
 from jaxid.model.description import fingerprint, model_description
 from jaxid.workflow.check import check_physics
 from jaxid.workflow.consistency import CV, GEOMETRY, cross_validated_weight, fit_consistent, resolve_bounds
@@ -126,8 +126,8 @@ def identify(
         model=description,
         parameter_names=robot.parameter_names(),
         base=base,
-        theta=jnp.asarray(fit.theta),
-        cov=jnp.asarray(fit.cov if cov is None else cov),
+        theta=arrays.device(fit.theta),
+        cov=arrays.device(fit.cov if cov is None else cov),
         estimation=estimate_of(
             fit,
             n_samples=rows.n_fitted,
