@@ -781,7 +781,7 @@ def identify(
         return eqx.tree_at(
             lambda o: (o.residual_rms, o.sigma2),
             out,
-            (jnp.asarray(np.sqrt(r2 / N)), jnp.asarray(r2 / np.maximum(N - np.asarray(sub_rank), 1))),
+            (device(np.sqrt(r2 / N)), device(r2 / np.maximum(N - np.asarray(sub_rank), 1))),
         )
     count = None
     if not traced:  # zero samples up to the bucket: one program for every N of a bucket

@@ -140,7 +140,7 @@ class Robot(eqx.Module):
             raise ValueError(
                 f"joint axes must be non-zero; zero axis at joint(s) {(np.where(norms < 1e-12)[0] + 1).tolist()} (1-based)"
             )
-        axes = axes / norms[:, None]
+        axes = _floats(np.asarray(axes) / norms[:, None])
         joint_types = tuple(joint_types) if joint_types is not None else ("R",) * n
         if len(joint_types) != n or any(t not in ("R", "P") for t in joint_types):
             raise ValueError(f"joint_types must be n={n} entries of 'R' or 'P', got {joint_types}")
@@ -157,7 +157,7 @@ class Robot(eqx.Module):
                 for m, r, o in zip(mimic, np.asarray(mimic_ratio), np.asarray(mimic_offset))
             ]
         self.mimic, ratio, offset = _coupling(mimic, n, names)
-        self.mimic_ratio, self.mimic_offset = jnp.asarray(ratio), jnp.asarray(offset)
+        self.mimic_ratio, self.mimic_offset = _floats(ratio), _floats(offset)
         if joint_params is None:
             joint_params = jnp.zeros((n, len(joint_terms)))
         joint_params = jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
@@ -169,17 +169,16 @@ class Robot(eqx.Module):
             raise ValueError(f"stribeck_vs must be a finite velocity > 0 rad/s, got {stribeck_vs}")
         self.coulomb_eps, self.stribeck_vs, self.name = float(coulomb_eps), float(stribeck_vs), str(name)
         self.placements, self.axes, self.inertial, self.joint_params = placements, axes, inertial, joint_params
-        self.tip = jnp.eye(4) if tip is None else jnp.asarray(tip, dtype=float)
+        self.tip = _floats(np.eye(4) if tip is None else tip)
         if not -n <= int(tip_joint) < n:
             raise ValueError(f"tip_joint must index one of the {n} joints, got {tip_joint}")
         self.tip_joint = int(tip_joint) % n
-        self.gravity = jnp.asarray(gravity, dtype=float)
+        self.gravity = _floats(gravity)
         nq = self.n
-        inf = jnp.full(
-            (nq,), jnp.inf, dtype=float
-        )  # strong-typed, as the given limits are: one stored program for both
-        lim = lambda v, d: d if v is None else jnp.broadcast_to(jnp.asarray(v, dtype=float), (nq,))
-        self.q_min, self.q_max = lim(q_min, -inf), lim(q_max, inf)
+        # strong-typed, as the given limits are: one stored program for both
+        inf, ninf = _floats(np.full(nq, np.inf)), _floats(np.full(nq, -np.inf))
+        lim = lambda v, d: d if v is None else _floats(v, (nq,))
+        self.q_min, self.q_max = lim(q_min, ninf), lim(q_max, inf)
         if not arrays.is_traced(self.q_min, self.q_max):  # (dataclasses.replace under jit rebuilds a Robot of tracers)
             inverted = np.flatnonzero(np.asarray(self.q_min) > np.asarray(self.q_max))
             if inverted.size:
@@ -551,6 +550,17 @@ def _checked_transmission(transmission, robot):
             "give one ratio (and matrix row) per joint"
         )
     return transmission
+
+
+def _floats(x, shape=None):
+    """x as a float64 jax array (broadcast to ``shape``): traced, by jax.numpy; concrete, by
+    ``device_put`` of a numpy array, which compiles nothing (a jnp operation on concrete values
+    outside a jit compiles a program per shape, about 10 ms each on a command's first run)."""
+    if arrays.is_traced(x):
+        x = jnp.asarray(x, dtype=float)
+        return x if shape is None else jnp.broadcast_to(x, shape)
+    x = np.asarray(x, dtype=float)
+    return arrays.device(x if shape is None else np.broadcast_to(x, shape).copy())
 
 
 def _coupling(mimic, n, names=None):
