@@ -83,6 +83,10 @@ At a605ce6 (2026-12-07, load 1.9-2.9, ``--repeat 5 --cold 3``): warm solve 0.066
 0.0430 s (1.54x wall, 1.42x CPU; the workflow's jackknife covariance of logged runs, new at
 5fcfa33, is about 10 ms of jaxid's 43), processes solve 1.56 s, jaxid 3.55 s empty (2.27x
 slower), 1.56 s filled (1.00x); accuracy as above (jaxid 1.09, FIGAROH solve 5.67 std).
+Same script, one after the other (load 1.0-1.6), jaxid at 5fcfa33 (by PYTHONPATH; the header
+names the checkout's commit) -> 16cefe2 (the jackknife's block sums on the host, 34 -> 19
+programs on this path): warm solve / jaxid 1.28x -> 1.48x (jaxid 59.5 -> 55.6 ms), jaxid's
+process with an empty cache 4.16 -> 3.57 s (2.36x -> 2.06x FIGAROH solve's 1.76 / 1.73 s).
 
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
