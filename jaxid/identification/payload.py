@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from jaxid import cache, signals
+from jaxid import arrays, cache, signals
 from jaxid.arrays import AnyArray, plain
 from jaxid.dynamics import spatial
 from jaxid.dynamics.batching import batched
@@ -200,7 +200,8 @@ def consistency_failures(theta_L, rtol: float = 1e-10) -> tuple[str, ...]:
     failed = []
     if not theta_L[0] > 0:
         failed.append(f"mass m = {theta_L[0]:.6g} kg is not > 0")
-    lam = np.linalg.eigvalsh(np.asarray(inertia.pseudo_inertia(jnp.asarray(theta_L))))
+    # the compiled pseudo_inertias: one program, where the eager pseudo_inertia compiled about 15
+    lam = np.linalg.eigvalsh(np.asarray(inertia.pseudo_inertias(arrays.device(theta_L))))
     if not lam[0] >= -rtol * np.max(np.abs(lam)):
         failed.append(f"pseudo-inertia is not positive definite (smallest eigenvalue {lam[0]:.3g})")
     return tuple(failed)
@@ -686,16 +687,18 @@ def identify_payload(
     identifiable[ind] = ~np.any(K != 0, axis=1) if K.size else True
 
     fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel), names=list(base.names))
-    theta_b, Cb, Cfloor = fit.theta, fit.cov, jnp.full_like(fit.cov, jnp.nan)
-    Wr = base.reduce(W).reshape(q.shape[0], len(sel), -1)
+    # Host values (numpy) between the compiled steps: an eager jnp operation compiles a program.
+    theta_b, Cb, Cfloor = fit.theta, fit.cov, np.full(np.shape(fit.cov), np.nan)
+    Wr = np.asarray(base.reduce(W)).reshape(q.shape[0], len(sel), -1)
     given = cov is not None and method == "wls"
     if given:
-        S = jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float)
+        S = np.diag(np.asarray(cov, float)) if np.ndim(cov) == 1 else np.asarray(cov, float)
     else:  # the weights the estimator used: per joint ("wls") or pooled (a scale the jackknife ignores)
-        s2w = fit.sigma2 if method == "wls" else jnp.full(len(sel), jnp.mean(fit.sigma2))
-        S = jnp.diag(jnp.maximum(s2w, (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2 + 1e-300))
+        s2 = np.asarray(fit.sigma2)
+        s2w = s2 if method == "wls" else np.full(len(sel), np.mean(s2))
+        S = np.diag(np.maximum(s2w, (1e-8 * np.sqrt(np.mean(np.asarray(y) ** 2, axis=0))) ** 2 + 1e-300))
     A, res = _whitened(Wr, y, theta_b, S)
-    prior, x, S_A = jnp.zeros((Wr.shape[2],) * 2), theta_b, S
+    prior, x, S_A = np.zeros((Wr.shape[2],) * 2), theta_b, S
     if robot_cov is not None:
         robot_cov = jnp.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
@@ -794,12 +797,12 @@ def identify_payload(
             )
     return PayloadFit(
         theta=theta,
-        std=jnp.asarray(std),
-        std_floor=jnp.asarray(floor),
+        std=arrays.device(std),
+        std_floor=arrays.device(floor),
         cov=C,
         std_white=jnp.sqrt(jnp.diag(C_white)),
         cov_white=C_white,
-        identifiable=jnp.asarray(identifiable),
+        identifiable=arrays.device(identifiable),
         theta_base=theta_b,
         std_base=jnp.sqrt(jnp.diag(Cb)),
         theta_consistent=theta_c,
