@@ -687,7 +687,12 @@ def identify_payload(
     identifiable[ind] = ~np.any(K != 0, axis=1) if K.size else True
 
     fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel), names=list(base.names))
-    # Host values (numpy) between the compiled steps: an eager jnp operation compiles a program.
+    # Host values (numpy) between the compiled steps: an eager jnp operation compiles a program. The
+    # robot prior's update below returns jax arrays for the same names.
+    S: AnyArray
+    S_A: AnyArray
+    prior: AnyArray
+    Cfloor: AnyArray
     theta_b, Cb, Cfloor = fit.theta, fit.cov, np.full(np.shape(fit.cov), np.nan)
     Wr = np.asarray(base.reduce(W)).reshape(q.shape[0], len(sel), -1)
     given = cov is not None and method == "wls"
