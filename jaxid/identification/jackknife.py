@@ -21,23 +21,35 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid import cache
-
 #: Contiguous blocks of samples of the jackknife: few enough that a block outlasts the model error's
 #: correlation in time (a 20 s period in blocks of 2 s), enough for its G - 1 degrees of freedom
 #: (Student's t with 9: +-2 std holds 92.4 %).
 BLOCKS = 10
 
 
-@cache.jit(static_argnames="G")
-def block_sums(A, r, G):
+def sums_by_block(A, r, block, G):
     """Each block's information and summed scores, (G, c, c) and (G, c), of the whitened rows A (N, k, c)
-    and residuals r (N, k) cut into G contiguous blocks of ``ceil(N / G)`` samples (the last shorter)."""
-    N = A.shape[0]
-    n = -(-N // G)
-    pad = lambda x: jnp.concatenate([x, jnp.zeros((G * n - N, *x.shape[1:]))]).reshape(G, n, *x.shape[1:])
-    As = pad(A)
-    return jnp.einsum("gnki,gnkj->gij", As, As), jnp.einsum("gnkc,gnk->gc", As, pad(r))
+    and residuals r (N, k) whose sample t lies in block ``block[t]`` (N,), non-decreasing (contiguous
+    blocks): one matrix product per block, on the host (numpy). Formed in a compiled program, every
+    sample's outer product (an (N, c, c) array) came before the sum: 13 ms of a 43 ms warm identification
+    of 1000 UR10 samples, and a program to compile on a command's first run."""
+    A, r, block = np.asarray(A, dtype=np.float64), np.asarray(r, dtype=np.float64), np.asarray(block)
+    c = A.shape[-1]
+    Fg, sg = np.zeros((G, c, c)), np.zeros((G, c))
+    cuts = np.flatnonzero(np.diff(block)) + 1
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(block)]):
+        if hi > lo:
+            a = A[lo:hi].reshape(-1, c)
+            Fg[block[lo]] += a.T @ a
+            sg[block[lo]] += a.T @ r[lo:hi].reshape(-1)
+    return Fg, sg
+
+
+def block_sums(A, r, G):
+    """[`sums_by_block`][jaxid.identification.jackknife.sums_by_block] of the whitened rows A (N, k, c) and
+    residuals r (N, k) cut into G contiguous blocks of ``ceil(N / G)`` samples (the last shorter)."""
+    N = np.shape(A)[0]
+    return sums_by_block(A, r, np.arange(N) // -(-N // G), G)
 
 
 def from_sums(Fg, sg, prior, x):

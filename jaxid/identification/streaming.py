@@ -65,6 +65,7 @@ from jaxid.identification.estimators import (
     _two_step_variances,
     refusal,
 )
+from jaxid.identification.jackknife import sums_by_block
 
 #: Bytes of the stacked float64 regressor (samples x joints x columns) above which
 #: ``jaxid.workflow.identify_experiment`` streams it instead of holding it. Below it a cold
@@ -635,23 +636,11 @@ def block_sums(model, runs, columns, theta, weights, blocks: int, masks=None, pr
 
 
 def _held_block_sums(run, keep, block, theta, w, blocks: int):
-    """``block_sums``'s terms of one run of held rows (a callable of host arrays), on the host: one
-    matrix product per block of its contiguous samples. The compiled chunk update forms every
-    sample's outer product (a (2048, k, k) array per chunk) before summing them into blocks: 13 ms
-    of a 43 ms warm identification of 1000 UR10 samples, and a program to compile on a first run."""
-    k = theta.size
-    Fg, sg = np.zeros((blocks, k, k)), np.zeros((blocks, k))
+    """``block_sums``'s terms of one run of held rows (a callable of host arrays), on the host
+    ([`sums_by_block`][jaxid.identification.jackknife.sums_by_block])."""
     W, tau = (np.asarray(x, dtype=float) for x in run())
-    W, tau, g = W[keep], tau[keep], block[keep]
-    A = W * w[None, :, None]  # whitened rows
-    r = (tau - W @ theta) * w
-    cuts = np.flatnonzero(np.diff(g)) + 1  # the blocks are contiguous in sample order
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(g)]):
-        if hi > lo:
-            a = A[lo:hi].reshape(-1, k)
-            Fg[g[lo]] += a.T @ a
-            sg[g[lo]] += a.T @ r[lo:hi].reshape(-1)
-    return Fg, sg
+    W, tau = W[keep], tau[keep]
+    return sums_by_block(W * w[None, :, None], (tau - W @ theta) * w, block[keep], blocks)
 
 
 def residuals(model, runs, columns, theta) -> list:
