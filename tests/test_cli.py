@@ -276,6 +276,10 @@ def test_implausible_consistent_fit_writes_no_model(run, capsys, monkeypatch):
     assert not (run / "implausible.urdf").exists() and (run / "implausible.json").exists()
     assert results.load_params(run / "implausible.json").physics.plausible is False
     assert main(args + urdf + ["--accept-implausible"]) == 0 and (run / "implausible.urdf").exists()
+    # the flag alone, with no model file to write, is refused by name before any work
+    capsys.readouterr()
+    assert main(args + ["--accept-implausible"]) == 2
+    assert "--accept-implausible writes the model file" in capsys.readouterr().err
 
 
 def test_max_steps_limits_the_consistent_fit(run, capsys):

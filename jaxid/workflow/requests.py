@@ -417,6 +417,11 @@ class IdentifyRequest:
         elif self.friction != "terms":
             raise WorkflowError(f"friction must be 'terms' or 'lugre', got {self.friction!r}")
         _bounds_need_consistent(self.bounds, self.consistent)
+        if self.accept_implausible and not (self.consistent and (self.urdf_out or self.mjcf_out)):
+            raise WorkflowError(
+                "--accept-implausible writes the model file of a --consistent fit whose checks fail: "
+                "give --consistent and --urdf-out (or --mjcf-out), or drop it"
+            )
         if self.max_steps is not None:
             if not self.consistent:
                 raise WorkflowError("--max-steps limits the Newton steps of --consistent; add --consistent")
