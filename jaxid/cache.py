@@ -261,11 +261,31 @@ def _environment() -> str:
     )
 
 
+#: Each argument structure's encoding (`_encode_tree`), by its treedef: a warm call's key is then
+#: its leaves' types alone (the encoding walks every static field of a model).
+_TREES: dict = {}
+
+
+def _tree_code(treedef) -> list:
+    try:
+        return _TREES[treedef]
+    except KeyError:
+        pass
+    except TypeError:  # static data that does not hash: encoded every time
+        out: list = []
+        _encode_tree(treedef, out)
+        return out
+    out = []
+    _encode_tree(treedef, out)
+    if len(_TREES) < 4096:
+        _TREES[treedef] = out
+    return out
+
+
 def _key(fn, treedef, leaves, dynamic) -> str:
     import jax
 
-    out = [_environment(), _qualname(fn)]
-    _encode_tree(treedef, out)
+    out = [_environment(), _qualname(fn), *_tree_code(treedef)]
     for x, d in zip(leaves, dynamic):
         if d:
             try:

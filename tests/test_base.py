@@ -76,6 +76,13 @@ def test_to_base_jits_and_batches(synthetic):
     theta = jnp.arange(7.0)
     np.testing.assert_allclose(jax.jit(type(bp).to_base)(bp, theta), bp.to_base(theta))
     assert jax.vmap(bp.to_base)(jnp.stack([theta, theta])).shape == (2, 4)
+    # lift: concrete arguments on the host, traced ones in jax; the same numbers, and its base
+    # parameters are the ones lifted
+    from jaxid.identification.base import lift
+
+    b, nominal = np.asarray(bp.to_base(theta)) + 0.5, np.asarray(theta) + 1.0
+    np.testing.assert_allclose(lift(bp, b, nominal), jax.jit(lift)(bp, b, nominal), rtol=1e-14)
+    np.testing.assert_allclose(bp.to_base(lift(bp, b, nominal)), b, rtol=1e-14)
 
 
 def test_ambiguous_gap_warns():

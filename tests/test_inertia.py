@@ -88,3 +88,19 @@ def test_transform_moves_the_body(body, T):
     moved = inertia.from_mass_com_inertia(m, R @ c + p, R @ I_c @ R.T)
     np.testing.assert_allclose(inertia.transform(pi, T), moved, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(_there_and_back(pi, T), pi, rtol=1e-12, atol=1e-12)
+
+
+def test_concrete_pseudo_inertias_are_numpy_and_agree_with_the_traced_ones():
+    """A concrete argument is computed on the host (no program compiled), a traced one in jax:
+    one formula, the same numbers, and the same consistency verdicts (with bodies on both sides)."""
+    rng = np.random.default_rng(3)
+    pi = rng.normal(size=(2, 4, 10))
+    host = inertia.pseudo_inertias(pi)
+    assert isinstance(host, np.ndarray) and host.shape == (2, 4, 4, 4)
+    np.testing.assert_allclose(host, jax.jit(inertia.pseudo_inertias)(pi), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(host[1, 2], inertia.pseudo_inertia(jnp.asarray(pi[1, 2])), rtol=0, atol=1e-15)
+    ok = inertia.is_consistent(pi)
+    assert isinstance(ok, np.ndarray)
+    np.testing.assert_array_equal(ok, jax.jit(inertia.is_consistent)(pi))
+    body = np.asarray(inertia.from_mass_com_inertia(2.0, np.array([0.1, 0.0, 0.2]), 0.01 * np.eye(3)))
+    assert inertia.is_consistent(body) and not inertia.is_consistent(body * np.r_[-1.0, np.ones(9)])

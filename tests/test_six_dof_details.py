@@ -39,6 +39,9 @@ def test_gram_condition_is_the_unscaled_square_and_streamed_rows_agree():
     held = Rows(moving=np.ones(N, bool), stream=False, W=W, tau=tau, Wb=W)
     c = workflow.gram_condition(held, SimpleNamespace(reduced=None))
     assert c == pytest.approx(1e4, rel=1e-10)
+    # Beyond GRAM_EXACT the formed Gram matrix would lose the small eigenvalue: the SVD decides.
+    deep = Rows(moving=held.moving, stream=False, W=W, tau=tau, Wb=Q * np.array([1.0, 0.3, 1e-6]))
+    assert workflow.gram_condition(deep, SimpleNamespace(reduced=None)) == pytest.approx(1e12, rel=1e-8)
     red = streaming.update(
         streaming.Reduced.empty(n, b), jnp.asarray(W.reshape(N, n, b)), jnp.asarray(tau.reshape(N, n))
     )

@@ -36,7 +36,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxid import cache
-from jaxid.arrays import AnyArray
+from jaxid.arrays import AnyArray, is_traced
 from jaxid.identification.regressor import regressor, states_rng
 
 if TYPE_CHECKING:
@@ -91,9 +91,13 @@ class BaseParameters(eqx.Module):
     names: tuple[str, ...] = eqx.field(static=True)
     standard_names: tuple[str, ...] = eqx.field(static=True)
 
-    def to_base(self, theta: ArrayLike) -> jax.Array:
-        """Base parameters from standard ones: theta (..., p) -> (..., b)."""
-        return _to_base(theta, self.indices, self.dependent, self.K)
+    def to_base(self, theta: ArrayLike) -> AnyArray:
+        """Base parameters from standard ones: theta (..., p) -> (..., b); with numpy on the host
+        for a concrete theta (and base), in jax for a traced one."""
+        if is_traced(theta, self.K):
+            return _to_base(theta, self.indices, self.dependent, self.K)
+        t = np.asarray(theta, dtype=float)
+        return t[..., np.asarray(self.indices)] + t[..., np.asarray(self.dependent)] @ np.asarray(self.K).T
 
     def matrix(self) -> np.ndarray:
         """The map from standard to base parameters as a matrix (b, p), numpy:
@@ -302,7 +306,15 @@ def base_from_regressor(W: ArrayLike, names: Sequence[str] | None = None, tol: f
     r = np.zeros(p)
     kept: list[int] = []
     small = norms < NEGLIGIBLE * norms.max()
-    for j in [j for j in np.lexsort((np.arange(p), small)) if not zero[j]]:
+    order = [j for j in np.lexsort((np.arange(p), small)) if not zero[j]]
+    if len(order) == p <= Wn.shape[0]:
+        # Where every column is independent, the Gram-Schmidt below is the QR of the columns in
+        # its visiting order: one LAPACK call instead of p Python steps (full rank is the common case).
+        diag = np.abs(np.diag(np.linalg.qr(Wn[:, order], mode="r")))
+        if diag.min() > tol:
+            r[order], kept = diag, list(order)
+            order = []
+    for j in order:
         b = len(kept)
         v = Wn[:, j].copy()
         for _ in range(2):  # classical Gram-Schmidt, twice: orthogonal to rounding
@@ -415,11 +427,17 @@ def base_parameters(
     return base_from_regressor(np.asarray(Y).reshape(-1, p), names, tol=tol)
 
 
-def lift(base: BaseParameters, theta_b: ArrayLike, nominal: ArrayLike) -> jax.Array:
+def lift(base: BaseParameters, theta_b: ArrayLike, nominal: ArrayLike) -> AnyArray:
     """Standard parameters (p,) whose base parameters are theta_b (b,), with the
     non-identifiable (dependent) ones at their nominal values: how an unconstrained base
-    estimate is turned into bodies, e.g. to count its physically invalid links."""
-    return _lift(theta_b, nominal, base.indices, base.dependent, base.K)
+    estimate is turned into bodies, e.g. to count its physically invalid links. numpy on the
+    host for concrete arguments, jax for traced ones."""
+    if is_traced(theta_b, nominal, base.K):
+        return _lift(theta_b, nominal, base.indices, base.dependent, base.K)
+    theta = np.array(nominal, dtype=float)
+    dep = np.asarray(base.dependent)
+    theta[np.asarray(base.indices)] = np.asarray(theta_b, dtype=float) - np.asarray(base.K) @ theta[dep]
+    return theta
 
 
 # Jitted (the column indices as array arguments): on concrete arrays one compiled program per

@@ -72,7 +72,7 @@ import lineax as lx
 import numpy as np
 import optimistix as optx
 
-from jaxid import cache, metrics
+from jaxid import arrays, cache, metrics
 from jaxid.identification.base import BaseParameters, base_parameters, lift
 from jaxid.identification.consistent_problem import (
     POSITIVE_TERMS,
@@ -1020,7 +1020,7 @@ def identify_consistent(
         rms = jnp.sqrt(reduced_rss(reduced.R, base.to_base(theta)) / reduced.N)
     return ConsistentFit(
         theta=theta,
-        base=base.to_base(theta),
+        base=arrays.device(base.to_base(theta)),
         base_ls=ls.theta,
         std_ls=ls.std,
         cov=cov,

@@ -234,7 +234,6 @@ def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
 
 
 _joint_r_jit = cache.jit(_joint_r, static_argnames="n")
-_pooled_jit = cache.jit(_pooled)
 _reduced_jit = cache.jit(_reduced_fit, static_argnames=("method", "scale", "r2"))
 
 
@@ -475,6 +474,8 @@ def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
     numpy indexes them) and its joint (1-based). Shared
     by ``identify`` and ``streaming.from_rows``."""
     for label, x in (("W", W), ("tau", tau)):
+        if np.isfinite(x).all():  # the common case, without a per-row pass
+            continue
         bad = np.flatnonzero(~np.all(np.isfinite(x.reshape(len(x), -1)), axis=1))
         if bad.size:
             i = int(bad[0])
@@ -718,7 +719,7 @@ def identify(
     if check and not traced:
         Wn, tn = np.asarray(W), np.asarray(tau)
         for label, x in (("W", Wn), ("tau", tn)):
-            bad = np.argwhere(~np.isfinite(x))
+            bad = np.zeros((0,)) if np.isfinite(x).all() else np.argwhere(~np.isfinite(x))
             if bad.size:
                 raise ValueError(
                     f"{label} contains NaN or inf (first at index {tuple(int(i) for i in bad[0])}); remove or repair those samples"
@@ -737,8 +738,9 @@ def identify(
                     f"identifiable parameters per joint {b_j.tolist()}; add samples"
                 )
         if method != "ridge" and rcond is None:
-            # The R of all rows has the column inner products of W: the same rank decision.
-            msg = _rank_error(np.asarray(_pooled_jit(R))[:, :p], names)
+            # The R of all rows has the column inner products of W: the same rank decision. On the
+            # host (a QR of n (p + 1) rows), where a compiled program cost a cold run 0.1 s.
+            msg = _rank_error(r_factor(np.asarray(R).reshape(-1, p + 1))[:, :p], names)
             if msg:
                 raise ValueError(msg)
     if check and cov is not None and not is_traced(cov):

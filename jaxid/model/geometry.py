@@ -167,8 +167,9 @@ def _skeleton_segments(robot, i):
     the flange for the last link; a point for other leaves)."""
     kids = _children(robot)[i]
     if kids:
-        return [np.asarray(robot.placements[j][:3, 3]) for j in kids]
-    return [np.asarray(robot.tip[:3, 3]) if i == robot.tip_joint else np.zeros(3)]
+        origins = np.asarray(robot.placements)[:, :3, 3]  # one transfer, numpy indexing (no programs)
+        return [origins[j] for j in kids]
+    return [np.asarray(robot.tip)[:3, 3] if i == robot.tip_joint else np.zeros(3)]
 
 
 def skeleton(robot, radius, names=None) -> Capsules:
@@ -182,9 +183,8 @@ def skeleton(robot, radius, names=None) -> Capsules:
     names = ("base", *robot.names) if names is None else tuple(names)
     if len(names) != n + 1:
         raise ValueError(f"names must list the base and the {n} links ({n + 1} names), got {len(names)}")
-    parts = [
-        (-1, np.zeros(3), np.asarray(robot.placements[j][:3, 3]), radius[0], names[0]) for j in _children(robot)[-1]
-    ]
+    origins = np.asarray(robot.placements)[:, :3, 3]
+    parts = [(-1, np.zeros(3), origins[j], radius[0], names[0]) for j in _children(robot)[-1]]
     for i in range(n):
         for end in _skeleton_segments(robot, i):
             parts.append((i, np.zeros(3), end, radius[i], names[i + 1]))
@@ -351,7 +351,7 @@ def from_urdf(
                 for e in errors:
                     fallback.setdefault(str(e), {})[link] = None
                 kinds |= {e.kind for e in errors}
-                ends = _skeleton_segments(robot, idx) if idx >= 0 else [np.asarray(robot.placements[0][:3, 3])]
+                ends = _skeleton_segments(robot, idx) if idx >= 0 else [np.asarray(robot.placements)[0, :3, 3]]
                 parts += [(idx, np.zeros(3), e, mesh_radius, link) for e in ends]
     if not parts:  # no geometry at all: the skeleton, under the URDF's link names
         fallback["no <collision> or <visual> geometry"] = {"every link": None}

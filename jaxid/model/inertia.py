@@ -9,12 +9,14 @@ Hollerbach, 1986).
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxid.arrays import AnyArray, Numeric
+from jaxid.arrays import AnyArray, Numeric, is_traced
 from jaxid.dynamics.spatial import inertia_matrix, motion_transform, skew  # noqa: F401 (inertia_matrix: part of this module's API)
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
@@ -108,10 +110,15 @@ def pseudo_inertia(pi: AnyArray) -> jax.Array:
     pi is physically consistent iff J is positive definite (Wensing, Kim and
     Slotine, 2017): it is then the second moment of a positive mass density.
     """
-    I = inertia_matrix(pi)
-    Sigma = 0.5 * jnp.trace(I) * jnp.eye(3) - I
-    h = pi[1:4]
-    return jnp.block([[Sigma, h[:, None]], [h[None, :], pi[0:1][None, :]]])
+    return _pseudo(jnp.asarray(pi), jnp)
+
+
+def _pseudo(pi: Any, xp: Any) -> Any:  # xp: numpy or jax.numpy, whose arrays it returns
+    """J (..., 4, 4) of pi (..., 10), in the array namespace xp (numpy or jax.numpy)."""
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (pi[..., k] for k in range(10))
+    s = 0.5 * (ixx + iyy + izz)  # tr(I) / 2
+    rows = ((s - ixx, -ixy, -ixz, hx), (-ixy, s - iyy, -iyz, hy), (-ixz, -iyz, s - izz, hz), (hx, hy, hz, m))
+    return xp.stack([xp.stack(r, axis=-1) for r in rows], axis=-2)
 
 
 def from_pseudo_inertia(J: AnyArray) -> jax.Array:
@@ -121,10 +128,13 @@ def from_pseudo_inertia(J: AnyArray) -> jax.Array:
     return jnp.concatenate([J[3:4, 3], J[:3, 3], jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
 
 
-@jax.jit  # one compiled program, not a thousand eager ops under vmap (the workflow's verdicts: 30 ms a call)
-def pseudo_inertias(pi: ArrayLike) -> jax.Array:
-    """[`pseudo_inertia`][jaxid.model.inertia.pseudo_inertia] of standard parameters (..., 10): (..., 4, 4)."""
-    return jnp.vectorize(pseudo_inertia, signature="(k)->(a,a)")(jnp.asarray(pi))
+def pseudo_inertias(pi: ArrayLike) -> AnyArray:
+    """[`pseudo_inertia`][jaxid.model.inertia.pseudo_inertia] of standard parameters (..., 10): (..., 4, 4).
+    A concrete pi is computed with numpy on the host (a numpy array: no program to compile for a
+    few dozen numbers, the workflow's verdicts), a traced one with jax.numpy."""
+    if is_traced(pi):
+        return _pseudo(jnp.asarray(pi), jnp)
+    return _pseudo(np.asarray(pi, dtype=float), np)
 
 
 @jax.jit
@@ -133,10 +143,11 @@ def from_pseudo_inertias(J: ArrayLike) -> jax.Array:
     return jnp.vectorize(from_pseudo_inertia, signature="(a,a)->(k)")(jnp.asarray(J))
 
 
-@jax.jit  # one compiled program, not a dozen eager ops per call (the workflow's physics check)
-def is_consistent(pi: ArrayLike, tol: float = 0.0) -> jax.Array:
-    """True where the pseudo-inertia of pi (..., 10) is positive definite (min eigenvalue > tol)."""
-    return jnp.linalg.eigvalsh(pseudo_inertias(pi))[..., 0] > tol
+def is_consistent(pi: ArrayLike, tol: float = 0.0) -> AnyArray:
+    """True where the pseudo-inertia of pi (..., 10) is positive definite (min eigenvalue > tol):
+    numpy on the host for a concrete pi (as `pseudo_inertias`), jax.numpy for a traced one."""
+    xp = jnp if is_traced(pi, tol) else np
+    return xp.linalg.eigvalsh(pseudo_inertias(pi))[..., 0] > tol
 
 
 def log_cholesky_to_inertial(z: AnyArray) -> jax.Array:

@@ -243,8 +243,9 @@ def _inconsistent_links(robot, params) -> list[str]:
 
     if params.standard is None:
         return []
-    links, _ = robot.split(params.standard)
-    ok = np.asarray(inertia.is_consistent(links))
+    n = robot.n_joints
+    links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)  # host: no eager programs
+    ok = inertia.is_consistent(links)
     return [f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)" for j in np.nonzero(~ok)[0]]
 
 

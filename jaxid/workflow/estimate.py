@@ -253,12 +253,16 @@ def _instrumental(robot, prepared, base, W, tau, fit, method, reference, gains, 
 #: The rule of thumb for cond(Phi^T Phi) of the unscaled regressor Phi (the six-DOF article, seed
 #: 000: below 1e3 healthy, above 1e6 some column combinations are practically not identifiable).
 GRAM_COND_GOOD, GRAM_COND_BAD = 1e3, 1e6
+#: Below this cond(Phi^T Phi), `gram_condition` takes it from the formed Gram matrix's eigenvalues.
+GRAM_EXACT = 1e8
 
 
 def gram_condition(rows, scr) -> float:
     """cond(Phi^T Phi) of the unscaled, unweighted base regressor Phi of the fitted samples: the
-    square of s_max / s_min of Phi (from its singular values, not of the formed Gram matrix, which
-    would lose digits above 1e8), inf where Phi is rank-deficient. rows: the fit's ``Rows`` (held:
+    square of s_max / s_min of Phi, inf where Phi is rank-deficient: from the eigenvalues of the
+    formed Gram matrix where it is below ``GRAM_EXACT`` (their relative error is about eps times the
+    condition, 1e-8 there; a seventh of the cost of an SVD of held rows), else from Phi's singular
+    values (the Gram matrix would lose the digits). rows: the fit's ``Rows`` (held:
     their base columns ``Wb``); scr: the screening result, whose ``reduced`` R factors stand for
     streamed rows (``R_j^T R_j = X_j^T X_j``, so the stacked R's have Phi's singular values). Unlike
     the column-scaled ``cond`` the estimators report, it depends on the units of the parameters:
@@ -271,6 +275,10 @@ def gram_condition(rows, scr) -> float:
         X = np.asarray(rows.Wb)
     else:
         return float("nan")
+    if X.size and np.all(np.isfinite(X)):
+        e = np.linalg.eigvalsh(X.T @ X)
+        if e[-1] > 0 and e[0] > e[-1] / GRAM_EXACT:
+            return float(e[-1] / e[0])
     s = np.linalg.svd(X, compute_uv=False)
     if s.size == 0 or s[0] == 0:
         return float("nan")

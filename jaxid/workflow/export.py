@@ -8,27 +8,24 @@ import dataclasses
 from pathlib import Path
 
 import jax.numpy as jnp
+import numpy as np
 
-from jaxid import cache
+from jaxid import arrays
 from jaxid.workflow.params import _NOMINAL_SOURCE, Params
 
 
 def consistent_standard(robot, params: Params, nominal=None):
     """Standard parameters (p,) reproducing the base estimate, with the non-identifiable ones
     at their nominal values (``robot.parameter_vector()`` unless given), and whether every
-    link of them is physically consistent (bool). Only then can a URDF be written."""
-    nominal = robot.parameter_vector() if nominal is None else jnp.asarray(nominal, dtype=float)
-    theta, ok = _lift_and_check(robot, params.base, jnp.asarray(params.theta, dtype=float), nominal)
-    return theta, bool(ok)
-
-
-@cache.jit  # one compiled program instead of dozens of eager ops (cold-start cost)
-def _lift_and_check(robot, base, theta_b, nominal):
+    link of them is physically consistent (bool). Only then can a URDF be written. On the host
+    (numpy): a few dozen numbers, where a compiled program cost a cold run 0.1 s."""
     from jaxid.identification.base import lift
     from jaxid.model import inertia
 
-    theta = lift(base, theta_b, nominal)
-    return theta, jnp.all(inertia.is_consistent(robot.split(theta)[0]))
+    nominal = np.asarray(robot.parameter_vector() if nominal is None else nominal, dtype=float)
+    theta = lift(params.base, np.asarray(params.theta, dtype=float), nominal)
+    links = theta[: 10 * robot.n_joints].reshape(robot.n_joints, 10)
+    return arrays.device(theta), bool(np.all(inertia.is_consistent(links)))
 
 
 def write_model(robot, theta, path, source=None, *, lump=False) -> Path:
