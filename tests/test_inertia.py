@@ -104,3 +104,22 @@ def test_concrete_pseudo_inertias_are_numpy_and_agree_with_the_traced_ones():
     np.testing.assert_array_equal(ok, jax.jit(inertia.is_consistent)(pi))
     body = np.asarray(inertia.from_mass_com_inertia(2.0, np.array([0.1, 0.0, 0.2]), 0.01 * np.eye(3)))
     assert inertia.is_consistent(body) and not inertia.is_consistent(body * np.r_[-1.0, np.ones(9)])
+
+
+@given(bodies(), poses())
+def test_transform_is_the_spatial_congruence(body, T):
+    """The written-out transform (numpy on concrete values, jax traced) equals the spatial
+    ``X^T I X`` of Featherstone's motion transform; a massless body with a moment is moved too."""
+    from jaxid.dynamics import spatial
+
+    m, c, I_c = body
+    X = np.asarray(spatial.motion_transform(jnp.asarray(T)))
+    for pi in (
+        np.asarray(inertia.from_mass_com_inertia(m, c, I_c)),
+        np.r_[0.0, 0.0, 0.0, 0.0, I_c[0, 0], 0, 1, 0, 0, 2],
+    ):
+        spatial_form = inertia.from_spatial(X.T @ np.asarray(inertia.spatial_inertia(jnp.asarray(pi))) @ X)
+        host = inertia.transform(pi, T)
+        assert isinstance(host, np.ndarray)
+        np.testing.assert_allclose(host, spatial_form, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(jax.jit(inertia.transform)(pi, T), host, rtol=1e-12, atol=1e-12)

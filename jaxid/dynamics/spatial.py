@@ -2,58 +2,66 @@
 
 Spatial vectors follow Featherstone, *Rigid Body Dynamics Algorithms* (2008):
 motion vectors are ``[omega; v]`` (angular first), force vectors ``[n; f]``.
-All functions act on one item; batch them with ``jax.vmap``.
+All functions act on one item; batch them with ``jax.vmap``. The rotations and transforms
+(``skew``, ``axis_angle``, ``rpy``, ``homogeneous``) compute concrete arguments with numpy
+(a model read from a file: no program compiled per element) and traced ones with jax.numpy.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
+
+from jaxid.arrays import namespace
 
 
 def skew(v):
     """Cross-product matrix: ``skew(a) @ b == cross(a, b)``. v: shape (3,)."""
+    xp = namespace(v)
     x, y, z = v[0], v[1], v[2]
-    zero = jnp.zeros_like(x)
-    return jnp.stack(
+    zero = xp.zeros_like(x)
+    return xp.stack(
         [
-            jnp.stack([zero, -z, y]),
-            jnp.stack([z, zero, -x]),
-            jnp.stack([-y, x, zero]),
+            xp.stack([zero, -z, y]),
+            xp.stack([z, zero, -x]),
+            xp.stack([-y, x, zero]),
         ]
     )
 
 
 def axis_angle(axis, angle):
     """Rotation matrix (3, 3) about a unit ``axis`` (3,) by ``angle`` rad (Rodrigues)."""
-    K = skew(axis)
-    return jnp.eye(3) + jnp.sin(angle) * K + (1.0 - jnp.cos(angle)) * (K @ K)
+    xp = namespace(axis, angle)
+    K = skew(xp.asarray(axis, dtype=float))
+    return xp.eye(3) + xp.sin(angle) * K + (1.0 - xp.cos(angle)) * (K @ K)
 
 
 def rot_x(a):
-    return axis_angle(jnp.array([1.0, 0.0, 0.0]), a)
+    return axis_angle(np.array([1.0, 0.0, 0.0]), a)
 
 
 def rot_z(a):
-    return axis_angle(jnp.array([0.0, 0.0, 1.0]), a)
+    return axis_angle(np.array([0.0, 0.0, 1.0]), a)
 
 
 def rpy(roll, pitch, yaw):
     """URDF fixed-axis roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
     return (
-        axis_angle(jnp.array([0.0, 0.0, 1.0]), yaw)
-        @ axis_angle(jnp.array([0.0, 1.0, 0.0]), pitch)
-        @ axis_angle(jnp.array([1.0, 0.0, 0.0]), roll)
+        axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
+        @ axis_angle(np.array([0.0, 1.0, 0.0]), pitch)
+        @ axis_angle(np.array([1.0, 0.0, 0.0]), roll)
     )
 
 
 def homogeneous(R, p):
     """4x4 homogeneous transform from rotation R (3, 3) and translation p (3,)."""
-    T = jnp.eye(4)
-    return T.at[:3, :3].set(R).at[:3, 3].set(p)
+    xp = namespace(R, p)
+    top = xp.concatenate([xp.asarray(R, dtype=float), xp.reshape(xp.asarray(p, dtype=float), (3, 1))], axis=1)
+    return xp.concatenate([top, xp.asarray([[0.0, 0.0, 0.0, 1.0]])], axis=0)
 
 
 def translation(p):
-    return homogeneous(jnp.eye(3), jnp.asarray(p, dtype=float))
+    return homogeneous(np.eye(3), p)
 
 
 def motion_transform(T):

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxid.arrays import AnyArray, Numeric, is_traced
+from jaxid.arrays import AnyArray, Numeric, is_traced, namespace
 from jaxid.dynamics.spatial import inertia_matrix, motion_transform, skew  # noqa: F401 (inertia_matrix: part of this module's API)
 
 INERTIAL_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
@@ -39,22 +39,49 @@ def from_spatial(I6: AnyArray) -> jax.Array:
     return jnp.concatenate([I6[3:4, 3], h, jnp.array([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])])
 
 
-def transform(pi: AnyArray, T: ArrayLike) -> jax.Array:
+def transform(pi: AnyArray, T: ArrayLike) -> AnyArray:
     """Express pi, given in frame B, in frame A, where T (4, 4) is B's pose in A.
 
-    Linear in pi: ``I_A = X^T I_B X`` with X the motion transform A -> B.
+    Linear in pi, the spatial ``I_A = X^T I_B X`` (X the motion transform A -> B) written out:
+    with R, p the rotation and origin of B in A and h = m c, ``h_A = R h + m p`` and
+    ``I_A = R I_B R^T + (2 p.(R h) + m p.p) 1 - (R h) p^T - p (R h)^T - m p p^T`` (the parallel
+    axis theorem for a density). numpy for concrete arguments (reading a model file), jax.numpy
+    for traced ones.
     """
-    X = motion_transform(T)
-    return from_spatial(X.T @ spatial_inertia(pi) @ X)
-
-
-def from_mass_com_inertia(m: Numeric, c: ArrayLike, I_c: ArrayLike) -> jax.Array:
-    """pi (10,) from mass m (kg), centre of mass c (3,) m and inertia I_c (3, 3) about c."""
-    c = jnp.asarray(c, dtype=float)
-    I_o = jnp.asarray(I_c, dtype=float) + m * (jnp.dot(c, c) * jnp.eye(3) - jnp.outer(c, c))
-    return jnp.concatenate(
-        [jnp.atleast_1d(m), m * c, jnp.array([I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])]
+    xp = namespace(pi, T)
+    P: Any = xp.asarray(pi, dtype=float)
+    A: Any = xp.asarray(T, dtype=float)
+    R, p, m = A[:3, :3], A[:3, 3], P[0]
+    Rh = R @ P[1:4]
+    I_B = _rotational(P, xp)
+    I_A = (
+        R @ I_B @ R.T
+        + (2.0 * (p @ Rh) + m * (p @ p)) * xp.eye(3)
+        - xp.outer(Rh, p)
+        - xp.outer(p, Rh)
+        - m * xp.outer(p, p)
     )
+    return xp.concatenate([P[:1], Rh + m * p, _entries(I_A, xp)])
+
+
+def _rotational(pi: Any, xp: Any) -> Any:
+    """I (3, 3) of pi (10,) in the namespace xp."""
+    xx, xy, yy, xz, yz, zz = (pi[k] for k in range(4, 10))
+    return xp.stack([xp.stack([xx, xy, xz]), xp.stack([xy, yy, yz]), xp.stack([xz, yz, zz])])
+
+
+def _entries(I: Any, xp: Any) -> Any:
+    """[Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (6,) of I (3, 3) in the namespace xp."""
+    return xp.stack([I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
+
+
+def from_mass_com_inertia(m: Numeric, c: ArrayLike, I_c: ArrayLike) -> AnyArray:
+    """pi (10,) from mass m (kg), centre of mass c (3,) m and inertia I_c (3, 3) about c; numpy
+    for concrete arguments, jax.numpy for traced ones."""
+    xp = namespace(m, c, I_c)
+    C: Any = xp.asarray(c, dtype=float)
+    I_o = xp.asarray(I_c, dtype=float) + m * ((C @ C) * xp.eye(3) - xp.outer(C, C))
+    return xp.concatenate([xp.reshape(xp.asarray(m, dtype=float), (1,)), m * C, _entries(I_o, xp)])
 
 
 #: Tolerance of [`physical_problem`][jaxid.model.inertia.physical_problem]: relative to the largest principal moment, plus an
@@ -200,18 +227,20 @@ def inertial_to_log_cholesky(pi: AnyArray) -> jax.Array:
     )
 
 
-def box_inertia(m: float, size: AnyArray | tuple[float, float, float]) -> jax.Array:
+def box_inertia(m: float, size: AnyArray | tuple[float, float, float]) -> AnyArray:
     """Rotational inertia (3, 3) about the centre of a uniform box of mass m, size (3,) m."""
     x, y, z = size
-    return m / 12.0 * jnp.diag(jnp.array([y * y + z * z, x * x + z * z, x * x + y * y]))
+    xp = namespace(m, x, y, z)
+    return m / 12.0 * xp.diag(xp.stack([y * y + z * z, x * x + z * z, x * x + y * y]))
 
 
-def cylinder_inertia(m: float, radius: float, length: float, axis: int = 2) -> jax.Array:
+def cylinder_inertia(m: float, radius: float, length: float, axis: int = 2) -> AnyArray:
     """Rotational inertia (3, 3) about the centre of a uniform solid cylinder along ``axis``."""
     radial = m * (3.0 * radius**2 + length**2) / 12.0
     d = [radial, radial, radial]
     d[axis] = 0.5 * m * radius**2
-    return jnp.diag(jnp.array(d))
+    xp = namespace(m, radius, length)
+    return xp.diag(xp.stack(d))
 
 
 batch_transform = jax.vmap(transform)

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid import arrays, cache
+from jaxid import arrays
 from jaxid.dynamics import spatial
 from jaxid.friction import models as friction_models
 from jaxid.model import inertia
@@ -125,14 +125,14 @@ class Robot(eqx.Module):
         mimic_offset=None,
         transmission=None,
     ):
-        placements = jnp.asarray(placements, dtype=float)
+        placements = _floats(placements)
         if placements.ndim != 3 or placements.shape[1:] != (4, 4):
             raise ValueError(f"placements must have shape (n, 4, 4), got {placements.shape}")
         n = placements.shape[0]
         if n < 1:
             raise ValueError("a robot needs at least one joint")
-        axes = jnp.asarray(axes, dtype=float)
-        inertial = jnp.asarray(inertial, dtype=float)
+        axes = _floats(axes)
+        inertial = _floats(inertial)
         _check_shape("axes", axes, (n, 3))
         _check_shape("inertial", inertial, (n, 10))
         norms = np.linalg.norm(np.asarray(axes), axis=1)
@@ -159,8 +159,12 @@ class Robot(eqx.Module):
         self.mimic, ratio, offset = _coupling(mimic, n, names)
         self.mimic_ratio, self.mimic_offset = _floats(ratio), _floats(offset)
         if joint_params is None:
-            joint_params = jnp.zeros((n, len(joint_terms)))
-        joint_params = jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
+            joint_params = np.zeros((n, len(joint_terms)))
+        joint_params = (
+            jnp.asarray(joint_params, dtype=float).reshape(n, len(joint_terms))
+            if arrays.is_traced(joint_params)
+            else _floats(np.reshape(np.asarray(joint_params, dtype=float), (n, len(joint_terms))))
+        )
         self.joint_types, self.parents, self.joint_terms = joint_types, parents, joint_terms
         self.names = tuple(names) if names is not None else tuple(f"joint{i + 1}" for i in range(n))
         if not (np.isfinite(coulomb_eps) and coulomb_eps > 0):
@@ -445,7 +449,7 @@ class Robot(eqx.Module):
         )
         return cls(
             placements,
-            jnp.tile(jnp.array([0.0, 0.0, 1.0]), (n, 1)),
+            np.tile([0.0, 0.0, 1.0], (n, 1)),
             inertial,
             joint_types=joint_types,
             tip=tip,
@@ -602,18 +606,17 @@ def _check_shape(name, x, shape):
         raise ValueError(f"{name} must have shape {shape}, got {x.shape}")
 
 
-@cache.jit  # convention, a str, is static
 def _dh_link(off, d, a, alpha, a_prev, alpha_prev, m, c, I, revolute, *, convention):
     """Joint placement (4, 4) and link inertial (10,) in the joint frame of one DH row; with
-    ``a_prev, alpha_prev`` the previous row's (standard convention). Compiled once for every
-    DH table, whatever its length (the URDF reader works element by element the same way)."""
-    tx = lambda x: spatial.translation(jnp.stack([x, 0.0, 0.0]))
-    tz = lambda z: spatial.translation(jnp.stack([0.0, 0.0, z]))
-    rx = lambda x: spatial.homogeneous(spatial.rot_x(x), jnp.zeros(3))
-    rz = lambda x: spatial.homogeneous(spatial.rot_z(x), jnp.zeros(3))
+    ``a_prev, alpha_prev`` the previous row's (standard convention). numpy on the host (the
+    numbers of a table: nothing to compile, as the URDF reader)."""
+    tx = lambda x: spatial.translation(np.array([x, 0.0, 0.0]))
+    tz = lambda z: spatial.translation(np.array([0.0, 0.0, z]))
+    rx = lambda x: spatial.homogeneous(spatial.rot_x(x), np.zeros(3))
+    rz = lambda x: spatial.homogeneous(spatial.rot_z(x), np.zeros(3))
     # Fixed part of the joint placement: the joint variable enters as Rz (R) or Tz (P).
-    joint_fixed = jnp.where(revolute, tz(d) @ rz(off), rz(off) @ tz(d))
-    pi_dh = inertia.from_mass_com_inertia(m, c, I)
+    joint_fixed = tz(d) @ rz(off) if revolute else rz(off) @ tz(d)
+    pi_dh = inertia.from_mass_com_inertia(float(m), np.asarray(c, dtype=float), np.asarray(I, dtype=float))
     if convention == "standard":  # DH frame i in the joint frame i: tx(a) rx(alpha)
         return tx(a_prev) @ rx(alpha_prev) @ joint_fixed, inertia.transform(pi_dh, tx(a) @ rx(alpha))
     return rx(alpha) @ tx(a) @ joint_fixed, pi_dh
@@ -637,4 +640,4 @@ def _dh_geometry(offset, d, a, alpha, masses, coms, inertias, revolute, *, conve
         if convention == "standard"
         else np.eye(4)
     )
-    return jnp.asarray(placements), jnp.asarray(inertial), jnp.asarray(tip)
+    return placements, inertial, tip

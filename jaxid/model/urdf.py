@@ -42,7 +42,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from jaxid import cache
 from jaxid.dynamics import spatial
 from jaxid.friction.models import JOINT_TERMS
 from jaxid.model import inertia
@@ -51,16 +50,14 @@ MOVABLE = {"revolute": "R", "continuous": "R", "prismatic": "P"}
 TOOL_NAMES = ("tool0", "flange", "tool_flange")  # exact names, then "<prefix>_" + one of them
 
 
-# One compiled function per operation instead of dozens of eager jnp ops per element: a URDF
-# of n links then costs a few dispatches per element rather than a compile of each primitive.
-def _rpy_placement(rpy, xyz):
+# numpy on the host (spatial's and inertia's functions of concrete arguments): reading a model
+# compiles nothing (the stored programs each cost a cold process 20-60 ms of compile).
+def _placement(rpy, xyz):
     return spatial.homogeneous(spatial.rpy(rpy[0], rpy[1], rpy[2]), xyz)
 
 
-# Stored programs: a warm process runs them without tracing or lowering (one per element kind).
-_placement = cache.jit(_rpy_placement)
-_transform = cache.jit(inertia.transform)
-_from_mass_com_inertia = cache.jit(inertia.from_mass_com_inertia)
+_transform = inertia.transform
+_from_mass_com_inertia = inertia.from_mass_com_inertia
 
 
 class URDFError(ValueError):
