@@ -421,9 +421,9 @@ def _gaps(robot, capsules, P, samples, seed):
     pairs P (P, 2) on ``geometry.sample_poses``."""
     from jaxid.model.geometry import sample_poses
 
-    q = jnp.asarray(sample_poses(robot, samples, seed))
+    q = np.asarray(sample_poses(robot, samples, seed))  # numpy into the jit: no transfer program
     i, j = P[:, 0], P[:, 1]
-    r = jnp.asarray(capsules.radius)
+    r = np.asarray(capsules.radius)
 
     @jax.jit
     def gaps(q):
@@ -437,7 +437,7 @@ def _lowest(robot, capsules, samples, seed):
     """min(z_a, z_b) (samples, K), m, of every capsule's segment on ``geometry.sample_poses``."""
     from jaxid.model.geometry import sample_poses
 
-    q = jnp.asarray(sample_poses(robot, samples, seed))
+    q = np.asarray(sample_poses(robot, samples, seed))
     A, B = jax.jit(lambda q: capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q)))(q)
     return np.minimum(np.asarray(A)[..., 2], np.asarray(B)[..., 2])
 

@@ -45,6 +45,7 @@ import numpy as np
 import optax
 
 from jaxid import cache
+from jaxid.arrays import namespace
 from jaxid.dynamics.terms import rnea
 from jaxid.excitation.trajectories import (
     _fourier_jerk,
@@ -652,7 +653,7 @@ def optimize(
             k = min(CHUNK, steps - done)
             carry = _run(problem, carry, np.int64(k), np.float64(lr), steps)
             done += k
-            best = float(jnp.min(carry[3]))
+            best = float(np.min(np.asarray(carry[3])))
             bar.set_postfix({objective: f"{np.exp(best) if objective == 'cond' else best:.4g}"})
             bar.update(k)
     z_best = carry[2] if steps else z0
@@ -673,8 +674,9 @@ def optimize(
         for r in (initial, final)
     ]
     margin_report = constraints.report(model.parents, final[5][i]) if constraints is not None else None
-    a, b, q0_best = (np.asarray(x) for x in problem.physical(jax.tree.map(lambda x: x[i], z_best)))
-    a, b = (np.asarray(x) for x in _zero_start(jnp.asarray(a), jnp.asarray(b)))
+    # The chosen start's coefficients on the host (numpy: a few numbers, no program to compile).
+    a, b, q0_best = problem.physical(jax.tree.map(lambda x: np.asarray(x)[i], z_best))
+    a, b = (np.asarray(x) for x in _zero_start(a, b))
     return Excitation(
         a=a,
         b=b,
@@ -741,11 +743,15 @@ class _Problem(eqx.Module):
         return regressor(self.model, q, qd, qdd)
 
     def physical(self, z):
-        a, b = z["a"] * self.v_scale, z["b"] * self.v_scale
+        """(a, b (n, H) rad/s, q0 (n,) rad) of the coefficients z: numpy where z is (one start on
+        the host), jax.numpy traced."""
+        xp = namespace(*jax.tree.leaves(z))
+        v_scale = xp.asarray(self.v_scale)
+        a, b = z["a"] * v_scale, z["b"] * v_scale
         if self.home is None:
-            return a, b, self.centre + z["q0"] * self.q_scale
+            return a, b, xp.asarray(self.centre) + z["q0"] * xp.asarray(self.q_scale)
         # The mean position that puts q(0) = q0 - sum_k b'_k / (k w) (b' projected) at home.
-        return a, b, self.home + jnp.sum(_zero_start(a, b)[1] / self.wk, axis=1)
+        return a, b, xp.asarray(self.home) + xp.sum(_zero_start(a, b)[1] / xp.asarray(self.wk), axis=1)
 
     def trajectory(self, z, t):
         a, b, q0_ = self.physical(z)

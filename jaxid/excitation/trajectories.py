@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxid.arrays import Numeric
+from jaxid.arrays import AnyArray, Numeric, namespace
 from jaxid.signals import _check_finite
 
 __all__ = [
@@ -51,14 +51,15 @@ def fourier_period(omega_f: Numeric) -> Numeric:
     return 2 * jnp.pi / omega_f
 
 
-def _zero_start(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _zero_start(a: AnyArray, b: AnyArray) -> tuple[AnyArray, AnyArray]:
     """Orthogonal projection of (a, b) onto sum_k a_ik = 0 and sum_k k b_ik = 0.
 
     Those are exactly qd_i(0) = 0 and qdd_i(0) = 0. The projection is linear and
     differentiable, leaves coefficients that already satisfy the constraints unchanged,
-    and keeps every harmonic free (rather than sacrificing one to the constraint).
+    and keeps every harmonic free (rather than sacrificing one to the constraint). numpy for
+    concrete a, b (a result on the host), jax.numpy for traced ones.
     """
-    k = jnp.arange(1, a.shape[1] + 1, dtype=a.dtype)
+    k = namespace(a, b).arange(1, a.shape[1] + 1, dtype=a.dtype)
     a = a - a.mean(axis=1, keepdims=True)
     b = b - (b @ k)[:, None] * k / (k @ k)
     return a, b
@@ -111,7 +112,7 @@ def _fourier(
     a: jax.Array, b: jax.Array, q0: jax.Array, omega_f: float | jax.Array, t: jax.Array, zero_start: bool
 ) -> Trajectory:
     if zero_start:
-        a, b = _zero_start(a, b)
+        a, b = (jnp.asarray(x) for x in _zero_start(a, b))  # traced here: jax arrays already
     wk = omega_f * jnp.arange(1, a.shape[1] + 1)  # (H,)
     s, c = jnp.sin(t[:, None] * wk), jnp.cos(t[:, None] * wk)  # (N, H)
     q = q0 + s @ (a / wk).T - c @ (b / wk).T
