@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -91,12 +91,13 @@ def _static_int(v, name, lo):
     return int(v)
 
 
-def _along_axis(fn, x, axis):
-    """Apply fn: (N, c) -> (M, c) along `axis` of x, all other axes flattened into c."""
-    x = jnp.moveaxis(x, axis, 0)
+def _along_axis(fn, x, axis, xp=jnp):
+    """Apply fn: (N, c) -> (M, c) along `axis` of x, all other axes flattened into c (in the array
+    namespace xp: numpy for a host computation of concrete x)."""
+    x = xp.moveaxis(xp.asarray(x), axis, 0)
     rest = x.shape[1:]
     y = fn(x.reshape(x.shape[0], -1))
-    return jnp.moveaxis(y.reshape((y.shape[0],) + rest), 0, axis)
+    return xp.moveaxis(y.reshape((y.shape[0],) + rest), 0, axis)
 
 
 # ----------------------------------------------------------------------------- Butterworth
@@ -296,7 +297,7 @@ def five_point_cubic(x: ArrayLike, k: int = 1, axis: int = 0) -> jax.Array:
 
 
 # ----------------------------------------------------------------------------- averaging
-def period_average(x: ArrayLike, samples_per_period: int, axis: int = 0) -> jax.Array:
+def period_average(x: ArrayLike, samples_per_period: int, axis: int = 0) -> arrays.AnyArray:
     """Average M whole periods of a periodic record into one period.
 
     For a periodic excitation, the deterministic part is identical in every period and
@@ -315,7 +316,8 @@ def period_average(x: ArrayLike, samples_per_period: int, axis: int = 0) -> jax.
             f"x has {n} samples, not a whole number of periods of {p} samples; trim it to "
             f"{m * p} samples (drop the last {n - m * p}, e.g. x[:{m * p}]) or record whole periods."
         )
-    return _along_axis(lambda v: v.reshape(n // p, p, -1).mean(axis=0), x, axis)
+    # numpy for concrete x (a mean: nothing worth compiling), jax.numpy traced
+    return _along_axis(lambda v: v.reshape(n // p, p, -1).mean(axis=0), x, axis, arrays.namespace(x))
 
 
 class PeriodicDerivatives(NamedTuple):
@@ -391,7 +393,8 @@ def periodic_derivatives(
     """
     p = samples_per_period(fs, f0)
     squeeze = jnp.ndim(q) == 1
-    x = _signal(q, "q", 0, 1)
+    x: Any = _signal(q, "q", 0, 1)
+    x = x if arrays.is_traced(x) else np.asarray(x)  # concrete: the reshapes on the host, not as programs
     x = x[:, None] if squeeze else x.reshape(x.shape[0], -1)
     n_samples = x.shape[0]
     if n_samples < p:
@@ -414,7 +417,7 @@ def periodic_derivatives(
                 f"harmonics={harmonics} reaches the Nyquist frequency of {p} samples per period; "
                 f"keep at most {nyquist} or sample faster."
             )
-    _check_finite(jnp.asarray(false_alarm), "false_alarm")
+    _check_finite(false_alarm, "false_alarm")
     out = _periodic(x[: m * p].reshape(m, p, -1), float(f0), harmonics, float(false_alarm))
     if squeeze:
         out = jax.tree.map(lambda v: v[..., 0], out)

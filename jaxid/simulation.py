@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid.arrays import plain
+from jaxid import cache
+from jaxid.arrays import device, plain
 from jaxid.data import Dataset, from_arrays
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
@@ -111,6 +112,21 @@ def _perturb_links(inertial, key, scale):
     return jax.vmap(_perturb_link, in_axes=(0, 0, None))(inertial, jax.random.split(key, inertial.shape[0]), scale)
 
 
+@cache.jit  # n, a Python int, is static: one stored program per joint count
+def _draws(key, n):
+    """(the links' key, uniform draws (n, 5) of the n joints' terms) of a true robot's key."""
+    k_links, k_joints = jax.random.split(key)
+    # fv, fc, offset keep the draws they had before fs and fva existed, so seeded truths are unchanged.
+    draws = jnp.concatenate(
+        [
+            jax.random.uniform(k_joints, (n, 3)),
+            jax.random.uniform(jax.random.fold_in(k_joints, 1), (n, len(FRICTION_RANGES) - 3)),
+        ],
+        axis=1,
+    )
+    return k_links, draws
+
+
 def torque_scale(robot) -> np.ndarray:
     """Torque scale T_j (n,) N m of each joint: ``tau_max`` where finite, else the largest
     |gravity torque| of the robot over 64 random configurations (at least 1 N m)."""
@@ -158,26 +174,21 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
     bad = [f for f in friction if f not in FRICTION_RANGES]
     if bad:
         raise ValueError(f"unknown friction terms {bad}; choose from {tuple(FRICTION_RANGES)}")
-    k_links, k_joints = jax.random.split(key)
+    k_links, draws = _draws(key, robot.n_joints)
+    # The links by their own program, as always (a body with equal principal moments has no
+    # unique axes, and another program may pick others): seeded truths stay as they were.
     links = _perturb_links(robot.inertial, k_links, scale)
+    draws = np.asarray(draws)  # the friction below on the host: a few numbers, no programs
     T = torque_scale(robot)[np.asarray(robot.coordinates)]  # per joint: a coupled joint takes its master's
-    # fv, fc, offset keep the draws they had before fs and fva existed, so seeded truths are unchanged.
-    draws = jnp.concatenate(
-        [
-            jax.random.uniform(k_joints, (robot.n_joints, 3)),
-            jax.random.uniform(jax.random.fold_in(k_joints, 1), (robot.n_joints, len(FRICTION_RANGES) - 3)),
-        ],
-        axis=1,
-    )
     drawn = {f: (lo + (hi - lo) * draws[:, j]) * T for j, (f, (lo, hi)) in enumerate(FRICTION_RANGES.items())}
     if robot.transmission is not None:  # the inverse of jaxid.model.transmission.joint_side_terms, per own gear
         d = np.diag(np.asarray(robot.transmission.matrix))
         motor = dict(fv=d**2, fva=d * np.abs(d), fc=np.abs(d), fs=np.abs(d), offset=d)
         drawn = {f: v * motor[f] for f, v in drawn.items()}
-    old = dict(zip(robot.joint_terms, robot.joint_params.T))
+    old = dict(zip(robot.joint_terms, np.asarray(robot.joint_params).T))
     true = robot.with_joint_terms(tuple(robot.joint_terms) + friction)
     values = (
-        jnp.stack([drawn[t] if t in friction else old[t] for t in true.joint_terms], axis=1)
+        np.stack([drawn[t] if t in friction else old[t] for t in true.joint_terms], axis=1)
         if true.joint_terms
         else None
     )
@@ -213,6 +224,13 @@ def _noise(key, q, tau, sigma_q, sigma_tau, step):
     # An encoder reports the nearest multiple of its resolution; step 0 means none.
     qm = jnp.where(step > 0, jnp.round(qm / jnp.where(step > 0, step, 1.0)) * step, qm)
     return qm, tau + sigma_tau * jax.random.normal(kt, tau.shape)
+
+
+@cache.jit  # one stored program, not a split and a slice of each key eagerly
+def _experiment_keys(key, noise_key):
+    """(the true robot's key, the noise's key) of ``simulate``."""
+    k_true, k_noise = jax.random.split(key)
+    return k_true, k_noise if noise_key is None else jax.random.split(noise_key)[1]
 
 
 def gaussian_noise(key, arrays, sigmas):
@@ -297,15 +315,17 @@ def measure(
         sigma_tau = np.broadcast_to(np.asarray(tau_sigma, dtype=float), (n,))
         if not np.all(np.isfinite(sigma_tau)) or np.any(sigma_tau < 0):
             raise ValueError(f"tau_sigma must be finite and >= 0 N m, got {tau_sigma}")
-    qm, taum = _noise(key, q, tau, sigma_q, jnp.asarray(sigma_tau), 0.0 if quantization is None else quantization)
+    qm, taum = _noise(
+        key, np.asarray(q, dtype=float), tau, np.float64(sigma_q), sigma_tau, np.float64(quantization or 0.0)
+    )
     data = from_arrays(t, qm, taum, source="simulated")
     return Measurement(
         data=data,
-        q=jnp.asarray(q),
-        qd=jnp.asarray(qd),
-        qdd=jnp.asarray(qdd),
-        tau=jnp.asarray(tau),
-        sigma_tau=jnp.asarray(sigma_tau),
+        q=device(q),
+        qd=device(qd),
+        qdd=device(qdd),
+        tau=device(tau),
+        sigma_tau=device(sigma_tau),
         robot=robot,
     )
 
@@ -330,7 +350,5 @@ def simulate(
     key: draws the true robot, and the noise unless ``noise_key`` is given: the same ``key``
     with another ``noise_key`` is a second experiment on the same simulated robot (the keys
     are split so that ``noise_key == key`` gives the experiment of ``key`` alone)."""
-    k_true, k_noise = jax.random.split(key)
-    if noise_key is not None:
-        k_noise = jax.random.split(noise_key)[1]
+    k_true, k_noise = _experiment_keys(key, noise_key)
     return measure(perturb(robot, k_true, scale, friction), t, q, qd, qdd, k_noise, **noise)

@@ -9,8 +9,9 @@ import math
 import re
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
+
+from jaxid import arrays
 
 
 def model_description(
@@ -160,7 +161,7 @@ def build_model(
         g = np.asarray(gravity, dtype=float)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"gravity must be 3 finite numbers (m/s^2, base frame), got {gravity!r}")
-        robot = dataclasses.replace(robot, gravity=jnp.asarray(g))
+        robot = dataclasses.replace(robot, gravity=arrays.device(g))
     if transmission is not None:
         robot = _with_transmission(robot, transmission, urdf)
     return robot

@@ -64,7 +64,6 @@ from typing import Any
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxid import arrays
@@ -326,10 +325,10 @@ def from_fit(
         model=dict(model),
         parameter_names=tuple(parameter_names),
         base=base,
-        theta=jnp.asarray(fit.theta),
-        cov=jnp.asarray(fit.cov),
+        theta=arrays.device(fit.theta),
+        cov=arrays.device(fit.cov),
         estimation=estimate_of(fit, n_samples=n_samples, sources=sources),
-        standard=None if standard is None else jnp.asarray(standard, dtype=float),
+        standard=None if standard is None else arrays.device(np.asarray(standard, dtype=float)),
     )
 
 
@@ -535,9 +534,9 @@ def load_params(path) -> Params:
         model=dict(model),
         parameter_names=names,
         base=base,
-        theta=jnp.asarray(theta),
-        cov=jnp.asarray(cov),
-        standard=None if standard is None else jnp.asarray(standard),
+        theta=arrays.device(theta),  # device_put: a jnp conversion compiles a program per shape
+        cov=arrays.device(cov),
+        standard=None if standard is None else arrays.device(standard),
         lugre=lugre,
         **records,
     )
@@ -609,10 +608,10 @@ def _base(base_doc, path: Path, names: tuple[str, ...]) -> BaseParameters:
     r_diag = base_doc.get("r_diag")
     gap = base_doc.get("gap")
     return BaseParameters(
-        indices=jnp.asarray(indices, dtype=jnp.int32),
-        dependent=jnp.asarray(dependent, dtype=jnp.int32),
-        K=jnp.asarray(K),
-        r_diag=jnp.asarray(
+        indices=arrays.device(np.asarray(indices, dtype=np.int32)),
+        dependent=arrays.device(np.asarray(dependent, dtype=np.int32)),
+        K=arrays.device(K),
+        r_diag=arrays.device(
             np.full(p, np.nan) if r_diag is None else _array(r_diag, (p,), path, "base.r_diag", nullable=True)
         ),
         gap=math.inf if gap is None else float(gap),
@@ -643,7 +642,7 @@ def _lugre(lugre_doc, model: dict, path: Path) -> LuGre | None:
     if not isinstance(n, int) or list(_field(lugre_doc, "names", path, "lugre.")) != list(LUGRE_NAMES):
         raise ParamsError(f"{path}: field 'lugre' needs 'model.n' and names {list(LUGRE_NAMES)}")
     lugre = LuGre.from_vector(
-        jnp.asarray(_array(_field(lugre_doc, "values", path, "lugre."), (n, 8), path, "lugre.values"))
+        arrays.device(_array(_field(lugre_doc, "values", path, "lugre."), (n, 8), path, "lugre.values"))
     )
     try:
         check_parameters(lugre)

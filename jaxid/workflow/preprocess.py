@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jaxid.arrays import device
 from jaxid.workflow.records import Preprocessing, WorkflowError
 
 #: Signal-to-noise ratio of the smoothed position spectrum at the chosen cutoff
@@ -900,7 +901,9 @@ def _periodic(ds, policy: Policy, name: str):
         )
         raise WorkflowError(f"{name}: {given} makes {M} periods of {P} samples whose {mismatch}; {fix}")
     tau = signals.period_average(np.asarray(ds.tau)[: M * P], P)
-    out = dataclasses.replace(ds, t=ds.t[:P], q=r.q, tau=tau, qd=r.qd, qdd=r.qdd, derivatives="periodic")
+    out = dataclasses.replace(
+        ds, t=device(np.asarray(ds.t)[:P]), q=r.q, tau=device(tau), qd=r.qd, qdd=r.qdd, derivatives="periodic"
+    )
     var = np.asarray(r.var)
     notes = [f"the last {N - M * P} sample(s) after the last whole period dropped"] if N > M * P else []
     return out, dict(
