@@ -1,5 +1,7 @@
 """Validation metrics against their closed forms."""
 
+import warnings
+
 import jax
 import numpy as np
 import pytest
@@ -72,6 +74,18 @@ def test_summary_is_jittable(data):
     for k, v in s.items():
         assert v["per_joint"].shape == (3,) and v["overall"].shape == ()
         np.testing.assert_allclose(v["per_joint"], getattr(metrics, k)(real, pred))
+        # concrete arguments: numpy on the host, the same values as the traced program's
+        host = metrics.summary(real, pred)[k]
+        assert isinstance(host["per_joint"], np.ndarray)
+        np.testing.assert_allclose(host["overall"], v["overall"], rtol=1e-13)
+    # a zero denominator is inf or NaN, silently, as under jit
+    zero = np.zeros_like(real)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (
+            np.all(np.isnan(metrics.nrmse(zero, zero)))
+            and np.isinf(metrics.relative_error(1.0 + zero[0], zero[0])).all()
+        )
 
 
 def test_shape_mismatch_raises():

@@ -107,9 +107,12 @@ class BaseParameters(eqx.Module):
         B[:, np.asarray(self.dependent, dtype=int)] = np.asarray(self.K, dtype=float)
         return B
 
-    def reduce(self, W: ArrayLike) -> jax.Array:
-        """Reduced regressor ``W[..., indices]``: (..., p) -> (..., b)."""
-        return _take(W, self.indices)
+    def reduce(self, W: ArrayLike) -> AnyArray:
+        """Reduced regressor ``W[..., indices]``: (..., p) -> (..., b); numpy for a concrete W (a
+        copy of columns on the host), jax traced."""
+        if is_traced(W, self.indices):
+            return _take(W, self.indices)
+        return np.asarray(W)[..., np.asarray(self.indices)]
 
 
 def _format_combination(name: str, coefs: np.ndarray, dep_names: list[str]) -> str:

@@ -103,7 +103,9 @@ def _payload_torque(robot, theta_L, q, qd, qdd):
 
 
 def _check_payload(theta_L):
-    theta_L = jnp.asarray(theta_L, dtype=float)
+    theta_L = (
+        jnp.asarray(theta_L, dtype=float) if arrays.is_traced(theta_L) else arrays.device(np.asarray(theta_L, float))
+    )
     if theta_L.shape != (10,):
         raise ValueError(
             f"theta_L must be the payload's inertial 10-vector [m, m sx, m sy, m sz, Ixx, Ixy, "
@@ -243,7 +245,7 @@ def consistent_estimate(theta_ls, cov):
     Returns (theta (10,), converged: bool). Equals theta_ls when that is consistent.
     """
     theta_ls = _check_payload(theta_ls)
-    cov = jnp.asarray(cov, dtype=float)
+    cov = arrays.device(np.asarray(cov, dtype=float))
     if cov.shape != (10, 10) or not np.all(np.isfinite(np.asarray(cov))):
         raise ValueError(f"cov must be a finite (10, 10) covariance, got shape {cov.shape}")
     c = np.asarray(cov)
@@ -456,16 +458,16 @@ def _data_arrays(data, n):
                 "the dataset has no velocities/accelerations; read it with derivatives="
                 "'butterworth' or use payload preprocessing to compute them"
             )
-        arrays = (data.q, data.qd, data.qdd, data.tau)
+        given = (data.q, data.qd, data.qdd, data.tau)
     else:
         try:
-            arrays = tuple(data)
+            given = tuple(data)
         except TypeError:
             raise ValueError("data must be a jaxid Dataset or a tuple (q, qd, qdd, tau)") from None
-        if len(arrays) != 4:
-            raise ValueError(f"data must be a tuple (q, qd, qdd, tau), got {len(arrays)} arrays")
+        if len(given) != 4:
+            raise ValueError(f"data must be a tuple (q, qd, qdd, tau), got {len(given)} arrays")
     out = []
-    for name, x in zip(("q", "qd", "qdd", "tau"), arrays):
+    for name, x in zip(("q", "qd", "qdd", "tau"), given):
         x = np.asarray(x, dtype=float)
         if x.ndim != 2 or x.shape[1] != n:
             raise ValueError(f"{name} must have shape (N, {n}) for this {n}-joint robot, got {x.shape}")
@@ -478,7 +480,7 @@ def _data_arrays(data, n):
         out.append(x)
     if len({x.shape[0] for x in out}) != 1:
         raise ValueError(f"q, qd, qdd, tau have different numbers of samples: {[x.shape[0] for x in out]}")
-    return tuple(jnp.asarray(x) for x in out)
+    return tuple(arrays.device(x) for x in out)
 
 
 def _joint_indices(joints, n):
@@ -557,13 +559,14 @@ def _gain_cov(A, prior, S, Wr, theta_b, gain_std):
     return gain_std**2 * D @ D.T
 
 
-# The eager steps of identify_payload as compiled programs: outside a jit every jnp operation on
-# the record compiles a program of its own for its shape.
-@jax.jit
+# The eager steps of identify_payload on the host or as compiled programs: outside a jit every jnp
+# operation on the record compiles a program of its own for its shape.
 def _rows(tau, tau_robot, Phi, sel):
     """The payload's torques y (N, k) and regressor rows W (N k, 10) on the joints sel (k,) from
-    the measured torques, the robot model's (N, n) and the payload regressor (N, n, 10)."""
-    return (tau - tau_robot)[:, sel], Phi[:, sel, :].reshape(-1, 10)
+    the measured torques, the robot model's (N, n) and the payload regressor (N, n, 10), on the host
+    (numpy: a compiled program per record length bought nothing for a subtraction and a copy)."""
+    sel = np.asarray(sel)
+    return (np.asarray(tau) - np.asarray(tau_robot))[:, sel], np.asarray(Phi)[:, sel, :].reshape(-1, 10)
 
 
 @jax.jit
@@ -686,7 +689,9 @@ def identify_payload(
     identifiable = np.zeros(10, bool)
     identifiable[ind] = ~np.any(K != 0, axis=1) if K.size else True
 
-    fit = identify(base.reduce(W), y.reshape(-1), method, cov=cov, n_joints=len(sel), names=list(base.names))
+    fit = identify(
+        base.reduce(W), np.asarray(y).reshape(-1), method, cov=cov, n_joints=len(sel), names=list(base.names)
+    )
     # Host values (numpy) between the compiled steps: an eager jnp operation compiles a program. The
     # robot prior's update below returns jax arrays for the same names.
     S: AnyArray
@@ -705,21 +710,23 @@ def identify_payload(
     A, res = _whitened(Wr, y, theta_b, S)
     prior, x, S_A = np.zeros((Wr.shape[2],) * 2), theta_b, S
     if robot_cov is not None:
-        robot_cov = jnp.asarray(robot_cov, dtype=float)
+        robot_cov = np.asarray(robot_cov, dtype=float)
         if robot_cov.shape != (p, p) or not np.all(np.isfinite(np.asarray(robot_cov))):
             raise ValueError(
                 f"robot_cov must be a finite ({p}, {p}) covariance of theta_robot, got shape {robot_cov.shape}"
             )
-        Yr = jaxid_regressor(robot, q, qd, qdd)[:, sel, :]
+        Yr = np.asarray(jaxid_regressor(robot, q, qd, qdd))[:, np.asarray(sel), :]
         # The prior's rows need the noise's units: the given cov, else estimated per joint ("wls")
         # or pooled, in two passes: the payload-only residuals behind fit.sigma2 also hold the robot
         # model's error, the updated fit's residuals do not.
         # Floored at 1e-8 of each joint's torque RMS, far below any sensor: noise-free data (s2 at
         # rounding level) would otherwise weight the data 1e14 times the prior and lose its digits.
-        s2_min = (1e-8 * jnp.sqrt(jnp.mean(y**2, axis=0))) ** 2
-        noise = lambda s2: jnp.diag(jnp.maximum(s2 if method == "wls" else jnp.full(len(sel), jnp.mean(s2)), s2_min))
+        s2_min = (1e-8 * np.sqrt(np.mean(np.asarray(y) ** 2, axis=0))) ** 2
+        noise = lambda s2: np.diag(
+            np.maximum(np.asarray(s2) if method == "wls" else np.full(len(sel), np.mean(np.asarray(s2))), s2_min)
+        )
         S = (
-            (jnp.diag(jnp.asarray(cov, float)) if jnp.ndim(cov) == 1 else jnp.asarray(cov, float))
+            (np.diag(np.asarray(cov, float)) if np.ndim(cov) == 1 else np.asarray(cov, float))
             if given
             else noise(fit.sigma2)
         )
@@ -736,11 +743,11 @@ def identify_payload(
             int(blocks),
         )
     Cb_gain = _gain_cov(A, prior, S_A, Wr, theta_b, float(gain_std))
-    theta, C, C_white = _expand(theta_b, Cb + Cb_gain, Cb_white, ind, identifiable)
+    theta, C, C_white = _expand(theta_b, np.asarray(Cb) + np.asarray(Cb_gain), Cb_white, ind, identifiable)
     C_gain = _expand(theta_b, Cb_gain, Cb_gain, ind, identifiable)[1]
 
     failures: tuple[str, ...] = ()
-    theta_c, ok = jnp.full(10, jnp.nan), True
+    theta_c, ok = arrays.device(np.full(10, np.nan)), True
     if base.rank == 10:
         failures = consistency_failures(theta)
         # A consistent estimate is its own constrained estimate: skip the solver (and its compile).
@@ -805,11 +812,11 @@ def identify_payload(
         std=arrays.device(std),
         std_floor=arrays.device(floor),
         cov=C,
-        std_white=jnp.sqrt(jnp.diag(C_white)),
+        std_white=arrays.device(np.sqrt(np.diag(np.asarray(C_white)))),
         cov_white=C_white,
         identifiable=arrays.device(identifiable),
         theta_base=theta_b,
-        std_base=jnp.sqrt(jnp.diag(Cb)),
+        std_base=arrays.device(np.sqrt(np.diag(np.asarray(Cb)))),
         theta_consistent=theta_c,
         base=base,
         fit=fit,

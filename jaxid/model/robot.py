@@ -246,9 +246,13 @@ class Robot(eqx.Module):
         return tuple(rigid + joint)
 
     def split(self, theta):
-        """theta (p,) -> (inertial (n_joints, 10), joint_params (n_joints, k))."""
-        n = self.n_joints
-        return theta[: 10 * n].reshape(n, 10), theta[10 * n :].reshape(n, len(self.joint_terms))
+        """theta (p,) -> (inertial (n_joints, 10), joint_params (n_joints, k)); a concrete theta is cut
+        on the host and put on the device (``device_put``: no slicing programs)."""
+        n, k = self.n_joints, len(self.joint_terms)
+        if arrays.is_traced(theta):
+            return theta[: 10 * n].reshape(n, 10), theta[10 * n :].reshape(n, k)
+        t = np.asarray(theta, dtype=float)
+        return arrays.device(t[: 10 * n].reshape(n, 10)), arrays.device(t[10 * n :].reshape(n, k))
 
     def torque(self, theta, q, qd, qdd):
         """Joint torques (n,) N m of one sample: Newton-Euler plus the enabled joint terms.
@@ -322,7 +326,7 @@ class Robot(eqx.Module):
 
     def with_parameters(self, theta):
         """The same robot with parameter vector theta (p,)."""
-        inertial, joint_params = self.split(jnp.asarray(theta, dtype=float))
+        inertial, joint_params = self.split(theta)
         return eqx.tree_at(lambda r: (r.inertial, r.joint_params), self, (inertial, joint_params))
 
     def with_joint_terms(self, terms: Sequence[str], values=None):
