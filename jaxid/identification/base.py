@@ -443,8 +443,8 @@ def lift(base: BaseParameters, theta_b: ArrayLike, nominal: ArrayLike) -> AnyArr
     return theta
 
 
-# Jitted (the column indices as array arguments): on concrete arrays one compiled program per
-# shape, where the same jnp operations outside a jit compile one each (a gather, a matmul, ...).
+# The traced paths of to_base, reduce and lift (concrete arguments are computed with numpy), jitted
+# with the column indices as array arguments.
 @jax.jit
 def _to_base(theta, indices, dependent, K):
     return theta[..., indices] + theta[..., dependent] @ K.T

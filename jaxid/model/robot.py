@@ -636,8 +636,7 @@ def _dh_geometry(offset, d, a, alpha, masses, coms, inertias, revolute, *, conve
         for row in zip(offset, d, a, alpha, a_prev, alpha_prev, masses, coms, inertias, revolute)
     ]
     placements, inertial = (np.stack([np.asarray(r[k]) for r in rows]) for k in (0, 1))
-    # The tip, tx(a) rx(alpha) of the last row, as a massless row with zero offset and d (the
-    # same argument types as the rows: the same compiled function).
+    # The tip, tx(a) rx(alpha) of the last row, as a massless row with zero offset and d.
     last = np.array([0.0, 0.0, a[-1], alpha[-1], a[-1], alpha[-1], 0.0])
     tip = (
         np.asarray(_dh_link(*last, np.zeros(3), np.zeros((3, 3)), np.True_, convention="standard")[0])
