@@ -87,6 +87,14 @@ Same script, one after the other (load 1.0-1.6), jaxid at 5fcfa33 (by PYTHONPATH
 names the checkout's commit) -> 16cefe2 (the jackknife's block sums on the host, 34 -> 19
 programs on this path): warm solve / jaxid 1.28x -> 1.48x (jaxid 59.5 -> 55.6 ms), jaxid's
 process with an empty cache 4.16 -> 3.57 s (2.36x -> 2.06x FIGAROH solve's 1.76 / 1.73 s).
+At 5e354d4 (a worktree, by PYTHONPATH) -> 1e0675d (small host computations in numpy, models
+built without compiling; a cold identify of this run compiles 3 programs instead of 15), two pairs
+one after the other (load 1.3-1.5, then 0.8-1.6): warm solve / jaxid 0.86x -> 1.64x and 1.56x ->
+1.86x (jaxid 139.6 -> 62.9 ms and 58.6 -> 40.2 ms; FIGAROH solve 119 / 103 and 91 / 75 ms in the
+same runs); processes with an empty cache 4.93 -> 3.63 s and 4.07 -> 2.80 s (1.97x -> 1.60x and
+2.19x -> 1.60x FIGAROH solve's 2.50 / 2.27 and 1.86 / 1.75 s), with a filled one 2.26 -> 1.62 s and
+1.78 -> 1.33 s (FIGAROH solve / jaxid 1.11x -> 1.40x and 1.05x -> 1.32x). Alone in a process
+(OPENBLAS_NUM_THREADS=1, load ~1) jaxid's warm call is 27-30 ms, of which the regressor 5 ms.
 
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
