@@ -121,7 +121,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import rosbag
-from jaxid.arrays import device, plain, slice_tree
+from jaxid.arrays import device, is_traced, plain, slice_tree
 from jaxid.atomic import OutputPathError, atomic_write
 from jaxid.tables import read_table
 
@@ -254,7 +254,10 @@ class Dataset(eqx.Module):
         """Samples ``start:stop:step`` (Python slice semantics) of every signal."""
         start, stop, step = (None if x is None else int(x) for x in (start, stop, step))
         index = slice(start, stop, step)
-        out = slice_tree(self, start, stop, step)
+        if any(is_traced(x) for x in jax.tree.leaves(self)):
+            out = slice_tree(self, start, stop, step)
+        else:  # concrete: cut on the host and put back (device_put: no program per record length)
+            out = jax.tree.map(lambda a: device(np.asarray(a)[index]), self)
         first, _, stride = index.indices(len(self))
         rows = None if self.file_rows is None or stride != 1 else (self.file_rows[0] + first, self.file_rows[1])
         return dataclasses.replace(out, file_rows=rows) if rows != self.file_rows else out
