@@ -316,7 +316,12 @@ def measure(
         if not np.all(np.isfinite(sigma_tau)) or np.any(sigma_tau < 0):
             raise ValueError(f"tau_sigma must be finite and >= 0 N m, got {tau_sigma}")
     qm, taum = _noise(
-        key, np.asarray(q, dtype=float), tau, np.float64(sigma_q), sigma_tau, np.float64(quantization or 0.0)
+        key,
+        np.asarray(q, dtype=float),
+        tau,
+        np.asarray(sigma_q, dtype=float),
+        sigma_tau,
+        np.asarray(0.0 if quantization is None else quantization, dtype=float),
     )
     data = from_arrays(t, qm, taum, source="simulated")
     return Measurement(
