@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
-from jaxid.arrays import slice_tree
+from jaxid.arrays import device, slice_tree
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -63,11 +63,21 @@ def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
             return jitted(model, *arrays, **kwargs)
         pad = lambda x: np.concatenate([x, np.repeat(x[-1:], B - N, axis=0)])
         out = jitted(model, *(pad(np.asarray(x, dtype=float)) for x in arrays), **kwargs)
-        return slice_tree(out, None, N, None)
+        return _cut(out, N)
 
     # call takes fn's arguments and returns its outputs (cut back to N samples); mypy cannot see
     # that through (model, *arrays, **kwargs)
     return cast("Callable[P, R]", call)
+
+
+def _cut(out, N):
+    """The first N samples of every output array: on the CPU a numpy view put back on the device
+    (``device_put``, one copy and no program; a compiled slice is a program per bucket and length),
+    elsewhere one compiled slice of the whole tree (no round trip through the host)."""
+    leaves = jax.tree.leaves(out)
+    if all(isinstance(a, jax.Array) and {d.platform for d in a.devices()} == {"cpu"} for a in leaves):
+        return jax.tree.map(lambda a: device(np.asarray(a)[:N]), out)
+    return slice_tree(out, None, N, None)
 
 
 def batched(fn, model, *arrays):
