@@ -95,6 +95,10 @@ same runs); processes with an empty cache 4.93 -> 3.63 s and 4.07 -> 2.80 s (1.9
 2.19x -> 1.60x FIGAROH solve's 2.50 / 2.27 and 1.86 / 1.75 s), with a filled one 2.26 -> 1.62 s and
 1.78 -> 1.33 s (FIGAROH solve / jaxid 1.11x -> 1.40x and 1.05x -> 1.32x). Alone in a process
 (OPENBLAS_NUM_THREADS=1, load ~1) jaxid's warm call is 27-30 ms, of which the regressor 5 ms.
+A third pair, 5e354d4 -> c65b5ad (also the host cuts: a cold identify of this run compiles 2
+programs), load 0.7-1.2: warm 1.74x -> 2.05x (jaxid 42.0 -> 36.1 ms, FIGAROH solve 72.9 / 73.9 ms),
+empty-cache process 3.41 -> 2.34 s (2.13x -> 1.49x FIGAROH solve's 1.60 / 1.57 s), filled 1.51 ->
+1.08 s (FIGAROH solve / jaxid 1.06x -> 1.46x).
 
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
