@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxid import cache
-from jaxid.arrays import device, plain
+from jaxid.arrays import device, namespace, plain
 from jaxid.data import Dataset, from_arrays
 from jaxid.dynamics import spatial
 from jaxid.model import inertia
@@ -178,17 +178,19 @@ def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc
     # The links by their own program, as always (a body with equal principal moments has no
     # unique axes, and another program may pick others): seeded truths stay as they were.
     links = _perturb_links(robot.inertial, k_links, scale)
-    draws = np.asarray(draws)  # the friction below on the host: a few numbers, no programs
+    # The friction below on the host (a few numbers, no programs); in jax where the key is traced.
+    xp = namespace(draws, robot.joint_params)
+    draws = xp.asarray(draws)
     T = torque_scale(robot)[np.asarray(robot.coordinates)]  # per joint: a coupled joint takes its master's
     drawn = {f: (lo + (hi - lo) * draws[:, j]) * T for j, (f, (lo, hi)) in enumerate(FRICTION_RANGES.items())}
     if robot.transmission is not None:  # the inverse of jaxid.model.transmission.joint_side_terms, per own gear
         d = np.diag(np.asarray(robot.transmission.matrix))
         motor = dict(fv=d**2, fva=d * np.abs(d), fc=np.abs(d), fs=np.abs(d), offset=d)
         drawn = {f: v * motor[f] for f, v in drawn.items()}
-    old = dict(zip(robot.joint_terms, np.asarray(robot.joint_params).T))
+    old = dict(zip(robot.joint_terms, xp.asarray(robot.joint_params).T))
     true = robot.with_joint_terms(tuple(robot.joint_terms) + friction)
     values = (
-        np.stack([drawn[t] if t in friction else old[t] for t in true.joint_terms], axis=1)
+        xp.stack([drawn[t] if t in friction else old[t] for t in true.joint_terms], axis=1)
         if true.joint_terms
         else None
     )

@@ -46,6 +46,12 @@ def test_perturb_is_seeded_and_scale_zero_keeps_the_bodies(ur5):
     # The UR5's cylinders are well inside the physical set: scale 0 changes no body.
     same = S.perturb(ur5, jax.random.PRNGKey(3), scale=0.0)
     np.testing.assert_allclose(np.asarray(same.inertial), np.asarray(ur5.inertial), rtol=1e-12, atol=1e-14)
+    # Traced in the key (a batch of true robots under vmap, or inside jit): the same draws as the
+    # concrete call, which computes the friction on the host.
+    keys = jax.random.split(jax.random.PRNGKey(5), 2)
+    batch = jax.vmap(lambda k: S.perturb(ur5, k).parameter_vector())(keys)
+    for k, theta in zip(keys, np.asarray(batch)):
+        np.testing.assert_allclose(theta, np.asarray(S.perturb(ur5, k).parameter_vector()), rtol=1e-12, atol=1e-15)
 
 
 def test_friction_is_drawn_within_the_documented_ranges(ur5):

@@ -75,7 +75,10 @@ def _cut(out, N):
     (``device_put``, one copy and no program; a compiled slice is a program per bucket and length),
     elsewhere one compiled slice of the whole tree (no round trip through the host)."""
     leaves = jax.tree.leaves(out)
-    if all(isinstance(a, jax.Array) and {d.platform for d in a.devices()} == {"cpu"} for a in leaves):
+    if all(
+        isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer) and {d.platform for d in a.devices()} == {"cpu"}
+        for a in leaves
+    ):
         return jax.tree.map(lambda a: device(np.asarray(a)[:N]), out)
     return slice_tree(out, None, N, None)
 

@@ -131,7 +131,8 @@ class Robot(eqx.Module):
         n = placements.shape[0]
         if n < 1:
             raise ValueError("a robot needs at least one joint")
-        axes = _floats(axes)
+        # The axes' check on the host values given (under an outer jit a device copy is traced).
+        axes = jnp.asarray(axes, dtype=float) if arrays.is_traced(axes) else np.asarray(axes, dtype=float)
         inertial = _floats(inertial)
         _check_shape("axes", axes, (n, 3))
         _check_shape("inertial", inertial, (n, 10))
