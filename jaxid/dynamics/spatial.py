@@ -90,8 +90,12 @@ def cross_force(v, f):
     return jnp.concatenate([jnp.cross(w, f[:3]) + jnp.cross(u, f[3:]), jnp.cross(w, f[3:])])
 
 
-def inertia_matrix(pi) -> jnp.ndarray:
+def inertia_matrix(pi):
     """Symmetric 3x3 rotational inertia about the frame origin from a link's inertial
-    parameters pi (10,) ``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (kg m^2)."""
-    xx, xy, yy, xz, yz, zz = pi[4], pi[5], pi[6], pi[7], pi[8], pi[9]
-    return jnp.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    parameters pi (..., 10) ``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (kg m^2):
+    (..., 3, 3), numpy for a concrete pi, jax.numpy for a traced one."""
+    xp = namespace(pi)
+    pi = xp.asarray(pi)
+    xx, xy, yy, xz, yz, zz = (pi[..., k] for k in range(4, 10))
+    row = lambda *v: xp.stack(v, axis=-1)
+    return xp.stack([row(xx, xy, xz), row(xy, yy, yz), row(xz, yz, zz)], axis=-2)

@@ -53,7 +53,7 @@ def transform(pi: AnyArray, T: ArrayLike) -> AnyArray:
     A: Any = xp.asarray(T, dtype=float)
     R, p, m = A[:3, :3], A[:3, 3], P[0]
     Rh = R @ P[1:4]
-    I_B = _rotational(P, xp)
+    I_B = inertia_matrix(P)
     I_A = (
         R @ I_B @ R.T
         + (2.0 * (p @ Rh) + m * (p @ p)) * xp.eye(3)
@@ -62,12 +62,6 @@ def transform(pi: AnyArray, T: ArrayLike) -> AnyArray:
         - m * xp.outer(p, p)
     )
     return xp.concatenate([P[:1], Rh + m * p, _entries(I_A, xp)])
-
-
-def _rotational(pi: Any, xp: Any) -> Any:
-    """I (3, 3) of pi (10,) in the namespace xp."""
-    xx, xy, yy, xz, yz, zz = (pi[k] for k in range(4, 10))
-    return xp.stack([xp.stack([xx, xy, xz]), xp.stack([xy, yy, yz]), xp.stack([xz, yz, zz])])
 
 
 def _entries(I: Any, xp: Any) -> Any:

@@ -243,9 +243,7 @@ def _inconsistent_links(robot, params) -> list[str]:
 
     if params.standard is None:
         return []
-    n = robot.n_joints
-    links = np.asarray(params.standard, dtype=float)[: 10 * n].reshape(n, 10)  # host: no eager programs
-    ok = inertia.is_consistent(links)
+    ok = inertia.is_consistent(robot.split(params.standard)[0])  # concrete: on the host
     return [f"link {j + 1} ({robot.names[j]}): not a physical body (mass, inertia)" for j in np.nonzero(~ok)[0]]
 
 

@@ -24,8 +24,7 @@ def consistent_standard(robot, params: Params, nominal=None):
 
     nominal = np.asarray(robot.parameter_vector() if nominal is None else nominal, dtype=float)
     theta = lift(params.base, np.asarray(params.theta, dtype=float), nominal)
-    links = theta[: 10 * robot.n_joints].reshape(robot.n_joints, 10)
-    return arrays.device(theta), bool(np.all(inertia.is_consistent(links)))
+    return arrays.device(theta), bool(np.all(inertia.is_consistent(robot.split(theta)[0])))
 
 
 def write_model(robot, theta, path, source=None, *, lump=False) -> Path:

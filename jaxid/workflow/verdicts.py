@@ -181,8 +181,7 @@ def _bodies(pi):
     pi = np.asarray(pi, dtype=float)
     m = pi[:, 0]
     h = pi[:, 1:4]
-    Ixx, Ixy, Iyy, Ixz, Iyz, Izz = (pi[:, k] for k in range(4, 10))
-    I = np.stack([np.stack([Ixx, Ixy, Ixz], -1), np.stack([Ixy, Iyy, Iyz], -1), np.stack([Ixz, Iyz, Izz], -1)], -2)
+    I = inertia.inertia_matrix(pi)  # numpy in, numpy out
     c = h / np.where(m > 0, m, 1.0)[:, None]
     eye = np.eye(3)
     I_c = I - m[:, None, None] * (np.einsum("ni,ni->n", c, c)[:, None, None] * eye - np.einsum("ni,nj->nij", c, c))
