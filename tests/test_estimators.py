@@ -320,7 +320,9 @@ def test_wls_variances_are_the_two_step_weights(problem):
 def test_a_new_sample_count_in_the_same_bucket_reuses_the_program(monkeypatch):
     """identify pads the rows with zero samples to ``batching.bucket(N)``: a second N of the same
     bucket does not trace again, and the padded fit equals the unpadded one (identify traced
-    under jit, where nothing is padded) for every method, IRLS's masked median included."""
+    under jit, where nothing is padded) for every method, IRLS's masked median included.
+    Two-step wls (like ols and ridge) is solved on the host from the per-joint R's: it traces
+    nothing, and equals the traced fit all the same."""
     from jaxid import cache
     from jaxid.dynamics.batching import bucket
     from jaxid.identification import estimators
@@ -328,7 +330,11 @@ def test_a_new_sample_count_in_the_same_bucket_reuses_the_program(monkeypatch):
     monkeypatch.delitem(cache._state, "dir", raising=False)  # plain jit: count traces, not stored programs
     traces = []
     scaled = estimators._scaled  # every method's trace calls it once
-    monkeypatch.setattr(estimators, "_scaled", lambda *a, **k: traces.append(1) or scaled(*a, **k))
+    monkeypatch.setattr(
+        estimators,
+        "_scaled",
+        lambda *a, **k: (traces.append(1) if jaxid.arrays.is_traced(*a) else None) or scaled(*a, **k),
+    )
     rng = np.random.default_rng(7)
     m, k = 3, 5  # shapes no other test compiles
     theta = rng.normal(size=k)
@@ -347,7 +353,8 @@ def test_a_new_sample_count_in_the_same_bucket_reuses_the_program(monkeypatch):
             ref = jax.jit(functools.partial(identify, method=method, check=False))(W, tau)
             for f in ("theta", "std", "residual_rms", "sigma2", "dof"):
                 np.testing.assert_allclose(getattr(fit, f), getattr(ref, f), rtol=1e-9, err_msg=f"{method} {f}")
-        assert counts == [1, 0], f"{method}: traces per call {counts} (a second N of the same bucket traced again)"
+        want = [0, 0] if method == "wls" else [1, 0]
+        assert counts == want, f"{method}: traces per call {counts}, expected {want}"
 
 
 def test_python_and_cli_default_to_the_same_method(problem):
@@ -368,3 +375,29 @@ def test_python_and_cli_default_to_the_same_method(problem):
     assert jaxid.identify(*_rows(W, tau)).method == "wls"
     with pytest.raises(ValueError, match="pass n_joints .*or method='ols'"):
         jaxid.identify(W, tau)
+
+
+@pytest.mark.parametrize("method", ["ols", "wls", "ridge"])
+def test_reduced_fit_on_the_host_equals_the_traced_one(method):
+    """``_reduced_fit`` follows its arguments' namespace: numpy on concrete per-joint R's (what
+    ``identify`` runs), jax.numpy under jit (studies, ``jax.jit(identify)``). Every field agrees,
+    on rows where each joint sees only some parameters (per-joint ranks below p, as a serial
+    arm's wrist), with GCV's lambda for ridge."""
+    from jaxid.identification import estimators
+
+    rng = np.random.default_rng(3)
+    N_, m, k = 80, 3, 6
+    W = rng.normal(size=(N_, m, k)) * np.logspace(0, 2, k)
+    W[:, 1, :2] = 0.0  # joint 2 does not see parameters 1-2, joint 3 sees only 4-6
+    W[:, 2, :3] = 0.0
+    tau = W @ rng.normal(size=k) + rng.normal(size=(N_, m)) * np.array([0.01, 0.1, 1.0])
+    R = np.asarray(estimators._joint_r(W.reshape(-1, k), tau.reshape(-1), m))
+    rcond = 1e-13
+    host, ranks = estimators._reduced_fit(R, N_, None, None, rcond, method=method, scale=True)
+    fit = jax.jit(functools.partial(estimators._reduced_fit, method=method, scale=True), static_argnums=(2, 3))
+    traced, traced_ranks = fit(R, N_, None, None, rcond)
+    assert isinstance(host.theta, jax.Array)  # identify's results stay jax arrays
+    np.testing.assert_array_equal(ranks, traced_ranks)
+    assert list(ranks) == [6, 4, 3]
+    for f in ("theta", "cov", "std", "cond", "singular_values", "residual_rms", "sigma2", "dof", "lam"):
+        np.testing.assert_allclose(getattr(host, f), getattr(traced, f), rtol=1e-9, atol=1e-300, err_msg=f)

@@ -53,8 +53,10 @@ GAP_WARN = 1e3
 #: Samples per regressor evaluation across jaxid: the default number of states of
 #: ``base_parameters`` and the chunk of ``jaxid.workflow.regressor_rows``. One shape means one
 #: compiled regressor per model for excitation, identification and validation alike, which
-#: the persistent compilation cache then reuses from one command to the next.
-SAMPLES = 2048
+#: the persistent compilation cache then reuses from one command to the next. One batching
+#: chunk (``batching.CHUNK``): a record is padded to whole chunks, so a 1000-sample record
+#: evaluates 1024 samples (2048 before: half the regressor's time was padding).
+SAMPLES = 1024
 #: Columns with a norm below this fraction of the largest are visited after all the others:
 #: a column that is small only through a rounded angle (a URDF's rpy="1.5707963" leaves a
 #: 3e-8 copy of a column) must not stand for its group, which would scale the base parameter
@@ -388,7 +390,7 @@ def _position_range(model: object, n: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-@cache.memo  # a QR of 2048 n x p regressor rows per model: kept on disk by the model's value
+@cache.memo  # a QR of SAMPLES n x p regressor rows per model: kept on disk by the model's value
 def base_parameters(
     model: NamedTorqueModel, n_samples: int | None = None, tol: float = TOL, key: jax.Array | int | None = None
 ) -> BaseParameters:
@@ -398,7 +400,7 @@ def base_parameters(
         model: any model of the jaxid interface (``torque``, ``parameter_vector``,
             ``parameter_names``; ``n`` joints); the regressor is its Jacobian in theta.
         n_samples: number of random states N; default ``max(SAMPLES, 4 * ceil(p / n))``
-            (SAMPLES = 2048, the regressor shape shared with the workflow), so that W (N*n
+            (SAMPLES = 1024, the regressor shape shared with the workflow), so that W (N*n
             rows) has many more rows than parameters.
         tol: relative rank tolerance on the R diagonal, see ``base_from_regressor``.
         key: seed of the states: a ``jax.random`` key (its key data seeds numpy's

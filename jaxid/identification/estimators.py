@@ -48,7 +48,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxid import cache
-from jaxid.arrays import device, host, is_traced
+from jaxid.arrays import host, is_traced, namespace
 from jaxid.dynamics.batching import bucket
 from jaxid.identification.base import TOL, base_from_regressor, r_factor, r_fold
 
@@ -97,11 +97,20 @@ class Identification(eqx.Module):
 
 def _pinv_solve(usv, b, rcond):
     """x = A^+ b, (A^T A)^+ and the numerical rank from the thin SVD of A, truncated at
-    rcond * s_max."""
+    rcond * s_max; batched over leading axes of the SVD and b, in their namespace (numpy for
+    concrete values)."""
     U, s, Vt = usv
-    keep = s > rcond * s[0]
-    g = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
-    return Vt.T @ (g * (U.T @ b)), (Vt.T * g**2) @ Vt, jnp.sum(keep)
+    xp = namespace(s, b, rcond)
+    keep = s > rcond * s[..., :1]
+    g = xp.where(keep, 1.0 / xp.where(keep, s, 1.0), 0.0)
+    V = xp.swapaxes(Vt, -1, -2)
+    x = (V @ (g * (xp.swapaxes(U, -1, -2) @ b[..., None])[..., 0])[..., None])[..., 0]
+    return x, (V * g[..., None, :] ** 2) @ Vt, xp.sum(keep, axis=-1)
+
+
+def _svd(A, xp):
+    """Thin SVD (U, s, Vt) of A (..., k, k) in the namespace xp."""
+    return tuple(xp.linalg.svd(A, full_matrices=False))
 
 
 def _solve(A, b, rcond):
@@ -123,32 +132,37 @@ def _joint_r(W, tau, n):
 
 
 def _joint_ols(Rj):
-    """Joint j's own least squares from its R_j (p + 1, p + 1), the columns normalised first:
-    the solution x (p,) (in the units of R_j's columns), its residual sum of squares, the rank
-    b_j (singular values above ``TOL`` of the largest) and the condition number of those b_j."""
-    p = Rj.shape[1] - 1
-    nj = jnp.linalg.norm(Rj[:, :p], axis=0)
-    cols = jnp.append(1.0 / jnp.where(nj > 0, nj, 1.0), 1.0)
-    Rj = Rj * cols
-    usv = jnp.linalg.svd(Rj[:p, :p])
-    x, _, rank = _pinv_solve(usv, Rj[:p, p], TOL)
-    rss = jnp.sum((Rj[:p, p] - Rj[:p, :p] @ x) ** 2) + Rj[p, p] ** 2
-    return x * cols[:p], rss, rank, usv[1][0] / usv[1][jnp.maximum(rank - 1, 0)]
+    """Joint j's own least squares from its R_j (..., p + 1, p + 1) (leading axes: joints), the
+    columns normalised first: the solution x (..., p) (in the units of R_j's columns), its residual
+    sum of squares, the rank b_j (singular values above ``TOL`` of the largest) and the
+    condition number of those b_j. Batched in the namespace of R_j: one LAPACK call for all
+    joints on the host, a batched SVD under a trace."""
+    p = Rj.shape[-1] - 1
+    xp = namespace(Rj)
+    nj = xp.linalg.norm(Rj[..., :, :p], axis=-2)
+    cols = xp.concatenate([1.0 / xp.where(nj > 0, nj, 1.0), xp.ones(nj.shape[:-1] + (1,))], axis=-1)
+    Rj = Rj * cols[..., None, :]
+    usv = _svd(Rj[..., :p, :p], xp)
+    x, _, rank = _pinv_solve(usv, Rj[..., :p, p], TOL)
+    rss = xp.sum((Rj[..., :p, p] - (Rj[..., :p, :p] @ x[..., None])[..., 0]) ** 2, axis=-1) + Rj[..., p, p] ** 2
+    s = usv[1]
+    low = xp.take_along_axis(s, xp.maximum(rank - 1, 0)[..., None], axis=-1)[..., 0]
+    return x * cols[..., :p], rss, rank, s[..., 0] / low
 
 
 def _joint_variance(Rj, N):
-    """Joint j's own OLS (Gautier & Poignet 2001) from its R_j (p + 1, p + 1) (columns
+    """Joint j's own OLS (Gautier & Poignet 2001) from its R_j (..., p + 1, p + 1) (columns
     normalised): the residual variance ||r_j||^2 / (N - b_j) and the rank b_j, the number of
     parameter combinations identifiable from joint j alone. Fitting each joint separately
     keeps a noisy joint from leaking into the residual of a quiet one, which a pooled OLS
     residual would do."""
     _, rss, rank, _ = _joint_ols(Rj)
-    return rss / jnp.maximum(N - rank, 1), rank
+    return rss / namespace(rss, N).maximum(N - rank, 1), rank
 
 
 def _pooled(R):
     """R of the stacked per-joint R's (n, k1, k1) -> (k1, k1): the R of all rows."""
-    return r_factor(R.reshape(-1, R.shape[-1]), jnp)
+    return r_factor(R.reshape(-1, R.shape[-1]), namespace(R))
 
 
 def _scaled(R, N, scale):
@@ -159,27 +173,35 @@ def _scaled(R, N, scale):
     rank check), its SVD (U, s, Vt), the scaled per-joint R's ``Rs`` and each joint's own
     OLS variance and rank (``_joint_variance``)."""
     p = R.shape[-1] - 1
+    xp = namespace(R, N)
+    R = R if xp is jnp else np.asarray(R)
     pooled = _pooled(R)
-    norms = jnp.linalg.norm(pooled[:, :p], axis=0)  # = the column norms of W
-    zero = norms <= TOL * jnp.max(norms)  # as in base_from_regressor
-    d = jnp.where(zero, 1.0, norms) if scale else jnp.ones(p, R.dtype)
-    cols = jnp.append(jnp.where(zero, 0.0, 1.0 / d), 1.0)
+    norms = xp.linalg.norm(pooled[:, :p], axis=0)  # = the column norms of W
+    zero = norms <= TOL * xp.max(norms)  # as in base_from_regressor
+    d = xp.where(zero, 1.0, norms) if scale else xp.ones(p, R.dtype)
+    cols = xp.append(xp.where(zero, 0.0, 1.0 / d), 1.0)
     Ra, Rs = pooled * cols, R * cols
-    sub_var, sub_rank = jax.vmap(_joint_variance, in_axes=(0, None))(Rs, N)
-    return d, zero, Ra, jnp.linalg.svd(Ra[:p, :p]), Rs, sub_var, sub_rank
+    sub_var, sub_rank = _joint_variance(Rs, N)
+    return d, zero, Ra, _svd(Ra[:p, :p], xp), Rs, sub_var, sub_rank
 
 
 def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
     """ "ols", "wls" (Gautier's two-step, or per-joint noise variances (n,)) and "ridge" on
     the per-joint R's (n, p + 1, p + 1) of N samples: ``identify``'s estimate and statistics
     without the rows. r2: theta -> per-joint residual sums of squares (n,); default from
-    R, ``||R_j [theta; -1]||^2``. Returns (Identification, the per-joint ranks b_j)."""
+    R, ``||R_j [theta; -1]||^2``. Returns (Identification, the per-joint ranks b_j).
+
+    In the namespace of its arguments: numpy for concrete values (a few SVDs of (p + 1)-square
+    factors, where a compiled program cost a cold run 0.4 s), jax.numpy under a trace
+    (``identify`` under jit/vmap, ``jaxid.study``)."""
+    xp = namespace(R, N, variances, lam, rcond)
+    R = R if xp is jnp else np.asarray(R)
     n, p = R.shape[0], R.shape[-1] - 1
     M = N * n
     d, _, Ra, usv, Rs, sub_var, sub_rank = _scaled(R, N, scale)
     z, rho2 = Ra[:p, p], Ra[p, p] ** 2
-    rss = lambda x: jnp.sum((z - Ra[:p, :p] @ x) ** 2) + rho2  # ||tau - A x||^2
-    lam_used = jnp.zeros((), R.dtype)
+    rss = lambda x: xp.sum((z - Ra[:p, :p] @ x) ** 2) + rho2  # ||tau - A x||^2
+    lam_used = xp.zeros((), R.dtype)
     if method == "ols":
         x, P, rank = _pinv_solve(usv, z, rcond)
         dof = M - rank
@@ -188,16 +210,16 @@ def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
         if variances is None:  # Gautier's two-step
             variances = _two_step_variances(R, N, sub_var)
         # Whitening joint j's rows by 1 / sigma_j scales its R_j alike.
-        Rw = _pooled(Rs / jnp.sqrt(variances)[:, None, None])
-        x, cov, rank = _pinv_solve(jnp.linalg.svd(Rw[:p, :p]), Rw[:p, p], rcond)  # Gauss-Markov
+        Rw = _pooled(Rs / xp.sqrt(variances)[:, None, None])
+        x, cov, rank = _pinv_solve(_svd(Rw[:p, :p], xp), Rw[:p, p], rcond)  # Gauss-Markov
         dof = M - rank
     elif method == "ridge":
         U, s, Vt = usv
         beta = U.T @ z
-        lam_used = _gcv_lambda(s, beta, z @ z + rho2, M) if lam is None else jnp.asarray(lam, R.dtype)
-        g = jnp.where(s > 0, s / jnp.where(s > 0, s**2 + lam_used, 1.0), 0.0)  # lam = 0 on a null space
+        lam_used = _gcv_lambda(s, beta, z @ z + rho2, M) if lam is None else xp.asarray(lam, R.dtype)
+        g = xp.where(s > 0, s / xp.where(s > 0, s**2 + lam_used, 1.0), 0.0)  # lam = 0 on a null space
         x = Vt.T @ (g * beta)
-        dof = M - jnp.sum(s * g)
+        dof = M - xp.sum(s * g)
         # Sampling covariance of the (biased) ridge estimator.
         cov = (Vt.T * g**2) @ Vt * rss(x) / dof
     else:
@@ -209,32 +231,37 @@ def _reduced_fit(R, N, variances, lam, rcond, *, method, scale, r2=None):
 def reduced_rss(R, theta):
     """Per-joint residual sums of squares (n,) ``||tau_j - W_j theta||^2 = ||R_j [theta; -1]||^2``
     from the per-joint R's (n, p + 1, p + 1) of the rows [W_j | tau_j] and theta (p,)."""
-    return jnp.sum((R @ jnp.append(theta, -1.0)) ** 2, axis=1)
+    xp = namespace(R, theta)
+    return xp.sum((R @ xp.append(theta, -1.0)) ** 2, axis=1)
 
 
 def _result(x, cov, d, sv, r2, N, sub_rank, dof, lam, method):
-    """``Identification`` from the solution x and covariance of the scaled problem."""
+    """``Identification`` from the solution x and covariance of the scaled problem; concrete
+    results are put on the device together (one transfer), as ``identify`` returns jax arrays."""
+    xp = namespace(x, cov, d, N, dof)
     theta = x / d
-    cov = cov / jnp.outer(d, d)
-    std = jnp.sqrt(jnp.diag(cov))
+    cov = cov / xp.outer(d, d)
+    std = xp.sqrt(xp.diag(cov))
     r2 = r2(theta)  # (n,) per-joint residual sums of squares
-    return Identification(
-        theta=theta,
-        cov=cov,
-        std=std,
-        rel_std=100.0 * std / jnp.abs(theta),
-        cond=sv[0] / sv[-1],
-        singular_values=sv,
-        residual_rms=jnp.sqrt(r2 / N),
-        sigma2=r2 / jnp.maximum(N - sub_rank, 1),
-        dof=jnp.asarray(dof, x.dtype),
-        lam=lam,
-        method=method,
-    )
+    with np.errstate(divide="ignore", invalid="ignore"):  # rel_std of a zero theta is inf, as in jax
+        fields = dict(
+            theta=theta,
+            cov=cov,
+            std=std,
+            rel_std=100.0 * std / xp.abs(theta),
+            cond=sv[0] / sv[-1],
+            singular_values=sv,
+            residual_rms=xp.sqrt(r2 / N),
+            sigma2=r2 / xp.maximum(N - sub_rank, 1),
+            dof=xp.asarray(dof, x.dtype),
+            lam=lam,
+        )
+    if xp is np:
+        fields = jax.device_put({k: np.asarray(v) for k, v in fields.items()})
+    return Identification(**fields, method=method)
 
 
 _joint_r_jit = cache.jit(_joint_r, static_argnames="n")
-_reduced_jit = cache.jit(_reduced_fit, static_argnames=("method", "scale", "r2"))
 
 
 def _two_step_variances(R, N, sub_var=None):
@@ -242,9 +269,10 @@ def _two_step_variances(R, N, sub_var=None):
     p + 1) of N samples: each joint's own OLS residual variance (``sub_var`` when the caller
     has it), floored by ``_variance_floor`` (which needs only each joint's rms torque)."""
     p = R.shape[-1] - 1
+    xp = namespace(R, N, sub_var)
     if sub_var is None:
-        sub_var = jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[0]
-    rms = jnp.linalg.norm(R[:, :, p], axis=1) / jnp.sqrt(jnp.maximum(N, 1))
+        sub_var = _joint_variance(R, N)[0]
+    rms = xp.linalg.norm(R[:, :, p], axis=1) / xp.sqrt(xp.maximum(N, 1))
     return _variance_floor(sub_var, rms[None])
 
 
@@ -253,26 +281,25 @@ def wls_variances(W, tau, n_joints):
     by: each joint's own OLS residual variance, floored by ``_variance_floor``. For
     callers that need the same weights (e.g. a weighted residual sum of squares, the
     sandwich covariance). W (N*n, p) stacked sample-major, tau (N*n,); no validation.
-    Concrete rows go through their reduced form (one program for every N)."""
+    Concrete rows go through their reduced form, on the host."""
     if is_traced(W, tau):
         return _two_step_variances(_joint_r(W, tau, n_joints), W.shape[0] // n_joints)
     return reduced_variances(_rows_r(W, tau, n_joints), W.shape[0] // n_joints)
 
 
-#: ``_two_step_variances`` of reduced rows (``jaxid.identification.streaming.Reduced``'s R, N).
-reduced_variances = jax.jit(_two_step_variances)
+#: ``_two_step_variances`` of reduced rows (``jaxid.identification.streaming.Reduced``'s R, N): on
+#: the host for concrete ones, traced inside a jit.
+reduced_variances = _two_step_variances
 
 
 def _gcv_lambda(s, beta, bb, M):
     """Minimiser of GCV(l) = M ||r(l)||^2 / (M - tr H(l))^2 over a log grid, from the SVD."""
-    lams = s[0] ** 2 * jnp.logspace(-14, 1, 61)
-    rest = jnp.maximum(bb - beta @ beta, 0.0)  # part of b outside range(A)
-
-    def gcv(lam):
-        f = s**2 / (s**2 + lam)
-        return (rest + jnp.sum(((1 - f) * beta) ** 2)) / (M - jnp.sum(f)) ** 2
-
-    return lams[jnp.argmin(jax.vmap(gcv)(lams))]
+    xp = namespace(s, beta, bb, M)
+    lams = s[0] ** 2 * xp.logspace(-14, 1, 61)
+    rest = xp.maximum(bb - beta @ beta, 0.0)  # part of b outside range(A)
+    f = s**2 / (s**2 + lams[:, None])  # (61, p): the grid along the first axis
+    gcv = (rest + xp.sum(((1 - f) * beta) ** 2, axis=1)) / (M - xp.sum(f, axis=1)) ** 2
+    return lams[xp.argmin(gcv)]
 
 
 def _median(x, N):
@@ -332,12 +359,13 @@ def _variance_floor(var, tau2):
     channels before fitting (``jaxid.identification.screening.dead_channels``).
     Branch-free, so that it jits and vmaps.
     """
+    xp = namespace(var, tau2)
     # rms without overflow for huge values: max|tau| * rms(tau / max|tau|).
-    top = jnp.max(jnp.abs(tau2), axis=0)
-    safe = jnp.where(top > 0, top, 1.0)
-    rms = top * jnp.sqrt(jnp.mean((tau2 / safe) ** 2, axis=0))
-    floor = jnp.maximum((WLS_REL_TAU * rms) ** 2, WLS_REL_VAR * jnp.max(var))
-    return jnp.maximum(var, jnp.maximum(floor, jnp.finfo(var.dtype).tiny))
+    top = xp.max(xp.abs(tau2), axis=0)
+    safe = xp.where(top > 0, top, 1.0)
+    rms = top * xp.sqrt(xp.mean((tau2 / safe) ** 2, axis=0))
+    floor = xp.maximum((WLS_REL_TAU * rms) ** 2, WLS_REL_VAR * xp.max(var))
+    return xp.maximum(var, xp.maximum(floor, xp.finfo(var.dtype).tiny))
 
 
 @functools.partial(cache.jit, static_argnames=("n", "method", "scale", "loss", "max_iter", "check"))
@@ -731,7 +759,7 @@ def identify(
             raise ValueError(msg)
         R = _rows_r(W, tau, n)
         if method == "wls" and cov is None and weights is None and N <= p:  # b_j <= p < N otherwise
-            b_j = np.asarray(jax.vmap(_joint_variance, in_axes=(0, None))(R, N)[1])
+            b_j = _joint_variance(np.asarray(R), N)[1]
             if np.any(N <= b_j):
                 raise ValueError(
                     f"two-step wls needs more samples than parameters per joint: N={N}, "
@@ -776,15 +804,11 @@ def identify(
             "cov must be finite and positive definite, weights finite and non-negative" + _UNDER_JIT,
         )
     if not traced and R is not None and (method in ("ols", "ridge") or (method == "wls" and white is None)):
-        # The estimate needs only the per-joint R's: a program of (n, p) alone, shared by every
-        # record length (and robot) of that size; the residual is taken on the rows themselves.
-        out, sub_rank = _reduced_jit(R, np.asarray(N), variances, lam, rcond, method=method, scale=scale)
-        r2 = np.sum((np.asarray(tau) - np.asarray(W) @ np.asarray(out.theta)).reshape(N, n) ** 2, axis=0)
-        return eqx.tree_at(
-            lambda o: (o.residual_rms, o.sigma2),
-            out,
-            (device(np.sqrt(r2 / N)), device(r2 / np.maximum(N - np.asarray(sub_rank), 1))),
-        )
+        # The estimate needs only the per-joint R's, a few small factorisations done on the host;
+        # the residual is taken on the rows themselves.
+        Wn, tn = np.asarray(W), np.asarray(tau)
+        r2 = lambda theta: np.sum((tn - Wn @ theta).reshape(N, n) ** 2, axis=0)
+        return _reduced_fit(np.asarray(R), N, variances, lam, rcond, method=method, scale=scale, r2=r2)[0]
     count = None
     if not traced:  # zero samples up to the bucket: one program for every N of a bucket
         count, B = np.asarray(N), bucket(N)
@@ -819,6 +843,4 @@ def _rows_r(W, tau, n):
     if jax.default_backend() != "cpu":
         return _joint_r_jit(W, tau, n)
     W, tau = np.asarray(W), np.asarray(tau)
-    return device(
-        r_fold(np.zeros((n, W.shape[1] + 1, W.shape[1] + 1)), W.reshape(-1, n, W.shape[1]), tau.reshape(-1, n))
-    )
+    return r_fold(np.zeros((n, W.shape[1] + 1, W.shape[1] + 1)), W.reshape(-1, n, W.shape[1]), tau.reshape(-1, n))

@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxid.arrays import device
+from jaxid.arrays import device, is_traced
 from jaxid.identification import sandwich
 from jaxid.identification.base import GRAM_RSS_RTOL, GRAM_RTOL, SAMPLES, gram_fold, gram_r, r_fold
 from jaxid.identification.estimators import (
@@ -158,18 +158,18 @@ def _fold(acc, W, tau, keep=None):
     N = len(W) if keep is None else int(np.sum(keep))
     if isinstance(acc, Gram):
         return Gram(gram_fold(acc.G, W, tau, keep), acc.N + N)
-    return Reduced(jnp.asarray(r_fold(acc.R, W, tau, keep)), acc.N + N)
+    return Reduced(device(r_fold(np.asarray(acc.R), W, tau, keep)), acc.N + N)
 
 
-@jax.jit
 def _kappa2(R, N):
     """The squared condition numbers that the normal equations' error scales with: the larger
-    of the column-scaled pooled W's (ols, ridge) and the two-step whitened one's (wls)."""
+    of the column-scaled pooled W's (ols, ridge) and the two-step whitened one's (wls); R
+    (n, k + 1, k + 1) concrete, on the host."""
     p = R.shape[-1] - 1
     _, _, _, (_, s, _), Rs, sub_var, _ = _scaled(R, N, True)
-    Rw = _pooled(Rs / jnp.sqrt(_two_step_variances(R, N, sub_var))[:, None, None])
-    sw = jnp.linalg.svd(Rw[:p, :p], compute_uv=False)
-    return jnp.maximum((s[0] / s[-1]) ** 2, (sw[0] / sw[-1]) ** 2)
+    Rw = _pooled(Rs / np.sqrt(_two_step_variances(R, N, sub_var))[:, None, None])
+    sw = np.linalg.svd(Rw[:p, :p], compute_uv=False)
+    return max((s[0] / s[-1]) ** 2, (sw[0] / sw[-1]) ** 2)
 
 
 def _from_gram(acc: Gram, rows=None) -> Reduced | None:
@@ -206,14 +206,14 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
     lam = np.linalg.eigvalsh(Gp / np.outer(d, d))
     if not eps * lam[-1] <= GRAM_RTOL * lam[0]:  # also a negative rounded eigenvalue, NaN
         return None
-    t, N = acc.G[:, -1, -1], jnp.asarray(acc.N, jnp.int32)
+    t, N = acc.G[:, -1, -1], device(np.asarray(acc.N, np.int32))
     R, rss = gram_r(acc.G)
-    x, _, _, kappa_j = (np.asarray(v) for v in _joint_ols_all(jnp.asarray(R)))
+    x, _, _, kappa_j = _joint_ols(np.asarray(R))
 
     def accurate(R, rss, cancel):
         if not np.all(cancel <= GRAM_RSS_RTOL * rss):  # before the kappa's SVDs
             return False
-        kappa2 = float(_kappa2(jnp.asarray(R), N))
+        kappa2 = float(_kappa2(np.asarray(R), int(N)))
         solve = 2 * eps * np.maximum(np.sqrt(kappa2), kappa_j) * np.sqrt(rss * t)
         return eps * kappa2 <= GRAM_RTOL and bool(np.all(cancel + solve <= GRAM_RSS_RTOL * rss))
 
@@ -228,10 +228,7 @@ def _from_gram(acc: Gram, rows=None) -> Reduced | None:
         R, rss = gram_r(acc.G, rss)
         if not accurate(R, rss, 0.0):
             return None
-    return Reduced(jnp.asarray(R), N)
-
-
-_joint_ols_all = jax.jit(jax.vmap(_joint_ols))
+    return Reduced(device(R), N)
 
 
 def from_rows(
@@ -284,19 +281,9 @@ def _padded(chunk, *xs):
 # ------------------------------------------------------------------------------ the fit
 
 
-@jax.jit
 def _rank_matrix(red: Reduced):
-    """R (k + 1, k) of the pooled regressor columns: same column inner products as W."""
-    return _pooled(red.R)[:, :-1]
-
-
-def _fit(red: Reduced, variances, lam, rcond, *, method: str, scale: bool):
-    # The dense estimators reduce their rows to the same per-joint R's: one implementation.
-    return _reduced_fit(red.R, red.N, variances, lam, rcond, method=method, scale=scale)
-
-
-_fit_jit = jax.jit(_fit, static_argnames=("method", "scale"))
-_scaled_jit = jax.jit(_scaled, static_argnames="scale")
+    """R (k + 1, k) of the pooled regressor columns (on the host): same column inner products as W."""
+    return _pooled(np.asarray(red.R))[:, :-1]
 
 
 def fit(
@@ -333,11 +320,12 @@ def fit(
     n, k1 = red.R.shape[0], red.R.shape[-1]
     p = k1 - 1
     if variances is not None:
-        variances = jnp.asarray(variances, dtype=float)
+        variances = variances if is_traced(variances) else np.asarray(variances, dtype=float)
         if variances.shape != (n,):
             raise ValueError(f"variances must have shape ({n},) (one per joint), got {variances.shape}")
     if check:
-        if not bool(jnp.all(jnp.isfinite(red.R))):
+        Rn = np.asarray(red.R)  # the checks on the host: no program per shape
+        if not np.all(np.isfinite(Rn)):
             raise ValueError(
                 "the reduced rows contain NaN or inf: some regressor row or torque is not finite; "
                 "screen the data (jaxid.identification.screening.implausible_values)"
@@ -347,21 +335,23 @@ def fit(
                 f"{int(red.N) * n} rows for {p} parameters: least squares needs more rows than "
                 "parameters (add samples or identify base parameters)"
             )
-        if not bool(jnp.any(red.R[:, :, :p] != 0)):
+        if not np.any(Rn[:, :, :p] != 0):
             raise ValueError("W is all zeros: the data does not excite any parameter")
-        if not bool(jnp.any(red.R[:, :, p] != 0)):  # R_j's last column holds tau_j's projections and norm
+        if not np.any(Rn[:, :, p] != 0):  # R_j's last column holds tau_j's projections and norm
             raise ValueError(ZERO_TAU)
         if method != "ridge" and rcond is None:
             msg = _rank_error(np.asarray(_rank_matrix(red)), names)
             if msg:
                 raise ValueError(msg)
-        if variances is not None and not bool(jnp.all(variances > 0) & jnp.all(jnp.isfinite(variances))):
+        if variances is not None and not (np.all(np.asarray(variances) > 0) and np.all(np.isfinite(variances))):
             raise ValueError("variances (per-joint noise variances) must be finite and positive")
         if lam is not None and not lam >= 0:
             raise ValueError(f"lam must be >= 0, got {lam}")
     if rcond is None:  # numpy's pinv cut, as identify
         rcond = float(np.finfo(np.float64).eps * max(int(red.N) * n, p))
-    out, sub_rank = _fit_jit(red, variances, lam, rcond, method=method, scale=scale)
+    # The dense estimators reduce their rows to the same per-joint R's: one implementation (on the
+    # host for concrete R's, traced under a jit).
+    out, sub_rank = _reduced_fit(red.R, red.N, variances, lam, rcond, method=method, scale=scale)
     if check and method == "wls" and variances is None and np.any(int(red.N) <= np.asarray(sub_rank)):
         raise ValueError(
             f"two-step wls needs more samples than parameters per joint: N={int(red.N)}, "
@@ -370,13 +360,12 @@ def fit(
     return out
 
 
-@jax.jit
 def _weighted_solve(R, cols, rcond):
     """x = A^+ b, (A^T A)^+ and the rank, for the rows reduced to per-joint R's (n, p + 1,
-    p + 1), their columns scaled by ``cols`` (p + 1,) (``estimators._scaled``)."""
+    p + 1), their columns scaled by ``cols`` (p + 1,) (``estimators._scaled``); on the host."""
     p = R.shape[-1] - 1
-    Ra = _pooled(R) * cols
-    return _pinv_solve(jnp.linalg.svd(Ra[:p, :p]), Ra[:p, p], rcond)
+    Ra = _pooled(np.asarray(R)) * cols
+    return _pinv_solve(np.linalg.svd(Ra[:p, :p]), Ra[:p, p], rcond)
 
 
 def irls(
@@ -411,13 +400,13 @@ def irls(
         raise ValueError(f"unknown loss {loss!r}; choose 'huber' or 'tukey'")
     c = LOSS_C[loss] if c is None else c
     n, p, N = int(model.n), red.R.shape[-1] - 1, int(red.N)
-    if not bool(jnp.any(red.R[:, :, p] != 0)):  # as fit: nothing to estimate from
+    if not np.any(np.asarray(red.R)[:, :, p] != 0):  # as fit: nothing to estimate from
         raise ValueError(ZERO_TAU)
     masks = [np.ones(len(_tau(run)), bool) for run in runs] if masks is None else [np.asarray(m, bool) for m in masks]
     tau = np.concatenate([_tau(run)[m] for run, m in zip(runs, masks)])
     rcond = float(np.finfo(np.float64).eps * max(N * n, p)) if rcond is None else rcond
-    d, zero, Ra, usv, _, _, sub_rank = _scaled_jit(red.R, red.N, scale)
-    cols = jnp.append(jnp.where(zero, 0.0, 1.0 / d), 1.0)
+    d, zero, Ra, usv, _, _, sub_rank = _scaled(np.asarray(red.R), int(red.N), scale)
+    cols = np.append(np.where(zero, 0.0, 1.0 / d), 1.0)
     floor = 1e-12 * np.sqrt(np.mean(tau**2, axis=0)) + 1e-150  # an exact joint keeps a finite scale
 
     def resid_scale(x):
@@ -432,19 +421,17 @@ def irls(
         for f, m, part in zip(factors, masks, np.split(sw, np.cumsum([m.sum() for m in masks])[:-1])):
             f[m] = part
         x_new = _weighted_solve(reduce_runs(model, runs, columns, masks, progress, factors).R, cols, rcond)[0]
-        moved = float(jnp.max(jnp.abs(x_new - x)))
+        moved = float(np.max(np.abs(x_new - x)))
         x = x_new
-        if moved <= 1e-13 * float(jnp.max(jnp.abs(x))):
+        if moved <= 1e-13 * float(np.max(np.abs(x))):
             break
     r, s = resid_scale(x)
     t = jnp.asarray(r / s)
-    _, P, rank = _weighted_solve(red.R / jnp.asarray(s)[:, None, None], cols, rcond)
+    _, P, rank = _weighted_solve(np.asarray(red.R) / s[:, None, None], cols, rcond)
     dpsi = jax.jvp(lambda t: _psi(t, c, loss), (t,), (jnp.ones_like(t),))[1]
     dof = N * n - rank
     cov = P * (jnp.sum(_psi(t, c, loss) ** 2) / dof) / jnp.mean(dpsi) ** 2  # Huber (1981, 7.6)
-    return _result(
-        x, cov, d, usv[1], lambda _: jnp.sum(jnp.asarray(r) ** 2, axis=0), N, sub_rank, dof, jnp.zeros(()), "irls"
-    )
+    return _result(x, cov, d, usv[1], lambda _: np.sum(r**2, axis=0), N, sub_rank, dof, np.zeros(()), "irls")
 
 
 def _tau(run):
