@@ -421,6 +421,12 @@ def main(argv=None):
         return None
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"{time.strftime('%Y-%m-%d %H:%M')} at {commit or '?'}; {blas_threads.describe()}")
+    if sys.flags.dont_write_bytecode:
+        print(
+            "note: PYTHONDONTWRITEBYTECODE is set: a child process compiles every module's source that has no "
+            ".pyc yet (about 1.6 s of jaxid's and FIGAROH's imports on a 2-core machine); compile them first "
+            "(python -m compileall) for the figures a user's installed packages give"
+        )
     fig = load_figaroh()
     if fig is None:
         baseline = "figaroh not importable: the helper row is its algorithm written out with numpy; solve not run"

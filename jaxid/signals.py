@@ -195,21 +195,29 @@ def butterworth(x: ArrayLike, fs: float, cutoff: float | ArrayLike, order: int =
 
 
 # ----------------------------------------------------------------------------- window smoothers
-@jax.jit
 def _window_operator(P, x):
-    """Apply a (w, w) local linear operator to x (N, c), w odd.
+    """Apply a (w, w) local linear operator to x (N, c), w odd, in x's namespace (numpy for a
+    concrete x: a compiled program per record length bought nothing for a w-tap filter).
 
     Row w//2 of P is applied as a sliding window in the interior; rows above it give the
     first w//2 outputs from the first w samples, rows below it the last w//2 outputs
     from the last w samples.
     """
+    xp = arrays.namespace(x)
     w = P.shape[0]
     h = w // 2
     n_mid = x.shape[0] - w + 1
     mid = sum(P[h, j] * x[j : j + n_mid] for j in range(w))
-    head = jnp.dot(P[:h], x[:w], precision=lax.Precision.HIGHEST)
-    tail = jnp.dot(P[h + 1 :], x[-w:], precision=lax.Precision.HIGHEST)
-    return jnp.concatenate([head, mid, tail])
+    dot = partial(jnp.dot, precision=lax.Precision.HIGHEST) if xp is jnp else np.dot
+    return xp.concatenate([dot(P[:h], x[:w]), mid, dot(P[h + 1 :], x[-w:])])
+
+
+def _windowed(x, axis, operator):
+    """``operator`` (N, c) -> (N, c) along ``axis`` of x (``_signal``'s output): traced, as jax;
+    concrete, on the host with numpy and put on the device (``jax.Array`` in, out)."""
+    if arrays.is_traced(x):
+        return _along_axis(operator, x, axis)
+    return arrays.device(_along_axis(operator, np.asarray(x), axis, np))
 
 
 def _savgol_operator(window, polyorder, deriv):
@@ -254,8 +262,8 @@ def savgol(
     deriv = _static_int(deriv, "deriv", 0)
     _check_dt(dt)
     x = _signal(x, "x", axis, window)
-    P = _savgol_operator(window, order, deriv)
-    return _along_axis(lambda v: _window_operator(P, v), x, axis) / dt**deriv
+    P = _savgol_operator(window, order, deriv) / (dt**deriv if arrays.is_traced(dt) else float(dt) ** deriv)
+    return _windowed(x, axis, lambda v: _window_operator(P, v))
 
 
 # Five-point cubic smoothing: interior (-3, 12, 17, 12, -3)/35 and the classic end-point
@@ -273,9 +281,12 @@ _FIVE_POINT_CUBIC = np.array(
 )
 
 
-@partial(jax.jit, static_argnames=("k",))
 def _repeat_five_point_cubic(x, k):
-    return lax.fori_loop(0, k, lambda _, v: _window_operator(_FIVE_POINT_CUBIC, v), x)
+    if arrays.is_traced(x):
+        return lax.fori_loop(0, k, lambda _, v: _window_operator(_FIVE_POINT_CUBIC, v), x)
+    for _ in range(k):
+        x = _window_operator(_FIVE_POINT_CUBIC, x)
+    return x
 
 
 def five_point_cubic(x: ArrayLike, k: int = 1, axis: int = 0) -> jax.Array:
@@ -293,7 +304,7 @@ def five_point_cubic(x: ArrayLike, k: int = 1, axis: int = 0) -> jax.Array:
     """
     k = _static_int(k, "k", 1)
     x = _signal(x, "x", axis, 5)
-    return _along_axis(lambda v: _repeat_five_point_cubic(v, k), x, axis)
+    return _windowed(x, axis, lambda v: _repeat_five_point_cubic(v, k))
 
 
 # ----------------------------------------------------------------------------- averaging

@@ -219,7 +219,7 @@ def payload_vector(mass, com, inertia_com=None, *, box=None):
     return inertia.from_mass_com_inertia(float(mass), jnp.asarray(com, dtype=float), I_c)
 
 
-@jax.jit
+@cache.jit  # stored: a warm process loads it instead of tracing and lowering it again
 def _noise(key, q, tau, sigma_q, sigma_tau, step):
     kq, kt = jax.random.split(key)
     qm = q + sigma_q * jax.random.normal(kq, q.shape)

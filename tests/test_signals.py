@@ -74,6 +74,22 @@ def test_five_point_cubic_is_the_cubic_least_squares_fit(noisy, spikes, c):
     _close(S.five_point_cubic(cubic, k=4), cubic, 1e-13)
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_window_smoothers_on_the_host_equal_the_traced_ones(noisy, axis):
+    """savgol and five_point_cubic compute concrete signals with numpy (no program per record
+    length) and traced ones with jax.numpy (inside a jit, a traced dt too): the same numbers, and
+    jax arrays either way; along either axis."""
+    x = noisy if axis == 0 else noisy.T
+    dt = jnp.asarray(DT)
+    host = [S.savgol(x, 11, 2, 1, dt=DT, axis=axis), S.five_point_cubic(x, k=3, axis=axis)]
+    traced = jax.jit(lambda x, dt: [S.savgol(x, 11, 2, 1, dt=dt, axis=axis), S.five_point_cubic(x, k=3, axis=axis)])(
+        x, dt
+    )
+    for h, t in zip(host, traced):
+        assert isinstance(h, jax.Array) and h.shape == x.shape
+        _close(h, t, 1e-12)
+
+
 def test_five_point_cubic_reduces_white_noise():
     e = np.random.default_rng(1).standard_normal((20000, 2))
     var = [float(np.var(S.five_point_cubic(e, k=k)[10:-10])) for k in (1, 2, 4)]

@@ -34,9 +34,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxid import cache
 from jaxid.dynamics.rnea import forward_kinematics_rp
 from jaxid.excitation.mesh_distance import EXPAND, build_pair, frames_of, pair_bound, pair_bound_np
-from jaxid.model.geometry import Capsules, segment_distance
+from jaxid.model.geometry import Capsules, capsule_world, segment_distance
 
 __all__ = [
     "Constraints",
@@ -422,15 +423,8 @@ def _gaps(robot, capsules, P, samples, seed):
     from jaxid.model.geometry import sample_poses
 
     q = np.asarray(sample_poses(robot, samples, seed))  # numpy into the jit: no transfer program
-    i, j = P[:, 0], P[:, 1]
-    r = np.asarray(capsules.radius)
-
-    @jax.jit
-    def gaps(q):
-        A, B = capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q))
-        return segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - r[i] - r[j]
-
-    return np.asarray(gaps(q))
+    c = capsules
+    return np.asarray(_pair_gaps(robot, tuple(int(k) for k in c.link), c.a, c.b, c.radius, P[:, 0], P[:, 1], q))
 
 
 def _lowest(robot, capsules, samples, seed):
@@ -438,8 +432,25 @@ def _lowest(robot, capsules, samples, seed):
     from jaxid.model.geometry import sample_poses
 
     q = np.asarray(sample_poses(robot, samples, seed))
-    A, B = jax.jit(lambda q: capsules.world(*jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q)))(q)
+    A, B = _capsule_ends(robot, tuple(int(k) for k in capsules.link), capsules.a, capsules.b, q)
     return np.minimum(np.asarray(A)[..., 2], np.asarray(B)[..., 2])
+
+
+# Stored programs (the capsules' links static, their geometry and the poses as arrays): a warm
+# process loads them instead of tracing and lowering a closure over the capsules again.
+def _ends(robot, link, a, b, q):
+    """Capsule end points (samples, K, 3), (samples, K, 3) in the base frame, m, at the poses q (samples, n)."""
+    return capsule_world(link, a, b, *jax.vmap(lambda x: forward_kinematics_rp(robot, x))(q))
+
+
+_capsule_ends = cache.jit(_ends)
+
+
+@cache.jit
+def _pair_gaps(robot, link, a, b, radius, i, j, q):
+    """Gaps (samples, P), m, of the capsule pairs (i, j) (P,) each at the poses q (samples, n)."""
+    A, B = _ends(robot, link, a, b, q)
+    return segment_distance(A[:, i], B[:, i], A[:, j], B[:, j]) - radius[i] - radius[j]
 
 
 def search_home(constraints, robot, q_min, q_max, *, room=0.01, reach=0.9, radii=18, per_radius=128, seed=0):

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxid import cache
 from jaxid.arrays import AnyArray, Numeric, namespace
 from jaxid.signals import _check_finite
 
@@ -107,7 +108,7 @@ def fourier(
     return _fourier(a, b, q0, omega_f, t, zero_start)
 
 
-@partial(jax.jit, static_argnames=("zero_start",))
+@partial(cache.jit, static_argnames=("zero_start",))  # stored: a warm process loads it
 def _fourier(
     a: jax.Array, b: jax.Array, q0: jax.Array, omega_f: float | jax.Array, t: jax.Array, zero_start: bool
 ) -> Trajectory:

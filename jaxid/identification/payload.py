@@ -568,22 +568,28 @@ def _rows(tau, tau_robot, Phi, sel):
     return (np.asarray(tau) - np.asarray(tau_robot))[:, sel], np.asarray(Phi)[:, sel, :].reshape(-1, 10)
 
 
-@jax.jit
 def _whitened(Wr, y, theta_b, S):
     """The noise-whitened rows A (N, k, b) and residuals (N, k) of the base fit theta_b, S the
-    noise covariance (k, k) of the joints' torques."""
-    wh = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(S), jnp.eye(S.shape[0]), lower=True)
-    return jnp.einsum("ij,njc->nic", wh, Wr), (y - jnp.einsum("nkb,b->nk", Wr, theta_b)) @ wh.T
+    noise covariance (k, k) of the joints' torques; concrete, on the host."""
+    wh = np.linalg.inv(np.linalg.cholesky(np.asarray(S)))  # k x k lower-triangular: its inverse whitens
+    Wr, theta_b = np.asarray(Wr), np.asarray(theta_b)
+    return np.einsum("ij,njc->nic", wh, Wr), (np.asarray(y) - np.einsum("nkb,b->nk", Wr, theta_b)) @ wh.T
 
 
-@jax.jit
 def _expand(theta_b, Cb, Cb_white, ind, identifiable):
     """The ten payload parameters (10,) and their covariances (10, 10) from the base ones
-    (columns ind); NaN where a parameter is not identified alone."""
-    theta = jnp.where(identifiable, jnp.full(10, jnp.nan).at[ind].set(theta_b), jnp.nan)
+    (columns ind); NaN where a parameter is not identified alone. Concrete, on the host."""
+    ind, identifiable = np.asarray(ind), np.asarray(identifiable, bool)
+
+    def full(x, shape, where):
+        out = np.full(shape, np.nan)
+        out[where] = np.asarray(x)
+        return out
+
+    theta = np.where(identifiable, full(theta_b, 10, ind), np.nan)
     both = identifiable[:, None] & identifiable[None, :]
-    full = lambda c: jnp.where(both, jnp.full((10, 10), jnp.nan).at[ind[:, None], ind[None, :]].set(c), jnp.nan)
-    return theta, full(Cb), full(Cb_white)
+    cov = lambda c: np.where(both, full(c, (10, 10), (ind[:, None], ind[None, :])), np.nan)
+    return theta, cov(Cb), cov(Cb_white)
 
 
 def identify_payload(
@@ -807,16 +813,16 @@ def identify_payload(
                 stacklevel=2,
             )
     return PayloadFit(
-        theta=theta,
+        theta=arrays.device(theta),
         std=arrays.device(std),
         std_floor=arrays.device(floor),
-        cov=C,
+        cov=arrays.device(C),
         std_white=arrays.device(np.sqrt(np.diag(np.asarray(C_white)))),
-        cov_white=C_white,
+        cov_white=arrays.device(C_white),
         identifiable=arrays.device(identifiable),
         theta_base=theta_b,
         std_base=arrays.device(np.sqrt(np.diag(np.asarray(Cb)))),
-        theta_consistent=theta_c,
+        theta_consistent=arrays.device(theta_c),
         base=base,
         fit=fit,
         rank=base.rank,

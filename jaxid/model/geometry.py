@@ -75,6 +75,18 @@ def segment_distance(p0, p1, q0, q1, eps=1e-12):
 
 
 # ---- capsules ----------------------------------------------------------------------------
+def capsule_world(link, a, b, R, p):
+    """``Capsules.world`` of the capsules' links ``link`` (K,) (static ints, -1: the base) and end
+    points a, b (K, 3), m, in their link frames (arrays, traced or not)."""
+    eye = jnp.broadcast_to(jnp.eye(3), R.shape[:-3] + (1, 3, 3))
+    R = jnp.concatenate([eye, R], axis=-3)
+    p = jnp.concatenate([jnp.zeros(p.shape[:-2] + (1, 3)), p], axis=-2)
+    idx = np.asarray(link) + 1
+    Rk, pk = R[..., idx, :, :], p[..., idx, :]
+    move = lambda x: pk + jnp.einsum("...kij,kj->...ki", Rk, jnp.asarray(x, dtype=float))
+    return move(a), move(b)
+
+
 @dataclass(frozen=True)
 class Capsules:
     """K capsules on the links of a robot.
@@ -119,13 +131,7 @@ class Capsules:
         """End points (K, 3), (K, 3) in the base frame, m, from the link frames' rotations R
         (..., n, 3, 3) and origins p (..., n, 3) (``forward_kinematics_rp``); leading batch
         dimensions pass through."""
-        eye = jnp.broadcast_to(jnp.eye(3), R.shape[:-3] + (1, 3, 3))
-        R = jnp.concatenate([eye, R], axis=-3)
-        p = jnp.concatenate([jnp.zeros(p.shape[:-2] + (1, 3)), p], axis=-2)
-        idx = np.asarray(self.link) + 1
-        Rk, pk = R[..., idx, :, :], p[..., idx, :]
-        move = lambda x: pk + jnp.einsum("...kij,kj->...ki", Rk, jnp.asarray(x, dtype=float))
-        return move(self.a), move(self.b)
+        return capsule_world(self.link, self.a, self.b, R, p)
 
     def pairs(self, parents):
         """(P, 2) capsule indices checked for self-collision: on different links, the links
