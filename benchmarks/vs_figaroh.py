@@ -100,6 +100,19 @@ programs), load 0.7-1.2: warm 1.74x -> 2.05x (jaxid 42.0 -> 36.1 ms, FIGAROH sol
 empty-cache process 3.41 -> 2.34 s (2.13x -> 1.49x FIGAROH solve's 1.60 / 1.57 s), filled 1.51 ->
 1.08 s (FIGAROH solve / jaxid 1.06x -> 1.46x).
 
+At e0ec724 (a worktree, by PYTHONPATH) -> dbb1cbd (identify's reduced fit on the host, one regressor
+chunk of 1024 samples: a cold identify of this run compiles the regressor alone), two pairs one after the
+other (2026-12-07, load 1.5-1.9, every package's and jaxid's .pyc compiled first, as an installed package
+has them): warm solve / jaxid 2.36x -> 2.85x and 2.33x -> 2.86x (jaxid 21.4 -> 19.1 and 22.0 -> 17.3 ms;
+FIGAROH solve 50-55 ms; target 3x not met), empty-cache process 1.76 -> 1.32 s and 1.79 -> 1.31 s
+(1.54x -> 1.19x and 1.54x -> 1.14x FIGAROH solve's 1.11-1.16 s; target 1.0x not met), filled cache
+0.76 -> 0.70 s and 0.73 -> 0.72 s (FIGAROH solve / jaxid 1.51x -> 1.58x, 1.59x -> 1.60x). Without the
+.pyc files (this machine sets PYTHONDONTWRITEBYTECODE) both sides compile their sources in every
+process: FIGAROH solve 2.8 s, jaxid 3.3 s at e0ec724 (load 0.9); the script now says so. Alone in a
+process (OPENBLAS_NUM_THREADS=1) jaxid's warm call is 14.1 ms (18.4 ms at e0ec724), the regressor
+program 1.1 ms of it; with two BLAS threads 16.4 ms (the physics check's and verdicts' small
+factorisations pay for OpenBLAS's second thread).
+
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
 earlier "25x" (CHANGELOG 0.2.0) was against the helper only.

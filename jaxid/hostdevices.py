@@ -28,11 +28,13 @@ cores (``jaxid.study``'s module docstring says what ``run_study`` does about it)
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
 import warnings
 
-__all__ = ["SCHEDULER_FLAG", "COMPILE_FLAG", "requested_devices", "configure", "warn_if_unsafe"]
+__all__ = ["SCHEDULER_FLAG", "COMPILE_FLAG", "requested_devices", "configure", "warn_if_unsafe", "one_blas_thread"]
 
 SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
 _NAME = "xla_cpu_enable_concurrency_optimized_scheduler"
@@ -100,3 +102,52 @@ def warn_if_unsafe(devices) -> None:
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+#: threadpoolctl's controller of the BLAS libraries loaded (numpy's and scipy's), made on first use.
+_BLAS: list = []
+
+
+def _blas_controller():
+    """threadpoolctl's ``ThreadpoolController`` (listing the loaded libraries costs ~0.6 ms, so it
+    is made once, after scipy.linalg has loaded its own OpenBLAS), or None without threadpoolctl."""
+    if not _BLAS:
+        try:
+            import scipy.linalg  # noqa: F401  (scipy's OpenBLAS is not numpy's: both are limited)
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            _BLAS.append(None)
+        else:
+            _BLAS.append(ThreadpoolController())
+    return _BLAS[0]
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """One BLAS thread (numpy's and scipy's) while the block runs, as many as before after it.
+
+    jaxid's host linear algebra is many small factorisations and products (per-joint QR folds,
+    SVDs of (p + 1)-square factors, block Gram sums, 4 x 4 eigenvalues): OpenBLAS's extra threads
+    only wake and wait on them, and on a busy machine they wait for a core. The identification's
+    warm path on the UR10 benchmark took 16.4 ms with two OpenBLAS threads and 14.1 ms with one
+    (``benchmarks/vs_figaroh.py``); the heavy per-sample work runs in XLA's own thread pool,
+    which this does not touch. The command line sets ``OPENBLAS_NUM_THREADS=1`` for the whole
+    process; a library user's process keeps its setting outside jaxid's calls. Without
+    threadpoolctl (a dependency of jaxid) the block runs as it is."""
+    controller = _blas_controller()
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=1, user_api="blas"):
+        yield
+
+
+def blas_single_threaded(fn):
+    """``fn`` run inside [`one_blas_thread`][jaxid.hostdevices.one_blas_thread]."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with one_blas_thread():
+            return fn(*args, **kwargs)
+
+    return wrapped

@@ -259,3 +259,30 @@ def test_a_robot_with_coupled_joints_goes_through_the_workflow():
     params = workflow.identify_experiment(robot, prepared)
     val = workflow.validate(robot, params, prepared)
     assert val.runs[0]["relative_error"] < 2.0 and len(val.runs[0]["rmse"]["per_joint"]) == 2  # % of the torque
+
+
+def test_identification_runs_its_host_linear_algebra_on_one_blas_thread(experiment, monkeypatch):
+    """``workflow.identify`` limits numpy's and scipy's BLAS to one thread while it runs (its
+    factorisations are small; OpenBLAS's other threads only wait) and gives each library its
+    threads back afterwards, also when the identification raises."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import scipy.linalg  # noqa: F401  (scipy's own OpenBLAS loaded, as identify loads it)
+
+    from jaxid.workflow import pipeline
+
+    robot, desc, _, prepared, _ = experiment
+    blas = lambda: {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+    seen = []
+    fit_rows = pipeline.fit_rows
+    monkeypatch.setattr(pipeline, "fit_rows", lambda *a, **k: seen.append(blas()) or fit_rows(*a, **k))
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        # the libraries that took two threads (an OpenBLAS built for one, as cvxpy's, stays at 1)
+        before = {lib: n for lib, n in blas().items() if n == 2}
+        assert before
+        workflow.identify_experiment(robot, prepared, description=desc)
+        assert seen and all(seen[0][lib] == 1 for lib in before), seen
+        assert {lib: blas()[lib] for lib in before} == before
+        monkeypatch.setattr(pipeline, "fit_rows", lambda *a, **k: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            workflow.identify_experiment(robot, prepared, description=desc)
+        assert {lib: blas()[lib] for lib in before} == before

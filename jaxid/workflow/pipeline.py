@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from jaxid import arrays
+from jaxid import arrays, hostdevices
 from jaxid.model.description import fingerprint, model_description
 from jaxid.workflow.check import check_physics
 from jaxid.workflow.consistency import CV, GEOMETRY, cross_validated_weight, fit_consistent, resolve_bounds
@@ -27,6 +27,7 @@ from jaxid.workflow.screen import fit_rows, outlier_free, screen, screening_reco
 METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")
 
 
+@hostdevices.blas_single_threaded
 def identify(
     robot,
     prepared: Prepared,
