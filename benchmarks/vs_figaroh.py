@@ -111,7 +111,10 @@ FIGAROH solve 50-55 ms; target 3x not met), empty-cache process 1.76 -> 1.32 s a
 process: FIGAROH solve 2.8 s, jaxid 3.3 s at e0ec724 (load 0.9); the script now says so. Alone in a
 process (OPENBLAS_NUM_THREADS=1) jaxid's warm call is 14.1 ms (18.4 ms at e0ec724), the regressor
 program 1.1 ms of it; with two BLAS threads 16.4 ms (the physics check's and verdicts' small
-factorisations pay for OpenBLAS's second thread).
+factorisations paid for OpenBLAS's second thread), 13.8 ms at 24f50ad (identify on one BLAS thread).
+A third pair, e0ec724 -> 24f50ad, ``--repeat 7 --cold 5``, load 0.5-1.2: warm 2.05x -> 2.83x (jaxid
+24.1 -> 17.7 ms, FIGAROH solve 49.3 / 50.0 ms), empty-cache process 1.74 -> 1.28 s (1.55x -> 1.13x
+FIGAROH solve's 1.12 / 1.13 s), filled 0.74 -> 0.70 s (1.51x -> 1.61x faster than solve).
 
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
