@@ -203,7 +203,7 @@ def _window_operator(P, x):
     first w//2 outputs from the first w samples, rows below it the last w//2 outputs
     from the last w samples.
     """
-    xp = arrays.namespace(x)
+    xp = arrays.namespace(P, x)
     w = P.shape[0]
     h = w // 2
     n_mid = x.shape[0] - w + 1
@@ -212,10 +212,11 @@ def _window_operator(P, x):
     return xp.concatenate([dot(P[:h], x[:w]), mid, dot(P[h + 1 :], x[-w:])])
 
 
-def _windowed(x, axis, operator):
-    """``operator`` (N, c) -> (N, c) along ``axis`` of x (``_signal``'s output): traced, as jax;
-    concrete, on the host with numpy and put on the device (``jax.Array`` in, out)."""
-    if arrays.is_traced(x):
+def _windowed(x, axis, operator, *also):
+    """``operator`` (N, c) -> (N, c) along ``axis`` of x (``_signal``'s output): where x or any of
+    ``also`` (what the operator holds, e.g. a traced dt) is traced, in jax; all concrete, on the host
+    with numpy and put on the device (``jax.Array`` in, out)."""
+    if arrays.is_traced(x, *also):
         return _along_axis(operator, x, axis)
     return arrays.device(_along_axis(operator, np.asarray(x), axis, np))
 
@@ -263,7 +264,7 @@ def savgol(
     _check_dt(dt)
     x = _signal(x, "x", axis, window)
     P = _savgol_operator(window, order, deriv) / (dt**deriv if arrays.is_traced(dt) else float(dt) ** deriv)
-    return _windowed(x, axis, lambda v: _window_operator(P, v))
+    return _windowed(x, axis, lambda v: _window_operator(P, v), dt)
 
 
 # Five-point cubic smoothing: interior (-3, 12, 17, 12, -3)/35 and the classic end-point

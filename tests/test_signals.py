@@ -88,6 +88,8 @@ def test_window_smoothers_on_the_host_equal_the_traced_ones(noisy, axis):
     for h, t in zip(host, traced):
         assert isinstance(h, jax.Array) and h.shape == x.shape
         _close(h, t, 1e-12)
+    # a concrete signal with a traced dt (differentiating with respect to the sample time)
+    _close(jax.jit(lambda dt: S.savgol(x, 11, 2, 1, dt=dt, axis=axis))(dt), host[0], 1e-12)
 
 
 def test_five_point_cubic_reduces_white_noise():
