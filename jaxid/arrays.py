@@ -47,6 +47,23 @@ def device(x: ArrayLike) -> jax.Array:
     return x if isinstance(x, jax.Array) else jax.device_put(np.asarray(x))
 
 
+def seed_key(seed: int) -> jax.Array:
+    """``jax.random.PRNGKey(seed)``, the same key, made on the host: for the default threefry
+    generator the key is the seed's 64 bits as two uint32 words, high then low (jax's
+    ``threefry_seed``), and building it with jax compiles two programs (a conversion and the
+    seeding) that every process traces and lowers again. Any other generator, or a seed
+    outside int64, goes to ``jax.random.PRNGKey`` itself."""
+    impl = getattr(jax.config, "jax_default_prng_impl", "threefry2x32")
+    plain_int = isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_))
+    if not plain_int or impl != "threefry2x32" or getattr(jax.config, "jax_enable_custom_prng", False):
+        return jax.random.PRNGKey(seed)
+    try:
+        bits = int(np.int64(seed).view(np.uint64))  # a negative seed as jax reads it: two's complement
+    except OverflowError:
+        return jax.random.PRNGKey(seed)
+    return jax.device_put(np.array([bits >> 32, bits & 0xFFFFFFFF], dtype=np.uint32))
+
+
 @partial(jax.jit, static_argnums=(1, 2, 3))
 def slice_tree(tree, start, stop, step):
     """``a[start:stop:step]`` (Python slice semantics, None allowed; static) of every array of

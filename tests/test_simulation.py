@@ -176,3 +176,18 @@ def test_gaussian_noise_levels_and_independence():
     np.testing.assert_allclose([np.std(a), np.std(b)], [0.5, 2.0], rtol=0.03)
     assert abs(np.mean(a)) < 0.02 and abs(np.corrcoef(np.ravel(a), np.ravel(b))[0, 1]) < 0.03
     np.testing.assert_array_equal(c, 1.0)
+
+
+def test_seed_key_is_jax_prngkey():
+    """``arrays.seed_key`` (the simulate command's keys, made on the host) is jax.random.PRNGKey's key,
+    word for word, for small, large and negative seeds; other generators go to jax."""
+    import jax
+
+    from jaxid.arrays import seed_key
+
+    for seed in (0, 1, 42, 2**31 + 3, 2**32 + 5, 2**62 + 7, -1, -(2**40) - 9, np.int64(7), np.uint32(9)):
+        key = seed_key(seed)
+        assert isinstance(key, jax.Array)
+        np.testing.assert_array_equal(key, jax.random.PRNGKey(seed), err_msg=str(seed))
+        assert key.dtype == jax.random.PRNGKey(seed).dtype
+    np.testing.assert_array_equal(jax.random.normal(seed_key(5), (3,)), jax.random.normal(jax.random.PRNGKey(5), (3,)))

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxid.arrays import seed_key
 from jaxid.workflow import WorkflowError
 from jaxid.workflow.commands.common import build_model, check_paths, payload_vector, read_trajectory
 from jaxid.workflow.requests import SimulateRequest
@@ -31,8 +32,6 @@ class SimulateOutcome:
 def run_simulate(request: SimulateRequest) -> SimulateOutcome:
     """``jaxid simulate``: measure a perturbed robot along a trajectory; writes ``output``,
     ``truth`` and ``true_params``; see [`SimulateRequest`][jaxid.workflow.requests.SimulateRequest]."""
-    import jax
-
     from jaxid import data, simulation
 
     r = request
@@ -51,11 +50,11 @@ def run_simulate(request: SimulateRequest) -> SimulateOutcome:
         q,
         qd,
         qdd,
-        jax.random.PRNGKey(robot_seed),
+        seed_key(robot_seed),
         scale=r.scale,
         friction=r.friction,
         payload=payload,
-        noise_key=jax.random.PRNGKey(noise_seed),
+        noise_key=seed_key(noise_seed),
         **noise,
     )
     f0, harmonics = data.read_excitation(r.trajectory)  # the excitation's period carries over
