@@ -626,8 +626,9 @@ def _held_block_sums(run, keep, block, theta, w, blocks: int):
     """``block_sums``'s terms of one run of held rows (a callable of host arrays), on the host
     ([`sums_by_block`][jaxid.identification.jackknife.sums_by_block])."""
     W, tau = (np.asarray(x, dtype=float) for x in run())
-    W, tau = W[keep], tau[keep]
-    return sums_by_block(W * w[None, :, None], (tau - W @ theta) * w, block[keep], blocks)
+    if not keep.all():  # else the rows as they are (a copy of W saved)
+        W, tau, block = W[keep], tau[keep], block[keep]
+    return sums_by_block(W * w[None, :, None], (tau - W @ theta) * w, block, blocks)
 
 
 def residuals(model, runs, columns, theta) -> list:

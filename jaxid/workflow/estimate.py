@@ -76,9 +76,11 @@ def _runs(robot, prepared: Prepared, base, moving, dense):
         at = np.flatnonzero(moving)  # the sample (over all runs) of each held row
 
         def rows(a, b):  # run [a, b) of the grid, zero rows where not held (masked out)
-            sel = (at >= a) & (at < b)
+            lo, hi = np.searchsorted(at, [a, b])  # at is sorted: the held rows of the run are lo:hi
+            if hi - lo == b - a:  # every sample held: views of the rows, no copy
+                return W[lo:hi], tau[lo:hi]
             Wr, tr = np.zeros((b - a, *W.shape[1:])), np.zeros((b - a, n))
-            Wr[at[sel] - a], tr[at[sel] - a] = W[sel], tau[sel]
+            Wr[at[lo:hi] - a], tr[at[lo:hi] - a] = W[lo:hi], tau[lo:hi]
             return Wr, tr
 
         runs = [lambda a=a, b=b: rows(a, b) for a, b in zip(edges[:-1], edges[1:])]

@@ -60,7 +60,7 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
         blocks[i].append(Y if columns is None else Y[..., columns])
     Ws, taus = [], []
     for ds, b, f in zip(datasets, blocks, parallel):
-        W, tau = np.concatenate(b), np.asarray(ds.tau)  # (N, n, k), (N, n)
+        W, tau = _joined(b), np.asarray(ds.tau)  # (N, n, k), (N, n)
         if f is not None:
             try:
                 W, tau = (
@@ -71,7 +71,13 @@ def regressor_rows(robot, datasets, columns=None, progress: Callable | None = No
                 raise WorkflowError(f"{ds.source}: parallel filtering of W and tau: {e}") from None
         Ws.append(W)
         taus.append(tau)
-    return np.concatenate([w.reshape(-1, w.shape[-1]) for w in Ws]), np.concatenate([t.reshape(-1) for t in taus])
+    return _joined([w.reshape(-1, w.shape[-1]) for w in Ws]), _joined([t.reshape(-1) for t in taus])
+
+
+def _joined(parts):
+    """``np.concatenate(parts)``: a new, writable array; the one part itself where it is one already
+    (no copy of a record's rows), not a read-only view of a jax buffer."""
+    return parts[0] if len(parts) == 1 and parts[0].flags.writeable else np.concatenate(parts)
 
 
 def _streamed_runs(robot, prepared: Prepared, columns):

@@ -100,7 +100,8 @@ def fit_rows(robot, prepared: Prepared, base, *, method: str, consistent: bool, 
         progress,
         parallel=[c.get("parallel") for c in prepared.choices],
     )
-    W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
+    if not moving.all():  # else every row enters (no copy of W)
+        W, tau = W[np.repeat(moving, robot.n)], tau[np.repeat(moving, robot.n)]
     return Rows(moving, False, W, tau, W[:, np.asarray(base.indices)] if consistent else W)
 
 
