@@ -513,7 +513,8 @@ def refusal(W: np.ndarray, tau: np.ndarray, n: int) -> str | None:
             )
     if not np.any(tau):
         return ZERO_TAU
-    for label, mags in (("tau", np.abs(tau)), ("W", np.max(np.abs(W), axis=-1))):  # max, not a norm: no overflow
+    # each row's largest |W| by its max and min (no |W| copy of the rows); max, not a norm: no overflow
+    for label, mags in (("tau", np.abs(tau)), ("W", np.maximum(np.max(W, axis=-1), -np.min(W, axis=-1)))):
         hit = _absurd(mags)
         if hit is not None:
             i, ratio, count, typical = hit

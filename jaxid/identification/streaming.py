@@ -249,8 +249,11 @@ def from_rows(
     # Non-finite rows and rows of absurd scale (estimators.refusal) named here, where the rows are; a
     # mask may drop them.
     # (Masked-out samples are zeroed for the check: zeros do not count in it.)
-    kept = np.ones(len(W), bool) if mask is None else np.asarray(mask, bool)
-    Wk, tk = np.where(kept[:, None, None], W, 0.0), np.where(kept[:, None], tau, 0.0)
+    kept = None if mask is None else np.asarray(mask, bool)
+    if kept is None or kept.all():  # every row checked as it is (no copy of W)
+        Wk, tk = W, tau
+    else:
+        Wk, tk = np.where(kept[:, None, None], W, 0.0), np.where(kept[:, None], tau, 0.0)
     finite = bool(np.all(np.isfinite(Wk)) and np.all(np.isfinite(tk)))
     if not finite or np.any(tk):  # an all-zero tau is fit's to refuse (start= may hold rows)
         msg = refusal(Wk.reshape(-1, W.shape[-1]), tk.reshape(-1), n)
