@@ -196,8 +196,8 @@ def butterworth(x: ArrayLike, fs: float, cutoff: float | ArrayLike, order: int =
 
 # ----------------------------------------------------------------------------- window smoothers
 def _window_operator(P, x):
-    """Apply a (w, w) local linear operator to x (N, c), w odd, in x's namespace (numpy for a
-    concrete x: a compiled program per record length bought nothing for a w-tap filter).
+    """Apply a (w, w) local linear operator to x (N, c), w odd, in the namespace of P and x (numpy
+    when both are concrete: a compiled program per record length bought nothing for a w-tap filter).
 
     Row w//2 of P is applied as a sliding window in the interior; rows above it give the
     first w//2 outputs from the first w samples, rows below it the last w//2 outputs
