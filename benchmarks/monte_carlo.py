@@ -25,6 +25,13 @@ numpy batched 241 per s (1.00x), loop 5 per s. Before (the vmapped per-run path)
 re-fits per s (issue 38); in a second run at load 7-9 it did not finish its compile and 8 timed
 1000-run calls within 400 s, where the factored path gave 126 (WLS) and 214 (OLS) per s: on
 this machine the figures move 2-3x with the load, their ratios less.
+On an idle machine (2026-12-07, load 0.5-1.6, .pyc compiled) numpy wins: at e0ec724 WLS run_study
+2325 per s, numpy batched 5525 per s (0.42x), OLS 4030 vs 5988 per s (0.67x); at 9dd61a4 (the
+estimators on the host; the factored program unchanged) WLS 2284 vs 4642 (0.49x), OLS 4199 vs 9030
+(0.46x). Of run_study's 430 ms for 1000 WLS runs, drawing the noise with jax's threefry takes 142 ms
+(numpy's generator: 58 ms for the same 6e6 normals); the one projection matmul runs in XLA, where
+numpy's takes OpenBLAS's two threads. The loaded figures above had numpy's threaded BLAS waiting
+for a core.
 
 Measured (2026-12-03, commit cf3f8c0, defaults: 1000 runs, wls, 1000 samples, 48 base
 parameters; one CPU device, 2 shared cores at load 6-9): spread / CRB median 0.997, range

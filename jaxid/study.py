@@ -17,7 +17,9 @@ to ``identify``'s run by run to rounding (~1e-12 relative); they run on one devi
 process (every process of a ``jax.distributed`` run computes them all), the runs' order and
 noise as below. On the UR5 (6000 x 48, 1000 runs; 2 shared cores at load 7-12) this is 1.49x
 (wls) and 1.00x (ols) numpy solving all runs against one factorisation
-(``benchmarks/monte_carlo.py --compare``).
+(``benchmarks/monte_carlo.py --compare``); on the same cores idle, 0.42-0.49x (wls) and 0.46-0.67x
+(ols): a third of its time is drawing the noise with jax's threefry (numpy's generator is 2.4x
+faster), and numpy's projection uses both cores' BLAS.
 
 Other estimators run one jitted call: the per-run keys are mapped (``jax.lax.map`` in chunks of
 ``batch_size`` vmapped runs, which bounds memory) and, with several devices, split over a
