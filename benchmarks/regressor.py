@@ -35,6 +35,12 @@ time: slower) and 0.20-0.36x its C++ loop here; write floor 0.4-2.0 us/sample; p
 1.0-1.1 GB at 1e5. The compile (``JAXID_CACHE_DIR=off``, N = 1000, load 5.9): 1.40 s. The
 CHANGELOG 0.1.0's "1.4-2.5x Pinocchio's Python loop" (best-of, 2026-11-29) is not reproduced.
 
+On an idle machine (2026-12-07 at f5c5d25, ``--sizes 1000 10000 --repeat 5``, load 1.1, the C++ loop
+built with cmeel-eigen's headers, which the ``pin`` wheel does not install: ``pip install
+cmeel-eigen``): jaxid 1.86 / 1.75 us per sample (CPU 2.62 / 2.39), Pinocchio's Python loop 2.50 /
+2.47 (1.34x / 1.41x jaxid's wall time, 0.95x / 1.04x its CPU), its C++ loop 1.32 us (C++/jaxid 0.71 /
+0.76: the C++ loop on one core is faster); results equal to 5.3e-15.
+
 Its row in benchmarks/README.md lists its last figures; cited by the CHANGELOG; dynamics.py and
 pinocchio_cpp.py import its ``pinocchio_model``.
 """
