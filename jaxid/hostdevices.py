@@ -29,7 +29,6 @@ cores (``jaxid.study``'s module docstring says what ``run_study`` does about it)
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import warnings
@@ -133,21 +132,11 @@ def one_blas_thread():
     (``benchmarks/vs_figaroh.py``); the heavy per-sample work runs in XLA's own thread pool,
     which this does not touch. The command line sets ``OPENBLAS_NUM_THREADS=1`` for the whole
     process; a library user's process keeps its setting outside jaxid's calls. Without
-    threadpoolctl (a dependency of jaxid) the block runs as it is."""
+    threadpoolctl (a dependency of jaxid) the block runs as it is. Also a decorator
+    (``@one_blas_thread()``), as ``workflow.identify`` uses it."""
     controller = _blas_controller()
     if controller is None:
         yield
         return
     with controller.limit(limits=1, user_api="blas"):
         yield
-
-
-def blas_single_threaded(fn):
-    """``fn`` run inside [`one_blas_thread`][jaxid.hostdevices.one_blas_thread]."""
-
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        with one_blas_thread():
-            return fn(*args, **kwargs)
-
-    return wrapped

@@ -769,7 +769,7 @@ def identify(
         if method != "ridge" and rcond is None:
             # The R of all rows has the column inner products of W: the same rank decision. On the
             # host (a QR of n (p + 1) rows), where a compiled program cost a cold run 0.1 s.
-            msg = _rank_error(r_factor(np.asarray(R).reshape(-1, p + 1))[:, :p], names)
+            msg = _rank_error(_pooled(np.asarray(R))[:, :p], names)
             if msg:
                 raise ValueError(msg)
     if check and cov is not None and not is_traced(cov):

@@ -27,7 +27,7 @@ from jaxid.workflow.screen import fit_rows, outlier_free, screen, screening_reco
 METHODS = ("wls", "ols", "irls", "ridge", "iv", "didim")
 
 
-@hostdevices.blas_single_threaded
+@hostdevices.one_blas_thread()
 def identify(
     robot,
     prepared: Prepared,
