@@ -13,25 +13,19 @@ call; s_per_id is a steady call / R (a second study with other noise).
 Usage: python benchmarks/monte_carlo.py [--runs 1000] [--estimators wls ols consistent]
                                         [--batch-size B] [--json out.json] [--compare]
 
---compare (``compare()``): R = 1000 WLS and OLS re-fits of the same 6000 x 48 regressor,
-interleaved medians in one process (``timing.interleaved_medians``): run_study (compiled; ols
-and wls factorise W once for all runs) against numpy solving all runs against one
-factorisation (OLS: one solve of W^T W with all right-hand sides; WLS: each joint's residual
-variance from its own range, then a batched b x b solve of sum_j w_j W_j^T W_j) and against
-numpy's lstsq run by run (20 runs, per identification). Every function draws its own noise.
-Measured (2026-12-06, branch mc, 2 shared cores at load 7-12, BLAS threads default):
-WLS run_study 354 per s, numpy batched 237 per s (1.49x), numpy loop 1 per s; OLS 241 per s,
-numpy batched 241 per s (1.00x), loop 5 per s. Before (the vmapped per-run path): 166-215 WLS
-re-fits per s (issue 38); in a second run at load 7-9 it did not finish its compile and 8 timed
-1000-run calls within 400 s, where the factored path gave 126 (WLS) and 214 (OLS) per s: on
-this machine the figures move 2-3x with the load, their ratios less.
-On an idle machine (2026-12-07, load 0.5-1.6, .pyc compiled) numpy wins: at e0ec724 WLS run_study
-2325 per s, numpy batched 5525 per s (0.42x), OLS 4030 vs 5988 per s (0.67x); at 9dd61a4 (the
-estimators on the host; the factored program unchanged) WLS 2284 vs 4642 (0.49x), OLS 4199 vs 9030
-(0.46x). Of run_study's 430 ms for 1000 WLS runs, drawing the noise with jax's threefry takes 142 ms
-(numpy's generator: 58 ms for the same 6e6 normals); the one projection matmul runs in XLA, where
-numpy's takes OpenBLAS's two threads. The loaded figures above had numpy's threaded BLAS waiting
-for a core.
+--compare (``compare()``): R = 1000 WLS and OLS re-fits of the same 6000 x 48 regressor:
+run_study (compiled; ols and wls factorise W once for all runs) against numpy solving all runs
+against one factorisation (OLS: one solve of W^T W with all right-hand sides; WLS: each joint's
+residual variance from its own range, then a batched b x b solve of sum_j w_j W_j^T W_j) and
+against numpy's lstsq run by run (20 runs, per identification). Every contender draws its own
+noise and runs in its own process (``time_alone``; 3 rounds, medians): interleaved in one
+process, the thread pools' spinning threads (OpenBLAS's after numpy, scipy's OpenBLAS after
+XLA's LAPACK calls, XLA's own) slowed whichever contender came next, numpy's batched WLS up to 7x.
+Measured (2026-12-07, 2 idle cores, load 1.3-1.8, BLAS threads default, .pyc compiled), per 1000
+runs: run_study WLS 128 ms, numpy batched 168 ms (1.31x), numpy loop 20 runs 252 ms; OLS 87 ms
+vs 102 ms (1.17x), loop 122 ms. At b6b0a31 (same script, same machine): WLS 630 ms (0.29x), OLS
+343 ms (0.30x) against numpy's 185 and 103 ms. Earlier in-process interleaved figures (2026-12-06
+and -07: 1.49x under load, 0.42-0.67x idle) carried that spinning-thread bias both ways.
 
 Measured (2026-12-03, commit cf3f8c0, defaults: 1000 runs, wls, 1000 samples, 48 base
 parameters; one CPU device, 2 shared cores at load 6-9): spread / CRB median 0.997, range
@@ -47,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -92,12 +87,13 @@ def blas_threads():
     return f"default ({os.cpu_count()} cores)"
 
 
-def compare(runs=1000, loop_runs=20, repeat=5):
-    """R = ``runs`` OLS and WLS re-fits of the UR5 regressor (6000 x 48): run_study (compiled)
-    against numpy solving all runs against one factorisation and numpy's lstsq run by run
-    (``loop_runs`` of them, rates scaled per identification), interleaved medians. Every
-    function draws its own noise. Returns {name: identifications per second}."""
+def contenders(runs=1000, loop_runs=20):
+    """{name: (zero-argument callable, identifications per call)}: R = ``runs`` OLS and WLS
+    re-fits of the UR5 regressor (6000 x 48) by run_study (compiled), by numpy solving all runs
+    against one factorisation, and by numpy's lstsq run by run (``loop_runs`` of them). Every
+    callable draws its own noise."""
     robot, _, W, theta = experiment()
+    W, theta = np.asarray(W), np.asarray(theta)
     n, (M, b) = robot.n, W.shape
     N, sig = M // n, np.asarray(SIGMA)
     tau0 = (W @ theta).reshape(N, n)
@@ -136,29 +132,63 @@ def compare(runs=1000, loop_runs=20, repeat=5):
     def study(est):
         return lambda: run_study(W, theta, sig, runs, estimators=est, key=jax.random.PRNGKey(1), n_joints=n).estimates
 
-    fns = {
-        "run_study wls": study("wls"),
-        "numpy batched wls": lambda: np_wls(noisy(1, runs)),
-        "numpy loop wls": lambda: loop_wls(noisy(1, loop_runs)),
-        "run_study ols": study("ols"),
-        "numpy batched ols": lambda: np_ols(noisy(1, runs)),
-        "numpy loop ols": lambda: np.array(
-            [np.linalg.lstsq(W, t.reshape(M), rcond=None)[0] for t in noisy(1, loop_runs)]
+    return {
+        "run_study wls": (study("wls"), runs),
+        "numpy batched wls": (lambda: np_wls(noisy(1, runs)), runs),
+        "numpy loop wls": (lambda: loop_wls(noisy(1, loop_runs)), loop_runs),
+        "run_study ols": (study("ols"), runs),
+        "numpy batched ols": (lambda: np_ols(noisy(1, runs)), runs),
+        "numpy loop ols": (
+            lambda: np.array([np.linalg.lstsq(W, t.reshape(M), rcond=None)[0] for t in noisy(1, loop_runs)]),
+            loop_runs,
         ),
     }
-    t0 = time.perf_counter()
-    for f in fns.values():
-        jax.block_until_ready(f())  # compile
-    print(f"compile and first calls {time.perf_counter() - t0:.1f} s")
+
+
+def time_alone(name, runs=1000, repeat=5):
+    """(median wall time, s, of ``repeat`` calls of one contender after a warm-up call, in this
+    process with no other contender run in it; identifications per call)."""
+    fn, ids = contenders(runs)[name]
+    return interleaved_medians({name: fn}, repeat=repeat)[name], ids
+
+
+def compare(runs=1000, rounds=3, repeat=5):
+    """R = ``runs`` OLS and WLS re-fits of the UR5 regressor (6000 x 48), every contender
+    (``contenders``) timed in its own process (``time_alone``), the processes alternated for
+    ``rounds`` rounds; each figure is the median over the rounds of a process's median.
+
+    Not interleaved in one process: a BLAS or XLA thread pool keeps its threads spinning for a
+    while after a call (OpenBLAS's, numpy's copy and the scipy copy that XLA:CPU's LAPACK calls
+    run on, and XLA's own), and on two cores those spinning threads slowed whichever contender
+    came next by up to 7x (numpy batched WLS: 171 ms alone, 1241 ms interleaved with run_study).
+    Returns {name: identifications per second}."""
+    per_call = {}
     load0 = os.getloadavg()
-    med = interleaved_medians(fns, repeat=repeat)
+    medians = {}
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        for name in CONTENDERS:
+            out = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--time-alone", name, "--runs", str(runs)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            res = json.loads(out.stdout.strip().splitlines()[-1])
+            medians.setdefault(name, []).append(res["s"])
+            per_call[name] = res["ids"]
     load1 = os.getloadavg()
-    rate = {k: (loop_runs if "loop" in k else runs) / t for k, t in med.items()}
+    med = {k: float(np.median(v)) for k, v in medians.items()}
+    rate = {k: per_call[k] / t for k, t in med.items()}
     print(
-        f"{runs} re-fits of a {M} x {b} W; load average {load0[0]:.1f} -> {load1[0]:.1f}; BLAS threads {blas_threads()}"
+        f"{runs} re-fits of a 6000 x 48 W, each contender in its own process, median of {rounds} rounds "
+        f"({time.perf_counter() - t0:.0f} s); load average {load0[0]:.1f} -> {load1[0]:.1f}; "
+        f"BLAS threads {blas_threads()}"
     )
     for k, t in med.items():
-        print(f"{k:<20} {1e3 * t:9.1f} ms  {rate[k]:9.0f} identifications/s")
+        print(
+            f"{k:<20} {1e3 * t:9.1f} ms  {rate[k]:9.0f} identifications/s  (rounds: {', '.join(f'{1e3 * x:.0f}' for x in medians[k])} ms)"
+        )
     for est in ("wls", "ols"):
         r = rate[f"run_study {est}"]
         print(
@@ -166,6 +196,17 @@ def compare(runs=1000, loop_runs=20, repeat=5):
             f"/ numpy loop {r / rate[f'numpy loop {est}']:.1f}x"
         )
     return rate
+
+
+#: The contenders of ``compare``, in the order each round runs them.
+CONTENDERS = (
+    "run_study wls",
+    "numpy batched wls",
+    "numpy loop wls",
+    "run_study ols",
+    "numpy batched ols",
+    "numpy loop ols",
+)
 
 
 def main(argv=None):
@@ -177,7 +218,12 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the JSON here")
     parser.add_argument("--compare", action="store_true", help="only time run_study against numpy (compare())")
+    parser.add_argument("--time-alone", choices=CONTENDERS, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.time_alone:
+        t, ids = time_alone(args.time_alone, args.runs)
+        print(json.dumps(dict(s=t, ids=ids)))
+        return None
     if args.compare:
         return compare(args.runs)
 

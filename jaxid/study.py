@@ -15,11 +15,16 @@ once for all runs (``_factored_program``): the R runs' noise is projected in one
 few fixed vectors per joint, and each run's estimate is then a b x b solve (OLS: none), equal
 to ``identify``'s run by run to rounding (~1e-12 relative); they run on one device of this
 process (every process of a ``jax.distributed`` run computes them all), the runs' order and
-noise as below. On the UR5 (6000 x 48, 1000 runs; 2 shared cores at load 7-12) this is 1.49x
-(wls) and 1.00x (ols) numpy solving all runs against one factorisation
-(``benchmarks/monte_carlo.py --compare``); on the same cores idle, 0.42-0.49x (wls) and 0.46-0.67x
-(ols): a third of its time is drawing the noise with jax's threefry (numpy's generator is 2.4x
-faster), and numpy's projection uses both cores' BLAS.
+noise as below. Each chunk draws its runs' noise joint-major (``noise``), about 4 MB of it, so
+that jax's threefry (a loop of rounds over the whole block on XLA:CPU) works in cache and the
+projection reads the draws without a transpose. On the UR5 (6000 x 48, 1000 runs, 2 idle cores,
+every contender in its own process: ``benchmarks/monte_carlo.py --compare``) this is 1.31x (wls)
+and 1.17x (ols) numpy solving all runs against one factorisation, where it was 0.29-0.30x.
+
+``run_study`` runs on one BLAS thread (``hostdevices.one_blas_thread``): XLA:CPU's LAPACK calls
+(the factorisation of W) run on scipy's OpenBLAS, whose other threads then spin for a while
+and took a core from XLA's pool: the factored program after one QR ran at half speed (1000 OLS
+runs 130 -> 83 ms), and ``_check``'s three numpy QRs took 83 ms each, not 2.5 ms.
 
 Other estimators run one jitted call: the per-run keys are mapped (``jax.lax.map`` in chunks of
 ``batch_size`` vmapped runs, which bounds memory) and, with several devices, split over a
@@ -54,7 +59,7 @@ from jaxid.arrays import plain
 from jaxid.identification.base import TOL, r_factor
 from jaxid.identification.estimators import METHODS, _rank_error, _variance_floor, identify
 
-__all__ = ["Study", "run_study", "cramer_rao"]
+__all__ = ["Study", "run_study", "cramer_rao", "noise"]
 
 
 class Study(eqx.Module):
@@ -164,6 +169,7 @@ def _check(W, theta, sigma, n_runs, names, n_joints=None):
     _runs(n_runs)
 
 
+@hostdevices.one_blas_thread()
 def run_study(
     W,
     theta,
@@ -273,6 +279,16 @@ def run_study(
     return out[next(iter(out))] if single else out
 
 
+def noise(key, N: int, sigma):
+    """One run's torque noise, shape (N*n,) sample-major, N m: ``sigma_j * e`` with
+    ``e ~ N(0, 1)`` independent per sample and joint, drawn joint by joint (``normal(key, (n,
+    N))``, transposed), so that a study's block of runs comes out joint-major, as its projections
+    read it. key: the run's ``jax.random`` key (``split(key, R)[r]`` in ``run_study``); N: samples;
+    sigma: noise std per joint (n,), N m."""
+    sigma = jnp.asarray(sigma, dtype=float)
+    return (sigma[:, None] * jax.random.normal(key, (sigma.shape[0], N))).T.reshape(-1)
+
+
 @functools.lru_cache(maxsize=32)
 def _method(method: str, n: int):
     """The estimator of an ``identify`` method, one object per (method, n) so that the
@@ -289,7 +305,7 @@ def _program(fns: tuple, n: int, devices: tuple):
         tau0 = W @ theta
 
         def one(key):
-            tau = tau0 + (sigma * jax.random.normal(key, (W.shape[0] // n, n))).reshape(-1)
+            tau = tau0 + noise(key, W.shape[0] // n, sigma)
             return {k: f(W, tau, key) for k, f in fns}
 
         return jax.lax.map(jax.vmap(one), ks)
@@ -393,14 +409,16 @@ def _factored_program(methods: tuple, n: int):
         solve = lambda y: (V @ (g * y)) / d
 
         def chunk(ks):
-            E = sigma * jax.vmap(lambda k: jax.random.normal(k, (N, n)))(ks)  # (B, N, n): the runs' noise
-            proj = jnp.einsum("rkj,jkc->rjc", E, basis)  # (B, n, c): the one matmul
+            # The runs' noise joint-major (n, B, N), as ``noise`` draws it: the projection and the
+            # squared norms are then batched dots with no transpose of the draws.
+            Ej = sigma[:, None, None] * jax.vmap(lambda k: jax.random.normal(k, (n, N)), out_axes=1)(ks)
+            proj = jnp.einsum("jrk,jkc->rjc", Ej, basis)  # (B, n, c): the one matmul
             Utau = Utau0 + proj[..., :b]  # U_j^T tau_j
             out = {}
             if "ols" in methods:
                 out["ols"] = jax.vmap(solve)(jnp.sum(Utau, axis=1))
             if wls:
-                e2 = jnp.sum(E**2, axis=1)  # (B, n)
+                e2 = jnp.einsum("jrk,jrk->rj", Ej, Ej)  # (B, n)
                 cE, t0E = proj[..., 2 * b], proj[..., 2 * b + 1]
                 rss = jnp.sum(c**2, axis=1) + 2 * cE + e2 - jnp.sum(proj[..., b : 2 * b] ** 2, axis=-1)
                 rms = jnp.sqrt((jnp.sum(tau0**2, axis=1) + 2 * t0E + e2) / N)
@@ -420,7 +438,9 @@ def _factored(methods: tuple, W, theta, sigma, keys, device, batch_size):
     """{method: (R, b)} of "ols"/"wls" (``_factored_program``), chunks of at most
     ``batch_size`` runs (default: about 256 MB of noise and its copies per chunk)."""
     R, M = keys.shape[0], W.shape[0]
-    per = max(1, 2**28 // (4 * 8 * M) if batch_size is None else int(batch_size))
+    # Default: about 4 MB of noise per chunk. jax's threefry runs on XLA:CPU as a loop of rounds over
+    # the whole block of draws, so a block that stays in cache draws several times faster.
+    per = max(1, 2**19 // M if batch_size is None else int(batch_size))
     chunks = -(-R // per)
     B = -(-R // chunks)
     total = chunks * B

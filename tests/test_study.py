@@ -13,7 +13,7 @@ import pytest
 
 import jaxid  # noqa: F401  (float64)
 from jaxid import hostdevices
-from jaxid.study import cramer_rao, run_study
+from jaxid.study import cramer_rao, noise, run_study
 
 N, n, b = 80, 3, 5
 SIGMA = np.array([0.05, 0.2, 0.01])  # unequal per-joint noise: OLS is then not efficient
@@ -198,7 +198,7 @@ def test_factored_equals_per_run():
         assert est.shape == (R, b)
         np.testing.assert_array_less(np.abs(est - ref).max(axis=0), 1e-10 * np.abs(ref).max(axis=0))
     # and the first run by hand, through identify on the concrete noisy torques
-    e = (sigma * np.asarray(jax.random.normal(keys[0], (N, n)))).reshape(-1)
+    e = np.asarray(noise(keys[0], N, sigma))
     ref = identify(W, W @ theta + e, "wls", n_joints=n).theta
     np.testing.assert_allclose(fast["wls"].estimates[0], ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
 
