@@ -387,6 +387,42 @@ def child(which, path, urdf):
     print(json.dumps(dict(wall=time.perf_counter() - t0, cpu=time.process_time() - c0)))
 
 
+def warm_child(which, path, urdf, repeat):
+    """Warm calls alone in this process: one warm-up call of ``which`` (jaxid: compiles), then
+    ``repeat`` timed calls; prints the medians (wall, CPU) s."""
+    d = np.load(path)
+    sim = tuple(d[k] for k in ("t", "q", "qd", "qdd", "tau"))
+    if which == "jaxid":
+        robot = jaxid_robot()
+        fn = lambda: jaxid_identify(robot, *sim)
+    else:
+        import pinocchio as pin
+
+        model, fig = pin.buildModelFromUrdf(urdf), load_figaroh()
+        fn = lambda: figaroh_solve(fig, model, *sim[1:])
+    _, med = warm({which: fn}, int(repeat))
+    print(json.dumps(dict(wall=med[which][0], cpu=med[which][1])))
+
+
+def warm_alone(path, rounds, repeat, which):
+    """Warm calls of each of ``which``, each in its own process (``warm_child``), the processes
+    alternated for ``rounds`` rounds: medians over the rounds of each process's medians."""
+    import jaxid
+
+    urdf = jaxid.models.example_robot_urdf(URDF)
+    times = {w: [] for w in which}
+    for _ in range(rounds):
+        for w in which:
+            res = subprocess.run(
+                [sys.executable, __file__, "--warm-child", w, path, urdf, str(repeat)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            times[w].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    return {w: tuple(float(np.median([x[c] for x in v])) for c in ("wall", "cpu")) for w, v in times.items()}
+
+
 def cold(path, runs, tmp, which):
     """Whole processes of ``which``, interleaved, medians of ``runs``: process (start to exit,
     from outside), wall and CPU inside. jaxid_empty: a new, empty JAXID_CACHE_DIR per run;
@@ -423,9 +459,12 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cold", type=int, default=3)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--warm-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return child(*args.child)
+    if args.warm_child:
+        return warm_child(*args.warm_child)
     try:
         import pinocchio  # noqa: F401
 
@@ -463,12 +502,13 @@ def main(argv=None):
     outs, med = warm(fns, args.repeat)
     load_warm = f"{load_warm0} -> {load()}"
     acc = accuracy(robot, sim, clean, outs, outs["jaxid"])
-    cold_t = None
+    cold_t = alone = None
     if args.cold:
         load_cold0 = load()
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "ur10.npz")
             np.savez(path, t=t, q=q, qd=qd, qdd=qdd, tau=tau)
+            alone = warm_alone(path, args.cold, args.repeat, [k for k in fns if k == "figaroh_solve"] + ["jaxid"])
             which = [k for k in fns if k != "jaxid"] + ["jaxid_empty", "jaxid_filled"]
             cold_t = cold(path, args.cold, tmp, which)
         load_cold = f"{load_cold0} -> {load()}"
@@ -482,6 +522,13 @@ def main(argv=None):
     print(f"{'':>16} {'wall s':>8} {'CPU s':>8} {'wall / jaxid':>13} {'CPU / jaxid':>12}")
     for k, (w, c) in med.items():
         print(f"{k:>16} {w:>8.4f} {c:>8.4f} {w / med['jaxid'][0]:>13.2f} {c / med['jaxid'][1]:>12.2f}")
+    if alone:
+        print(
+            f"warm, each alone in its own process, medians of {args.repeat} calls, median of {args.cold} "
+            f"processes each (load average {load_cold})"
+        )
+        for k, (w, c) in alone.items():
+            print(f"{k:>16} {w:>8.4f} {c:>8.4f} {w / alone['jaxid'][0]:>13.2f} {c / alone['jaxid'][1]:>12.2f}")
     if cold_t:
         print(f"whole processes, interleaved, medians of {args.cold} (load average {load_cold})")
         print(f"{'':>16} {'start-exit s':>13} {'in child s':>11} {'CPU child s':>12} {'start-exit / jaxid':>19}")

@@ -45,10 +45,37 @@ def test_large_batches_run_in_chunks_with_the_same_result(ur5):
     q, qd, qdd = rng.normal(size=(3, 1500, 6))  # more than one chunk, with a remainder
     tau = jaxid.rnea(ur5, q, qd, qdd)
     np.testing.assert_allclose(tau[1400], jaxid.rnea(ur5, q[1400], qd[1400], qdd[1400]), atol=1e-12)
-    # 1500 samples run padded to the 2048 of their bucket, cut back: a record of 1700 samples
-    # shares the program, and the padding never reaches the output.
-    assert tau.shape == (1500, 6) and bucket(1500) == bucket(1700) == 2048
+    # On the CPU, 1500 samples run as two calls of the one-chunk program (the second shifted back
+    # to end at 1500), written into one output that jax then uses in place; the overlap is written
+    # twice with the same numbers.
+    assert tau.shape == (1500, 6) and isinstance(tau, jax.Array)
+    short = jaxid.rnea(ur5, q[:1300], qd[:1300], qdd[:1300])
+    np.testing.assert_allclose(short, tau[:1300], atol=1e-12)
     np.testing.assert_allclose(jaxid.rnea(ur5, q[:1499], qd[:1499], qdd[:1499]), tau[:1499], atol=1e-12)
+    np.testing.assert_allclose(tau[500:], jaxid.rnea(ur5, q[500:], qd[500:], qdd[500:]), atol=1e-12)
+
+
+def test_host_chunks_use_one_program_for_every_length(ur5, monkeypatch):
+    """Concrete batches above a chunk call the one-chunk program from the host (never a program of
+    their own length), and the output buffer is aligned for XLA to use it in place."""
+    from jaxid.dynamics import batching
+
+    shapes = []
+    real = batching._host_chunks
+
+    def spy(jitted, model, arrays, kwargs, N):
+        counted = lambda m, *xs, **kw: shapes.append(xs[0].shape) or jitted(m, *xs, **kw)
+        return real(counted, model, arrays, kwargs, N)
+
+    monkeypatch.setattr(batching, "_host_chunks", spy)
+    rng = np.random.default_rng(6)
+    for N in (1025, 2500):
+        q = rng.normal(size=(N, 6))
+        Y = jaxid.regressor(ur5, q, q, q)
+        assert Y.shape == (N, 6, 60)
+        np.testing.assert_allclose(Y[-1], jaxid.regressor(ur5, q[-1], q[-1], q[-1]), atol=1e-12)
+    assert set(shapes) == {(CHUNK, 6)} and len(shapes) == 2 + 3
+    assert batching._aligned((3, 5), np.float64).ctypes.data % batching._ALIGN == 0
 
 
 def test_bucket_sizes():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar, cast
@@ -45,7 +46,8 @@ def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
     (N, n) batches: concrete batches are padded (with copies of their last sample, a valid
     state) to ``bucket(N)`` samples and the outputs cut back to N, so that a record of another
     length reuses the compiled program instead of compiling its own (tens of seconds for a
-    regressor). Under a trace, or for other shapes, it is ``jaxid.cache.jit(fn)`` unpadded."""
+    regressor); on the CPU, batches above a chunk run as host calls of the one-chunk program
+    (``_host_chunks``). Under a trace, or for other shapes, it is ``jaxid.cache.jit(fn)`` unpadded."""
     jitted = cache.jit(fn)
 
     @functools.wraps(fn)
@@ -58,6 +60,8 @@ def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
         if len(shapes) != 1 or any(isinstance(x, jax.core.Tracer) for x in arrays) or len(next(iter(shapes))) != 2:
             return jitted(model, *arrays, **kwargs)
         N = next(iter(shapes))[0]
+        if N > CHUNK and jax.default_backend() == "cpu":
+            return _host_chunks(jitted, model, [np.asarray(x, dtype=float) for x in arrays], kwargs, N)
         B = bucket(N) if N else N
         if B == N:
             return jitted(model, *arrays, **kwargs)
@@ -68,6 +72,54 @@ def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
     # call takes fn's arguments and returns its outputs (cut back to N samples); mypy cannot see
     # that through (model, *arrays, **kwargs)
     return cast("Callable[P, R]", call)
+
+
+def _host_chunks(jitted, model, arrays, kwargs, N):
+    """``jitted`` over N > CHUNK concrete samples on the CPU: the program of one chunk (the one that
+    every batch of up to CHUNK samples uses) called chunk by chunk from the host, the last chunk
+    shifted back to end at N, each chunk's outputs copied into one output buffer while the next
+    chunk runs, and the buffer handed to jax without a copy (DLPack).
+
+    One program for every length instead of one per bucket, and no second copy of the output: the
+    bucket's program wrote its chunks into its own buffer, which was then cut to N (a copy). UR5
+    regressor at N = 10 000 on 2 cores: 1.93 -> 1.2 us per sample (the copies were 0.55 us)."""
+    starts = np.minimum(np.arange(0, N, CHUNK), N - CHUNK)
+    call = lambda s: jitted(model, *(x[s : s + CHUNK] for x in arrays), **kwargs)
+    pending, out = collections.deque(call(s) for s in starts[:_AHEAD]), None
+    for k, s in enumerate(starts):
+        ys = pending.popleft()
+        if k + _AHEAD < len(starts):
+            pending.append(call(starts[k + _AHEAD]))
+        leaves, tree = jax.tree.flatten(ys)
+        if out is None:
+            out = [_aligned((N, *np.shape(y)[1:]), np.asarray(y).dtype) for y in leaves]
+        for o, y in zip(out, leaves):
+            o[s : s + CHUNK] = np.asarray(y)
+    return jax.tree.unflatten(tree, [_wrap(o) for o in out])
+
+
+#: Chunks dispatched ahead of the one being copied out (XLA runs them while the host copies).
+_AHEAD = 2
+
+#: Byte alignment that XLA:CPU needs to use a host buffer in place (DLPack import without a copy).
+_ALIGN = 64
+
+
+def _aligned(shape, dtype) -> np.ndarray:
+    """An uninitialised C-ordered numpy array whose data start on a ``_ALIGN``-byte boundary."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.empty(size + _ALIGN, dtype=np.uint8)
+    offset = -raw.ctypes.data % _ALIGN
+    return raw[offset : offset + size].view(dtype).reshape(shape)
+
+
+def _wrap(x: np.ndarray) -> jax.Array:
+    """x (C-ordered, aligned, owned by nobody else) as a jax array sharing its memory; a copy where
+    DLPack cannot take it."""
+    try:
+        return jax.dlpack.from_dlpack(x)
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        return device(x)
 
 
 def _cut(out, N):
