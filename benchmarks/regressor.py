@@ -41,6 +41,14 @@ cmeel-eigen``): jaxid 1.86 / 1.75 us per sample (CPU 2.62 / 2.39), Pinocchio's P
 2.47 (1.34x / 1.41x jaxid's wall time, 0.95x / 1.04x its CPU), its C++ loop 1.32 us (C++/jaxid 0.71 /
 0.76: the C++ loop on one core is faster); results equal to 5.3e-15.
 
+At 408e391 (per-sample functions above a chunk: host calls of the one-chunk program into one
+DLPack-shared buffer; 2026-12-07, ``--sizes 1000 10000 100000 --repeat 5``, load 2.3-2.6 after a test
+run, one after the other with b516a78 by PYTHONPATH): jaxid 1.90 / 1.66 / 1.50 us per sample at N =
+1e3 / 1e4 / 1e5, was 2.67 / 1.90 / 2.01; Pinocchio's Python loop 1.31x / 1.49x / 1.66x jaxid's wall
+time (was 0.97x / 1.34x / 1.29x); C++/jaxid 0.70 / 0.79 / 0.88 (was 0.50 / 0.72 / 0.66: the C++ loop on
+one core is still faster than jaxid on two); N = 1e5 compiles nothing new (its bucket's program
+took 0.62 s), peak RSS 917 MB (1023 MB).
+
 Its row in benchmarks/README.md lists its last figures; cited by the CHANGELOG; dynamics.py and
 pinocchio_cpp.py import its ``pinocchio_model``.
 """
