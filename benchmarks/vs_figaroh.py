@@ -42,7 +42,8 @@ mostly the other joints' misfit (printed per joint against the true noise std), 
 estimates differ (printed, in jaxid's and in FIGAROH's own standard deviations).
 
 Measured: warm calls in this process (jaxid compiled), interleaved round by round, medians of
---repeat, wall and CPU. Then whole processes, each a fresh Python that imports, builds the
+--repeat, wall and CPU; the same warm calls of FIGAROH solve and jaxid each alone in its own
+process (medians of --repeat calls, median of --cold processes). Then whole processes, each a fresh Python that imports, builds the
 model, loads the data and identifies once, timed from outside (start to exit) and inside:
 FIGAROH ``solve``, FIGAROH helper, jaxid with an empty compile cache (a new
 ``JAXID_CACHE_DIR`` per run: everything compiled) and jaxid with a filled one (the folder of
@@ -115,6 +116,17 @@ factorisations paid for OpenBLAS's second thread), 13.8 ms at 24f50ad (identify 
 A third pair, e0ec724 -> 24f50ad, ``--repeat 7 --cold 5``, load 0.5-1.2: warm 2.05x -> 2.83x (jaxid
 24.1 -> 17.7 ms, FIGAROH solve 49.3 / 50.0 ms), empty-cache process 1.74 -> 1.28 s (1.55x -> 1.13x
 FIGAROH solve's 1.12 / 1.13 s), filled 0.74 -> 0.70 s (1.51x -> 1.61x faster than solve).
+
+At b516a78 (2026-12-07, ``--repeat 7 --cold 3``, load 1.2-1.3, .pyc compiled), with the warm calls
+also timed each alone in its own process (``warm_child``; interleaved in one process, a thread pool's
+spinning threads after one side's call slow the other's: docs/batches.md, "Threads"): warm
+in-process, interleaved: FIGAROH solve 68.0 ms, jaxid 20.1 ms (3.38x wall, 3.22x CPU); alone: solve
+68.9 ms, jaxid 17.2 ms (4.00x wall; CPU 133 vs 18 ms, 7.3x: FIGAROH's BLAS runs on both cores);
+whole processes: solve 1.46 s, jaxid empty cache 1.65 s (1.13x slower; target 1.0x not met),
+filled 0.99 s (1.48x faster). Standalone children one after the other (``/usr/bin/time``, load
+~1): solve 1.41 / 1.11 / 1.13 s, jaxid empty 1.46 / 1.30 / 1.25 s: the cold floor is jax's and
+equinox's imports (0.32 + 0.10 s), the regressor's trace (0.16 s) and its XLA compile (0.33 s;
+``--xla_backend_optimization_level=1`` 0.28 s, other flags within noise).
 
 A quick run (``--repeat 2 --cold 1``, load 5-8) had solve 5.1 s warm (10.6x jaxid), helper
 13.3 s, whole processes solve 7.1 s, jaxid 12.2 s (empty cache) and 3.0 s (filled). The
