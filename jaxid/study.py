@@ -438,9 +438,11 @@ def _factored(methods: tuple, W, theta, sigma, keys, device, batch_size):
     """{method: (R, b)} of "ols"/"wls" (``_factored_program``), chunks of at most
     ``batch_size`` runs (default: about 256 MB of noise and its copies per chunk)."""
     R, M = keys.shape[0], W.shape[0]
-    # Default: about 4 MB of noise per chunk. jax's threefry runs on XLA:CPU as a loop of rounds over
-    # the whole block of draws, so a block that stays in cache draws several times faster.
-    per = max(1, 2**19 // M if batch_size is None else int(batch_size))
+    # Default: about 4 MB of noise per chunk (jax's threefry runs on XLA:CPU as a loop of rounds over
+    # the whole block of draws, so a block that stays in cache draws several times faster), but at
+    # least 16 runs, so that a tall W's basis is read once per 16 runs rather than per run, and at
+    # most about 256 MB of noise and its copies.
+    per = max(1, min(max(16, 2**19 // M), 2**28 // (4 * 8 * M))) if batch_size is None else max(1, int(batch_size))
     chunks = -(-R // per)
     B = -(-R // chunks)
     total = chunks * B

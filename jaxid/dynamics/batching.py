@@ -82,7 +82,7 @@ def _host_chunks(jitted, model, arrays, kwargs, N):
 
     One program for every length instead of one per bucket, and no second copy of the output: the
     bucket's program wrote its chunks into its own buffer, which was then cut to N (a copy). UR5
-    regressor at N = 10 000 on 2 cores: 1.93 -> 1.2 us per sample (the copies were 0.55 us)."""
+    regressor at N = 10 000 on 2 cores: 1.93 -> 1.3-1.7 us per sample (the cut's copy was 0.55 us)."""
     starts = np.minimum(np.arange(0, N, CHUNK), N - CHUNK)
     call = lambda s: jitted(model, *(x[s : s + CHUNK] for x in arrays), **kwargs)
     pending, out = collections.deque(call(s) for s in starts[:_AHEAD]), None
