@@ -195,7 +195,8 @@ def run_study(
             ``f(W, tau, key) -> theta_hat (b,)`` (pure JAX; key is the run's own key, e.g.
             for a random initial point), or a dict name -> either, all run on the same
             noise draws.
-        key: ``jax.random`` key (default ``PRNGKey(0)``); run r uses ``split(key, R)[r]``.
+        key: ``jax.random`` key (default ``PRNGKey(0)``); run r's noise is
+            ``noise(split(key, R)[r], N, sigma)`` (and a callable estimator gets that key).
         names: b parameter names for the tables (default ``theta0 ...``).
         devices: devices to split the runs over (default ``jax.devices()``, all devices
             of all processes); a 1-D mesh of them shards the runs, padded to equal chunks
@@ -436,7 +437,7 @@ def _factored_program(methods: tuple, n: int):
 
 def _factored(methods: tuple, W, theta, sigma, keys, device, batch_size):
     """{method: (R, b)} of "ols"/"wls" (``_factored_program``), chunks of at most
-    ``batch_size`` runs (default: about 256 MB of noise and its copies per chunk)."""
+    ``batch_size`` runs (default below)."""
     R, M = keys.shape[0], W.shape[0]
     # Default: about 4 MB of noise per chunk (jax's threefry runs on XLA:CPU as a loop of rounds over
     # the whole block of draws, so a block that stays in cache draws several times faster), but at
