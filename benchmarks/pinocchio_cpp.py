@@ -26,6 +26,7 @@ regressor.py, which import it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -85,15 +86,25 @@ int main(int argc, char **argv) {
   const int n = model.nv;
   std::vector<double> s = load(argv[2], 3 * N * n);  // q, qd, qdd, each (N, n) row-major
   Eigen::Map<Eigen::MatrixXd> Q(s.data(), n, N), QD(s.data() + N * n, n, N), QDD(s.data() + 2 * N * n, n, N);
-  double best[3] = {1e300, 1e300, 1e300};
+  double best[4] = {1e300, 1e300, 1e300, 1e300};
   double sink = 0.0;
+  const long p = 10 * (model.nbodies - 1);
   for (long r = 0; r < R; ++r) {
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < 4; ++a) {
       auto t0 = std::chrono::steady_clock::now();
-      for (long k = 0; k < N; ++k) {
-        if (a == 0) sink += rnea(model, data, Q.col(k), QD.col(k), QDD.col(k))[0];
-        else if (a == 1) sink += crba(model, data, Q.col(k))(0, 0);
-        else sink += computeJointTorqueRegressor(model, data, Q.col(k), QD.col(k), QDD.col(k))(0, 0);
+      if (a == 3) {
+        // The stacked regressor W (N n, p), sample-major, in a new buffer per run: what an
+        // identification needs and what jaxid.regressor returns.
+        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> W(N * n, p);
+        for (long k = 0; k < N; ++k)
+          W.middleRows(k * n, n) = computeJointTorqueRegressor(model, data, Q.col(k), QD.col(k), QDD.col(k));
+        sink += W(N * n - 1, p - 1);
+      } else {
+        for (long k = 0; k < N; ++k) {
+          if (a == 0) sink += rnea(model, data, Q.col(k), QD.col(k), QDD.col(k))[0];
+          else if (a == 1) sink += crba(model, data, Q.col(k))(0, 0);
+          else sink += computeJointTorqueRegressor(model, data, Q.col(k), QD.col(k), QDD.col(k))(0, 0);
+        }
       }
       double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       best[a] = std::min(best[a], dt);
@@ -187,8 +198,9 @@ def why_not() -> str | None:
 
 
 def binary() -> Path:
-    """Compile the loop program once (-O3 -march=native, Pinocchio's own build flags aside)."""
-    exe = BUILD / "loop"
+    """Compile the loop program once per version of its source (-O3 -march=native, Pinocchio's own
+    build flags aside)."""
+    exe = BUILD / f"loop-{hashlib.sha256(SOURCE.encode()).hexdigest()[:12]}"
     if exe.is_file():
         return exe
     BUILD.mkdir(parents=True, exist_ok=True)
@@ -243,7 +255,9 @@ def _chain(model) -> np.ndarray:
 def run(model, q, qd, qdd, repeat=5) -> dict:
     """Time Pinocchio's C++ rnea, crba and regressor loops on ``model`` (a pinocchio.Model) at the
     states q, qd, qdd (N, n). Returns us/sample per algorithm and sample 0's tau (n,), M (n, n),
-    Y (n, 10 n)."""
+    Y (n, 10 n). "regressor" keeps each sample's regressor in Pinocchio's data (one 6 x 10n block,
+    in cache) and reads one entry; "regressor_stacked" also writes every sample's block into a new
+    stacked W (N n, 10 n) per run, the output jaxid.regressor returns."""
     exe = binary()
     N, n = q.shape
     with tempfile.TemporaryDirectory() as d:
@@ -259,9 +273,10 @@ def run(model, q, qd, qdd, repeat=5) -> dict:
             text=True,
         )
         out = np.fromfile(d / "out.bin")
-    best, rest = out[:3], out[3:]
+    best, rest = out[:4], out[4:]
     tau, M, Y = rest[:n], rest[n : n + n * n].reshape(n, n, order="F"), rest[n + n * n :].reshape(n, -1, order="F")
-    return dict(us_per_sample=dict(zip(("rnea", "crba", "regressor"), 1e6 * best / N)), tau=tau, M=M, Y=Y)
+    names = ("rnea", "crba", "regressor", "regressor_stacked")
+    return dict(us_per_sample=dict(zip(names, 1e6 * best / N)), tau=tau, M=M, Y=Y)
 
 
 def main(argv=None):

@@ -16,7 +16,10 @@ threads (``blas_threads.py``), load average, a table and JSON:
   write_us_per_sample: one jitted call that only writes an array of Y's shape (allocation
     and first-touch page faults included): the floor under any batched regressor here
   C++ us: Pinocchio's C++ loop, best of --repeat runs inside the program (after the Python
-    timings, on the same model and states); C++/jaxid = C++ us / jaxid us (< 1: C++ faster)
+    timings, on the same model and states); C++/jaxid = C++ us / jaxid us (< 1: C++ faster).
+    That loop keeps each sample's regressor in Pinocchio's data (in cache) and reads one entry;
+  C++ W us: the same loop writing every sample's block into a new stacked W (N n, 10 n) per run,
+    the output jaxid.regressor returns (and an identification needs): the like-for-like row
   peak_rss_mb: the process's peak resident memory after each size.
 Usage: python benchmarks/regressor.py [--sizes 1000 10000 100000] [--repeat 5]
 
@@ -48,6 +51,12 @@ run, one after the other with b516a78 by PYTHONPATH): jaxid 1.90 / 1.66 / 1.50 u
 time (was 0.97x / 1.34x / 1.29x); C++/jaxid 0.70 / 0.79 / 0.88 (was 0.50 / 0.72 / 0.66: the C++ loop on
 one core is still faster than jaxid on two); N = 1e5 compiles nothing new (its bucket's program
 took 0.62 s), peak RSS 917 MB (1023 MB).
+
+With the like-for-like C++ row (2026-12-07 at d46186c, same flags, load 0.5-0.8): jaxid 1.95 / 1.66 /
+1.57 us per sample at 1e3 / 1e4 / 1e5; Pinocchio's C++ loop 1.36 / 1.32 / 1.33 us keeping each
+sample in its data (C++/jaxid 0.70 / 0.80 / 0.85) and 1.57 / 1.54 / 2.37 us writing the stacked W
+(C++ W/jaxid 0.81 / 0.93 / 1.51: the first touch of a 288 MB W costs the C++ loop 1 us per sample
+at 1e5, as it costs jaxid its write floor); Python loop 1.31x / 1.53x / 1.61x jaxid's wall.
 
 Its row in benchmarks/README.md lists its last figures; cited by the CHANGELOG; dynamics.py and
 pinocchio_cpp.py import its ``pinocchio_model``.
@@ -158,6 +167,8 @@ def main(argv=None):
                 row.update(
                     cpp_us_per_sample=cpp["us_per_sample"]["regressor"],
                     cpp_ratio=cpp["us_per_sample"]["regressor"] / row["jax_us_per_sample"],
+                    cpp_stacked_us_per_sample=cpp["us_per_sample"]["regressor_stacked"],
+                    cpp_stacked_ratio=cpp["us_per_sample"]["regressor_stacked"] / row["jax_us_per_sample"],
                     cpp_max_abs_diff=float(np.abs(cpp["Y"] - np.asarray(Y[0])).max()),
                 )
         row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -166,6 +177,7 @@ def main(argv=None):
     print(
         f"{'N':>8} {'rounds':>6} {'load':>10} {'compile s':>10} {'jaxid s':>9} {'pin s':>9} {'pin/jaxid':>10} "
         f"{'CPU ratio':>10} {'us/sample':>10} {'CPU us':>7} {'write us':>9} {'peak MB':>8} {'C++ us':>8} {'C++/jaxid':>10}"
+        f" {'C++ W us':>9} {'C++ W/jaxid':>12}"
     )
     for r in rows:
         print(
@@ -174,6 +186,7 @@ def main(argv=None):
             f"{r.get('ratio_cpu', float('nan')):>10.2f} {r['jax_us_per_sample']:>10.2f} "
             f"{r['jax_cpu_us_per_sample']:>7.2f} {r['write_us_per_sample']:>9.2f} {r['peak_rss_mb']:>8.0f} "
             f"{r.get('cpp_us_per_sample', float('nan')):>8.2f} {r.get('cpp_ratio', float('nan')):>10.2f}"
+            f" {r.get('cpp_stacked_us_per_sample', float('nan')):>9.2f} {r.get('cpp_stacked_ratio', float('nan')):>12.2f}"
         )
     if no_cpp:
         print(f"C++ columns empty: {no_cpp}")
