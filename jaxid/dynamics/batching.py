@@ -53,9 +53,14 @@ def bucketed_jit(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def call(model, *arrays, **kwargs):
         # Names are static fields: placeholders key one program per topology, not per robot.
-        model = jax.tree_util.tree_map(
-            lambda m: m.anonymous() if hasattr(m, "anonymous") else m, model, is_leaf=lambda m: hasattr(m, "anonymous")
-        )
+        if hasattr(model, "anonymous"):  # a model itself (the usual call): no tree walk
+            model = model.anonymous()
+        else:
+            model = jax.tree_util.tree_map(
+                lambda m: m.anonymous() if hasattr(m, "anonymous") else m,
+                model,
+                is_leaf=lambda m: hasattr(m, "anonymous"),
+            )
         shapes = {np.shape(x) for x in arrays}
         if len(shapes) != 1 or any(isinstance(x, jax.core.Tracer) for x in arrays) or len(next(iter(shapes))) != 2:
             return jitted(model, *arrays, **kwargs)
