@@ -88,7 +88,7 @@ def blas_threads():
 
 
 def contenders(runs=1000, loop_runs=20):
-    """{name: (zero-argument callable, identifications per call)}: R = ``runs`` OLS and WLS
+    """{name: (zero-argument callable, identifications per call, W's shape)}: R = ``runs`` OLS and WLS
     re-fits of the UR5 regressor (6000 x 48) by run_study (compiled), by numpy solving all runs
     against one factorisation, and by numpy's lstsq run by run (``loop_runs`` of them). Every
     callable draws its own noise."""
@@ -133,14 +133,15 @@ def contenders(runs=1000, loop_runs=20):
         return lambda: run_study(W, theta, sig, runs, estimators=est, key=jax.random.PRNGKey(1), n_joints=n).estimates
 
     return {
-        "run_study wls": (study("wls"), runs),
-        "numpy batched wls": (lambda: np_wls(noisy(1, runs)), runs),
-        "numpy loop wls": (lambda: loop_wls(noisy(1, loop_runs)), loop_runs),
-        "run_study ols": (study("ols"), runs),
-        "numpy batched ols": (lambda: np_ols(noisy(1, runs)), runs),
+        "run_study wls": (study("wls"), runs, W.shape),
+        "numpy batched wls": (lambda: np_wls(noisy(1, runs)), runs, W.shape),
+        "numpy loop wls": (lambda: loop_wls(noisy(1, loop_runs)), loop_runs, W.shape),
+        "run_study ols": (study("ols"), runs, W.shape),
+        "numpy batched ols": (lambda: np_ols(noisy(1, runs)), runs, W.shape),
         "numpy loop ols": (
             lambda: np.array([np.linalg.lstsq(W, t.reshape(M), rcond=None)[0] for t in noisy(1, loop_runs)]),
             loop_runs,
+            W.shape,
         ),
     }
 
@@ -148,8 +149,8 @@ def contenders(runs=1000, loop_runs=20):
 def time_alone(name, runs=1000, repeat=5):
     """(median wall time, s, of ``repeat`` calls of one contender after a warm-up call, in this
     process with no other contender run in it; identifications per call)."""
-    fn, ids = contenders(runs)[name]
-    return interleaved_medians({name: fn}, repeat=repeat)[name], ids
+    fn, ids, shape = contenders(runs)[name]
+    return interleaved_medians({name: fn}, repeat=repeat)[name], ids, shape
 
 
 def compare(runs=1000, rounds=3, repeat=5):
@@ -176,12 +177,12 @@ def compare(runs=1000, rounds=3, repeat=5):
             )
             res = json.loads(out.stdout.strip().splitlines()[-1])
             medians.setdefault(name, []).append(res["s"])
-            per_call[name] = res["ids"]
+            per_call[name], shape = res["ids"], res["shape"]
     load1 = os.getloadavg()
     med = {k: float(np.median(v)) for k, v in medians.items()}
     rate = {k: per_call[k] / t for k, t in med.items()}
     print(
-        f"{runs} re-fits of a 6000 x 48 W, each contender in its own process, median of {rounds} rounds "
+        f"{runs} re-fits of a {shape[0]} x {shape[1]} W, each contender in its own process, median of {rounds} rounds "
         f"({time.perf_counter() - t0:.0f} s); load average {load0[0]:.1f} -> {load1[0]:.1f}; "
         f"BLAS threads {blas_threads()}"
     )
@@ -221,8 +222,8 @@ def main(argv=None):
     parser.add_argument("--time-alone", choices=CONTENDERS, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.time_alone:
-        t, ids = time_alone(args.time_alone, args.runs)
-        print(json.dumps(dict(s=t, ids=ids)))
+        t, ids, shape = time_alone(args.time_alone, args.runs)
+        print(json.dumps(dict(s=t, ids=ids, shape=list(shape))))
         return None
     if args.compare:
         return compare(args.runs)
