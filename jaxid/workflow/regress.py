@@ -23,10 +23,9 @@ from jaxid.workflow.records import WorkflowError
 # -------------------------------------------------------------------------------- identify
 def chunk_regressor(robot, q, qd, qdd) -> np.ndarray:
     """The regressor (k, n, p) of up to ``CHUNK`` samples q, qd, qdd (k, n), evaluated on a
-    whole chunk (padded by repeating the last sample): one compiled program for every length."""
-    k = q.shape[0]
-    pad = (lambda x: np.concatenate([x, np.repeat(x[-1:], CHUNK - k, axis=0)])) if k < CHUNK else (lambda x: x)
-    return np.asarray(regressor(robot, pad(q), pad(qd), pad(qdd)))[:k]
+    whole chunk (``regressor`` pads a shorter batch by repeating its last sample): one compiled
+    program for every length."""
+    return np.asarray(regressor(robot, q, qd, qdd))
 
 
 def regressor_rows(robot, datasets, columns=None, progress: Callable | None = None, parallel=None):
