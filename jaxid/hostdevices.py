@@ -11,9 +11,8 @@ would compile faster still, but changes results (a NaN gradient, an optimiser th
 improves, in the test suite): jaxid does not set it.
 
 With more than one CPU device in a process (``XLA_FLAGS=--xla_force_host_platform_device_count=K``,
-``JAX_NUM_CPU_DEVICES=K`` or ``jax.config.update("jax_num_cpu_devices", K)``), e.g. to shard a
-``jaxid.study.run_study`` over the cores of one machine or of each process of a
-``jax.distributed`` run, XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two
+``JAX_NUM_CPU_DEVICES=K`` or ``jax.config.update("jax_num_cpu_devices", K)``), e.g. to test a ``shard_map`` of jaxid's
+dynamics, XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two
 host devices run at once (jaxlib 0.10): the program hangs. [`configure`][jaxid.hostdevices.configure] switches that
 scheduler off (``--xla_cpu_enable_concurrency_optimized_scheduler=false``) before the backend
 starts; ``import jaxid`` calls it, and so does ``run_study`` (for a device count set through
@@ -23,7 +22,7 @@ its scheduler: [`warn_if_unsafe`][jaxid.hostdevices.warn_if_unsafe] says so. Acr
 default for CPU, gloo (``jax_cpu_collectives_implementation``), which jaxid leaves as it is.
 A second hang the flag does not cure: jaxlib 0.10's batched LAPACK kernels block XLA:CPU's
 thread pool when as many run at once as it has threads, e.g. one per host device on as many
-cores (``jaxid.study``'s module docstring says what ``run_study`` does about it).
+cores (``jaxid.study.run_study`` therefore uses one CPU device per process).
 """
 
 from __future__ import annotations

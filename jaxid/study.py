@@ -38,8 +38,10 @@ jaxlib 0.10's batched LAPACK kernels (QR, SVD, Cholesky of a batch of matrices) 
 batch over XLA:CPU's thread pool and block a pool thread until the parts finish: as many such
 calls at once as the pool has threads (one per core) deadlock the process. Several host devices
 running the vmapped runs at once did (two devices, 1000 runs, 2 cores: ``run_study`` never
-returned). The factored programs make one chain of such calls, each waiting for the last, and
-finish before the next program starts; other estimators on several host CPU devices still can.
+returned; IRLS on a 6000 x 24 W, even 20 runs). The factored programs make one chain of such
+calls, each waiting for the last, and finish before the next program starts; the other
+estimators run on one CPU device per process (``_one_cpu_device_per_process``): a process's
+host devices share its cores, which XLA:CPU uses for one device's program already.
 """
 
 from __future__ import annotations
@@ -199,9 +201,10 @@ def run_study(
             ``noise(split(key, R)[r], N, sigma)`` (and a callable estimator gets that key).
         names: b parameter names for the tables (default ``theta0 ...``).
         devices: devices to split the runs over (default ``jax.devices()``, all devices
-            of all processes); a 1-D mesh of them shards the runs, padded to equal chunks
+            of all processes), of which at most one CPU device per process (the first given;
+            module docstring); a 1-D mesh of them shards the runs, padded to equal chunks
             per device with repeated keys whose runs are dropped. "ols" and "wls" run on the
-            first of them in this process (module docstring).
+            first of them in this process (module docstring). ``Study.devices`` names those used.
         batch_size: runs vmapped together on one device (default: as many as fit in
             about 256 MB of working arrays); for "ols" and "wls", runs solved at once.
         n_joints: the robot's joint count n, checked against ``sigma``; required with a stacked
@@ -234,9 +237,9 @@ def run_study(
     fns = {k: _estimator(v, n) for k, v in estimators.items()}
     hostdevices.configure()  # a CPU device count set through jax.config after import jaxid
     devices = tuple(jax.devices() if devices is None else devices)
-    hostdevices.warn_if_unsafe(devices)
     if not devices:
         raise ValueError("devices is empty")
+    devices = _one_cpu_device_per_process(devices)
     n_runs = _runs(n_runs)
     chunk = batch_size  # of the factored runs (_factored)
     if batch_size is None:  # ~8 float64 copies of an (M, b + 1) system per vmapped run
@@ -288,6 +291,24 @@ def noise(key, N: int, sigma):
     sigma: noise std per joint (n,), N m."""
     sigma = jnp.asarray(sigma, dtype=float)
     return (sigma[:, None] * jax.random.normal(key, (sigma.shape[0], N))).T.reshape(-1)
+
+
+def _one_cpu_device_per_process(devices: tuple) -> tuple:
+    """``devices`` with at most one CPU device per process (the first given); other devices kept.
+
+    Several host CPU devices of one process share its cores (XLA:CPU already runs one device's
+    program on all of them), and jaxlib 0.10's batched LAPACK kernels deadlock when as many run at
+    once as the pool has threads: the vmapped IRLS of a 6000 x 24 W on two host devices never
+    returned, even for 20 runs, where one device ran 1000 runs in 34 s (2 cores). Processes of a
+    ``jax.distributed`` run still split the runs, one CPU device each."""
+    seen, out = set(), []
+    for d in devices:
+        if d.platform == "cpu":
+            if d.process_index in seen:
+                continue
+            seen.add(d.process_index)
+        out.append(d)
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=32)
