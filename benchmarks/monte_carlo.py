@@ -1,5 +1,5 @@
 """Monte-Carlo identification of the UR5 (BIRDy protocol): R noisy experiments of the same
-robot on one excitation, identified in one jitted call, split over all devices.
+robot on one excitation, identified in one jitted call (split over the devices, one CPU device per process).
 
 Robot: jaxid.models.ur5() with viscous and Coulomb friction (fixed values). Excitation:
 a 5-harmonic Fourier trajectory, period 10 s, sampled at --rate Hz. Torque noise per
