@@ -162,6 +162,14 @@ def batched(fn, model, *arrays):
     return jax.tree_util.tree_map(lambda y: y.reshape(lead + y.shape[1:]), out)
 
 
+def _varying_axes(x) -> frozenset:
+    """The shard_map mesh axes that x varies over (empty outside shard_map): jax 0.10 keeps them in
+    its type's ``manual_axis_type.varying``, later versions in ``vma``."""
+    a = jax.typeof(x)
+    mat = getattr(a, "manual_axis_type", None)
+    return frozenset(getattr(mat, "varying", None) or getattr(a, "vma", None) or ())
+
+
 def _chunked(f, xs, N):
     """f over N > CHUNK samples, CHUNK at a time, written in place into one output buffer.
 
@@ -173,6 +181,11 @@ def _chunked(f, xs, N):
     starts = jnp.asarray(np.minimum(np.arange(0, N, CHUNK), N - CHUNK))
     shapes = jax.eval_shape(f, *(x[:CHUNK] for x in xs))
     init = jax.tree_util.tree_map(lambda s: jnp.zeros((N,) + s.shape[1:], s.dtype), shapes)
+    # Inside shard_map the chunks vary over the mesh axes the inputs vary over; the loop's carry
+    # must be typed so too (jax's varying-manual-axes check), or the loop does not trace.
+    varying = tuple(sorted(set().union(*(_varying_axes(x) for x in xs))))
+    if varying:
+        init = jax.tree_util.tree_map(lambda o: jax.lax.pcast(o, varying, to="varying"), init)
 
     def body(k, out):
         ys = f(*(jax.lax.dynamic_slice_in_dim(x, starts[k], CHUNK) for x in xs))
