@@ -156,18 +156,7 @@ def test_regressor_and_rnea_inside_shard_map():
     """The public per-sample functions inside shard_map with more than a chunk per shard (their
     chunk loop's carry must vary over the mesh axis as the chunks do; it failed to trace before),
     equal to the plain calls."""
-    import json
-    import os
-    import subprocess
-    import sys
+    from host_devices import run_on_two_host_devices
 
-    from jaxid import hostdevices
-
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env["XLA_FLAGS"] = (
-        env.get("XLA_FLAGS", "").replace(hostdevices.SCHEDULER_FLAG, "") + " --xla_force_host_platform_device_count=2"
-    )
-    out = subprocess.run([sys.executable, "-c", SHARD_MAP], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res = run_on_two_host_devices(SHARD_MAP, timeout=300)
     assert res["devices"] == 2 and res["regressor"] <= 1e-12 and res["rnea"] <= 1e-10

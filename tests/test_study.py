@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from host_devices import run_on_two_host_devices
 
 import jaxid  # noqa: F401  (float64)
 from jaxid import hostdevices
@@ -78,16 +79,9 @@ def test_several_host_devices_run_on_one():
     """Two host CPU devices in one process: run_study runs the vmapped estimators on the first
     (they share the cores, and jaxlib 0.10's batched LAPACK kernels deadlock when both run at
     once: this IRLS study hung before), with the single-device numbers."""
-    env = dict(os.environ)
-    # Two host devices; XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two
-    # host devices run at once (jaxlib 0.10): import jaxid switches it off (jaxid.hostdevices).
-    env["XLA_FLAGS"] = (
-        env.get("XLA_FLAGS", "").replace(hostdevices.SCHEDULER_FLAG, "") + " --xla_force_host_platform_device_count=2"
-    )
-    env["JAX_PLATFORMS"] = "cpu"
-    out = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr[-2000:]
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    # XLA:CPU's concurrency-optimised scheduler can lose a wake-up when two host devices run at
+    # once (jaxlib 0.10): import jaxid switches it off (jaxid.hostdevices).
+    res = run_on_two_host_devices(SHARDED, timeout=180)
     assert res["devices"] == res["irls_devices"] == ["cpu:0"] and res["irls_finite"]
     assert hostdevices.SCHEDULER_FLAG in res["xla_flags"]
     assert res["diff"] <= 1e-12 * res["scale"]
@@ -228,12 +222,6 @@ def test_two_host_devices_do_not_hang():
     0.10's batched LAPACK kernels block XLA:CPU's thread pool when two run at once, here one per
     device; 1000 runs of this 1200-row W hung, 200 finished). ols/wls now run their runs as one
     chain of solves on one device; in a subprocess that may not take more than 120 s."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env["XLA_FLAGS"] = (
-        env.get("XLA_FLAGS", "").replace(hostdevices.SCHEDULER_FLAG, "") + " --xla_force_host_platform_device_count=2"
-    )
-    out = subprocess.run([sys.executable, "-c", TWO_DEVICES], env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res = run_on_two_host_devices(TWO_DEVICES, timeout=120)
     assert res["devices"] == 2 and res["shape"] == [1000, 12]
     assert abs(res["ratio"] - 1) < 0.2  # WLS at the Cramér-Rao bound
