@@ -49,7 +49,7 @@ import numpy as np
 
 from jaxid.dynamics.terms import mass_matrix, simulate
 from jaxid.identification.base import TOL, r_factor
-from jaxid.identification.estimators import Identification, _variance_floor, identify
+from jaxid.identification.estimators import Identification, _result, _variance_floor, identify
 from jaxid.identification.output_error import _AtTheta, _Interp
 
 __all__ = ["InstrumentalFit", "closed_loop", "didim", "idim_iv", "iv", "pd_gains"]
@@ -143,25 +143,12 @@ def _iv(W, tau, Z, *, n):
     x, _, _, r = solve(jnp.ones(M, W.dtype))
     var = _variance_floor(jnp.sum(r.reshape(N, n) ** 2, axis=0) / (N - p / n), tau.reshape(N, n))
     x, P, s_b, rw = solve(jnp.tile(1.0 / jnp.sqrt(var), N))
-    cov = P * (rw @ rw) / (M - p) / jnp.outer(d, d)
-    theta = x / d
-    std = jnp.sqrt(jnp.diag(cov))
-    r = tau - W @ theta
     sv = jnp.linalg.svd(r_factor(A, jnp), compute_uv=False)
     sz = jnp.linalg.svd(r_factor(Zs, jnp), compute_uv=False)  # Q spans range(Z) only when Z has full rank
-    return Identification(
-        theta=theta,
-        cov=cov,
-        std=std,
-        rel_std=100.0 * std / jnp.abs(theta),
-        cond=sv[0] / sv[-1],
-        singular_values=sv,
-        residual_rms=jnp.sqrt(jnp.mean(r.reshape(N, n) ** 2, axis=0)),
-        sigma2=jnp.sum(r.reshape(N, n) ** 2, axis=0) / (N - p / n),
-        dof=jnp.asarray(M - p, W.dtype),
-        lam=jnp.zeros((), W.dtype),
-        method="iv",
-    ), jnp.minimum(s_b[-1] / s_b[0], sz[-1] / sz[0])
+    # Per-joint residual sums of squares; sigma2 over N - p / n samples, as before the shared builder.
+    r2 = lambda theta: jnp.sum((tau - W @ theta).reshape(N, n) ** 2, axis=0)
+    fit = _result(x, P * (rw @ rw) / (M - p), d, sv, r2, N, p / n, M - p, jnp.zeros((), W.dtype), "iv")
+    return fit, jnp.minimum(s_b[-1] / s_b[0], sz[-1] / sz[0])
 
 
 def iv(W, tau, Z, n_joints: int) -> Identification:
