@@ -114,19 +114,40 @@ def test_surface_samples_cover_the_triangles():
     assert np.max(d) <= eps
 
 
-def test_the_optimisers_two_level_bound_is_a_bound_below_the_full_one():
-    """The loss's cheaper bound (parents of sphere groups, the closest few expanded): never above
-    the exact distance, at or below the full bound, and the full bound once every group is expanded."""
-    ta, tb = _box_triangles([0.04, 0.04, 0.01]), _box_triangles([0.03, 0.03, 0.01])
-    rng = np.random.default_rng(7)
-    N = 16
-    # B over A: yaw anywhere, tilt <= 0.2 rad, height 16-40 mm (the plates never cut each other).
+def _plate_poses(N, seed):
+    """(R (N, 2, 3, 3), p (N, 2, 3)): plate A at the origin, plate B over it with yaw anywhere,
+    tilt <= 0.2 rad, height 16-40 mm (the plates never cut each other)."""
+    rng = np.random.default_rng(seed)
     yaw, tilt, z = rng.uniform(-np.pi, np.pi, N), rng.uniform(-0.2, 0.2, N), rng.uniform(0.016, 0.04, N)
     cz, sz, cx, sx = np.cos(yaw), np.sin(yaw), np.cos(tilt), np.sin(tilt)
     Rz = np.stack([np.stack([cz, -sz, 0 * cz], -1), np.stack([sz, cz, 0 * cz], -1), np.tile([0.0, 0, 1], (N, 1))], -2)
     Rx = np.stack([np.tile([1.0, 0, 0], (N, 1)), np.stack([0 * cx, cx, -sx], -1), np.stack([0 * cx, sx, cx], -1)], -2)
-    R = np.stack([np.broadcast_to(np.eye(3), (N, 3, 3)), Rz @ Rx], axis=1)  # (N, 2, 3, 3)
+    R = np.stack([np.broadcast_to(np.eye(3), (N, 3, 3)), Rz @ Rx], axis=1)
     p = np.stack([np.zeros((N, 3)), np.stack([0 * z, 0 * z, z], -1)], axis=1)
+    return R, p
+
+
+@pytest.mark.parametrize("cap", [96, 12, 1])
+def test_the_spheres_hold_every_surface_sample_at_any_cap(cap):
+    """Whatever the sphere budget (the greedy cover at its first sizing, a coarser one, or one
+    sphere for all), every surface sample of A lies in a sphere with the sampling's eps to spare:
+    what makes the bound a bound."""
+    ta, tb = _box_triangles([0.04, 0.04, 0.01]), _box_triangles([0.03, 0.03, 0.01])
+    mp = mesh_distance.build_pair(("a", "b"), (0, 1), ta, tb, _plate_poses(16, 7), 0.01, step=1e-3, spheres=cap)
+    assert 1 <= len(mp.radii) <= cap
+    P, eps = mesh_distance.surface_samples(ta, 1e-3)
+    gap = np.min(np.linalg.norm(P[:, None] - mp.centres[None], axis=-1) - mp.radii[None], axis=1)
+    assert np.max(gap) <= -eps + 1e-12
+    if cap == 96:  # room for the first sizing: spheres by the distance to B, the closest smallest
+        assert np.min(mp.radii) < 0.5 * np.max(mp.radii)
+
+
+def test_the_optimisers_two_level_bound_is_a_bound_below_the_full_one():
+    """The loss's cheaper bound (parents of sphere groups, the closest few expanded): never above
+    the exact distance, at or below the full bound, and the full bound once every group is expanded."""
+    ta, tb = _box_triangles([0.04, 0.04, 0.01]), _box_triangles([0.03, 0.03, 0.01])
+    N = 16
+    R, p = _plate_poses(N, 7)
     mp = mesh_distance.build_pair(("a", "b"), (0, 1), ta, tb, (R, p), 0.01, spheres=96)
     P, size = mp.children.shape
     assert P < len(mp.radii) and size == mesh_distance.GROUP
