@@ -174,11 +174,14 @@ def test_consistent_identification_writes_a_urdf(run, capsys):
     out = capsys.readouterr().out
     params = results.load_params(run / "c.json")
     assert params.fit["method"] == "wls+consistent" and params.standard is not None
-    # The consistent estimate's own covariance (first order under its constraints and prior) is at
-    # most the least-squares one, which stays in the file and is the payload's robot prior.
+    # The consistent estimate's own covariance is its mean squared error: its spread (first order
+    # under its constraints and prior, at most the least-squares covariance, which stays in the file
+    # and is the payload's robot prior) plus its shift from the least-squares estimate, squared.
     cov, cov_ls = np.asarray(params.cov), np.asarray(params.consistency.cov_ls)
+    d = np.asarray(params.theta) - np.asarray(params.consistency.estimate_ls)
+    assert np.max(np.abs(d)) > 0 and np.all(np.diag(cov) >= d**2)
     Li = np.linalg.inv(np.linalg.cholesky(cov_ls))
-    assert np.linalg.eigvalsh(Li @ cov @ Li.T).max() <= 1 + 1e-9
+    assert np.linalg.eigvalsh(Li @ (cov - np.outer(d, d)) @ Li.T).max() <= 1 + 1e-9
     i = np.asarray(params.base.indices)
     np.testing.assert_array_equal(np.asarray(params.full_cov(error=True))[np.ix_(i, i)], cov_ls)
     # "not identified" asks what the data alone determine: the least-squares std, not the prior's

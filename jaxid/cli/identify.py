@@ -382,8 +382,10 @@ def run(args) -> int:
         and not np.array_equal(np.asarray(params.cov), np.asarray(params.consistency.cov_ls))
     ):  # else the constrained covariance was not finite and the least-squares one stands
         print(
-            "  std: of the consistent estimate, first order under its constraints and prior (the fit's sensitivity to "
-            "the least-squares estimate, whose covariance is params.json's fit.cov_ls)"
+            "  std: of the consistent estimate, its spread under the noise (first order under its constraints and "
+            "prior: the fit's sensitivity to the least-squares estimate, whose covariance is params.json's "
+            "fit.cov_ls) and its shift from the least-squares estimate (the prior's and the constraints' pull), "
+            "added in squares"
         )
     if est.covariance == "hac":
         print(

@@ -139,11 +139,16 @@ def fit_consistent(
     its default) fitted to the held ``rows`` the screening
     kept (``jaxid.workflow.screen.Rows``; streamed: the screening's reduced rows ``scr.reduced``).
     The consistent bodies are the identified model: the estimate becomes their base parameters
-    and the covariance theirs, first order under the constraints and the prior
+    and the covariance their mean squared error matrix ``V + d d^T``: V the spread under the noise,
+    first order under the constraints and the prior
     (``jaxid.identification.consistent.constrained_covariance`` of the fit's sensitivity and the
     least-squares covariance, HAC where that one is; the least-squares one where the sensitivity
-    is not finite); the least-squares estimate and covariance are in the record,
-    ``params.consistency``."""
+    is not finite), and d the consistent estimate less the least-squares one, an estimate of the
+    bias that the prior and the constraints bring (the least-squares estimate has none): V alone
+    is the spread about a prior that may be wrong, and on simulated arms whose bodies are 30 %
+    off their URDF's it left the truth 9-16,600 std away (Hoerl and Kennard 1970 judge a
+    regularised estimate by this MSE, not its variance). The least-squares estimate and
+    covariance are in the record, ``params.consistency``."""
     from jaxid.identification.consistent import constrained_covariance, identify_consistent
 
     if bounds is not None:
@@ -194,10 +199,11 @@ def fit_consistent(
                 "least-squares covariance): its std is the least-squares one",
                 stacklevel=2,
             )
+    shift = np.asarray(c.base) - np.asarray(params.theta)
     return dataclasses.replace(
         params,
         theta=c.base,
-        cov=cov,
+        cov=jnp.asarray(np.asarray(cov) + np.outer(shift, shift)),
         consistency=record,
         standard=jnp.asarray(np.asarray(c.theta)) if valid else None,
         standard_source=source if valid else None,

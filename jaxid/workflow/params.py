@@ -21,9 +21,11 @@ identification later:
     the base estimate (b,) — least squares, or the base parameters of a physically
     consistent estimate (``consistency`` not null) — its standard deviations,
     100 std / |estimate| (null where the estimate is 0) and its covariance (b, b): for a
-    consistent estimate first order under its constraints and prior (the least-squares estimate
-    and covariance are ``fit.estimate_ls``, ``fit.cov_ls``; files written before hold the
-    least-squares covariance here and no ``cov_ls``).
+    consistent estimate its mean squared error matrix: its spread first order under its
+    constraints and prior plus ``d d^T``, d its shift from the least-squares estimate
+    (``workflow.consistency.fit_consistent``; the least-squares estimate and covariance are
+    ``fit.estimate_ls``, ``fit.cov_ls``; files written before hold the least-squares covariance
+    here and no ``cov_ls``).
 ``parameters``
     ``{base name: estimate}``, for readers that take a name -> value map (``jaxid payload``):
     a base value set on its leading parameter, the dependent ones 0, predicts the same torques.
