@@ -635,7 +635,14 @@ def test_refuse_placeholder_range_where_excite_needs_limits(tmp_path):
     robot = jaxid.Robot.from_urdf(_urdf(tmp_path, 0.0, 0.0))
     with pytest.raises(ValueError, match=r"joint 2 \(j2\): q_min = 0 >= q_max = 0, a placeholder range") as e:
         model_limits(robot)
-    assert "\n" not in str(e.value) and "give the joint's real position range" in str(e.value)
+    assert "\n" not in str(e.value) and "give the joints' real limits (position range" in str(e.value)
+    # Every unusable limit in one message, each joint named (not one per run).
+    with pytest.raises(ValueError) as e:
+        model_limits(robot, {"qd_max": [2.0, 0.0], "tau_max": [0.0, 0.0]})
+    msg = str(e.value)
+    assert "joint 2 (j2): q_min = 0 >= q_max = 0" in msg and "joint 2 (j2): qd_max = 0, not positive" in msg
+    assert "joint 1 (j1): tau_max = 0, not positive" in msg and "joint 2 (j2): tau_max = 0" in msg
+    assert "joint 1 (j1): qd_max" not in msg and '<limit effort="0">' in msg
 
 
 def test_refuse_detached_links_in_a_urdf(tmp_path):

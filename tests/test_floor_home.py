@@ -171,6 +171,10 @@ def test_never_clear_pairs_keep_a_weaker_clearance_of_their_own():
     assert kept == c and worst == m[2]
     line = Feasibility({}, {}, con.report(robot.parents, m[2:])).lines()[0]
     assert f"{1e3 * (m[2] + c):.0f} mm  VIOLATED: {-1e3 * m[2]:.0f} mm short of {1e3 * c:.0f} mm" in line, line
+    # A shortfall below 1 mm is printed to 0.01 mm, not as "0 mm short" (a pair 0.165 mm short
+    # of an own clearance of -55.8 mm, Baxter's shoulder/elbow at excite's defaults).
+    tiny = Feasibility({}, {}, {"self-collision": (-1.65e-4, "a/b", -0.0558)}).lines()[0]
+    assert tiny == "self-collision a/b: -55.97 mm  VIOLATED: 0.17 mm short of -55.80 mm", tiny
     # Apart in most poses (gap in [0, 0.2] m, clearance 0.25 m never met, lower quartile 0.032 m):
     # kept from touching.
     robot, caps = _planar_spheres(0.1, 0.9)

@@ -96,25 +96,27 @@ def model_limits(model, overrides=None) -> dict:
         out[name] = np.broadcast_to(v, (n,)).copy()
     if np.any(np.isfinite(out["q_min"]) != np.isfinite(out["q_max"])):
         raise ValueError("a joint has a position limit on one side only; give both q_min and q_max (rad) or neither")
-    empty = np.flatnonzero(out["q_min"] >= out["q_max"])
-    if empty.size:
-        j = int(empty[0])
-        names = getattr(model, "coordinate_names", None)
-        label = f"joint {j + 1}" + (f" ({names[j]})" if names else "")
+    names = getattr(model, "coordinate_names", None)
+    label = lambda j: f"joint {j + 1}" + (f" ({names[j]})" if names else "")
+    # Every unusable limit at once (a model file's placeholders are rarely alone: the double
+    # pendulum of example-robot-data has lower = upper = velocity = effort = 0).
+    problems = []
+    for j in np.flatnonzero(out["q_min"] >= out["q_max"]):
         lo, hi = out["q_min"][j], out["q_max"][j]
-        why = (
-            'a placeholder range (a model file\'s <limit lower="0" upper="0">?): an excitation moves every joint'
-            if lo == hi
-            else "inverted limits"
-        )
-        raise ValueError(
-            f"{label}: q_min = {lo:g} >= q_max = {hi:g}, {why}; give the joint's real position range "
-            "(lower below upper, in the model file's <limit>)"
-            + (f" ({empty.size - 1} more joint(s) alike)" if empty.size > 1 else "")
-        )
+        why = 'a placeholder range (a model file\'s <limit lower="0" upper="0">?)' if lo == hi else "inverted limits"
+        problems.append(f"{label(j)}: q_min = {lo:g} >= q_max = {hi:g}, {why}")
+    attr = {"qd_max": "velocity", "qdd_max": None, "qddd_max": None, "tau_max": "effort"}
     for name in _LIMIT_FIELDS[2:]:
-        if np.any(out[name] <= 0):
-            raise ValueError(f"limit {name} must be positive, got {out[name]}")
+        for j in np.flatnonzero(out[name] <= 0):
+            where = f' (a model file\'s <limit {attr[name]}="0">?)' if attr[name] and out[name][j] == 0 else ""
+            problems.append(f"{label(j)}: {name} = {out[name][j]:g}, not positive{where}")
+    if problems:
+        raise ValueError(
+            "; ".join(problems)
+            + ": an excitation moves every joint within its range and below its velocity, acceleration and "
+            "torque limits; give the joints' real limits (position range lower below upper, velocity and effort "
+            "above 0, in the model file's <limit>, or limits= in Python)"
+        )
     return out
 
 
@@ -191,12 +193,15 @@ class Feasibility:
     def lines(self):
         """The worst margins as text, e.g. "self-collision wrist_3_link/forearm_link: 32 mm", or
         "...: 17 mm  VIOLATED: 3 mm short of 20 mm" (the distance against the clearance that
-        margin keeps: a pair on its own clearance is judged by that one)."""
-        return [
-            f"{kind} {where}: {1e3 * (m + c):.0f} mm"
-            + ("" if m >= 0 else f"  VIOLATED: {-1e3 * m:.0f} mm short of {1e3 * c:.0f} mm")
-            for kind, (m, where, c) in self.margin.items()
-        ]
+        margin keeps: a pair on its own clearance is judged by that one). Millimetres, with two
+        decimals where a shortfall is below 1 mm (else it would read "0 mm short")."""
+
+        def line(kind, m, where, c):
+            d = 2 if -1e-3 < m < 0 else 0
+            short = "" if m >= 0 else f"  VIOLATED: {-1e3 * m:.{d}f} mm short of {1e3 * c:.{d}f} mm"
+            return f"{kind} {where}: {1e3 * (m + c):.{d}f} mm{short}"
+
+        return [line(kind, m, where, c) for kind, (m, where, c) in self.margin.items()]
 
 
 def check_limits(model, q, qd, qdd, tau=None, limits=None, qddd=None, constraints=None) -> Feasibility:
@@ -654,7 +659,10 @@ def optimize(
             carry = _run(problem, carry, np.int64(k), np.float64(lr), steps)
             done += k
             best = float(np.min(np.asarray(carry[3])))
-            bar.set_postfix({objective: f"{np.exp(best) if objective == 'cond' else best:.4g}"})
+            # The loss of the best start: its objective with the limit penalties added (so "cond x
+            # penalty", the cond itself once every limit is met): 1e94 is a start far outside them.
+            key = "cond x penalty" if objective == "cond" else f"{objective} + penalty"
+            bar.set_postfix({key: f"{np.exp(best) if objective == 'cond' else best:.4g}"})
             bar.update(k)
     z_best = carry[2] if steps else z0
 

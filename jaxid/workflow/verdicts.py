@@ -506,11 +506,15 @@ def verdict_checks(robot, params, *, capsules=None) -> list[dict]:
     return checks
 
 
-def overall(checks) -> bool:
-    """Whether the result is plausible: ``consistent`` and ``plausible`` pass and ``converged``
-    passes or was not judged (no consistent fit)."""
+def overall(checks) -> bool | None:
+    """Whether the result is plausible: True when ``consistent`` and ``plausible`` pass and
+    ``converged`` passes or was not judged (no consistent fit); False when a check failed; None
+    when nothing failed but a check that decides was not judged (least squares: no bodies), so that
+    params.json says ``null`` where the printed verdict says "not judged", not ``false``."""
     by = {c["name"]: c["passed"] for c in checks}
-    return by.get("consistent") is True and by.get("plausible") is True and by.get("converged") is not False
+    if by.get("consistent") is True and by.get("plausible") is True and by.get("converged") is not False:
+        return True
+    return False if False in by.values() else None
 
 
 def verdict_lines(checks, indent: str = "  ") -> list[str]:
