@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 #: T_j (about half the Coulomb level, Armstrong-Helouvry 1994), the asymmetric viscous ``fva``
 #: in [-0.005, 0.005] T_j per rad/s (below fv: both directions stay dissipative), drawn
 #: uniformly. T_j is the joint's torque limit ``tau_max`` where it is finite, else the largest
-#: gravity torque of the nominal robot over 64 random configurations (at least 1 N m). For
+#: gravity torque of the nominal robot over 64 random configurations (at least 1 N m; also
+#: where the limits look like placeholders, ``torque_scale``). For
 #: the UR5 (150 / 28 N m limits) this gives Coulomb friction of 1.5-7.5 N m on the large
 #: joints, the order reported for such arms.
 FRICTION_RANGES = {
@@ -127,13 +128,33 @@ def _draws(key, n):
     return k_links, draws
 
 
+#: Torque limits whose largest is more than this many times the robot's largest gravity torque are
+#: read as a model file's placeholders, not its drives' (example-robot-data's finger_edu: effort
+#: 1000 N m on links whose gravity torque is at most 0.22 N m, 4600x; real arms measured 0.8-12x:
+#: Talos arm, Panda, xArm7, UR5/UR10, Z1, Kinova, SO-101).
+PLACEHOLDER_TAU_RATIO = 100.0
+
+
 def torque_scale(robot) -> np.ndarray:
     """Torque scale T_j (n,) N m of each joint: ``tau_max`` where finite, else the largest
-    |gravity torque| of the robot over 64 random configurations (at least 1 N m)."""
+    |gravity torque| of the robot over 64 random configurations (at least 1 N m). Limits that
+    look like placeholders ([`PLACEHOLDER_TAU_RATIO`][jaxid.simulation.PLACEHOLDER_TAU_RATIO])
+    are not a scale: friction 1-5 % of 1000 N m would bury a 0.2 N m finger's dynamics; those
+    robots take the gravity torques too (at least 1 % of the largest), with a warning."""
+    import warnings
+
     from jaxid.dynamics.terms import gravity_torques
 
     tau_max = np.asarray(robot.tau_max)
-    if np.all(np.isfinite(tau_max)):
+    finite = np.isfinite(tau_max)
+    # A bound of every gravity torque, on the host (g 9.81 m/s^2 x total mass x reach: the link
+    # offsets and the farthest centre of mass): limits below its ratio need no gravity program.
+    m = np.asarray(robot.inertial)[:, 0]
+    h = np.asarray(robot.inertial)[:, 1:4]
+    reach = np.sum(np.linalg.norm(np.asarray(robot.placements)[:, :3, 3], axis=1))
+    reach += np.max(np.linalg.norm(h, axis=1) / np.where(m > 0, m, 1.0), initial=0.0)
+    bound = 9.81 * np.sum(np.maximum(m, 0.0)) * reach
+    if finite.all() and np.max(tau_max) <= PLACEHOLDER_TAU_RATIO * bound:
         return tau_max
     n = robot.n
     lo = np.where(np.isfinite(robot.q_min), robot.q_min, -np.pi)
@@ -141,7 +162,17 @@ def torque_scale(robot) -> np.ndarray:
     q = np.random.default_rng(0).uniform(lo, hi, size=(64, n))
     rigid = robot.with_joint_terms(())
     g = np.max(np.abs(np.asarray(gravity_torques(rigid, q))), axis=0)
-    return np.where(np.isfinite(tau_max), tau_max, np.maximum(g, 1.0))
+    if finite.any() and 0.0 < g.max() and np.max(tau_max[finite]) > PLACEHOLDER_TAU_RATIO * g.max():
+        warnings.warn(
+            f"torque limits up to {np.max(tau_max[finite]):g} N m are {np.max(tau_max[finite]) / g.max():.0f}x the "
+            f"robot's largest gravity torque ({g.max():.3g} N m): placeholders, not its drives' limits; the "
+            "simulated friction and offsets are scaled on the gravity torques instead",
+            stacklevel=2,
+        )
+        return np.maximum(g, 0.01 * g.max())
+    if finite.all():
+        return tau_max
+    return np.where(finite, tau_max, np.maximum(g, 1.0))
 
 
 def perturb(robot, key, scale: float = 0.2, friction: Sequence[str] = ("fv", "fc", "offset")):

@@ -77,6 +77,17 @@ def test_friction_is_drawn_within_the_documented_ranges(ur5):
         lo, hi = S.FRICTION_RANGES[term]
         v = np.asarray(true.joint_params[:, k]) / scale
         assert true.joint_params.shape == (3, 3) and np.all((v >= lo) & (v <= hi)), term
+    # Placeholder limits are no torque scale: a light arm (0.1 kg links, gravity torque < 0.1 N m)
+    # with effort 1000 N m (example-robot-data's finger_edu) gets friction on its gravity torques,
+    # with a warning, not 10-50 N m of Coulomb friction that would bury its dynamics.
+    light = jaxid.models.planar(2)
+    light = jaxid.Robot(
+        light.placements, light.axes, light.inertial * 0.05, gravity=light.gravity, tau_max=np.array([1000.0, 1000.0])
+    )
+    with pytest.warns(UserWarning, match=r"torque limits up to 1000 N m are \d+x .* placeholders"):
+        T_light = S.torque_scale(light)
+    assert np.all(T_light < 2.0) and np.all(T_light > 0)
+    np.testing.assert_allclose(T_light[0], 0.05 * 9.81 * (0.5 + 1.5), rtol=0.1)
     # Terms already enabled and not drawn keep their values.
     with_ia = jaxid.models.planar(2).with_joint_terms(("ia",), np.array([[0.3], [0.2]]))
     true = S.perturb(with_ia, jax.random.PRNGKey(0), friction=("fc",))
