@@ -103,6 +103,33 @@ def test_a_pair_capsules_cannot_separate_gets_a_mesh_bound_below_the_exact_dista
     assert np.all(np.isfinite(np.asarray(g))) and np.any(np.asarray(g)[:, 1] != 0)
 
 
+def test_a_link_pair_on_its_mesh_bound_leaves_every_capsule_pair_of_its_links(plates, tmp_path):
+    """The top link carries a second mesh 5 cm higher, whose capsule clears the base by more than
+    the clearance (not relaxed): once the two links are checked on their meshes' bound, that
+    capsule pair leaves the capsule rule too (the bound covers both of the link's meshes), else it
+    would hold the links apart by more than the bound asks."""
+    urdf, _, _ = plates
+    text = urdf.read_text().replace(
+        '<origin xyz="0 0 0"/><geometry><mesh filename="top.stl"/></geometry></collision>',
+        '<origin xyz="0 0 0"/><geometry><mesh filename="top.stl"/></geometry></collision>'
+        '<collision><origin xyz="0 0 0.05"/><geometry><mesh filename="top.stl"/></geometry></collision>',
+    )
+    two = urdf.parent / "plates_two.urdf"
+    two.write_text(text)
+    robot = jaxid.Robot.from_urdf(two)
+    caps = geometry.from_urdf(two, robot, drop_always=False)
+    on_l2 = [k for k, name in enumerate(caps.names) if name == "l2"]
+    assert len(on_l2) == 2
+    own, exempt = relaxed_pairs(robot, caps, 0.01)
+    relaxed = {frozenset(row[:2]) for row in (*own, *exempt)}
+    assert len(relaxed) == 1  # the lower plate's capsule pair only
+    tris = geometry.link_triangles(two, robot, ["base", "l2"])
+    pairs, own2, exempt2, _ = mesh_pairs(robot, caps, tris, 0.01, own, exempt, samples=100)
+    assert len(pairs) == 1 and own2 == ()
+    every = {frozenset(map(int, row)) for row in caps.pairs(robot.parents)}
+    assert {frozenset(row) for row in exempt2} == every and len(every) == 2
+
+
 def test_surface_samples_cover_the_triangles():
     tri = _box_triangles([0.02, 0.005, 0.01])
     P, eps = mesh_distance.surface_samples(tri, 1e-3)

@@ -245,3 +245,42 @@ def test_placeholder_velocity_limits_are_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _warn_placeholder_limits(robot, model_limits(robot, {"qd_max": [3.0, 4.0]}))
+
+
+def test_a_start_short_on_the_dense_check_is_scaled_toward_rest_until_it_meets_it(monkeypatch):
+    """The optimiser keeps its margins on a coarse grid; a start that misses the dense check by a
+    hair between grid points (Baxter's shoulder/elbow, 0.17 mm at excite's defaults) is scaled
+    toward its rest pose, the largest rung of the ladder that meets every limit and constraint
+    taken, with a warning saying by how much; where none does, nothing changes."""
+    import sys
+
+    O = sys.modules["jaxid.excitation.optimize"]  # the module (the package exports its function)
+    S, n, Hh = 8, 2, 3
+    rng = np.random.default_rng(0)
+    z = {"a": rng.normal(size=(S, n, Hh)), "b": rng.normal(size=(S, n, Hh)), "q0": np.zeros((S, n))}
+    amp = np.abs(z["a"]).max(axis=(1, 2))
+
+    def fake(limit):
+        def evaluate(problem, trial):  # feasible where the amplitude is at most `limit` x start 2's
+            a = np.abs(np.asarray(trial["a"])).max(axis=(1, 2))
+            margin = (limit * amp[2] - a)[:, None]  # (S, 1) geometric margins
+            cond = 10.0 + a
+            return cond, cond, cond, np.full((S, 5), 0.5), np.zeros((S, 5)), margin
+
+        return evaluate
+
+    # Start 2 is the nearest to meeting them (the least excess): the others are far off.
+    final = list(fake(0.0)(None, z))
+    final[5] = final[5] - np.where(np.arange(S) == 2, 0.0, 10.0)[:, None]
+    monkeypatch.setattr(O, "_evaluate", fake(0.91))
+    with pytest.warns(UserWarning, match=r"scaled by 0.9 toward its rest pose"):
+        z2, final2, ok = O._shrink_to_dense(None, z, tuple(final), "cond")
+    assert ok.tolist() == [i == 2 for i in range(S)] and final2[5][2, 0] >= 0
+    np.testing.assert_allclose(z2["a"][2], 0.9 * z["a"][2])
+    np.testing.assert_array_equal(z2["a"][0], z["a"][0])
+    # No rung meets them: unchanged, no warning.
+    monkeypatch.setattr(O, "_evaluate", fake(0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z3, final3, ok3 = O._shrink_to_dense(None, z, tuple(final), "cond")
+    assert not ok3.any() and z3 is z

@@ -146,7 +146,7 @@ def fit_consistent(
     is not finite), and d the consistent estimate less the least-squares one, an estimate of the
     bias that the prior and the constraints bring (the least-squares estimate has none): V alone
     is the spread about a prior that may be wrong, and on simulated arms whose bodies are 30 %
-    off their URDF's it left the truth 9-16,600 std away (Hoerl and Kennard 1970 judge a
+    off their URDF's it left the truth up to 16,600 std away (Hoerl and Kennard 1970 judge a
     regularised estimate by this MSE, not its variance). The least-squares estimate and
     covariance are in the record, ``params.consistency``."""
     from jaxid.identification.consistent import constrained_covariance, identify_consistent
