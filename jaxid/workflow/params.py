@@ -256,9 +256,9 @@ class Params(eqx.Module):
     def full_cov(self, error: bool = False):
         """The covariance (p, p) of [`full`][jaxid.workflow.params.Params.full]: the base covariance on the leading parameters,
         0 elsewhere. error: for a consistent estimate, the least-squares covariance (``fit.cov_ls``,
-        where recorded) instead of its own: a bound on its error where the data see, wide where
-        they do not, and there a regularised estimate's own covariance leaves out the prior's bias
-        (the payload's robot prior)."""
+        where recorded) instead of its own: what the data alone say, a bound on its error where
+        they see and wide where they do not (the payload's robot prior); its own holds the prior's
+        pull only as far as this fit shows it (``d d^T``, ``workflow.consistency.fit_consistent``)."""
         i = np.asarray(self.base.indices)
         cov = least_squares_cov(self) if error else self.cov
         out = np.zeros((len(self.parameter_names),) * 2)
