@@ -278,8 +278,13 @@ def test_a_start_short_on_the_dense_check_is_scaled_toward_rest_until_it_meets_i
     assert ok.tolist() == [i == 2 for i in range(S)] and final2[5][2, 0] >= 0
     np.testing.assert_allclose(z2["a"][2], 0.9 * z["a"][2])
     np.testing.assert_array_equal(z2["a"][0], z["a"][0])
+    # A rest pose near a constraint's edge: the coarse ladder's rung 0.5 meets it.
+    monkeypatch.setattr(O, "_evaluate", fake(0.55))
+    with pytest.warns(UserWarning, match=r"scaled by 0.5 toward its rest pose"):
+        z4, _, ok4 = O._shrink_to_dense(None, z, tuple(final), "cond")
+    np.testing.assert_allclose(z4["a"][2], 0.5 * z["a"][2])
     # No rung meets them: unchanged, no warning.
-    monkeypatch.setattr(O, "_evaluate", fake(0.5))
+    monkeypatch.setattr(O, "_evaluate", fake(0.1))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         z3, final3, ok3 = O._shrink_to_dense(None, z, tuple(final), "cond")

@@ -841,39 +841,45 @@ def _evaluate(problem, z):
     return jax.lax.map(one, z)
 
 
+#: The scales ``_shrink_to_dense`` tries, fine then coarse: a hair's miss costs little amplitude; a
+#: rest pose that sits near a constraint's edge (Baxter's shoulder/elbow capsules at excite's
+#: defaults: 0.16 mm short at 0.995, 0.08 at 0.7) needs the second ladder.
+SHRINK_LADDERS = ((0.995, 0.98, 0.96, 0.93, 0.9, 0.85, 0.8, 0.7), (0.6, 0.5, 0.42, 0.35, 0.3, 0.25, 0.2, 0.15))
+
+
 def _shrink_to_dense(problem, z, final, objective):
     """(z, final, feasible) with, where no start meets every limit and constraint on the dense
-    grid, the one nearest to it (least total relative excess) replaced by the largest of a ladder
-    of scalings of its (a, b), 0.995 down to 0.7, that does: the optimiser holds its margins on
-    the coarse grid, and a start that misses the dense check by a fraction of a millimetre
-    between grid points (Baxter's shoulder/elbow capsules, 0.17 mm at excite's defaults) is
-    pulled toward its rest pose, where the limits and constraints hold. A ``UserWarning`` says by
-    how much and what it cost; nothing changes where no rung meets them. The ladder has one rung
-    per start, so the dense check's program is the one just run."""
+    grid, the one nearest to it (least total relative excess) replaced by the largest scaling of
+    its (a, b) in [`SHRINK_LADDERS`][jaxid.excitation.optimize.SHRINK_LADDERS] (0.995 down to
+    0.15) that does: the optimiser holds its margins on the coarse grid, and a start that misses
+    the dense check between grid points is pulled toward its rest pose, where the limits and
+    constraints hold. A ``UserWarning`` says by how much and what it cost; nothing changes where
+    no rung meets them. A ladder has one rung per start, so the dense check's program is the one
+    just run."""
     S = final[0].shape[0]
     excess = (
         np.sum(np.maximum(final[3] - 1.0, 0.0), axis=1) + np.sum(np.maximum(-final[5], 0.0), axis=1) / GEOMETRY_SCALE
     )
     i = int(np.argmin(excess))
-    ladder = np.array([0.995, 0.98, 0.96, 0.93, 0.9, 0.85, 0.8, 0.7])
-    ladder = (
-        np.interp(np.linspace(0, len(ladder) - 1, S), np.arange(len(ladder)), ladder) if S != len(ladder) else ladder
-    )
     zi = jax.tree.map(lambda x: np.asarray(x)[i], z)
-    trial = {
-        "a": np.stack([zi["a"] * s for s in ladder]),
-        "b": np.stack([zi["b"] * s for s in ladder]),
-        "q0": np.broadcast_to(zi["q0"], (S, *np.shape(zi["q0"]))).copy(),
-    }
-    got = jax.tree.map(np.asarray, _evaluate(problem, trial))
-    ok = np.all(got[4] == 0.0, axis=1) & np.all(got[5] >= 0.0, axis=1)
-    if not ok.any():
+    for rungs in SHRINK_LADDERS:
+        ladder = np.interp(np.linspace(0, len(rungs) - 1, S), np.arange(len(rungs)), rungs)
+        trial = {
+            "a": np.stack([zi["a"] * s for s in ladder]),
+            "b": np.stack([zi["b"] * s for s in ladder]),
+            "q0": np.broadcast_to(zi["q0"], (S, *np.shape(zi["q0"]))).copy(),
+        }
+        got = jax.tree.map(np.asarray, _evaluate(problem, trial))
+        ok = np.all(got[4] == 0.0, axis=1) & np.all(got[5] >= 0.0, axis=1)
+        if ok.any():
+            break
+    else:
         return z, final, np.zeros(S, bool)
     k = int(np.argmax(ok))  # the largest scale that meets them
     k_obj = OBJECTIVES.index(objective)
     warnings.warn(
         f"the optimised excitation missed a limit or constraint on the dense check between the optimiser's grid "
-        f"points; its amplitude was scaled by {ladder[k]:g} toward its rest pose to meet every one ({objective} "
+        f"points; its amplitude was scaled by {ladder[k]:.3g} toward its rest pose to meet every one ({objective} "
         f"{final[k_obj][i]:.4g} -> {got[k_obj][k]:.4g})",
         stacklevel=3,
     )
