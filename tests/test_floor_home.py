@@ -228,3 +228,30 @@ def test_the_home_note_says_how_short_of_an_own_clearance_it_is():
 
     assert _shortfall(-0.002, 0.007) == "clearance 5 mm, 7 mm required"
     assert _shortfall(-0.005, 0.02) == "clearance 15 mm, 20 mm required"
+
+
+def test_the_default_floor_under_a_torso_mounted_arm_is_dropped_with_a_warning(tmp_path):
+    """A link under z = 0 in every pose (an arm whose base frame is at a torso's shoulder): the
+    default floor ("auto") is not checked, with a warning asking for --floor Z; an explicit floor
+    at 0 refuses, naming the link and the flags."""
+    from jaxid.workflow.commands.excite import excite_constraints
+    from jaxid.workflow.requests import ExciteRequest, ModelSpec
+
+    urdf = tmp_path / "hanging.urdf"
+    urdf.write_text(
+        '<robot name="hanging"><link name="torso"/>'
+        '<link name="arm"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>'
+        '</inertial><collision><origin xyz="0 0 -0.5"/><geometry><cylinder radius="0.04" length="0.4"/></geometry>'
+        "</collision></link>"
+        '<joint name="shoulder" type="revolute"><parent link="torso"/><child link="arm"/><axis xyz="1 0 0"/>'
+        '<limit lower="-0.5" upper="0.5" effort="10" velocity="2"/></joint></robot>'
+    )
+    robot = jaxid.Robot.from_urdf(urdf)
+    request = ExciteRequest(output=str(tmp_path / "t.csv"), model=ModelSpec(urdf=str(urdf)))
+    with pytest.warns(UserWarning, match=r"default floor z = 0 m .* cuts the capsule of arm in every pose.*--floor Z"):
+        con, _ = excite_constraints(request, robot)
+    assert con is None or con.floor is None
+    with pytest.raises(WorkflowError, match=r"floor z = 0 m \(base frame\) cuts the capsule of arm .*--no-floor"):
+        excite_constraints(
+            ExciteRequest(output=str(tmp_path / "t.csv"), model=ModelSpec(urdf=str(urdf)), floor=0.0), robot
+        )

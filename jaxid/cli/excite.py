@@ -148,10 +148,11 @@ def register(sub):
     )
     p.add_argument(
         "--floor",
-        default="0",
+        default="auto",
         metavar="Z|none",
         help="height of the floor (table) plane in m in the robot's base frame, or none (default 0: the "
-        "plane the base frame stands on; a base on a pedestal has its floor below it, e.g. --floor -0.9). "
+        "plane the base frame stands on, or none with a warning where that plane cuts a link in every pose: "
+        "an arm on a torso; a base on a pedestal has its floor below it, e.g. --floor -0.9). "
         "Links that no joint raises or lowers (fixed to the base, or turning only about a vertical axis "
         "through it) are not held above it",
     )

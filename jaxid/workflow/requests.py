@@ -710,7 +710,8 @@ class ExciteRequest:
     ``objective`` (default cond; information with ``payload_design``), ``starts``, ``steps``,
     ``learning_rate``, ``margin``, ``seed``. Sampling: ``fs`` Hz, ``periods``. Poses (rad):
     ``home`` (default the range centres), ``start_from``. Constraints: ``clearance`` m,
-    ``floor`` m (None: no floor), ``workspace`` (6,) m, ``obstacles`` ((6,), ...) m, ``srdf``,
+    ``floor`` m (None: no floor; "auto", the default: 0, or none with a warning where that plane
+    cuts the robot in every pose), ``workspace`` (6,) m, ``obstacles`` ((6,), ...) m, ``srdf``,
     ``capsule_radius`` m, ``jerk_max`` rad/s^3. ``payload``: the load carried (needed by
     ``payload_design``). ``torque_noise`` (N m, one value or one per joint; default 0.5 % of each
     joint's torque range along the trajectory, ``jaxid simulate``'s default) and ``payload_joints``
@@ -733,7 +734,7 @@ class ExciteRequest:
     home: tuple[float, ...] | None = None
     start_from: tuple[float, ...] | None = None
     clearance: float = 0.02
-    floor: float | None = 0.0
+    floor: float | str | None = "auto"
     workspace: tuple[float, ...] | None = None
     obstacles: tuple[tuple[float, ...], ...] = ()
     srdf: str | None = None

@@ -55,8 +55,11 @@ def excite_constraints(request: ExciteRequest, robot):
     else:
         caps = None
     floor = r.floor
+    # "auto" (the default): the plane z = 0 of the base frame, unless it cuts the robot in every
+    # pose (below): then the base does not stand on it and no floor is checked, with a warning.
+    auto = isinstance(floor, str) and floor.strip().lower() == "auto"
     if isinstance(floor, str):
-        floor = None if floor.strip().lower() == "none" else _floats(floor, 1, "--floor")[0]
+        floor = 0.0 if auto else None if floor.strip().lower() == "none" else _floats(floor, 1, "--floor")[0]
     workspace = None if r.workspace is None else tuple(np.split(_floats(r.workspace, 6, "--workspace"), 2))
     obstacles = tuple(np.split(_floats(o, 6, "--obstacle"), 2) for o in r.obstacles)
     if caps is None:
@@ -117,6 +120,19 @@ def excite_constraints(request: ExciteRequest, robot):
     if floor is not None:
         exempt = level_capsules(robot, caps)
         own_floor, under = relaxed_floor(robot, caps, floor, r.clearance, exempt=exempt)
+        if under and auto:
+            # No link of a robot standing on a plane is under it in every pose: its base frame is
+            # elsewhere (an arm on a torso, whose base frame is at the shoulder). Where the floor
+            # is, only the user knows; refusing would make a default need a flag.
+            k, best = min(under, key=lambda x: x[1])
+            warnings.warn(
+                f"the default floor z = 0 m (base frame) cuts the capsule of {caps.names[k]} in every pose (at best "
+                f"{-1e3 * best:.0f} mm under it): the base does not stand on it (an arm mounted on a torso?), so no "
+                "floor is checked; give --floor Z, the height of the surface under the robot in the base frame, to "
+                "keep the arm above it",
+                stacklevel=2,
+            )
+            floor, exempt, own_floor, under = None, (), (), ()
         if under:
             k, best = min(under, key=lambda x: x[1])
             raise WorkflowError(
