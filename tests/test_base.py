@@ -208,3 +208,22 @@ def test_a_tiny_copy_does_not_stand_for_its_group():
     W[:, 0] = -3e-8 * W[:, 1]
     bp = base_from_regressor(W, ["a", "b", "c"])
     assert bp.names == ("b - 3e-08*a", "c")
+
+
+def test_inertial_columns_that_only_a_rounded_angle_makes_independent_are_not_identifiable():
+    """A URDF's rpy="1.5708" tilts a vertical axis by 3.7e-6 rad: the links turning about it get
+    gravity columns at ~1e-6 of the others (SO-101's mx1, my1) and near-copies off by as little.
+    Among the rigid-body inertial columns both count as not identifiable; a joint term's column is
+    judged by the rounding tolerance alone (a motor's inertia through a gear can dwarf the rest)."""
+    rng = np.random.default_rng(4)
+    W = rng.normal(size=(200, 5))
+    W[:, 0] *= 2e-6  # only the tilt makes it move the torques
+    W[:, 2] = W[:, 1] + 1e-5 * rng.normal(size=200)  # a near-copy, apart by the tilt alone
+    names = ["mx1", "m2", "mz2", "Izz2", "fv1"]
+    base = base_from_regressor(W, names, inertial=4)
+    assert base.rank == 3 and [names[i] for i in base.indices] == ["m2", "Izz2", "fv1"]
+    assert base.names[0].startswith("m2 + ") and "mz2" in base.names[0] and "mx1" not in base.names[0]
+    assert base_from_regressor(W, names).rank == 5  # the structural rank, for a model without inertials
+    small_term = W.copy()
+    small_term[:, 4] *= 1e-6  # a joint term's small column stays
+    assert 4 in base_from_regressor(small_term, names, inertial=4).indices
