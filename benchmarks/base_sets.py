@@ -14,6 +14,12 @@ Measured at d12ab9b (10 keys): 13 of 13 files one set, also with joint terms, wh
 part they leave unchanged; full rank with placeholder limits. Smallest margin of the decisions
 from the tolerance: Kinova 11 (m2 at 9e-10, from rounded angles in the file, 3 % spread over keys).
 
+At a0c50a9 (3 keys, 2026-12-07), with ``UNSEEN`` for the rigid-body inertial columns: 13 of 13 one
+set, invariant, full with placeholder limits; every rank as before but SO-100 and SO-101, 38 -> 36
+(two columns only their rpy="1.5708" rounding makes independent, dropped). Their margins, kept
+distance or dropped one against ``UNSEEN``: a near-copy 5.7e-4 (SO-101) and 2.1e-4 (SO-100) from
+the span, 1.75x and 4.8x under it; every kept inertial column at least 0.22.
+
 Its row in benchmarks/README.md lists its last figures.
 """
 
@@ -29,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import jaxid
-from jaxid.identification.base import TOL, base_parameters
+from jaxid.identification.base import TOL, UNSEEN, base_parameters
 from jaxid.models import example_robot_urdf
 
 URDFS = [
@@ -52,19 +58,22 @@ TERMS = ("fv", "fc", "ia")
 
 def sets_over_keys(robot, keys):
     """(distinct index sets, ranks, smallest gap, margin) of the base set over ``keys``. The
-    margin is how far every decision sits from the tolerance: the least over keys of
-    min(smallest kept distance / TOL, TOL / largest nonzero dropped distance) (a set can change
-    with the key only where a column's distance, which varies by a few % over keys, crosses TOL)."""
+    margin is how far every decision sits from its tolerance: the least over keys of
+    min(smallest kept distance / tol, tol / largest nonzero dropped distance), tol = ``UNSEEN``
+    for the rigid-body inertial columns and TOL for the others (a set can change with the key
+    only where a column's distance, which varies by a few % over keys, crosses its tol)."""
     found, gaps, ranks, margin = set(), [], set(), np.inf
+    tol = np.full(len(robot.parameter_names()), TOL)
+    tol[: np.size(robot.inertial)] = max(TOL, UNSEEN)
     for key in keys:
         b = base_parameters(robot, key=key)
         found.add(tuple(int(i) for i in b.indices))
         gaps.append(b.gap)
         ranks.add(b.rank)
-        r = np.asarray(b.r_diag)
+        r = np.asarray(b.r_diag) / tol
         dropped = r[np.asarray(b.dependent)]
         dropped = dropped[dropped > 0]
-        margin = min(margin, r[np.asarray(b.indices)].min() / TOL, TOL / dropped.max() if dropped.size else np.inf)
+        margin = min(margin, r[np.asarray(b.indices)].min(), 1 / dropped.max() if dropped.size else np.inf)
     return found, ranks, min(gaps), margin
 
 
