@@ -224,6 +224,9 @@ def test_inertial_columns_that_only_a_rounded_angle_makes_independent_are_not_id
     assert base.rank == 3 and [names[i] for i in base.indices] == ["m2", "Izz2", "fv1"]
     assert base.names[0].startswith("m2 + ") and "mz2" in base.names[0] and "mx1" not in base.names[0]
     assert base_from_regressor(W, names).rank == 5  # the structural rank, for a model without inertials
+    # Full rank otherwise (the one-QR fast path): the near-copy is judged by the same tolerance.
+    fast = base_from_regressor(W[:, 1:], names[1:], inertial=3)
+    assert [names[1:][i] for i in fast.indices] == ["m2", "Izz2", "fv1"]
     small_term = W.copy()
     small_term[:, 4] *= 1e-6  # a joint term's small column stays
     assert 4 in base_from_regressor(small_term, names, inertial=4).indices

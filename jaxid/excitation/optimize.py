@@ -667,17 +667,12 @@ def optimize(
     z_best = carry[2] if steps else z0
 
     initial, final = (jax.tree.map(np.asarray, _evaluate(problem, z)) for z in (z0, z_best))
-    feasible = [np.all(r[4] == 0.0, axis=1) & np.all(r[5] >= 0.0, axis=1) for r in (initial, final)]
+    feasible = [_meets(r) for r in (initial, final)]
     if not feasible[1].any():
         z_best, final, feasible[1] = _shrink_to_dense(problem, z_best, final, objective)
     values = final[OBJECTIVES.index(objective)]
     # The best start that meets every limit; with none, the smallest total relative excess.
-    rank = (
-        np.where(feasible[1], values, np.inf)
-        if feasible[1].any()
-        else np.sum(np.maximum(final[3] - 1.0, 0.0), axis=1)
-        + np.sum(np.maximum(-final[5], 0.0), axis=1) / GEOMETRY_SCALE
-    )
+    rank = np.where(feasible[1], values, np.inf) if feasible[1].any() else _excess(final)
     i = int(np.argmin(rank))
     worst_margin = [
         np.min(r[5], axis=1, initial=np.inf) if constraints is not None else np.full(S, np.nan)
@@ -841,6 +836,17 @@ def _evaluate(problem, z):
     return jax.lax.map(one, z)
 
 
+def _meets(r):
+    """(S,) bool: the starts of an ``_evaluate`` result r that meet every limit and constraint."""
+    return np.all(r[4] == 0.0, axis=1) & np.all(r[5] >= 0.0, axis=1)
+
+
+def _excess(r):
+    """(S,) the total relative excess of each start of an ``_evaluate`` result r: limit usage above 1
+    plus geometric shortfall in units of GEOMETRY_SCALE (0 for a start that meets them all)."""
+    return np.sum(np.maximum(r[3] - 1.0, 0.0), axis=1) + np.sum(np.maximum(-r[5], 0.0), axis=1) / GEOMETRY_SCALE
+
+
 #: The scales ``_shrink_to_dense`` tries, fine then coarse: a hair's miss costs little amplitude; a
 #: rest pose that sits near a constraint's edge (Baxter's shoulder/elbow capsules at excite's
 #: defaults: 0.16 mm short at 0.995, 0.08 at 0.7) needs the second ladder.
@@ -857,10 +863,7 @@ def _shrink_to_dense(problem, z, final, objective):
     no rung meets them. A ladder has one rung per start, so the dense check's program is the one
     just run."""
     S = final[0].shape[0]
-    excess = (
-        np.sum(np.maximum(final[3] - 1.0, 0.0), axis=1) + np.sum(np.maximum(-final[5], 0.0), axis=1) / GEOMETRY_SCALE
-    )
-    i = int(np.argmin(excess))
+    i = int(np.argmin(_excess(final)))
     zi = jax.tree.map(lambda x: np.asarray(x)[i], z)
     for rungs in SHRINK_LADDERS:
         ladder = np.interp(np.linspace(0, len(rungs) - 1, S), np.arange(len(rungs)), rungs)
@@ -870,7 +873,7 @@ def _shrink_to_dense(problem, z, final, objective):
             "q0": np.broadcast_to(zi["q0"], (S, *np.shape(zi["q0"]))).copy(),
         }
         got = jax.tree.map(np.asarray, _evaluate(problem, trial))
-        ok = np.all(got[4] == 0.0, axis=1) & np.all(got[5] >= 0.0, axis=1)
+        ok = _meets(got)
         if ok.any():
             break
     else:

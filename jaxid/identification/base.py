@@ -319,6 +319,8 @@ def base_from_regressor(
     # A column at rounding level (e.g. from cos(pi/2) = 6e-17 in a DH chain) is zero:
     # normalising it would turn rounding noise into an "independent" column.
     zero = norms <= tol * norms.max()
+    # Each column's distance tolerance: UNSEEN among the rigid-body inertial ones (see UNSEEN).
+    limit = np.where(np.arange(p) < inertial, max(tol, UNSEEN), tol)
     if inertial:
         zero[:inertial] |= norms[:inertial] < UNSEEN * norms[:inertial].max()
     d = np.where(zero, 1.0, norms)
@@ -334,7 +336,7 @@ def base_from_regressor(
         # Where every column is independent, the Gram-Schmidt below is the QR of the columns in
         # its visiting order: one LAPACK call instead of p Python steps (full rank is the common case).
         diag = np.abs(np.diag(np.linalg.qr(Wn[:, order], mode="r")))
-        if diag.min() > tol:
+        if np.all(diag > limit[order]):
             r[order], kept = diag, list(order)
             order = []
     for j in order:
@@ -343,7 +345,7 @@ def base_from_regressor(
         for _ in range(2):  # classical Gram-Schmidt, twice: orthogonal to rounding
             v -= Q[:, :b] @ (Q[:, :b].T @ v)
         r[j] = np.linalg.norm(v)
-        if r[j] > (max(tol, UNSEEN) if j < inertial else tol) and b < Q.shape[1]:
+        if r[j] > limit[j] and b < Q.shape[1]:
             Q[:, b] = v / r[j]
             kept.append(j)
     ind = np.sort(np.array(kept, dtype=int))
