@@ -223,13 +223,13 @@ def build_pair(names, links, tri_a, tri_b, frames, clearance, *, step=4e-4, sphe
         # the cover a cover are measured from the points below, whatever the sizing).
         d, _ = tree_b.query(Pa[reps] @ M[k].T + o[k], eps=0.2, distance_upper_bound=far)
         dmin = np.minimum(dmin, d)
-    dist, j = cKDTree(Pa[reps]).query(Pa, workers=-1)
+    tree_r = cKDTree(Pa[reps])  # the cube samples: the sizing's spread here, the covers' first look below
+    dist, j = tree_r.query(Pa, workers=-1)
     dmin = np.maximum(dmin[j] - dist, 0.0)
     floor_r = max(clearance / 20, 2 * eps_a)
     # Built for speed (midpoint splits, 2-3x faster to build on 10^6 samples; queries as fast).
     tree_a, cover = cKDTree(Pa, balanced_tree=False, compact_nodes=False), None
     by_d = np.argsort(dmin, kind="stable")  # one sort for every s: rho's order is dmin's ...
-    tree_r = cKDTree(Pa[reps])
     for s in (0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 1.5, 2.5, 4.0):
         rho = np.maximum(s * dmin, floor_r * (1 + s))
         # A look first at one sample per 3 mm cube: where even they need more than ``spheres``, a
